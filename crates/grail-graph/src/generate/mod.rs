@@ -1,0 +1,1 @@
+//! Graph generators (filled in next).

@@ -1,0 +1,317 @@
+//! Compressed sparse row storage and the [`Graph`] that carries it.
+//!
+//! Node ids are `u32` (so `u32::MAX` is free to mean "no node"), edge offsets `u64` (so a graph
+//! may have more than 4 billion edges). Weights, when present, are `u32`, summed in `u64` by
+//! path algorithms.
+
+use std::ops::Range;
+
+use rayon::prelude::*;
+
+use crate::error::{GraphError, Result};
+use crate::properties::Properties;
+
+/// A node id.
+pub type NodeId = u32;
+/// An edge id: the edge's position in the CSR target array.
+pub type EdgeId = u64;
+/// An edge weight.
+pub type Weight = u32;
+
+/// The largest number of nodes a graph may have: `u32::MAX` itself is reserved for "no node".
+pub const MAX_NODES: u64 = u32::MAX as u64;
+
+/// One direction of adjacency in CSR form: the edges of node `u` are
+/// `targets[offsets[u]..offsets[u + 1]]`, with `weights` parallel to `targets`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Csr {
+    offsets: Vec<u64>,
+    targets: Vec<NodeId>,
+    weights: Option<Vec<Weight>>,
+}
+
+impl Csr {
+    /// Assembles a CSR from its arrays, checking every invariant: `offsets` has one entry per
+    /// node plus one, starts at 0, never decreases and ends at `targets.len()`; every target is a
+    /// node; `weights`, if given, has one entry per edge.
+    pub fn from_parts(
+        offsets: Vec<u64>,
+        targets: Vec<NodeId>,
+        weights: Option<Vec<Weight>>,
+    ) -> Result<Csr> {
+        let csr = Csr {
+            offsets,
+            targets,
+            weights,
+        };
+        csr.validate()?;
+        Ok(csr)
+    }
+
+    /// Assembles a CSR whose invariants the caller has established (the builder, the readers
+    /// that checked as they parsed). Checked again in debug builds.
+    pub(crate) fn from_parts_unchecked(
+        offsets: Vec<u64>,
+        targets: Vec<NodeId>,
+        weights: Option<Vec<Weight>>,
+    ) -> Csr {
+        let csr = Csr {
+            offsets,
+            targets,
+            weights,
+        };
+        debug_assert!(csr.validate().is_ok(), "{:?}", csr.validate());
+        csr
+    }
+
+    /// An empty graph of `num_nodes` nodes.
+    pub fn empty(num_nodes: u32, weighted: bool) -> Csr {
+        Csr {
+            offsets: vec![0; num_nodes as usize + 1],
+            targets: Vec::new(),
+            weights: weighted.then(Vec::new),
+        }
+    }
+
+    fn validate(&self) -> Result<()> {
+        let Some((&first, _)) = self.offsets.split_first() else {
+            return Err(GraphError::invalid(
+                "CSR offsets must have one entry per node plus one",
+            ));
+        };
+        let n = self.offsets.len() as u64 - 1;
+        if n > MAX_NODES {
+            return Err(GraphError::invalid(format!(
+                "{n} nodes is more than the {MAX_NODES} a graph may have"
+            )));
+        }
+        let m = self.targets.len() as u64;
+        if first != 0 || *self.offsets.last().unwrap() != m {
+            return Err(GraphError::invalid(format!(
+                "CSR offsets must run from 0 to the edge count {m}, but run from {first} to {}",
+                self.offsets.last().unwrap()
+            )));
+        }
+        if let Some(node) = self.offsets.par_windows(2).position_any(|w| w[0] > w[1]) {
+            return Err(GraphError::invalid(format!(
+                "CSR offsets decrease at node {node}"
+            )));
+        }
+        if let Some(edge) = self.targets.par_iter().position_any(|&t| u64::from(t) >= n) {
+            return Err(GraphError::invalid(format!(
+                "edge {edge} points to node {}, but there are only {n} nodes",
+                self.targets[edge]
+            )));
+        }
+        if let Some(weights) = &self.weights
+            && weights.len() != self.targets.len()
+        {
+            return Err(GraphError::invalid(format!(
+                "{} weights for {m} edges",
+                weights.len()
+            )));
+        }
+        Ok(())
+    }
+
+    pub fn num_nodes(&self) -> u32 {
+        (self.offsets.len() - 1) as u32
+    }
+
+    pub fn num_edges(&self) -> u64 {
+        self.targets.len() as u64
+    }
+
+    pub fn is_weighted(&self) -> bool {
+        self.weights.is_some()
+    }
+
+    /// The positions of `u`'s edges in [`Csr::targets`] and [`Csr::weights`].
+    #[inline]
+    pub fn edge_range(&self, u: NodeId) -> Range<usize> {
+        self.offsets[u as usize] as usize..self.offsets[u as usize + 1] as usize
+    }
+
+    #[inline]
+    pub fn degree(&self, u: NodeId) -> u64 {
+        self.offsets[u as usize + 1] - self.offsets[u as usize]
+    }
+
+    /// The heads of `u`'s edges.
+    #[inline]
+    pub fn neighbors(&self, u: NodeId) -> &[NodeId] {
+        &self.targets[self.edge_range(u)]
+    }
+
+    /// The weights of `u`'s edges, parallel to [`Csr::neighbors`].
+    #[inline]
+    pub fn neighbor_weights(&self, u: NodeId) -> Option<&[Weight]> {
+        let range = self.edge_range(u);
+        self.weights.as_ref().map(|w| &w[range])
+    }
+
+    /// `u`'s edges as `(head, weight)`, with weight 1 when the graph is unweighted.
+    pub fn weighted_neighbors(&self, u: NodeId) -> impl Iterator<Item = (NodeId, Weight)> + '_ {
+        let range = self.edge_range(u);
+        let weights = self.weights.as_ref().map(|w| &w[range.clone()]);
+        self.targets[range]
+            .iter()
+            .enumerate()
+            .map(move |(i, &v)| (v, weights.map_or(1, |w| w[i])))
+    }
+
+    pub fn offsets(&self) -> &[u64] {
+        &self.offsets
+    }
+
+    pub fn targets(&self) -> &[NodeId] {
+        &self.targets
+    }
+
+    pub fn weights(&self) -> Option<&[Weight]> {
+        self.weights.as_deref()
+    }
+
+    /// Drops the weights, keeping the structure.
+    pub fn without_weights(mut self) -> Csr {
+        self.weights = None;
+        self
+    }
+
+    /// Takes the arrays apart: `(offsets, targets, weights)`.
+    pub fn into_parts(self) -> (Vec<u64>, Vec<NodeId>, Option<Vec<Weight>>) {
+        (self.offsets, self.targets, self.weights)
+    }
+
+    /// The source of every edge, parallel to [`Csr::targets`].
+    pub fn edge_sources(&self) -> Vec<NodeId> {
+        let mut sources = vec![0; self.targets.len()];
+        let mut rest = sources.as_mut_slice();
+        let mut pieces = Vec::with_capacity(self.offsets.len());
+        for u in 0..self.num_nodes() {
+            let (head, tail) = rest.split_at_mut(self.degree(u) as usize);
+            pieces.push((u, head));
+            rest = tail;
+        }
+        pieces
+            .into_par_iter()
+            .with_min_len(1024)
+            .for_each(|(u, piece)| piece.fill(u));
+        sources
+    }
+
+    /// The transposed adjacency (in-edges as out-edges), with each node's in-edges in order of
+    /// their sources and weights carried along.
+    pub fn transpose(&self) -> Csr {
+        let sources = self.edge_sources();
+        let edges = crate::builder::EdgeList {
+            num_nodes: self.num_nodes(),
+            sources: self.targets.clone(),
+            targets: sources,
+            weights: self.weights.clone(),
+        };
+        crate::builder::build_csr(edges, &crate::builder::BuildOptions::default())
+            .expect("a valid CSR transposes without error")
+    }
+
+    /// The largest out-degree, and a node that has it (0 for a graph without nodes).
+    pub fn max_degree(&self) -> (NodeId, u64) {
+        (0..self.num_nodes())
+            .into_par_iter()
+            .map(|u| (self.degree(u), std::cmp::Reverse(u)))
+            .max()
+            .map_or((0, 0), |(d, std::cmp::Reverse(u))| (u, d))
+    }
+}
+
+/// A directed graph: out-edges in CSR, in-edges on request, and property columns.
+///
+/// Undirected graphs are stored symmetrically (each edge in both directions).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Graph {
+    out: Csr,
+    reverse: Option<Csr>,
+    /// One value per node for each named column.
+    pub node_props: Properties,
+    /// One value per edge (indexed by out-edge id) for each named column.
+    pub edge_props: Properties,
+}
+
+impl Graph {
+    pub fn from_csr(out: Csr) -> Graph {
+        let node_props = Properties::new(out.num_nodes() as usize);
+        let edge_props = Properties::new(out.num_edges() as usize);
+        Graph {
+            out,
+            reverse: None,
+            node_props,
+            edge_props,
+        }
+    }
+
+    /// The out-edges.
+    pub fn out(&self) -> &Csr {
+        &self.out
+    }
+
+    /// The in-edges, if [`Graph::build_reverse`] has run.
+    pub fn reverse(&self) -> Option<&Csr> {
+        self.reverse.as_ref()
+    }
+
+    /// Computes the in-edge CSR if it is not there yet, and returns it.
+    pub fn build_reverse(&mut self) -> &Csr {
+        self.reverse.get_or_insert_with(|| self.out.transpose())
+    }
+
+    pub fn num_nodes(&self) -> u32 {
+        self.out.num_nodes()
+    }
+
+    /// Directed edges as stored (an undirected edge counts twice).
+    pub fn num_edges(&self) -> u64 {
+        self.out.num_edges()
+    }
+
+    pub fn is_weighted(&self) -> bool {
+        self.out.is_weighted()
+    }
+
+    #[inline]
+    pub fn neighbors(&self, u: NodeId) -> &[NodeId] {
+        self.out.neighbors(u)
+    }
+
+    #[inline]
+    pub fn out_degree(&self, u: NodeId) -> u64 {
+        self.out.degree(u)
+    }
+
+    /// Takes the out-edge CSR, dropping the rest.
+    pub fn into_csr(self) -> Csr {
+        self.out
+    }
+
+    /// Checks that `u` names a node of this graph, for ids that come from users.
+    pub fn check_node(&self, u: u64, what: &str) -> Result<NodeId> {
+        if u < u64::from(self.num_nodes()) {
+            Ok(u as NodeId)
+        } else {
+            Err(GraphError::invalid(format!(
+                "{what} {u} is out of range: the graph has {} nodes (ids 0 to {})",
+                self.num_nodes(),
+                i64::from(self.num_nodes()) - 1
+            )))
+        }
+    }
+
+    /// Whether every edge `u -> v` has a matching `v -> u` (with the same weight, if weighted),
+    /// counting multiplicities.
+    pub fn is_symmetric(&self) -> bool {
+        let mut reverse = self.out.transpose();
+        // The transpose lists each node's in-edges by source; compare against sorted out-edges.
+        let forward = crate::builder::sort_adjacencies(self.out.clone());
+        reverse = crate::builder::sort_adjacencies(reverse);
+        forward == reverse
+    }
+}

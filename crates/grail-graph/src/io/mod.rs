@@ -1,0 +1,379 @@
+//! Reading and writing graphs in the formats users have files in.
+//!
+//! | format | [`Format`] | extensions | numbering | direction |
+//! | --- | --- | --- | --- | --- |
+//! | DIMACS shortest path | `dimacs` | `.gr` (text) | 1-based | arcs as listed |
+//! | Matrix Market coordinate | `mtx` | `.mtx` | 1-based | general: as listed; symmetric: both ways |
+//! | SNAP-style edge list | `el` | `.el`, `.txt` | 0-based | as listed |
+//! | weighted edge list | `wel` | `.wel` | 0-based | as listed |
+//! | Galois/LonestarGPU binary | `galois` | `.gr` (binary) | 0-based | as stored |
+//! | METIS | `metis` | `.graph`, `.metis` | 1-based | undirected (both ways) |
+//! | grail binary CSR | `gcsr` | `.gcsr` | 0-based | as stored |
+//!
+//! Any text format may be gzip-compressed (`.gz`). Where extensions collide (`.gr`), the content
+//! decides; an explicit format overrides both. Text is parsed in parallel; every error names the
+//! file and the line (text) or byte offset (binary). Writers write to a temporary file beside the
+//! target and rename it into place, so a failed write leaves nothing behind.
+
+mod dimacs;
+mod edgelist;
+mod galois;
+mod gcsr;
+mod metis;
+mod mtx;
+pub(crate) mod text;
+
+use std::fs::File;
+use std::io::{BufWriter, Read, Write};
+use std::path::Path;
+use std::str::FromStr;
+
+use crate::builder::{BuildOptions, EdgeList, build_csr};
+use crate::error::{GraphError, Location, ParseError, Result};
+use crate::graph::{Csr, Graph};
+use crate::progress::Progress;
+
+pub use gcsr::{GCSR_MAGIC, GCSR_VERSION};
+
+/// A graph file format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Format {
+    Dimacs,
+    MatrixMarket,
+    EdgeList,
+    WeightedEdgeList,
+    Galois,
+    Metis,
+    Gcsr,
+}
+
+impl Format {
+    pub const ALL: [Format; 7] = [
+        Format::Dimacs,
+        Format::MatrixMarket,
+        Format::EdgeList,
+        Format::WeightedEdgeList,
+        Format::Galois,
+        Format::Metis,
+        Format::Gcsr,
+    ];
+
+    /// The name used by `--format`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Dimacs => "dimacs",
+            Format::MatrixMarket => "mtx",
+            Format::EdgeList => "el",
+            Format::WeightedEdgeList => "wel",
+            Format::Galois => "galois",
+            Format::Metis => "metis",
+            Format::Gcsr => "gcsr",
+        }
+    }
+
+    /// The usual file extension.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Format::Dimacs | Format::Galois => "gr",
+            Format::MatrixMarket => "mtx",
+            Format::EdgeList => "el",
+            Format::WeightedEdgeList => "wel",
+            Format::Metis => "graph",
+            Format::Gcsr => "gcsr",
+        }
+    }
+
+    /// Whether the format is binary (and so never gzip-compressed by convention).
+    pub fn is_binary(self) -> bool {
+        matches!(self, Format::Galois | Format::Gcsr)
+    }
+
+    /// Whether the format stores edge weights.
+    pub fn stores_weights(self) -> bool {
+        !matches!(self, Format::EdgeList)
+    }
+}
+
+impl std::fmt::Display for Format {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Format {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Format, String> {
+        Format::ALL
+            .into_iter()
+            .find(|f| f.name().eq_ignore_ascii_case(s))
+            .ok_or_else(|| {
+                let names: Vec<_> = Format::ALL.iter().map(|f| f.name()).collect();
+                format!(
+                    "unknown graph format '{s}' (expected one of: {})",
+                    names.join(", ")
+                )
+            })
+    }
+}
+
+/// How to read a graph.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReadOptions {
+    /// The format, or `None` to tell it from the file name and contents.
+    pub format: Option<Format>,
+    /// What to do to the edges after reading (default: keep them as stored).
+    pub build: BuildOptions,
+}
+
+/// Splits `name.ext.gz` into (`ext`, compressed).
+fn extension_of(path: &Path) -> (Option<String>, bool) {
+    let lower = |p: &Path| {
+        p.extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase)
+    };
+    match lower(path) {
+        Some(ext) if ext == "gz" => (path.file_stem().map(Path::new).and_then(lower), true),
+        other => (other, false),
+    }
+}
+
+fn is_gzip(bytes: &[u8]) -> bool {
+    bytes.starts_with(&[0x1f, 0x8b])
+}
+
+/// Tells the format of a file from its extension and (decompressed) contents.
+pub fn detect_format(path: &Path, bytes: &[u8]) -> Result<Format> {
+    if bytes.starts_with(GCSR_MAGIC) {
+        return Ok(Format::Gcsr);
+    }
+    let (ext, _) = extension_of(path);
+    let by_extension = match ext.as_deref() {
+        Some("gr") => Some(if galois::looks_like(bytes) {
+            Format::Galois
+        } else {
+            Format::Dimacs
+        }),
+        Some("mtx") => Some(Format::MatrixMarket),
+        Some("el" | "txt" | "edges" | "snap" | "tsv" | "csv") => Some(Format::EdgeList),
+        Some("wel") => Some(Format::WeightedEdgeList),
+        Some("graph" | "metis") => Some(Format::Metis),
+        Some("gcsr") => Some(Format::Gcsr),
+        _ => None,
+    };
+    if let Some(format) = by_extension {
+        return Ok(format);
+    }
+    // Unknown extension: look at the contents.
+    if bytes.starts_with(b"%%MatrixMarket") {
+        return Ok(Format::MatrixMarket);
+    }
+    if galois::looks_like(bytes) {
+        return Ok(Format::Galois);
+    }
+    let first_line = text::first_data_line(bytes, &[b'#', b'%', b'c']);
+    if bytes.starts_with(b"c ")
+        || bytes.starts_with(b"p sp")
+        || first_line.is_some_and(|l| l.starts_with(b"p "))
+    {
+        return Ok(Format::Dimacs);
+    }
+    match first_line.map(|l| l.split(|b| b.is_ascii_whitespace()).filter(|f| !f.is_empty()).count()) {
+        Some(2) => Ok(Format::EdgeList),
+        Some(3) => Ok(Format::WeightedEdgeList),
+        _ => Err(GraphError::UnknownFormat {
+            path: path.to_path_buf(),
+            message: "cannot tell the graph format from the file name or contents; give it with --format \
+                      (dimacs, mtx, el, wel, galois, metis, gcsr)"
+                .into(),
+        }),
+    }
+}
+
+/// The bytes of a file, decompressed if gzip: memory-mapped when possible.
+enum Contents {
+    Mapped(memmap2::Mmap),
+    Owned(Vec<u8>),
+}
+
+impl std::ops::Deref for Contents {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Contents::Mapped(map) => map,
+            Contents::Owned(bytes) => bytes,
+        }
+    }
+}
+
+fn read_contents(path: &Path, progress: &dyn Progress) -> Result<Contents> {
+    let file = File::open(path).map_err(|e| GraphError::io(path, e))?;
+    let len = file.metadata().map_err(|e| GraphError::io(path, e))?.len();
+    if len == 0 {
+        return Ok(Contents::Owned(Vec::new()));
+    }
+    // SAFETY: the map is read-only and lives only while the graph is parsed; a file truncated
+    // under us by another process is the one case memory maps cannot guard against.
+    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| GraphError::io(path, e))?;
+    if !is_gzip(&map) {
+        return Ok(Contents::Mapped(map));
+    }
+    progress.begin("decompressing", Some(len));
+    let mut decoder = flate2::read::MultiGzDecoder::new(ProgressReader {
+        inner: &map[..],
+        progress,
+    });
+    let mut bytes = Vec::with_capacity(len as usize * 4);
+    let result = decoder.read_to_end(&mut bytes);
+    progress.finish();
+    result.map_err(|e| GraphError::Malformed {
+        path: path.to_path_buf(),
+        location: Location::Whole,
+        message: format!("gzip data is corrupt or truncated: {e}"),
+    })?;
+    Ok(Contents::Owned(bytes))
+}
+
+struct ProgressReader<'a> {
+    inner: &'a [u8],
+    progress: &'a dyn Progress,
+}
+
+impl Read for ProgressReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.progress.advance(n as u64);
+        Ok(n)
+    }
+}
+
+/// Reads a graph file.
+pub fn read_graph(path: &Path, options: &ReadOptions, progress: &dyn Progress) -> Result<Graph> {
+    let contents = read_contents(path, progress)?;
+    let format = match options.format {
+        Some(format) => format,
+        None => detect_format(path, &contents)?,
+    };
+    parse_graph(&contents, format, &options.build, progress).map_err(|e| e.in_file(path))
+}
+
+/// Parses a graph from the bytes of a file (decompressed) in a known format.
+pub fn parse_graph(
+    bytes: &[u8],
+    format: Format,
+    build: &BuildOptions,
+    progress: &dyn Progress,
+) -> Result<Graph, ParseError> {
+    let graph = match format {
+        Format::Galois => from_csr(galois::parse(bytes)?, build),
+        Format::Gcsr => from_csr(gcsr::parse(bytes, progress)?, build),
+        Format::Dimacs => from_edges(dimacs::parse(bytes, progress)?, build),
+        Format::MatrixMarket => from_edges(mtx::parse(bytes, progress)?, build),
+        Format::EdgeList => from_edges(edgelist::parse(bytes, false, progress)?, build),
+        Format::WeightedEdgeList => from_edges(edgelist::parse(bytes, true, progress)?, build),
+        Format::Metis => {
+            let (edges, vertex_weights) = metis::parse(bytes, progress)?;
+            let mut graph = from_edges(edges, build)?;
+            if let Some(weights) = vertex_weights {
+                graph
+                    .node_props
+                    .insert_values("vertex_weight", weights)
+                    .map_err(|e| ParseError::new(Location::Whole, e.to_string()))?;
+            }
+            Ok(graph)
+        }
+    }?;
+    Ok(graph)
+}
+
+fn from_edges(edges: EdgeList, build: &BuildOptions) -> Result<Graph, ParseError> {
+    build_csr(edges, build)
+        .map(Graph::from_csr)
+        .map_err(|e| ParseError::new(Location::Whole, e.to_string()))
+}
+
+fn from_csr(csr: Csr, build: &BuildOptions) -> Result<Graph, ParseError> {
+    if *build == BuildOptions::AS_GIVEN {
+        Ok(Graph::from_csr(csr))
+    } else {
+        from_edges(EdgeList::from_csr(&csr), build)
+    }
+}
+
+/// Writes a graph file in the given format (or the one its extension names), gzip-compressed if
+/// the name ends in `.gz`. The file appears only once it is complete.
+pub fn write_graph(
+    graph: &Graph,
+    path: &Path,
+    format: Option<Format>,
+    progress: &dyn Progress,
+) -> Result<()> {
+    let (ext, compressed) = extension_of(path);
+    let format = match format {
+        Some(format) => format,
+        None => match ext.as_deref() {
+            Some("gr") => Format::Dimacs,
+            Some("galois") => Format::Galois,
+            _ => detect_format(path, &[]).map_err(|_| GraphError::UnknownFormat {
+                path: path.to_path_buf(),
+                message: "cannot tell the output format from the file name; give it with --format \
+                          (dimacs, mtx, el, wel, galois, metis, gcsr)"
+                    .into(),
+            })?,
+        },
+    };
+    if format == Format::Metis {
+        metis::check_writable(graph)?;
+    }
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let temp = tempfile::Builder::new()
+        .prefix(&format!(
+            ".{}.",
+            path.file_name().and_then(|n| n.to_str()).unwrap_or("graph")
+        ))
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(|e| GraphError::io(path, e))?;
+    progress.begin(
+        &format!("writing {}", format.name()),
+        Some(graph.num_edges()),
+    );
+    let result = (|| -> std::io::Result<()> {
+        let file = BufWriter::with_capacity(1 << 20, temp.as_file());
+        if compressed {
+            let mut encoder = flate2::write::GzEncoder::new(file, flate2::Compression::fast());
+            write_format(graph, format, &mut encoder, progress)?;
+            encoder.finish()?.flush()
+        } else {
+            let mut file = file;
+            write_format(graph, format, &mut file, progress)?;
+            file.flush()
+        }
+    })();
+    progress.finish();
+    result.map_err(|e| GraphError::io(path, e))?;
+    temp.persist(path)
+        .map_err(|e| GraphError::io(path, e.error))?;
+    Ok(())
+}
+
+fn write_format(
+    graph: &Graph,
+    format: Format,
+    out: &mut dyn Write,
+    progress: &dyn Progress,
+) -> std::io::Result<()> {
+    match format {
+        Format::Dimacs => dimacs::write(graph, out, progress),
+        Format::MatrixMarket => mtx::write(graph, out, progress),
+        Format::EdgeList => edgelist::write(graph, false, out, progress),
+        Format::WeightedEdgeList => edgelist::write(graph, true, out, progress),
+        Format::Metis => metis::write(graph, out, progress),
+        Format::Galois => galois::write(graph, out),
+        Format::Gcsr => gcsr::write(graph, out),
+    }
+}

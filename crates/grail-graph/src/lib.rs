@@ -1,0 +1,23 @@
+//! grail's graph substrate.
+//!
+//! Everything the compiler and runtimes stand on: CSR storage ([`Graph`], [`Csr`]), typed
+//! property columns ([`Properties`]), a parallel deterministic builder ([`builder`]), readers and
+//! writers for the formats users have files in ([`io`]), generators ([`generate`]), reorderings
+//! ([`reorder`]), and the sequential reference algorithms with their verifiers ([`reference`]),
+//! which are the oracles every backend is checked against.
+
+pub mod builder;
+pub mod error;
+pub mod generate;
+pub mod graph;
+pub mod io;
+pub mod progress;
+pub mod properties;
+pub mod reference;
+pub mod reorder;
+
+pub use builder::{BuildOptions, EdgeList, build};
+pub use error::{GraphError, Location, ParseError, Result};
+pub use graph::{Csr, EdgeId, Graph, MAX_NODES, NodeId, Weight};
+pub use progress::{NoProgress, Progress};
+pub use properties::{Column, Properties, PropertyType, PropertyValue};

@@ -1,0 +1,1 @@
+//! Sequential reference algorithms and verifiers (filled in next).

@@ -1,0 +1,1 @@
+//! Node reorderings (filled in next).
