@@ -22,12 +22,7 @@ pub struct EdgeList {
 impl EdgeList {
     /// An empty list over `num_nodes` nodes.
     pub fn new(num_nodes: u32, weighted: bool) -> EdgeList {
-        EdgeList {
-            num_nodes,
-            sources: Vec::new(),
-            targets: Vec::new(),
-            weights: weighted.then(Vec::new),
-        }
+        EdgeList { num_nodes, sources: Vec::new(), targets: Vec::new(), weights: weighted.then(Vec::new) }
     }
 
     /// Unweighted edges from pairs.
@@ -97,28 +92,16 @@ pub struct BuildOptions {
 
 impl BuildOptions {
     /// Keep the edges exactly as given.
-    pub const AS_GIVEN: BuildOptions = BuildOptions {
-        symmetrize: false,
-        remove_self_loops: false,
-        dedup: false,
-        sort: false,
-    };
+    pub const AS_GIVEN: BuildOptions =
+        BuildOptions { symmetrize: false, remove_self_loops: false, dedup: false, sort: false };
 
     /// A simple directed graph: no self-loops, no duplicate edges, sorted adjacencies.
-    pub const SIMPLE: BuildOptions = BuildOptions {
-        symmetrize: false,
-        remove_self_loops: true,
-        dedup: true,
-        sort: true,
-    };
+    pub const SIMPLE: BuildOptions =
+        BuildOptions { symmetrize: false, remove_self_loops: true, dedup: true, sort: true };
 
     /// The simple undirected graph (stored symmetrically) underlying the edges.
-    pub const UNDIRECTED: BuildOptions = BuildOptions {
-        symmetrize: true,
-        remove_self_loops: true,
-        dedup: true,
-        sort: true,
-    };
+    pub const UNDIRECTED: BuildOptions =
+        BuildOptions { symmetrize: true, remove_self_loops: true, dedup: true, sort: true };
 }
 
 /// Builds a graph from an edge list.
@@ -134,16 +117,8 @@ pub fn build_csr(mut edges: EdgeList, options: &BuildOptions) -> Result<Csr> {
     }
     let csr = scatter_by_source(&edges, options.remove_self_loops)?;
     drop(edges);
-    let csr = if options.sort || options.dedup {
-        sort_adjacencies(csr)
-    } else {
-        csr
-    };
-    Ok(if options.dedup {
-        dedup_sorted(csr)
-    } else {
-        csr
-    })
+    let csr = if options.sort || options.dedup { sort_adjacencies(csr) } else { csr };
+    Ok(if options.dedup { dedup_sorted(csr) } else { csr })
 }
 
 fn check_lengths(edges: &EdgeList) -> Result<()> {
@@ -187,10 +162,7 @@ unsafe impl<T: Send> Sync for DisjointWriter<T> {}
 
 impl<T> DisjointWriter<T> {
     fn new(slice: &mut [T]) -> Self {
-        DisjointWriter {
-            ptr: slice.as_mut_ptr(),
-            len: slice.len(),
-        }
+        DisjointWriter { ptr: slice.as_mut_ptr(), len: slice.len() }
     }
 
     /// # Safety
@@ -222,12 +194,7 @@ impl Partition {
             shift += 1;
         }
         let blocks = (u64::from(num_nodes).div_ceil(1 << shift)).max(1) as usize;
-        Partition {
-            chunk_len,
-            chunks,
-            shift,
-            blocks,
-        }
+        Partition { chunk_len, chunks, shift, blocks }
     }
 }
 
@@ -280,32 +247,26 @@ fn scatter_by_source(edges: &EdgeList, skip_self_loops: bool) -> Result<Csr> {
     let mut part_dst = vec![0 as NodeId; total];
     let mut part_w = vec![0 as Weight; if weighted { total } else { 0 }];
     {
-        let (ws, wd, ww) = (
-            DisjointWriter::new(&mut part_src),
-            DisjointWriter::new(&mut part_dst),
-            DisjointWriter::new(&mut part_w),
-        );
-        cursors
-            .into_par_iter()
-            .enumerate()
-            .for_each(|(c, mut cursor)| {
-                for i in chunk(c) {
-                    let (u, v) = (edges.sources[i], edges.targets[i]);
-                    if keep(u, v) {
-                        let slot = &mut cursor[(u >> part.shift) as usize];
-                        // SAFETY: chunk c owns positions [cursors[c][b], cursors[c+1][b]) of each
-                        // block b, and `slot` stays in that range by construction of the histograms.
-                        unsafe {
-                            ws.write(*slot, u);
-                            wd.write(*slot, v);
-                            if let Some(w) = &edges.weights {
-                                ww.write(*slot, w[i]);
-                            }
+        let (ws, wd, ww) =
+            (DisjointWriter::new(&mut part_src), DisjointWriter::new(&mut part_dst), DisjointWriter::new(&mut part_w));
+        cursors.into_par_iter().enumerate().for_each(|(c, mut cursor)| {
+            for i in chunk(c) {
+                let (u, v) = (edges.sources[i], edges.targets[i]);
+                if keep(u, v) {
+                    let slot = &mut cursor[(u >> part.shift) as usize];
+                    // SAFETY: chunk c owns positions [cursors[c][b], cursors[c+1][b]) of each
+                    // block b, and `slot` stays in that range by construction of the histograms.
+                    unsafe {
+                        ws.write(*slot, u);
+                        wd.write(*slot, v);
+                        if let Some(w) = &edges.weights {
+                            ww.write(*slot, w[i]);
                         }
-                        *slot += 1;
                     }
+                    *slot += 1;
                 }
-            });
+            }
+        });
     }
 
     // Pass 3: per block, a counting scatter by exact source into the final arrays.
@@ -337,10 +298,7 @@ fn scatter_by_source(edges: &EdgeList, skip_self_loops: bool) -> Result<Csr> {
                 *slot = sum;
                 sum += degree;
             }
-            let mut cursor: Vec<usize> = offsets
-                .iter()
-                .map(|&o| o as usize - block_start[b])
-                .collect();
+            let mut cursor: Vec<usize> = offsets.iter().map(|&o| o as usize - block_start[b]).collect();
             for i in range {
                 let at = &mut cursor[(part_src[i] - lo) as usize];
                 targets[*at] = part_dst[i];
@@ -351,11 +309,7 @@ fn scatter_by_source(edges: &EdgeList, skip_self_loops: bool) -> Result<Csr> {
             }
         });
     offsets[n as usize] = total as u64;
-    Ok(Csr::from_parts_unchecked(
-        offsets,
-        targets,
-        weighted.then_some(weights),
-    ))
+    Ok(Csr::from_parts_unchecked(offsets, targets, weighted.then_some(weights)))
 }
 
 /// Cuts `values` at the given increasing bounds (`bounds[0] == 0`, last == len).
@@ -403,58 +357,37 @@ fn for_each_group(
     let edge_bounds: Vec<usize> = bounds.iter().map(|&u| offsets[u] as usize).collect();
     let target_pieces = split_by_bounds(targets, &edge_bounds);
     let weight_pieces: Vec<Option<&mut [Weight]>> = match weights {
-        Some(w) => split_by_bounds(w, &edge_bounds)
-            .into_iter()
-            .map(Some)
-            .collect(),
+        Some(w) => split_by_bounds(w, &edge_bounds).into_iter().map(Some).collect(),
         None => (0..target_pieces.len()).map(|_| None).collect(),
     };
-    target_pieces
-        .into_par_iter()
-        .zip(weight_pieces)
-        .enumerate()
-        .for_each(|(g, (targets, weights))| {
-            f(
-                bounds[g] as NodeId,
-                &offsets[bounds[g]..=bounds[g + 1]],
-                targets,
-                weights,
-            )
-        });
+    target_pieces.into_par_iter().zip(weight_pieces).enumerate().for_each(|(g, (targets, weights))| {
+        f(bounds[g] as NodeId, &offsets[bounds[g]..=bounds[g + 1]], targets, weights)
+    });
 }
 
 /// Sorts every adjacency by target, then weight.
 pub fn sort_adjacencies(csr: Csr) -> Csr {
     let (offsets, mut targets, mut weights) = csr.into_parts();
-    for_each_group(
-        &offsets,
-        &mut targets,
-        weights.as_deref_mut(),
-        |_, offs, targets, mut weights| {
-            let base = offs[0];
-            let mut keyed = Vec::new();
-            for w in offs.windows(2) {
-                let range = (w[0] - base) as usize..(w[1] - base) as usize;
-                match weights.as_deref_mut() {
-                    None => targets[range].sort_unstable(),
-                    Some(weights) => {
-                        // Sort (target, weight) pairs packed into one key.
-                        keyed.clear();
-                        keyed.extend(
-                            range
-                                .clone()
-                                .map(|i| (u64::from(targets[i]) << 32) | u64::from(weights[i])),
-                        );
-                        keyed.sort_unstable();
-                        for (i, key) in range.zip(&keyed) {
-                            targets[i] = (key >> 32) as NodeId;
-                            weights[i] = *key as Weight;
-                        }
+    for_each_group(&offsets, &mut targets, weights.as_deref_mut(), |_, offs, targets, mut weights| {
+        let base = offs[0];
+        let mut keyed = Vec::new();
+        for w in offs.windows(2) {
+            let range = (w[0] - base) as usize..(w[1] - base) as usize;
+            match weights.as_deref_mut() {
+                None => targets[range].sort_unstable(),
+                Some(weights) => {
+                    // Sort (target, weight) pairs packed into one key.
+                    keyed.clear();
+                    keyed.extend(range.clone().map(|i| (u64::from(targets[i]) << 32) | u64::from(weights[i])));
+                    keyed.sort_unstable();
+                    for (i, key) in range.zip(&keyed) {
+                        targets[i] = (key >> 32) as NodeId;
+                        weights[i] = *key as Weight;
                     }
                 }
             }
-        },
-    );
+        }
+    });
     Csr::from_parts_unchecked(offsets, targets, weights)
 }
 
@@ -463,35 +396,27 @@ fn dedup_sorted(csr: Csr) -> Csr {
     let (offsets, mut targets, mut weights) = csr.into_parts();
     let n = offsets.len() - 1;
     // Compact each adjacency in place, and record its new length.
-    let new_degree: Vec<std::sync::atomic::AtomicU64> =
-        (0..n).map(|_| Default::default()).collect();
-    for_each_group(
-        &offsets,
-        &mut targets,
-        weights.as_deref_mut(),
-        |first, offs, targets, mut weights| {
-            let base = offs[0];
-            for (k, w) in offs.windows(2).enumerate() {
-                let (start, end) = ((w[0] - base) as usize, (w[1] - base) as usize);
-                let mut kept = start;
-                for i in start..end {
-                    if i == start || targets[i] != targets[kept - 1] {
-                        targets[kept] = targets[i];
-                        if let Some(weights) = weights.as_deref_mut() {
-                            weights[kept] = weights[i];
-                        }
-                        kept += 1;
+    let new_degree: Vec<std::sync::atomic::AtomicU64> = (0..n).map(|_| Default::default()).collect();
+    for_each_group(&offsets, &mut targets, weights.as_deref_mut(), |first, offs, targets, mut weights| {
+        let base = offs[0];
+        for (k, w) in offs.windows(2).enumerate() {
+            let (start, end) = ((w[0] - base) as usize, (w[1] - base) as usize);
+            let mut kept = start;
+            for i in start..end {
+                if i == start || targets[i] != targets[kept - 1] {
+                    targets[kept] = targets[i];
+                    if let Some(weights) = weights.as_deref_mut() {
+                        weights[kept] = weights[i];
                     }
+                    kept += 1;
                 }
-                new_degree[first as usize + k]
-                    .store((kept - start) as u64, std::sync::atomic::Ordering::Relaxed);
             }
-        },
-    );
+            new_degree[first as usize + k].store((kept - start) as u64, std::sync::atomic::Ordering::Relaxed);
+        }
+    });
     let mut new_offsets = vec![0u64; n + 1];
     for u in 0..n {
-        new_offsets[u + 1] =
-            new_offsets[u] + new_degree[u].load(std::sync::atomic::Ordering::Relaxed);
+        new_offsets[u + 1] = new_offsets[u] + new_degree[u].load(std::sync::atomic::Ordering::Relaxed);
     }
     if new_offsets[n] == offsets[n] {
         return Csr::from_parts_unchecked(offsets, targets, weights);
@@ -501,18 +426,15 @@ fn dedup_sorted(csr: Csr) -> Csr {
         let mut out = vec![0u32; m];
         let bounds = node_groups(&new_offsets);
         let edge_bounds: Vec<usize> = bounds.iter().map(|&u| new_offsets[u] as usize).collect();
-        split_by_bounds(&mut out, &edge_bounds)
-            .into_par_iter()
-            .enumerate()
-            .for_each(|(g, piece)| {
-                let mut at = 0;
-                for u in bounds[g]..bounds[g + 1] {
-                    let len = (new_offsets[u + 1] - new_offsets[u]) as usize;
-                    let from = offsets[u] as usize;
-                    piece[at..at + len].copy_from_slice(&old[from..from + len]);
-                    at += len;
-                }
-            });
+        split_by_bounds(&mut out, &edge_bounds).into_par_iter().enumerate().for_each(|(g, piece)| {
+            let mut at = 0;
+            for u in bounds[g]..bounds[g + 1] {
+                let len = (new_offsets[u + 1] - new_offsets[u]) as usize;
+                let from = offsets[u] as usize;
+                piece[at..at + len].copy_from_slice(&old[from..from + len]);
+                at += len;
+            }
+        });
         out
     };
     let targets = compact(&targets);
@@ -525,44 +447,27 @@ mod tests {
     use super::*;
 
     fn adjacency(csr: &Csr) -> Vec<Vec<(u32, u32)>> {
-        (0..csr.num_nodes())
-            .map(|u| csr.weighted_neighbors(u).collect())
-            .collect()
+        (0..csr.num_nodes()).map(|u| csr.weighted_neighbors(u).collect()).collect()
     }
 
     #[test]
     fn keeps_order_as_given() {
-        let edges =
-            EdgeList::from_triples(4, &[(2, 1, 5), (0, 3, 1), (2, 0, 7), (0, 3, 2), (3, 3, 9)]);
+        let edges = EdgeList::from_triples(4, &[(2, 1, 5), (0, 3, 1), (2, 0, 7), (0, 3, 2), (3, 3, 9)]);
         let csr = build_csr(edges, &BuildOptions::AS_GIVEN).unwrap();
-        assert_eq!(
-            adjacency(&csr),
-            vec![
-                vec![(3, 1), (3, 2)],
-                vec![],
-                vec![(1, 5), (0, 7)],
-                vec![(3, 9)]
-            ]
-        );
+        assert_eq!(adjacency(&csr), vec![vec![(3, 1), (3, 2)], vec![], vec![(1, 5), (0, 7)], vec![(3, 9)]]);
     }
 
     #[test]
     fn simple_undirected_keeps_minimum_weight() {
-        let edges =
-            EdgeList::from_triples(4, &[(2, 1, 5), (0, 3, 4), (1, 2, 3), (0, 3, 2), (3, 3, 9)]);
+        let edges = EdgeList::from_triples(4, &[(2, 1, 5), (0, 3, 4), (1, 2, 3), (0, 3, 2), (3, 3, 9)]);
         let csr = build_csr(edges, &BuildOptions::UNDIRECTED).unwrap();
-        assert_eq!(
-            adjacency(&csr),
-            vec![vec![(3, 2)], vec![(2, 3)], vec![(1, 3)], vec![(0, 2)]]
-        );
+        assert_eq!(adjacency(&csr), vec![vec![(3, 2)], vec![(2, 3)], vec![(1, 3)], vec![(0, 2)]]);
     }
 
     #[test]
     fn rejects_ids_out_of_range() {
         let edges = EdgeList::from_pairs(2, &[(0, 1), (1, 2)]);
-        let err = build_csr(edges, &BuildOptions::AS_GIVEN)
-            .unwrap_err()
-            .to_string();
+        let err = build_csr(edges, &BuildOptions::AS_GIVEN).unwrap_err().to_string();
         assert!(err.contains("edge 1 (1 -> 2)"), "{err}");
     }
 
@@ -571,37 +476,19 @@ mod tests {
         let n = 5000u32;
         let mut state = 12345u64;
         let mut next = || {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             (state >> 33) as u32
         };
-        let triples: Vec<_> = (0..200_000)
-            .map(|_| (next() % n, next() % n, next() % 100))
-            .collect();
-        let one = rayon::ThreadPoolBuilder::new()
-            .num_threads(1)
-            .build()
-            .unwrap();
-        let many = rayon::ThreadPoolBuilder::new()
-            .num_threads(7)
-            .build()
-            .unwrap();
-        for options in [
-            BuildOptions::AS_GIVEN,
-            BuildOptions::SIMPLE,
-            BuildOptions::UNDIRECTED,
-        ] {
-            let a =
-                one.install(|| build_csr(EdgeList::from_triples(n, &triples), &options).unwrap());
-            let b =
-                many.install(|| build_csr(EdgeList::from_triples(n, &triples), &options).unwrap());
+        let triples: Vec<_> = (0..200_000).map(|_| (next() % n, next() % n, next() % 100)).collect();
+        let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+        let many = rayon::ThreadPoolBuilder::new().num_threads(7).build().unwrap();
+        for options in [BuildOptions::AS_GIVEN, BuildOptions::SIMPLE, BuildOptions::UNDIRECTED] {
+            let a = one.install(|| build_csr(EdgeList::from_triples(n, &triples), &options).unwrap());
+            let b = many.install(|| build_csr(EdgeList::from_triples(n, &triples), &options).unwrap());
             assert_eq!(a, b);
         }
         // As given: each adjacency lists its edges in input order.
-        let csr = many.install(|| {
-            build_csr(EdgeList::from_triples(n, &triples), &BuildOptions::AS_GIVEN).unwrap()
-        });
+        let csr = many.install(|| build_csr(EdgeList::from_triples(n, &triples), &BuildOptions::AS_GIVEN).unwrap());
         let mut expected = vec![Vec::new(); n as usize];
         for &(u, v, w) in &triples {
             expected[u as usize].push((v, w));
@@ -614,10 +501,7 @@ mod tests {
         let edges = EdgeList::from_triples(3, &[(0, 1, 4), (1, 2, 5), (0, 2, 6)]);
         let graph = build(edges, &BuildOptions::SIMPLE).unwrap();
         let reverse = graph.out().transpose();
-        assert_eq!(
-            adjacency(&reverse),
-            vec![vec![], vec![(0, 4)], vec![(0, 6), (1, 5)]]
-        );
+        assert_eq!(adjacency(&reverse), vec![vec![], vec![(0, 4)], vec![(0, 6), (1, 5)]]);
         assert!(!graph.is_symmetric());
         let sym = build(EdgeList::from_csr(graph.out()), &BuildOptions::UNDIRECTED).unwrap();
         assert!(sym.is_symmetric());

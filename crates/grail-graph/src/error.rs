@@ -38,19 +38,12 @@ pub struct ParseError {
 
 impl ParseError {
     pub fn new(location: Location, message: impl Into<String>) -> Self {
-        ParseError {
-            location,
-            message: message.into(),
-        }
+        ParseError { location, message: message.into() }
     }
 
     /// Attaches the file the bytes came from.
     pub fn in_file(self, path: &Path) -> GraphError {
-        GraphError::Malformed {
-            path: path.to_path_buf(),
-            location: self.location,
-            message: self.message,
-        }
+        GraphError::Malformed { path: path.to_path_buf(), location: self.location, message: self.message }
     }
 }
 
@@ -74,11 +67,7 @@ pub enum GraphError {
     },
     /// A file's contents do not follow its format.
     #[error("{}: {location}: {message}", path.display())]
-    Malformed {
-        path: PathBuf,
-        location: Location,
-        message: String,
-    },
+    Malformed { path: PathBuf, location: Location, message: String },
     /// The format of a file could not be told from its name or contents.
     #[error("{}: {message}", path.display())]
     UnknownFormat { path: PathBuf, message: String },
@@ -92,10 +81,7 @@ pub enum GraphError {
 
 impl GraphError {
     pub fn io(path: &Path, source: std::io::Error) -> Self {
-        GraphError::Io {
-            path: path.to_path_buf(),
-            source,
-        }
+        GraphError::Io { path: path.to_path_buf(), source }
     }
 
     pub fn invalid(message: impl Into<String>) -> Self {

@@ -34,56 +34,32 @@ impl Csr {
     /// Assembles a CSR from its arrays, checking every invariant: `offsets` has one entry per
     /// node plus one, starts at 0, never decreases and ends at `targets.len()`; every target is a
     /// node; `weights`, if given, has one entry per edge.
-    pub fn from_parts(
-        offsets: Vec<u64>,
-        targets: Vec<NodeId>,
-        weights: Option<Vec<Weight>>,
-    ) -> Result<Csr> {
-        let csr = Csr {
-            offsets,
-            targets,
-            weights,
-        };
+    pub fn from_parts(offsets: Vec<u64>, targets: Vec<NodeId>, weights: Option<Vec<Weight>>) -> Result<Csr> {
+        let csr = Csr { offsets, targets, weights };
         csr.validate()?;
         Ok(csr)
     }
 
     /// Assembles a CSR whose invariants the caller has established (the builder, the readers
     /// that checked as they parsed). Checked again in debug builds.
-    pub(crate) fn from_parts_unchecked(
-        offsets: Vec<u64>,
-        targets: Vec<NodeId>,
-        weights: Option<Vec<Weight>>,
-    ) -> Csr {
-        let csr = Csr {
-            offsets,
-            targets,
-            weights,
-        };
+    pub(crate) fn from_parts_unchecked(offsets: Vec<u64>, targets: Vec<NodeId>, weights: Option<Vec<Weight>>) -> Csr {
+        let csr = Csr { offsets, targets, weights };
         debug_assert!(csr.validate().is_ok(), "{:?}", csr.validate());
         csr
     }
 
     /// An empty graph of `num_nodes` nodes.
     pub fn empty(num_nodes: u32, weighted: bool) -> Csr {
-        Csr {
-            offsets: vec![0; num_nodes as usize + 1],
-            targets: Vec::new(),
-            weights: weighted.then(Vec::new),
-        }
+        Csr { offsets: vec![0; num_nodes as usize + 1], targets: Vec::new(), weights: weighted.then(Vec::new) }
     }
 
     fn validate(&self) -> Result<()> {
         let Some((&first, _)) = self.offsets.split_first() else {
-            return Err(GraphError::invalid(
-                "CSR offsets must have one entry per node plus one",
-            ));
+            return Err(GraphError::invalid("CSR offsets must have one entry per node plus one"));
         };
         let n = self.offsets.len() as u64 - 1;
         if n > MAX_NODES {
-            return Err(GraphError::invalid(format!(
-                "{n} nodes is more than the {MAX_NODES} a graph may have"
-            )));
+            return Err(GraphError::invalid(format!("{n} nodes is more than the {MAX_NODES} a graph may have")));
         }
         let m = self.targets.len() as u64;
         if first != 0 || *self.offsets.last().unwrap() != m {
@@ -93,9 +69,7 @@ impl Csr {
             )));
         }
         if let Some(node) = self.offsets.par_windows(2).position_any(|w| w[0] > w[1]) {
-            return Err(GraphError::invalid(format!(
-                "CSR offsets decrease at node {node}"
-            )));
+            return Err(GraphError::invalid(format!("CSR offsets decrease at node {node}")));
         }
         if let Some(edge) = self.targets.par_iter().position_any(|&t| u64::from(t) >= n) {
             return Err(GraphError::invalid(format!(
@@ -106,10 +80,7 @@ impl Csr {
         if let Some(weights) = &self.weights
             && weights.len() != self.targets.len()
         {
-            return Err(GraphError::invalid(format!(
-                "{} weights for {m} edges",
-                weights.len()
-            )));
+            return Err(GraphError::invalid(format!("{} weights for {m} edges", weights.len())));
         }
         Ok(())
     }
@@ -154,10 +125,7 @@ impl Csr {
     pub fn weighted_neighbors(&self, u: NodeId) -> impl Iterator<Item = (NodeId, Weight)> + '_ {
         let range = self.edge_range(u);
         let weights = self.weights.as_ref().map(|w| &w[range.clone()]);
-        self.targets[range]
-            .iter()
-            .enumerate()
-            .map(move |(i, &v)| (v, weights.map_or(1, |w| w[i])))
+        self.targets[range].iter().enumerate().map(move |(i, &v)| (v, weights.map_or(1, |w| w[i])))
     }
 
     pub fn offsets(&self) -> &[u64] {
@@ -193,10 +161,7 @@ impl Csr {
             pieces.push((u, head));
             rest = tail;
         }
-        pieces
-            .into_par_iter()
-            .with_min_len(1024)
-            .for_each(|(u, piece)| piece.fill(u));
+        pieces.into_par_iter().with_min_len(1024).for_each(|(u, piece)| piece.fill(u));
         sources
     }
 
@@ -241,12 +206,7 @@ impl Graph {
     pub fn from_csr(out: Csr) -> Graph {
         let node_props = Properties::new(out.num_nodes() as usize);
         let edge_props = Properties::new(out.num_edges() as usize);
-        Graph {
-            out,
-            reverse: None,
-            node_props,
-            edge_props,
-        }
+        Graph { out, reverse: None, node_props, edge_props }
     }
 
     /// The out-edges.

@@ -125,10 +125,7 @@ pub struct Properties {
 impl Properties {
     /// An empty table for `len` elements.
     pub fn new(len: usize) -> Self {
-        Properties {
-            len,
-            columns: BTreeMap::new(),
-        }
+        Properties { len, columns: BTreeMap::new() }
     }
 
     /// The number of elements each column has.
@@ -173,9 +170,7 @@ impl Properties {
 
     /// Column names and types, in name order.
     pub fn schema(&self) -> impl Iterator<Item = (&str, PropertyType)> {
-        self.columns
-            .iter()
-            .map(|(name, column)| (name.as_str(), column.ty()))
+        self.columns.iter().map(|(name, column)| (name.as_str(), column.ty()))
     }
 
     pub fn is_empty(&self) -> bool {
@@ -203,10 +198,7 @@ impl Properties {
                 (name.clone(), gathered)
             })
             .collect();
-        Properties {
-            len: order.len(),
-            columns,
-        }
+        Properties { len: order.len(), columns }
     }
 }
 
@@ -222,9 +214,6 @@ mod tests {
         assert_eq!(props.get::<u32>("dist"), None);
         assert!(props.insert_values("short", vec![1u32]).is_err());
         props.get_mut::<u64>("dist").unwrap()[0] = 9;
-        assert_eq!(
-            props.gather(&[2, 0]).get::<u64>("dist"),
-            Some(&[3u64, 9][..])
-        );
+        assert_eq!(props.gather(&[2, 0]).get::<u64>("dist"), Some(&[3u64, 9][..]));
     }
 }

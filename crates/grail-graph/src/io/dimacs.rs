@@ -7,16 +7,9 @@ use crate::graph::Graph;
 use crate::progress::Progress;
 
 pub(crate) fn parse(_bytes: &[u8], _progress: &dyn Progress) -> Result<EdgeList, ParseError> {
-    Err(ParseError::new(
-        Location::Whole,
-        "dimacs reader is being written",
-    ))
+    Err(ParseError::new(Location::Whole, "dimacs reader is being written"))
 }
 
-pub(crate) fn write(
-    _graph: &Graph,
-    _out: &mut dyn Write,
-    _progress: &dyn Progress,
-) -> std::io::Result<()> {
+pub(crate) fn write(_graph: &Graph, _out: &mut dyn Write, _progress: &dyn Progress) -> std::io::Result<()> {
     Err(std::io::Error::other("dimacs writer is being written"))
 }

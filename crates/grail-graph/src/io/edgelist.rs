@@ -6,15 +6,8 @@ use crate::error::{Location, ParseError};
 use crate::graph::Graph;
 use crate::progress::Progress;
 
-pub(crate) fn parse(
-    _bytes: &[u8],
-    _weighted: bool,
-    _progress: &dyn Progress,
-) -> Result<EdgeList, ParseError> {
-    Err(ParseError::new(
-        Location::Whole,
-        "edge list reader is being written",
-    ))
+pub(crate) fn parse(_bytes: &[u8], _weighted: bool, _progress: &dyn Progress) -> Result<EdgeList, ParseError> {
+    Err(ParseError::new(Location::Whole, "edge list reader is being written"))
 }
 
 pub(crate) fn write(

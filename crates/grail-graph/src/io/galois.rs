@@ -9,10 +9,7 @@ pub(crate) fn looks_like(bytes: &[u8]) -> bool {
 }
 
 pub(crate) fn parse(_bytes: &[u8]) -> Result<Csr, ParseError> {
-    Err(ParseError::new(
-        Location::Whole,
-        "galois reader is being written",
-    ))
+    Err(ParseError::new(Location::Whole, "galois reader is being written"))
 }
 
 pub(crate) fn write(_graph: &Graph, _out: &mut dyn Write) -> std::io::Result<()> {

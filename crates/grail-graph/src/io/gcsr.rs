@@ -9,10 +9,7 @@ pub const GCSR_MAGIC: &[u8; 8] = b"GRAILCSR";
 pub const GCSR_VERSION: u32 = 1;
 
 pub(crate) fn parse(_bytes: &[u8], _progress: &dyn Progress) -> Result<Csr, ParseError> {
-    Err(ParseError::new(
-        Location::Whole,
-        "gcsr reader is being written",
-    ))
+    Err(ParseError::new(Location::Whole, "gcsr reader is being written"))
 }
 
 pub(crate) fn write(_graph: &Graph, _out: &mut dyn Write) -> std::io::Result<()> {

@@ -104,16 +104,10 @@ impl FromStr for Format {
     type Err = String;
 
     fn from_str(s: &str) -> std::result::Result<Format, String> {
-        Format::ALL
-            .into_iter()
-            .find(|f| f.name().eq_ignore_ascii_case(s))
-            .ok_or_else(|| {
-                let names: Vec<_> = Format::ALL.iter().map(|f| f.name()).collect();
-                format!(
-                    "unknown graph format '{s}' (expected one of: {})",
-                    names.join(", ")
-                )
-            })
+        Format::ALL.into_iter().find(|f| f.name().eq_ignore_ascii_case(s)).ok_or_else(|| {
+            let names: Vec<_> = Format::ALL.iter().map(|f| f.name()).collect();
+            format!("unknown graph format '{s}' (expected one of: {})", names.join(", "))
+        })
     }
 }
 
@@ -128,11 +122,7 @@ pub struct ReadOptions {
 
 /// Splits `name.ext.gz` into (`ext`, compressed).
 fn extension_of(path: &Path) -> (Option<String>, bool) {
-    let lower = |p: &Path| {
-        p.extension()
-            .and_then(|e| e.to_str())
-            .map(str::to_ascii_lowercase)
-    };
+    let lower = |p: &Path| p.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
     match lower(path) {
         Some(ext) if ext == "gz" => (path.file_stem().map(Path::new).and_then(lower), true),
         other => (other, false),
@@ -150,11 +140,7 @@ pub fn detect_format(path: &Path, bytes: &[u8]) -> Result<Format> {
     }
     let (ext, _) = extension_of(path);
     let by_extension = match ext.as_deref() {
-        Some("gr") => Some(if galois::looks_like(bytes) {
-            Format::Galois
-        } else {
-            Format::Dimacs
-        }),
+        Some("gr") => Some(if galois::looks_like(bytes) { Format::Galois } else { Format::Dimacs }),
         Some("mtx") => Some(Format::MatrixMarket),
         Some("el" | "txt" | "edges" | "snap" | "tsv" | "csv") => Some(Format::EdgeList),
         Some("wel") => Some(Format::WeightedEdgeList),
@@ -173,10 +159,7 @@ pub fn detect_format(path: &Path, bytes: &[u8]) -> Result<Format> {
         return Ok(Format::Galois);
     }
     let first_line = text::first_data_line(bytes, &[b'#', b'%', b'c']);
-    if bytes.starts_with(b"c ")
-        || bytes.starts_with(b"p sp")
-        || first_line.is_some_and(|l| l.starts_with(b"p "))
-    {
+    if bytes.starts_with(b"c ") || bytes.starts_with(b"p sp") || first_line.is_some_and(|l| l.starts_with(b"p ")) {
         return Ok(Format::Dimacs);
     }
     match first_line.map(|l| l.split(|b| b.is_ascii_whitespace()).filter(|f| !f.is_empty()).count()) {
@@ -220,10 +203,7 @@ fn read_contents(path: &Path, progress: &dyn Progress) -> Result<Contents> {
         return Ok(Contents::Mapped(map));
     }
     progress.begin("decompressing", Some(len));
-    let mut decoder = flate2::read::MultiGzDecoder::new(ProgressReader {
-        inner: &map[..],
-        progress,
-    });
+    let mut decoder = flate2::read::MultiGzDecoder::new(ProgressReader { inner: &map[..], progress });
     let mut bytes = Vec::with_capacity(len as usize * 4);
     let result = decoder.read_to_end(&mut bytes);
     progress.finish();
@@ -288,9 +268,7 @@ pub fn parse_graph(
 }
 
 fn from_edges(edges: EdgeList, build: &BuildOptions) -> Result<Graph, ParseError> {
-    build_csr(edges, build)
-        .map(Graph::from_csr)
-        .map_err(|e| ParseError::new(Location::Whole, e.to_string()))
+    build_csr(edges, build).map(Graph::from_csr).map_err(|e| ParseError::new(Location::Whole, e.to_string()))
 }
 
 fn from_csr(csr: Csr, build: &BuildOptions) -> Result<Graph, ParseError> {
@@ -303,12 +281,7 @@ fn from_csr(csr: Csr, build: &BuildOptions) -> Result<Graph, ParseError> {
 
 /// Writes a graph file in the given format (or the one its extension names), gzip-compressed if
 /// the name ends in `.gz`. The file appears only once it is complete.
-pub fn write_graph(
-    graph: &Graph,
-    path: &Path,
-    format: Option<Format>,
-    progress: &dyn Progress,
-) -> Result<()> {
+pub fn write_graph(graph: &Graph, path: &Path, format: Option<Format>, progress: &dyn Progress) -> Result<()> {
     let (ext, compressed) = extension_of(path);
     let format = match format {
         Some(format) => format,
@@ -331,17 +304,11 @@ pub fn write_graph(
         _ => Path::new("."),
     };
     let temp = tempfile::Builder::new()
-        .prefix(&format!(
-            ".{}.",
-            path.file_name().and_then(|n| n.to_str()).unwrap_or("graph")
-        ))
+        .prefix(&format!(".{}.", path.file_name().and_then(|n| n.to_str()).unwrap_or("graph")))
         .suffix(".tmp")
         .tempfile_in(dir)
         .map_err(|e| GraphError::io(path, e))?;
-    progress.begin(
-        &format!("writing {}", format.name()),
-        Some(graph.num_edges()),
-    );
+    progress.begin(&format!("writing {}", format.name()), Some(graph.num_edges()));
     let result = (|| -> std::io::Result<()> {
         let file = BufWriter::with_capacity(1 << 20, temp.as_file());
         if compressed {
@@ -356,17 +323,11 @@ pub fn write_graph(
     })();
     progress.finish();
     result.map_err(|e| GraphError::io(path, e))?;
-    temp.persist(path)
-        .map_err(|e| GraphError::io(path, e.error))?;
+    temp.persist(path).map_err(|e| GraphError::io(path, e.error))?;
     Ok(())
 }
 
-fn write_format(
-    graph: &Graph,
-    format: Format,
-    out: &mut dyn Write,
-    progress: &dyn Progress,
-) -> std::io::Result<()> {
+fn write_format(graph: &Graph, format: Format, out: &mut dyn Write, progress: &dyn Progress) -> std::io::Result<()> {
     match format {
         Format::Dimacs => dimacs::write(graph, out, progress),
         Format::MatrixMarket => mtx::write(graph, out, progress),
