@@ -79,8 +79,8 @@ mod tests {
 
     #[test]
     fn components_ignore_direction() {
-        let g = build(EdgeList::from_pairs(7, &[(3, 0), (3, 5), (2, 4), (6, 6), (4, 2)]), &BuildOptions::AS_GIVEN)
-            .unwrap();
+        let g =
+            build(EdgeList::from_pairs(7, &[(3, 0), (3, 5), (2, 4), (6, 6), (4, 2)]), &BuildOptions::AS_GIVEN).unwrap();
         let labels = connected_components(&g);
         assert_eq!(labels, vec![0, 1, 2, 0, 2, 0, 6]);
         verify_components(&g, &labels).unwrap();

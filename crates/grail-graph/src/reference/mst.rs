@@ -7,8 +7,8 @@
 //! A minimum one has the least total weight. Several forests may be minimum; their weight is
 //! the same.
 
-use super::union_find::UnionFind;
 use super::failure;
+use super::union_find::UnionFind;
 use crate::error::Result;
 use crate::graph::{Graph, NodeId, Weight};
 
@@ -157,7 +157,10 @@ pub fn verify_msf(graph: &Graph, forest: &SpanningForest) -> Result<()> {
     }
     let sum: u64 = edges.iter().map(|&(_, _, w)| u64::from(w)).sum();
     if sum != forest.weight {
-        return Err(failure(format!("the forest's edges weigh {sum} in all, but its weight is given as {}", forest.weight)));
+        return Err(failure(format!(
+            "the forest's edges weigh {sum} in all, but its weight is given as {}",
+            forest.weight
+        )));
     }
     let minimum = minimum_spanning_forest(graph).weight;
     if forest.weight != minimum {

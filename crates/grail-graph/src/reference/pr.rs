@@ -58,7 +58,8 @@ pub fn pagerank(graph: &Graph, options: &PageRankOptions) -> PageRank {
     let mut next = vec![0.0; n];
     let mut iterations = 0;
     while iterations < options.max_iterations {
-        let dangling: f64 = (0..graph.num_nodes()).filter(|&u| graph.out_degree(u) == 0).map(|u| ranks[u as usize]).sum();
+        let dangling: f64 =
+            (0..graph.num_nodes()).filter(|&u| graph.out_degree(u) == 0).map(|u| ranks[u as usize]).sum();
         next.fill((1.0 - d) / n as f64 + d * dangling / n as f64);
         for u in 0..graph.num_nodes() {
             let neighbors = graph.neighbors(u);

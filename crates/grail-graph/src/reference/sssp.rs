@@ -98,7 +98,8 @@ pub fn verify_sssp(graph: &Graph, source: NodeId, distances: &[u64]) -> Result<(
     found[source as usize] = true;
     while let Some(u) = stack.pop() {
         for (v, w) in csr.weighted_neighbors(u) {
-            if !found[v as usize] && u128::from(distances[u as usize]) + u128::from(w) == u128::from(distances[v as usize])
+            if !found[v as usize]
+                && u128::from(distances[u as usize]) + u128::from(w) == u128::from(distances[v as usize])
             {
                 found[v as usize] = true;
                 stack.push(v);
