@@ -1,0 +1,228 @@
+//! R-MAT (recursive matrix) graphs, as in the Graph500 benchmark.
+//!
+//! Parameters: `scale` (there are `2^scale` nodes, `1 <= scale <= 31`), `edge_factor` (there are
+//! `edge_factor * 2^scale` directed edges before self-loops and duplicates are removed), and the
+//! quadrant probabilities `a`, `b`, `c` (with `d = 1 - a - b - c`). Each edge starts from the whole
+//! adjacency matrix and, `scale` times, keeps the top-left (`a`), top-right (`b`), bottom-left
+//! (`c`) or bottom-right (`d`) quadrant; the row it ends in is the source, the column the target.
+//! Skewed probabilities (Graph500: 0.57/0.19/0.19) concentrate edges on few nodes, which gives
+//! the power-law-like degrees of social and web graphs. With `permute`, ids are relabelled by a
+//! random permutation so that degree does not correlate with id.
+//!
+//! Each quadrant choice compares 32 random bits with fixed-point thresholds, without branches, so
+//! one 64-bit draw serves two levels.
+
+use rand::{Rng, RngExt};
+use rayon::prelude::*;
+
+use super::{BLOCK_EDGES, GenOptions, Stream, block_rng, check_size};
+use crate::builder::EdgeList;
+use crate::error::{GraphError, Result};
+use crate::graph::{NodeId, Weight};
+use crate::progress::Progress;
+
+/// The parameters of an R-MAT graph (see the module documentation).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Params {
+    pub scale: u32,
+    pub edge_factor: u32,
+    pub a: f64,
+    pub b: f64,
+    pub c: f64,
+    pub permute: bool,
+}
+
+impl Params {
+    fn validate(&self) -> Result<()> {
+        if self.scale == 0 || self.scale > 31 {
+            return Err(GraphError::invalid(format!(
+                "R-MAT scale must be between 1 and 31 (2 to 2^31 nodes), not {}",
+                self.scale
+            )));
+        }
+        if self.edge_factor == 0 {
+            return Err(GraphError::invalid("R-MAT edge factor must be at least 1"));
+        }
+        for (name, p) in [("a", self.a), ("b", self.b), ("c", self.c)] {
+            if !(0.0..=1.0).contains(&p) {
+                return Err(GraphError::invalid(format!("R-MAT probability {name} must be between 0 and 1, not {p}")));
+            }
+        }
+        let sum = self.a + self.b + self.c;
+        if sum > 1.0 + 1e-9 {
+            return Err(GraphError::invalid(format!(
+                "R-MAT probabilities a + b + c must be at most 1 (d = 1 - a - b - c), but sum to {sum}"
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Fixed-point cumulative quadrant probabilities, out of `2^32`.
+#[derive(Clone, Copy)]
+struct Thresholds {
+    a: u64,
+    ab: u64,
+    abc: u64,
+}
+
+impl Thresholds {
+    fn new(params: &Params) -> Thresholds {
+        let fixed = |p: f64| ((p.clamp(0.0, 1.0) * 4_294_967_296.0).round() as u64).min(1 << 32);
+        Thresholds { a: fixed(params.a), ab: fixed(params.a + params.b), abc: fixed(params.a + params.b + params.c) }
+    }
+
+    /// The (row, column) bits of the quadrant that 32 random bits choose.
+    #[inline(always)]
+    fn quadrant(&self, r: u64) -> (u32, u32) {
+        let row = (r >= self.ab) as u32;
+        let col = ((r >= self.a) & (r < self.ab)) as u32 | (r >= self.abc) as u32;
+        (row, col)
+    }
+}
+
+/// One R-MAT edge (source, target) before relabelling.
+#[inline(always)]
+fn edge<R: Rng>(rng: &mut R, scale: u32, t: &Thresholds) -> (NodeId, NodeId) {
+    let (mut u, mut v) = (0u32, 0u32);
+    let mut level = 0;
+    while level < scale {
+        let bits = rng.next_u64();
+        let (row, col) = t.quadrant(bits & 0xffff_ffff);
+        u = (u << 1) | row;
+        v = (v << 1) | col;
+        if level + 1 < scale {
+            let (row, col) = t.quadrant(bits >> 32);
+            u = (u << 1) | row;
+            v = (v << 1) | col;
+        }
+        level += 2;
+    }
+    (u, v)
+}
+
+/// The raw R-MAT edges: `edge_factor * 2^scale` of them, self-loops and duplicates included.
+pub fn edges(params: &Params, options: &GenOptions, progress: &dyn Progress) -> Result<EdgeList> {
+    params.validate()?;
+    let n = 1u64 << params.scale;
+    let m = n * u64::from(params.edge_factor);
+    check_size("this R-MAT graph", m, options.max_weight.is_some())?;
+    let m = m as usize;
+    let thresholds = Thresholds::new(params);
+    let permutation =
+        params.permute.then(|| crate::reorder::random_permutation(n as u32, options.seed, Stream::RmatPermutation));
+
+    progress.begin("generating R-MAT edges", Some(m as u64));
+    let mut sources = vec![0 as NodeId; m];
+    let mut targets = vec![0 as NodeId; m];
+    let mut weights = options.max_weight.map(|_| vec![0 as Weight; m]);
+    let work = |block: usize, sources: &mut [NodeId], targets: &mut [NodeId], weights: Option<&mut [Weight]>| {
+        let mut rng = block_rng(options.seed, Stream::Rmat, block as u64);
+        for (s, t) in sources.iter_mut().zip(targets.iter_mut()) {
+            let (u, v) = edge(&mut rng, params.scale, &thresholds);
+            (*s, *t) = match &permutation {
+                Some(p) => (p[u as usize], p[v as usize]),
+                None => (u, v),
+            };
+        }
+        if let (Some(weights), Some(max)) = (weights, options.max_weight) {
+            for w in weights.iter_mut() {
+                *w = rng.random_range(1..=max);
+            }
+        }
+        progress.advance(sources.len() as u64);
+    };
+    let blocks = sources.par_chunks_mut(BLOCK_EDGES).zip(targets.par_chunks_mut(BLOCK_EDGES)).enumerate();
+    match &mut weights {
+        Some(w) => blocks.zip(w.par_chunks_mut(BLOCK_EDGES)).for_each(|((b, (s, t)), w)| work(b, s, t, Some(w))),
+        None => blocks.for_each(|(b, (s, t))| work(b, s, t, None)),
+    }
+    progress.finish();
+    Ok(EdgeList { num_nodes: n as u32, sources, targets, weights })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::builder::{BuildOptions, build};
+    use crate::generate::Generator;
+    use crate::progress::NoProgress;
+
+    fn options(seed: u64) -> GenOptions {
+        GenOptions { seed, max_weight: None }
+    }
+
+    #[test]
+    fn sizes_before_dedup() {
+        let edges = Generator::graph500(10).edges(&options(1), &NoProgress).unwrap();
+        assert_eq!(edges.num_nodes, 1024);
+        assert_eq!(edges.len(), 16 * 1024);
+        assert!(edges.weights.is_none());
+        let model = Generator::Rmat { scale: 7, edge_factor: 3, a: 0.25, b: 0.25, c: 0.25, permute: false };
+        let edges = model.edges(&GenOptions { seed: 1, max_weight: Some(9) }, &NoProgress).unwrap();
+        assert_eq!((edges.num_nodes, edges.len()), (128, 384));
+        assert!(edges.weights.unwrap().iter().all(|&w| (1..=9).contains(&w)));
+        assert!(edges.sources.iter().chain(&edges.targets).all(|&u| u < 128));
+    }
+
+    #[test]
+    fn degrees_are_skewed() {
+        let graph =
+            build(Generator::graph500(14).edges(&options(3), &NoProgress).unwrap(), &BuildOptions::SIMPLE).unwrap();
+        let average = graph.num_edges() as f64 / f64::from(graph.num_nodes());
+        let (_, max) = graph.out().max_degree();
+        assert!(max as f64 > 50.0 * average, "max {max}, average {average}");
+        // Uniform quadrants give no skew at all.
+        let flat = Generator::Rmat { scale: 14, edge_factor: 16, a: 0.25, b: 0.25, c: 0.25, permute: false };
+        let graph = build(flat.edges(&options(3), &NoProgress).unwrap(), &BuildOptions::SIMPLE).unwrap();
+        assert!(graph.out().max_degree().1 < 60);
+    }
+
+    #[test]
+    fn unpermuted_concentrates_on_low_ids_and_permutation_spreads() {
+        let mut model = Generator::graph500(12);
+        let Generator::Rmat { permute, .. } = &mut model else { unreachable!() };
+        *permute = false;
+        let edges = model.edges(&options(5), &NoProgress).unwrap();
+        let graph = build(edges, &BuildOptions::SIMPLE).unwrap();
+        assert_eq!(graph.out().max_degree().0, 0, "node 0 is the hub without permutation");
+        // Permuting relabels: the degree multiset stays about the same, node 0 stops being the hub.
+        let permuted =
+            build(Generator::graph500(12).edges(&options(5), &NoProgress).unwrap(), &BuildOptions::SIMPLE).unwrap();
+        assert_ne!(permuted.out().max_degree().0, 0);
+        assert_eq!(permuted.out().max_degree().1, graph.out().max_degree().1);
+    }
+
+    #[test]
+    fn corner_probabilities() {
+        // a = 1: every edge is 0 -> 0.
+        let model = Generator::Rmat { scale: 5, edge_factor: 2, a: 1.0, b: 0.0, c: 0.0, permute: false };
+        let edges = model.edges(&options(1), &NoProgress).unwrap();
+        assert!(edges.sources.iter().chain(&edges.targets).all(|&u| u == 0));
+        // d = 1: every edge is last -> last.
+        let model = Generator::Rmat { scale: 5, edge_factor: 2, a: 0.0, b: 0.0, c: 0.0, permute: false };
+        let edges = model.edges(&options(1), &NoProgress).unwrap();
+        assert!(edges.sources.iter().chain(&edges.targets).all(|&u| u == 31));
+        // b = 1: row 0, last column.
+        let model = Generator::Rmat { scale: 5, edge_factor: 2, a: 0.0, b: 1.0, c: 0.0, permute: false };
+        let edges = model.edges(&options(1), &NoProgress).unwrap();
+        assert!(edges.sources.iter().all(|&u| u == 0) && edges.targets.iter().all(|&u| u == 31));
+    }
+
+    #[test]
+    fn invalid_parameters() {
+        let check = |model: Generator, needle: &str| {
+            let err = model.edges(&options(1), &NoProgress).unwrap_err().to_string();
+            assert!(err.contains(needle), "{err}");
+        };
+        let rmat = |scale, edge_factor, a, b, c| Generator::Rmat { scale, edge_factor, a, b, c, permute: true };
+        check(rmat(0, 16, 0.57, 0.19, 0.19), "scale");
+        check(rmat(32, 16, 0.57, 0.19, 0.19), "scale");
+        check(rmat(10, 0, 0.57, 0.19, 0.19), "edge factor");
+        check(rmat(10, 16, 0.6, 0.3, 0.3), "sum");
+        check(rmat(10, 16, -0.1, 0.3, 0.3), "probability a");
+        check(rmat(10, 16, 0.5, f64::NAN, 0.3), "probability b");
+        check(rmat(31, u32::MAX, 0.57, 0.19, 0.19), "GiB");
+        check(rmat(30, 16, 0.57, 0.19, 0.19), "GiB");
+    }
+}

@@ -1,0 +1,100 @@
+//! Uniform random graphs (the directed Erdős–Rényi `G(n, m)` model with replacement).
+//!
+//! Parameters: `nodes` and `average_degree`; there are `nodes * average_degree` directed edges,
+//! each with source and target drawn independently and uniformly, so self-loops and duplicates
+//! occur (rarely, for sparse graphs) until the builder removes them. Degrees are binomial: no
+//! hubs, and the diameter is logarithmic in `nodes`.
+
+use rand::{Rng, RngExt};
+use rayon::prelude::*;
+
+use super::{BLOCK_EDGES, GenOptions, Stream, block_rng, check_size};
+use crate::builder::EdgeList;
+use crate::error::{GraphError, Result};
+use crate::graph::{NodeId, Weight};
+use crate::progress::Progress;
+
+/// A node uniform in `0..n` from 32 random bits (bias below `n / 2^32`, immaterial here and
+/// several times cheaper than rejection).
+#[inline(always)]
+fn node(bits: u32, n: u32) -> NodeId {
+    ((u64::from(bits) * u64::from(n)) >> 32) as NodeId
+}
+
+/// The raw edges: `nodes * average_degree` of them.
+pub fn edges(nodes: u32, average_degree: u32, options: &GenOptions, progress: &dyn Progress) -> Result<EdgeList> {
+    if nodes == 0 {
+        return Err(GraphError::invalid("a random graph needs at least 1 node"));
+    }
+    if average_degree == 0 {
+        return Err(GraphError::invalid("a random graph needs an average degree of at least 1"));
+    }
+    let m = u64::from(nodes) * u64::from(average_degree);
+    check_size("this random graph", m, options.max_weight.is_some())?;
+    let m = m as usize;
+
+    progress.begin("generating random edges", Some(m as u64));
+    let mut sources = vec![0 as NodeId; m];
+    let mut targets = vec![0 as NodeId; m];
+    let mut weights = options.max_weight.map(|_| vec![0 as Weight; m]);
+    let work = |block: usize, sources: &mut [NodeId], targets: &mut [NodeId], weights: Option<&mut [Weight]>| {
+        let mut rng = block_rng(options.seed, Stream::Uniform, block as u64);
+        for (s, t) in sources.iter_mut().zip(targets.iter_mut()) {
+            let bits = rng.next_u64();
+            *s = node(bits as u32, nodes);
+            *t = node((bits >> 32) as u32, nodes);
+        }
+        if let (Some(weights), Some(max)) = (weights, options.max_weight) {
+            for w in weights.iter_mut() {
+                *w = rng.random_range(1..=max);
+            }
+        }
+        progress.advance(sources.len() as u64);
+    };
+    let blocks = sources.par_chunks_mut(BLOCK_EDGES).zip(targets.par_chunks_mut(BLOCK_EDGES)).enumerate();
+    match &mut weights {
+        Some(w) => blocks.zip(w.par_chunks_mut(BLOCK_EDGES)).for_each(|((b, (s, t)), w)| work(b, s, t, Some(w))),
+        None => blocks.for_each(|(b, (s, t))| work(b, s, t, None)),
+    }
+    progress.finish();
+    Ok(EdgeList { num_nodes: nodes, sources, targets, weights })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generate::Generator;
+    use crate::progress::NoProgress;
+
+    #[test]
+    fn sizes_and_spread() {
+        let model = Generator::Uniform { nodes: 1000, average_degree: 20 };
+        let edges = model.edges(&GenOptions { seed: 9, max_weight: Some(3) }, &NoProgress).unwrap();
+        assert_eq!((edges.num_nodes, edges.len()), (1000, 20_000));
+        let mut degree = vec![0u32; 1000];
+        for &u in &edges.sources {
+            degree[u as usize] += 1;
+        }
+        // Binomial(20000, 1/1000): mean 20, standard deviation about 4.5.
+        assert!(degree.iter().all(|&d| (1..=45).contains(&d)), "{:?}", degree.iter().max());
+        assert!(edges.targets.iter().all(|&v| v < 1000));
+        assert!(edges.weights.unwrap().iter().all(|&w| (1..=3).contains(&w)));
+        let single = Generator::Uniform { nodes: 1, average_degree: 3 };
+        let edges = single.edges(&GenOptions::default(), &NoProgress).unwrap();
+        assert_eq!(edges.sources, [0, 0, 0]);
+    }
+
+    #[test]
+    fn invalid_parameters() {
+        let options = GenOptions::default();
+        for (model, needle) in [
+            (Generator::Uniform { nodes: 0, average_degree: 4 }, "at least 1 node"),
+            (Generator::Uniform { nodes: 10, average_degree: 0 }, "average degree"),
+            (Generator::Uniform { nodes: u32::MAX, average_degree: u32::MAX }, "GiB"),
+            (Generator::Uniform { nodes: u32::MAX, average_degree: 3 }, "GiB"),
+        ] {
+            let err = model.edges(&options, &NoProgress).unwrap_err().to_string();
+            assert!(err.contains(needle), "{err}");
+        }
+    }
+}
