@@ -1,20 +1,141 @@
-//! (being written)
+//! SNAP-style edge lists: `.el` (`u v` per line) and weighted `.wel` (`u v w` per line).
+//!
+//! - Node ids are 0-based decimal integers below `u32::MAX`; weights are decimal integers that
+//!   fit in 32 bits. Fields are separated by spaces or tabs; `\r\n` line ends are accepted.
+//! - Lines whose first non-blank character is `#` or `%` are comments; blank lines are ignored.
+//! - Every other line must hold exactly 2 (`.el`) or 3 (`.wel`) fields.
+//! - Each line is the directed edge `u -> v`; edges keep the order of the file.
+//! - There is no header, so the node count is the largest id plus one: nodes above the largest
+//!   id that appears (trailing isolated nodes) cannot be represented, and are lost when a graph
+//!   that has them is written and read back.
+//!
+//! The writer emits one line per edge in CSR order; `.el` drops weights.
+
 use std::io::Write;
+use std::ops::Range;
 
 use crate::builder::EdgeList;
-use crate::error::{Location, ParseError};
+use crate::error::ParseError;
 use crate::graph::Graph;
+use crate::io::text::{self, EdgeChunk, Scanner, TextError};
 use crate::progress::Progress;
 
-pub(crate) fn parse(_bytes: &[u8], _weighted: bool, _progress: &dyn Progress) -> Result<EdgeList, ParseError> {
-    Err(ParseError::new(Location::Whole, "edge list reader is being written"))
+pub(crate) fn parse(bytes: &[u8], weighted: bool, progress: &dyn Progress) -> Result<EdgeList, ParseError> {
+    parse_with(bytes, weighted, progress, text::MIN_CHUNK)
 }
 
-pub(crate) fn write(
-    _graph: &Graph,
-    _weighted: bool,
-    _out: &mut dyn Write,
-    _progress: &dyn Progress,
-) -> std::io::Result<()> {
-    Err(std::io::Error::other("edge list writer is being written"))
+fn parse_with(bytes: &[u8], weighted: bool, progress: &dyn Progress, min_chunk: usize) -> Result<EdgeList, ParseError> {
+    progress.begin(if weighted { "parsing wel" } else { "parsing el" }, Some(bytes.len() as u64));
+    let ranges = text::chunk_ranges(bytes, 0, min_chunk);
+    let chunks = text::parse_chunks(bytes, &ranges, progress, |range| parse_chunk(bytes, range, weighted));
+    progress.finish();
+    let chunks = chunks?;
+    let max_id = chunks.iter().filter_map(|(_, max)| *max).max();
+    // Ids are below u32::MAX, so the count fits.
+    let num_nodes = max_id.map_or(0, |m| m + 1);
+    let chunks = chunks.into_iter().map(|(chunk, _)| chunk).collect();
+    Ok(text::assemble(num_nodes, chunks, weighted))
+}
+
+/// Parses the lines of one chunk; returns its edges and largest id.
+fn parse_chunk(bytes: &[u8], range: Range<usize>, weighted: bool) -> Result<(EdgeChunk, Option<u32>), TextError> {
+    let mut chunk = EdgeChunk::for_bytes(range.len(), weighted);
+    let mut max_id: Option<u32> = None;
+    let mut s = Scanner::new(bytes, range);
+    while !s.is_done() {
+        s.skip_spaces();
+        match s.peek() {
+            None => break,
+            Some(b'\n') => {
+                s.next_line();
+                continue;
+            }
+            Some(b'#' | b'%') => {
+                s.next_line();
+                continue;
+            }
+            Some(_) => {}
+        }
+        let line_start = s.pos();
+        let line = (|| -> Result<(u32, u32, u32), TextError> {
+            let u = s.node0()?;
+            let v = s.node0()?;
+            let w = if weighted { s.weight("a weight")? } else { 1 };
+            s.end_line(if weighted { "the weight" } else { "the target node" })?;
+            Ok((u, v, w))
+        })();
+        let (u, v, w) = line.map_err(|e| field_count_error(bytes, line_start, weighted).unwrap_or(e))?;
+        if weighted {
+            chunk.push_weighted(u, v, w);
+        } else {
+            chunk.push(u, v);
+        }
+        let m = u.max(v);
+        max_id = Some(max_id.map_or(m, |x| x.max(m)));
+    }
+    Ok((chunk, max_id))
+}
+
+/// The error for a line with the wrong number of fields, if that is what is wrong with it.
+#[cold]
+fn field_count_error(bytes: &[u8], line_start: usize, weighted: bool) -> Option<TextError> {
+    let found = text::fields_on_line(bytes, line_start);
+    let (expected, fields) = if weighted { (3, "source target weight") } else { (2, "source target") };
+    if found == expected {
+        return None;
+    }
+    let hint = if !weighted && found == 3 { "; for weighted edges use --format wel" } else { "" };
+    Some(TextError::new(line_start, format!("expected {expected} fields ({fields}), found {found}{hint}")))
+}
+
+pub(crate) fn write(graph: &Graph, weighted: bool, out: &mut dyn Write, progress: &dyn Progress) -> std::io::Result<()> {
+    let csr = graph.out();
+    let weights = csr.weights().filter(|_| weighted);
+    text::write_chunked(csr, b"", out, progress, |nodes, buf| {
+        for u in nodes {
+            for e in csr.edge_range(u) {
+                text::push_u64(buf, u64::from(u));
+                buf.push(b' ');
+                text::push_u64(buf, u64::from(csr.targets()[e]));
+                if weighted {
+                    buf.push(b' ');
+                    text::push_u64(buf, weights.map_or(1, |w| u64::from(w[e])));
+                }
+                buf.push(b'\n');
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::progress::NoProgress;
+
+    #[test]
+    fn chunking_does_not_change_the_result() {
+        let mut text = String::from("# comment\n\n");
+        for i in 0..500u32 {
+            text.push_str(&format!("{} {}\t{}\r\n", i % 37, (i * 7) % 101, i));
+            if i % 50 == 0 {
+                text.push_str("% another comment\n   \n");
+            }
+        }
+        let whole = parse_with(text.as_bytes(), true, &NoProgress, usize::MAX).unwrap();
+        for min in [1, 7, 64, 1000] {
+            assert_eq!(parse_with(text.as_bytes(), true, &NoProgress, min).unwrap(), whole);
+        }
+        assert_eq!(whole.num_nodes, 101);
+        assert_eq!(whole.len(), 500);
+    }
+
+    #[test]
+    fn first_error_wins_across_chunks() {
+        let mut text = String::new();
+        for i in 0..300 {
+            text.push_str(if i == 100 || i == 250 { "1 x\n" } else { "1 2\n" });
+        }
+        let err = parse_with(text.as_bytes(), false, &NoProgress, 16).unwrap_err();
+        assert_eq!(err.to_string(), "line 101: expected a node id, found 'x'");
+    }
 }

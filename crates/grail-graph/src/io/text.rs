@@ -1,4 +1,24 @@
-//! Shared machinery for text formats: parallel line-chunked parsing, fast integer parsing.
+//! Shared machinery for the text formats: chunked parallel parsing, byte-level number parsing,
+//! error positions, and chunked parallel writing.
+//!
+//! A text reader parses its header sequentially, then cuts the body into chunks that end at line
+//! boundaries and parses the chunks in parallel into per-chunk arrays, which are concatenated in
+//! parallel at the end. The hot loop works on bytes: no UTF-8 checks, no splitting iterators, and
+//! no line counting. An error carries the byte offset where it was found; its line number is
+//! computed only when the error is reported, by counting the newlines before it.
+
+use std::io::Write;
+use std::ops::Range;
+
+use rayon::prelude::*;
+
+use crate::builder::EdgeList;
+use crate::error::{Location, ParseError};
+use crate::graph::{Csr, MAX_NODES, NodeId};
+use crate::progress::Progress;
+
+/// Chunks smaller than this are not worth a task of their own.
+pub(crate) const MIN_CHUNK: usize = 1 << 20;
 
 /// The first line that is neither blank nor a comment (starting with one of `comment_starts`).
 pub(crate) fn first_data_line<'a>(bytes: &'a [u8], comment_starts: &[u8]) -> Option<&'a [u8]> {
@@ -6,4 +26,479 @@ pub(crate) fn first_data_line<'a>(bytes: &'a [u8], comment_starts: &[u8]) -> Opt
         .split(|&b| b == b'\n')
         .map(|line| line.trim_ascii())
         .find(|line| !line.is_empty() && !comment_starts.contains(&line[0]))
+}
+
+/// A problem at a byte offset of a text input; becomes a [`ParseError`] with a line number.
+#[derive(Debug)]
+pub(crate) struct TextError {
+    pub offset: usize,
+    pub message: String,
+}
+
+impl TextError {
+    pub fn new(offset: usize, message: impl Into<String>) -> Self {
+        TextError { offset, message: message.into() }
+    }
+
+    /// Attaches the 1-based line of the offset.
+    pub fn locate(self, bytes: &[u8]) -> ParseError {
+        ParseError::new(Location::Line(line_at(bytes, self.offset)), self.message)
+    }
+}
+
+/// The 1-based line that byte `offset` is on.
+pub(crate) fn line_at(bytes: &[u8], offset: usize) -> u64 {
+    let end = offset.min(bytes.len());
+    memchr::memchr_iter(b'\n', &bytes[..end]).count() as u64 + 1
+}
+
+/// A token of the input for an error message: lossily decoded, and shortened if long.
+pub(crate) fn quote(token: &[u8]) -> String {
+    const LIMIT: usize = 40;
+    if token.len() > LIMIT {
+        format!("{}...", String::from_utf8_lossy(&token[..LIMIT]))
+    } else {
+        String::from_utf8_lossy(token).into_owned()
+    }
+}
+
+#[inline]
+fn is_space(b: u8) -> bool {
+    b == b' ' || b == b'\t' || b == b'\r'
+}
+
+#[inline]
+fn ends_token(b: Option<&u8>) -> bool {
+    match b {
+        None => true,
+        Some(&b) => b == b'\n' || is_space(b),
+    }
+}
+
+/// The number of whitespace-separated fields on the line that `offset` is on.
+pub(crate) fn fields_on_line(bytes: &[u8], offset: usize) -> usize {
+    let offset = offset.min(bytes.len());
+    let start = memchr::memrchr(b'\n', &bytes[..offset]).map_or(0, |i| i + 1);
+    let end = memchr::memchr(b'\n', &bytes[offset..]).map_or(bytes.len(), |i| offset + i);
+    bytes[start..end].split(|&b| is_space(b)).filter(|f| !f.is_empty()).count()
+}
+
+/// Reads fields off lines of a byte slice. Positions are offsets into the whole input, so errors
+/// can be placed without knowing which chunk they came from.
+pub(crate) struct Scanner<'a> {
+    /// The input up to the end of the part being scanned.
+    bytes: &'a [u8],
+    pos: usize,
+    /// Where the last token read starts.
+    token: usize,
+}
+
+impl<'a> Scanner<'a> {
+    /// Scans `range` of `bytes`.
+    pub fn new(bytes: &'a [u8], range: Range<usize>) -> Self {
+        let end = range.end.min(bytes.len());
+        let start = range.start.min(end);
+        Scanner { bytes: &bytes[..end], pos: start, token: start }
+    }
+
+    #[inline]
+    pub fn pos(&self) -> usize {
+        self.pos
+    }
+
+    #[inline]
+    pub fn is_done(&self) -> bool {
+        self.pos >= self.bytes.len()
+    }
+
+    #[inline]
+    pub fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.pos).copied()
+    }
+
+    #[inline]
+    pub fn skip_spaces(&mut self) {
+        while let Some(&b) = self.bytes.get(self.pos) {
+            if !is_space(b) {
+                break;
+            }
+            self.pos += 1;
+        }
+    }
+
+    /// Skips spaces and tells whether the line (or input) ends here.
+    #[inline]
+    pub fn at_line_end(&mut self) -> bool {
+        self.skip_spaces();
+        matches!(self.peek(), None | Some(b'\n'))
+    }
+
+    /// Moves to the start of the next line.
+    #[inline]
+    pub fn next_line(&mut self) {
+        let rest = self.bytes.get(self.pos..).unwrap_or(&[]);
+        self.pos = match memchr::memchr(b'\n', rest) {
+            Some(i) => self.pos + i + 1,
+            None => self.bytes.len(),
+        };
+    }
+
+    /// Ends a line that must hold nothing more; `what` names what the line should end after.
+    #[inline]
+    pub fn end_line(&mut self, what: &str) -> Result<(), TextError> {
+        if self.at_line_end() {
+            self.pos = (self.pos + 1).min(self.bytes.len());
+            Ok(())
+        } else {
+            let word = self.word();
+            Err(self.error(format!("expected the end of the line after {what}, found '{}'", quote(word))))
+        }
+    }
+
+    /// The next whitespace-separated token (empty at the end of the line).
+    pub fn word(&mut self) -> &'a [u8] {
+        self.skip_spaces();
+        self.token = self.pos;
+        while !ends_token(self.bytes.get(self.pos)) {
+            self.pos += 1;
+        }
+        &self.bytes[self.token..self.pos]
+    }
+
+    /// The last token read.
+    pub fn token(&self) -> &'a [u8] {
+        &self.bytes[self.token.min(self.pos)..self.pos]
+    }
+
+    /// An error at the start of the last token read.
+    pub fn error(&self, message: impl Into<String>) -> TextError {
+        TextError::new(self.token, message)
+    }
+
+    /// Reads an unsigned decimal number; `what` names it for errors ("a node id"). Numbers too
+    /// large for `u64` come back as `u64::MAX`, which every caller's range check rejects.
+    #[inline]
+    pub fn number(&mut self, what: &str) -> Result<u64, TextError> {
+        self.skip_spaces();
+        let start = self.pos;
+        self.token = start;
+        let mut value: u64 = 0;
+        while let Some(&b) = self.bytes.get(self.pos) {
+            let digit = b.wrapping_sub(b'0');
+            if digit > 9 {
+                break;
+            }
+            value = value.wrapping_mul(10).wrapping_add(u64::from(digit));
+            self.pos += 1;
+        }
+        let len = self.pos - start;
+        // 19 digits always fit in a u64; anything odd goes to the careful path.
+        if len == 0 || len > 19 || !ends_token(self.bytes.get(self.pos)) {
+            return self.number_slow(start, what);
+        }
+        Ok(value)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn number_slow(&mut self, start: usize, what: &str) -> Result<u64, TextError> {
+        self.pos = start;
+        let token = self.word();
+        if token.is_empty() {
+            return Err(self.error(format!("expected {what}, found the end of the line")));
+        }
+        if token.iter().all(u8::is_ascii_digit) {
+            let value = token
+                .iter()
+                .try_fold(0u64, |v, &d| v.checked_mul(10)?.checked_add(u64::from(d - b'0')))
+                .unwrap_or(u64::MAX);
+            return Ok(value);
+        }
+        if token.len() > 1 && token[0] == b'-' && token[1..].iter().all(u8::is_ascii_digit) {
+            return Err(self.error(format!("expected {what}, found '{}': negative numbers are not allowed", quote(token))));
+        }
+        Err(self.error(format!("expected {what}, found '{}'", quote(token))))
+    }
+
+    /// A 0-based node id: below `u32::MAX`, which is reserved.
+    #[inline]
+    pub fn node0(&mut self) -> Result<NodeId, TextError> {
+        let value = self.number("a node id")?;
+        if value < MAX_NODES {
+            Ok(value as NodeId)
+        } else {
+            Err(self.error(format!(
+                "node id {} is out of range: ids must be below {MAX_NODES}",
+                quote(self.token())
+            )))
+        }
+    }
+
+    /// A 1-based id in `1..=n`, returned 0-based; `what` is "node id", "row index", ...
+    #[inline]
+    pub fn id1(&mut self, n: u64, what: &str) -> Result<NodeId, TextError> {
+        let value = self.number(what)?;
+        if value >= 1 && value <= n {
+            Ok((value - 1) as NodeId)
+        } else {
+            Err(self.id1_error(n, what))
+        }
+    }
+
+    #[cold]
+    fn id1_error(&self, n: u64, what: &str) -> TextError {
+        let what = what.trim_start_matches("a ").trim_start_matches("an ");
+        let range = if n == 0 { "empty: there are none".to_string() } else { format!("1..={n}") };
+        self.error(format!("{what} {} is out of range {range} (ids are 1-based)", quote(self.token())))
+    }
+
+    /// A weight that must fit in 32 bits; `what` is "a weight", "a vertex weight", ...
+    #[inline]
+    pub fn weight(&mut self, what: &str) -> Result<u32, TextError> {
+        let value = self.number(what)?;
+        if value <= u64::from(u32::MAX) {
+            Ok(value as u32)
+        } else {
+            let what = what.trim_start_matches("a ").trim_start_matches("an ");
+            Err(self.error(format!("{what} {} does not fit in 32 bits", quote(self.token()))))
+        }
+    }
+}
+
+/// Cuts `bytes[start..]` into ranges that end just after a newline (the last one at the end of
+/// the input): about four per thread, none much smaller than `min_chunk`.
+pub(crate) fn chunk_ranges(bytes: &[u8], start: usize, min_chunk: usize) -> Vec<Range<usize>> {
+    let len = bytes.len();
+    let start = start.min(len);
+    let body = len - start;
+    let threads = rayon::current_num_threads().max(1);
+    let count = (body / min_chunk.max(1)).clamp(1, 4 * threads);
+    let target = body.div_ceil(count).max(1);
+    let mut ranges = Vec::with_capacity(count + 1);
+    let mut at = start;
+    while at < len {
+        let mut end = at.saturating_add(target).min(len);
+        if end < len && bytes[end - 1] != b'\n' {
+            end = memchr::memchr(b'\n', &bytes[end..]).map_or(len, |i| end + i + 1);
+        }
+        ranges.push(at..end);
+        at = end;
+    }
+    ranges
+}
+
+/// Parses `ranges` of `bytes` in parallel with `parse`, reporting each chunk's bytes as it is
+/// done. The error reported is the first in the input, whichever task found it.
+pub(crate) fn parse_chunks<T, F>(
+    bytes: &[u8],
+    ranges: &[Range<usize>],
+    progress: &dyn Progress,
+    parse: F,
+) -> Result<Vec<T>, ParseError>
+where
+    T: Send,
+    F: Fn(Range<usize>) -> Result<T, TextError> + Sync,
+{
+    let results: Vec<Result<T, TextError>> = ranges
+        .par_iter()
+        .with_max_len(1)
+        .map(|range| {
+            let result = parse(range.clone());
+            progress.advance(range.len() as u64);
+            result
+        })
+        .collect();
+    results.into_iter().map(|r| r.map_err(|e| e.locate(bytes))).collect()
+}
+
+/// Edges parsed from one chunk.
+#[derive(Debug, Default)]
+pub(crate) struct EdgeChunk {
+    pub sources: Vec<NodeId>,
+    pub targets: Vec<NodeId>,
+    /// Empty for unweighted formats.
+    pub weights: Vec<u32>,
+}
+
+impl EdgeChunk {
+    /// Room for about the edges that `bytes` bytes of text hold.
+    pub fn for_bytes(bytes: usize, weighted: bool) -> Self {
+        let edges = bytes / 10 + 16;
+        EdgeChunk {
+            sources: Vec::with_capacity(edges),
+            targets: Vec::with_capacity(edges),
+            weights: Vec::with_capacity(if weighted { edges } else { 0 }),
+        }
+    }
+
+    #[inline]
+    pub fn push(&mut self, source: NodeId, target: NodeId) {
+        self.sources.push(source);
+        self.targets.push(target);
+    }
+
+    #[inline]
+    pub fn push_weighted(&mut self, source: NodeId, target: NodeId, weight: u32) {
+        self.sources.push(source);
+        self.targets.push(target);
+        self.weights.push(weight);
+    }
+}
+
+/// Joins per-chunk edges, in order, into one edge list.
+pub(crate) fn assemble(num_nodes: u32, chunks: Vec<EdgeChunk>, weighted: bool) -> EdgeList {
+    let mut sources = Vec::with_capacity(chunks.len());
+    let mut targets = Vec::with_capacity(chunks.len());
+    let mut weights = Vec::with_capacity(chunks.len());
+    for chunk in chunks {
+        sources.push(chunk.sources);
+        targets.push(chunk.targets);
+        weights.push(chunk.weights);
+    }
+    let (sources, (targets, weights)) =
+        rayon::join(|| concat(sources), || rayon::join(|| concat(targets), || weighted.then(|| concat(weights))));
+    EdgeList { num_nodes, sources, targets, weights }
+}
+
+/// Concatenates arrays in parallel.
+pub(crate) fn concat(mut parts: Vec<Vec<u32>>) -> Vec<u32> {
+    if parts.len() == 1 {
+        return parts.pop().unwrap_or_default();
+    }
+    let total = parts.iter().map(Vec::len).sum();
+    // Zeroed allocations of this size come straight from the OS, so the zeroing is free.
+    let mut out = vec![0u32; total];
+    let mut pieces = Vec::with_capacity(parts.len());
+    let mut rest = out.as_mut_slice();
+    for part in &parts {
+        let (head, tail) = rest.split_at_mut(part.len());
+        pieces.push(head);
+        rest = tail;
+    }
+    pieces.into_par_iter().zip(parts.par_iter()).for_each(|(dst, src)| dst.copy_from_slice(src));
+    out
+}
+
+/// Checks a node count read from a header.
+pub(crate) fn check_node_count(n: u64, scanner: &Scanner) -> Result<u32, TextError> {
+    if n <= MAX_NODES {
+        Ok(n as u32)
+    } else {
+        Err(scanner.error(format!("{n} nodes is more than the {MAX_NODES} a graph may have")))
+    }
+}
+
+/// Appends the decimal digits of `value`.
+#[inline]
+pub(crate) fn push_u64(buf: &mut Vec<u8>, mut value: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (value % 10) as u8;
+        value /= 10;
+        if value == 0 {
+            break;
+        }
+    }
+    buf.extend_from_slice(&digits[i..]);
+}
+
+/// Nodes per formatting task at most, and edges per task to aim for.
+const WRITE_NODES: u64 = 1 << 16;
+const WRITE_EDGES: u64 = 1 << 18;
+
+/// Groups of consecutive nodes with a bounded number of nodes and about `WRITE_EDGES` edges.
+fn write_groups(csr: &Csr) -> Vec<Range<u32>> {
+    let offsets = csr.offsets();
+    let n = u64::from(csr.num_nodes());
+    let mut groups = Vec::new();
+    let mut u = 0u64;
+    while u < n {
+        let goal = offsets[u as usize].saturating_add(WRITE_EDGES);
+        let by_edges = offsets.partition_point(|&o| o < goal) as u64;
+        let end = by_edges.clamp(u + 1, (u + WRITE_NODES).min(n));
+        groups.push(u as u32..end as u32);
+        u = end;
+    }
+    groups
+}
+
+/// Writes `header`, then the lines that `format` makes for each group of nodes: groups are
+/// formatted in parallel, a batch at a time, and written in order. Progress is in edges.
+pub(crate) fn write_chunked<F>(
+    csr: &Csr,
+    header: &[u8],
+    out: &mut dyn Write,
+    progress: &dyn Progress,
+    format: F,
+) -> std::io::Result<()>
+where
+    F: Fn(Range<u32>, &mut Vec<u8>) + Sync,
+{
+    out.write_all(header)?;
+    let groups = write_groups(csr);
+    let batch = 4 * rayon::current_num_threads().max(1);
+    for batch in groups.chunks(batch) {
+        let buffers: Vec<Vec<u8>> = batch
+            .par_iter()
+            .with_max_len(1)
+            .map(|nodes| {
+                let edges = csr.offsets()[nodes.end as usize] - csr.offsets()[nodes.start as usize];
+                let mut buf = Vec::with_capacity((edges as usize + nodes.len()) * 24);
+                format(nodes.clone(), &mut buf);
+                buf
+            })
+            .collect();
+        for (nodes, buf) in batch.iter().zip(&buffers) {
+            out.write_all(buf)?;
+            progress.advance(csr.offsets()[nodes.end as usize] - csr.offsets()[nodes.start as usize]);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_end_at_newlines_and_cover_everything() {
+        let text = b"1 2\n33 44\n555 666\n7 8\n9 10";
+        for min in 1..12 {
+            let ranges = chunk_ranges(text, 4, min);
+            assert_eq!(ranges.first().unwrap().start, 4);
+            assert_eq!(ranges.last().unwrap().end, text.len());
+            for w in ranges.windows(2) {
+                assert_eq!(w[0].end, w[1].start);
+                assert_eq!(text[w[0].end - 1], b'\n');
+            }
+        }
+        assert!(chunk_ranges(text, text.len(), 1).is_empty());
+    }
+
+    #[test]
+    fn numbers() {
+        let text = b"  12\t0 18446744073709551615 99999999999999999999999 x1 -4\n";
+        let mut s = Scanner::new(text, 0..text.len());
+        assert_eq!(s.number("a").unwrap(), 12);
+        assert_eq!(s.number("a").unwrap(), 0);
+        assert_eq!(s.number("a").unwrap(), u64::MAX);
+        assert_eq!(s.number("a").unwrap(), u64::MAX);
+        assert_eq!(s.number("a node id").unwrap_err().message, "expected a node id, found 'x1'");
+        assert!(s.number("a weight").unwrap_err().message.contains("negative"));
+        let err = s.number("a weight").unwrap_err();
+        assert_eq!(err.message, "expected a weight, found the end of the line");
+        assert_eq!(line_at(text, err.offset), 1);
+    }
+
+    #[test]
+    fn formats_numbers() {
+        let mut buf = Vec::new();
+        for v in [0, 7, 10, 4294967295, u64::MAX] {
+            buf.clear();
+            push_u64(&mut buf, v);
+            assert_eq!(buf, v.to_string().as_bytes());
+        }
+    }
 }
