@@ -169,6 +169,38 @@ fn dense_pagerank(graph: &Graph) -> Vec<f64> {
     ranks
 }
 
+/// PageRank by pulling over in-edges, for graphs too large for [`dense_pagerank`].
+fn pull_pagerank(graph: &Graph) -> Vec<f64> {
+    let n = graph.num_nodes() as usize;
+    let d = 0.85;
+    let reverse = graph.out().transpose();
+    let degree: Vec<usize> = (0..n as u32).map(|u| graph.neighbors(u).len()).collect();
+    let mut ranks = vec![1.0 / n as f64; n];
+    for _ in 0..400 {
+        let dangling: f64 = (0..n).filter(|&u| degree[u] == 0).map(|u| ranks[u]).sum();
+        ranks = (0..n as u32)
+            .map(|v| {
+                let pulled: f64 =
+                    reverse.neighbors(v).iter().map(|&u| ranks[u as usize] / degree[u as usize] as f64).sum();
+                (1.0 - d) / n as f64 + d * (pulled + dangling / n as f64)
+            })
+            .collect();
+    }
+    ranks
+}
+
+/// How many nodes (and forest swaps) the corruption checks try on a large graph.
+const SAMPLE: usize = 24;
+
+/// The nodes to corrupt: all of a small graph, an even spread of a large one.
+fn sample(n: u32) -> Vec<u32> {
+    if n as usize <= 2 * SAMPLE {
+        (0..n).collect()
+    } else {
+        (0..SAMPLE as u64).map(|i| (i * u64::from(n) / SAMPLE as u64) as u32).chain([n - 1]).collect()
+    }
+}
+
 /// Greedy independent set in the order given.
 fn greedy_mis(graph: &Graph, order: &[u32]) -> Vec<bool> {
     let adjacent = adjacency_matrix(graph);
@@ -215,7 +247,7 @@ fn check_bfs(graph: &Graph, source: NodeId) {
     let levels = bfs(graph, source);
     assert_eq!(levels, oracle_levels(graph, source), "BFS from {source}");
     verify_bfs(graph, source, &levels).unwrap();
-    for v in 0..graph.num_nodes() {
+    for v in sample(graph.num_nodes()) {
         let level = levels[v as usize];
         if v == source || level == UNREACHED {
             continue;
@@ -239,7 +271,7 @@ fn check_sssp(graph: &Graph, source: NodeId) {
     let distances = sssp(graph, source);
     assert_eq!(distances, oracle_distances(graph, source, false), "SSSP from {source}");
     verify_sssp(graph, source, &distances).unwrap();
-    for v in 0..graph.num_nodes() {
+    for v in sample(graph.num_nodes()) {
         let distance = distances[v as usize];
         if v == source || distance == INFINITE_DISTANCE {
             continue;
@@ -263,7 +295,7 @@ fn check_components(graph: &Graph) {
     verify_components(graph, &labels).unwrap();
     let n = graph.num_nodes();
     if n >= 2 {
-        for v in 0..n {
+        for v in sample(n) {
             let mut bad = labels.clone();
             bad[v as usize] = (labels[v as usize] + 1) % n;
             let message = rejection(verify_components(graph, &bad));
@@ -274,7 +306,7 @@ fn check_components(graph: &Graph) {
 
 fn check_pagerank(graph: &Graph) {
     let result = pagerank(graph, &PageRankOptions::default());
-    let dense = dense_pagerank(graph);
+    let dense = if graph.num_nodes() <= 200 { dense_pagerank(graph) } else { pull_pagerank(graph) };
     let l1: f64 = result.ranks.iter().zip(&dense).map(|(a, b)| (a - b).abs()).sum();
     assert!(l1 < 1e-7, "PageRank is {l1} away from the dense solution");
     if graph.num_nodes() > 0 {
@@ -317,7 +349,7 @@ fn check_mis(graph: &Graph, seeds: &[u64]) {
         let other = greedy_mis(graph, &shuffled(graph.num_nodes(), seed));
         verify_mis(graph, &other).unwrap();
     }
-    for v in 0..graph.num_nodes() as usize {
+    for v in sample(graph.num_nodes()).into_iter().map(|v| v as usize) {
         let mut bad = set.clone();
         bad[v] = !bad[v];
         let message = rejection(verify_mis(graph, &bad));
@@ -376,7 +408,8 @@ fn check_msf(graph: &Graph) {
     let in_forest: std::collections::HashSet<(u32, u32)> = forest.edges.iter().map(|&(u, v, _)| (u, v)).collect();
     let mut pairs: Vec<_> = lightest.iter().map(|(&k, &w)| (k, w)).collect();
     pairs.sort_unstable();
-    for &((a, b), w) in &pairs {
+    let step = pairs.len().div_ceil(SAMPLE);
+    for &((a, b), w) in pairs.iter().step_by(step.max(1)) {
         if in_forest.contains(&(a, b)) {
             continue;
         }
@@ -429,7 +462,8 @@ fn check_all(graph: &Graph, seeds: &[u64]) {
     }
     check_components(graph);
     check_pagerank(graph);
-    check_triangles(graph, brute_force_triangles(graph));
+    let expected = if n <= 60 { brute_force_triangles(graph) } else { bitset_triangles(graph) };
+    check_triangles(graph, expected);
     check_mis(graph, seeds);
     check_msf(graph);
 }
@@ -578,4 +612,44 @@ fn larger_random_graph_against_bitset_triangles() {
         (0..30_000).map(|i| (order[i % n as usize], order[(i * 7 + 13) % n as usize] / 3, 1)).collect();
     let graph = graph_of(n, &triples, false);
     assert_eq!(triangles(&graph), bitset_triangles(&graph));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Generated graphs of every model, a few thousand nodes each.
+
+#[test]
+fn generated_graphs() {
+    use grail_graph::NoProgress;
+    use grail_graph::generate::{GenOptions, Generator, generate};
+    let models = [
+        Generator::Rmat { scale: 11, edge_factor: 8, a: 0.57, b: 0.19, c: 0.19, permute: true },
+        Generator::Uniform { nodes: 3000, average_degree: 4 },
+        Generator::Grid { rows: 40, cols: 60 },
+        Generator::Road { nodes: 3000 },
+    ];
+    for model in &models {
+        for (seed, max_weight, undirected) in [(1, None, false), (2, Some(100), true), (3, Some(u32::MAX), false)] {
+            let graph = generate(model, &GenOptions { seed, max_weight }, undirected, &NoProgress).unwrap();
+            assert!(graph.num_nodes() >= 2000, "{} has {} nodes", model.name(), graph.num_nodes());
+            check_all(&graph, &[seed]);
+        }
+    }
+}
+
+/// The triangle reference on a Graph500 scale-18 graph (about 8M directed edges), with its time;
+/// run with `cargo test --release -p grail-graph --test references -- --ignored --nocapture`.
+#[test]
+#[ignore = "seconds in release, minutes in debug"]
+fn triangles_on_graph500_scale_18() {
+    use grail_graph::NoProgress;
+    use grail_graph::generate::{GenOptions, Generator, generate};
+    let graph = generate(&Generator::graph500(18), &GenOptions::default(), true, &NoProgress).unwrap();
+    let start = std::time::Instant::now();
+    let count = triangles(&graph);
+    println!(
+        "{count} triangles in {} nodes, {} directed edges: {:.2?}",
+        graph.num_nodes(),
+        graph.num_edges(),
+        start.elapsed()
+    );
 }
