@@ -1,1 +1,490 @@
-//! Node reorderings (filled in next).
+//! Node reorderings: relabelling node ids so that nodes used together sit together in memory.
+//!
+//! A [`Permutation`] maps every old id to a new one; [`Permutation::apply`] builds the relabelled
+//! graph. [`reorder`] computes the permutation of a [`Reordering`]:
+//!
+//! * [`Reordering::Degree`]: by descending out-degree (ties by smaller old id), so hubs share the
+//!   first cache lines and per-node arrays of skewed graphs have their hot part up front;
+//! * [`Reordering::Bfs`]: in breadth-first order, so neighbours get nearby ids (a cheap locality
+//!   ordering in the spirit of Cuthill–McKee);
+//! * [`Reordering::Random`]: a seeded uniform shuffle, which destroys any locality of the input
+//!   (the baseline against which the others are measured).
+
+use std::sync::atomic::{AtomicU32, Ordering as AtomicOrdering};
+
+use rand::RngExt;
+use rayon::prelude::*;
+
+use crate::error::{GraphError, Result};
+use crate::generate::{Stream, block_rng, hash3};
+use crate::graph::{Csr, EdgeId, Graph, MAX_NODES, NodeId};
+use crate::properties::{Column, Properties};
+
+/// A relabelling of the nodes `0..n`: old id `u` becomes `new_id(u)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Permutation {
+    new_id_of_old: Vec<u32>,
+}
+
+impl Permutation {
+    /// The permutation that sends old id `u` to `new_id_of_old[u]`; checks that every id in
+    /// `0..len` appears exactly once.
+    pub fn from_new_ids(new_id_of_old: Vec<u32>) -> Result<Permutation> {
+        let n = new_id_of_old.len();
+        if n as u64 > MAX_NODES {
+            return Err(GraphError::invalid(format!(
+                "a permutation of {n} ids is longer than the {MAX_NODES} allowed"
+            )));
+        }
+        let mut seen = vec![0u64; n.div_ceil(64)];
+        for (old, &new) in new_id_of_old.iter().enumerate() {
+            if new as usize >= n {
+                return Err(GraphError::invalid(format!(
+                    "not a permutation: old id {old} maps to {new}, but there are only {n} ids"
+                )));
+            }
+            let (word, bit) = (new as usize / 64, 1u64 << (new % 64));
+            if seen[word] & bit != 0 {
+                let first = new_id_of_old.iter().position(|&x| x == new).unwrap();
+                return Err(GraphError::invalid(format!(
+                    "not a permutation: old ids {first} and {old} both map to {new}"
+                )));
+            }
+            seen[word] |= bit;
+        }
+        Ok(Permutation { new_id_of_old })
+    }
+
+    /// The permutation that keeps every id.
+    pub fn identity(n: u32) -> Self {
+        Permutation { new_id_of_old: (0..n).collect() }
+    }
+
+    /// The permutation that numbers `order[k]` as `k`; `order` must be a permutation.
+    fn from_order(order: &[NodeId]) -> Permutation {
+        Permutation { new_id_of_old: invert(order) }
+    }
+
+    /// The new id of old node `old`.
+    #[inline]
+    pub fn new_id(&self, old: NodeId) -> NodeId {
+        self.new_id_of_old[old as usize]
+    }
+
+    /// The inverse: element `k` is the old id of the node numbered `k`.
+    pub fn old_ids(&self) -> Vec<NodeId> {
+        invert(&self.new_id_of_old)
+    }
+
+    /// Element `u` is the new id of old node `u`.
+    pub fn as_slice(&self) -> &[u32] {
+        &self.new_id_of_old
+    }
+
+    pub fn len(&self) -> usize {
+        self.new_id_of_old.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.new_id_of_old.is_empty()
+    }
+
+    /// The relabelled graph: node `new_id(u)` has `u`'s edges (targets relabelled, weights
+    /// carried, adjacency sorted by new target id, parallel edges kept in their old relative
+    /// order), node and edge properties carried along. The in-edges are rebuilt if the input had
+    /// them. Parallel: each new node gathers its own edges.
+    pub fn apply(&self, graph: &Graph) -> Result<Graph> {
+        if self.len() != graph.num_nodes() as usize {
+            return Err(GraphError::invalid(format!(
+                "a permutation of {} ids cannot relabel a graph of {} nodes",
+                self.len(),
+                graph.num_nodes()
+            )));
+        }
+        let old = graph.out();
+        let old_of_new = self.old_ids();
+        let n = old_of_new.len();
+        let degrees: Vec<u64> = old_of_new.par_iter().map(|&u| old.degree(u)).collect();
+        let mut offsets = Vec::with_capacity(n + 1);
+        offsets.push(0u64);
+        for d in degrees {
+            offsets.push(offsets.last().unwrap() + d);
+        }
+        let m = old.num_edges() as usize;
+        let keep_edge_order = !graph.edge_props.is_empty();
+        let mut targets = vec![0 as NodeId; m];
+        let mut weights = old.weights().map(|_| vec![0; m]);
+        let mut edge_order: Vec<EdgeId> = vec![0; if keep_edge_order { m } else { 0 }];
+
+        let bounds = node_groups(&offsets);
+        let edge_bounds: Vec<usize> = bounds.iter().map(|&v| offsets[v] as usize).collect();
+        let lengths = || edge_bounds.windows(2).map(|w| w[1] - w[0]);
+        let target_pieces = split_by_lengths(&mut targets, lengths());
+        let weight_pieces: Vec<Option<&mut [u32]>> = match &mut weights {
+            Some(w) => split_by_lengths(w, lengths()).into_iter().map(Some).collect(),
+            None => lengths().map(|_| None).collect(),
+        };
+        let order_pieces: Vec<Option<&mut [EdgeId]>> = if keep_edge_order {
+            split_by_lengths(&mut edge_order, lengths()).into_iter().map(Some).collect()
+        } else {
+            lengths().map(|_| None).collect()
+        };
+        target_pieces.into_par_iter().zip(weight_pieces).zip(order_pieces).enumerate().for_each(
+            |(g, ((targets, mut weights), mut order))| {
+                let mut edges: Vec<(NodeId, EdgeId)> = Vec::new();
+                let mut at = 0;
+                for &u in &old_of_new[bounds[g]..bounds[g + 1]] {
+                    let range = old.edge_range(u);
+                    edges.clear();
+                    edges.extend(range.map(|e| (self.new_id(old.targets()[e]), e as EdgeId)));
+                    edges.sort_unstable();
+                    for &(v, e) in &edges {
+                        targets[at] = v;
+                        if let Some(weights) = weights.as_deref_mut() {
+                            weights[at] = old.weights().unwrap()[e as usize];
+                        }
+                        if let Some(order) = order.as_deref_mut() {
+                            order[at] = e;
+                        }
+                        at += 1;
+                    }
+                }
+            },
+        );
+
+        let mut result = Graph::from_csr(Csr::from_parts_unchecked(offsets, targets, weights));
+        result.node_props = graph.node_props.gather(&old_of_new);
+        if keep_edge_order {
+            result.edge_props = gather(&graph.edge_props, &edge_order)?;
+        }
+        if graph.reverse().is_some() {
+            result.build_reverse();
+        }
+        Ok(result)
+    }
+}
+
+/// A way to number the nodes; see the module documentation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reordering {
+    /// By descending out-degree, ties by smaller old id.
+    Degree,
+    /// Breadth-first over out-edges (in stored adjacency order) from the node of highest
+    /// out-degree (the smallest id among ties), numbering nodes as they are discovered; when the
+    /// search runs out, it goes on from the smallest id not yet numbered, until all are.
+    Bfs,
+    /// A uniform random shuffle determined by the seed.
+    Random { seed: u64 },
+}
+
+/// The same type under the name the specification uses, for callers that do not import
+/// `std::cmp::Ordering` next to it.
+pub use Reordering as Ordering;
+
+/// The permutation that `ordering` gives for `graph`.
+pub fn reorder(graph: &Graph, ordering: Reordering) -> Permutation {
+    let n = graph.num_nodes();
+    match ordering {
+        Reordering::Degree => {
+            let mut order: Vec<NodeId> = (0..n).collect();
+            order.par_sort_unstable_by_key(|&u| (std::cmp::Reverse(graph.out_degree(u)), u));
+            Permutation::from_order(&order)
+        }
+        Reordering::Bfs => Permutation::from_order(&bfs_order(graph.out())),
+        Reordering::Random { seed } => Permutation { new_id_of_old: random_permutation(n, seed, Stream::Shuffle) },
+    }
+}
+
+/// Nodes in breadth-first discovery order, restarting from the smallest unnumbered id.
+fn bfs_order(csr: &Csr) -> Vec<NodeId> {
+    let n = csr.num_nodes() as usize;
+    let mut order = Vec::with_capacity(n);
+    if n == 0 {
+        return order;
+    }
+    let mut seen = vec![false; n];
+    let mut next_unseen = 0usize;
+    let mut root = csr.max_degree().0;
+    loop {
+        seen[root as usize] = true;
+        order.push(root);
+        // `order` doubles as the queue: everything after `head` is discovered but not expanded.
+        let mut head = order.len() - 1;
+        while head < order.len() {
+            let u = order[head];
+            head += 1;
+            for &v in csr.neighbors(u) {
+                if !seen[v as usize] {
+                    seen[v as usize] = true;
+                    order.push(v);
+                }
+            }
+        }
+        while next_unseen < n && seen[next_unseen] {
+            next_unseen += 1;
+        }
+        if next_unseen == n {
+            return order;
+        }
+        root = next_unseen as NodeId;
+    }
+}
+
+/// A uniform random permutation of `0..n` (as new id of each old id), the same for a seed on any
+/// number of threads. Ids are scattered into random buckets of about 4096 (by a hash of the id),
+/// grouped by a parallel sort, then shuffled within each bucket by its own random stream: a
+/// uniform bucket assignment followed by uniform shuffles is a uniform permutation.
+pub(crate) fn random_permutation(n: u32, seed: u64, stream: Stream) -> Vec<u32> {
+    let buckets = u64::from(n).div_ceil(4096).max(1);
+    let mut keys: Vec<u64> = (0..n)
+        .into_par_iter()
+        .map(|i| {
+            let bucket = (u128::from(hash3(seed, stream, u64::from(i))) * u128::from(buckets)) >> 64;
+            ((bucket as u64) << 32) | u64::from(i)
+        })
+        .collect();
+    keys.par_sort_unstable();
+    let starts: Vec<usize> = (0..=buckets).into_par_iter().map(|b| keys.partition_point(|&k| k >> 32 < b)).collect();
+    let pieces = split_by_lengths(&mut keys, starts.windows(2).map(|w| w[1] - w[0]));
+    pieces.into_par_iter().enumerate().for_each(|(b, piece)| {
+        // The high bit keeps these streams apart from the per-id hashes above.
+        let mut rng = block_rng(seed, stream, b as u64 | 1 << 63);
+        for i in (1..piece.len()).rev() {
+            let j = rng.random_range(0..=i as u64) as usize;
+            piece.swap(i, j);
+        }
+    });
+    let order: Vec<u32> = keys.into_par_iter().map(|k| k as u32).collect();
+    invert(&order)
+}
+
+/// The inverse of a permutation given as a slice.
+fn invert(permutation: &[u32]) -> Vec<u32> {
+    let inverse: Vec<AtomicU32> = (0..permutation.len()).into_par_iter().map(|_| AtomicU32::new(0)).collect();
+    permutation.par_iter().enumerate().for_each(|(i, &p)| inverse[p as usize].store(i as u32, AtomicOrdering::Relaxed));
+    inverse.into_par_iter().map(AtomicU32::into_inner).collect()
+}
+
+/// Every column of `props`, reordered so that element `i` is old element `order[i]`.
+fn gather<I: Copy + Into<u64> + Sync>(props: &Properties, order: &[I]) -> Result<Properties> {
+    fn pick<T: Copy + Send + Sync, I: Copy + Into<u64> + Sync>(values: &[T], order: &[I]) -> Vec<T> {
+        order.par_iter().map(|&i| values[i.into() as usize]).collect()
+    }
+    let mut out = Properties::new(order.len());
+    for (name, _) in props.schema() {
+        let column = match props.column(name).expect("a listed column exists") {
+            Column::Bool(v) => Column::Bool(pick(v, order)),
+            Column::U32(v) => Column::U32(pick(v, order)),
+            Column::U64(v) => Column::U64(pick(v, order)),
+            Column::I32(v) => Column::I32(pick(v, order)),
+            Column::I64(v) => Column::I64(pick(v, order)),
+            Column::F32(v) => Column::F32(pick(v, order)),
+            Column::F64(v) => Column::F64(pick(v, order)),
+        };
+        out.insert(name, column)?;
+    }
+    Ok(out)
+}
+
+/// Cuts `values` into consecutive pieces of the given lengths.
+fn split_by_lengths<T>(mut values: &mut [T], lengths: impl Iterator<Item = usize>) -> Vec<&mut [T]> {
+    let mut pieces = Vec::new();
+    for len in lengths {
+        let (head, tail) = values.split_at_mut(len);
+        pieces.push(head);
+        values = tail;
+    }
+    pieces
+}
+
+/// Node bounds `[0, ..., n]` of groups of consecutive nodes with roughly equal work (edges plus
+/// nodes), a fixed number of groups per thread for load balance.
+fn node_groups(offsets: &[u64]) -> Vec<usize> {
+    let n = offsets.len() - 1;
+    let m = offsets[n];
+    let groups = (16 * rayon::current_num_threads()).min(n.max(1));
+    let work = |v: usize| offsets[v] + v as u64;
+    let total = m + n as u64;
+    let mut bounds = vec![0usize];
+    for g in 1..groups {
+        let goal = total * g as u64 / groups as u64;
+        // The first node whose work-before reaches the goal (work grows with the node).
+        let (mut lo, mut hi) = (0, n);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if work(mid) < goal { lo = mid + 1 } else { hi = mid }
+        }
+        let cut = lo;
+        bounds.push(cut.max(*bounds.last().unwrap()));
+    }
+    bounds.push(n);
+    bounds.dedup();
+    bounds
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::builder::{BuildOptions, EdgeList, build};
+    use crate::generate::{GenOptions, Generator, generate};
+    use crate::progress::NoProgress;
+
+    fn in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
+        rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(f)
+    }
+
+    fn rmat(scale: u32, max_weight: Option<u32>) -> Graph {
+        generate(&Generator::graph500(scale), &GenOptions { seed: 3, max_weight }, false, &NoProgress).unwrap()
+    }
+
+    /// Every edge as (source, target, weight), sorted.
+    fn edge_multiset(graph: &Graph) -> Vec<(u32, u32, u32)> {
+        let mut edges: Vec<_> = (0..graph.num_nodes())
+            .flat_map(|u| graph.out().weighted_neighbors(u).map(move |(v, w)| (u, v, w)))
+            .collect();
+        edges.sort_unstable();
+        edges
+    }
+
+    #[test]
+    fn validation() {
+        assert!(Permutation::from_new_ids(vec![2, 0, 1]).is_ok());
+        assert!(Permutation::from_new_ids(vec![]).unwrap().is_empty());
+        let err = Permutation::from_new_ids(vec![0, 3, 1]).unwrap_err().to_string();
+        assert!(err.contains("old id 1 maps to 3"), "{err}");
+        let err = Permutation::from_new_ids(vec![1, 0, 1]).unwrap_err().to_string();
+        assert!(err.contains("old ids 0 and 2 both map to 1"), "{err}");
+        let p = Permutation::from_new_ids(vec![2, 0, 1]).unwrap();
+        assert_eq!((p.len(), p.new_id(0), p.old_ids(), p.as_slice()), (3, 2, vec![1, 2, 0], &[2, 0, 1][..]));
+        assert_eq!(Permutation::identity(4).as_slice(), [0, 1, 2, 3]);
+        let graph = build(EdgeList::from_pairs(2, &[(0, 1)]), &BuildOptions::SIMPLE).unwrap();
+        assert!(p.apply(&graph).is_err());
+    }
+
+    #[test]
+    fn every_ordering_is_a_permutation_and_deterministic() {
+        let graph = rmat(12, None);
+        for ordering in [Reordering::Degree, Reordering::Bfs, Reordering::Random { seed: 5 }] {
+            let one = in_pool(1, || reorder(&graph, ordering));
+            let five = in_pool(5, || reorder(&graph, ordering));
+            assert_eq!(one, five, "{ordering:?}");
+            assert!(Permutation::from_new_ids(one.as_slice().to_vec()).is_ok(), "{ordering:?}");
+            assert_eq!(one.len(), graph.num_nodes() as usize);
+        }
+        assert_ne!(reorder(&graph, Reordering::Random { seed: 5 }), reorder(&graph, Reordering::Random { seed: 6 }));
+    }
+
+    #[test]
+    fn random_shuffle_looks_uniform() {
+        // Each of 6 ids lands in each of 6 positions about 1/6 of the time.
+        let mut counts = [[0u32; 6]; 6];
+        for seed in 0..6000 {
+            let p = random_permutation(6, seed, Stream::Shuffle);
+            for (old, &new) in p.iter().enumerate() {
+                counts[old][new as usize] += 1;
+            }
+        }
+        assert!(counts.iter().flatten().all(|&c| (850..1150).contains(&c)), "{counts:?}");
+        // Large enough to use many buckets.
+        let p = random_permutation(100_000, 1, Stream::Shuffle);
+        assert!(Permutation::from_new_ids(p.clone()).is_ok());
+        let fixed = p.iter().enumerate().filter(|&(i, &v)| i as u32 == v).count();
+        assert!(fixed < 10, "{fixed} fixed points");
+    }
+
+    #[test]
+    fn apply_relabels_edges_weights_and_properties() {
+        let mut graph = rmat(10, Some(50));
+        let n = graph.num_nodes();
+        graph.node_props.insert_values("id", (0..n).collect::<Vec<u32>>()).unwrap();
+        let sources = graph.out().edge_sources();
+        let targets = graph.out().targets().to_vec();
+        let weights = graph.out().weights().unwrap().to_vec();
+        let tag: Vec<u64> = sources.iter().zip(&targets).map(|(&u, &v)| (u64::from(u) << 32) | u64::from(v)).collect();
+        graph.edge_props.insert_values("tag", tag).unwrap();
+        graph.edge_props.insert_values("w", weights.iter().map(|&w| f64::from(w)).collect::<Vec<_>>()).unwrap();
+        graph.build_reverse();
+        for ordering in [Reordering::Degree, Reordering::Bfs, Reordering::Random { seed: 1 }] {
+            let p = reorder(&graph, ordering);
+            let relabelled = in_pool(3, || p.apply(&graph).unwrap());
+            assert_eq!(relabelled, in_pool(1, || p.apply(&graph).unwrap()));
+            assert!(relabelled.reverse().is_some());
+            // Same edges under the relabelling.
+            let mut expected: Vec<_> = sources
+                .iter()
+                .zip(&targets)
+                .zip(&weights)
+                .map(|((&u, &v), &w)| (p.new_id(u), p.new_id(v), w))
+                .collect();
+            expected.sort_unstable();
+            assert_eq!(edge_multiset(&relabelled), expected);
+            // Adjacencies sorted by new id; node and edge properties follow their owners.
+            let ids = relabelled.node_props.get::<u32>("id").unwrap();
+            let tags = relabelled.edge_props.get::<u64>("tag").unwrap();
+            let w = relabelled.edge_props.get::<f64>("w").unwrap();
+            for v in 0..n {
+                assert!(relabelled.neighbors(v).is_sorted());
+                assert_eq!(p.new_id(ids[v as usize]), v);
+                for (e, (t, weight)) in relabelled.out().edge_range(v).zip(relabelled.out().weighted_neighbors(v)) {
+                    let (old_u, old_t) = ((tags[e] >> 32) as u32, tags[e] as u32);
+                    assert_eq!((p.new_id(old_u), p.new_id(old_t)), (v, t));
+                    assert_eq!(w[e], f64::from(weight));
+                }
+            }
+            // The inverse permutation restores the original.
+            let back = Permutation::from_new_ids(p.old_ids()).unwrap().apply(&relabelled).unwrap();
+            assert_eq!(back, graph);
+        }
+    }
+
+    #[test]
+    fn degree_order_is_non_increasing() {
+        let graph = rmat(12, None);
+        let relabelled = reorder(&graph, Reordering::Degree).apply(&graph).unwrap();
+        let degrees: Vec<u64> = (0..relabelled.num_nodes()).map(|v| relabelled.out_degree(v)).collect();
+        assert!(degrees.windows(2).all(|w| w[0] >= w[1]));
+        // Ties keep the old order.
+        let p = reorder(&graph, Reordering::Degree);
+        let old = p.old_ids();
+        assert!(old.windows(2).all(|w| graph.out_degree(w[0]) > graph.out_degree(w[1]) || w[0] < w[1]));
+    }
+
+    #[test]
+    fn bfs_order_numbers_a_bfs_tree_consecutively() {
+        // Two components, so the restart rule is exercised too; node 7 has the highest degree.
+        let pairs = [(7, 2), (7, 5), (7, 0), (2, 4), (5, 4), (4, 9), (0, 7), (1, 3), (3, 6), (6, 8), (8, 1)];
+        let graph = build(EdgeList::from_pairs(10, &pairs), &BuildOptions::SIMPLE).unwrap();
+        let p = reorder(&graph, Reordering::Bfs);
+        assert_eq!(p.old_ids(), [7, 0, 2, 5, 4, 9, 1, 3, 6, 8]);
+        for graph in [rmat(12, None), graph] {
+            let relabelled = reorder(&graph, Reordering::Bfs).apply(&graph).unwrap();
+            // A BFS of the relabelled graph (neighbours in id order, restarting from the smallest
+            // unvisited id) visits the nodes in id order.
+            let order = bfs_order_from(&relabelled, 0);
+            assert_eq!(order, (0..relabelled.num_nodes()).collect::<Vec<_>>());
+        }
+    }
+
+    fn bfs_order_from(graph: &Graph, root: u32) -> Vec<u32> {
+        let n = graph.num_nodes() as usize;
+        let mut seen = vec![false; n];
+        let mut order = Vec::new();
+        for start in std::iter::once(root as usize).chain(0..n) {
+            if seen[start] {
+                continue;
+            }
+            seen[start] = true;
+            let mut queue = std::collections::VecDeque::from([start as u32]);
+            while let Some(u) = queue.pop_front() {
+                order.push(u);
+                for &v in graph.neighbors(u) {
+                    if !seen[v as usize] {
+                        seen[v as usize] = true;
+                        queue.push_back(v);
+                    }
+                }
+            }
+        }
+        order
+    }
+}
