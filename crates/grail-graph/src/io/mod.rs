@@ -15,6 +15,7 @@
 //! file and the line (text) or byte offset (binary). Writers write to a temporary file beside the
 //! target and rename it into place, so a failed write leaves nothing behind.
 
+mod binary;
 mod dimacs;
 mod edgelist;
 mod galois;
@@ -299,30 +300,35 @@ pub fn write_graph(graph: &Graph, path: &Path, format: Option<Format>, progress:
     if format == Format::Metis {
         metis::check_writable(graph)?;
     }
-    let dir = match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir,
-        _ => Path::new("."),
-    };
-    let temp = tempfile::Builder::new()
-        .prefix(&format!(".{}.", path.file_name().and_then(|n| n.to_str()).unwrap_or("graph")))
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(|e| GraphError::io(path, e))?;
     progress.begin(&format!("writing {}", format.name()), Some(graph.num_edges()));
-    let result = (|| -> std::io::Result<()> {
-        let file = BufWriter::with_capacity(1 << 20, temp.as_file());
+    let result = write_atomically(path, |file| {
         if compressed {
             let mut encoder = flate2::write::GzEncoder::new(file, flate2::Compression::fast());
             write_format(graph, format, &mut encoder, progress)?;
             encoder.finish()?.flush()
         } else {
-            let mut file = file;
-            write_format(graph, format, &mut file, progress)?;
-            file.flush()
+            write_format(graph, format, file, progress)
         }
-    })();
+    });
     progress.finish();
-    result.map_err(|e| GraphError::io(path, e))?;
+    result
+}
+
+/// Writes a file through `write`, into a temporary file beside `path` that is renamed into place
+/// only when `write` succeeds: a failed or interrupted write never leaves a partial file.
+pub fn write_atomically(path: &Path, write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let temp = tempfile::Builder::new()
+        .prefix(&format!(".{}.", path.file_name().and_then(|n| n.to_str()).unwrap_or("grail")))
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(|e| GraphError::io(path, e))?;
+    let mut file = BufWriter::with_capacity(1 << 20, temp.as_file());
+    write(&mut file).and_then(|()| file.flush()).map_err(|e| GraphError::io(path, e))?;
+    drop(file);
     temp.persist(path).map_err(|e| GraphError::io(path, e.error))?;
     Ok(())
 }
