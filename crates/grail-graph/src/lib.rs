@@ -15,9 +15,11 @@ pub mod progress;
 pub mod properties;
 pub mod reference;
 pub mod reorder;
+pub mod stats;
 
 pub use builder::{BuildOptions, EdgeList, build};
 pub use error::{GraphError, Location, ParseError, Result};
 pub use graph::{Csr, EdgeId, Graph, MAX_NODES, NodeId, Weight};
 pub use progress::{NoProgress, Progress};
 pub use properties::{Column, Properties, PropertyType, PropertyValue};
+pub use stats::GraphStats;
