@@ -1,1 +1,33 @@
-fn main() {}
+//! `grail`: generate, convert and inspect graphs, and run graph algorithms on them.
+//!
+//! Exit status: 0 on success, 1 on any error (bad input, bad parameters, I/O), 2 on a usage
+//! error, 3 when `--verify` rejects a result.
+
+mod cli;
+mod commands;
+mod progress;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    let progress = progress::Bars::new(cli.quiet);
+    if let Some(threads) = cli.threads
+        && let Err(e) = rayon::ThreadPoolBuilder::new().num_threads(threads).build_global()
+    {
+        eprintln!("error: cannot start {threads} threads: {e}");
+        return ExitCode::FAILURE;
+    }
+    match commands::dispatch(cli.command, &progress) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            progress.clear();
+            let verification =
+                error.chain().any(|e| matches!(e.downcast_ref(), Some(grail_graph::GraphError::Verification(_))));
+            eprintln!("error: {error:#}");
+            ExitCode::from(if verification { 3 } else { 1 })
+        }
+    }
+}

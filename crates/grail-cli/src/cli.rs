@@ -1,0 +1,248 @@
+//! The command line: every subcommand and flag, with help text.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+use grail_algos::{Algorithm, Target};
+use grail_graph::io::Format;
+
+#[derive(Debug, Parser)]
+#[command(name = "grail", version, about = "grail: graph algorithms written once, run fast on CPUs and GPUs")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+    /// Draw no progress bars.
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
+    /// Worker threads for parallel work (default: one per core).
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(usize))]
+    pub threads: Option<usize>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Generate a graph and write it to a file.
+    Gen(GenArgs),
+    /// Convert a graph between formats, optionally cleaning or reordering it.
+    Convert(ConvertArgs),
+    /// Print a graph's statistics.
+    Stats(StatsArgs),
+    /// Run a suite algorithm on a graph.
+    Run(RunArgs),
+    /// Generate graphs of each kind, run and verify every algorithm, print a summary (grail's
+    /// main job on built-in inputs).
+    Demo(DemoArgs),
+    /// Benchmarks of grail itself.
+    #[command(subcommand)]
+    Bench(BenchCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct GenArgs {
+    #[command(subcommand)]
+    pub kind: GenKind,
+}
+
+/// Options every generator shares.
+#[derive(Debug, Args, Clone)]
+pub struct GenCommon {
+    /// Where to write the graph; the format follows the extension unless --format is given.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: PathBuf,
+    /// Output format (dimacs, mtx, el, wel, galois, metis, gcsr).
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<Format>,
+    /// Random seed; the same seed gives the same graph on any machine and thread count.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Give edges random integer weights in [1, W].
+    #[arg(long, value_name = "W")]
+    pub max_weight: Option<u32>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum GenKind {
+    /// R-MAT / Kronecker graph (Graph500 parameters by default): 2^scale nodes, a power-law degree distribution.
+    Rmat {
+        /// log2 of the node count.
+        #[arg(long)]
+        scale: u32,
+        /// Edges generated per node.
+        #[arg(long, default_value_t = 16)]
+        edge_factor: u32,
+        /// Probability of the top-left quadrant.
+        #[arg(long, default_value_t = 0.57)]
+        a: f64,
+        /// Probability of the top-right quadrant.
+        #[arg(long, default_value_t = 0.19)]
+        b: f64,
+        /// Probability of the bottom-left quadrant.
+        #[arg(long, default_value_t = 0.19)]
+        c: f64,
+        /// Keep R-MAT's node numbering instead of relabelling nodes at random.
+        #[arg(long)]
+        no_permute: bool,
+        /// Store every edge in both directions.
+        #[arg(long)]
+        undirected: bool,
+        #[command(flatten)]
+        common: GenCommon,
+    },
+    /// Uniform random graph: each edge joins two nodes chosen uniformly.
+    Random {
+        /// Number of nodes.
+        #[arg(long)]
+        nodes: u32,
+        /// Average out-degree (edges generated per node).
+        #[arg(long, default_value_t = 16)]
+        degree: u32,
+        /// Store every edge in both directions.
+        #[arg(long)]
+        undirected: bool,
+        #[command(flatten)]
+        common: GenCommon,
+    },
+    /// 2-D grid with 4 neighbours per node, stored in both directions.
+    Grid {
+        /// Number of rows.
+        #[arg(long)]
+        rows: u32,
+        /// Number of columns (default: as many as rows).
+        #[arg(long)]
+        cols: Option<u32>,
+        #[command(flatten)]
+        common: GenCommon,
+    },
+    /// Road-like network: planar, low degree, high diameter, Euclidean integer weights.
+    Road {
+        /// Number of nodes.
+        #[arg(long)]
+        nodes: u32,
+        #[command(flatten)]
+        common: GenCommon,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct ConvertArgs {
+    /// The graph to read.
+    pub input: PathBuf,
+    /// Where to write the result.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: PathBuf,
+    /// Input format, when the extension and contents do not tell.
+    #[arg(long, value_name = "FORMAT")]
+    pub from: Option<Format>,
+    /// Output format, when the extension does not tell.
+    #[arg(long, value_name = "FORMAT")]
+    pub to: Option<Format>,
+    #[command(flatten)]
+    pub clean: CleanArgs,
+    /// Renumber the nodes: by descending degree, in BFS order, or at random.
+    #[arg(long, value_name = "ORDER", value_parser = ["degree", "bfs", "random"])]
+    pub reorder: Option<String>,
+    /// Seed for --reorder random.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Drop edge weights.
+    #[arg(long)]
+    pub unweighted: bool,
+}
+
+/// Edge clean-up applied while loading.
+#[derive(Debug, Args, Clone, Copy)]
+pub struct CleanArgs {
+    /// Add the reverse of every edge.
+    #[arg(long)]
+    pub symmetrize: bool,
+    /// Keep one edge per (u, v) pair: the lightest.
+    #[arg(long)]
+    pub dedup: bool,
+    /// Drop edges from a node to itself.
+    #[arg(long)]
+    pub no_self_loops: bool,
+    /// Sort each node's edges by target.
+    #[arg(long)]
+    pub sort: bool,
+}
+
+/// How to read an input graph.
+#[derive(Debug, Args, Clone)]
+pub struct GraphArgs {
+    /// The graph file (dimacs .gr, .mtx, .el/.txt, .wel, Galois .gr, METIS .graph, .gcsr; any text format may be .gz).
+    #[arg(long, short, value_name = "FILE")]
+    pub graph: PathBuf,
+    /// Input format, when the extension and contents do not tell.
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<Format>,
+}
+
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    /// The graph file.
+    pub input: PathBuf,
+    /// Input format, when the extension and contents do not tell.
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<Format>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The algorithm: bfs, sssp, cc, pr, tri, mis or mst.
+    pub algorithm: Algorithm,
+    #[command(flatten)]
+    pub graph: GraphArgs,
+    /// Source node for bfs and sssp: the 0-based internal id (file id minus one in 1-based formats).
+    #[arg(long, short, value_name = "N")]
+    pub source: Option<u64>,
+    /// What runs the algorithm.
+    #[arg(long, short, default_value = "reference", value_name = "TARGET")]
+    pub target: Target,
+    /// Write the result: line i holds node i's value (`inf` where there is none); for mst one `u v w` line per edge.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Print a JSON summary instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Check the result with the algorithm's verifier.
+    #[arg(long)]
+    pub verify: bool,
+    /// PageRank: stop when the L1 change of an iteration falls below this.
+    #[arg(long, value_name = "EPS")]
+    pub pr_tolerance: Option<f64>,
+    /// PageRank: stop after this many iterations at most.
+    #[arg(long, value_name = "N")]
+    pub pr_max_iterations: Option<u32>,
+}
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// log2 of the R-MAT graph's node count; the other graphs are sized to match.
+    #[arg(long, default_value_t = 16)]
+    pub scale: u32,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// Time loading one R-MAT graph from every format grail reads.
+    Load {
+        /// log2 of the node count of the R-MAT graph (stored undirected).
+        #[arg(long, default_value_t = 20)]
+        scale: u32,
+        /// Timed loads per format (the best is reported).
+        #[arg(long, default_value_t = 3)]
+        repeat: u32,
+        /// Folder for the generated files (default: a temporary folder, removed afterwards).
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+}

@@ -1,0 +1,134 @@
+//! `grail bench load`: how fast grail loads one graph from every format it reads.
+//!
+//! The graph is an undirected R-MAT (Kronecker, Graph500 parameters) graph with random weights,
+//! written once in each format; every load is timed end to end (read, parse, build the CSR) with
+//! the file in the page cache, and the best of `--repeat` runs is reported next to the time it
+//! takes merely to read the file's bytes.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use grail_graph::generate::{GenOptions, Generator, generate};
+use grail_graph::io::{Format, ReadOptions, read_graph, write_graph};
+use grail_graph::{Graph, NoProgress};
+use serde_json::json;
+
+use super::millis;
+use crate::cli::BenchCommand;
+use crate::progress::Bars;
+
+pub fn bench(command: BenchCommand, progress: &Bars) -> Result<()> {
+    match command {
+        BenchCommand::Load { scale, repeat, dir, json } => load(scale, repeat.max(1), dir, json, progress),
+    }
+}
+
+/// The files the benchmark writes: (label, file name, format).
+const FILES: [(&str, &str, Format); 9] = [
+    ("el", "graph.el", Format::EdgeList),
+    ("el.gz", "graph.el.gz", Format::EdgeList),
+    ("wel", "graph.wel", Format::WeightedEdgeList),
+    ("dimacs", "graph.gr", Format::Dimacs),
+    ("mtx", "graph.mtx", Format::MatrixMarket),
+    ("metis", "graph.graph", Format::Metis),
+    ("galois", "graph.galois.gr", Format::Galois),
+    ("gcsr", "graph.gcsr", Format::Gcsr),
+    ("mtx.gz", "graph.mtx.gz", Format::MatrixMarket),
+];
+
+fn load(scale: u32, repeat: u32, dir: Option<PathBuf>, json: bool, progress: &Bars) -> Result<()> {
+    let temp;
+    let dir = match dir {
+        Some(dir) => {
+            std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+            dir
+        }
+        None => {
+            temp = tempfile::tempdir().context("cannot create a temporary folder")?;
+            temp.path().to_path_buf()
+        }
+    };
+    let generator = Generator::Rmat { scale, edge_factor: 16, a: 0.57, b: 0.19, c: 0.19, permute: true };
+    let graph = generate(&generator, &GenOptions { seed: 1, max_weight: Some(255) }, true, progress)?;
+    eprintln!(
+        "rmat scale {scale}, undirected: {} nodes, {} directed edges; writing {} files to {}",
+        graph.num_nodes(),
+        graph.num_edges(),
+        FILES.len(),
+        dir.display()
+    );
+    let mut rows = Vec::new();
+    for (label, name, format) in FILES {
+        let path = dir.join(name);
+        write_graph(&graph, &path, Some(format), progress).with_context(|| format!("cannot write {label}"))?;
+        progress.clear();
+        let row = time_format(&graph, label, &path, format, repeat)?;
+        if !json {
+            if rows.is_empty() {
+                println!(
+                    "{:<8} {:>10} {:>11} {:>10} {:>9} {:>11}",
+                    "format", "size MB", "read ms", "load ms", "MB/s", "M edges/s"
+                );
+            }
+            println!(
+                "{:<8} {:>10.1} {:>11.1} {:>10.1} {:>9.0} {:>11.1}",
+                label,
+                row["size_mb"].as_f64().unwrap(),
+                row["read_ms"].as_f64().unwrap(),
+                row["load_ms"].as_f64().unwrap(),
+                row["mb_per_s"].as_f64().unwrap(),
+                row["m_edges_per_s"].as_f64().unwrap()
+            );
+        }
+        rows.push(row);
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+    } else {
+        println!(
+            "\nread ms: reading the file's bytes only; load ms: read, parse and build the CSR (best of {repeat}, \
+             {} threads)",
+            rayon::current_num_threads()
+        );
+    }
+    Ok(())
+}
+
+fn time_format(graph: &Graph, label: &str, path: &Path, format: Format, repeat: u32) -> Result<serde_json::Value> {
+    let size = std::fs::metadata(path)?.len();
+    let best = |f: &mut dyn FnMut() -> Result<()>| -> Result<Duration> {
+        let mut best = Duration::MAX;
+        for _ in 0..repeat {
+            let start = Instant::now();
+            f()?;
+            best = best.min(start.elapsed());
+        }
+        Ok(best)
+    };
+    let read = best(&mut || {
+        std::hint::black_box(std::fs::read(path)?);
+        Ok(())
+    })?;
+    let options = ReadOptions { format: Some(format), ..Default::default() };
+    let mut loaded = None;
+    let load = best(&mut || {
+        loaded = Some(read_graph(path, &options, &NoProgress)?);
+        Ok(())
+    })?;
+    // The benchmark is only worth something if every format gives the graph back.
+    let loaded = loaded.expect("at least one run");
+    anyhow::ensure!(
+        loaded.num_edges() == graph.num_edges() && loaded.out().targets() == graph.out().targets(),
+        "{label}: the graph read back differs from the one written"
+    );
+    let mb = size as f64 / 1e6;
+    Ok(json!({
+        "format": label,
+        "size_mb": mb,
+        "read_ms": millis(read),
+        "load_ms": millis(load),
+        "mb_per_s": mb / load.as_secs_f64(),
+        "m_edges_per_s": graph.num_edges() as f64 / 1e6 / load.as_secs_f64(),
+    }))
+}

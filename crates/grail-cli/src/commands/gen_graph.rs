@@ -1,0 +1,39 @@
+//! `grail gen`: generate a graph and write it.
+
+use anyhow::{Context, Result};
+use grail_graph::generate::{GenOptions, Generator, generate};
+use grail_graph::io::write_graph;
+
+use crate::cli::{GenArgs, GenCommon, GenKind};
+use crate::progress::Bars;
+
+pub fn gen_graph(args: GenArgs, progress: &Bars) -> Result<()> {
+    let (generator, undirected, common) = generator_of(args.kind);
+    let options = GenOptions { seed: common.seed, max_weight: common.max_weight };
+    let graph = generate(&generator, &options, undirected, progress)
+        .with_context(|| format!("cannot generate the {} graph", generator.name()))?;
+    write_graph(&graph, &common.output, common.format, progress).context("cannot write the generated graph")?;
+    progress.clear();
+    eprintln!(
+        "wrote {}: {} nodes, {} edges{}",
+        common.output.display(),
+        graph.num_nodes(),
+        graph.num_edges(),
+        if graph.is_weighted() { ", weighted" } else { "" }
+    );
+    Ok(())
+}
+
+/// The generator a command line describes, whether its edges go both ways, and the shared options.
+pub fn generator_of(kind: GenKind) -> (Generator, bool, GenCommon) {
+    match kind {
+        GenKind::Rmat { scale, edge_factor, a, b, c, no_permute, undirected, common } => {
+            (Generator::Rmat { scale, edge_factor, a, b, c, permute: !no_permute }, undirected, common)
+        }
+        GenKind::Random { nodes, degree, undirected, common } => {
+            (Generator::Uniform { nodes, average_degree: degree }, undirected, common)
+        }
+        GenKind::Grid { rows, cols, common } => (Generator::Grid { rows, cols: cols.unwrap_or(rows) }, true, common),
+        GenKind::Road { nodes, common } => (Generator::Road { nodes }, true, common),
+    }
+}

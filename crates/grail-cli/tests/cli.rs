@@ -1,0 +1,189 @@
+//! The `grail` command as users run it: the documented contract, and every error path.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn grail(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_grail")).args(args).arg("--quiet").output().expect("grail runs")
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = grail(args);
+    assert!(out.status.success(), "grail {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn json(args: &[&str]) -> Value {
+    serde_json::from_str(&ok(args)).expect("valid JSON")
+}
+
+/// Runs a command that must fail; returns (exit code, stderr).
+fn fails(args: &[&str]) -> (i32, String) {
+    let out = grail(args);
+    assert!(!out.status.success(), "grail {args:?} should have failed");
+    (out.status.code().unwrap(), String::from_utf8(out.stderr).unwrap())
+}
+
+fn path(dir: &Path, name: &str) -> String {
+    dir.join(name).to_str().unwrap().to_string()
+}
+
+fn files_in(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn stats_json_has_the_documented_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = path(dir.path(), "g.gcsr");
+    ok(&["gen", "rmat", "--scale", "8", "--max-weight", "9", "-o", &file]);
+    let stats = json(&["stats", &file, "--json"]);
+    assert_eq!(stats["nodes"], 256);
+    assert!(stats["edges"].as_u64().unwrap() > 1000);
+    assert!(stats["max_out_degree"].as_u64().unwrap() > 16);
+    assert_eq!(stats["self_loops"], 0);
+    assert_eq!(stats["weighted"], true);
+}
+
+#[test]
+fn every_algorithm_verifies_on_every_generator() {
+    let dir = tempfile::tempdir().unwrap();
+    let graphs = [
+        ("rmat.gr", vec!["rmat", "--scale", "9", "--max-weight", "100"]),
+        ("random.wel", vec!["random", "--nodes", "700", "--degree", "3", "--max-weight", "50", "--undirected"]),
+        ("grid.mtx", vec!["grid", "--rows", "20", "--cols", "30"]),
+        ("road.graph", vec!["road", "--nodes", "900"]),
+    ];
+    for (name, gen_args) in graphs {
+        let file = path(dir.path(), name);
+        let mut args = vec!["gen"];
+        args.extend(gen_args);
+        args.extend(["-o", &file]);
+        ok(&args);
+        for algorithm in ["bfs", "sssp", "cc", "pr", "tri", "mis", "mst"] {
+            let summary = json(&["run", algorithm, "--graph", &file, "--verify", "--json"]);
+            assert_eq!(summary["algorithm"], algorithm);
+            assert_eq!(summary["verified"], true, "{algorithm} on {name}");
+            assert!(summary["time_ms"].as_f64().unwrap() >= 0.0);
+            let headline = match algorithm {
+                "bfs" => "max_level",
+                "sssp" => "reached",
+                "cc" => "components",
+                "pr" => "iterations",
+                "tri" => "triangles",
+                "mis" => "size",
+                _ => "weight",
+            };
+            assert!(summary.get(headline).is_some(), "{algorithm} summary lacks {headline}: {summary}");
+        }
+    }
+}
+
+#[test]
+fn output_files_hold_one_value_per_node() {
+    let dir = tempfile::tempdir().unwrap();
+    let graph = path(dir.path(), "g.gr");
+    // Node 3 (file id 4) cannot be reached from node 0.
+    std::fs::write(&graph, "c tiny\np sp 4 3\na 1 2 5\na 2 3 7\na 4 1 1\n").unwrap();
+    let levels = path(dir.path(), "levels.txt");
+    let summary = json(&["run", "bfs", "--graph", &graph, "--source", "0", "--json", "--output", &levels]);
+    assert_eq!((summary["reached"].as_u64(), summary["max_level"].as_u64()), (Some(3), Some(2)));
+    assert_eq!(std::fs::read_to_string(&levels).unwrap(), "0\n1\n2\ninf\n");
+    let distances = path(dir.path(), "dist.txt");
+    ok(&["run", "sssp", "--graph", &graph, "--output", &distances, "--verify"]);
+    assert_eq!(std::fs::read_to_string(&distances).unwrap(), "0\n5\n12\ninf\n");
+    let forest = path(dir.path(), "forest.txt");
+    let summary = json(&["run", "mst", "--graph", &graph, "--json", "--output", &forest, "--verify"]);
+    assert_eq!((summary["weight"].as_u64(), summary["edges"].as_u64()), (Some(13), Some(3)));
+    assert_eq!(std::fs::read_to_string(&forest).unwrap().lines().count(), 3);
+}
+
+#[test]
+fn convert_between_formats_keeps_the_graph() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = path(dir.path(), "road.gr");
+    ok(&["gen", "road", "--nodes", "500", "-o", &source]);
+    let before = json(&["stats", &source, "--json"]);
+    let mut previous = source.clone();
+    for name in ["road.mtx", "road.wel", "road.galois.gr", "road.graph", "road.gcsr", "road.mtx.gz", "road2.gr"] {
+        let next = path(dir.path(), name);
+        let mut args = vec!["convert", previous.as_str(), "-o", next.as_str()];
+        if name.ends_with("galois.gr") {
+            args.extend(["--to", "galois"]);
+        }
+        ok(&args);
+        let after = json(&["stats", &next, "--json"]);
+        for key in ["nodes", "edges", "max_out_degree", "weighted", "symmetric", "min_weight", "max_weight"] {
+            assert_eq!(before[key], after[key], "{key} changed converting to {name}");
+        }
+        previous = next;
+    }
+    assert_eq!(std::fs::read(&source).unwrap(), std::fs::read(&previous).unwrap(), "DIMACS round trip is exact");
+}
+
+#[test]
+fn convert_cleans_and_reorders() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = path(dir.path(), "g.el");
+    std::fs::write(&input, "0 1\n0 1\n1 1\n2 0\n").unwrap();
+    let output = path(dir.path(), "clean.el");
+    ok(&["convert", &input, "-o", &output, "--symmetrize", "--dedup", "--no-self-loops"]);
+    let stats = json(&["stats", &output, "--json"]);
+    assert_eq!((stats["edges"].as_u64(), stats["symmetric"].as_bool()), (Some(4), Some(true)));
+    let reordered = path(dir.path(), "degree.el");
+    ok(&["convert", &output, "-o", &reordered, "--reorder", "degree"]);
+    assert_eq!(std::fs::read_to_string(&reordered).unwrap().lines().next(), Some("0 1"));
+}
+
+#[test]
+fn malformed_input_names_file_and_line_and_leaves_nothing_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = path(dir.path(), "bad.gr");
+    std::fs::write(&bad, "p sp 3 2\na 1 2 4\na 1 x 4\n").unwrap();
+    let out = path(dir.path(), "out.gcsr");
+    let (code, stderr) = fails(&["convert", &bad, "-o", &out]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("bad.gr") && stderr.contains("line 3"), "{stderr}");
+    assert_eq!(files_in(dir.path()), vec![PathBuf::from(&bad)], "no output or temporary file may remain");
+
+    let (code, stderr) = fails(&["run", "bfs", "--graph", &bad]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("line 3"), "{stderr}");
+}
+
+#[test]
+fn impossible_parameters_are_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let graph = path(dir.path(), "g.el");
+    std::fs::write(&graph, "0 1\n1 2\n").unwrap();
+    let (code, stderr) = fails(&["run", "bfs", "--graph", &graph, "--source", "3"]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("source node 3 is out of range"), "{stderr}");
+    let (code, stderr) = fails(&["run", "bfs", "--graph", &path(dir.path(), "missing.el")]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("missing.el"), "{stderr}");
+    let (code, stderr) = fails(&["run", "bfs", "--graph", &graph, "--target", "gpu"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("target 'gpu'"), "{stderr}");
+    let (code, _) = fails(&["run", "nosuch", "--graph", &graph]);
+    assert_eq!(code, 2);
+    let (code, stderr) = fails(&["gen", "rmat", "--scale", "40", "-o", &path(dir.path(), "x.el")]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("scale"), "{stderr}");
+    let (code, stderr) = fails(&["gen", "grid", "--rows", "4", "-o", &path(dir.path(), "x.unknown")]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("--format"), "{stderr}");
+    assert!(!dir.path().join("x.el").exists() && !dir.path().join("x.unknown").exists());
+}
+
+#[test]
+fn demo_runs_and_verifies_everything() {
+    let records = json(&["demo", "--scale", "8", "--json"]);
+    let records = records.as_array().unwrap();
+    assert_eq!(records.len(), 4 * 7);
+    assert!(records.iter().all(|r| r["verified"] == true));
+}
