@@ -321,9 +321,14 @@ pub fn write_atomically(path: &Path, write: impl FnOnce(&mut dyn Write) -> std::
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
     };
-    let temp = tempfile::Builder::new()
-        .prefix(&format!(".{}.", path.file_name().and_then(|n| n.to_str()).unwrap_or("grail")))
-        .suffix(".tmp")
+    let prefix = format!(".{}.", path.file_name().and_then(|n| n.to_str()).unwrap_or("grail"));
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".tmp");
+    // Temporary files are private by default; the result should get the usual permissions
+    // (0666 less the umask), like any file the user creates.
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    let temp = builder
         .tempfile_in(dir)
         .map_err(|e| GraphError::io(path, e))?;
     let mut file = BufWriter::with_capacity(1 << 20, temp.as_file());
