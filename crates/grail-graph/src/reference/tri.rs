@@ -9,31 +9,40 @@ use crate::builder::{BuildOptions, EdgeList, build};
 use crate::error::Result;
 use crate::graph::{Graph, NodeId};
 
-/// The number of triangles: each undirected edge is oriented from the lower to the higher node
-/// in (degree, id) order, and each triangle is counted once, at its lowest two nodes, by merging
-/// their sorted forward lists. The orientation bounds every forward list by `O(sqrt(m))`, which
-/// keeps skewed (power-law) graphs fast.
+/// The number of triangles. Nodes are renumbered by increasing (degree, id), and each
+/// undirected edge is kept only from its lower to its higher end in that order, so every
+/// triangle `a < b < c` is counted exactly once: at edge `(a, b)`, as the common element `c` of
+/// the sorted forward lists of `a` (past `b`) and `b`. The ordering bounds every forward list by
+/// `O(sqrt(m))`, which keeps skewed (power-law) graphs fast.
 pub fn triangles(graph: &Graph) -> u64 {
     let mut edges = EdgeList::from_csr(graph.out());
     edges.weights = None;
     let simple = build(edges, &BuildOptions::UNDIRECTED).expect("the edges of a valid graph build");
     let n = simple.num_nodes();
-    let below = |u: NodeId, v: NodeId| (simple.out_degree(u), u) < (simple.out_degree(v), v);
-    // Forward lists, still sorted by id as the builder left them.
+    let mut by_degree: Vec<NodeId> = (0..n).collect();
+    by_degree.sort_unstable_by_key(|&u| (simple.out_degree(u), u));
+    let mut rank = vec![0 as NodeId; n as usize];
+    for (r, &u) in by_degree.iter().enumerate() {
+        rank[u as usize] = r as NodeId;
+    }
+    // Forward lists in rank numbering, each sorted.
     let mut offsets = Vec::with_capacity(n as usize + 1);
     let mut forward = Vec::with_capacity(simple.num_edges() as usize / 2);
     offsets.push(0usize);
-    for u in 0..n {
-        forward.extend(simple.neighbors(u).iter().copied().filter(|&v| below(u, v)));
+    for &u in &by_degree {
+        let start = forward.len();
+        let ru = rank[u as usize];
+        forward.extend(simple.neighbors(u).iter().map(|&v| rank[v as usize]).filter(|&rv| rv > ru));
+        forward[start..].sort_unstable();
         offsets.push(forward.len());
     }
     drop(simple);
-    let list = |u: NodeId| &forward[offsets[u as usize]..offsets[u as usize + 1]];
+    let list = |r: NodeId| &forward[offsets[r as usize]..offsets[r as usize + 1]];
     let mut count = 0u64;
-    for u in 0..n {
-        let mine = list(u);
-        for &v in mine {
-            count += sorted_intersection_len(mine, list(v));
+    for a in 0..n {
+        let mine = list(a);
+        for (i, &b) in mine.iter().enumerate() {
+            count += sorted_intersection_len(&mine[i + 1..], list(b));
         }
     }
     count
