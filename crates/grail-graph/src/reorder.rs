@@ -234,7 +234,7 @@ fn bfs_order(csr: &Csr) -> Vec<NodeId> {
 /// number of threads. Ids are scattered into random buckets of about 4096 (by a hash of the id),
 /// grouped by a parallel sort, then shuffled within each bucket by its own random stream: a
 /// uniform bucket assignment followed by uniform shuffles is a uniform permutation.
-pub(crate) fn random_permutation(n: u32, seed: u64, stream: Stream) -> Vec<u32> {
+fn random_permutation(n: u32, seed: u64, stream: Stream) -> Vec<u32> {
     let buckets = u64::from(n).div_ceil(4096).max(1);
     let mut keys: Vec<u64> = (0..n)
         .into_par_iter()

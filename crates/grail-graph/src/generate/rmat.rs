@@ -7,7 +7,8 @@
 //! (`c`) or bottom-right (`d`) quadrant; the row it ends in is the source, the column the target.
 //! Skewed probabilities (Graph500: 0.57/0.19/0.19) concentrate edges on few nodes, which gives
 //! the power-law-like degrees of social and web graphs. With `permute`, ids are relabelled by a
-//! random permutation so that degree does not correlate with id.
+//! seeded pseudo-random bijection (as Graph500 scrambles them) so that degree does not correlate
+//! with id.
 //!
 //! Each quadrant choice compares 32 random bits with fixed-point thresholds, without branches, so
 //! one 64-bit draw serves two levels.
@@ -15,7 +16,7 @@
 use rand::{Rng, RngExt};
 use rayon::prelude::*;
 
-use super::{BLOCK_EDGES, GenOptions, Stream, block_rng, check_size};
+use super::{BLOCK_EDGES, GenOptions, Stream, block_rng, check_size, hash3};
 use crate::builder::EdgeList;
 use crate::error::{GraphError, Result};
 use crate::graph::{NodeId, Weight};
@@ -81,6 +82,41 @@ impl Thresholds {
     }
 }
 
+/// A keyed bijection of `0..2^scale`, the relabelling of `permute`.
+///
+/// Like the scramble of the Graph500 reference generator, it is arithmetic rather than a table,
+/// so it needs no memory and causes no cache misses at large scales. Each round adds a key and
+/// multiplies by an odd key (bijective modulo `2^scale`: low bits spread upwards), then xors the
+/// high half of the `scale` bits into the low half (bijective too: high bits spread downwards).
+/// All in `u32` arithmetic, so that a pass over a block of ids vectorises.
+#[derive(Clone, Copy)]
+struct Scramble {
+    keys: [(u32, u32); 4],
+    mask: u32,
+    shift: u32,
+}
+
+impl Scramble {
+    fn new(seed: u64, scale: u32) -> Scramble {
+        let key = |i: u64| hash3(seed, Stream::RmatPermutation, i) as u32;
+        Scramble {
+            keys: [0, 1, 2, 3].map(|r| (key(2 * r), key(2 * r + 1) | 1)),
+            mask: ((1u64 << scale) - 1) as u32,
+            shift: scale.div_ceil(2),
+        }
+    }
+
+    #[inline(always)]
+    fn apply(&self, id: NodeId) -> NodeId {
+        let mut v = id;
+        for &(add, mul) in &self.keys {
+            v = v.wrapping_add(add).wrapping_mul(mul) & self.mask;
+            v ^= v >> self.shift;
+        }
+        v
+    }
+}
+
 /// One R-MAT edge (source, target) before relabelling.
 #[inline(always)]
 fn edge<R: Rng>(rng: &mut R, scale: u32, t: &Thresholds) -> (NodeId, NodeId) {
@@ -109,8 +145,7 @@ pub fn edges(params: &Params, options: &GenOptions, progress: &dyn Progress) -> 
     check_size("this R-MAT graph", m, options.max_weight.is_some())?;
     let m = m as usize;
     let thresholds = Thresholds::new(params);
-    let permutation =
-        params.permute.then(|| crate::reorder::random_permutation(n as u32, options.seed, Stream::RmatPermutation));
+    let scramble = params.permute.then(|| Scramble::new(options.seed, params.scale));
 
     progress.begin("generating R-MAT edges", Some(m as u64));
     let mut sources = vec![0 as NodeId; m];
@@ -119,11 +154,12 @@ pub fn edges(params: &Params, options: &GenOptions, progress: &dyn Progress) -> 
     let work = |block: usize, sources: &mut [NodeId], targets: &mut [NodeId], weights: Option<&mut [Weight]>| {
         let mut rng = block_rng(options.seed, Stream::Rmat, block as u64);
         for (s, t) in sources.iter_mut().zip(targets.iter_mut()) {
-            let (u, v) = edge(&mut rng, params.scale, &thresholds);
-            (*s, *t) = match &permutation {
-                Some(p) => (p[u as usize], p[v as usize]),
-                None => (u, v),
-            };
+            (*s, *t) = edge(&mut rng, params.scale, &thresholds);
+        }
+        if let Some(scramble) = &scramble {
+            // A separate pass, which vectorises.
+            sources.iter_mut().for_each(|id| *id = scramble.apply(*id));
+            targets.iter_mut().for_each(|id| *id = scramble.apply(*id));
         }
         if let (Some(weights), Some(max)) = (weights, options.max_weight) {
             for w in weights.iter_mut() {
@@ -191,6 +227,21 @@ mod tests {
             build(Generator::graph500(12).edges(&options(5), &NoProgress).unwrap(), &BuildOptions::SIMPLE).unwrap();
         assert_ne!(permuted.out().max_degree().0, 0);
         assert_eq!(permuted.out().max_degree().1, graph.out().max_degree().1);
+    }
+
+    #[test]
+    fn scramble_is_a_bijection() {
+        for (scale, seed) in [(1, 0), (2, 5), (7, 1), (16, 2)] {
+            let scramble = Scramble::new(seed, scale);
+            let mut seen = vec![false; 1 << scale];
+            for id in 0..1u32 << scale {
+                let to = scramble.apply(id) as usize;
+                assert!(!seen[to], "scale {scale}: {id} collides");
+                seen[to] = true;
+            }
+        }
+        let scramble = Scramble::new(9, 31);
+        assert!(scramble.apply(u32::MAX >> 1) <= u32::MAX >> 1);
     }
 
     #[test]
