@@ -22,7 +22,7 @@ use std::ops::Range;
 use crate::builder::EdgeList;
 use crate::error::{Location, ParseError};
 use crate::graph::Graph;
-use crate::io::text::{self, EdgeChunk, Scanner, TextError};
+use crate::io::text::{self, EdgeSlots, Scanner, TextError};
 use crate::progress::Progress;
 
 pub(crate) fn parse(bytes: &[u8], progress: &dyn Progress) -> Result<EdgeList, ParseError> {
@@ -42,24 +42,27 @@ fn parse_with(bytes: &[u8], progress: &dyn Progress, min_chunk: usize) -> Result
     progress.advance(header.body as u64);
     let ranges = text::chunk_ranges(bytes, header.body, min_chunk);
     let n = u64::from(header.nodes);
-    let chunks = text::parse_chunks(bytes, &ranges, progress, |range| parse_chunk(bytes, range, n));
+    let parsed = text::parse_edges(bytes, &ranges, 1, true, progress, |range, slots| parse_chunk(bytes, range, n, slots));
     progress.finish();
-    let chunks = chunks?;
-    let found: u64 = chunks.iter().map(|c| c.sources.len() as u64).sum();
+    let (mut edges, _) = parsed?;
+    let found = edges.len() as u64;
     if found != header.arcs {
         return Err(ParseError::new(
             Location::Whole,
             format!("header says {} arcs, but the file has {found}", header.arcs),
         ));
     }
-    Ok(text::assemble(header.nodes, chunks, true))
+    edges.num_nodes = header.nodes;
+    Ok(edges)
 }
 
 fn parse_header(bytes: &[u8]) -> Result<Header, ParseError> {
     let mut s = Scanner::new(bytes, 0..bytes.len());
     match scan_header(&mut s) {
         Ok(Some(header)) => Ok(header),
-        Ok(None) => Err(ParseError::new(Location::Whole, "no problem line 'p sp N M' found: is this a DIMACS .gr file?")),
+        Ok(None) => {
+            Err(ParseError::new(Location::Whole, "no problem line 'p sp N M' found: is this a DIMACS .gr file?"))
+        }
         Err(e) => Err(e.locate(bytes)),
     }
 }
@@ -80,10 +83,9 @@ fn scan_header(s: &mut Scanner) -> Result<Option<Header>, TextError> {
                 }
                 let kind = s.word();
                 if kind != b"sp" {
-                    return Err(s.error(format!(
-                        "expected problem type 'sp' (shortest path), found '{}'",
-                        text::quote(kind)
-                    )));
+                    return Err(
+                        s.error(format!("expected problem type 'sp' (shortest path), found '{}'", text::quote(kind)))
+                    );
                 }
                 let n = s.number("the node count N of 'p sp N M'")?;
                 let nodes = text::check_node_count(n, s)?;
@@ -106,8 +108,7 @@ fn scan_header(s: &mut Scanner) -> Result<Option<Header>, TextError> {
     }
 }
 
-fn parse_chunk(bytes: &[u8], range: Range<usize>, n: u64) -> Result<EdgeChunk, TextError> {
-    let mut chunk = EdgeChunk::for_bytes(range.len(), true);
+fn parse_chunk(bytes: &[u8], range: Range<usize>, n: u64, slots: &mut EdgeSlots) -> Result<(), TextError> {
     let mut s = Scanner::new(bytes, range);
     while !s.is_done() {
         s.skip_spaces();
@@ -122,7 +123,7 @@ fn parse_chunk(bytes: &[u8], range: Range<usize>, n: u64) -> Result<EdgeChunk, T
                 let v = s.id1(n, "a node id")?;
                 let w = s.weight("a weight")?;
                 s.end_line("the weight of 'a U V W'")?;
-                chunk.push_weighted(u, v, w);
+                slots.push_weighted(u, v, w);
             }
             Some(b'\n' | b'c') => s.next_line(),
             Some(b'p') => {
@@ -135,7 +136,7 @@ fn parse_chunk(bytes: &[u8], range: Range<usize>, n: u64) -> Result<EdgeChunk, T
             }
         }
     }
-    Ok(chunk)
+    Ok(())
 }
 
 #[cold]

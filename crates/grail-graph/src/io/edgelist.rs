@@ -17,7 +17,7 @@ use std::ops::Range;
 use crate::builder::EdgeList;
 use crate::error::ParseError;
 use crate::graph::Graph;
-use crate::io::text::{self, EdgeChunk, Scanner, TextError};
+use crate::io::text::{self, EdgeSlots, Scanner, TextError};
 use crate::progress::Progress;
 
 pub(crate) fn parse(bytes: &[u8], weighted: bool, progress: &dyn Progress) -> Result<EdgeList, ParseError> {
@@ -27,20 +27,19 @@ pub(crate) fn parse(bytes: &[u8], weighted: bool, progress: &dyn Progress) -> Re
 fn parse_with(bytes: &[u8], weighted: bool, progress: &dyn Progress, min_chunk: usize) -> Result<EdgeList, ParseError> {
     progress.begin(if weighted { "parsing wel" } else { "parsing el" }, Some(bytes.len() as u64));
     let ranges = text::chunk_ranges(bytes, 0, min_chunk);
-    let chunks = text::parse_chunks(bytes, &ranges, progress, |range| parse_chunk(bytes, range, weighted));
+    let parsed =
+        text::parse_edges(bytes, &ranges, 1, weighted, progress, |range, slots| parse_chunk(bytes, range, weighted, slots));
     progress.finish();
-    let chunks = chunks?;
-    let max_id = chunks.iter().filter_map(|(_, max)| *max).max();
+    let (mut edges, max_ids) = parsed?;
     // Ids are below u32::MAX, so the count fits.
-    let num_nodes = max_id.map_or(0, |m| m + 1);
-    let chunks = chunks.into_iter().map(|(chunk, _)| chunk).collect();
-    Ok(text::assemble(num_nodes, chunks, weighted))
+    edges.num_nodes = max_ids.into_iter().flatten().max().map_or(0, |m| m + 1);
+    Ok(edges)
 }
 
-/// Parses the lines of one chunk; returns its edges and largest id.
-fn parse_chunk(bytes: &[u8], range: Range<usize>, weighted: bool) -> Result<(EdgeChunk, Option<u32>), TextError> {
-    let mut chunk = EdgeChunk::for_bytes(range.len(), weighted);
-    let mut max_id: Option<u32> = None;
+/// Parses the lines of one chunk into `slots`; returns the largest id.
+fn parse_chunk(bytes: &[u8], range: Range<usize>, weighted: bool, slots: &mut EdgeSlots) -> Result<Option<u32>, TextError> {
+    let mut max_id = 0u32;
+    let mut any = false;
     let mut s = Scanner::new(bytes, range);
     while !s.is_done() {
         s.skip_spaces();
@@ -66,14 +65,14 @@ fn parse_chunk(bytes: &[u8], range: Range<usize>, weighted: bool) -> Result<(Edg
         })();
         let (u, v, w) = line.map_err(|e| field_count_error(bytes, line_start, weighted).unwrap_or(e))?;
         if weighted {
-            chunk.push_weighted(u, v, w);
+            slots.push_weighted(u, v, w);
         } else {
-            chunk.push(u, v);
+            slots.push(u, v);
         }
-        let m = u.max(v);
-        max_id = Some(max_id.map_or(m, |x| x.max(m)));
+        max_id = max_id.max(u).max(v);
+        any = true;
     }
-    Ok((chunk, max_id))
+    Ok(any.then_some(max_id))
 }
 
 /// The error for a line with the wrong number of fields, if that is what is wrong with it.
@@ -88,7 +87,12 @@ fn field_count_error(bytes: &[u8], line_start: usize, weighted: bool) -> Option<
     Some(TextError::new(line_start, format!("expected {expected} fields ({fields}), found {found}{hint}")))
 }
 
-pub(crate) fn write(graph: &Graph, weighted: bool, out: &mut dyn Write, progress: &dyn Progress) -> std::io::Result<()> {
+pub(crate) fn write(
+    graph: &Graph,
+    weighted: bool,
+    out: &mut dyn Write,
+    progress: &dyn Progress,
+) -> std::io::Result<()> {
     let csr = graph.out();
     let weights = csr.weights().filter(|_| weighted);
     text::write_chunked(csr, b"", out, progress, |nodes, buf| {

@@ -29,7 +29,7 @@ use std::ops::Range;
 use crate::builder::EdgeList;
 use crate::error::{Location, ParseError};
 use crate::graph::{Graph, NodeId};
-use crate::io::text::{self, EdgeChunk, Scanner, TextError};
+use crate::io::text::{self, EdgeSlots, Scanner, TextError};
 use crate::progress::Progress;
 
 pub(crate) fn parse(bytes: &[u8], progress: &dyn Progress) -> Result<EdgeList, ParseError> {
@@ -60,18 +60,21 @@ fn parse_with(bytes: &[u8], progress: &dyn Progress, min_chunk: usize) -> Result
     progress.begin("parsing mtx", Some(bytes.len() as u64));
     progress.advance(header.body as u64);
     let ranges = text::chunk_ranges(bytes, header.body, min_chunk);
-    let chunks = text::parse_chunks(bytes, &ranges, progress, |range| parse_chunk(bytes, range, &header));
+    let weighted = header.field != Field::Pattern;
+    let per_line = if header.symmetric { 2 } else { 1 };
+    let parsed =
+        text::parse_edges(bytes, &ranges, per_line, weighted, progress, |range, slots| parse_chunk(bytes, range, &header, slots));
     progress.finish();
-    let chunks = chunks?;
-    let found: u64 = chunks.iter().map(|(_, entries)| entries).sum();
+    let (mut edges, counts) = parsed?;
+    let found: u64 = counts.iter().sum();
     if found != header.entries {
         return Err(ParseError::new(
             Location::Whole,
             format!("header says {} entries, but the file has {found}", header.entries),
         ));
     }
-    let chunks = chunks.into_iter().map(|(chunk, _)| chunk).collect();
-    Ok(text::assemble(header.nodes, chunks, header.field != Field::Pattern))
+    edges.num_nodes = header.nodes;
+    Ok(edges)
 }
 
 const BANNER: &str = "%%MatrixMarket matrix coordinate FIELD SYMMETRY";
@@ -96,7 +99,9 @@ fn parse_header(s: &mut Scanner) -> Result<Header, TextError> {
     match format.as_str() {
         "coordinate" => {}
         "array" => return Err(s_error_unsupported(s, &format, "only sparse 'coordinate' matrices are supported")),
-        _ => return Err(s.error(format!("expected the format 'coordinate', found '{}'", text::quote(format.as_bytes())))),
+        _ => {
+            return Err(s.error(format!("expected the format 'coordinate', found '{}'", text::quote(format.as_bytes()))));
+        }
     }
     let field = next("the field (pattern, integer or real)")?;
     let field = match field.as_str() {
@@ -150,10 +155,9 @@ fn s_error_unsupported(s: &Scanner, word: &str, hint: &str) -> TextError {
     s.error(format!("unsupported Matrix Market variant '{}': {hint}", text::quote(word.as_bytes())))
 }
 
-/// Parses one chunk's entries; returns the edges and the number of entries.
-fn parse_chunk(bytes: &[u8], range: Range<usize>, h: &Header) -> Result<(EdgeChunk, u64), TextError> {
+/// Parses one chunk's entries into `slots`; returns the number of entries.
+fn parse_chunk(bytes: &[u8], range: Range<usize>, h: &Header, slots: &mut EdgeSlots) -> Result<u64, TextError> {
     let weighted = h.field != Field::Pattern;
-    let mut chunk = EdgeChunk::for_bytes(range.len(), weighted);
     let mut entries = 0u64;
     let mut s = Scanner::new(bytes, range);
     while !s.is_done() {
@@ -175,20 +179,20 @@ fn parse_chunk(bytes: &[u8], range: Range<usize>, h: &Header) -> Result<(EdgeChu
         };
         s.end_line(if weighted { "the value" } else { "the column index of a pattern entry" })?;
         entries += 1;
-        push(&mut chunk, weighted, i, j, w);
+        push(slots, weighted, i, j, w);
         if h.symmetric && i != j {
-            push(&mut chunk, weighted, j, i, w);
+            push(slots, weighted, j, i, w);
         }
     }
-    Ok((chunk, entries))
+    Ok(entries)
 }
 
-#[inline]
-fn push(chunk: &mut EdgeChunk, weighted: bool, u: NodeId, v: NodeId, w: u32) {
+#[inline(always)]
+fn push(slots: &mut EdgeSlots, weighted: bool, u: NodeId, v: NodeId, w: u32) {
     if weighted {
-        chunk.push_weighted(u, v, w);
+        slots.push_weighted(u, v, w);
     } else {
-        chunk.push(u, v);
+        slots.push(u, v);
     }
 }
 
@@ -218,12 +222,11 @@ fn real_weight(s: &mut Scanner) -> Result<u32, TextError> {
 
 pub(crate) fn write(graph: &Graph, out: &mut dyn Write, progress: &dyn Progress) -> std::io::Result<()> {
     let csr = graph.out();
-    let mut header = format!(
-        "%%MatrixMarket matrix coordinate {} general\n",
-        if csr.is_weighted() { "integer" } else { "pattern" }
-    )
-    .into_bytes();
-    for (i, count) in [u64::from(csr.num_nodes()), u64::from(csr.num_nodes()), csr.num_edges()].into_iter().enumerate() {
+    let mut header =
+        format!("%%MatrixMarket matrix coordinate {} general\n", if csr.is_weighted() { "integer" } else { "pattern" })
+            .into_bytes();
+    for (i, count) in [u64::from(csr.num_nodes()), u64::from(csr.num_nodes()), csr.num_edges()].into_iter().enumerate()
+    {
         text::push_u64(&mut header, count);
         header.push(if i == 2 { b'\n' } else { b' ' });
     }

@@ -62,12 +62,12 @@ pub(crate) fn quote(token: &[u8]) -> String {
     }
 }
 
-#[inline]
+#[inline(always)]
 fn is_space(b: u8) -> bool {
     b == b' ' || b == b'\t' || b == b'\r'
 }
 
-#[inline]
+#[inline(always)]
 fn ends_token(b: Option<&u8>) -> bool {
     match b {
         None => true,
@@ -101,22 +101,22 @@ impl<'a> Scanner<'a> {
         Scanner { bytes: &bytes[..end], pos: start, token: start }
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn pos(&self) -> usize {
         self.pos
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn is_done(&self) -> bool {
         self.pos >= self.bytes.len()
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn peek(&self) -> Option<u8> {
         self.bytes.get(self.pos).copied()
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn skip_spaces(&mut self) {
         while let Some(&b) = self.bytes.get(self.pos) {
             if !is_space(b) {
@@ -127,7 +127,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// Skips spaces and tells whether the line (or input) ends here.
-    #[inline]
+    #[inline(always)]
     pub fn at_line_end(&mut self) -> bool {
         self.skip_spaces();
         matches!(self.peek(), None | Some(b'\n'))
@@ -144,7 +144,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// Ends a line that must hold nothing more; `what` names what the line should end after.
-    #[inline]
+    #[inline(always)]
     pub fn end_line(&mut self, what: &str) -> Result<(), TextError> {
         if self.at_line_end() {
             self.pos = (self.pos + 1).min(self.bytes.len());
@@ -177,11 +177,14 @@ impl<'a> Scanner<'a> {
 
     /// Reads an unsigned decimal number; `what` names it for errors ("a node id"). Numbers too
     /// large for `u64` come back as `u64::MAX`, which every caller's range check rejects.
-    #[inline]
+    #[inline(always)]
     pub fn number(&mut self, what: &str) -> Result<u64, TextError> {
         self.skip_spaces();
         let start = self.pos;
         self.token = start;
+        if let Some(value) = self.short_number(start) {
+            return Ok(value);
+        }
         let mut value: u64 = 0;
         while let Some(&b) = self.bytes.get(self.pos) {
             let digit = b.wrapping_sub(b'0');
@@ -197,6 +200,28 @@ impl<'a> Scanner<'a> {
             return self.number_slow(start, what);
         }
         Ok(value)
+    }
+
+    /// Reads a number of 1 to 7 digits followed by whitespace with a few word operations
+    /// (SWAR: the 8 bytes at `start` are tested and converted at once), or returns `None`.
+    #[inline(always)]
+    fn short_number(&mut self, start: usize) -> Option<u64> {
+        let word: [u8; 8] = self.bytes.get(start..start.wrapping_add(8))?.try_into().ok()?;
+        // Each byte minus '0' (digits become 0..=9); a byte is a non-digit iff adding 0x76 sets
+        // its high bit or the high bit was set already. Carries only run from non-digits upward.
+        let x = u64::from_le_bytes(word) ^ 0x3030_3030_3030_3030;
+        let non_digits = (x.wrapping_add(0x7676_7676_7676_7676) | x) & 0x8080_8080_8080_8080;
+        let len = (non_digits.trailing_zeros() / 8) as usize;
+        if len == 0 || len == 8 || !ends_token(word.get(len)) {
+            return None;
+        }
+        // Move the digits to the top bytes (zeros before them), then combine pairs, quads, octets.
+        let mut v = x << (64 - 8 * len as u32);
+        v = (v & 0x0F0F_0F0F_0F0F_0F0F).wrapping_mul(2561) >> 8;
+        v = (v & 0x00FF_00FF_00FF_00FF).wrapping_mul(6_553_601) >> 16;
+        v = (v & 0x0000_FFFF_0000_FFFF).wrapping_mul(42_949_672_960_001) >> 32;
+        self.pos = start + len;
+        Some(v)
     }
 
     #[cold]
@@ -215,34 +240,29 @@ impl<'a> Scanner<'a> {
             return Ok(value);
         }
         if token.len() > 1 && token[0] == b'-' && token[1..].iter().all(u8::is_ascii_digit) {
-            return Err(self.error(format!("expected {what}, found '{}': negative numbers are not allowed", quote(token))));
+            return Err(
+                self.error(format!("expected {what}, found '{}': negative numbers are not allowed", quote(token)))
+            );
         }
         Err(self.error(format!("expected {what}, found '{}'", quote(token))))
     }
 
     /// A 0-based node id: below `u32::MAX`, which is reserved.
-    #[inline]
+    #[inline(always)]
     pub fn node0(&mut self) -> Result<NodeId, TextError> {
         let value = self.number("a node id")?;
         if value < MAX_NODES {
             Ok(value as NodeId)
         } else {
-            Err(self.error(format!(
-                "node id {} is out of range: ids must be below {MAX_NODES}",
-                quote(self.token())
-            )))
+            Err(self.error(format!("node id {} is out of range: ids must be below {MAX_NODES}", quote(self.token()))))
         }
     }
 
     /// A 1-based id in `1..=n`, returned 0-based; `what` is "node id", "row index", ...
-    #[inline]
+    #[inline(always)]
     pub fn id1(&mut self, n: u64, what: &str) -> Result<NodeId, TextError> {
         let value = self.number(what)?;
-        if value >= 1 && value <= n {
-            Ok((value - 1) as NodeId)
-        } else {
-            Err(self.id1_error(n, what))
-        }
+        if value >= 1 && value <= n { Ok((value - 1) as NodeId) } else { Err(self.id1_error(n, what)) }
     }
 
     #[cold]
@@ -253,7 +273,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// A weight that must fit in 32 bits; `what` is "a weight", "a vertex weight", ...
-    #[inline]
+    #[inline(always)]
     pub fn weight(&mut self, what: &str) -> Result<u32, TextError> {
         let value = self.number(what)?;
         if value <= u64::from(u32::MAX) {
@@ -311,6 +331,141 @@ where
     results.into_iter().map(|r| r.map_err(|e| e.locate(bytes))).collect()
 }
 
+/// Room for one chunk's edges inside the final edge arrays, so that chunks parse straight into
+/// place without a concatenation afterwards.
+pub(crate) struct EdgeSlots<'a> {
+    sources: &'a mut [NodeId],
+    targets: &'a mut [NodeId],
+    /// Empty for unweighted formats.
+    weights: &'a mut [u32],
+    len: usize,
+    /// Set if a chunk produced more edges than its lines allow, which the callers' formats rule
+    /// out; checked rather than trusted so that no input can index out of bounds.
+    overflow: bool,
+}
+
+impl EdgeSlots<'_> {
+    #[inline(always)]
+    pub fn push(&mut self, source: NodeId, target: NodeId) {
+        match (self.sources.get_mut(self.len), self.targets.get_mut(self.len)) {
+            (Some(s), Some(t)) => {
+                *s = source;
+                *t = target;
+                self.len += 1;
+            }
+            _ => self.overflow = true,
+        }
+    }
+
+    #[inline(always)]
+    pub fn push_weighted(&mut self, source: NodeId, target: NodeId, weight: u32) {
+        match (self.sources.get_mut(self.len), self.targets.get_mut(self.len), self.weights.get_mut(self.len)) {
+            (Some(s), Some(t), Some(w)) => {
+                *s = source;
+                *t = target;
+                *w = weight;
+                self.len += 1;
+            }
+            _ => self.overflow = true,
+        }
+    }
+}
+
+/// Parses `ranges` of `bytes` in parallel into one edge list, each chunk writing its edges
+/// straight into its share of the final arrays. A chunk's share is `per_line` edges for each of
+/// its lines, so `parse` must produce at most that many per line. Gaps left by comments and
+/// blank lines are closed afterwards. Returns the edges (with `num_nodes` 0) and each chunk's
+/// own result.
+pub(crate) fn parse_edges<T, F>(
+    bytes: &[u8],
+    ranges: &[Range<usize>],
+    per_line: usize,
+    weighted: bool,
+    progress: &dyn Progress,
+    parse: F,
+) -> Result<(EdgeList, Vec<T>), ParseError>
+where
+    T: Send,
+    F: Fn(Range<usize>, &mut EdgeSlots) -> Result<T, TextError> + Sync,
+{
+    // Lines per chunk: a newline count that vectorises well, plus an unterminated last line.
+    let room: Vec<usize> = ranges
+        .par_iter()
+        .map(|r| {
+            let chunk = &bytes[r.clone()];
+            let lines = chunk.iter().filter(|&&b| b == b'\n').count() + usize::from(chunk.last() != Some(&b'\n'));
+            lines * per_line
+        })
+        .collect();
+    let total: usize = room.iter().sum();
+    let mut sources = vec![0 as NodeId; total];
+    let mut targets = vec![0 as NodeId; total];
+    let mut weights = vec![0u32; if weighted { total } else { 0 }];
+    let mut bounds = vec![0usize];
+    bounds.extend(room.iter().scan(0, |at, r| {
+        *at += r;
+        Some(*at)
+    }));
+    let weight_bounds: Vec<usize> = if weighted { bounds.clone() } else { vec![0; bounds.len()] };
+    let slots: Vec<EdgeSlots> = split_by_bounds(&mut sources, &bounds)
+        .into_iter()
+        .zip(split_by_bounds(&mut targets, &bounds))
+        .zip(split_by_bounds(&mut weights, &weight_bounds))
+        .map(|((sources, targets), weights)| EdgeSlots { sources, targets, weights, len: 0, overflow: false })
+        .collect();
+    let results: Vec<Result<(T, usize), TextError>> = slots
+        .into_par_iter()
+        .zip(ranges.par_iter())
+        .with_max_len(1)
+        .map(|(mut slots, range)| {
+            let result = parse(range.clone(), &mut slots);
+            progress.advance(range.len() as u64);
+            match result {
+                Ok(_) if slots.overflow => {
+                    Err(TextError::new(range.start, "internal error: a chunk produced more edges than it has lines"))
+                }
+                Ok(value) => Ok((value, slots.len)),
+                Err(e) => Err(e),
+            }
+        })
+        .collect();
+    let mut values = Vec::with_capacity(results.len());
+    let mut lens = Vec::with_capacity(results.len());
+    for result in results {
+        let (value, len) = result.map_err(|e| e.locate(bytes))?;
+        values.push(value);
+        lens.push(len);
+    }
+    // Close the gaps: each chunk's edges move down to follow the previous chunk's.
+    let mut at = 0;
+    for (c, &len) in lens.iter().enumerate() {
+        let from = bounds[c];
+        if from != at {
+            sources.copy_within(from..from + len, at);
+            targets.copy_within(from..from + len, at);
+            if weighted {
+                weights.copy_within(from..from + len, at);
+            }
+        }
+        at += len;
+    }
+    sources.truncate(at);
+    targets.truncate(at);
+    weights.truncate(at);
+    Ok((EdgeList { num_nodes: 0, sources, targets, weights: weighted.then_some(weights) }, values))
+}
+
+/// Cuts `values` at the given increasing bounds (`bounds[0] == 0`, last == len).
+fn split_by_bounds<'a, T>(mut values: &'a mut [T], bounds: &[usize]) -> Vec<&'a mut [T]> {
+    let mut pieces = Vec::with_capacity(bounds.len().saturating_sub(1));
+    for w in bounds.windows(2) {
+        let (head, tail) = values.split_at_mut(w[1] - w[0]);
+        pieces.push(head);
+        values = tail;
+    }
+    pieces
+}
+
 /// Edges parsed from one chunk.
 #[derive(Debug, Default)]
 pub(crate) struct EdgeChunk {
@@ -329,19 +484,6 @@ impl EdgeChunk {
             targets: Vec::with_capacity(edges),
             weights: Vec::with_capacity(if weighted { edges } else { 0 }),
         }
-    }
-
-    #[inline]
-    pub fn push(&mut self, source: NodeId, target: NodeId) {
-        self.sources.push(source);
-        self.targets.push(target);
-    }
-
-    #[inline]
-    pub fn push_weighted(&mut self, source: NodeId, target: NodeId, weight: u32) {
-        self.sources.push(source);
-        self.targets.push(target);
-        self.weights.push(weight);
     }
 }
 
@@ -490,6 +632,26 @@ mod tests {
         let err = s.number("a weight").unwrap_err();
         assert_eq!(err.message, "expected a weight, found the end of the line");
         assert_eq!(line_at(text, err.offset), 1);
+    }
+
+    #[test]
+    fn short_and_long_numbers_agree() {
+        for len in 1..=21 {
+            for digit in [b'1', b'9'] {
+                let token: Vec<u8> = std::iter::repeat_n(digit, len).collect();
+                for tail in [&b" 1234567"[..], b"\n", b"\t\t\t\t\t\t\t\t", b""] {
+                    let text = [&token[..], tail].concat();
+                    let mut s = Scanner::new(&text, 0..text.len());
+                    let expected = std::str::from_utf8(&token).unwrap().parse::<u64>().unwrap_or(u64::MAX);
+                    assert_eq!(s.number("n").unwrap(), expected, "{text:?}");
+                    assert_eq!(s.pos(), len);
+                }
+            }
+        }
+        for bad in [&b"12x4567 "[..], b"1234567x", b"-1234567", b"1.000000"] {
+            let mut s = Scanner::new(bad, 0..bad.len());
+            assert!(s.number("n").is_err(), "{bad:?}");
+        }
     }
 
     #[test]
