@@ -67,3 +67,37 @@ fn rmat_scale_20_timing() {
         reorder_time
     );
 }
+
+/// Shape statistics of road graphs; run with `--ignored --nocapture`.
+#[test]
+#[ignore = "prints statistics"]
+fn road_statistics() {
+    for nodes in [10_000u32, 1_000_000] {
+        let graph = generate(&Generator::Road { nodes }, &GenOptions { seed: 1, max_weight: None }, false, &NoProgress)
+            .unwrap();
+        let eccentricity = |source: u32| {
+            let mut dist = vec![u32::MAX; nodes as usize];
+            let mut queue = std::collections::VecDeque::from([source]);
+            dist[source as usize] = 0;
+            let mut last = source;
+            while let Some(u) = queue.pop_front() {
+                last = u;
+                for &v in graph.neighbors(u) {
+                    if dist[v as usize] == u32::MAX {
+                        dist[v as usize] = dist[u as usize] + 1;
+                        queue.push_back(v);
+                    }
+                }
+            }
+            (last, dist[last as usize])
+        };
+        let (far, _) = eccentricity(0);
+        let (_, diameter) = eccentricity(far);
+        println!(
+            "road {nodes}: average degree {:.2}, max degree {}, diameter >= {diameter} hops (2 sqrt(n) = {:.0})",
+            graph.num_edges() as f64 / f64::from(nodes),
+            graph.out().max_degree().1,
+            2.0 * f64::from(nodes).sqrt()
+        );
+    }
+}

@@ -14,11 +14,10 @@ use crate::error::{GraphError, Result};
 use crate::graph::{NodeId, Weight};
 use crate::progress::Progress;
 
-/// A node uniform in `0..n` from 32 random bits (bias below `n / 2^32`, immaterial here and
-/// several times cheaper than rejection).
+/// A node uniform in `0..n` from 64 random bits (bias below `n / 2^64`).
 #[inline(always)]
-fn node(bits: u32, n: u32) -> NodeId {
-    ((u64::from(bits) * u64::from(n)) >> 32) as NodeId
+fn node(bits: u64, n: u32) -> NodeId {
+    ((u128::from(bits) * u128::from(n)) >> 64) as NodeId
 }
 
 /// The raw edges: `nodes * average_degree` of them.
@@ -40,9 +39,8 @@ pub fn edges(nodes: u32, average_degree: u32, options: &GenOptions, progress: &d
     let work = |block: usize, sources: &mut [NodeId], targets: &mut [NodeId], weights: Option<&mut [Weight]>| {
         let mut rng = block_rng(options.seed, Stream::Uniform, block as u64);
         for (s, t) in sources.iter_mut().zip(targets.iter_mut()) {
-            let bits = rng.next_u64();
-            *s = node(bits as u32, nodes);
-            *t = node((bits >> 32) as u32, nodes);
+            *s = node(rng.next_u64(), nodes);
+            *t = node(rng.next_u64(), nodes);
         }
         if let (Some(weights), Some(max)) = (weights, options.max_weight) {
             for w in weights.iter_mut() {
