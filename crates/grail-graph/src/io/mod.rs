@@ -159,7 +159,7 @@ pub fn detect_format(path: &Path, bytes: &[u8]) -> Result<Format> {
     if galois::looks_like(bytes) {
         return Ok(Format::Galois);
     }
-    let first_line = text::first_data_line(bytes, &[b'#', b'%', b'c']);
+    let first_line = text::first_data_line(bytes, b"#%c");
     if bytes.starts_with(b"c ") || bytes.starts_with(b"p sp") || first_line.is_some_and(|l| l.starts_with(b"p ")) {
         return Ok(Format::Dimacs);
     }
