@@ -230,6 +230,18 @@ pub struct DemoArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum BenchCommand {
+    /// Time each generator at one size: drawing the edges, and the whole graph (edges + build).
+    Gen {
+        /// log2 of the node count (grid: the nearest square).
+        #[arg(long, default_value_t = 20)]
+        scale: u32,
+        /// Timed runs per generator (the best is reported).
+        #[arg(long, default_value_t = 3)]
+        repeat: u32,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Time loading one R-MAT graph from every format grail reads.
     Load {
         /// log2 of the node count of the R-MAT graph (stored undirected).

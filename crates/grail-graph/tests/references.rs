@@ -635,21 +635,3 @@ fn generated_graphs() {
         }
     }
 }
-
-/// The triangle reference on a Graph500 scale-18 graph (about 8M directed edges), with its time;
-/// run with `cargo test --release -p grail-graph --test references -- --ignored --nocapture`.
-#[test]
-#[ignore = "seconds in release, minutes in debug"]
-fn triangles_on_graph500_scale_18() {
-    use grail_graph::NoProgress;
-    use grail_graph::generate::{GenOptions, Generator, generate};
-    let graph = generate(&Generator::graph500(18), &GenOptions::default(), true, &NoProgress).unwrap();
-    let start = std::time::Instant::now();
-    let count = triangles(&graph);
-    println!(
-        "{count} triangles in {} nodes, {} directed edges: {:.2?}",
-        graph.num_nodes(),
-        graph.num_edges(),
-        start.elapsed()
-    );
-}

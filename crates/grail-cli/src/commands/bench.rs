@@ -1,5 +1,6 @@
-//! `grail bench load`: how fast grail loads one graph from every format it reads.
+//! `grail bench`: how fast grail's own machinery is.
 //!
+//! `grail bench load`: how fast grail loads one graph from every format it reads.
 //! The graph is an undirected R-MAT (Kronecker, Graph500 parameters) graph with random weights,
 //! written once in each format; every load is timed end to end (read, parse, build the CSR) with
 //! the file in the page cache, and the best of `--repeat` runs is reported next to the time it
@@ -21,7 +22,74 @@ use crate::progress::Bars;
 pub fn bench(command: BenchCommand, progress: &Bars) -> Result<()> {
     match command {
         BenchCommand::Load { scale, repeat, dir, json } => load(scale, repeat.max(1), dir, json, progress),
+        BenchCommand::Gen { scale, repeat, json } => generators(scale, repeat.max(1), json),
     }
+}
+
+/// The best time of `repeat` runs of `f`, and its last result.
+fn best_of<T>(repeat: u32, mut f: impl FnMut() -> Result<T>) -> Result<(Duration, T)> {
+    let mut best = Duration::MAX;
+    let mut last = None;
+    for _ in 0..repeat {
+        let start = Instant::now();
+        last = Some(f()?);
+        best = best.min(start.elapsed());
+    }
+    Ok((best, last.expect("repeat is at least 1")))
+}
+
+fn generators(scale: u32, repeat: u32, json: bool) -> Result<()> {
+    anyhow::ensure!((1..=31).contains(&scale), "--scale must be between 1 and 31");
+    let nodes = 1u32 << scale;
+    let side = 1u32 << scale.div_ceil(2);
+    let cases = [
+        (format!("rmat{scale}"), Generator::graph500(scale), false),
+        (format!("random{scale}"), Generator::Uniform { nodes, average_degree: 16 }, false),
+        (format!("grid{side}x{side}"), Generator::Grid { rows: side, cols: side }, true),
+        (format!("road{scale}"), Generator::Road { nodes }, true),
+    ];
+    let options = GenOptions { seed: 1, max_weight: Some(255) };
+    let mut rows = Vec::new();
+    if !json {
+        println!(
+            "{:<14} {:>10} {:>12} {:>10} {:>10} {:>12}",
+            "graph", "nodes", "edges", "draw ms", "total ms", "M edges/s"
+        );
+    }
+    for (label, generator, undirected) in cases {
+        let (draw, edges) = best_of(repeat, || Ok(generator.edges(&options, &NoProgress)?.len()))?;
+        let (total, graph) = best_of(repeat, || Ok(generate(&generator, &options, undirected, &NoProgress)?))?;
+        let row = json!({
+            "graph": label,
+            "nodes": graph.num_nodes(),
+            "edges_drawn": edges,
+            "edges": graph.num_edges(),
+            "draw_ms": millis(draw),
+            "total_ms": millis(total),
+            "m_edges_per_s": edges as f64 / 1e6 / total.as_secs_f64(),
+        });
+        if !json {
+            println!(
+                "{:<14} {:>10} {:>12} {:>10.1} {:>10.1} {:>12.1}",
+                label,
+                graph.num_nodes(),
+                graph.num_edges(),
+                millis(draw),
+                millis(total),
+                row["m_edges_per_s"].as_f64().unwrap()
+            );
+        }
+        rows.push(row);
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+    } else {
+        println!(
+            "\ndraw: generating the raw edges; total: edges plus building the graph (best of {repeat}, {} threads)",
+            rayon::current_num_threads()
+        );
+    }
+    Ok(())
 }
 
 /// The files the benchmark writes: (label, file name, format).
@@ -49,7 +117,7 @@ fn load(scale: u32, repeat: u32, dir: Option<PathBuf>, json: bool, progress: &Ba
             temp.path().to_path_buf()
         }
     };
-    let generator = Generator::Rmat { scale, edge_factor: 16, a: 0.57, b: 0.19, c: 0.19, permute: true };
+    let generator = Generator::graph500(scale);
     let graph = generate(&generator, &GenOptions { seed: 1, max_weight: Some(255) }, true, progress)?;
     eprintln!(
         "rmat scale {scale}, undirected: {} nodes, {} directed edges; writing {} files to {}",
@@ -97,27 +165,10 @@ fn load(scale: u32, repeat: u32, dir: Option<PathBuf>, json: bool, progress: &Ba
 
 fn time_format(graph: &Graph, label: &str, path: &Path, format: Format, repeat: u32) -> Result<serde_json::Value> {
     let size = std::fs::metadata(path)?.len();
-    let best = |f: &mut dyn FnMut() -> Result<()>| -> Result<Duration> {
-        let mut best = Duration::MAX;
-        for _ in 0..repeat {
-            let start = Instant::now();
-            f()?;
-            best = best.min(start.elapsed());
-        }
-        Ok(best)
-    };
-    let read = best(&mut || {
-        std::hint::black_box(std::fs::read(path)?);
-        Ok(())
-    })?;
+    let (read, _) = best_of(repeat, || Ok(std::hint::black_box(std::fs::read(path)?).len()))?;
     let options = ReadOptions { format: Some(format), ..Default::default() };
-    let mut loaded = None;
-    let load = best(&mut || {
-        loaded = Some(read_graph(path, &options, &NoProgress)?);
-        Ok(())
-    })?;
+    let (load, loaded) = best_of(repeat, || Ok(read_graph(path, &options, &NoProgress)?))?;
     // The benchmark is only worth something if every format gives the graph back.
-    let loaded = loaded.expect("at least one run");
     anyhow::ensure!(
         loaded.num_edges() == graph.num_edges() && loaded.out().targets() == graph.out().targets(),
         "{label}: the graph read back differs from the one written"
