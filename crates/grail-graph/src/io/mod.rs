@@ -328,9 +328,7 @@ pub fn write_atomically(path: &Path, write: impl FnOnce(&mut dyn Write) -> std::
     // (0666 less the umask), like any file the user creates.
     #[cfg(unix)]
     builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-    let temp = builder
-        .tempfile_in(dir)
-        .map_err(|e| GraphError::io(path, e))?;
+    let temp = builder.tempfile_in(dir).map_err(|e| GraphError::io(path, e))?;
     let mut file = BufWriter::with_capacity(1 << 20, temp.as_file());
     write(&mut file).and_then(|()| file.flush()).map_err(|e| GraphError::io(path, e))?;
     drop(file);
