@@ -68,10 +68,10 @@ impl Csr {
                 self.offsets.last().unwrap()
             )));
         }
-        if let Some(node) = self.offsets.par_windows(2).position_any(|w| w[0] > w[1]) {
-            return Err(GraphError::invalid(format!("CSR offsets decrease at node {node}")));
+        if let Some(i) = crate::par::first_decrease(&self.offsets) {
+            return Err(GraphError::invalid(format!("CSR offsets decrease at node {}", i - 1)));
         }
-        if let Some(edge) = self.targets.par_iter().position_any(|&t| u64::from(t) >= n) {
+        if let Some(edge) = crate::par::first_out_of_range(&self.targets, n) {
             return Err(GraphError::invalid(format!(
                 "edge {edge} points to node {}, but there are only {n} nodes",
                 self.targets[edge]

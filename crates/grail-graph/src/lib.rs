@@ -11,6 +11,7 @@ pub mod error;
 pub mod generate;
 pub mod graph;
 pub mod io;
+mod par;
 pub mod progress;
 pub mod properties;
 pub mod reference;

@@ -107,13 +107,3 @@ pub(crate) fn write_u64s(out: &mut dyn std::io::Write, values: &[u64]) -> std::i
     }
     Ok(())
 }
-
-/// The first position in `offsets` (a CSR offset array) where it decreases, if any.
-pub(crate) fn first_decrease(offsets: &[u64]) -> Option<usize> {
-    offsets.par_windows(2).position_first(|w| w[0] > w[1]).map(|i| i + 1)
-}
-
-/// The first target that is not a node of an `n`-node graph, if any.
-pub(crate) fn first_bad_target(targets: &[u32], n: u64) -> Option<usize> {
-    targets.par_iter().position_first(|&t| u64::from(t) >= n)
-}

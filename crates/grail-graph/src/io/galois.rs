@@ -17,9 +17,10 @@
 
 use std::io::Write;
 
-use super::binary::{Reader, decode_u32s, decode_u64s, first_bad_target, first_decrease, write_u32s, write_u64s};
+use super::binary::{Reader, decode_u32s, decode_u64s, write_u32s, write_u64s};
 use crate::error::{Location, ParseError};
 use crate::graph::{Csr, Graph, MAX_NODES};
+use crate::par::{first_decrease, first_out_of_range};
 
 const HEADER_BYTES: u64 = 32;
 const WHAT: &str = "Galois binary graph";
@@ -90,7 +91,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Csr, ParseError> {
         }
         wide.into_iter().map(|t| t as u32).collect()
     };
-    if let Some(e) = first_bad_target(&targets, n) {
+    if let Some(e) = first_out_of_range(&targets, n) {
         return Err(at(
             targets_at + id_size * e as u64,
             format!("edge {e} points to node {}, but there are {n} nodes", targets[e]),

@@ -26,9 +26,10 @@ use std::io::Write;
 use rayon::prelude::*;
 use xxhash_rust::xxh3::xxh3_64;
 
-use super::binary::{Reader, decode_u32s, decode_u64s, first_bad_target, first_decrease, write_u32s, write_u64s};
+use super::binary::{Reader, decode_u32s, decode_u64s, write_u32s, write_u64s};
 use crate::error::{Location, ParseError};
 use crate::graph::{Csr, Graph, MAX_NODES};
+use crate::par::{first_decrease, first_out_of_range};
 use crate::progress::Progress;
 
 /// The first 8 bytes of every `.gcsr` file.
@@ -120,7 +121,7 @@ pub(crate) fn parse(bytes: &[u8], progress: &dyn Progress) -> Result<Csr, ParseE
     }
     let targets_at = reader.pos() as u64;
     let targets = decode_u32s(reader.take(4 * m, "the targets")?);
-    if let Some(e) = first_bad_target(&targets, n) {
+    if let Some(e) = first_out_of_range(&targets, n) {
         return Err(at(
             targets_at + 4 * e as u64,
             format!("edge {e} points to node {}, but there are {n} nodes", targets[e]),
