@@ -23,17 +23,17 @@ impl Bars {
 
 impl Progress for Bars {
     fn begin(&self, phase: &str, total: Option<u64>) {
-        self.bar.reset();
         let style = match total {
             Some(_) => ProgressStyle::with_template("{spinner} {msg:<14} [{wide_bar}] {percent:>3}% {elapsed}")
                 .expect("valid template")
                 .progress_chars("=> "),
             None => ProgressStyle::with_template("{spinner} {msg:<14} {elapsed}").expect("valid template"),
         };
+        // Style first: any call before it would draw a frame in the default style.
         self.bar.set_style(style);
-        self.bar.set_length(total.unwrap_or(0));
-        self.bar.set_position(0);
         self.bar.set_message(phase.to_string());
+        self.bar.set_length(total.unwrap_or(0));
+        self.bar.reset();
         self.bar.enable_steady_tick(std::time::Duration::from_millis(120));
     }
 
