@@ -42,7 +42,8 @@ fn parse_with(bytes: &[u8], progress: &dyn Progress, min_chunk: usize) -> Result
     progress.advance(header.body as u64);
     let ranges = text::chunk_ranges(bytes, header.body, min_chunk);
     let n = u64::from(header.nodes);
-    let parsed = text::parse_edges(bytes, &ranges, 1, true, progress, |range, slots| parse_chunk(bytes, range, n, slots));
+    let parsed =
+        text::parse_edges(bytes, &ranges, 1, true, progress, |range, slots| parse_chunk(bytes, range, n, slots));
     progress.finish();
     let (mut edges, _) = parsed?;
     let found = edges.len() as u64;

@@ -27,8 +27,9 @@ pub(crate) fn parse(bytes: &[u8], weighted: bool, progress: &dyn Progress) -> Re
 fn parse_with(bytes: &[u8], weighted: bool, progress: &dyn Progress, min_chunk: usize) -> Result<EdgeList, ParseError> {
     progress.begin(if weighted { "parsing wel" } else { "parsing el" }, Some(bytes.len() as u64));
     let ranges = text::chunk_ranges(bytes, 0, min_chunk);
-    let parsed =
-        text::parse_edges(bytes, &ranges, 1, weighted, progress, |range, slots| parse_chunk(bytes, range, weighted, slots));
+    let parsed = text::parse_edges(bytes, &ranges, 1, weighted, progress, |range, slots| {
+        parse_chunk(bytes, range, weighted, slots)
+    });
     progress.finish();
     let (mut edges, max_ids) = parsed?;
     // Ids are below u32::MAX, so the count fits.
@@ -37,7 +38,12 @@ fn parse_with(bytes: &[u8], weighted: bool, progress: &dyn Progress, min_chunk: 
 }
 
 /// Parses the lines of one chunk into `slots`; returns the largest id.
-fn parse_chunk(bytes: &[u8], range: Range<usize>, weighted: bool, slots: &mut EdgeSlots) -> Result<Option<u32>, TextError> {
+fn parse_chunk(
+    bytes: &[u8],
+    range: Range<usize>,
+    weighted: bool,
+    slots: &mut EdgeSlots,
+) -> Result<Option<u32>, TextError> {
     let mut max_id = 0u32;
     let mut any = false;
     let mut s = Scanner::new(bytes, range);
@@ -56,13 +62,7 @@ fn parse_chunk(bytes: &[u8], range: Range<usize>, weighted: bool, slots: &mut Ed
             Some(_) => {}
         }
         let line_start = s.pos();
-        let line = (|| -> Result<(u32, u32, u32), TextError> {
-            let u = s.node0()?;
-            let v = s.node0()?;
-            let w = if weighted { s.weight("a weight")? } else { 1 };
-            s.end_line(if weighted { "the weight" } else { "the target node" })?;
-            Ok((u, v, w))
-        })();
+        let line = parse_line(&mut s, weighted);
         let (u, v, w) = line.map_err(|e| field_count_error(bytes, line_start, weighted).unwrap_or(e))?;
         if weighted {
             slots.push_weighted(u, v, w);
@@ -73,6 +73,16 @@ fn parse_chunk(bytes: &[u8], range: Range<usize>, weighted: bool, slots: &mut Ed
         any = true;
     }
     Ok(any.then_some(max_id))
+}
+
+/// One edge line: `u v` or `u v w`.
+#[inline(always)]
+fn parse_line(s: &mut Scanner, weighted: bool) -> Result<(u32, u32, u32), TextError> {
+    let u = s.node0()?;
+    let v = s.node0()?;
+    let w = if weighted { s.weight("a weight")? } else { 1 };
+    s.end_line(if weighted { "the weight" } else { "the target node" })?;
+    Ok((u, v, w))
 }
 
 /// The error for a line with the wrong number of fields, if that is what is wrong with it.

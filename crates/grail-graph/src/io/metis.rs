@@ -107,11 +107,8 @@ fn parse_with(
         }
         if chunk.last_filled.is_some_and(|last| first + last >= n) {
             let offset = extra_line(bytes, header.body, n);
-            return Err(TextError::new(
-                offset,
-                format!("header says {n} vertices, but this is vertex line {}", n + 1),
-            )
-            .locate(bytes));
+            return Err(TextError::new(offset, format!("header says {n} vertices, but this is vertex line {}", n + 1))
+                .locate(bytes));
         }
     }
     let entries: u64 = chunks.iter().map(|c| c.edges.targets.len() as u64).sum();
@@ -173,10 +170,9 @@ fn read_header(s: &mut Scanner) -> Result<Header, TextError> {
     let fmt = s.word();
     if !fmt.is_empty() {
         if fmt.len() > 3 || !fmt.iter().all(|&b| b == b'0' || b == b'1') {
-            return Err(s.error(format!(
-                "expected FMT of up to 3 binary digits (like 011), found '{}'",
-                text::quote(fmt)
-            )));
+            return Err(
+                s.error(format!("expected FMT of up to 3 binary digits (like 011), found '{}'", text::quote(fmt)))
+            );
         }
         let digit = |place: usize| fmt.len() > place && fmt[fmt.len() - 1 - place] == b'1';
         header.edge_weights = digit(0);

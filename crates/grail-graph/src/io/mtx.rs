@@ -62,8 +62,9 @@ fn parse_with(bytes: &[u8], progress: &dyn Progress, min_chunk: usize) -> Result
     let ranges = text::chunk_ranges(bytes, header.body, min_chunk);
     let weighted = header.field != Field::Pattern;
     let per_line = if header.symmetric { 2 } else { 1 };
-    let parsed =
-        text::parse_edges(bytes, &ranges, per_line, weighted, progress, |range, slots| parse_chunk(bytes, range, &header, slots));
+    let parsed = text::parse_edges(bytes, &ranges, per_line, weighted, progress, |range, slots| {
+        parse_chunk(bytes, range, &header, slots)
+    });
     progress.finish();
     let (mut edges, counts) = parsed?;
     let found: u64 = counts.iter().sum();
@@ -100,7 +101,9 @@ fn parse_header(s: &mut Scanner) -> Result<Header, TextError> {
         "coordinate" => {}
         "array" => return Err(s_error_unsupported(s, &format, "only sparse 'coordinate' matrices are supported")),
         _ => {
-            return Err(s.error(format!("expected the format 'coordinate', found '{}'", text::quote(format.as_bytes()))));
+            return Err(
+                s.error(format!("expected the format 'coordinate', found '{}'", text::quote(format.as_bytes())))
+            );
         }
     }
     let field = next("the field (pattern, integer or real)")?;

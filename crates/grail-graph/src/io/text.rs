@@ -212,7 +212,12 @@ impl<'a> Scanner<'a> {
         let x = u64::from_le_bytes(word) ^ 0x3030_3030_3030_3030;
         let non_digits = (x.wrapping_add(0x7676_7676_7676_7676) | x) & 0x8080_8080_8080_8080;
         let len = (non_digits.trailing_zeros() / 8) as usize;
-        if len == 0 || len == 8 || !ends_token(word.get(len)) {
+        if len == 0 || len == 8 {
+            return None;
+        }
+        // The byte after the digits, taken from the register rather than from memory.
+        let after = ((x >> (8 * len)) as u8) ^ b'0';
+        if !ends_token(Some(&after)) {
             return None;
         }
         // Move the digits to the top bytes (zeros before them), then combine pairs, quads, octets.
@@ -388,12 +393,12 @@ where
     T: Send,
     F: Fn(Range<usize>, &mut EdgeSlots) -> Result<T, TextError> + Sync,
 {
-    // Lines per chunk: a newline count that vectorises well, plus an unterminated last line.
+    // Lines per chunk: a vectorised newline count, plus an unterminated last line.
     let room: Vec<usize> = ranges
         .par_iter()
         .map(|r| {
             let chunk = &bytes[r.clone()];
-            let lines = chunk.iter().filter(|&&b| b == b'\n').count() + usize::from(chunk.last() != Some(&b'\n'));
+            let lines = memchr::memchr_iter(b'\n', chunk).count() + usize::from(chunk.last() != Some(&b'\n'));
             lines * per_line
         })
         .collect();
