@@ -267,6 +267,7 @@ fn metis_rejects_malformed_input() {
     rejects(f, "2 1 10 2\n1 2 2\n1\n", Location::Line(3), "expected a vertex weight, found the end of the line");
     rejects(f, "2 1 100\n\n1\n", Location::Line(2), "expected a vertex size, found an empty vertex line");
     rejects(f, "5000000000 0\n", Location::Line(1), "more than the 4294967295");
+    rejects(f, "0 0\n\n5\n", Location::Line(3), "neighbour id 5 is out of range: the header says there are none");
 }
 
 #[test]

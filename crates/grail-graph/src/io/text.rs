@@ -273,8 +273,12 @@ impl<'a> Scanner<'a> {
     #[cold]
     fn id1_error(&self, n: u64, what: &str) -> TextError {
         let what = what.trim_start_matches("a ").trim_start_matches("an ");
-        let range = if n == 0 { "empty: there are none".to_string() } else { format!("1..={n}") };
-        self.error(format!("{what} {} is out of range {range} (ids are 1-based)", quote(self.token())))
+        let token = quote(self.token());
+        if n == 0 {
+            self.error(format!("{what} {token} is out of range: the header says there are none"))
+        } else {
+            self.error(format!("{what} {token} is out of range 1..={n} (ids are 1-based)"))
+        }
     }
 
     /// A weight that must fit in 32 bits; `what` is "a weight", "a vertex weight", ...
