@@ -554,3 +554,23 @@ fn all_text_formats_accept_an_empty_graph() {
         assert_eq!(back.num_edges(), 0, "{format}");
     }
 }
+
+#[test]
+fn large_graphs_round_trip_across_write_batches() {
+    // Enough nodes for many formatting groups and several batches of them.
+    let n = 700_000u32;
+    let triples: Vec<(u32, u32, u32)> = (0..1_000_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) % n, (i.wrapping_mul(7919) + 13) % n, i % 1000))
+        .collect();
+    let directed = graph_of(n, &triples, true);
+    for format in [Format::Dimacs, Format::MatrixMarket, Format::WeightedEdgeList] {
+        let back = round_trip(&directed, format, false);
+        assert_eq!(triples_of_graph(&back), triples_of_graph(&directed), "{format}");
+    }
+    let undirected = build(EdgeList::from_triples(n, &triples), &BuildOptions::UNDIRECTED).unwrap();
+    assert_eq!(round_trip(&undirected, Format::Metis, true), undirected);
+}
+
+fn triples_of_graph(graph: &Graph) -> (u32, Vec<(u32, u32, u32)>) {
+    (graph.num_nodes(), triples(graph))
+}

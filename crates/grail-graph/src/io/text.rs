@@ -539,18 +539,36 @@ pub(crate) fn check_node_count(n: u64, scanner: &Scanner) -> Result<u32, TextErr
     }
 }
 
+/// "00" to "99": two digits per division when formatting.
+const DIGIT_PAIRS: [u8; 200] = {
+    let mut table = [0u8; 200];
+    let mut i = 0;
+    while i < 100 {
+        table[2 * i] = b'0' + (i / 10) as u8;
+        table[2 * i + 1] = b'0' + (i % 10) as u8;
+        i += 1;
+    }
+    table
+};
+
 /// Appends the decimal digits of `value`.
 #[inline]
 pub(crate) fn push_u64(buf: &mut Vec<u8>, mut value: u64) {
     let mut digits = [0u8; 20];
     let mut i = digits.len();
-    loop {
+    while value >= 100 {
+        let pair = (value % 100) as usize * 2;
+        value /= 100;
+        i -= 2;
+        digits[i..i + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+    }
+    if value >= 10 {
+        let pair = value as usize * 2;
+        i -= 2;
+        digits[i..i + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+    } else {
         i -= 1;
-        digits[i] = b'0' + (value % 10) as u8;
-        value /= 10;
-        if value == 0 {
-            break;
-        }
+        digits[i] = b'0' + value as u8;
     }
     buf.extend_from_slice(&digits[i..]);
 }
@@ -576,7 +594,8 @@ fn write_groups(csr: &Csr) -> Vec<Range<u32>> {
 }
 
 /// Writes `header`, then the lines that `format` makes for each group of nodes: groups are
-/// formatted in parallel, a batch at a time, and written in order. Progress is in edges.
+/// formatted in parallel, a batch at a time, while the previous batch is written, in order.
+/// Progress is in edges.
 pub(crate) fn write_chunked<F>(
     csr: &Csr,
     header: &[u8],
@@ -589,24 +608,40 @@ where
 {
     out.write_all(header)?;
     let groups = write_groups(csr);
-    let batch = 4 * rayon::current_num_threads().max(1);
-    for batch in groups.chunks(batch) {
-        let buffers: Vec<Vec<u8>> = batch
+    let edges_in = |nodes: &Range<u32>| csr.offsets()[nodes.end as usize] - csr.offsets()[nodes.start as usize];
+    let format_batch = |batch: &[Range<u32>]| -> Vec<(u64, Vec<u8>)> {
+        batch
             .par_iter()
             .with_max_len(1)
             .map(|nodes| {
-                let edges = csr.offsets()[nodes.end as usize] - csr.offsets()[nodes.start as usize];
+                let edges = edges_in(nodes);
                 let mut buf = Vec::with_capacity((edges as usize + nodes.len()) * 24);
                 format(nodes.clone(), &mut buf);
-                buf
+                (edges, buf)
             })
-            .collect();
-        for (nodes, buf) in batch.iter().zip(&buffers) {
+            .collect()
+    };
+    let mut write_batch = |buffers: &[(u64, Vec<u8>)]| -> std::io::Result<()> {
+        for (edges, buf) in buffers {
             out.write_all(buf)?;
-            progress.advance(csr.offsets()[nodes.end as usize] - csr.offsets()[nodes.start as usize]);
+            progress.advance(*edges);
         }
+        Ok(())
+    };
+    let batch_len = 4 * rayon::current_num_threads().max(1);
+    let mut previous: Vec<(u64, Vec<u8>)> = Vec::new();
+    for batch in groups.chunks(batch_len) {
+        let mut formatted = Vec::new();
+        let mut written = Ok(());
+        // The writer need not be Send, so it stays on this thread while the pool formats.
+        rayon::in_place_scope(|scope| {
+            scope.spawn(|_| formatted = format_batch(batch));
+            written = write_batch(&previous);
+        });
+        written?;
+        previous = formatted;
     }
-    Ok(())
+    write_batch(&previous)
 }
 
 #[cfg(test)]
@@ -666,7 +701,7 @@ mod tests {
     #[test]
     fn formats_numbers() {
         let mut buf = Vec::new();
-        for v in [0, 7, 10, 4294967295, u64::MAX] {
+        for v in [0, 7, 9, 10, 99, 100, 101, 1000, 12345, 4294967295, u64::MAX] {
             buf.clear();
             push_u64(&mut buf, v);
             assert_eq!(buf, v.to_string().as_bytes());
