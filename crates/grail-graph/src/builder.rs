@@ -270,7 +270,8 @@ fn scatter_by_source(edges: &EdgeList, skip_self_loops: bool) -> Result<Csr> {
     }
 
     // Pass 3: per block, a counting scatter by exact source into the final arrays.
-    let mut offsets = vec![0u64; n as usize + 1];
+    // A header may declare billions of nodes that no edge uses; fail cleanly if they do not fit.
+    let mut offsets = zeroed(n as usize + 1, "node offsets")?;
     let mut targets = vec![0 as NodeId; total];
     let mut weights = vec![0 as Weight; if weighted { total } else { 0 }];
     let block_nodes = 1usize << part.shift;
@@ -310,6 +311,19 @@ fn scatter_by_source(edges: &EdgeList, skip_self_loops: bool) -> Result<Csr> {
         });
     offsets[n as usize] = total as u64;
     Ok(Csr::from_parts_unchecked(offsets, targets, weighted.then_some(weights)))
+}
+
+/// A vector of `len` zeros, or an error saying how much memory it would have needed.
+fn zeroed<T: Clone + Default>(len: usize, what: &str) -> Result<Vec<T>> {
+    let mut values = Vec::new();
+    values.try_reserve_exact(len).map_err(|_| {
+        GraphError::invalid(format!(
+            "not enough memory for {what}: {len} entries need {:.1} GB",
+            (len as f64) * std::mem::size_of::<T>() as f64 / 1e9
+        ))
+    })?;
+    values.resize(len, T::default());
+    Ok(values)
 }
 
 /// Cuts `values` at the given increasing bounds (`bounds[0] == 0`, last == len).
@@ -462,6 +476,12 @@ mod tests {
         let edges = EdgeList::from_triples(4, &[(2, 1, 5), (0, 3, 4), (1, 2, 3), (0, 3, 2), (3, 3, 9)]);
         let csr = build_csr(edges, &BuildOptions::UNDIRECTED).unwrap();
         assert_eq!(adjacency(&csr), vec![vec![(3, 2)], vec![(2, 3)], vec![(1, 3)], vec![(0, 2)]]);
+    }
+
+    #[test]
+    fn allocation_failure_is_an_error() {
+        let err = zeroed::<u64>(usize::MAX / 4, "node offsets").unwrap_err().to_string();
+        assert!(err.starts_with("not enough memory for node offsets"), "{err}");
     }
 
     #[test]
