@@ -151,6 +151,10 @@ fn gcsr_damage_is_named() {
     assert!(text.contains("but the file has"), "{text}");
     let (location, _) = message(b"GRAIL", Format::Gcsr);
     assert_eq!(location, Location::Byte(5));
+    // An edge count whose byte size overflows 64 bits (found by fuzzing).
+    let mut bad = bytes.clone();
+    bad[24..32].copy_from_slice(&(u64::MAX / 5).to_le_bytes());
+    assert!(message(&bad, Format::Gcsr).1.contains("more than 2^64"));
 }
 
 #[test]

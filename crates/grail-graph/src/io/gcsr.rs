@@ -43,8 +43,9 @@ const CHECKSUM_BLOCK: usize = 4 << 20;
 const FLAG_WEIGHTED: u32 = 1;
 const WHAT: &str = "grail binary graph";
 
-fn padded(bytes: u64) -> u64 {
-    bytes.div_ceil(8) * 8
+/// The bytes an array of `elements` `u32`s takes, padded to a multiple of 8; `None` on overflow.
+fn padded_u32_array(elements: u64) -> Option<u64> {
+    elements.checked_mul(4)?.checked_next_multiple_of(8)
 }
 
 /// The checksum of the bytes after the header.
@@ -82,9 +83,10 @@ pub(crate) fn parse(bytes: &[u8], progress: &dyn Progress) -> Result<Csr, ParseE
         return Err(at(16, format!("{n} nodes is more than the {MAX_NODES} a graph may have")));
     }
     let weighted = flags & FLAG_WEIGHTED != 0;
+    let arrays = if weighted { 2 } else { 1 };
     let expected = (n + 1)
         .checked_mul(8)
-        .and_then(|offsets| offsets.checked_add(padded(m.checked_mul(4)?) * if weighted { 2 } else { 1 }))
+        .and_then(|offsets| offsets.checked_add(padded_u32_array(m)?.checked_mul(arrays)?))
         .and_then(|payload| payload.checked_add(HEADER_BYTES as u64));
     if expected != Some(bytes.len() as u64) {
         let expected = expected.map_or("more than 2^64".to_string(), |e| e.to_string());
@@ -144,9 +146,9 @@ pub(crate) fn write(graph: &Graph, out: &mut dyn Write) -> std::io::Result<()> {
     let m = csr.num_edges();
     // The payload is assembled in memory once to checksum it; binary graphs are written rarely
     // and read often, so the reader's speed is what matters.
-    let mut payload = Vec::with_capacity((8 * (u64::from(csr.num_nodes()) + 1) + 2 * padded(4 * m)) as usize);
+    let mut payload = Vec::with_capacity(8 * (csr.num_nodes() as usize + 1) + 2 * (4 * m as usize).next_multiple_of(8));
     write_u64s(&mut payload, csr.offsets())?;
-    let pad = |payload: &mut Vec<u8>| payload.resize(padded(payload.len() as u64) as usize, 0);
+    let pad = |payload: &mut Vec<u8>| payload.resize(payload.len().next_multiple_of(8), 0);
     write_u32s(&mut payload, csr.targets())?;
     pad(&mut payload);
     if let Some(weights) = csr.weights() {
