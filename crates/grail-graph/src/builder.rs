@@ -8,6 +8,7 @@ use rayon::prelude::*;
 
 use crate::error::{GraphError, Result};
 use crate::graph::{Csr, Graph, NodeId, Weight};
+use crate::par::{node_groups, split_by_bounds};
 
 /// Edges as parallel arrays (structure of arrays), plus the number of nodes they range over.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -324,38 +325,6 @@ fn zeroed<T: Clone + Default>(len: usize, what: &str) -> Result<Vec<T>> {
     })?;
     values.resize(len, T::default());
     Ok(values)
-}
-
-/// Cuts `values` at the given increasing bounds (`bounds[0] == 0`, last == len).
-fn split_by_bounds<'a, T>(mut values: &'a mut [T], bounds: &[usize]) -> Vec<&'a mut [T]> {
-    let mut pieces = Vec::with_capacity(bounds.len().saturating_sub(1));
-    for w in bounds.windows(2) {
-        let (head, tail) = values.split_at_mut(w[1] - w[0]);
-        pieces.push(head);
-        values = tail;
-    }
-    pieces
-}
-
-/// Groups of consecutive nodes with roughly equal edge counts, for parallel per-node work.
-/// Returns node bounds `[0, ..., n]`.
-fn node_groups(offsets: &[u64]) -> Vec<usize> {
-    let n = offsets.len() - 1;
-    let m = offsets[n];
-    let groups = (64 * rayon::current_num_threads()).min(n.max(1));
-    let mut bounds = vec![0usize];
-    for g in 1..groups {
-        let edge_goal = m * g as u64 / groups as u64;
-        let node_goal = n * g / groups;
-        // Cut at whichever comes first: the edge share or the node share, so that groups stay
-        // balanced for both edge-heavy and node-heavy work.
-        let by_edges = offsets.partition_point(|&o| o < edge_goal);
-        let cut = by_edges.min(node_goal).max(*bounds.last().unwrap());
-        bounds.push(cut);
-    }
-    bounds.push(n);
-    bounds.dedup();
-    bounds
 }
 
 /// Runs `f(first_node, node_offsets, targets, weights)` over groups of nodes in parallel, where

@@ -27,6 +27,52 @@ pub(crate) fn first_out_of_range(ids: &[u32], n: u64) -> Option<usize> {
     first_index(ids.len(), |i| u64::from(ids[i]) >= n)
 }
 
+/// Cuts `values` into consecutive pieces of the given lengths, so that parallel tasks can each
+/// own one.
+pub(crate) fn split_by_lengths<T>(mut values: &mut [T], lengths: impl Iterator<Item = usize>) -> Vec<&mut [T]> {
+    let mut pieces = Vec::new();
+    for len in lengths {
+        let (head, tail) = values.split_at_mut(len);
+        pieces.push(head);
+        values = tail;
+    }
+    pieces
+}
+
+/// Cuts `values` at the given increasing bounds (`bounds[0] == 0`, the last is the length).
+pub(crate) fn split_by_bounds<'a, T>(values: &'a mut [T], bounds: &[usize]) -> Vec<&'a mut [T]> {
+    split_by_lengths(values, bounds.windows(2).map(|w| w[1] - w[0]))
+}
+
+/// Node bounds `[0, ..., n]` of groups of consecutive nodes with roughly equal work (edges plus
+/// nodes) for per-node parallel loops over a CSR, a fixed number of groups per thread so that
+/// power-law and road graphs both balance.
+pub(crate) fn node_groups(offsets: &[u64]) -> Vec<usize> {
+    let n = offsets.len() - 1;
+    let groups = (32 * rayon::current_num_threads()).min(n.max(1));
+    // Work before node v: its edge offset plus v itself; it grows with v.
+    let total = offsets[n] + n as u64;
+    let mut bounds = vec![0usize];
+    for g in 1..groups {
+        let goal = total * g as u64 / groups as u64;
+        let cut = partition_point_by(n, |v| offsets[v] + (v as u64) < goal);
+        bounds.push(cut.max(*bounds.last().unwrap()));
+    }
+    bounds.push(n);
+    bounds.dedup();
+    bounds
+}
+
+/// The first `v` in `0..n` for which `before(v)` is false, where `before` is true then false.
+fn partition_point_by(n: usize, before: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0, n);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if before(mid) { lo = mid + 1 } else { hi = mid }
+    }
+    lo
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -42,5 +88,16 @@ mod tests {
         assert_eq!(first_out_of_range(&ids, 4), None);
         assert_eq!(first_out_of_range(&ids, 3), Some(0));
         assert_eq!(first_index(0, |_| true), None);
+    }
+
+    #[test]
+    fn groups_cover_every_node_once() {
+        let offsets: Vec<u64> = (0..=1000u64).map(|v| v * v).collect();
+        let bounds = node_groups(&offsets);
+        assert_eq!((bounds[0], *bounds.last().unwrap()), (0, 1000));
+        assert!(bounds.windows(2).all(|w| w[0] < w[1]));
+        let mut values: Vec<u32> = (0..10).collect();
+        let pieces = split_by_bounds(&mut values, &[0, 3, 3, 10]);
+        assert_eq!(pieces.iter().map(|p| p.len()).collect::<Vec<_>>(), vec![3, 0, 7]);
     }
 }

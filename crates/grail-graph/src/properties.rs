@@ -6,6 +6,8 @@
 
 use std::collections::BTreeMap;
 
+use rayon::prelude::*;
+
 use crate::error::{GraphError, Result};
 
 /// The element type of a property column.
@@ -178,9 +180,10 @@ impl Properties {
     }
 
     /// Reorders every column: element `i` of the result is element `order[i]` of the input.
-    pub(crate) fn gather(&self, order: &[u32]) -> Properties {
-        fn pick<T: Copy>(values: &[T], order: &[u32]) -> Vec<T> {
-            order.iter().map(|&i| values[i as usize]).collect()
+    /// `order` holds node ids (`u32`) or edge ids (`u64`).
+    pub(crate) fn gather<I: Copy + Into<u64> + Sync>(&self, order: &[I]) -> Properties {
+        fn pick<T: Copy + Send + Sync, I: Copy + Into<u64> + Sync>(values: &[T], order: &[I]) -> Vec<T> {
+            order.par_iter().map(|&i| values[i.into() as usize]).collect()
         }
         let columns = self
             .columns
@@ -214,6 +217,6 @@ mod tests {
         assert_eq!(props.get::<u32>("dist"), None);
         assert!(props.insert_values("short", vec![1u32]).is_err());
         props.get_mut::<u64>("dist").unwrap()[0] = 9;
-        assert_eq!(props.gather(&[2, 0]).get::<u64>("dist"), Some(&[3u64, 9][..]));
+        assert_eq!(props.gather(&[2u32, 0]).get::<u64>("dist"), Some(&[3u64, 9][..]));
     }
 }

@@ -18,7 +18,7 @@ use rayon::prelude::*;
 use crate::error::{GraphError, Result};
 use crate::generate::{Stream, block_rng, hash3};
 use crate::graph::{Csr, EdgeId, Graph, MAX_NODES, NodeId};
-use crate::properties::{Column, Properties};
+use crate::par::{node_groups, split_by_lengths};
 
 /// A relabelling of the nodes `0..n`: old id `u` becomes `new_id(u)`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -155,7 +155,7 @@ impl Permutation {
         let mut result = Graph::from_csr(Csr::from_parts_unchecked(offsets, targets, weights));
         result.node_props = graph.node_props.gather(&old_of_new);
         if keep_edge_order {
-            result.edge_props = gather(&graph.edge_props, &edge_order)?;
+            result.edge_props = graph.edge_props.gather(&edge_order);
         }
         if graph.reverse().is_some() {
             result.build_reverse();
@@ -263,63 +263,6 @@ fn invert(permutation: &[u32]) -> Vec<u32> {
     let inverse: Vec<AtomicU32> = (0..permutation.len()).into_par_iter().map(|_| AtomicU32::new(0)).collect();
     permutation.par_iter().enumerate().for_each(|(i, &p)| inverse[p as usize].store(i as u32, AtomicOrdering::Relaxed));
     inverse.into_par_iter().map(AtomicU32::into_inner).collect()
-}
-
-/// Every column of `props`, reordered so that element `i` is old element `order[i]`.
-fn gather<I: Copy + Into<u64> + Sync>(props: &Properties, order: &[I]) -> Result<Properties> {
-    fn pick<T: Copy + Send + Sync, I: Copy + Into<u64> + Sync>(values: &[T], order: &[I]) -> Vec<T> {
-        order.par_iter().map(|&i| values[i.into() as usize]).collect()
-    }
-    let mut out = Properties::new(order.len());
-    for (name, _) in props.schema() {
-        let column = match props.column(name).expect("a listed column exists") {
-            Column::Bool(v) => Column::Bool(pick(v, order)),
-            Column::U32(v) => Column::U32(pick(v, order)),
-            Column::U64(v) => Column::U64(pick(v, order)),
-            Column::I32(v) => Column::I32(pick(v, order)),
-            Column::I64(v) => Column::I64(pick(v, order)),
-            Column::F32(v) => Column::F32(pick(v, order)),
-            Column::F64(v) => Column::F64(pick(v, order)),
-        };
-        out.insert(name, column)?;
-    }
-    Ok(out)
-}
-
-/// Cuts `values` into consecutive pieces of the given lengths.
-fn split_by_lengths<T>(mut values: &mut [T], lengths: impl Iterator<Item = usize>) -> Vec<&mut [T]> {
-    let mut pieces = Vec::new();
-    for len in lengths {
-        let (head, tail) = values.split_at_mut(len);
-        pieces.push(head);
-        values = tail;
-    }
-    pieces
-}
-
-/// Node bounds `[0, ..., n]` of groups of consecutive nodes with roughly equal work (edges plus
-/// nodes), a fixed number of groups per thread for load balance.
-fn node_groups(offsets: &[u64]) -> Vec<usize> {
-    let n = offsets.len() - 1;
-    let m = offsets[n];
-    let groups = (16 * rayon::current_num_threads()).min(n.max(1));
-    let work = |v: usize| offsets[v] + v as u64;
-    let total = m + n as u64;
-    let mut bounds = vec![0usize];
-    for g in 1..groups {
-        let goal = total * g as u64 / groups as u64;
-        // The first node whose work-before reaches the goal (work grows with the node).
-        let (mut lo, mut hi) = (0, n);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if work(mid) < goal { lo = mid + 1 } else { hi = mid }
-        }
-        let cut = lo;
-        bounds.push(cut.max(*bounds.last().unwrap()));
-    }
-    bounds.push(n);
-    bounds.dedup();
-    bounds
 }
 
 #[cfg(test)]

@@ -28,13 +28,14 @@ pub mod rmat;
 pub mod road;
 pub mod uniform;
 
-use rand::SeedableRng;
+use rand::{RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use rayon::prelude::*;
 
 use crate::builder::{BuildOptions, EdgeList, build};
 use crate::error::{GraphError, Result};
 use crate::graph::{Graph, NodeId, Weight};
+use crate::par::split_by_lengths;
 use crate::progress::Progress;
 
 /// A graph model with its parameters; see the module documentation for each model.
@@ -224,15 +225,37 @@ fn concat(num_nodes: u32, weighted: bool, blocks: Vec<EdgeList>) -> EdgeList {
     EdgeList { num_nodes, sources, targets, weights: weighted.then_some(weights) }
 }
 
-/// Cuts `values` into consecutive pieces of the given lengths.
-fn split_by_lengths<T>(mut values: &mut [T], lengths: impl Iterator<Item = usize>) -> Vec<&mut [T]> {
-    let mut pieces = Vec::new();
-    for len in lengths {
-        let (head, tail) = values.split_at_mut(len);
-        pieces.push(head);
-        values = tail;
+/// Draws `m` edges in parallel blocks of [`BLOCK_EDGES`], each block from its own random stream
+/// so that the result does not depend on the thread count. `draw` fills one block's endpoints;
+/// weights, when asked for, come after them from the same stream.
+fn draw_edges(
+    num_nodes: u32,
+    m: usize,
+    stream: Stream,
+    options: &GenOptions,
+    progress: &dyn Progress,
+    draw: impl Fn(&mut Xoshiro256PlusPlus, &mut [NodeId], &mut [NodeId]) + Sync,
+) -> EdgeList {
+    let mut sources = vec![0 as NodeId; m];
+    let mut targets = vec![0 as NodeId; m];
+    let mut weights = options.max_weight.map(|_| vec![0 as Weight; m]);
+    let work = |block: usize, sources: &mut [NodeId], targets: &mut [NodeId], weights: Option<&mut [Weight]>| {
+        let mut rng = block_rng(options.seed, stream, block as u64);
+        draw(&mut rng, sources, targets);
+        if let (Some(weights), Some(max)) = (weights, options.max_weight) {
+            for w in weights.iter_mut() {
+                *w = rng.random_range(1..=max);
+            }
+        }
+        progress.advance(sources.len() as u64);
+    };
+    let blocks = sources.par_chunks_mut(BLOCK_EDGES).zip(targets.par_chunks_mut(BLOCK_EDGES)).enumerate();
+    match &mut weights {
+        Some(w) => blocks.zip(w.par_chunks_mut(BLOCK_EDGES)).for_each(|((b, (s, t)), w)| work(b, s, t, Some(w))),
+        None => blocks.for_each(|(b, (s, t))| work(b, s, t, None)),
     }
-    pieces
+    progress.finish();
+    EdgeList { num_nodes, sources, targets, weights }
 }
 
 #[cfg(test)]

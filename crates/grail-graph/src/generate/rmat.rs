@@ -13,13 +13,12 @@
 //! Each quadrant choice compares 32 random bits with fixed-point thresholds, without branches, so
 //! one 64-bit draw serves two levels.
 
-use rand::{Rng, RngExt};
-use rayon::prelude::*;
+use rand::Rng;
 
-use super::{BLOCK_EDGES, GenOptions, Stream, block_rng, check_size, hash3};
+use super::{GenOptions, Stream, check_size, draw_edges, hash3};
 use crate::builder::EdgeList;
 use crate::error::{GraphError, Result};
-use crate::graph::{NodeId, Weight};
+use crate::graph::NodeId;
 use crate::progress::Progress;
 
 /// The parameters of an R-MAT graph (see the module documentation).
@@ -148,33 +147,16 @@ pub fn edges(params: &Params, options: &GenOptions, progress: &dyn Progress) -> 
     let scramble = params.permute.then(|| Scramble::new(options.seed, params.scale));
 
     progress.begin("generating R-MAT edges", Some(m as u64));
-    let mut sources = vec![0 as NodeId; m];
-    let mut targets = vec![0 as NodeId; m];
-    let mut weights = options.max_weight.map(|_| vec![0 as Weight; m]);
-    let work = |block: usize, sources: &mut [NodeId], targets: &mut [NodeId], weights: Option<&mut [Weight]>| {
-        let mut rng = block_rng(options.seed, Stream::Rmat, block as u64);
+    Ok(draw_edges(n as u32, m, Stream::Rmat, options, progress, |rng, sources, targets| {
         for (s, t) in sources.iter_mut().zip(targets.iter_mut()) {
-            (*s, *t) = edge(&mut rng, params.scale, &thresholds);
+            (*s, *t) = edge(rng, params.scale, &thresholds);
         }
         if let Some(scramble) = &scramble {
             // A separate pass, which vectorises.
             sources.iter_mut().for_each(|id| *id = scramble.apply(*id));
             targets.iter_mut().for_each(|id| *id = scramble.apply(*id));
         }
-        if let (Some(weights), Some(max)) = (weights, options.max_weight) {
-            for w in weights.iter_mut() {
-                *w = rng.random_range(1..=max);
-            }
-        }
-        progress.advance(sources.len() as u64);
-    };
-    let blocks = sources.par_chunks_mut(BLOCK_EDGES).zip(targets.par_chunks_mut(BLOCK_EDGES)).enumerate();
-    match &mut weights {
-        Some(w) => blocks.zip(w.par_chunks_mut(BLOCK_EDGES)).for_each(|((b, (s, t)), w)| work(b, s, t, Some(w))),
-        None => blocks.for_each(|(b, (s, t))| work(b, s, t, None)),
-    }
-    progress.finish();
-    Ok(EdgeList { num_nodes: n as u32, sources, targets, weights })
+    }))
 }
 
 #[cfg(test)]

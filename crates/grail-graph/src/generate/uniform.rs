@@ -5,13 +5,12 @@
 //! occur (rarely, for sparse graphs) until the builder removes them. Degrees are binomial: no
 //! hubs, and the diameter is logarithmic in `nodes`.
 
-use rand::{Rng, RngExt};
-use rayon::prelude::*;
+use rand::Rng;
 
-use super::{BLOCK_EDGES, GenOptions, Stream, block_rng, check_size};
+use super::{GenOptions, Stream, check_size, draw_edges};
 use crate::builder::EdgeList;
 use crate::error::{GraphError, Result};
-use crate::graph::{NodeId, Weight};
+use crate::graph::NodeId;
 use crate::progress::Progress;
 
 /// A node uniform in `0..n` from 64 random bits (bias below `n / 2^64`).
@@ -33,29 +32,12 @@ pub fn edges(nodes: u32, average_degree: u32, options: &GenOptions, progress: &d
     let m = m as usize;
 
     progress.begin("generating random edges", Some(m as u64));
-    let mut sources = vec![0 as NodeId; m];
-    let mut targets = vec![0 as NodeId; m];
-    let mut weights = options.max_weight.map(|_| vec![0 as Weight; m]);
-    let work = |block: usize, sources: &mut [NodeId], targets: &mut [NodeId], weights: Option<&mut [Weight]>| {
-        let mut rng = block_rng(options.seed, Stream::Uniform, block as u64);
+    Ok(draw_edges(nodes, m, Stream::Uniform, options, progress, |rng, sources, targets| {
         for (s, t) in sources.iter_mut().zip(targets.iter_mut()) {
             *s = node(rng.next_u64(), nodes);
             *t = node(rng.next_u64(), nodes);
         }
-        if let (Some(weights), Some(max)) = (weights, options.max_weight) {
-            for w in weights.iter_mut() {
-                *w = rng.random_range(1..=max);
-            }
-        }
-        progress.advance(sources.len() as u64);
-    };
-    let blocks = sources.par_chunks_mut(BLOCK_EDGES).zip(targets.par_chunks_mut(BLOCK_EDGES)).enumerate();
-    match &mut weights {
-        Some(w) => blocks.zip(w.par_chunks_mut(BLOCK_EDGES)).for_each(|((b, (s, t)), w)| work(b, s, t, Some(w))),
-        None => blocks.for_each(|(b, (s, t))| work(b, s, t, None)),
-    }
-    progress.finish();
-    Ok(EdgeList { num_nodes: nodes, sources, targets, weights })
+    }))
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ use rayon::prelude::*;
 use crate::builder::EdgeList;
 use crate::error::{Location, ParseError};
 use crate::graph::{Csr, MAX_NODES, NodeId};
+use crate::par::split_by_bounds;
 use crate::progress::Progress;
 
 /// Chunks smaller than this are not worth a task of their own.
@@ -462,17 +463,6 @@ where
     targets.truncate(at);
     weights.truncate(at);
     Ok((EdgeList { num_nodes: 0, sources, targets, weights: weighted.then_some(weights) }, values))
-}
-
-/// Cuts `values` at the given increasing bounds (`bounds[0] == 0`, last == len).
-fn split_by_bounds<'a, T>(mut values: &'a mut [T], bounds: &[usize]) -> Vec<&'a mut [T]> {
-    let mut pieces = Vec::with_capacity(bounds.len().saturating_sub(1));
-    for w in bounds.windows(2) {
-        let (head, tail) = values.split_at_mut(w[1] - w[0]);
-        pieces.push(head);
-        values = tail;
-    }
-    pieces
 }
 
 /// Edges parsed from one chunk.
