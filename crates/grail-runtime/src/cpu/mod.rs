@@ -1,0 +1,5 @@
+//! The CPU side of the runtime.
+
+pub mod toolchain;
+
+pub use toolchain::{CCompiler, NativeLibrary};

@@ -1,0 +1,161 @@
+//! Building generated C into a shared library with the system C compiler, and loading it.
+//!
+//! The compiler is `$CC` (default `cc`), invoked as
+//! `$CC -std=c11 -O3 -march=native -fPIC -shared -pthread -o lib.so source.c -lm $GRAIL_CFLAGS`.
+//! Built libraries are cached by a hash of the source, the compiler's path and version, and the
+//! flags, so a program is compiled once per machine and compiler.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::cache::{CacheKey, ModuleCache};
+use crate::error::{Result, RuntimeError};
+
+/// Flags every build uses.
+const BASE_FLAGS: &[&str] = &["-std=c11", "-O3", "-march=native", "-fPIC", "-shared", "-pthread"];
+
+/// How much of a failing compiler's output an error shows.
+const LOG_LINES: usize = 60;
+
+/// A C compiler that works: it answered `--version`.
+#[derive(Debug, Clone)]
+pub struct CCompiler {
+    program: String,
+    version: String,
+    extra_flags: Vec<String>,
+}
+
+impl CCompiler {
+    /// The compiler named by `$CC`, or `cc`, with extra flags from `$GRAIL_CFLAGS`.
+    pub fn detect() -> Result<CCompiler> {
+        let program = std::env::var("CC").ok().filter(|cc| !cc.trim().is_empty()).unwrap_or_else(|| "cc".into());
+        let extra = std::env::var("GRAIL_CFLAGS").unwrap_or_default();
+        CCompiler::new(&program, extra.split_whitespace().map(String::from).collect())
+    }
+
+    /// A specific compiler, checked by running it with `--version`.
+    pub fn new(program: &str, extra_flags: Vec<String>) -> Result<CCompiler> {
+        let no_compiler = |problem: String| RuntimeError::NoCompiler { program: program.to_string(), problem };
+        let output = Command::new(program).arg("--version").output().map_err(|e| {
+            no_compiler(match e.kind() {
+                std::io::ErrorKind::NotFound => "was not found".to_string(),
+                _ => format!("could not be run ({e})"),
+            })
+        })?;
+        if !output.status.success() {
+            return Err(no_compiler(format!("failed to report its version ({})", output.status)));
+        }
+        let version = String::from_utf8_lossy(&output.stdout).lines().next().unwrap_or("").trim().to_string();
+        Ok(CCompiler { program: program.to_string(), version, extra_flags })
+    }
+
+    /// The compiler's first `--version` line, e.g. `cc (Debian 12.2.0-14) 12.2.0`.
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+
+    fn flags(&self) -> impl Iterator<Item = &str> {
+        BASE_FLAGS.iter().copied().chain(self.extra_flags.iter().map(String::as_str))
+    }
+
+    /// The cache key of `source` built by this compiler with these flags.
+    fn key(&self, source: &str) -> CacheKey {
+        let flags = self.flags().collect::<Vec<_>>().join(" ");
+        CacheKey::new("cpu", &[source.as_bytes(), self.program.as_bytes(), self.version.as_bytes(), flags.as_bytes()])
+    }
+
+    /// The shared library for `source`, from the cache or freshly built. Returns its path and
+    /// whether it was built now.
+    pub fn build(&self, source: &str, cache: &ModuleCache) -> Result<(PathBuf, bool)> {
+        let library = cache.entry(&self.key(source), "so");
+        if library.is_file() {
+            return Ok((library, false));
+        }
+        cache.create()?;
+        let work = tempfile::Builder::new()
+            .prefix(".build-")
+            .tempdir_in(cache.dir())
+            .map_err(|e| RuntimeError::io(cache.dir(), e))?;
+        let source_path = work.path().join("program.c");
+        std::fs::write(&source_path, source).map_err(|e| RuntimeError::io(&source_path, e))?;
+        let built = work.path().join("program.so");
+        let output = Command::new(&self.program)
+            .args(self.flags())
+            .arg("-o")
+            .arg(&built)
+            .arg(&source_path)
+            .arg("-lm")
+            .output()
+            .map_err(|e| RuntimeError::NoCompiler {
+                program: self.program.clone(),
+                problem: format!("could not be run ({e})"),
+            })?;
+        if !output.status.success() {
+            return Err(RuntimeError::CompileFailed {
+                program: self.program.clone(),
+                status: output.status.to_string(),
+                log: compiler_log(&output.stderr, &output.stdout),
+            });
+        }
+        // Rename into place: another process building the same source may win the race, which
+        // is harmless since both files are the same library.
+        std::fs::rename(&built, &library).map_err(|e| RuntimeError::io(&library, e))?;
+        Ok((library, true))
+    }
+
+    /// Builds (or finds) and loads the library for `source`.
+    pub fn load(&self, source: &str, cache: &ModuleCache) -> Result<NativeLibrary> {
+        let (path, _) = self.build(source, cache)?;
+        NativeLibrary::open(&path)
+    }
+}
+
+/// The compiler's diagnostics, cut to the first [`LOG_LINES`] lines.
+fn compiler_log(stderr: &[u8], stdout: &[u8]) -> String {
+    let text = if stderr.is_empty() { stdout } else { stderr };
+    let text = String::from_utf8_lossy(text);
+    let lines: Vec<&str> = text.lines().collect();
+    let mut log = lines.iter().take(LOG_LINES).copied().collect::<Vec<_>>().join("\n");
+    if lines.len() > LOG_LINES {
+        log.push_str(&format!("\n... ({} more lines)", lines.len() - LOG_LINES));
+    }
+    log
+}
+
+/// A loaded shared library of generated code.
+pub struct NativeLibrary {
+    library: libloading::Library,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for NativeLibrary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NativeLibrary").field("path", &self.path).finish()
+    }
+}
+
+impl NativeLibrary {
+    /// Loads a shared library.
+    pub fn open(path: &Path) -> Result<NativeLibrary> {
+        // SAFETY: grail loads only libraries it built from its own generated code, whose
+        // initialisers do nothing.
+        let library = unsafe { libloading::Library::new(path) }
+            .map_err(|e| RuntimeError::Load { path: path.to_path_buf(), message: e.to_string() })?;
+        Ok(NativeLibrary { library, path: path.to_path_buf() })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// A function exported by the library. The pointer is valid while this library is alive.
+    ///
+    /// # Safety
+    /// `T` must be the exact function pointer type of the symbol, as the code generator emitted it.
+    pub unsafe fn function<T: Copy>(&self, name: &str) -> Result<T> {
+        // SAFETY: the caller guarantees `T` matches the symbol's type.
+        let symbol = unsafe { self.library.get::<T>(name.as_bytes()) }
+            .map_err(|_| RuntimeError::MissingSymbol { path: self.path.clone(), name: name.to_string() })?;
+        Ok(*symbol)
+    }
+}
