@@ -1,0 +1,720 @@
+//! The IR's data structures.
+//!
+//! Ids ([`PropertyId`], [`KernelId`], ...) index the vectors of the [`Module`]; [`LocalId`]s index
+//! the `locals` of the body they appear in. Ids are plain indices so that passes can copy and
+//! rewrite freely; [`crate::validate`] checks that each is in range.
+
+use std::fmt;
+
+macro_rules! id {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub struct $name(pub u32);
+
+        impl $name {
+            pub fn index(self) -> usize {
+                self.0 as usize
+            }
+        }
+    };
+}
+
+id!(
+    /// A node or edge property of the module.
+    PropertyId
+);
+id!(
+    /// A union-find set over the nodes.
+    SetId
+);
+id!(
+    /// A program parameter.
+    ParamId
+);
+id!(
+    /// A struct type.
+    StructId
+);
+id!(
+    /// A device-and-host function.
+    FunctionId
+);
+id!(
+    /// A kernel.
+    KernelId
+);
+id!(
+    /// A local variable of one body (function, kernel or host).
+    LocalId
+);
+id!(
+    /// A push statement of one kernel; cooperative conversion rewrites pushes site by site.
+    PushSite
+);
+id!(
+    /// An `Iterate` or `Pipe` region of the host code: a candidate for iteration outlining.
+    OutlineId
+);
+
+/// A scalar type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Scalar {
+    Bool,
+    I32,
+    I64,
+    U32,
+    U64,
+    F32,
+    F64,
+}
+
+impl Scalar {
+    pub fn is_integer(self) -> bool {
+        matches!(self, Scalar::I32 | Scalar::I64 | Scalar::U32 | Scalar::U64)
+    }
+
+    pub fn is_float(self) -> bool {
+        matches!(self, Scalar::F32 | Scalar::F64)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Scalar::Bool => "bool",
+            Scalar::I32 => "i32",
+            Scalar::I64 => "i64",
+            Scalar::U32 => "u32",
+            Scalar::U64 => "u64",
+            Scalar::F32 => "f32",
+            Scalar::F64 => "f64",
+        }
+    }
+}
+
+/// The type of a value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Type {
+    Scalar(Scalar),
+    /// A node id (`u32`).
+    Node,
+    /// An edge id (`u64`).
+    Edge,
+    Struct(StructId),
+    /// No value: statements' calls, functions without a result.
+    #[default]
+    Unit,
+}
+
+impl Type {
+    pub const BOOL: Type = Type::Scalar(Scalar::Bool);
+    pub const U32: Type = Type::Scalar(Scalar::U32);
+    pub const U64: Type = Type::Scalar(Scalar::U64);
+
+    pub fn scalar(self) -> Option<Scalar> {
+        match self {
+            Type::Scalar(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Numbers, nodes and edges: values with an order and `INF`.
+    pub fn is_numeric(self) -> bool {
+        matches!(self, Type::Scalar(s) if s != Scalar::Bool)
+    }
+}
+
+/// Whose property it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Owner {
+    Node,
+    Edge,
+}
+
+/// A property: one value per node or per edge. Initial values are set by code the front end
+/// lowers into `main`, so the IR has no initialisers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Property {
+    pub name: String,
+    pub owner: Owner,
+    pub ty: Type,
+    /// Bound to the input graph's edge weights.
+    pub is_weight: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct StructDef {
+    pub name: String,
+    pub fields: Vec<(String, Type)>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Param {
+    pub name: String,
+    pub ty: Type,
+    pub default: Option<Const>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SetDecl {
+    pub name: String,
+}
+
+/// A compiled program.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Module {
+    pub name: String,
+    pub structs: Vec<StructDef>,
+    pub properties: Vec<Property>,
+    pub sets: Vec<SetDecl>,
+    pub params: Vec<Param>,
+    /// Node properties the program reports.
+    pub outputs: Vec<PropertyId>,
+    pub functions: Vec<Function>,
+    pub kernels: Vec<Kernel>,
+    /// The entry point: orchestration and scalar code, run by the host.
+    pub main: Body,
+    /// What `main` returns, `Type::Unit` if nothing.
+    pub main_result: Type,
+}
+
+/// A local variable.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Local {
+    pub name: String,
+    pub ty: Type,
+}
+
+/// Statements with the locals they use.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Body {
+    pub locals: Vec<Local>,
+    pub block: Block,
+}
+
+pub type Block = Vec<Stmt>;
+
+/// A function callable from kernels and host code.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Function {
+    pub name: String,
+    /// The first `params` locals of the body are the parameters.
+    pub params: u32,
+    pub result: Type,
+    pub body: Body,
+}
+
+/// A reduction operator of a kernel's result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReduceOp {
+    Sum,
+    Product,
+    Min,
+    Max,
+    Any,
+    All,
+}
+
+impl ReduceOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            ReduceOp::Sum => "sum",
+            ReduceOp::Product => "product",
+            ReduceOp::Min => "min",
+            ReduceOp::Max => "max",
+            ReduceOp::Any => "any",
+            ReduceOp::All => "all",
+        }
+    }
+}
+
+/// How a push reaches the worklist: one atomic per push, or combined across a warp or thread
+/// block first (cooperative conversion, IrGL §4.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Aggregation {
+    #[default]
+    None,
+    Warp,
+    Block,
+}
+
+/// A kernel: parallel loops and what they do per item.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Kernel {
+    pub name: String,
+    /// The first `params` locals of the body are the parameters.
+    pub params: u32,
+    /// The kernel's result, combined over all iterations by `Reduce` statements.
+    pub reduction: Option<(ReduceOp, Type)>,
+    pub body: Body,
+    /// One entry per `PushSite` in the body.
+    pub push_sites: Vec<Aggregation>,
+}
+
+impl Kernel {
+    /// Whether some `ForAll` of the kernel iterates the worklist.
+    pub fn uses_worklist(&self) -> bool {
+        let mut found = false;
+        walk_block(&self.body.block, &mut |stmt| {
+            if let Stmt::ForAll(forall) = stmt {
+                found |= forall.space == Space::Worklist;
+            }
+        });
+        found
+    }
+}
+
+/// Visits every statement of a block, depth first, parents before children.
+pub fn walk_block(block: &Block, visit: &mut impl FnMut(&Stmt)) {
+    for stmt in block {
+        visit(stmt);
+        for child in stmt.blocks() {
+            walk_block(child, visit);
+        }
+    }
+}
+
+/// A literal value.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Const {
+    Bool(bool),
+    /// An integer of any integer type, node or edge, as its two's-complement bits.
+    Int(u64),
+    Float(f64),
+    /// The largest value of the expression's type.
+    Inf,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UnaryOp {
+    Neg,
+    Not,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    Shl,
+    Shr,
+    BitAnd,
+    BitOr,
+    BitXor,
+    And,
+    Or,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl BinaryOp {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinaryOp::Add => "+",
+            BinaryOp::Sub => "-",
+            BinaryOp::Mul => "*",
+            BinaryOp::Div => "/",
+            BinaryOp::Rem => "%",
+            BinaryOp::Shl => "<<",
+            BinaryOp::Shr => ">>",
+            BinaryOp::BitAnd => "&",
+            BinaryOp::BitOr => "|",
+            BinaryOp::BitXor => "^",
+            BinaryOp::And => "&&",
+            BinaryOp::Or => "||",
+            BinaryOp::Eq => "==",
+            BinaryOp::Ne => "!=",
+            BinaryOp::Lt => "<",
+            BinaryOp::Le => "<=",
+            BinaryOp::Gt => ">",
+            BinaryOp::Ge => ">=",
+        }
+    }
+
+    /// Whether the result is `bool` whatever the operands.
+    pub fn is_comparison(self) -> bool {
+        matches!(self, BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Builtin {
+    Min,
+    Max,
+    Abs,
+    Sqrt,
+}
+
+/// An atomic read-modify-write; every one yields whether it changed the stored value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AtomicOp {
+    Min,
+    Max,
+    Add,
+    Sub,
+    And,
+    Or,
+    /// Operands: expected, new.
+    Cas,
+}
+
+impl AtomicOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            AtomicOp::Min => "min",
+            AtomicOp::Max => "max",
+            AtomicOp::Add => "add",
+            AtomicOp::Sub => "sub",
+            AtomicOp::And => "and",
+            AtomicOp::Or => "or",
+            AtomicOp::Cas => "cas",
+        }
+    }
+
+    pub fn operands(self) -> usize {
+        if self == AtomicOp::Cas { 2 } else { 1 }
+    }
+}
+
+/// Which edges or neighbours of a node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Adjacency {
+    /// Yields `Edge`s leaving the node.
+    OutEdges,
+    /// Yields `Edge`s entering the node (needs the reverse CSR).
+    InEdges,
+    /// Yields the `Node`s at the heads of out-edges.
+    OutNeighbors,
+    /// Yields the `Node`s at the tails of in-edges.
+    InNeighbors,
+}
+
+impl Adjacency {
+    pub fn item(self) -> Type {
+        match self {
+            Adjacency::OutEdges | Adjacency::InEdges => Type::Edge,
+            Adjacency::OutNeighbors | Adjacency::InNeighbors => Type::Node,
+        }
+    }
+
+    pub fn uses_reverse(self) -> bool {
+        matches!(self, Adjacency::InEdges | Adjacency::InNeighbors)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Adjacency::OutEdges => "out_edges",
+            Adjacency::InEdges => "in_edges",
+            Adjacency::OutNeighbors => "neighbors",
+            Adjacency::InNeighbors => "in_neighbors",
+        }
+    }
+}
+
+/// Something that can be read and written.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Place {
+    Local(LocalId),
+    /// `element.property`, where `element` is a `Node` or `Edge` as the property's owner says.
+    Property {
+        property: PropertyId,
+        element: Box<Expr>,
+    },
+    /// A field of a struct-typed place.
+    Field {
+        base: Box<Place>,
+        field: u32,
+    },
+}
+
+/// An expression and its type.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub ty: Type,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ExprKind {
+    Const(Const),
+    /// Reads a place.
+    Load(Place),
+    Param(ParamId),
+    NumNodes,
+    NumEdges,
+    EdgeSource(Box<Expr>),
+    EdgeTarget(Box<Expr>),
+    /// The out-degree (`reverse == false`) or in-degree of a node.
+    Degree {
+        node: Box<Expr>,
+        reverse: bool,
+    },
+    Unary(UnaryOp, Box<Expr>),
+    Binary(BinaryOp, Box<Expr>, Box<Expr>),
+    Cast(Box<Expr>),
+    Call(FunctionId, Vec<Expr>),
+    Builtin(Builtin, Vec<Expr>),
+    Atomic {
+        op: AtomicOp,
+        place: Place,
+        operands: Vec<Expr>,
+    },
+    SetFind {
+        set: SetId,
+        node: Box<Expr>,
+    },
+    /// Merges two sets; true if they were different.
+    SetUnion {
+        set: SetId,
+        a: Box<Expr>,
+        b: Box<Expr>,
+    },
+    Struct(StructId, Vec<Expr>),
+    Field(Box<Expr>, u32),
+}
+
+/// What a parallel loop iterates.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Space {
+    /// The kernel's input worklist (items are `Node`s).
+    Worklist,
+    AllNodes,
+    AllEdges,
+    /// Integers in `start..end`.
+    Range(Expr, Expr),
+    /// A node's edges or neighbours: a nested loop.
+    Adjacent(Adjacency, Expr),
+}
+
+/// How the iterations of a nested parallel loop are spread over threads (IrGL §4.3). The
+/// outermost loops of a kernel are always spread one item per thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Schedule {
+    /// Items with at least this many inner iterations are run by a whole thread block.
+    pub thread_block: bool,
+    /// Items with at least a warp's worth (and fewer than a block's) are run by a warp.
+    pub warp: bool,
+    /// The rest are spread over threads by a prefix sum (fine-grained).
+    pub fine_grained: bool,
+}
+
+impl Schedule {
+    /// Each thread runs its own item's inner iterations one after another.
+    pub const SERIAL: Schedule = Schedule { thread_block: false, warp: false, fine_grained: false };
+}
+
+/// A parallel loop.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ForAll {
+    pub var: LocalId,
+    pub space: Space,
+    /// Items for which this is false are skipped.
+    pub filter: Option<Expr>,
+    pub body: Block,
+    /// For nested loops; ignored on a kernel's outermost loops.
+    pub schedule: Schedule,
+}
+
+/// The items a fresh worklist starts with.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Initial {
+    Items(Vec<Expr>),
+    AllNodes,
+}
+
+/// The condition that ends an `Iterate`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Until {
+    /// The worklist is empty after an invocation of the kernel.
+    Empty { kernel: KernelId, args: Vec<Expr>, initial: Option<Initial> },
+    /// Checked after each pass over the body: stop when `cond == stop_when`.
+    Condition { cond: Expr, stop_when: bool },
+}
+
+/// A loop of kernel invocations and host code (IrGL's `Iterate`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Iterate {
+    pub id: OutlineId,
+    pub until: Until,
+    /// Host code run after each invocation (`Empty`) or as the loop body (`Condition`).
+    pub body: Block,
+    /// Set by iteration outlining: the loop runs on the device, in one control kernel.
+    pub outlined: bool,
+}
+
+/// A region that shares a worklist among its invocations (IrGL's `Pipe`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pipe {
+    pub id: OutlineId,
+    /// Run the body once instead of until the worklist is empty.
+    pub once: bool,
+    pub initial: Option<Initial>,
+    pub body: Block,
+    pub outlined: bool,
+}
+
+/// A lock construct's kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LockKind {
+    /// Acquire one element's lock (IrGL `Atomic`).
+    Atomic,
+    /// Try once to own every element (IrGL `Exclusive`).
+    Exclusive,
+    /// The first thread to claim the element in this invocation (Falcon `single`).
+    Single,
+}
+
+impl LockKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            LockKind::Atomic => "atomic",
+            LockKind::Exclusive => "exclusive",
+            LockKind::Single => "single",
+        }
+    }
+}
+
+/// An argument of `print`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PrintArg {
+    Text(String),
+    Value(Expr),
+}
+
+/// A statement.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Stmt {
+    Assign {
+        place: Place,
+        value: Expr,
+    },
+    If {
+        cond: Expr,
+        then: Block,
+        otherwise: Block,
+        uniform: bool,
+    },
+    While {
+        cond: Expr,
+        body: Block,
+        uniform: bool,
+    },
+    /// A sequential loop over `start..end`.
+    For {
+        var: LocalId,
+        start: Expr,
+        end: Expr,
+        body: Block,
+    },
+    /// A sequential loop over a node's edges or neighbours.
+    ForEach {
+        var: LocalId,
+        adjacency: Adjacency,
+        node: Expr,
+        body: Block,
+    },
+    /// A parallel loop; kernels only.
+    ForAll(Box<ForAll>),
+    /// Appends to the output worklist; kernels only.
+    Push {
+        site: PushSite,
+        value: Expr,
+    },
+    /// Appends to the current invocation's retry list; kernels only.
+    Retry {
+        value: Expr,
+    },
+    /// Contributes to the kernel's result; reduction kernels only.
+    Reduce {
+        value: Expr,
+    },
+    Lock {
+        kind: LockKind,
+        elements: Vec<Expr>,
+        body: Block,
+        otherwise: Block,
+    },
+    Break,
+    Continue,
+    Return(Option<Expr>),
+    /// An expression evaluated for its effect (a call, an atomic).
+    Eval(Expr),
+    /// Runs a kernel once; host only. `result` receives a reduction kernel's value.
+    Invoke {
+        kernel: KernelId,
+        args: Vec<Expr>,
+        result: Option<LocalId>,
+    },
+    Iterate(Box<Iterate>),
+    Pipe(Box<Pipe>),
+    /// Host only, never inside `Iterate` or `Pipe`.
+    Print(Vec<PrintArg>),
+}
+
+impl Stmt {
+    /// The statement's nested blocks.
+    pub fn blocks(&self) -> Vec<&Block> {
+        match self {
+            Stmt::If { then, otherwise, .. } => vec![then, otherwise],
+            Stmt::While { body, .. } | Stmt::For { body, .. } | Stmt::ForEach { body, .. } => vec![body],
+            Stmt::ForAll(forall) => vec![&forall.body],
+            Stmt::Lock { body, otherwise, .. } => vec![body, otherwise],
+            Stmt::Iterate(iterate) => vec![&iterate.body],
+            Stmt::Pipe(pipe) => vec![&pipe.body],
+            _ => Vec::new(),
+        }
+    }
+}
+
+impl fmt::Display for Type {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Type::Scalar(s) => f.write_str(s.name()),
+            Type::Node => f.write_str("Node"),
+            Type::Edge => f.write_str("Edge"),
+            Type::Struct(id) => write!(f, "struct#{}", id.0),
+            Type::Unit => f.write_str("()"),
+        }
+    }
+}
+
+/// Shorthands for building IR in lowering, passes and tests.
+impl Expr {
+    pub fn new(kind: ExprKind, ty: Type) -> Expr {
+        Expr { kind, ty }
+    }
+
+    pub fn int(value: u64, ty: Type) -> Expr {
+        Expr::new(ExprKind::Const(Const::Int(value)), ty)
+    }
+
+    pub fn bool(value: bool) -> Expr {
+        Expr::new(ExprKind::Const(Const::Bool(value)), Type::BOOL)
+    }
+
+    pub fn inf(ty: Type) -> Expr {
+        Expr::new(ExprKind::Const(Const::Inf), ty)
+    }
+
+    pub fn local(id: LocalId, ty: Type) -> Expr {
+        Expr::new(ExprKind::Load(Place::Local(id)), ty)
+    }
+
+    pub fn property(property: PropertyId, element: Expr, ty: Type) -> Expr {
+        Expr::new(ExprKind::Load(Place::Property { property, element: Box::new(element) }), ty)
+    }
+
+    pub fn binary(op: BinaryOp, left: Expr, right: Expr) -> Expr {
+        let ty = if op.is_comparison() { Type::BOOL } else { left.ty };
+        Expr::new(ExprKind::Binary(op, Box::new(left), Box::new(right)), ty)
+    }
+
+    pub fn cast(value: Expr, ty: Type) -> Expr {
+        Expr::new(ExprKind::Cast(Box::new(value)), ty)
+    }
+}

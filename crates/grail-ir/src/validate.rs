@@ -1,0 +1,562 @@
+//! The IR's invariants, checked.
+//!
+//! Lowering and every pass must produce a module that validates; the emitters rely on it and do
+//! not check again. The rules: ids are in range; every expression's type is what its operands
+//! make it; parallel loops, pushes, retries, reductions and locks appear only in kernels;
+//! invocations, `Iterate` and `Pipe` only in `main`; `print` only in `main` outside `Iterate` and
+//! `Pipe`; `break` only in a sequential loop; each push site of a kernel is used exactly once.
+
+use crate::ir::*;
+
+/// A broken invariant: where, and what.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("invalid IR in {location}: {message}")]
+pub struct ValidationError {
+    pub location: String,
+    pub message: String,
+}
+
+/// Checks every invariant of `module`; returns the first one broken.
+pub fn validate(module: &Module) -> Result<(), ValidationError> {
+    let fail = |location: String, message: String| ValidationError { location, message };
+    for (i, property) in module.properties.iter().enumerate() {
+        let is_integer = property.ty.scalar().is_some_and(Scalar::is_integer);
+        if property.is_weight && (property.owner != Owner::Edge || !is_integer) {
+            return Err(fail(
+                format!("property {}", property.name),
+                "only an integer edge property can hold the weights".into(),
+            ));
+        }
+        check_type(module, property.ty).map_err(|m| fail(format!("property #{i}"), m))?;
+    }
+    for &output in &module.outputs {
+        match module.properties.get(output.index()) {
+            Some(p) if p.owner == Owner::Node => {}
+            _ => return Err(fail("outputs".into(), format!("output #{} is not a node property", output.0))),
+        }
+    }
+    for function in &module.functions {
+        let checker = Checker::new(module, &function.body, Role::Function(function.result), &function.name);
+        checker.params(function.params)?;
+        checker.block(&function.body.block, Scope::default())?;
+    }
+    for kernel in &module.kernels {
+        let checker = Checker::new(module, &kernel.body, Role::Kernel(kernel), &kernel.name);
+        checker.params(kernel.params)?;
+        checker.block(&kernel.body.block, Scope::default())?;
+        let mut used = vec![0u32; kernel.push_sites.len()];
+        let mut bad_site = None;
+        walk_block(&kernel.body.block, &mut |stmt| {
+            if let Stmt::Push { site, .. } = stmt {
+                match used.get_mut(site.index()) {
+                    Some(count) => *count += 1,
+                    None => bad_site = Some(*site),
+                }
+            }
+        });
+        if let Some(site) = bad_site {
+            return Err(fail(
+                format!("kernel {}", kernel.name),
+                format!("push site #{} has no entry in push_sites", site.0),
+            ));
+        }
+        if let Some(site) = used.iter().position(|&count| count != 1) {
+            return Err(fail(
+                format!("kernel {}", kernel.name),
+                format!("push site #{site} is used {} times; each site must be used once", used[site]),
+            ));
+        }
+    }
+    let checker = Checker::new(module, &module.main, Role::Host(module.main_result), "main");
+    checker.block(&module.main.block, Scope::default())
+}
+
+fn check_type(module: &Module, ty: Type) -> Result<(), String> {
+    match ty {
+        Type::Struct(id) if id.index() >= module.structs.len() => Err(format!("struct #{} does not exist", id.0)),
+        _ => Ok(()),
+    }
+}
+
+/// What kind of body is being checked.
+#[derive(Clone, Copy)]
+enum Role<'m> {
+    Function(Type),
+    Kernel(&'m Kernel),
+    Host(Type),
+}
+
+/// Where in the body a statement is.
+#[derive(Clone, Copy, Default)]
+struct Scope {
+    /// Inside a sequential loop (of the current parallel item, if any).
+    in_loop: bool,
+    /// Inside a `ForAll`.
+    in_forall: bool,
+    /// Inside an `Iterate` or `Pipe`.
+    in_region: bool,
+}
+
+struct Checker<'m> {
+    module: &'m Module,
+    body: &'m Body,
+    role: Role<'m>,
+    name: &'m str,
+}
+
+type Check = Result<(), ValidationError>;
+
+impl<'m> Checker<'m> {
+    fn new(module: &'m Module, body: &'m Body, role: Role<'m>, name: &'m str) -> Self {
+        Checker { module, body, role, name }
+    }
+
+    fn fail<T>(&self, message: impl Into<String>) -> Result<T, ValidationError> {
+        let kind = match self.role {
+            Role::Function(_) => "function",
+            Role::Kernel(_) => "kernel",
+            Role::Host(_) => "host function",
+        };
+        Err(ValidationError { location: format!("{kind} {}", self.name), message: message.into() })
+    }
+
+    fn params(&self, count: u32) -> Check {
+        if count as usize > self.body.locals.len() {
+            return self.fail(format!("{count} parameters but only {} locals", self.body.locals.len()));
+        }
+        Ok(())
+    }
+
+    fn local(&self, id: LocalId) -> Result<Type, ValidationError> {
+        match self.body.locals.get(id.index()) {
+            Some(local) => Ok(local.ty),
+            None => self.fail(format!("local #{} does not exist", id.0)),
+        }
+    }
+
+    fn is_kernel(&self) -> bool {
+        matches!(self.role, Role::Kernel(_))
+    }
+
+    fn is_host(&self) -> bool {
+        matches!(self.role, Role::Host(_))
+    }
+
+    fn expect(&self, what: &str, expr: &Expr, ty: Type) -> Check {
+        self.expr(expr)?;
+        if expr.ty != ty {
+            return self.fail(format!("{what} has type {}, expected {ty}", expr.ty));
+        }
+        Ok(())
+    }
+
+    fn block(&self, block: &Block, scope: Scope) -> Check {
+        block.iter().try_for_each(|stmt| self.stmt(stmt, scope))
+    }
+
+    fn stmt(&self, stmt: &Stmt, scope: Scope) -> Check {
+        let looped = Scope { in_loop: true, ..scope };
+        match stmt {
+            Stmt::Assign { place, value } => {
+                let ty = self.place(place)?;
+                self.expect("the assigned value", value, ty)
+            }
+            Stmt::If { cond, then, otherwise, .. } => {
+                self.expect("an `if` condition", cond, Type::BOOL)?;
+                self.block(then, scope)?;
+                self.block(otherwise, scope)
+            }
+            Stmt::While { cond, body, .. } => {
+                self.expect("a `while` condition", cond, Type::BOOL)?;
+                self.block(body, looped)
+            }
+            Stmt::For { var, start, end, body } => {
+                let ty = self.local(*var)?;
+                if !ty.scalar().is_some_and(Scalar::is_integer) {
+                    return self.fail(format!("a range loop variable has type {ty}, expected an integer"));
+                }
+                self.expect("a range start", start, ty)?;
+                self.expect("a range end", end, ty)?;
+                self.block(body, looped)
+            }
+            Stmt::ForEach { var, adjacency, node, body } => {
+                self.expect_local(*var, adjacency.item())?;
+                self.expect("the node of an adjacency loop", node, Type::Node)?;
+                self.block(body, looped)
+            }
+            Stmt::ForAll(forall) => self.forall(forall, scope),
+            Stmt::Push { value, .. } | Stmt::Retry { value } => {
+                self.kernel_only(stmt, scope)?;
+                self.expect("a worklist item", value, Type::Node)
+            }
+            Stmt::Reduce { value } => {
+                self.kernel_only(stmt, scope)?;
+                match self.role {
+                    Role::Kernel(Kernel { reduction: Some((_, ty)), .. }) => self.expect("a reduced value", value, *ty),
+                    _ => self.fail("`reduce` in a kernel without a reduction result"),
+                }
+            }
+            Stmt::Lock { elements, body, otherwise, .. } => {
+                self.kernel_only(stmt, scope)?;
+                if elements.is_empty() {
+                    return self.fail("a lock statement needs at least one element");
+                }
+                for element in elements {
+                    self.expect("a locked element", element, Type::Node)?;
+                }
+                self.block(body, scope)?;
+                self.block(otherwise, scope)
+            }
+            Stmt::Break | Stmt::Continue => {
+                if scope.in_loop || (matches!(stmt, Stmt::Continue) && scope.in_forall) {
+                    Ok(())
+                } else {
+                    self.fail("`break` or `continue` outside a loop")
+                }
+            }
+            Stmt::Return(value) => {
+                let expected = match self.role {
+                    Role::Function(ty) | Role::Host(ty) => ty,
+                    Role::Kernel(_) => return self.fail("`return` in a kernel"),
+                };
+                match (value, expected) {
+                    (None, Type::Unit) => Ok(()),
+                    (Some(value), ty) if ty != Type::Unit => self.expect("the returned value", value, ty),
+                    _ => self.fail(format!("a `return` that does not match the result type {expected}")),
+                }
+            }
+            Stmt::Eval(expr) => self.expr(expr),
+            Stmt::Invoke { kernel, args, result } => {
+                self.host_only("an invocation")?;
+                let kernel = self.invocation(*kernel, args)?;
+                match (kernel.reduction, result) {
+                    (Some((_, ty)), Some(local)) => self.expect_local(*local, ty),
+                    (None, Some(_)) => self.fail(format!("kernel {} has no result to receive", kernel.name)),
+                    _ => Ok(()),
+                }
+            }
+            Stmt::Iterate(iterate) => {
+                self.host_only("`iterate`")?;
+                match &iterate.until {
+                    Until::Empty { kernel, args, initial } => {
+                        let kernel = self.invocation(*kernel, args)?;
+                        if !kernel.uses_worklist() {
+                            return self.fail(format!(
+                                "`iterate` until empty over kernel {}, which has no worklist",
+                                kernel.name
+                            ));
+                        }
+                        self.initial(initial.as_ref())?;
+                    }
+                    Until::Condition { cond, .. } => self.expect("an `iterate` condition", cond, Type::BOOL)?,
+                }
+                self.block(&iterate.body, Scope { in_region: true, in_loop: true, ..scope })
+            }
+            Stmt::Pipe(pipe) => {
+                self.host_only("`pipe`")?;
+                self.initial(pipe.initial.as_ref())?;
+                self.block(&pipe.body, Scope { in_region: true, in_loop: !pipe.once || scope.in_loop, ..scope })
+            }
+            Stmt::Print(args) => {
+                self.host_only("`print`")?;
+                if scope.in_region {
+                    return self.fail("`print` inside `iterate` or `pipe`");
+                }
+                args.iter().try_for_each(|arg| match arg {
+                    PrintArg::Text(_) => Ok(()),
+                    PrintArg::Value(expr) => self.expr(expr),
+                })
+            }
+        }
+    }
+
+    fn expect_local(&self, id: LocalId, ty: Type) -> Check {
+        let actual = self.local(id)?;
+        if actual != ty {
+            return self.fail(format!("local #{} has type {actual}, expected {ty}", id.0));
+        }
+        Ok(())
+    }
+
+    fn kernel_only(&self, stmt: &Stmt, scope: Scope) -> Check {
+        if !self.is_kernel() || !scope.in_forall {
+            let what = match stmt {
+                Stmt::Push { .. } => "`push`",
+                Stmt::Retry { .. } => "`retry`",
+                Stmt::Reduce { .. } => "`reduce`",
+                _ => "a lock statement",
+            };
+            return self.fail(format!("{what} outside a kernel's parallel loop"));
+        }
+        Ok(())
+    }
+
+    fn host_only(&self, what: &str) -> Check {
+        if !self.is_host() {
+            return self.fail(format!("{what} outside `main`"));
+        }
+        Ok(())
+    }
+
+    fn forall(&self, forall: &ForAll, scope: Scope) -> Check {
+        if !self.is_kernel() {
+            return self.fail("a parallel loop outside a kernel");
+        }
+        let item = match &forall.space {
+            Space::Worklist | Space::AllNodes => Type::Node,
+            Space::AllEdges => Type::Edge,
+            Space::Range(start, end) => {
+                self.expr(start)?;
+                if !start.ty.scalar().is_some_and(Scalar::is_integer) {
+                    return self.fail(format!("a parallel range over {}, expected an integer type", start.ty));
+                }
+                self.expect("a range end", end, start.ty)?;
+                start.ty
+            }
+            Space::Adjacent(adjacency, node) => {
+                self.expect("the node of an adjacency loop", node, Type::Node)?;
+                adjacency.item()
+            }
+        };
+        let nested = matches!(forall.space, Space::Adjacent(..));
+        if !nested && scope.in_forall {
+            return self.fail("only a node's edges or neighbours can be iterated by a nested parallel loop");
+        }
+        if nested && !scope.in_forall {
+            return self.fail("a parallel loop over a node's edges must be nested in another parallel loop");
+        }
+        self.expect_local(forall.var, item)?;
+        if let Some(filter) = &forall.filter {
+            self.expect("a `where` condition", filter, Type::BOOL)?;
+        }
+        self.block(&forall.body, Scope { in_forall: true, in_loop: false, ..scope })
+    }
+
+    fn invocation(&self, kernel: KernelId, args: &[Expr]) -> Result<&'m Kernel, ValidationError> {
+        let Some(kernel) = self.module.kernels.get(kernel.index()) else {
+            return self.fail(format!("kernel #{} does not exist", kernel.0));
+        };
+        self.arguments(&kernel.name, &kernel.body, kernel.params, args)?;
+        Ok(kernel)
+    }
+
+    fn arguments(&self, callee: &str, body: &Body, params: u32, args: &[Expr]) -> Check {
+        if args.len() != params as usize {
+            return self.fail(format!("{callee} takes {params} arguments, given {}", args.len()));
+        }
+        for (arg, param) in args.iter().zip(&body.locals) {
+            self.expect(&format!("an argument of {callee}"), arg, param.ty)?;
+        }
+        Ok(())
+    }
+
+    fn initial(&self, initial: Option<&Initial>) -> Check {
+        match initial {
+            Some(Initial::Items(items)) => {
+                items.iter().try_for_each(|item| self.expect("an initial item", item, Type::Node))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn place(&self, place: &Place) -> Result<Type, ValidationError> {
+        match place {
+            Place::Local(id) => self.local(*id),
+            Place::Property { property, element } => {
+                let Some(decl) = self.module.properties.get(property.index()) else {
+                    return self.fail(format!("property #{} does not exist", property.0));
+                };
+                let owner = if decl.owner == Owner::Node { Type::Node } else { Type::Edge };
+                self.expect(&format!("the element of property {}", decl.name), element, owner)?;
+                Ok(decl.ty)
+            }
+            Place::Field { base, field } => {
+                let ty = self.place(base)?;
+                self.field(ty, *field)
+            }
+        }
+    }
+
+    fn field(&self, ty: Type, field: u32) -> Result<Type, ValidationError> {
+        let Type::Struct(id) = ty else {
+            return self.fail(format!("field #{field} of a value of type {ty}"));
+        };
+        match self.module.structs.get(id.index()).and_then(|s| s.fields.get(field as usize)) {
+            Some((_, ty)) => Ok(*ty),
+            None => self.fail(format!("struct #{} has no field #{field}", id.0)),
+        }
+    }
+
+    fn expr(&self, expr: &Expr) -> Check {
+        check_type(self.module, expr.ty).or_else(|m| self.fail(m))?;
+        let ty = expr.ty;
+        let want = |expected: Type| -> Check {
+            if ty == expected {
+                Ok(())
+            } else {
+                self.fail(format!("an expression of type {ty} where {expected} is meant"))
+            }
+        };
+        match &expr.kind {
+            ExprKind::Const(c) => {
+                let ok = match c {
+                    Const::Bool(_) => ty == Type::BOOL,
+                    Const::Int(_) => {
+                        matches!(ty, Type::Node | Type::Edge) || ty.scalar().is_some_and(Scalar::is_integer)
+                    }
+                    Const::Float(_) => ty.scalar().is_some_and(Scalar::is_float),
+                    Const::Inf => matches!(ty, Type::Node | Type::Edge) || ty.is_numeric(),
+                };
+                if !ok {
+                    return self.fail(format!("constant {c:?} of type {ty}"));
+                }
+                Ok(())
+            }
+            ExprKind::Load(place) => want(self.place(place)?),
+            ExprKind::Param(id) => match self.module.params.get(id.index()) {
+                Some(param) => want(param.ty),
+                None => self.fail(format!("param #{} does not exist", id.0)),
+            },
+            ExprKind::NumNodes => want(Type::U32),
+            ExprKind::NumEdges => want(Type::U64),
+            ExprKind::EdgeSource(edge) | ExprKind::EdgeTarget(edge) => {
+                self.expect("an edge", edge, Type::Edge)?;
+                want(Type::Node)
+            }
+            ExprKind::Degree { node, .. } => {
+                self.expect("a node", node, Type::Node)?;
+                want(Type::U32)
+            }
+            ExprKind::Unary(op, operand) => {
+                self.expr(operand)?;
+                let ok = match op {
+                    UnaryOp::Neg => operand.ty.is_numeric(),
+                    UnaryOp::Not => operand.ty == Type::BOOL || operand.ty.scalar().is_some_and(Scalar::is_integer),
+                };
+                if !ok {
+                    return self.fail(format!("{op:?} of a value of type {}", operand.ty));
+                }
+                want(operand.ty)
+            }
+            ExprKind::Binary(op, left, right) => self.binary(*op, left, right, ty),
+            ExprKind::Cast(value) => {
+                self.expr(value)?;
+                let castable = |t: Type| t.is_numeric() || matches!(t, Type::Node | Type::Edge);
+                if !castable(value.ty) || !castable(ty) {
+                    return self.fail(format!("a cast from {} to {ty}", value.ty));
+                }
+                Ok(())
+            }
+            ExprKind::Call(id, args) => {
+                let Some(function) = self.module.functions.get(id.index()) else {
+                    return self.fail(format!("function #{} does not exist", id.0));
+                };
+                self.arguments(&function.name, &function.body, function.params, args)?;
+                want(function.result)
+            }
+            ExprKind::Builtin(builtin, args) => {
+                let arity = if matches!(builtin, Builtin::Min | Builtin::Max) { 2 } else { 1 };
+                if args.len() != arity {
+                    return self.fail(format!("{builtin:?} takes {arity} arguments, given {}", args.len()));
+                }
+                for arg in args {
+                    self.expect(&format!("an argument of {builtin:?}"), arg, ty)?;
+                }
+                let ok = match builtin {
+                    Builtin::Sqrt => ty.scalar().is_some_and(Scalar::is_float),
+                    _ => ty.is_numeric(),
+                };
+                if !ok {
+                    return self.fail(format!("{builtin:?} of a value of type {ty}"));
+                }
+                Ok(())
+            }
+            ExprKind::Atomic { op, place, operands } => {
+                if self.is_host() {
+                    return self.fail("an atomic operation in host code");
+                }
+                if matches!(place, Place::Local(_)) {
+                    return self.fail("an atomic operation on a local variable");
+                }
+                let target = self.place(place)?;
+                if !(target.is_numeric() || target == Type::BOOL) {
+                    return self.fail(format!("an atomic operation on a value of type {target}"));
+                }
+                if operands.len() != op.operands() {
+                    return self.fail(format!("atomic {} takes {} operands", op.name(), op.operands()));
+                }
+                for operand in operands {
+                    self.expect(&format!("an operand of atomic {}", op.name()), operand, target)?;
+                }
+                want(Type::BOOL)
+            }
+            ExprKind::SetFind { set, node } => {
+                self.set(*set)?;
+                self.expect("a node", node, Type::Node)?;
+                want(Type::Node)
+            }
+            ExprKind::SetUnion { set, a, b } => {
+                self.set(*set)?;
+                self.expect("a node", a, Type::Node)?;
+                self.expect("a node", b, Type::Node)?;
+                want(Type::BOOL)
+            }
+            ExprKind::Struct(id, fields) => {
+                let Some(decl) = self.module.structs.get(id.index()) else {
+                    return self.fail(format!("struct #{} does not exist", id.0));
+                };
+                if fields.len() != decl.fields.len() {
+                    return self.fail(format!(
+                        "struct {} has {} fields, given {}",
+                        decl.name,
+                        decl.fields.len(),
+                        fields.len()
+                    ));
+                }
+                for (value, (name, ty)) in fields.iter().zip(&decl.fields) {
+                    self.expect(&format!("field {name}"), value, *ty)?;
+                }
+                want(Type::Struct(*id))
+            }
+            ExprKind::Field(base, field) => {
+                self.expr(base)?;
+                want(self.field(base.ty, *field)?)
+            }
+        }
+    }
+
+    fn set(&self, set: SetId) -> Check {
+        if set.index() >= self.module.sets.len() {
+            return self.fail(format!("set #{} does not exist", set.0));
+        }
+        Ok(())
+    }
+
+    fn binary(&self, op: BinaryOp, left: &Expr, right: &Expr, ty: Type) -> Check {
+        self.expr(left)?;
+        self.expr(right)?;
+        let operand = left.ty;
+        let integer = operand.scalar().is_some_and(Scalar::is_integer);
+        let (ok, result) = match op {
+            BinaryOp::Shl | BinaryOp::Shr => (integer && right.ty.scalar().is_some_and(Scalar::is_integer), operand),
+            _ if right.ty != operand => {
+                return self.fail(format!("`{}` between {operand} and {}", op.symbol(), right.ty));
+            }
+            BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div => (operand.is_numeric(), operand),
+            BinaryOp::Rem => (integer, operand),
+            BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor => (integer || operand == Type::BOOL, operand),
+            BinaryOp::And | BinaryOp::Or => (operand == Type::BOOL, Type::BOOL),
+            BinaryOp::Eq | BinaryOp::Ne => (!matches!(operand, Type::Struct(_) | Type::Unit), Type::BOOL),
+            BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => {
+                (operand.is_numeric() || matches!(operand, Type::Node | Type::Edge), Type::BOOL)
+            }
+        };
+        if !ok {
+            return self.fail(format!("`{}` on values of type {operand}", op.symbol()));
+        }
+        if ty != result {
+            return self.fail(format!("`{}` gives {result}, but the expression says {ty}", op.symbol()));
+        }
+        Ok(())
+    }
+}

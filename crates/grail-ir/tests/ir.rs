@@ -1,0 +1,236 @@
+//! The IR on the language specification's BFS: it validates, prints readably, and every broken
+//! invariant is caught with a message that says what is wrong.
+
+use grail_ir::*;
+
+const LEVEL: PropertyId = PropertyId(0);
+
+/// The data-driven BFS of docs/language.md, as lowering will produce it.
+fn bfs() -> Module {
+    let node = |l: u32| Expr::local(LocalId(l), Type::Node);
+    // kernel expand(next: u32): locals next, u, e, v
+    let expand_body = Body {
+        locals: vec![
+            Local { name: "next".into(), ty: Type::U32 },
+            Local { name: "u".into(), ty: Type::Node },
+            Local { name: "e".into(), ty: Type::Edge },
+            Local { name: "v".into(), ty: Type::Node },
+        ],
+        block: vec![Stmt::ForAll(Box::new(ForAll {
+            var: LocalId(1),
+            space: Space::Worklist,
+            filter: None,
+            schedule: Schedule::SERIAL,
+            body: vec![Stmt::ForEach {
+                var: LocalId(2),
+                adjacency: Adjacency::OutEdges,
+                node: node(1),
+                body: vec![
+                    Stmt::Assign {
+                        place: Place::Local(LocalId(3)),
+                        value: Expr::new(
+                            ExprKind::EdgeTarget(Box::new(Expr::local(LocalId(2), Type::Edge))),
+                            Type::Node,
+                        ),
+                    },
+                    Stmt::If {
+                        cond: Expr::binary(
+                            BinaryOp::Eq,
+                            Expr::property(LEVEL, node(3), Type::U32),
+                            Expr::inf(Type::U32),
+                        ),
+                        then: vec![
+                            Stmt::Assign {
+                                place: Place::Property { property: LEVEL, element: Box::new(node(3)) },
+                                value: Expr::local(LocalId(0), Type::U32),
+                            },
+                            Stmt::Push { site: PushSite(0), value: node(3) },
+                        ],
+                        otherwise: vec![],
+                        uniform: false,
+                    },
+                ],
+            }],
+        }))],
+    };
+    let source = Expr::new(ExprKind::Param(ParamId(0)), Type::Node);
+    let main = Body {
+        locals: vec![Local { name: "next".into(), ty: Type::U32 }],
+        block: vec![
+            Stmt::Assign {
+                place: Place::Property { property: LEVEL, element: Box::new(source.clone()) },
+                value: Expr::int(0, Type::U32),
+            },
+            Stmt::Assign { place: Place::Local(LocalId(0)), value: Expr::int(1, Type::U32) },
+            Stmt::Iterate(Box::new(Iterate {
+                id: OutlineId(0),
+                until: Until::Empty {
+                    kernel: KernelId(0),
+                    args: vec![Expr::local(LocalId(0), Type::U32)],
+                    initial: Some(Initial::Items(vec![source])),
+                },
+                body: vec![Stmt::Assign {
+                    place: Place::Local(LocalId(0)),
+                    value: Expr::binary(BinaryOp::Add, Expr::local(LocalId(0), Type::U32), Expr::int(1, Type::U32)),
+                }],
+                outlined: false,
+            })),
+        ],
+    };
+    Module {
+        name: "bfs".into(),
+        properties: vec![Property { name: "level".into(), owner: Owner::Node, ty: Type::U32, is_weight: false }],
+        params: vec![Param { name: "source".into(), ty: Type::Node, default: None }],
+        outputs: vec![LEVEL],
+        kernels: vec![Kernel {
+            name: "expand".into(),
+            params: 1,
+            reduction: None,
+            body: expand_body,
+            push_sites: vec![Aggregation::None],
+        }],
+        main,
+        ..Module::default()
+    }
+}
+
+#[test]
+fn bfs_validates_and_prints() {
+    let module = bfs();
+    validate(&module).unwrap();
+    assert!(module.kernels[0].uses_worklist());
+    let expected = "\
+module bfs
+node level: u32
+param source: Node
+output level
+
+kernel expand(next: u32) {
+    forall u in worklist {
+        for e in out_edges(u) {
+            v = dst(e)
+            if (level[v] == INF:u32) {
+                level[v] = next
+                push#0[single] v
+            }
+        }
+    }
+}
+
+fn main() {
+    level[$source] = 0:u32
+    next = 1:u32
+    iterate#0 until empty: expand(next) initial [$source] {
+        next = (next + 1:u32)
+    }
+}
+";
+    assert_eq!(print(&module), expected);
+}
+
+#[test]
+fn pass_decisions_show_in_the_text() {
+    let mut module = bfs();
+    module.kernels[0].push_sites[0] = Aggregation::Block;
+    let Stmt::Iterate(iterate) = &mut module.main.block[2] else { panic!("the third statement is the iterate") };
+    iterate.outlined = true;
+    validate(&module).unwrap();
+    let text = print(&module);
+    assert!(text.contains("push#0[block] v"), "{text}");
+    assert!(text.contains("iterate#0 outlined until empty"), "{text}");
+}
+
+/// Breaks `bfs` with `edit` and checks the validator's message.
+fn rejects(edit: impl FnOnce(&mut Module), message: &str) {
+    let mut module = bfs();
+    edit(&mut module);
+    let err = validate(&module).unwrap_err().to_string();
+    assert!(err.contains(message), "expected '{message}' in: {err}");
+}
+
+fn expand_items(module: &mut Module) -> &mut Block {
+    let Stmt::ForAll(forall) = &mut module.kernels[0].body.block[0] else { panic!("a forall") };
+    &mut forall.body
+}
+
+#[test]
+fn broken_invariants_are_named() {
+    let push = || Stmt::Push { site: PushSite(0), value: Expr::local(LocalId(0), Type::U32) };
+    rejects(|m| expand_items(m).push(push()), "a worklist item has type u32, expected Node");
+    rejects(
+        |m| expand_items(m).push(Stmt::Push { site: PushSite(0), value: Expr::local(LocalId(1), Type::Node) }),
+        "push site #0 is used 2 times",
+    );
+    rejects(
+        |m| m.kernels[0].body.block.push(Stmt::Retry { value: Expr::local(LocalId(1), Type::Node) }),
+        "`retry` outside a kernel's parallel loop",
+    );
+    rejects(|m| m.main.block.push(push()), "outside a kernel's parallel loop");
+    rejects(
+        |m| expand_items(m).push(Stmt::Invoke { kernel: KernelId(0), args: vec![], result: None }),
+        "an invocation outside `main`",
+    );
+    rejects(
+        |m| m.main.block.push(Stmt::Invoke { kernel: KernelId(0), args: vec![], result: None }),
+        "expand takes 1 arguments, given 0",
+    );
+    rejects(
+        |m| {
+            let Stmt::Iterate(iterate) = &mut m.main.block[2] else { unreachable!() };
+            iterate.body.push(Stmt::Print(vec![PrintArg::Text("x".into())]));
+        },
+        "`print` inside `iterate` or `pipe`",
+    );
+    rejects(
+        |m| {
+            expand_items(m).push(Stmt::ForAll(Box::new(ForAll {
+                var: LocalId(3),
+                space: Space::AllNodes,
+                filter: None,
+                schedule: Schedule::SERIAL,
+                body: vec![],
+            })))
+        },
+        "only a node's edges or neighbours can be iterated by a nested parallel loop",
+    );
+    rejects(|m| expand_items(m).push(Stmt::Break), "`break` or `continue` outside a loop");
+    rejects(
+        |m| expand_items(m).push(Stmt::Reduce { value: Expr::bool(true) }),
+        "`reduce` in a kernel without a reduction result",
+    );
+    rejects(
+        |m| {
+            m.main.block[1] = Stmt::Assign { place: Place::Local(LocalId(0)), value: Expr::int(1, Type::U64) };
+        },
+        "the assigned value has type u64, expected u32",
+    );
+    rejects(
+        |m| {
+            let add = Expr::binary(BinaryOp::Add, Expr::local(LocalId(0), Type::U32), Expr::int(1, Type::U64));
+            m.main.block[1] = Stmt::Assign { place: Place::Local(LocalId(0)), value: add };
+        },
+        "`+` between u32 and u64",
+    );
+    rejects(
+        |m| {
+            let atomic = Expr::new(
+                ExprKind::Atomic {
+                    op: AtomicOp::Min,
+                    place: Place::Local(LocalId(0)),
+                    operands: vec![Expr::int(1, Type::U32)],
+                },
+                Type::BOOL,
+            );
+            expand_items(m).push(Stmt::Eval(atomic));
+        },
+        "an atomic operation on a local variable",
+    );
+    rejects(|m| m.outputs.push(PropertyId(7)), "output #7 is not a node property");
+    rejects(
+        |m| {
+            let bad = Expr::property(PropertyId(0), Expr::local(LocalId(2), Type::Edge), Type::U32);
+            expand_items(m).push(Stmt::Eval(bad));
+        },
+        "the element of property level has type Edge, expected Node",
+    );
+}
