@@ -4,7 +4,8 @@
 //! not check again. The rules: ids are in range; every expression's type is what its operands
 //! make it; parallel loops, pushes, retries, reductions and locks appear only in kernels;
 //! invocations, `Iterate` and `Pipe` only in `main`; `print` only in `main` outside `Iterate` and
-//! `Pipe`; `break` only in a sequential loop; each push site of a kernel is used exactly once.
+//! `Pipe`; `break` only in a sequential loop; each push site of a kernel is used exactly once; a kernel's body is a sequence of parallel
+//! loops (phases); `retry` appears only in loops over nodes.
 
 use crate::ir::*;
 
@@ -43,6 +44,10 @@ pub fn validate(module: &Module) -> Result<(), ValidationError> {
     for kernel in &module.kernels {
         let checker = Checker::new(module, &kernel.body, Role::Kernel(kernel), &kernel.name);
         checker.params(kernel.params)?;
+        // Each top-level loop is one parallel phase; there is no code between phases.
+        if kernel.body.block.iter().any(|stmt| !matches!(stmt, Stmt::ForAll(_))) {
+            return Err(fail(format!("kernel {}", kernel.name), "a kernel's body holds only parallel loops".into()));
+        }
         checker.block(&kernel.body.block, Scope::default())?;
         let mut used = vec![0u32; kernel.push_sites.len()];
         let mut bad_site = None;
@@ -95,6 +100,9 @@ struct Scope {
     in_forall: bool,
     /// Inside an `Iterate` or `Pipe`.
     in_region: bool,
+    /// Inside a top-level parallel loop over nodes (worklist or all nodes), whose items can be
+    /// retried.
+    over_nodes: bool,
 }
 
 struct Checker<'m> {
@@ -185,9 +193,16 @@ impl<'m> Checker<'m> {
                 self.block(body, looped)
             }
             Stmt::ForAll(forall) => self.forall(forall, scope),
-            Stmt::Push { value, .. } | Stmt::Retry { value } => {
+            Stmt::Push { value, .. } => {
                 self.kernel_only(stmt, scope)?;
                 self.expect("a worklist item", value, Type::Node)
+            }
+            Stmt::Retry { value } => {
+                self.kernel_only(stmt, scope)?;
+                if !scope.over_nodes {
+                    return self.fail("`retry` in a loop whose items are not nodes");
+                }
+                self.expect("a retried item", value, Type::Node)
             }
             Stmt::Reduce { value } => {
                 self.kernel_only(stmt, scope)?;
@@ -329,7 +344,9 @@ impl<'m> Checker<'m> {
         if let Some(filter) = &forall.filter {
             self.expect("a `where` condition", filter, Type::BOOL)?;
         }
-        self.block(&forall.body, Scope { in_forall: true, in_loop: false, ..scope })
+        let over_nodes =
+            if nested { scope.over_nodes } else { matches!(forall.space, Space::Worklist | Space::AllNodes) };
+        self.block(&forall.body, Scope { in_forall: true, in_loop: false, over_nodes, ..scope })
     }
 
     fn invocation(&self, kernel: KernelId, args: &[Expr]) -> Result<&'m Kernel, ValidationError> {

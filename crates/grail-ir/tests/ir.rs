@@ -163,7 +163,20 @@ fn broken_invariants_are_named() {
     );
     rejects(
         |m| m.kernels[0].body.block.push(Stmt::Retry { value: Expr::local(LocalId(1), Type::Node) }),
+        "a kernel's body holds only parallel loops",
+    );
+    rejects(
+        |m| m.main.block.push(Stmt::Retry { value: Expr::local(LocalId(0), Type::U32) }),
         "`retry` outside a kernel's parallel loop",
+    );
+    rejects(
+        |m| {
+            let Stmt::ForAll(forall) = &mut m.kernels[0].body.block[0] else { unreachable!() };
+            forall.space = Space::AllEdges;
+            forall.var = LocalId(2);
+            forall.body = vec![Stmt::Retry { value: Expr::local(LocalId(1), Type::Node) }];
+        },
+        "`retry` in a loop whose items are not nodes",
     );
     rejects(|m| m.main.block.push(push()), "outside a kernel's parallel loop");
     rejects(
