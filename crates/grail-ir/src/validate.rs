@@ -4,8 +4,9 @@
 //! not check again. The rules: ids are in range; every expression's type is what its operands
 //! make it; parallel loops, pushes, retries, reductions and locks appear only in kernels;
 //! invocations, `Iterate` and `Pipe` only in `main`; `print` only in `main` outside `Iterate` and
-//! `Pipe`; `break` only in a sequential loop; each push site of a kernel is used exactly once; a kernel's body is a sequence of parallel
-//! loops (phases); `retry` appears only in loops over nodes.
+//! `Pipe`; `break` only in a sequential loop; each push site of a kernel is used exactly once; a
+//! kernel's body is a sequence of parallel loops (phases); `retry` appears only in loops over
+//! nodes.
 
 use crate::ir::*;
 
