@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use grail_algos::{Algorithm, Target};
 use grail_graph::io::Format;
 
@@ -35,6 +35,36 @@ pub enum Command {
     /// Benchmarks of grail itself.
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// Parse a grail program and report every error found, with file, line, column and the
+    /// offending source; exits 1 if there is any.
+    Check(CheckArgs),
+    /// Compile a grail program and write the stage chosen by --emit to standard output.
+    Compile(CompileArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The program: a .grail file.
+    #[arg(value_name = "FILE")]
+    pub program: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct CompileArgs {
+    /// The program: a .grail file.
+    #[arg(value_name = "FILE")]
+    pub program: PathBuf,
+    /// What to write: `ast`, the parsed program printed back as canonical grail source. The IR,
+    /// C and CUDA join as the later compiler stages land.
+    #[arg(long, value_enum, value_name = "STAGE")]
+    pub emit: Emit,
+}
+
+/// A compiler stage `grail compile` can write out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Emit {
+    /// The parsed program as canonical grail source.
+    Ast,
 }
 
 #[derive(Debug, Args)]

@@ -1,6 +1,19 @@
-//! The grail language front end: lexer, parser, AST with spans, name resolution, type checking
-//! and diagnostics.
+//! The grail language front end: lexer, parser, AST with spans, a printer that writes an AST back
+//! as canonical source, and diagnostics.
 //!
-//! Not built yet: this crate holds its place in the workspace so that the boundary exists from the
-//! start. It will depend on nothing but `grail-graph` (for property types) and produce the AST that
-//! `grail-ir` lowers. See `docs/architecture.md`.
+//! Name resolution and type checking work over [`ast::Program`]; every node carries a [`Span`],
+//! so their diagnostics point at source like the parser's do. See `docs/language.md` for the
+//! language and `docs/architecture.md` for where this crate sits.
+
+pub mod ast;
+pub mod diagnostics;
+pub mod lexer;
+pub mod parser;
+pub mod printer;
+pub mod span;
+pub mod token;
+
+pub use diagnostics::{Diagnostic, Severity, has_errors};
+pub use parser::{MAX_DEPTH, parse, parse_recovering};
+pub use printer::print_program;
+pub use span::{FileId, SourceMap, Span};

@@ -1,6 +1,8 @@
 //! One module per subcommand.
 
 mod bench;
+mod check;
+mod compile;
 mod convert;
 mod demo;
 mod gen_graph;
@@ -22,6 +24,8 @@ pub fn dispatch(command: Command, progress: &Bars) -> Result<()> {
         Command::Run(args) => run::run(args, progress),
         Command::Demo(args) => demo::demo(args, progress),
         Command::Bench(args) => bench::bench(args, progress),
+        Command::Check(args) => check::check(args),
+        Command::Compile(args) => compile::compile(args),
     }
 }
 
