@@ -1,4 +1,23 @@
-//! Code generation: one C-family printer with two targets behind a trait (host C11 with atomics
-//! for the CPU, CUDA C++ for the GPU), plus the runtime headers generated code includes.
+//! Code generation from grail's IR.
 //!
-//! Not built yet: this crate holds its place in the workspace. See `docs/architecture.md`.
+//! One C-family printer per target: [`c`] emits C11 for the CPU backend today; the CUDA target
+//! joins with the GPU backend and shares the IR walk. Emitters take a module that
+//! [`grail_ir::validate`] accepts and must produce code that compiles: a construct a target
+//! cannot express yet is a [`CodegenError::Unsupported`] error, never invalid code.
+
+pub mod c;
+
+pub use c::emit_c;
+
+#[derive(Debug, thiserror::Error)]
+pub enum CodegenError {
+    /// The module breaks an IR invariant.
+    #[error(transparent)]
+    Invalid(#[from] grail_ir::ValidationError),
+    /// A construct this target cannot generate yet.
+    #[error("not supported by this code generator yet: {0}")]
+    Unsupported(String),
+    /// A broken assumption inside grail.
+    #[error("internal code generator error: {0}")]
+    Internal(String),
+}

@@ -20,6 +20,7 @@
 
 mod ir;
 mod printer;
+pub mod samples;
 mod validate;
 
 pub use ir::*;

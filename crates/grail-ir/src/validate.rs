@@ -497,8 +497,16 @@ impl<'m> Checker<'m> {
                     return self.fail("an atomic operation on a local variable");
                 }
                 let target = self.place(place)?;
-                if !(target.is_numeric() || target == Type::BOOL) {
-                    return self.fail(format!("an atomic operation on a value of type {target}"));
+                let arithmetic = matches!(op, AtomicOp::Add | AtomicOp::Sub);
+                let bitwise = matches!(op, AtomicOp::And | AtomicOp::Or);
+                let integer = target.scalar().is_some_and(Scalar::is_integer);
+                let ok = match target {
+                    Type::BOOL => !arithmetic,
+                    _ if bitwise => integer,
+                    _ => target.is_numeric(),
+                };
+                if !ok {
+                    return self.fail(format!("atomic {} on a value of type {target}", op.name()));
                 }
                 if operands.len() != op.operands() {
                     return self.fail(format!("atomic {} takes {} operands", op.name(), op.operands()));

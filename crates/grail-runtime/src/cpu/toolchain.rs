@@ -1,7 +1,8 @@
 //! Building generated C into a shared library with the system C compiler, and loading it.
 //!
 //! The compiler is `$CC` (default `cc`), invoked as
-//! `$CC -std=c11 -O3 -march=native -fPIC -shared -pthread -o lib.so source.c -lm $GRAIL_CFLAGS`.
+//! `$CC -std=c11 -O3 -march=native -fPIC -shared -pthread -fwrapv -o lib.so source.c -lm $GRAIL_CFLAGS`
+//! (`-fwrapv`: integer arithmetic wraps, as the language defines it).
 //! Built libraries are cached by a hash of the source, the compiler's path and version, and the
 //! flags, so a program is compiled once per machine and compiler.
 
@@ -12,7 +13,7 @@ use crate::cache::{CacheKey, ModuleCache};
 use crate::error::{Result, RuntimeError};
 
 /// Flags every build uses.
-const BASE_FLAGS: &[&str] = &["-std=c11", "-O3", "-march=native", "-fPIC", "-shared", "-pthread"];
+const BASE_FLAGS: &[&str] = &["-std=c11", "-O3", "-march=native", "-fPIC", "-shared", "-pthread", "-fwrapv"];
 
 /// How much of a failing compiler's output an error shows.
 const LOG_LINES: usize = 60;
