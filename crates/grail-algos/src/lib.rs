@@ -7,8 +7,10 @@
 
 mod algorithm;
 mod output;
+mod programs;
 mod run;
 
 pub use algorithm::{Algorithm, Target};
 pub use output::Output;
+pub use programs::{PROGRAMS, program_source};
 pub use run::{RunParams, RunResult, run, verify};

@@ -44,14 +44,14 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// The program: a .grail file.
+    /// The program: a .grail file, or a suite program's name (bfs, sssp_nf, ...).
     #[arg(value_name = "FILE")]
     pub program: PathBuf,
 }
 
 #[derive(Debug, Args)]
 pub struct CompileArgs {
-    /// The program: a .grail file.
+    /// The program: a .grail file, or a suite program's name (bfs, sssp_nf, ...).
     #[arg(value_name = "FILE")]
     pub program: PathBuf,
     /// What to write: `ast`, the parsed program printed back as canonical grail source. The IR,

@@ -217,7 +217,11 @@ impl Parser {
                 let value = p.expr()?;
                 fields.push(FieldInit { span: field.span.to(value.span), name: field, value });
                 if !p.eat(&TokenKind::Comma) && !p.at(&TokenKind::RBrace) {
-                    return Err(p.expected("`,` or `}` in the struct literal"));
+                    // Skip to this literal's `}` so the enclosing statement is not cut short.
+                    p.expected("`,` or `}` in the struct literal");
+                    p.skip_past_close_brace();
+                    let span = name.span.to(p.prev_span());
+                    return Ok(Expr { kind: ExprKind::StructLiteral { name, fields }, span });
                 }
             }
             p.bump();

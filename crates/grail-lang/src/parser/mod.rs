@@ -33,7 +33,11 @@ pub fn parse_recovering(source: &str, file: FileId) -> (Program, Vec<Diagnostic>
     let (tokens, mut diagnostics) = lex(source, file);
     let mut parser = Parser::new(tokens, file);
     let program = parser.program();
-    diagnostics.extend(parser.diags);
+    // Text swallowed by an unterminated string or comment ends the file early; what the parser
+    // then says about the end of the file only repeats that.
+    let swallowed = diagnostics.iter().any(|d| d.message.starts_with("unterminated"));
+    let end = source.len();
+    diagnostics.extend(parser.diags.into_iter().filter(|d| !(swallowed && d.primary.start as usize >= end)));
     // Lexer and parser errors interleave by position, as a reader meets them.
     diagnostics.sort_by_key(|d| (d.primary.start, d.primary.end));
     (program, diagnostics)
@@ -259,6 +263,24 @@ impl Parser {
     /// After a bad item: skip to the next item keyword.
     fn recover_item(&mut self) {
         while !self.at_eof() && !self.at_item_keyword() {
+            self.bump();
+        }
+    }
+
+    /// Skips up to and past the `}` that closes the current brace level.
+    fn skip_past_close_brace(&mut self) {
+        let mut braces = 0usize;
+        loop {
+            match self.peek() {
+                TokenKind::Eof => return,
+                TokenKind::LBrace => braces += 1,
+                TokenKind::RBrace if braces == 0 => {
+                    self.bump();
+                    return;
+                }
+                TokenKind::RBrace => braces -= 1,
+                _ => {}
+            }
             self.bump();
         }
     }

@@ -1,0 +1,22 @@
+//! The suite's grail programs, embedded so `grail check bfs` and later `grail run` find them
+//! without the source tree.
+
+/// Every suite program: (name, source), by name. The name is the file stem in `programs/`.
+pub const PROGRAMS: &[(&str, &str)] = &[
+    ("bfs", include_str!("../programs/bfs.grail")),
+    ("bfs_do", include_str!("../programs/bfs_do.grail")),
+    ("cc", include_str!("../programs/cc.grail")),
+    ("mis", include_str!("../programs/mis.grail")),
+    ("mst", include_str!("../programs/mst.grail")),
+    ("pr", include_str!("../programs/pr.grail")),
+    ("pr_residual", include_str!("../programs/pr_residual.grail")),
+    ("sssp_bf", include_str!("../programs/sssp_bf.grail")),
+    ("sssp_nf", include_str!("../programs/sssp_nf.grail")),
+    ("sssp_wl", include_str!("../programs/sssp_wl.grail")),
+    ("tri", include_str!("../programs/tri.grail")),
+];
+
+/// The source of a suite program, by name (`bfs`, `sssp_nf`, ...).
+pub fn program_source(name: &str) -> Option<&'static str> {
+    PROGRAMS.iter().find(|(n, _)| *n == name).map(|(_, source)| *source)
+}

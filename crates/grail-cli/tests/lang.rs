@@ -1,0 +1,88 @@
+//! `grail check` and `grail compile` as users run them.
+
+use std::process::{Command, Output};
+
+fn grail(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_grail")).args(args).output().expect("grail runs")
+}
+
+fn write(dir: &std::path::Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+const BFS: &str = "graph { node level: u32 = INF; }\nparam source: Node;\noutput level;\n\
+kernel expand(next: u32) { forall u in worklist { for e in u.out_edges() { let v = e.dst; \
+if v.level == INF { v.level = next; push(v); } } } }\n\
+fn main() { source.level = 0; let mut next: u32 = 1; iterate expand(next) initial [source] { next += 1; } }\n";
+
+#[test]
+fn check_accepts_a_valid_program() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "bfs.grail", BFS);
+    let out = grail(&["check", &file]);
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8(out.stderr).unwrap(), format!("{file}: ok\n"));
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn check_reports_every_error_with_place_and_caret() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "bad.grail", "fn main() {\n    let x = 1\n}\nfn f() -> bool { return a < b < c; }\n");
+    let out = grail(&["check", &file]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains(&format!("{file}:2:14: error: expected `;` after the `let` statement, found `}}`")),
+        "{stderr}"
+    );
+    assert!(stderr.contains(&format!("{file}:4:31: error: comparison operators cannot be chained")), "{stderr}");
+    assert!(stderr.contains("2 |     let x = 1"), "{stderr}");
+    assert!(stderr.lines().any(|l| l.trim_start().starts_with('|') && l.contains('^')), "{stderr}");
+    // Not a terminal: no colour codes.
+    assert!(!stderr.contains('\x1b'), "{stderr}");
+    assert!(stderr.trim_end().ends_with("2 errors"), "{stderr}");
+}
+
+#[test]
+fn check_names_a_file_it_cannot_read() {
+    let out = grail(&["check", "/no/such/dir/prog.grail"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("cannot read /no/such/dir/prog.grail"), "{stderr}");
+}
+
+#[test]
+fn check_finds_suite_programs_by_name() {
+    let out = grail(&["check", "bfs"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8(out.stderr).unwrap(), "bfs: ok\n");
+}
+
+#[test]
+fn compile_emits_canonical_source_that_is_a_fixpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "bfs.grail", BFS);
+    let out = grail(&["compile", &file, "--emit", "ast"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let printed = String::from_utf8(out.stdout).unwrap();
+    assert!(printed.starts_with("graph {\n    node level: u32 = INF;\n}\n\nparam source: Node;\n"), "{printed}");
+    assert!(printed.contains("    iterate expand(next) initial [source] {\n        next += 1;\n    }\n"), "{printed}");
+    let again = write(dir.path(), "printed.grail", &printed);
+    let out = grail(&["compile", &again, "--emit", "ast"]);
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), printed);
+}
+
+#[test]
+fn compile_fails_on_errors_and_unknown_stages() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "bad.grail", "fn main( {}\n");
+    let out = grail(&["compile", &file, "--emit", "ast"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    assert!(String::from_utf8(out.stderr).unwrap().contains(&format!("{file}:1:10: error:")));
+    let out = grail(&["compile", &file, "--emit", "cuda"]);
+    assert_eq!(out.status.code(), Some(2));
+}
