@@ -119,18 +119,21 @@ impl<'m> Printer<'m> {
         self.block(block);
     }
 
+    /// Closes an opened block, with an `else` part if there is one.
+    fn close_with(&mut self, otherwise: &Block) {
+        if !otherwise.is_empty() {
+            self.line("} else {");
+            self.block(otherwise);
+        }
+        self.line("}");
+    }
+
     fn stmt(&mut self, stmt: &Stmt) {
         match stmt {
             Stmt::Assign { place, value } => self.line(&format!("{} = {}", self.place(place), self.expr(value))),
             Stmt::If { cond, then, otherwise, uniform } => {
                 self.open(format!("if{} {}", uniformity(*uniform), self.expr(cond)), then);
-                if otherwise.is_empty() {
-                    self.line("}");
-                } else {
-                    self.line("} else {");
-                    self.block(otherwise);
-                    self.line("}");
-                }
+                self.close_with(otherwise);
             }
             Stmt::While { cond, body, uniform } => {
                 self.open(format!("while{} {}", uniformity(*uniform), self.expr(cond)), body);
@@ -169,13 +172,7 @@ impl<'m> Printer<'m> {
             Stmt::Lock { kind, elements, body, otherwise } => {
                 let elements: Vec<_> = elements.iter().map(|e| self.expr(e)).collect();
                 self.open(format!("{}({})", kind.name(), elements.join(", ")), body);
-                if otherwise.is_empty() {
-                    self.line("}");
-                } else {
-                    self.line("} else {");
-                    self.block(otherwise);
-                    self.line("}");
-                }
+                self.close_with(otherwise);
             }
             Stmt::Break => self.line("break"),
             Stmt::Continue => self.line("continue"),
