@@ -107,3 +107,16 @@ pub(crate) fn write_u64s(out: &mut dyn std::io::Write, values: &[u64]) -> std::i
     }
     Ok(())
 }
+
+/// Fails unless a binary graph's length is the `expected` one its header implies (`None` when
+/// that size overflows). The error points at the header's edge count, at byte 24 in both formats.
+pub(crate) fn check_length(bytes: &[u8], n: u64, m: u64, expected: Option<u64>) -> Result<(), ParseError> {
+    if expected == Some(bytes.len() as u64) {
+        return Ok(());
+    }
+    let expected = expected.map_or("more than 2^64".to_string(), |e| e.to_string());
+    Err(ParseError::new(
+        Location::Byte(24),
+        format!("header describes {n} nodes and {m} edges ({expected} bytes), but the file has {} bytes", bytes.len()),
+    ))
+}

@@ -17,7 +17,7 @@
 
 use std::io::Write;
 
-use super::binary::{Reader, decode_u32s, decode_u64s, write_u32s, write_u64s};
+use super::binary::{Reader, check_length, decode_u32s, decode_u64s, write_u32s, write_u64s};
 use crate::error::{Location, ParseError};
 use crate::graph::{Csr, Graph, MAX_NODES};
 use crate::par::{first_decrease, first_out_of_range};
@@ -56,16 +56,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Csr, ParseError> {
         .and_then(|x| x.checked_add(padding))
         .and_then(|x| x.checked_add(m.checked_mul(data_size)?))
         .and_then(|x| x.checked_add(HEADER_BYTES));
-    if expected != Some(bytes.len() as u64) {
-        let expected = expected.map_or("more than 2^64".to_string(), |e| e.to_string());
-        return Err(at(
-            24,
-            format!(
-                "header describes {n} nodes and {m} edges ({expected} bytes), but the file has {} bytes",
-                bytes.len()
-            ),
-        ));
-    }
+    check_length(bytes, n, m, expected)?;
     let ends_at = reader.pos() as u64;
     let ends = decode_u64s(reader.take(8 * n, "the edge offsets")?);
     let mut offsets = Vec::with_capacity(n as usize + 1);

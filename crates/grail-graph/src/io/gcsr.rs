@@ -26,7 +26,7 @@ use std::io::Write;
 use rayon::prelude::*;
 use xxhash_rust::xxh3::xxh3_64;
 
-use super::binary::{Reader, decode_u32s, decode_u64s, write_u32s, write_u64s};
+use super::binary::{Reader, check_length, decode_u32s, decode_u64s, write_u32s, write_u64s};
 use crate::error::{Location, ParseError};
 use crate::graph::{Csr, Graph, MAX_NODES};
 use crate::par::{first_decrease, first_out_of_range};
@@ -88,16 +88,7 @@ pub(crate) fn parse(bytes: &[u8], progress: &dyn Progress) -> Result<Csr, ParseE
         .checked_mul(8)
         .and_then(|offsets| offsets.checked_add(padded_u32_array(m)?.checked_mul(arrays)?))
         .and_then(|payload| payload.checked_add(HEADER_BYTES as u64));
-    if expected != Some(bytes.len() as u64) {
-        let expected = expected.map_or("more than 2^64".to_string(), |e| e.to_string());
-        return Err(at(
-            24,
-            format!(
-                "header describes {n} nodes and {m} edges ({expected} bytes), but the file has {} bytes",
-                bytes.len()
-            ),
-        ));
-    }
+    check_length(bytes, n, m, expected)?;
     progress.begin("checking", Some(bytes.len() as u64));
     let actual_checksum = checksum(&bytes[HEADER_BYTES..]);
     progress.advance(bytes.len() as u64);
