@@ -152,19 +152,7 @@ pub(crate) fn write(graph: &Graph, out: &mut dyn Write, progress: &dyn Progress)
     header.push(b' ');
     text::push_u64(&mut header, csr.num_edges());
     header.push(b'\n');
-    text::write_chunked(csr, &header, out, progress, |nodes, buf| {
-        for u in nodes {
-            for e in csr.edge_range(u) {
-                buf.extend_from_slice(b"a ");
-                text::push_u64(buf, u64::from(u) + 1);
-                buf.push(b' ');
-                text::push_u64(buf, u64::from(csr.targets()[e]) + 1);
-                buf.push(b' ');
-                text::push_u64(buf, csr.weights().map_or(1, |w| u64::from(w[e])));
-                buf.push(b'\n');
-            }
-        }
-    })
+    text::write_edge_lines(csr, &header, out, progress, b"a ", 1, true)
 }
 
 #[cfg(test)]

@@ -104,21 +104,7 @@ pub(crate) fn write(
     progress: &dyn Progress,
 ) -> std::io::Result<()> {
     let csr = graph.out();
-    let weights = csr.weights().filter(|_| weighted);
-    text::write_chunked(csr, b"", out, progress, |nodes, buf| {
-        for u in nodes {
-            for e in csr.edge_range(u) {
-                text::push_u64(buf, u64::from(u));
-                buf.push(b' ');
-                text::push_u64(buf, u64::from(csr.targets()[e]));
-                if weighted {
-                    buf.push(b' ');
-                    text::push_u64(buf, weights.map_or(1, |w| u64::from(w[e])));
-                }
-                buf.push(b'\n');
-            }
-        }
-    })
+    text::write_edge_lines(csr, b"", out, progress, b"", 0, weighted)
 }
 
 #[cfg(test)]

@@ -233,20 +233,7 @@ pub(crate) fn write(graph: &Graph, out: &mut dyn Write, progress: &dyn Progress)
         text::push_u64(&mut header, count);
         header.push(if i == 2 { b'\n' } else { b' ' });
     }
-    text::write_chunked(csr, &header, out, progress, |nodes, buf| {
-        for u in nodes {
-            for e in csr.edge_range(u) {
-                text::push_u64(buf, u64::from(u) + 1);
-                buf.push(b' ');
-                text::push_u64(buf, u64::from(csr.targets()[e]) + 1);
-                if let Some(w) = csr.weights() {
-                    buf.push(b' ');
-                    text::push_u64(buf, u64::from(w[e]));
-                }
-                buf.push(b'\n');
-            }
-        }
-    })
+    text::write_edge_lines(csr, &header, out, progress, b"", 1, csr.is_weighted())
 }
 
 #[cfg(test)]

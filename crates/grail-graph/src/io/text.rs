@@ -583,6 +583,34 @@ fn write_groups(csr: &Csr) -> Vec<Range<u32>> {
     groups
 }
 
+/// Writes one line per edge, `prefix u v [w]`, with node ids plus `id_base` and, when the
+/// format has a weight column, the edge's weight (1 for an unweighted graph).
+pub(crate) fn write_edge_lines(
+    csr: &Csr,
+    header: &[u8],
+    out: &mut dyn Write,
+    progress: &dyn Progress,
+    prefix: &[u8],
+    id_base: u64,
+    weight_column: bool,
+) -> std::io::Result<()> {
+    write_chunked(csr, header, out, progress, |nodes, buf| {
+        for u in nodes {
+            for e in csr.edge_range(u) {
+                buf.extend_from_slice(prefix);
+                push_u64(buf, u64::from(u) + id_base);
+                buf.push(b' ');
+                push_u64(buf, u64::from(csr.targets()[e]) + id_base);
+                if weight_column {
+                    buf.push(b' ');
+                    push_u64(buf, csr.weights().map_or(1, |w| u64::from(w[e])));
+                }
+                buf.push(b'\n');
+            }
+        }
+    })
+}
+
 /// Writes `header`, then the lines that `format` makes for each group of nodes: groups are
 /// formatted in parallel, a batch at a time, while the previous batch is written, in order.
 /// Progress is in edges.
