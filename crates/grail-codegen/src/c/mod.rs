@@ -38,11 +38,11 @@ pub fn emit_c(module: &Module) -> Result<String, CodegenError> {
         writeln!(out, "typedef struct grail_s{i} {{{fields} }} grail_s{i}; /* {} */", s.name).unwrap();
     }
     for (i, f) in module.functions.iter().enumerate() {
-        writeln!(out, "static {};", function_signature(module, i, f)).unwrap();
+        writeln!(out, "static {};", function_signature(i, f)).unwrap();
     }
     for (i, f) in module.functions.iter().enumerate() {
         let mut e = Emitter::new(module, &f.body, None);
-        e.line(0, &format!("static {} {{", function_signature(module, i, f)));
+        e.line(0, &format!("static {} {{", function_signature(i, f)));
         e.locals(f.params as usize);
         e.block(&f.body.block, 1)?;
         e.line(0, "}");
@@ -78,12 +78,11 @@ static inline double grail_abs_f64(double a) { return fabs(a); }
 
 "#;
 
-fn function_signature(module: &Module, index: usize, f: &Function) -> String {
+fn function_signature(index: usize, f: &Function) -> String {
     let mut params = vec!["const grail_ctx *ctx".to_string()];
     for (i, local) in f.body.locals.iter().take(f.params as usize).enumerate() {
         params.push(format!("{} {}", c_type(local.ty), local_name(i, &local.name)));
     }
-    let _ = module;
     format!("{} grail_f{index}({}) /* {} */", c_type(f.result), params.join(", "), f.name)
 }
 
@@ -357,18 +356,17 @@ impl<'m> Emitter<'m> {
         };
         let acc = format!("(({t})t->acc.{member})");
         let combined = match op {
-            ReduceOp::Sum => format!("({t})({acc} + ({t}){value})"),
-            ReduceOp::Product => format!("({t})({acc} * ({t}){value})"),
-            ReduceOp::Min => format!("(({t}){value} < {acc} ? ({t}){value} : {acc})"),
-            ReduceOp::Max => format!("(({t}){value} > {acc} ? ({t}){value} : {acc})"),
-            ReduceOp::Any => format!("({acc} || {value})"),
-            ReduceOp::All => format!("({acc} && {value})"),
+            ReduceOp::Sum => format!("({t})({acc} + ({t})r_)"),
+            ReduceOp::Product => format!("({t})({acc} * ({t})r_)"),
+            ReduceOp::Min => format!("(({t})r_ < {acc} ? ({t})r_ : {acc})"),
+            ReduceOp::Max => format!("(({t})r_ > {acc} ? ({t})r_ : {acc})"),
+            ReduceOp::Any => format!("({acc} || r_)"),
+            ReduceOp::All => format!("({acc} && r_)"),
         };
-        // Evaluate the value once: it may have effects (an atomic).
-        self.line(depth, "{");
+        // The value is evaluated once, into r_: it may have effects (an atomic).
         let value_ty = if member == "f" { "double".to_string() } else { c_type(ty) };
+        self.line(depth, "{");
         self.line(depth + 1, &format!("const {value_ty} r_ = {value};"));
-        let combined = combined.replace(&value, "r_");
         self.line(depth + 1, &format!("t->acc.{member} = {combined};"));
         self.line(depth, "}");
         Ok(())
