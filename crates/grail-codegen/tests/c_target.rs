@@ -19,7 +19,7 @@ fn compile(source: &str) {
 #[test]
 fn bfs_compiles() {
     let source = emit_c(&bfs()).unwrap();
-    assert!(source.contains("uint64_t grail_k_expand_0_size(const grail_ctx *ctx, const grail_value *args)"));
+    assert!(source.contains("uint64_t grail_k0_0_size(const grail_ctx *ctx, const grail_value *args)"));
     assert!(source.contains("grail_buf_append(&t->pushes, l3_v);"), "{source}");
     compile(&source);
 }

@@ -251,13 +251,15 @@ pub struct Kernel {
 }
 
 impl Kernel {
-    /// Whether some `ForAll` of the kernel iterates the worklist.
+    /// Whether invoking the kernel consumes the current worklist and makes its pushes the next
+    /// one: it iterates `worklist` or it pushes (language spec, section 8). Other kernels leave
+    /// the worklist as it is.
     pub fn uses_worklist(&self) -> bool {
         let mut found = false;
-        walk_block(&self.body.block, &mut |stmt| {
-            if let Stmt::ForAll(forall) = stmt {
-                found |= forall.space == Space::Worklist;
-            }
+        walk_block(&self.body.block, &mut |stmt| match stmt {
+            Stmt::ForAll(forall) => found |= forall.space == Space::Worklist,
+            Stmt::Push { .. } => found = true,
+            _ => {}
         });
         found
     }
@@ -452,6 +454,13 @@ pub enum ExprKind {
     /// The out-degree (`reverse == false`) or in-degree of a node.
     Degree {
         node: Box<Expr>,
+        reverse: bool,
+    },
+    /// The `index`-th out-neighbour (`reverse == false`) or in-neighbour of a node, in increasing
+    /// id order when the adjacency lists are sorted. The index must be below the degree.
+    Neighbor {
+        node: Box<Expr>,
+        index: Box<Expr>,
         reverse: bool,
     },
     Unary(UnaryOp, Box<Expr>),

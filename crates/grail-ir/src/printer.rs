@@ -293,6 +293,12 @@ impl<'m> Printer<'m> {
             ExprKind::Degree { node, reverse } => {
                 format!("{}({})", if *reverse { "in_degree" } else { "degree" }, self.expr(node))
             }
+            ExprKind::Neighbor { node, index, reverse } => format!(
+                "{}({}, {})",
+                if *reverse { "in_neighbor" } else { "neighbor" },
+                self.expr(node),
+                self.expr(index)
+            ),
             ExprKind::Unary(UnaryOp::Neg, e) => format!("-{}", self.expr(e)),
             ExprKind::Unary(UnaryOp::Not, e) => format!("!{}", self.expr(e)),
             ExprKind::Binary(op, l, r) => format!("({} {} {})", self.expr(l), op.symbol(), self.expr(r)),

@@ -445,6 +445,11 @@ impl<'m> Checker<'m> {
                 self.expect("a node", node, Type::Node)?;
                 want(Type::U32)
             }
+            ExprKind::Neighbor { node, index, .. } => {
+                self.expect("a node", node, Type::Node)?;
+                self.expect("a neighbour index", index, Type::U32)?;
+                want(Type::Node)
+            }
             ExprKind::Unary(op, operand) => {
                 self.expr(operand)?;
                 let ok = match op {

@@ -4,10 +4,12 @@
 //! into the generated code once per chunk of a kernel phase. The interface (declared in
 //! `grail_cpu.h`, which is pasted at the top of every program):
 //!
-//! - every kernel `k` is a sequence of phases (its top-level `forall` loops), numbered from 0;
-//! - `uint64_t grail_k_<k>_<p>_size(const grail_ctx *ctx, const grail_value *args)` returns the
+//! - every kernel is a sequence of phases (its top-level `forall` loops), numbered from 0; symbols
+//!   name the kernel by its index `k` in the module (names are in comments), so no program name
+//!   can clash with another symbol;
+//! - `uint64_t grail_k<k>_<p>_size(const grail_ctx *ctx, const grail_value *args)` returns the
 //!   number of items of phase `p`;
-//! - `void grail_k_<k>_<p>(const grail_ctx *ctx, const grail_value *args, uint64_t begin,
+//! - `void grail_k<k>_<p>(const grail_ctx *ctx, const grail_value *args, uint64_t begin,
 //!   uint64_t end, grail_thread *t)` runs items `begin..end` of phase `p`; pushes and retries go to
 //!   `t`'s buffers and reductions into `t->acc`, so threads never contend on a shared worklist;
 //! - `args` holds the kernel's parameters in order, one [`grail_value`] each;
@@ -48,7 +50,7 @@ pub fn emit_c(module: &Module) -> Result<String, CodegenError> {
         e.line(0, "}");
         out.push_str(&e.out);
     }
-    for kernel in &module.kernels {
+    for (index, kernel) in module.kernels.iter().enumerate() {
         for (phase, stmt) in kernel.body.block.iter().enumerate() {
             let Stmt::ForAll(forall) = stmt else {
                 return Err(CodegenError::Internal(format!(
@@ -56,7 +58,7 @@ pub fn emit_c(module: &Module) -> Result<String, CodegenError> {
                     kernel.name
                 )));
             };
-            out.push_str(&Emitter::new(module, &kernel.body, Some(kernel)).phase(&kernel.name, phase, forall)?);
+            out.push_str(&Emitter::new(module, &kernel.body, Some(kernel)).phase(index, phase, forall)?);
         }
     }
     Ok(out)
@@ -188,8 +190,10 @@ impl<'m> Emitter<'m> {
         self.locals(params);
     }
 
-    fn phase(mut self, kernel: &str, phase: usize, forall: &ForAll) -> Result<String, CodegenError> {
-        let name = format!("grail_k_{kernel}_{phase}");
+    fn phase(mut self, kernel: usize, phase: usize, forall: &ForAll) -> Result<String, CodegenError> {
+        let name = format!("grail_k{kernel}_{phase}");
+        let kernel_name = self.kernel.map_or("", |k| k.name.as_str());
+        self.line(0, &format!("/* kernel `{kernel_name}`, phase {phase} */"));
         // The size function.
         self.line(0, &format!("uint64_t {name}_size(const grail_ctx *ctx, const grail_value *args) {{"));
         self.prologue();
@@ -432,6 +436,11 @@ impl<'m> Emitter<'m> {
                 let offsets = if *reverse { "in_offsets" } else { "out_offsets" };
                 let n = self.expr(node)?;
                 format!("((uint32_t)(ctx->{offsets}[(uint64_t){n} + 1] - ctx->{offsets}[{n}]))")
+            }
+            ExprKind::Neighbor { node, index, reverse } => {
+                let (offsets, column) =
+                    if *reverse { ("in_offsets", "in_sources") } else { ("out_offsets", "out_targets") };
+                format!("ctx->{column}[ctx->{offsets}[{}] + {}]", self.expr(node)?, self.expr(index)?)
             }
             ExprKind::Unary(UnaryOp::Neg, e) => format!("(({})-{})", c_type(ty), self.expr(e)?),
             ExprKind::Unary(UnaryOp::Not, e) if ty == Type::BOOL => format!("(!{})", self.expr(e)?),
