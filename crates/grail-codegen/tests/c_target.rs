@@ -210,14 +210,26 @@ fn every_supported_construct_compiles() {
 }
 
 #[test]
-fn invalid_modules_and_unsupported_constructs_are_errors() {
+fn invalid_modules_are_errors() {
     let mut module = bfs();
     module.outputs.push(PropertyId(9));
     assert!(matches!(emit_c(&module), Err(CodegenError::Invalid(_))));
+}
+
+/// BFS over in-edges, reading each edge's source: `in_edge_ids` and `edge_sources`.
+#[test]
+fn in_edges_and_edge_sources_compile() {
     let mut module = bfs();
     let Stmt::ForAll(forall) = &mut module.kernels[0].body.block[0] else { unreachable!() };
-    let Stmt::ForEach { adjacency, .. } = &mut forall.body[0] else { unreachable!() };
+    let Stmt::ForEach { adjacency, body, .. } = &mut forall.body[0] else { unreachable!() };
     *adjacency = Adjacency::InEdges;
-    let err = emit_c(&module).unwrap_err().to_string();
-    assert!(err.contains("not supported by this code generator yet"), "{err}");
+    let Stmt::Assign { value, .. } = &mut body[0] else { unreachable!() };
+    *value = Expr::new(ExprKind::EdgeSource(Box::new(Expr::local(LocalId(2), Type::Edge))), Type::Node);
+    validate(&module).unwrap();
+    assert!(analysis::needs_in_edge_ids(&module) && analysis::needs_edge_sources(&module));
+    let source = emit_c(&module).unwrap();
+    for expected in ["ctx->in_offsets[n_]", "= ctx->in_edge_ids[k];", "= ctx->edge_sources[l2_e];"] {
+        assert!(source.contains(expected), "missing {expected}\n{source}");
+    }
+    compile(&source);
 }

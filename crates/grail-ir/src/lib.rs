@@ -18,6 +18,7 @@
 //! Every expression carries its type. [`validate`] checks the invariants; [`print`] shows a
 //! module in a readable text form (`grail compile --emit ir`).
 
+pub mod analysis;
 mod ir;
 mod printer;
 pub mod samples;

@@ -25,6 +25,7 @@ typedef struct grail_buf {
     uint32_t failed;
 } grail_buf;
 
+/* Keep in sync with `GrailCtx` in crates/grail-runtime/src/cpu/ffi.rs (its #[repr(C)] mirror). */
 typedef struct grail_ctx {
     uint64_t num_nodes;
     uint64_t num_edges;
@@ -33,6 +34,11 @@ typedef struct grail_ctx {
     /* The reverse CSR (in-edges), or NULL when the program never looks at in-edges. */
     const uint64_t *in_offsets;
     const uint32_t *in_sources;
+    /* The tail of every out-edge, by edge id; NULL unless the program reads `e.src`. */
+    const uint32_t *edge_sources;
+    /* For each position of the reverse CSR, the id of the same edge among the out-edges; NULL
+     * unless the program iterates `in_edges()` as edges. */
+    const uint64_t *in_edge_ids;
     /* Property columns, by property id. */
     void *const *props;
     /* Program parameters, by parameter id. */

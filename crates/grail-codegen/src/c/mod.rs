@@ -15,6 +15,10 @@
 //! - `args` holds the kernel's parameters in order, one [`grail_value`] each;
 //! - `void grail_buf_free(grail_buf *)` frees a thread's buffers.
 //!
+//! The graph arrays a program needs beyond the out-CSR (the reverse CSR, `edge_sources`,
+//! `in_edge_ids`) are set by the runtime only when [`grail_ir::analysis`] says the program uses
+//! them; `grail_ctx` has a `#[repr(C)]` mirror in `grail-runtime` (`cpu/ffi.rs`).
+//!
 //! Arithmetic wraps (the program is compiled with `-fwrapv`); every integer result is cast back to
 //! its type so C's integer promotions never show.
 
@@ -331,9 +335,7 @@ impl<'m> Emitter<'m> {
             Adjacency::OutEdges => ("out_offsets", "k".to_string()),
             Adjacency::OutNeighbors => ("out_offsets", "ctx->out_targets[k]".to_string()),
             Adjacency::InNeighbors => ("in_offsets", "ctx->in_sources[k]".to_string()),
-            Adjacency::InEdges => {
-                return Err(CodegenError::Unsupported("iterating in-edges as edges (use in_neighbors)".into()));
-            }
+            Adjacency::InEdges => ("in_offsets", "ctx->in_edge_ids[k]".to_string()),
         };
         self.line(depth, "{");
         self.line(depth + 1, &format!("const uint32_t n_ = {node};"));
@@ -428,9 +430,7 @@ impl<'m> Emitter<'m> {
             ExprKind::Param(id) => format!("Q{}", id.0),
             ExprKind::NumNodes => "((uint32_t)ctx->num_nodes)".into(),
             ExprKind::NumEdges => "ctx->num_edges".into(),
-            ExprKind::EdgeSource(_) => {
-                return Err(CodegenError::Unsupported("the source of an edge handle (use the loop's node)".into()));
-            }
+            ExprKind::EdgeSource(e) => format!("ctx->edge_sources[{}]", self.expr(e)?),
             ExprKind::EdgeTarget(e) => format!("ctx->out_targets[{}]", self.expr(e)?),
             ExprKind::Degree { node, reverse } => {
                 let offsets = if *reverse { "in_offsets" } else { "out_offsets" };

@@ -1,0 +1,231 @@
+//! Whole-module questions the runtimes ask before they run a program: which graph arrays it
+//! reads (the reverse CSR, edge sources, in-edge ids) and which synchronisation state it needs
+//! (locks, claims). Each answer covers every body: functions, kernels and `main`.
+
+use crate::ir::*;
+
+/// Whether the program looks at in-edges: `in_edges`, `in_neighbors`, `in_degree`, or an
+/// in-neighbour by index. The runtime then builds (or borrows) the reverse CSR.
+pub fn needs_reverse(module: &Module) -> bool {
+    any_adjacency(module, Adjacency::uses_reverse)
+        || any_expr(module, |e| {
+            matches!(e.kind, ExprKind::Degree { reverse: true, .. } | ExprKind::Neighbor { reverse: true, .. })
+        })
+}
+
+/// Whether the program reads `e.src` of an edge handle: the runtime then provides the source of
+/// every out-edge by edge id.
+pub fn needs_edge_sources(module: &Module) -> bool {
+    any_expr(module, |e| matches!(e.kind, ExprKind::EdgeSource(_)))
+}
+
+/// Whether the program iterates `in_edges()` as edges: the runtime then provides, for every
+/// position of the reverse CSR, the id of the same edge among the out-edges.
+pub fn needs_in_edge_ids(module: &Module) -> bool {
+    any_adjacency(module, |a| a == Adjacency::InEdges)
+}
+
+/// Whether any kernel takes per-node locks (`atomic` or `exclusive`).
+pub fn uses_locks(module: &Module) -> bool {
+    any_stmt(module, |s| matches!(s, Stmt::Lock { kind: LockKind::Atomic | LockKind::Exclusive, .. }))
+}
+
+/// Whether any kernel claims nodes (`single`).
+pub fn uses_claims(module: &Module) -> bool {
+    any_stmt(module, |s| matches!(s, Stmt::Lock { kind: LockKind::Single, .. }))
+}
+
+/// Every body of the module.
+fn bodies(module: &Module) -> impl Iterator<Item = &Body> {
+    module
+        .functions
+        .iter()
+        .map(|f| &f.body)
+        .chain(module.kernels.iter().map(|k| &k.body))
+        .chain(std::iter::once(&module.main))
+}
+
+fn any_stmt(module: &Module, mut test: impl FnMut(&Stmt) -> bool) -> bool {
+    let mut found = false;
+    for body in bodies(module) {
+        walk_block(&body.block, &mut |stmt| found |= test(stmt));
+    }
+    found
+}
+
+fn any_adjacency(module: &Module, mut test: impl FnMut(Adjacency) -> bool) -> bool {
+    any_stmt(module, |stmt| match stmt {
+        Stmt::ForEach { adjacency, .. } => test(*adjacency),
+        Stmt::ForAll(forall) => matches!(forall.space, Space::Adjacent(adjacency, _) if test(adjacency)),
+        _ => false,
+    })
+}
+
+/// Whether any expression anywhere in the module (sub-expressions included) passes `test`.
+fn any_expr(module: &Module, mut test: impl FnMut(&Expr) -> bool) -> bool {
+    let mut found = false;
+    for body in bodies(module) {
+        walk_block(&body.block, &mut |stmt| {
+            stmt_exprs(stmt, &mut |expr| walk_expr(expr, &mut |e| found |= test(e)));
+        });
+    }
+    found
+}
+
+/// The expressions a statement holds directly (not those of its nested blocks).
+fn stmt_exprs(stmt: &Stmt, visit: &mut impl FnMut(&Expr)) {
+    match stmt {
+        Stmt::Assign { place, value } => {
+            place_exprs(place, visit);
+            visit(value);
+        }
+        Stmt::If { cond, .. } | Stmt::While { cond, .. } => visit(cond),
+        Stmt::For { start, end, .. } => {
+            visit(start);
+            visit(end);
+        }
+        Stmt::ForEach { node, .. } => visit(node),
+        Stmt::ForAll(forall) => {
+            match &forall.space {
+                Space::Range(start, end) => {
+                    visit(start);
+                    visit(end);
+                }
+                Space::Adjacent(_, node) => visit(node),
+                Space::Worklist | Space::AllNodes | Space::AllEdges => {}
+            }
+            if let Some(filter) = &forall.filter {
+                visit(filter);
+            }
+        }
+        Stmt::Push { value, .. } | Stmt::Retry { value } | Stmt::Reduce { value } | Stmt::Eval(value) => visit(value),
+        Stmt::Return(value) => value.iter().for_each(visit),
+        Stmt::Lock { elements, .. } => elements.iter().for_each(visit),
+        Stmt::Invoke { args, .. } => args.iter().for_each(visit),
+        Stmt::Iterate(iterate) => match &iterate.until {
+            Until::Empty { args, initial, .. } => {
+                args.iter().for_each(&mut *visit);
+                initial_exprs(initial.as_ref(), visit);
+            }
+            Until::Condition { cond, .. } => visit(cond),
+        },
+        Stmt::Pipe(pipe) => initial_exprs(pipe.initial.as_ref(), visit),
+        Stmt::Print(args) => {
+            for arg in args {
+                if let PrintArg::Value(expr) = arg {
+                    visit(expr);
+                }
+            }
+        }
+        Stmt::Break | Stmt::Continue => {}
+    }
+}
+
+fn initial_exprs(initial: Option<&Initial>, visit: &mut impl FnMut(&Expr)) {
+    if let Some(Initial::Items(items)) = initial {
+        items.iter().for_each(visit);
+    }
+}
+
+fn place_exprs<'a>(place: &'a Place, visit: &mut impl FnMut(&'a Expr)) {
+    match place {
+        Place::Local(_) => {}
+        Place::Property { element, .. } => visit(element),
+        Place::Field { base, .. } => place_exprs(base, visit),
+    }
+}
+
+/// Visits an expression and all its sub-expressions, parents first.
+fn walk_expr(expr: &Expr, visit: &mut impl FnMut(&Expr)) {
+    visit(expr);
+    let mut children: Vec<&Expr> = Vec::new();
+    match &expr.kind {
+        ExprKind::Const(_) | ExprKind::Param(_) | ExprKind::NumNodes | ExprKind::NumEdges => {}
+        ExprKind::Load(place) => place_exprs(place, &mut |e| children.push(e)),
+        ExprKind::EdgeSource(e)
+        | ExprKind::EdgeTarget(e)
+        | ExprKind::Degree { node: e, .. }
+        | ExprKind::Unary(_, e)
+        | ExprKind::Cast(e)
+        | ExprKind::Field(e, _)
+        | ExprKind::SetFind { node: e, .. } => children.push(e),
+        ExprKind::Neighbor { node, index, .. } => children.extend([&**node, &**index]),
+        ExprKind::Binary(_, a, b) | ExprKind::SetUnion { a, b, .. } => children.extend([&**a, &**b]),
+        ExprKind::Call(_, args) | ExprKind::Builtin(_, args) | ExprKind::Struct(_, args) => children.extend(args),
+        ExprKind::Atomic { place, operands, .. } => {
+            place_exprs(place, &mut |e| children.push(e));
+            children.extend(operands);
+        }
+    }
+    for child in children {
+        walk_expr(child, visit);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::samples::bfs;
+
+    /// BFS with its edge loop (`for e in u.out_edges() { v = e.dst; if ... }`) edited.
+    fn bfs_with(edit: impl FnOnce(&mut Stmt)) -> Module {
+        let mut module = bfs();
+        let Stmt::ForAll(forall) = &mut module.kernels[0].body.block[0] else { unreachable!() };
+        edit(&mut forall.body[0]);
+        module
+    }
+
+    fn with_adjacency(adjacency: Adjacency) -> Module {
+        bfs_with(|stmt| {
+            let Stmt::ForEach { adjacency: a, .. } = stmt else { unreachable!() };
+            *a = adjacency;
+        })
+    }
+
+    #[test]
+    fn bfs_needs_nothing_extra() {
+        let module = bfs();
+        assert!(!needs_reverse(&module));
+        assert!(!needs_edge_sources(&module));
+        assert!(!needs_in_edge_ids(&module));
+        assert!(!uses_locks(&module));
+        assert!(!uses_claims(&module));
+    }
+
+    #[test]
+    fn in_edges_need_the_reverse_and_edge_ids() {
+        let module = with_adjacency(Adjacency::InEdges);
+        assert!(needs_reverse(&module));
+        assert!(needs_in_edge_ids(&module));
+        let module = with_adjacency(Adjacency::InNeighbors);
+        assert!(needs_reverse(&module));
+        assert!(!needs_in_edge_ids(&module));
+    }
+
+    #[test]
+    fn nested_expressions_are_seen() {
+        let module = bfs_with(|stmt| {
+            let Stmt::ForEach { body, .. } = stmt else { unreachable!() };
+            let Stmt::Assign { value, .. } = &mut body[0] else { unreachable!() };
+            let edge = Expr::local(LocalId(2), Type::Edge);
+            *value = Expr::new(ExprKind::EdgeSource(Box::new(edge)), Type::Node);
+        });
+        assert!(needs_edge_sources(&module));
+        assert!(!needs_reverse(&module));
+        let module = bfs_with(|stmt| {
+            let Stmt::ForEach { body, .. } = stmt else { unreachable!() };
+            let Stmt::If { cond, then, .. } = &mut body[1] else { unreachable!() };
+            let node = Expr::local(LocalId(3), Type::Node);
+            *cond = Expr::binary(
+                BinaryOp::Gt,
+                Expr::new(ExprKind::Degree { node: Box::new(node.clone()), reverse: true }, Type::U32),
+                Expr::int(0, Type::U32),
+            );
+            let inner = std::mem::take(then);
+            *then = vec![Stmt::Lock { kind: LockKind::Single, elements: vec![node], body: inner, otherwise: vec![] }];
+        });
+        assert!(needs_reverse(&module));
+        assert!(uses_claims(&module));
+        assert!(!uses_locks(&module));
+    }
+}
