@@ -19,6 +19,30 @@ pub enum RuntimeError {
     /// A symbol the runtime expected is not in a loaded library.
     #[error("{} has no symbol `{name}`", path.display())]
     MissingSymbol { path: PathBuf, name: String },
+    /// The code generator cannot turn the program into C.
+    #[error(transparent)]
+    Codegen(#[from] grail_codegen::CodegenError),
+    /// A construct the CPU executor does not run yet.
+    #[error("not supported by the CPU executor yet: {0}")]
+    Unsupported(String),
+    /// A parameter without a default was not given.
+    #[error("the program needs a value for parameter `{name}`, which has no default")]
+    MissingParam { name: String },
+    /// A parameter's value is unusable.
+    #[error("parameter `{name}`: {message}")]
+    BadParam { name: String, message: String },
+    /// The caller passed the wrong number of parameter slots.
+    #[error("the program has {expected} parameters, but {given} values were passed")]
+    ParamCount { expected: usize, given: usize },
+    /// Memory for something the run needs could not be had.
+    #[error("out of memory: {what}")]
+    OutOfMemory { what: String },
+    /// The program did something it must not (divided by zero, indexed past the graph, ...).
+    #[error("the program failed: {message}")]
+    Program { message: String },
+    /// Writing the program's `print` output failed.
+    #[error("cannot write the program's output: {0}")]
+    Output(#[source] std::io::Error),
     #[error("{}: {source}", path.display())]
     Io {
         path: PathBuf,
@@ -34,3 +58,9 @@ impl RuntimeError {
 }
 
 pub type Result<T, E = RuntimeError> = std::result::Result<T, E>;
+
+impl RuntimeError {
+    pub(crate) fn program(message: impl Into<String>) -> Self {
+        RuntimeError::Program { message: message.into() }
+    }
+}

@@ -1,0 +1,478 @@
+//! The CPU executor: runs a module's orchestration in Rust ([`super::interp`]) and its kernels
+//! in the generated C, split across a pool of threads.
+//!
+//! One invocation of a kernel: bump the invocation number (claims compare against it); for each
+//! phase in order, ask the phase's size function how many items there are and run them, in
+//! dynamically claimed chunks on every thread when there are many, on the calling thread alone
+//! when there are few; while any thread retried items, run the phase again over the retried
+//! items (`ctx.retrying`); finally concatenate every thread's pushes, in thread order, into
+//! the next worklist and combine the threads' partial reductions.
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use grail_graph::{Column, Graph};
+use grail_ir::{Kernel, KernelId, Module, ReduceOp, Scalar, Type};
+
+use super::ffi::{BufFreeFn, GrailCtx, GrailThread, GrailValue, PhaseFn, SizeFn};
+use super::memory::Memory;
+use super::ops;
+use super::pool::{Job, Pool, PoolState};
+use super::toolchain::{CCompiler, NativeLibrary};
+use super::value::{Value, column_type};
+use crate::cache::ModuleCache;
+use crate::error::{Result, RuntimeError};
+
+/// Phases with fewer items than this run on the calling thread alone: waking the other threads
+/// costs more than the items do.
+const PARALLEL_MIN_ITEMS: u64 = 1024;
+
+/// A module compiled for the CPU and loaded, ready to run on any graph.
+pub struct CpuProgram {
+    module: Module,
+    source: String,
+    kernels: Vec<KernelCode>,
+    buf_free: BufFreeFn,
+    // Keeps the function pointers above valid; dropped after them (field order).
+    _library: NativeLibrary,
+    _build_dir: Option<tempfile::TempDir>,
+}
+
+impl std::fmt::Debug for CpuProgram {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CpuProgram").field("module", &self.module.name).finish_non_exhaustive()
+    }
+}
+
+/// A kernel's generated functions, one pair per phase.
+struct KernelCode {
+    phases: Vec<(SizeFn, PhaseFn)>,
+    uses_worklist: bool,
+}
+
+/// How to run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RunOptions {
+    /// Worker threads, the calling thread included; 0 = one per core.
+    pub threads: usize,
+}
+
+/// What a run leaves.
+#[derive(Debug, Clone)]
+pub struct RunOutput {
+    /// Every property's final column, by property id.
+    pub properties: Vec<Column>,
+    /// What `main` returned.
+    pub result: Option<Value>,
+    pub stats: RunStats,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct RunStats {
+    /// By kernel id.
+    pub kernels: Vec<KernelStats>,
+    /// The whole run, setup included.
+    pub elapsed: Duration,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct KernelStats {
+    pub name: String,
+    pub invocations: u64,
+    /// Items processed over all phases, retried items included.
+    pub items: u64,
+    pub pushes: u64,
+    pub retries: u64,
+    pub time: Duration,
+}
+
+impl CpuProgram {
+    /// Emits C, builds (through the cache when given) and loads it, resolving every phase's
+    /// symbols.
+    pub fn compile(module: Module, compiler: &CCompiler, cache: Option<&ModuleCache>) -> Result<CpuProgram> {
+        let source = grail_codegen::emit_c(&module)?;
+        for property in &module.properties {
+            if column_type(property.ty).is_none() {
+                return Err(RuntimeError::Unsupported(format!(
+                    "property `{}` has type {}; the CPU executor stores only scalar, node and edge properties",
+                    property.name, property.ty
+                )));
+            }
+        }
+        let (library, build_dir) = match cache {
+            Some(cache) => (compiler.load(&source, cache)?, None),
+            None => {
+                let dir = tempfile::tempdir().map_err(|e| RuntimeError::io(std::env::temp_dir(), e))?;
+                (compiler.load(&source, &ModuleCache::at(dir.path()))?, Some(dir))
+            }
+        };
+        let mut kernels = Vec::with_capacity(module.kernels.len());
+        for (k, kernel) in module.kernels.iter().enumerate() {
+            let mut phases = Vec::with_capacity(kernel.body.block.len());
+            for p in 0..kernel.body.block.len() {
+                // SAFETY: the C target emits exactly these signatures for these names.
+                let size: SizeFn = unsafe { library.function(&format!("grail_k{k}_{p}_size"))? };
+                let phase: PhaseFn = unsafe { library.function(&format!("grail_k{k}_{p}"))? };
+                phases.push((size, phase));
+            }
+            kernels.push(KernelCode { phases, uses_worklist: kernel.uses_worklist() });
+        }
+        // SAFETY: the header defines `void grail_buf_free(grail_buf *)`.
+        let buf_free: BufFreeFn = unsafe { library.function("grail_buf_free")? };
+        Ok(CpuProgram { module, source, kernels, buf_free, _library: library, _build_dir: build_dir })
+    }
+
+    pub fn module(&self) -> &Module {
+        &self.module
+    }
+
+    pub fn c_source(&self) -> &str {
+        &self.source
+    }
+
+    /// Runs the program on `graph`.
+    ///
+    /// `params`: one entry per module param, `None` = use its default (an error naming the
+    /// param if it has none). Node params are checked against the graph's node count; `print`
+    /// lines go to `out`.
+    pub fn run(
+        &self,
+        graph: &Graph,
+        params: &[Option<Value>],
+        options: &RunOptions,
+        out: &mut dyn Write,
+    ) -> Result<RunOutput> {
+        let started = Instant::now();
+        let params = self.bind_params(graph, params)?;
+        let param_values = params
+            .iter()
+            .map(|v| v.to_grail().ok_or_else(|| RuntimeError::Unsupported("struct-typed parameters".into())))
+            .collect::<Result<Vec<_>>>()?;
+        let memory = Memory::new(&self.module, graph)?;
+        let threads = match options.threads {
+            0 => rayon::current_num_threads().max(1),
+            n => n,
+        };
+        let state = PoolState::new();
+        let (result, stats, memory) = std::thread::scope(|scope| {
+            let pool = Pool::start(scope, &state, threads);
+            let mut run = Run::new(self, memory, params, param_values, &pool, out);
+            let result = run.main();
+            (result, run.stats, run.memory)
+        });
+        let result = result?;
+        Ok(RunOutput {
+            properties: memory.into_columns(),
+            result,
+            stats: RunStats { kernels: stats, elapsed: started.elapsed() },
+        })
+    }
+
+    /// Every param's value: given, or its default; checked against its type and the graph.
+    fn bind_params(&self, graph: &Graph, given: &[Option<Value>]) -> Result<Vec<Value>> {
+        let declared = &self.module.params;
+        if given.len() != declared.len() {
+            return Err(RuntimeError::ParamCount { expected: declared.len(), given: given.len() });
+        }
+        let mut values = Vec::with_capacity(declared.len());
+        for (param, value) in declared.iter().zip(given) {
+            let bad = |message: String| RuntimeError::BadParam { name: param.name.clone(), message };
+            let value = match (value, param.default) {
+                (Some(value), _) => value.clone(),
+                (None, Some(default)) => Value::from_const(default, param.ty)
+                    .ok_or_else(|| bad(format!("its default {default:?} is not a value of type {}", param.ty)))?,
+                (None, None) => return Err(RuntimeError::MissingParam { name: param.name.clone() }),
+            };
+            if !value.fits(param.ty) {
+                return Err(bad(format!("expected a value of type {}, given {value:?}", param.ty)));
+            }
+            if let Value::Node(u) = value
+                && u >= graph.num_nodes()
+            {
+                return Err(bad(format!("node {u} is not in the graph, which has {} nodes", graph.num_nodes())));
+            }
+            values.push(value);
+        }
+        Ok(values)
+    }
+}
+
+/// The threads' `grail_thread`s; frees their buffers with the program's `grail_buf_free`.
+pub(super) struct ThreadStates {
+    states: Vec<GrailThread>,
+    free: BufFreeFn,
+}
+
+impl Drop for ThreadStates {
+    fn drop(&mut self) {
+        for state in &mut self.states {
+            // SAFETY: the buffers were grown by the same program's code (realloc) or are empty.
+            unsafe {
+                (self.free)(&mut state.pushes);
+                (self.free)(&mut state.retries);
+            }
+        }
+    }
+}
+
+/// One run in progress: memory, worklists, threads and statistics.
+pub(super) struct Run<'a, 'r, 'p> {
+    pub program: &'a CpuProgram,
+    pub module: &'a Module,
+    pub memory: Memory<'a>,
+    pub params: Vec<Value>,
+    pub out: &'a mut dyn Write,
+    pub stats: Vec<KernelStats>,
+    /// The stack of worklists; the last is the current one.
+    pub worklists: Vec<Vec<u32>>,
+    ctx: Box<GrailCtx>,
+    _param_values: Vec<GrailValue>,
+    threads: ThreadStates,
+    pool: &'r Pool<'p>,
+    /// The next worklist being assembled (swapped with the current one).
+    spare: Vec<u32>,
+    retry_items: Vec<u32>,
+    args: Vec<GrailValue>,
+    invocation: u32,
+}
+
+impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
+    fn new(
+        program: &'a CpuProgram,
+        memory: Memory<'a>,
+        params: Vec<Value>,
+        param_values: Vec<GrailValue>,
+        pool: &'r Pool<'p>,
+        out: &'a mut dyn Write,
+    ) -> Self {
+        let module = &program.module;
+        let out_csr = memory.out;
+        let ctx = Box::new(GrailCtx {
+            num_nodes: out_csr.num_nodes().into(),
+            num_edges: out_csr.num_edges(),
+            out_offsets: out_csr.offsets().as_ptr(),
+            out_targets: out_csr.targets().as_ptr(),
+            in_offsets: memory.reverse.as_ref().map_or(std::ptr::null(), |r| r.offsets.as_ptr()),
+            in_sources: memory.reverse.as_ref().map_or(std::ptr::null(), |r| r.sources.as_ptr()),
+            edge_sources: memory.edge_sources.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()),
+            in_edge_ids: memory
+                .reverse
+                .as_ref()
+                .and_then(|r| r.edge_ids.as_ref())
+                .map_or(std::ptr::null(), |s| s.as_ptr()),
+            props: memory.props.as_ptr(),
+            params: param_values.as_ptr(),
+            items: std::ptr::null(),
+            item_count: 0,
+            retrying: 0,
+            locks: memory.locks.ptr,
+            claims: memory.claims.ptr,
+            invocation: 0,
+            sets: memory.sets.ptr,
+        });
+        let states = (0..pool.threads()).map(|_| GrailThread::new()).collect();
+        let stats =
+            module.kernels.iter().map(|k| KernelStats { name: k.name.clone(), ..KernelStats::default() }).collect();
+        Run {
+            program,
+            module,
+            memory,
+            params,
+            out,
+            stats,
+            worklists: vec![Vec::new()],
+            ctx,
+            _param_values: param_values,
+            threads: ThreadStates { states, free: program.buf_free },
+            pool,
+            spare: Vec::new(),
+            retry_items: Vec::new(),
+            args: Vec::new(),
+            invocation: 0,
+        }
+    }
+
+    pub fn num_nodes(&self) -> u32 {
+        self.memory.out.num_nodes()
+    }
+
+    /// Runs kernel `id` once with the given arguments; returns its reduction's value.
+    pub fn invoke(&mut self, id: KernelId, args: &[Value]) -> Result<Option<Value>> {
+        let started = Instant::now();
+        let program = self.program;
+        let kernel = &program.module.kernels[id.index()];
+        let code = &program.kernels[id.index()];
+        self.args.clear();
+        for arg in args {
+            let value =
+                arg.to_grail().ok_or_else(|| RuntimeError::Unsupported("struct-typed kernel arguments".into()))?;
+            self.args.push(value);
+        }
+        self.invocation = self.invocation.wrapping_add(1);
+        if self.invocation == 0 {
+            // Claims from 2^32 invocations ago would look current: forget them.
+            self.memory.clear_claims();
+            self.invocation = 1;
+        }
+        let identity = kernel.reduction.map(|(op, ty)| identity(op, ty));
+        for state in &mut self.threads.states {
+            state.pushes.len = 0;
+            state.retries.len = 0;
+            if let Some(identity) = identity {
+                state.acc = identity;
+            }
+        }
+        let (input, input_len) = match (code.uses_worklist, self.worklists.last()) {
+            (true, Some(list)) => (list.as_ptr(), list.len() as u64),
+            _ => (std::ptr::null(), 0),
+        };
+        self.ctx.invocation = self.invocation;
+        let threads = self.threads.states.len() as u64;
+        let mut items = 0u64;
+        let mut retries = 0u64;
+        for &(size_fn, phase_fn) in &code.phases {
+            self.ctx.items = input;
+            self.ctx.item_count = input_len;
+            self.ctx.retrying = 0;
+            loop {
+                let ctx: *const GrailCtx = &*self.ctx;
+                // SAFETY: the context points at this run's live arrays; `args` has one value per
+                // kernel parameter.
+                let size = unsafe { size_fn(ctx, self.args.as_ptr()) };
+                items += size;
+                let job = Job {
+                    phase: phase_fn,
+                    ctx,
+                    args: self.args.as_ptr(),
+                    size,
+                    chunk: (size / (threads * 32)).clamp(64, 8192),
+                    threads: self.threads.states.as_mut_ptr(),
+                };
+                self.pool.run(job, size >= PARALLEL_MIN_ITEMS);
+                let retried: u64 = self.threads.states.iter().map(|t| t.retries.len).sum();
+                if self.threads.states.iter().any(|t| t.retries.failed != 0) {
+                    return Err(RuntimeError::OutOfMemory {
+                        what: format!("the retry list of kernel `{}`", kernel.name),
+                    });
+                }
+                if retried == 0 {
+                    break;
+                }
+                retries += retried;
+                self.retry_items.clear();
+                for state in &mut self.threads.states {
+                    self.retry_items.extend_from_slice(state.retries.items());
+                    state.retries.len = 0;
+                }
+                check_items(&self.retry_items, self.num_nodes(), kernel, "retried")?;
+                self.ctx.items = self.retry_items.as_ptr();
+                self.ctx.item_count = self.retry_items.len() as u64;
+                self.ctx.retrying = 1;
+            }
+        }
+        self.ctx.items = std::ptr::null();
+        self.ctx.item_count = 0;
+        self.ctx.retrying = 0;
+        if self.threads.states.iter().any(|t| t.pushes.failed != 0) {
+            return Err(RuntimeError::OutOfMemory { what: format!("the worklist kernel `{}` pushes to", kernel.name) });
+        }
+        let pushes: u64 = self.threads.states.iter().map(|t| t.pushes.len).sum();
+        if code.uses_worklist {
+            self.spare.clear();
+            self.spare.reserve(pushes as usize);
+            for state in &self.threads.states {
+                self.spare.extend_from_slice(state.pushes.items());
+            }
+            check_items(&self.spare, self.num_nodes(), kernel, "pushed")?;
+            if let Some(current) = self.worklists.last_mut() {
+                std::mem::swap(current, &mut self.spare);
+            }
+        }
+        let result = match kernel.reduction {
+            Some((op, ty)) => Some(self.combine(op, ty)?),
+            None => None,
+        };
+        let stats = &mut self.stats[id.index()];
+        stats.invocations += 1;
+        stats.items += items;
+        stats.pushes += pushes;
+        stats.retries += retries;
+        stats.time += started.elapsed();
+        Ok(result)
+    }
+
+    /// The threads' partial reductions combined, as a value of the reduction's type.
+    fn combine(&self, op: ReduceOp, ty: Type) -> Result<Value> {
+        let acc_ty = accumulator_type(ty);
+        let mut total: Option<Value> = None;
+        for state in &self.threads.states {
+            let value = Value::from_grail(acc_ty, state.acc)
+                .ok_or_else(|| RuntimeError::Unsupported(format!("a reduction over {ty}")))?;
+            total = Some(match total {
+                None => value,
+                Some(total) => combine(op, &total, &value).map_err(RuntimeError::program)?,
+            });
+        }
+        let total = total.ok_or_else(|| RuntimeError::program("no threads"))?;
+        ops::cast(&total, ty).map_err(RuntimeError::program)
+    }
+}
+
+/// Every item of a worklist the kernel made must be a node of the graph.
+fn check_items(items: &[u32], num_nodes: u32, kernel: &Kernel, what: &str) -> Result<()> {
+    match items.iter().copied().max() {
+        Some(max) if max >= num_nodes => Err(RuntimeError::program(format!(
+            "kernel `{}` {what} node {max}, but the graph has {num_nodes} nodes",
+            kernel.name
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// The type a thread's partial reduction is kept in: floats in double, as the C target does.
+fn accumulator_type(ty: Type) -> Type {
+    match ty {
+        Type::Scalar(Scalar::F32) => Type::Scalar(Scalar::F64),
+        other => other,
+    }
+}
+
+/// The operator's identity for the type, in the `grail_value` member the C target uses.
+fn identity(op: ReduceOp, ty: Type) -> GrailValue {
+    let ty = accumulator_type(ty);
+    let value = match op {
+        ReduceOp::Sum => Value::zero_scalar(ty),
+        ReduceOp::Product => Value::from_const(grail_ir::Const::Int(1), ty),
+        ReduceOp::Min => Value::inf(ty),
+        ReduceOp::Max => Value::lowest(ty),
+        ReduceOp::Any => Some(Value::Bool(false)),
+        ReduceOp::All => Some(Value::Bool(true)),
+    };
+    value.and_then(|v| v.to_grail()).unwrap_or_default()
+}
+
+/// Two partial reductions combined as the C target combines a value into an accumulator.
+fn combine(op: ReduceOp, a: &Value, b: &Value) -> std::result::Result<Value, String> {
+    use grail_ir::BinaryOp;
+    let is = |op, x: &Value, y: &Value| ops::binary(op, x, y).map(|v| v == Value::Bool(true));
+    Ok(match op {
+        ReduceOp::Sum => ops::binary(BinaryOp::Add, a, b)?,
+        ReduceOp::Product => ops::binary(BinaryOp::Mul, a, b)?,
+        ReduceOp::Min => {
+            if is(BinaryOp::Lt, b, a)? {
+                b.clone()
+            } else {
+                a.clone()
+            }
+        }
+        ReduceOp::Max => {
+            if is(BinaryOp::Gt, b, a)? {
+                b.clone()
+            } else {
+                a.clone()
+            }
+        }
+        ReduceOp::Any => ops::binary(BinaryOp::Or, a, b)?,
+        ReduceOp::All => ops::binary(BinaryOp::And, a, b)?,
+    })
+}

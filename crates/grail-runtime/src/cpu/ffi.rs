@@ -1,0 +1,139 @@
+//! The C ABI of generated programs: `#[repr(C)]` mirrors of the types in `grail_cpu.h`
+//! (crates/grail-codegen/src/c/grail_cpu.h) and the signatures of the symbols the C target
+//! emits. Keep every struct here field for field in sync with the header; the layout test
+//! below compiles the header and compares sizes and offsets.
+
+use std::ffi::c_void;
+use std::ptr;
+
+/// `grail_value`: integers and bools in `u` (or `i`), floats in `f`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub(crate) union GrailValue {
+    pub u: u64,
+    pub i: i64,
+    pub f: f64,
+}
+
+impl Default for GrailValue {
+    fn default() -> Self {
+        GrailValue { u: 0 }
+    }
+}
+
+/// `grail_buf`: a growable array of items, grown by generated code with `realloc` and freed
+/// with the program's `grail_buf_free`.
+#[repr(C)]
+pub(crate) struct GrailBuf {
+    pub data: *mut u32,
+    pub len: u64,
+    pub cap: u64,
+    pub failed: u32,
+}
+
+impl GrailBuf {
+    const EMPTY: GrailBuf = GrailBuf { data: ptr::null_mut(), len: 0, cap: 0, failed: 0 };
+
+    /// The items appended since the last reset.
+    pub fn items(&self) -> &[u32] {
+        if self.len == 0 || self.data.is_null() {
+            return &[];
+        }
+        // SAFETY: generated code keeps `data[..len]` initialised and `len <= cap`; nothing
+        // appends while the runtime reads.
+        unsafe { std::slice::from_raw_parts(self.data, self.len as usize) }
+    }
+}
+
+/// `grail_ctx`: everything generated code reads about the graph and the run. Keep in sync with
+/// `grail_ctx` in crates/grail-codegen/src/c/grail_cpu.h.
+#[repr(C)]
+pub(crate) struct GrailCtx {
+    pub num_nodes: u64,
+    pub num_edges: u64,
+    pub out_offsets: *const u64,
+    pub out_targets: *const u32,
+    pub in_offsets: *const u64,
+    pub in_sources: *const u32,
+    pub edge_sources: *const u32,
+    pub in_edge_ids: *const u64,
+    pub props: *const *mut c_void,
+    pub params: *const GrailValue,
+    pub items: *const u32,
+    pub item_count: u64,
+    pub retrying: u32,
+    pub locks: *mut u32,
+    pub claims: *mut u32,
+    pub invocation: u32,
+    pub sets: *mut u32,
+}
+
+/// `grail_thread`: one worker's push and retry buffers and its partial reduction.
+#[repr(C)]
+pub(crate) struct GrailThread {
+    pub pushes: GrailBuf,
+    pub retries: GrailBuf,
+    pub acc: GrailValue,
+}
+
+impl GrailThread {
+    pub fn new() -> GrailThread {
+        GrailThread { pushes: GrailBuf::EMPTY, retries: GrailBuf::EMPTY, acc: GrailValue::default() }
+    }
+}
+
+/// `uint64_t grail_k<k>_<p>_size(const grail_ctx *, const grail_value *args)`.
+pub(crate) type SizeFn = unsafe extern "C" fn(*const GrailCtx, *const GrailValue) -> u64;
+/// `void grail_k<k>_<p>(const grail_ctx *, const grail_value *args, uint64_t begin, uint64_t end,
+/// grail_thread *)`.
+pub(crate) type PhaseFn = unsafe extern "C" fn(*const GrailCtx, *const GrailValue, u64, u64, *mut GrailThread);
+/// `void grail_buf_free(grail_buf *)`.
+pub(crate) type BufFreeFn = unsafe extern "C" fn(*mut GrailBuf);
+
+#[cfg(test)]
+mod tests {
+    use std::mem::{offset_of, size_of};
+
+    use super::*;
+    use crate::cache::ModuleCache;
+    use crate::cpu::CCompiler;
+
+    type LayoutFn = unsafe extern "C" fn(u32) -> u64;
+
+    /// The header's layout, as the C compiler sees it, equals the mirrors'.
+    #[test]
+    fn layouts_match_the_header() {
+        let source = format!(
+            "{}\nuint64_t grail_test_layout(uint32_t q) {{ switch (q) {{
+                case 0: return sizeof(grail_ctx);
+                case 1: return offsetof(grail_ctx, edge_sources);
+                case 2: return offsetof(grail_ctx, in_edge_ids);
+                case 3: return offsetof(grail_ctx, retrying);
+                case 4: return offsetof(grail_ctx, invocation);
+                case 5: return offsetof(grail_ctx, sets);
+                case 6: return sizeof(grail_thread);
+                case 7: return offsetof(grail_thread, acc);
+                case 8: return sizeof(grail_buf);
+                default: return offsetof(grail_ctx, items); }} }}\n",
+            grail_codegen::c::CPU_HEADER.replace("#include <string.h>", "#include <string.h>\n#include <stddef.h>")
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let library = CCompiler::new("cc", Vec::new()).unwrap().load(&source, &ModuleCache::at(dir.path())).unwrap();
+        let layout: LayoutFn = unsafe { library.function("grail_test_layout") }.unwrap();
+        let expected = [
+            size_of::<GrailCtx>(),
+            offset_of!(GrailCtx, edge_sources),
+            offset_of!(GrailCtx, in_edge_ids),
+            offset_of!(GrailCtx, retrying),
+            offset_of!(GrailCtx, invocation),
+            offset_of!(GrailCtx, sets),
+            size_of::<GrailThread>(),
+            offset_of!(GrailThread, acc),
+            size_of::<GrailBuf>(),
+            offset_of!(GrailCtx, items),
+        ];
+        for (q, want) in expected.into_iter().enumerate() {
+            assert_eq!(unsafe { layout(q as u32) }, want as u64, "layout query {q}");
+        }
+    }
+}

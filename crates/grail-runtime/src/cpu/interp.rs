@@ -1,0 +1,590 @@
+//! The host interpreter: `main` and the functions it calls, over [`Value`]s.
+//!
+//! Orchestration (`invoke`, `iterate`, `pipe`) drives the executor's worklist stack: a region
+//! with `initial` pushes a fresh worklist and pops it at its end, one without shares the
+//! enclosing worklist (the outermost starts empty). Host code reads and writes property
+//! elements, union-find sets and the graph directly; every index is checked, so a program that
+//! strays outside the graph gets an error naming what it touched.
+
+use grail_ir::*;
+
+use super::executor::Run;
+use super::ops;
+use super::value::Value;
+use crate::error::{Result, RuntimeError};
+
+/// How a statement ended.
+enum Flow {
+    Normal,
+    Break,
+    Continue,
+    Return(Option<Value>),
+}
+
+/// A body's locals.
+struct Frame {
+    locals: Vec<Value>,
+}
+
+/// Where an assignment or atomic writes.
+enum Target {
+    /// A local, then a path of struct fields.
+    Local(usize, Vec<u32>),
+    /// A property element.
+    Property(PropertyId, usize),
+}
+
+/// The empty struct: the value of a call without a result.
+fn unit() -> Value {
+    Value::Struct(Vec::new())
+}
+
+fn program_error(message: impl Into<String>) -> RuntimeError {
+    RuntimeError::program(message)
+}
+
+impl<'a> Run<'a, '_, '_> {
+    /// Runs `main`; returns what it returned.
+    pub fn main(&mut self) -> Result<Option<Value>> {
+        let module = self.module;
+        let mut frame = self.frame(&module.main, &[])?;
+        match self.block(&mut frame, &module.main.block)? {
+            Flow::Return(value) => Ok(value),
+            _ => Ok(None),
+        }
+    }
+
+    /// A fresh frame: `args` in the first locals, the rest zero.
+    fn frame(&self, body: &Body, args: &[Value]) -> Result<Frame> {
+        let mut locals = Vec::with_capacity(body.locals.len());
+        for (i, local) in body.locals.iter().enumerate() {
+            locals.push(match args.get(i) {
+                Some(arg) => arg.clone(),
+                None => self.zero(local.ty)?,
+            });
+        }
+        Ok(Frame { locals })
+    }
+
+    fn zero(&self, ty: Type) -> Result<Value> {
+        Ok(match ty {
+            Type::Struct(id) => {
+                let fields = &self.module.structs[id.index()].fields;
+                Value::Struct(fields.iter().map(|(_, ty)| self.zero(*ty)).collect::<Result<_>>()?)
+            }
+            Type::Unit => unit(),
+            other => Value::zero_scalar(other).unwrap_or_else(unit),
+        })
+    }
+
+    fn block(&mut self, frame: &mut Frame, block: &'a [Stmt]) -> Result<Flow> {
+        for stmt in block {
+            match self.stmt(frame, stmt)? {
+                Flow::Normal => {}
+                other => return Ok(other),
+            }
+        }
+        Ok(Flow::Normal)
+    }
+
+    /// Runs a loop body; `Some(flow)` when the loop must end with that flow.
+    fn loop_body(&mut self, frame: &mut Frame, body: &'a [Stmt]) -> Result<Option<Flow>> {
+        Ok(match self.block(frame, body)? {
+            Flow::Normal | Flow::Continue => None,
+            Flow::Break => Some(Flow::Normal),
+            Flow::Return(value) => Some(Flow::Return(value)),
+        })
+    }
+
+    fn stmt(&mut self, frame: &mut Frame, stmt: &'a Stmt) -> Result<Flow> {
+        match stmt {
+            Stmt::Assign { place, value } => {
+                let target = self.target(frame, place)?;
+                let value = self.eval(frame, value)?;
+                self.write(frame, &target, value)?;
+            }
+            Stmt::If { cond, then, otherwise, .. } => {
+                let branch = if self.eval_bool(frame, cond)? { then } else { otherwise };
+                return self.block(frame, branch);
+            }
+            Stmt::While { cond, body, .. } => {
+                while self.eval_bool(frame, cond)? {
+                    if let Some(flow) = self.loop_body(frame, body)? {
+                        return Ok(flow);
+                    }
+                }
+            }
+            Stmt::For { var, start, end, body } => {
+                // As the C target: `for (v = start; v < end; v++)`, `end` read before each pass.
+                frame.locals[var.index()] = self.eval(frame, start)?;
+                loop {
+                    let end = self.eval(frame, end)?;
+                    let current = &frame.locals[var.index()];
+                    if !is_true(&ops::binary(BinaryOp::Lt, current, &end).map_err(program_error)?) {
+                        break;
+                    }
+                    if let Some(flow) = self.loop_body(frame, body)? {
+                        return Ok(flow);
+                    }
+                    let current = &frame.locals[var.index()];
+                    let one = Value::from_const(Const::Int(1), body_type(current)).unwrap_or_else(unit);
+                    frame.locals[var.index()] = ops::binary(BinaryOp::Add, current, &one).map_err(program_error)?;
+                }
+            }
+            Stmt::ForEach { var, adjacency, node, body } => {
+                let node = self.eval_node(frame, node, "an adjacency loop")?;
+                let (start, end) = self.adjacency_range(*adjacency, node)?;
+                for k in start..end {
+                    frame.locals[var.index()] = self.adjacent_item(*adjacency, k)?;
+                    if let Some(flow) = self.loop_body(frame, body)? {
+                        return Ok(flow);
+                    }
+                }
+            }
+            Stmt::Break => return Ok(Flow::Break),
+            Stmt::Continue => return Ok(Flow::Continue),
+            Stmt::Return(value) => {
+                let value = value.as_ref().map(|v| self.eval(frame, v)).transpose()?;
+                return Ok(Flow::Return(value));
+            }
+            Stmt::Eval(expr) => {
+                self.eval(frame, expr)?;
+            }
+            Stmt::Invoke { kernel, args, result } => {
+                let value = self.invoke_with(frame, *kernel, args)?;
+                if let (Some(local), Some(value)) = (result, value) {
+                    frame.locals[local.index()] = value;
+                }
+            }
+            Stmt::Iterate(iterate) => return self.iterate(frame, iterate),
+            Stmt::Pipe(pipe) => return self.pipe(frame, pipe),
+            Stmt::Print(args) => {
+                let mut line = String::new();
+                for (i, arg) in args.iter().enumerate() {
+                    if i > 0 {
+                        line.push(' ');
+                    }
+                    match arg {
+                        PrintArg::Text(text) => line.push_str(text),
+                        PrintArg::Value(expr) => line.push_str(&self.eval(frame, expr)?.to_string()),
+                    }
+                }
+                line.push('\n');
+                self.out.write_all(line.as_bytes()).map_err(RuntimeError::Output)?;
+            }
+            Stmt::ForAll(_) | Stmt::Push { .. } | Stmt::Retry { .. } | Stmt::Reduce { .. } | Stmt::Lock { .. } => {
+                return Err(program_error("a kernel-only statement in host code (the module is not valid)"));
+            }
+        }
+        Ok(Flow::Normal)
+    }
+
+    fn invoke_with(&mut self, frame: &mut Frame, kernel: KernelId, args: &'a [Expr]) -> Result<Option<Value>> {
+        let args = args.iter().map(|a| self.eval(frame, a)).collect::<Result<Vec<_>>>()?;
+        self.invoke(kernel, &args)
+    }
+
+    /// A fresh worklist for a region's `initial`.
+    fn initial(&mut self, frame: &mut Frame, initial: &'a Initial) -> Result<Vec<u32>> {
+        Ok(match initial {
+            Initial::AllNodes => (0..self.num_nodes()).collect(),
+            Initial::Items(items) => {
+                let mut list = Vec::with_capacity(items.len());
+                for item in items {
+                    list.push(self.eval_node(frame, item, "an initial worklist")?);
+                }
+                list
+            }
+        })
+    }
+
+    fn worklist_is_empty(&self) -> bool {
+        self.worklists.last().is_none_or(Vec::is_empty)
+    }
+
+    /// Runs a region with its own worklist when `initial` is given.
+    fn with_worklist(
+        &mut self,
+        frame: &mut Frame,
+        initial: Option<&'a Initial>,
+        region: impl FnOnce(&mut Self, &mut Frame) -> Result<Flow>,
+    ) -> Result<Flow> {
+        let Some(initial) = initial else { return region(self, frame) };
+        let list = self.initial(frame, initial)?;
+        self.worklists.push(list);
+        let flow = region(self, frame);
+        self.worklists.pop();
+        flow
+    }
+
+    fn iterate(&mut self, frame: &mut Frame, iterate: &'a Iterate) -> Result<Flow> {
+        match &iterate.until {
+            Until::Empty { kernel, args, initial } => self.with_worklist(frame, initial.as_ref(), |run, frame| {
+                loop {
+                    run.invoke_with(frame, *kernel, args)?;
+                    if let Some(flow) = run.loop_body(frame, &iterate.body)? {
+                        return Ok(flow);
+                    }
+                    if run.worklist_is_empty() {
+                        return Ok(Flow::Normal);
+                    }
+                }
+            }),
+            Until::Condition { cond, stop_when } => loop {
+                if let Some(flow) = self.loop_body(frame, &iterate.body)? {
+                    return Ok(flow);
+                }
+                if self.eval_bool(frame, cond)? == *stop_when {
+                    return Ok(Flow::Normal);
+                }
+            },
+        }
+    }
+
+    fn pipe(&mut self, frame: &mut Frame, pipe: &'a Pipe) -> Result<Flow> {
+        self.with_worklist(frame, pipe.initial.as_ref(), |run, frame| {
+            if pipe.once {
+                // Not a loop of its own: `break` and `continue` belong to the enclosing loop.
+                return run.block(frame, &pipe.body);
+            }
+            loop {
+                if let Some(flow) = run.loop_body(frame, &pipe.body)? {
+                    return Ok(flow);
+                }
+                if run.worklist_is_empty() {
+                    return Ok(Flow::Normal);
+                }
+            }
+        })
+    }
+
+    fn eval_bool(&mut self, frame: &mut Frame, expr: &'a Expr) -> Result<bool> {
+        self.eval(frame, expr)?.as_bool().ok_or_else(|| program_error("a condition that is not a bool"))
+    }
+
+    /// A node-valued expression, checked against the graph.
+    fn eval_node(&mut self, frame: &mut Frame, expr: &'a Expr, what: &str) -> Result<u32> {
+        let value = self.eval(frame, expr)?;
+        let node = match value {
+            Value::Node(u) => u,
+            other => return Err(program_error(format!("{what} expects a node, got {other:?}"))),
+        };
+        self.check_node(node, what)
+    }
+
+    fn check_node(&self, node: u32, what: &str) -> Result<u32> {
+        if node >= self.num_nodes() {
+            return Err(program_error(format!(
+                "{what} in host code uses node {node}, but the graph has {} nodes",
+                self.num_nodes()
+            )));
+        }
+        Ok(node)
+    }
+
+    fn check_edge(&self, edge: &Value, what: &str) -> Result<usize> {
+        let m = self.memory.out.num_edges();
+        match *edge {
+            Value::Edge(e) if e < m => Ok(e as usize),
+            Value::Edge(e) => {
+                Err(program_error(format!("{what} in host code uses edge {e}, but the graph has {m} edges")))
+            }
+            ref other => Err(program_error(format!("{what} expects an edge, got {other:?}"))),
+        }
+    }
+
+    /// The positions `start..end` of a node's adjacency in its CSR.
+    fn adjacency_range(&self, adjacency: Adjacency, node: u32) -> Result<(u64, u64)> {
+        let offsets = self.offsets(adjacency.uses_reverse())?;
+        Ok((offsets[node as usize], offsets[node as usize + 1]))
+    }
+
+    fn offsets(&self, reverse: bool) -> Result<&[u64]> {
+        if !reverse {
+            return Ok(self.memory.out.offsets());
+        }
+        match &self.memory.reverse {
+            Some(r) => Ok(&r.offsets),
+            None => Err(program_error("in-edges were not prepared (internal error)")),
+        }
+    }
+
+    fn adjacent_item(&self, adjacency: Adjacency, k: u64) -> Result<Value> {
+        let k = k as usize;
+        let reverse = self.memory.reverse.as_ref();
+        let missing = || program_error("in-edges were not prepared (internal error)");
+        Ok(match adjacency {
+            Adjacency::OutEdges => Value::Edge(k as u64),
+            Adjacency::OutNeighbors => Value::Node(self.memory.out.targets()[k]),
+            Adjacency::InNeighbors => Value::Node(reverse.ok_or_else(missing)?.sources[k]),
+            Adjacency::InEdges => Value::Edge(reverse.and_then(|r| r.edge_ids.as_ref()).ok_or_else(missing)?[k]),
+        })
+    }
+
+    fn property_name(&self, property: PropertyId) -> &str {
+        &self.module.properties[property.index()].name
+    }
+
+    /// Resolves a place to where it lives, evaluating its element expression.
+    fn target(&mut self, frame: &mut Frame, place: &'a Place) -> Result<Target> {
+        Ok(match place {
+            Place::Local(id) => Target::Local(id.index(), Vec::new()),
+            Place::Property { property, element } => {
+                let element = self.eval(frame, element)?;
+                let index = element.as_u64().ok_or_else(|| program_error("a property element that is not an id"))?;
+                let len = self.memory.columns[property.index()].len();
+                if index >= len as u64 {
+                    let owner = self.module.properties[property.index()].owner;
+                    let per = if owner == Owner::Node { "node" } else { "edge" };
+                    return Err(program_error(format!(
+                        "host code uses element {index} of property `{}`, which has {len} elements (one per {per})",
+                        self.property_name(*property)
+                    )));
+                }
+                Target::Property(*property, index as usize)
+            }
+            Place::Field { base, field } => match self.target(frame, base)? {
+                Target::Local(id, mut path) => {
+                    path.push(*field);
+                    Target::Local(id, path)
+                }
+                Target::Property(..) => return Err(RuntimeError::Unsupported("struct-typed properties".into())),
+            },
+        })
+    }
+
+    fn read(&self, frame: &Frame, target: &Target) -> Result<Value> {
+        match target {
+            Target::Local(id, path) => {
+                let mut value = &frame.locals[*id];
+                for &field in path {
+                    value = match value {
+                        Value::Struct(fields) => &fields[field as usize],
+                        _ => return Err(program_error("a field of a value that is not a struct")),
+                    };
+                }
+                Ok(value.clone())
+            }
+            Target::Property(property, index) => {
+                let ty = self.module.properties[property.index()].ty;
+                self.memory.columns[property.index()]
+                    .read(ty, *index)
+                    .ok_or_else(|| program_error(format!("cannot read property `{}`", self.property_name(*property))))
+            }
+        }
+    }
+
+    fn write(&self, frame: &mut Frame, target: &Target, value: Value) -> Result<()> {
+        match target {
+            Target::Local(id, path) => {
+                let mut slot = &mut frame.locals[*id];
+                for &field in path {
+                    slot = match slot {
+                        Value::Struct(fields) => &mut fields[field as usize],
+                        _ => return Err(program_error("a field of a value that is not a struct")),
+                    };
+                }
+                *slot = value;
+                Ok(())
+            }
+            Target::Property(property, index) => {
+                if self.memory.columns[property.index()].write(*index, &value) {
+                    Ok(())
+                } else {
+                    Err(program_error(format!(
+                        "cannot store {value:?} in property `{}`",
+                        self.property_name(*property)
+                    )))
+                }
+            }
+        }
+    }
+
+    fn eval(&mut self, frame: &mut Frame, expr: &'a Expr) -> Result<Value> {
+        let ty = expr.ty;
+        let op_error = |message: String| program_error(format!("in host code: {message}"));
+        Ok(match &expr.kind {
+            ExprKind::Const(c) => {
+                Value::from_const(*c, ty).ok_or_else(|| program_error(format!("constant {c:?} of type {ty}")))?
+            }
+            ExprKind::Load(Place::Local(id)) => frame.locals[id.index()].clone(),
+            ExprKind::Load(place) => {
+                let target = self.target(frame, place)?;
+                self.read(frame, &target)?
+            }
+            ExprKind::Param(id) => self.params[id.index()].clone(),
+            ExprKind::NumNodes => Value::U32(self.num_nodes()),
+            ExprKind::NumEdges => Value::U64(self.memory.out.num_edges()),
+            ExprKind::EdgeSource(edge) => {
+                let edge = self.eval(frame, edge)?;
+                let e = self.check_edge(&edge, "`src`")?;
+                let source = match &self.memory.edge_sources {
+                    Some(sources) => sources[e],
+                    None => (self.memory.out.offsets().partition_point(|&o| o <= e as u64) - 1) as u32,
+                };
+                Value::Node(source)
+            }
+            ExprKind::EdgeTarget(edge) => {
+                let edge = self.eval(frame, edge)?;
+                let e = self.check_edge(&edge, "`dst`")?;
+                Value::Node(self.memory.out.targets()[e])
+            }
+            ExprKind::Degree { node, reverse } => {
+                let node = self.eval_node(frame, node, "a degree")? as usize;
+                let offsets = self.offsets(*reverse)?;
+                Value::U32((offsets[node + 1] - offsets[node]) as u32)
+            }
+            ExprKind::Neighbor { node, index, reverse } => {
+                let node = self.eval_node(frame, node, "a neighbour")? as usize;
+                let index = self.eval(frame, index)?.as_u64().unwrap_or(u64::MAX);
+                let offsets = self.offsets(*reverse)?;
+                let degree = offsets[node + 1] - offsets[node];
+                if index >= degree {
+                    return Err(program_error(format!(
+                        "host code asks for neighbour {index} of node {node}, which has {degree}"
+                    )));
+                }
+                let k = offsets[node] + index;
+                let adjacency = if *reverse { Adjacency::InNeighbors } else { Adjacency::OutNeighbors };
+                self.adjacent_item(adjacency, k)?
+            }
+            ExprKind::Unary(op, operand) => {
+                let operand = self.eval(frame, operand)?;
+                ops::unary(*op, &operand).map_err(op_error)?
+            }
+            ExprKind::Binary(op @ (BinaryOp::And | BinaryOp::Or), left, right) => {
+                let left = self.eval_bool(frame, left)?;
+                let value = match op {
+                    BinaryOp::And => left && self.eval_bool(frame, right)?,
+                    _ => left || self.eval_bool(frame, right)?,
+                };
+                Value::Bool(value)
+            }
+            ExprKind::Binary(op, left, right) => {
+                let left = self.eval(frame, left)?;
+                let right = self.eval(frame, right)?;
+                ops::binary(*op, &left, &right).map_err(op_error)?
+            }
+            ExprKind::Cast(value) => {
+                let value = self.eval(frame, value)?;
+                ops::cast(&value, ty).map_err(op_error)?
+            }
+            ExprKind::Call(function, args) => {
+                let args = args.iter().map(|a| self.eval(frame, a)).collect::<Result<Vec<_>>>()?;
+                self.call(*function, &args)?
+            }
+            ExprKind::Builtin(builtin, args) => {
+                let args = args.iter().map(|a| self.eval(frame, a)).collect::<Result<Vec<_>>>()?;
+                ops::builtin(*builtin, &args).map_err(op_error)?
+            }
+            ExprKind::Atomic { op, place, operands } => {
+                let target = self.target(frame, place)?;
+                let operands = operands.iter().map(|a| self.eval(frame, a)).collect::<Result<Vec<_>>>()?;
+                let old = self.read(frame, &target)?;
+                let (new, changed) = atomic(*op, &old, &operands).map_err(op_error)?;
+                if changed {
+                    self.write(frame, &target, new)?;
+                }
+                Value::Bool(changed)
+            }
+            ExprKind::SetFind { set, node } => {
+                let node = self.eval_node(frame, node, "a set's find")?;
+                Value::Node(self.find(*set, node))
+            }
+            ExprKind::SetUnion { set, a, b } => {
+                let a = self.eval_node(frame, a, "a set's union")?;
+                let b = self.eval_node(frame, b, "a set's union")?;
+                Value::Bool(self.union(*set, a, b))
+            }
+            ExprKind::Struct(_, fields) => {
+                Value::Struct(fields.iter().map(|f| self.eval(frame, f)).collect::<Result<Vec<_>>>()?)
+            }
+            ExprKind::Field(base, field) => match self.eval(frame, base)? {
+                Value::Struct(mut fields) if (*field as usize) < fields.len() => fields.swap_remove(*field as usize),
+                other => return Err(program_error(format!("field {field} of {other:?}"))),
+            },
+        })
+    }
+
+    /// Calls a function in the host.
+    fn call(&mut self, id: FunctionId, args: &[Value]) -> Result<Value> {
+        let module = self.module;
+        let function = &module.functions[id.index()];
+        let mut frame = self.frame(&function.body, args)?;
+        match self.block(&mut frame, &function.body.block)? {
+            Flow::Return(Some(value)) => Ok(value),
+            _ if function.result == Type::Unit => Ok(unit()),
+            _ => Err(program_error(format!("function `{}` ended without returning a value", function.name))),
+        }
+    }
+
+    fn parent(&self, base: usize, u: u32) -> u32 {
+        self.memory.sets.get(base + u as usize).unwrap_or(u)
+    }
+
+    /// Union-find as the C runtime does it: path halving, the smaller id becomes the root.
+    fn find(&self, set: SetId, mut u: u32) -> u32 {
+        let base = set.index() * self.num_nodes() as usize;
+        let mut p = self.parent(base, u);
+        while p != u {
+            let gp = self.parent(base, p);
+            if gp != p {
+                self.memory.sets.set(base + u as usize, gp);
+            }
+            u = p;
+            p = self.parent(base, u);
+        }
+        u
+    }
+
+    fn union(&self, set: SetId, a: u32, b: u32) -> bool {
+        let (a, b) = (self.find(set, a), self.find(set, b));
+        if a == b {
+            return false;
+        }
+        let base = set.index() * self.num_nodes() as usize;
+        self.memory.sets.set(base + a.max(b) as usize, a.min(b));
+        true
+    }
+}
+
+fn is_true(value: &Value) -> bool {
+    *value == Value::Bool(true)
+}
+
+/// The type of an integer loop variable's value.
+fn body_type(value: &Value) -> Type {
+    value.ty().unwrap_or(Type::Unit)
+}
+
+/// An atomic read-modify-write on a value, as `grail_cpu.h` defines it: the new value and
+/// whether the stored value changed.
+fn atomic(op: AtomicOp, old: &Value, operands: &[Value]) -> std::result::Result<(Value, bool), String> {
+    let is = |op, x: &Value, y: &Value| ops::binary(op, x, y).map(|v| is_true(&v));
+    let v = operands.first().ok_or("an atomic without operands")?;
+    Ok(match op {
+        AtomicOp::Min => (v.clone(), is(BinaryOp::Lt, v, old)?),
+        AtomicOp::Max => (v.clone(), is(BinaryOp::Gt, v, old)?),
+        AtomicOp::Add | AtomicOp::Sub | AtomicOp::And | AtomicOp::Or => {
+            let binary = match op {
+                AtomicOp::Add => BinaryOp::Add,
+                AtomicOp::Sub => BinaryOp::Sub,
+                AtomicOp::And => BinaryOp::BitAnd,
+                _ => BinaryOp::BitOr,
+            };
+            let new = ops::binary(binary, old, v)?;
+            let changed = new != *old;
+            (new, changed)
+        }
+        AtomicOp::Cas => {
+            let new = operands.get(1).ok_or("compare-and-swap without a new value")?;
+            let same_bits = |x: &Value, y: &Value| match (x, y) {
+                (Value::F32(x), Value::F32(y)) => x.to_bits() == y.to_bits(),
+                (Value::F64(x), Value::F64(y)) => x.to_bits() == y.to_bits(),
+                _ => x == y,
+            };
+            let swapped = same_bits(old, v);
+            (new.clone(), swapped && !same_bits(v, new))
+        }
+    })
+}

@@ -1,0 +1,274 @@
+//! A run's memory: property columns, union-find parents, lock and claim words, and the graph
+//! arrays beyond the out-CSR that the program needs.
+//!
+//! Generated code writes columns, sets, locks and claims through raw pointers in `grail_ctx`;
+//! the host reads and writes them through the same pointers (derived once from the owning
+//! vectors, which are not touched again until the run hands the columns back), never through
+//! references that could alias the kernels' writes.
+
+use std::borrow::Cow;
+use std::ffi::c_void;
+
+use grail_graph::{Column, Csr, Graph};
+use grail_ir::{Module, Owner, Type, analysis};
+
+use super::value::{Value, column_type};
+use crate::error::{Result, RuntimeError};
+
+/// An array owned elsewhere in [`Memory`], accessed only through this pointer.
+#[derive(Clone, Copy)]
+pub(crate) struct Raw<T> {
+    pub ptr: *mut T,
+    pub len: usize,
+}
+
+impl<T: Copy> Raw<T> {
+    fn of(vec: &mut [T]) -> Raw<T> {
+        Raw { ptr: vec.as_mut_ptr(), len: vec.len() }
+    }
+
+    pub fn get(&self, i: usize) -> Option<T> {
+        // SAFETY: in bounds; no kernel runs while the host reads.
+        (i < self.len).then(|| unsafe { self.ptr.add(i).read() })
+    }
+
+    pub fn set(&self, i: usize, value: T) -> bool {
+        if i >= self.len {
+            return false;
+        }
+        // SAFETY: in bounds; no kernel runs while the host writes.
+        unsafe { self.ptr.add(i).write(value) };
+        true
+    }
+}
+
+/// One property's column, typed.
+#[derive(Clone, Copy)]
+pub(crate) enum ColumnRef {
+    Bool(Raw<bool>),
+    I32(Raw<i32>),
+    I64(Raw<i64>),
+    U32(Raw<u32>),
+    U64(Raw<u64>),
+    F32(Raw<f32>),
+    F64(Raw<f64>),
+}
+
+impl ColumnRef {
+    fn of(column: &mut Column) -> ColumnRef {
+        match column {
+            Column::Bool(v) => ColumnRef::Bool(Raw::of(v)),
+            Column::I32(v) => ColumnRef::I32(Raw::of(v)),
+            Column::I64(v) => ColumnRef::I64(Raw::of(v)),
+            Column::U32(v) => ColumnRef::U32(Raw::of(v)),
+            Column::U64(v) => ColumnRef::U64(Raw::of(v)),
+            Column::F32(v) => ColumnRef::F32(Raw::of(v)),
+            Column::F64(v) => ColumnRef::F64(Raw::of(v)),
+        }
+    }
+
+    fn ptr(self) -> *mut c_void {
+        match self {
+            ColumnRef::Bool(r) => r.ptr.cast(),
+            ColumnRef::I32(r) => r.ptr.cast(),
+            ColumnRef::I64(r) => r.ptr.cast(),
+            ColumnRef::U32(r) => r.ptr.cast(),
+            ColumnRef::U64(r) => r.ptr.cast(),
+            ColumnRef::F32(r) => r.ptr.cast(),
+            ColumnRef::F64(r) => r.ptr.cast(),
+        }
+    }
+
+    pub fn len(self) -> usize {
+        match self {
+            ColumnRef::Bool(r) => r.len,
+            ColumnRef::I32(r) => r.len,
+            ColumnRef::I64(r) => r.len,
+            ColumnRef::U32(r) => r.len,
+            ColumnRef::U64(r) => r.len,
+            ColumnRef::F32(r) => r.len,
+            ColumnRef::F64(r) => r.len,
+        }
+    }
+
+    /// Element `i` as a value of the property's type `ty`.
+    pub fn read(self, ty: Type, i: usize) -> Option<Value> {
+        Some(match self {
+            ColumnRef::Bool(r) => Value::Bool(r.get(i)?),
+            ColumnRef::I32(r) => Value::I32(r.get(i)?),
+            ColumnRef::I64(r) => Value::I64(r.get(i)?),
+            ColumnRef::U32(r) if ty == Type::Node => Value::Node(r.get(i)?),
+            ColumnRef::U32(r) => Value::U32(r.get(i)?),
+            ColumnRef::U64(r) if ty == Type::Edge => Value::Edge(r.get(i)?),
+            ColumnRef::U64(r) => Value::U64(r.get(i)?),
+            ColumnRef::F32(r) => Value::F32(r.get(i)?),
+            ColumnRef::F64(r) => Value::F64(r.get(i)?),
+        })
+    }
+
+    /// Writes element `i`; false if out of range or the value does not fit the column.
+    pub fn write(self, i: usize, value: &Value) -> bool {
+        match (self, value) {
+            (ColumnRef::Bool(r), Value::Bool(x)) => r.set(i, *x),
+            (ColumnRef::I32(r), Value::I32(x)) => r.set(i, *x),
+            (ColumnRef::I64(r), Value::I64(x)) => r.set(i, *x),
+            (ColumnRef::U32(r), Value::U32(x) | Value::Node(x)) => r.set(i, *x),
+            (ColumnRef::U64(r), Value::U64(x) | Value::Edge(x)) => r.set(i, *x),
+            (ColumnRef::F32(r), Value::F32(x)) => r.set(i, *x),
+            (ColumnRef::F64(r), Value::F64(x)) => r.set(i, *x),
+            _ => false,
+        }
+    }
+}
+
+/// The reverse CSR as the program sees it.
+pub(crate) struct Reverse<'g> {
+    pub offsets: Cow<'g, [u64]>,
+    pub sources: Cow<'g, [u32]>,
+    /// For each position, the out-edge id of the same edge (when the program needs it).
+    pub edge_ids: Option<Vec<u64>>,
+}
+
+/// A run's memory.
+pub(crate) struct Memory<'g> {
+    pub out: &'g Csr,
+    pub reverse: Option<Reverse<'g>>,
+    pub edge_sources: Option<Vec<u32>>,
+    /// The property columns, by property id; read only through `columns` until the run ends.
+    owned: Vec<Column>,
+    pub columns: Vec<ColumnRef>,
+    pub props: Vec<*mut c_void>,
+    _sets: Vec<u32>,
+    pub sets: Raw<u32>,
+    _locks: Vec<u32>,
+    pub locks: Raw<u32>,
+    _claims: Vec<u32>,
+    pub claims: Raw<u32>,
+}
+
+impl<'g> Memory<'g> {
+    pub fn new(module: &Module, graph: &'g Graph) -> Result<Memory<'g>> {
+        let n = graph.num_nodes() as usize;
+        let m = usize::try_from(graph.num_edges())
+            .map_err(|_| RuntimeError::OutOfMemory { what: "edge property columns".into() })?;
+        let mut owned = Vec::with_capacity(module.properties.len());
+        for property in &module.properties {
+            let ty = column_type(property.ty).ok_or_else(|| {
+                RuntimeError::Unsupported(format!(
+                    "property `{}` has type {}; the CPU executor stores only scalar, node and edge properties",
+                    property.name, property.ty
+                ))
+            })?;
+            let len = if property.owner == Owner::Node { n } else { m };
+            let mut column = Column::zeroed(ty, len);
+            if property.is_weight {
+                fill_weights(&mut column, graph.out().weights());
+            }
+            owned.push(column);
+        }
+        let columns: Vec<ColumnRef> = owned.iter_mut().map(ColumnRef::of).collect();
+        let props = columns.iter().map(|c| c.ptr()).collect();
+
+        let reverse = if analysis::needs_in_edge_ids(module) {
+            let (offsets, sources, ids) = transpose_with_ids(graph.out());
+            Some(Reverse { offsets: Cow::Owned(offsets), sources: Cow::Owned(sources), edge_ids: Some(ids) })
+        } else if analysis::needs_reverse(module) {
+            Some(match graph.reverse() {
+                Some(csr) => Reverse {
+                    offsets: Cow::Borrowed(csr.offsets()),
+                    sources: Cow::Borrowed(csr.targets()),
+                    edge_ids: None,
+                },
+                None => {
+                    let (offsets, sources, _) = graph.out().transpose().into_parts();
+                    Reverse { offsets: Cow::Owned(offsets), sources: Cow::Owned(sources), edge_ids: None }
+                }
+            })
+        } else {
+            None
+        };
+        let edge_sources = analysis::needs_edge_sources(module).then(|| graph.out().edge_sources());
+
+        let mut sets: Vec<u32> = Vec::new();
+        if !module.sets.is_empty() {
+            sets = Vec::with_capacity(n * module.sets.len());
+            for _ in &module.sets {
+                sets.extend(0..n as u32);
+            }
+        }
+        let mut locks = if analysis::uses_locks(module) { vec![0u32; n] } else { Vec::new() };
+        let mut claims = if analysis::uses_claims(module) { vec![0u32; n] } else { Vec::new() };
+        Ok(Memory {
+            out: graph.out(),
+            reverse,
+            edge_sources,
+            owned,
+            columns,
+            props,
+            sets: Raw::of(&mut sets),
+            _sets: sets,
+            locks: Raw::of(&mut locks),
+            _locks: locks,
+            claims: Raw::of(&mut claims),
+            _claims: claims,
+        })
+    }
+
+    /// Sets every claim word back to 0 (when invocation numbers wrap around).
+    pub fn clear_claims(&self) {
+        for i in 0..self.claims.len {
+            self.claims.set(i, 0);
+        }
+    }
+
+    /// Hands the columns back at the end of the run.
+    pub fn into_columns(self) -> Vec<Column> {
+        self.owned
+    }
+}
+
+/// The graph's weights converted to the property's integer type (1 where there are none).
+fn fill_weights(column: &mut Column, weights: Option<&[u32]>) {
+    macro_rules! fill {
+        ($v:expr, $t:ty) => {
+            match weights {
+                Some(w) => $v.iter_mut().zip(w).for_each(|(d, &s)| *d = s as $t),
+                None => $v.fill(1 as $t),
+            }
+        };
+    }
+    match column {
+        Column::U32(v) => fill!(v, u32),
+        Column::U64(v) => fill!(v, u64),
+        Column::I32(v) => fill!(v, i32),
+        Column::I64(v) => fill!(v, i64),
+        // The validator allows weights only in integer properties.
+        Column::Bool(_) | Column::F32(_) | Column::F64(_) => {}
+    }
+}
+
+/// The reverse CSR with, for every in-edge position, the id of the same out-edge. In-edges of a
+/// node are in increasing out-edge id order (so by source), as [`Csr::transpose`] orders them.
+fn transpose_with_ids(out: &Csr) -> (Vec<u64>, Vec<u32>, Vec<u64>) {
+    let n = out.num_nodes() as usize;
+    let targets = out.targets();
+    let mut offsets = vec![0u64; n + 1];
+    for &v in targets {
+        offsets[v as usize + 1] += 1;
+    }
+    for i in 0..n {
+        offsets[i + 1] += offsets[i];
+    }
+    let mut next: Vec<u64> = offsets[..n].to_vec();
+    let mut sources = vec![0u32; targets.len()];
+    let mut ids = vec![0u64; targets.len()];
+    for u in 0..n as u32 {
+        for e in out.edge_range(u) {
+            let slot = &mut next[targets[e] as usize];
+            sources[*slot as usize] = u;
+            ids[*slot as usize] = e as u64;
+            *slot += 1;
+        }
+    }
+    (offsets, sources, ids)
+}
