@@ -49,6 +49,7 @@ pub fn emit_c(module: &Module) -> Result<String, CodegenError> {
     for (i, f) in module.functions.iter().enumerate() {
         let mut e = Emitter::new(module, &f.body, None);
         e.line(0, &format!("static {} {{", function_signature(i, f)));
+        e.views();
         e.locals(f.params as usize);
         e.block(&f.body.block, 1)?;
         e.line(0, "}");
@@ -177,6 +178,18 @@ impl<'m> Emitter<'m> {
     /// Everything a phase's item loop needs before it starts: typed views of the property
     /// columns, the parameters, and the kernel's arguments.
     fn prologue(&mut self) {
+        self.views();
+        let params = self.kernel.map_or(0, |k| k.params as usize);
+        for i in 0..params {
+            let local = &self.body.locals[i];
+            let value = from_value(local.ty, &format!("args[{i}]"));
+            self.line(1, &format!("{} {} = {value};", c_type(local.ty), local_name(i, &local.name)));
+        }
+        self.locals(params);
+    }
+
+    /// Typed views of the property columns and the program's parameters (`P<i>`, `Q<i>`).
+    fn views(&mut self) {
         for (i, p) in self.module.properties.iter().enumerate() {
             let ty = c_type(p.ty);
             self.line(1, &format!("{ty} *const P{i} = ({ty} *)ctx->props[{i}]; (void)P{i}; /* {} */", p.name));
@@ -185,13 +198,6 @@ impl<'m> Emitter<'m> {
             let value = from_value(p.ty, &format!("ctx->params[{i}]"));
             self.line(1, &format!("const {} Q{i} = {value}; (void)Q{i}; /* {} */", c_type(p.ty), p.name));
         }
-        let params = self.kernel.map_or(0, |k| k.params as usize);
-        for i in 0..params {
-            let local = &self.body.locals[i];
-            let value = from_value(local.ty, &format!("args[{i}]"));
-            self.line(1, &format!("{} {} = {value};", c_type(local.ty), local_name(i, &local.name)));
-        }
-        self.locals(params);
     }
 
     fn phase(mut self, kernel: usize, phase: usize, forall: &ForAll) -> Result<String, CodegenError> {
