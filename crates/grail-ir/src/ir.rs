@@ -167,7 +167,8 @@ pub struct Module {
     pub properties: Vec<Property>,
     pub sets: Vec<SetDecl>,
     pub params: Vec<Param>,
-    /// Node properties the program reports.
+    /// Properties the program reports: node properties (one value per node) and `bool` edge
+    /// properties (the set of edges where they are true).
     pub outputs: Vec<PropertyId>,
     pub functions: Vec<Function>,
     pub kernels: Vec<Kernel>,

@@ -33,8 +33,13 @@ pub fn validate(module: &Module) -> Result<(), ValidationError> {
     }
     for &output in &module.outputs {
         match module.properties.get(output.index()) {
-            Some(p) if p.owner == Owner::Node => {}
-            _ => return Err(fail("outputs".into(), format!("output #{} is not a node property", output.0))),
+            Some(p) if p.owner == Owner::Node || p.ty == Type::BOOL => {}
+            _ => {
+                return Err(fail(
+                    "outputs".into(),
+                    format!("output #{} is not a node property or a bool edge property", output.0),
+                ));
+            }
         }
     }
     for function in &module.functions {
