@@ -1,0 +1,864 @@
+//! Name resolution, type checking and lowering from the AST to the IR.
+//!
+//! One pass over a parsed [`ast::Program`] resolves every name, checks every type and builds the
+//! [`grail_ir::Module`]: declarations first (this file), then the bodies of functions, kernels, the
+//! property initialisers and `main` (`stmt.rs`, `expr.rs`). Errors do not stop it: an expression
+//! that fails to check lowers to nothing (`None`), which its users pass on without reporting
+//! again, so one mistake gives one diagnostic and the rest of the program is still checked.
+//!
+//! Conventions of the module it builds:
+//! - structs, properties, sets, params, functions and kernels keep their declaration order
+//!   (structs reordered only so that a struct comes after the structs it contains);
+//! - property initialisers become one more kernel, appended after the program's own kernels and
+//!   named `init` (or `init_1`, `init_2`, ... when the program uses the name), with one `forall`
+//!   over all nodes and one over all edges, each present only when some property of that kind has
+//!   an initialiser; `main` invokes it first. Properties without an initialiser start at zero
+//!   (the runtime's promise) and the integer `edge weight` is bound to the graph's weights;
+//! - `const`s are evaluated at compile time and inlined as typed constants;
+//! - a param's default is a folded constant (`Const::Inf` for `INF`);
+//! - `output` lists node properties and `bool` edge properties;
+//! - `fn main() -> T` sets `main_result`; its `return`s carry the value.
+
+mod consts;
+mod expr;
+mod scope;
+mod stmt;
+mod types;
+
+use std::collections::HashMap;
+
+use grail_ir::{self as ir, Const, FunctionId, KernelId, Owner, ParamId, PropertyId, ReduceOp, SetId, StructId, Type};
+
+use crate::ast;
+use crate::diagnostics::{Diagnostic, has_errors};
+use crate::span::{FileId, Span};
+use scope::{BodyCx, BodyKind};
+
+/// Resolves names, type-checks and lowers a parsed program to the IR. Returns the module when
+/// there are no errors; diagnostics (several per run where possible) either way.
+pub fn lower(program: &ast::Program, file: FileId) -> (Option<ir::Module>, Vec<Diagnostic>) {
+    let mut lowerer = Lowerer::new(file);
+    lowerer.declare(program);
+    lowerer.signatures();
+    lowerer.bodies();
+    lowerer.check_recursion();
+    let module = lowerer.assemble();
+    let mut diagnostics = lowerer.diagnostics;
+    diagnostics.sort_by_key(|d| (d.primary.file, d.primary.start));
+    if has_errors(&diagnostics) { (None, diagnostics) } else { (Some(module), diagnostics) }
+}
+
+/// Parse + lower in one call; the module is named `module_name`.
+pub fn compile(source: &str, file: FileId, module_name: &str) -> (Option<ir::Module>, Vec<Diagnostic>) {
+    let (program, mut diagnostics) = crate::parse(source, file);
+    let Some(program) = program else { return (None, diagnostics) };
+    let (module, more) = lower(&program, file);
+    diagnostics.extend(more);
+    let module = module.map(|mut module| {
+        module.name = module_name.to_string();
+        module
+    });
+    (module, diagnostics)
+}
+
+/// The names of the built-in functions; no `fn` or `kernel` may take them.
+const BUILTINS: &[&str] = &[
+    "min",
+    "max",
+    "abs",
+    "sqrt",
+    "print",
+    "atomic_min",
+    "atomic_max",
+    "atomic_add",
+    "atomic_sub",
+    "atomic_and",
+    "atomic_or",
+    "atomic_cas",
+];
+
+struct PropDecl<'a> {
+    name: String,
+    span: Span,
+    owner: Owner,
+    ast_ty: &'a ast::Type,
+    ty: Option<Type>,
+    init: Option<&'a ast::Expr>,
+    is_weight: bool,
+}
+
+struct ParamDecl<'a> {
+    name: String,
+    ast: &'a ast::Param,
+    ty: Option<Type>,
+    default: Option<Const>,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum ConstState {
+    Todo,
+    Busy,
+    Done(Option<Const>),
+}
+
+struct ConstDecl<'a> {
+    ast: &'a ast::Const,
+    ty: Option<Type>,
+    state: ConstState,
+}
+
+struct StructInfo<'a> {
+    ast: &'a ast::StructDecl,
+    fields: Vec<(String, Option<Type>)>,
+}
+
+struct Signature {
+    params: Vec<(String, Span, Option<Type>)>,
+}
+
+struct FnDecl<'a> {
+    ast: &'a ast::Function,
+    sig: Signature,
+    /// `Type::Unit` without `-> T`; `None` when `T` did not resolve.
+    result: Option<Type>,
+}
+
+struct KernelDecl<'a> {
+    ast: &'a ast::Kernel,
+    sig: Signature,
+    reduction: Option<(ReduceOp, Option<Type>)>,
+}
+
+/// What a plain name at item level stands for.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Global {
+    Param(ParamId),
+    Const(usize),
+    Function(FunctionId),
+    Kernel(KernelId),
+    Main,
+}
+
+/// What `G.name` or `x.name` stands for.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum GraphName {
+    Property(PropertyId),
+    Set(SetId),
+    Collection,
+}
+
+struct Lowerer<'a> {
+    file: FileId,
+    diagnostics: Vec<Diagnostic>,
+    props: Vec<PropDecl<'a>>,
+    sets: Vec<String>,
+    params: Vec<ParamDecl<'a>>,
+    consts: Vec<ConstDecl<'a>>,
+    structs: Vec<StructInfo<'a>>,
+    functions: Vec<FnDecl<'a>>,
+    kernels: Vec<KernelDecl<'a>>,
+    main: Option<&'a ast::Function>,
+    outputs: Vec<&'a ast::Ident>,
+    values: HashMap<String, (Global, Span)>,
+    graph_names: HashMap<String, (GraphName, Span)>,
+    types: HashMap<String, StructId>,
+    /// Per function: the functions it calls, with where.
+    calls: Vec<Vec<(FunctionId, Span)>>,
+    /// The body being lowered.
+    body: BodyCx,
+    lowered_functions: Vec<Option<ir::Function>>,
+    lowered_kernels: Vec<Option<ir::Kernel>>,
+    init_kernel: Option<ir::Kernel>,
+    main_body: ir::Body,
+    main_result: Type,
+    out_ids: Vec<PropertyId>,
+    /// The next `OutlineId` of `main`'s `iterate`/`pipe` regions.
+    outlines: u32,
+}
+
+impl<'a> Lowerer<'a> {
+    fn new(file: FileId) -> Lowerer<'a> {
+        Lowerer {
+            file,
+            diagnostics: Vec::new(),
+            props: Vec::new(),
+            sets: Vec::new(),
+            params: Vec::new(),
+            consts: Vec::new(),
+            structs: Vec::new(),
+            functions: Vec::new(),
+            kernels: Vec::new(),
+            main: None,
+            outputs: Vec::new(),
+            values: HashMap::new(),
+            graph_names: HashMap::new(),
+            types: HashMap::new(),
+            calls: Vec::new(),
+            body: BodyCx::new(BodyKind::Const),
+            lowered_functions: Vec::new(),
+            lowered_kernels: Vec::new(),
+            init_kernel: None,
+            main_body: ir::Body::default(),
+            main_result: Type::Unit,
+            out_ids: Vec::new(),
+            outlines: 0,
+        }
+    }
+
+    fn report(&mut self, diagnostic: Diagnostic) {
+        self.diagnostics.push(diagnostic);
+    }
+
+    /// Reports an error and yields nothing, for `return self.error(...)` in lowering functions.
+    fn error<T>(&mut self, message: impl Into<String>, span: Span) -> Option<T> {
+        self.report(Diagnostic::error(message, span));
+        None
+    }
+
+    /// A type as the program spells it (struct names instead of ids).
+    fn type_name(&self, ty: Type) -> String {
+        match ty {
+            Type::Struct(id) => self.structs.get(id.index()).map_or("?".to_string(), |s| s.ast.name.name.clone()),
+            Type::Unit => "no value".to_string(),
+            other => other.to_string(),
+        }
+    }
+
+    // ---- declarations ----
+
+    fn define(&mut self, name: &ast::Ident, global: Global) {
+        if let Some((_, first)) = self.values.get(&name.name) {
+            let first = *first;
+            let message = format!("`{}` is defined more than once", name.name);
+            self.report(Diagnostic::error(message, name.span).with_label(first, "first defined here"));
+            return;
+        }
+        self.values.insert(name.name.clone(), (global, name.span));
+    }
+
+    fn define_graph_name(&mut self, name: &ast::Ident, what: GraphName) -> bool {
+        if let Some((_, first)) = self.graph_names.get(&name.name) {
+            let first = *first;
+            let message = format!("the graph block declares `{}` more than once", name.name);
+            self.report(Diagnostic::error(message, name.span).with_label(first, "first declared here"));
+            return false;
+        }
+        self.graph_names.insert(name.name.clone(), (what, name.span));
+        true
+    }
+
+    fn not_builtin(&mut self, name: &ast::Ident, what: &str) {
+        if BUILTINS.contains(&name.name.as_str()) {
+            let message = format!("`{}` is a built-in function and cannot name a {what}", name.name);
+            self.report(Diagnostic::error(message, name.span));
+        }
+    }
+
+    /// Collects every item's name, in source order.
+    fn declare(&mut self, program: &'a ast::Program) {
+        let mut graph_block: Option<Span> = None;
+        for item in &program.items {
+            match &item.kind {
+                ast::ItemKind::Graph(block) => {
+                    if let Some(first) = graph_block {
+                        let message = "a program has at most one `graph` block";
+                        self.report(Diagnostic::error(message, item.span).with_label(first, "the first one is here"));
+                    } else {
+                        graph_block = Some(item.span);
+                    }
+                    for decl in &block.decls {
+                        self.graph_decl(decl);
+                    }
+                }
+                ast::ItemKind::Param(param) => {
+                    let id = ParamId(self.params.len() as u32);
+                    self.define(&param.name, Global::Param(id));
+                    self.params.push(ParamDecl { name: param.name.name.clone(), ast: param, ty: None, default: None });
+                }
+                ast::ItemKind::Output(output) => self.outputs.push(&output.name),
+                ast::ItemKind::Const(constant) => {
+                    self.define(&constant.name, Global::Const(self.consts.len()));
+                    self.consts.push(ConstDecl { ast: constant, ty: None, state: ConstState::Todo });
+                }
+                ast::ItemKind::Struct(decl) => {
+                    if types::builtin(&ast::TypeKind::from_name(&decl.name.name)).is_some() {
+                        let message = format!("`{}` is a built-in type and cannot name a struct", decl.name.name);
+                        self.report(Diagnostic::error(message, decl.name.span));
+                        continue;
+                    }
+                    if let Some(first) = self.structs.iter().find(|s| s.ast.name.name == decl.name.name) {
+                        let first = first.ast.name.span;
+                        let message = format!("struct `{}` is defined more than once", decl.name.name);
+                        self.report(Diagnostic::error(message, decl.name.span).with_label(first, "first defined here"));
+                        continue;
+                    }
+                    self.structs.push(StructInfo { ast: decl, fields: Vec::new() });
+                }
+                ast::ItemKind::Function(function) if function.name.name == "main" => {
+                    if let Some(first) = self.main {
+                        let message = "`main` is defined more than once";
+                        let diagnostic = Diagnostic::error(message, function.name.span)
+                            .with_label(first.name.span, "first defined here");
+                        self.report(diagnostic);
+                    } else {
+                        self.main = Some(function);
+                        self.define(&function.name, Global::Main);
+                    }
+                }
+                ast::ItemKind::Function(function) => {
+                    self.not_builtin(&function.name, "function");
+                    let id = FunctionId(self.functions.len() as u32);
+                    self.define(&function.name, Global::Function(id));
+                    let sig = Signature { params: Vec::new() };
+                    self.functions.push(FnDecl { ast: function, sig, result: None });
+                }
+                ast::ItemKind::Kernel(kernel) => {
+                    self.not_builtin(&kernel.name, "kernel");
+                    if kernel.name.name == "main" {
+                        let message = "`main` must be a `fn`, not a kernel";
+                        self.report(Diagnostic::error(message, kernel.name.span));
+                    }
+                    let id = KernelId(self.kernels.len() as u32);
+                    self.define(&kernel.name, Global::Kernel(id));
+                    let sig = Signature { params: Vec::new() };
+                    self.kernels.push(KernelDecl { ast: kernel, sig, reduction: None });
+                }
+            }
+        }
+        if self.main.is_none() {
+            let at = Span::new(self.file, program.span.start as usize, program.span.start as usize);
+            let diagnostic = Diagnostic::error("the program has no `fn main()`", at)
+                .with_note("`fn main() { ... }` is the entry point: it runs on the host and invokes the kernels");
+            self.report(diagnostic);
+        }
+    }
+
+    fn graph_decl(&mut self, decl: &'a ast::GraphDecl) {
+        match &decl.kind {
+            ast::GraphDeclKind::Property { owner, name, ty, init } => {
+                let owner = match owner {
+                    ast::PropertyOwner::Node => Owner::Node,
+                    ast::PropertyOwner::Edge => Owner::Edge,
+                };
+                if owner == Owner::Edge && (name.name == "src" || name.name == "dst") {
+                    let message =
+                        format!("`e.{}` is an edge's endpoint; an edge property cannot take the name", name.name);
+                    self.report(Diagnostic::error(message, name.span));
+                    return;
+                }
+                let id = PropertyId(self.props.len() as u32);
+                if self.define_graph_name(name, GraphName::Property(id)) {
+                    self.props.push(PropDecl {
+                        name: name.name.clone(),
+                        span: name.span,
+                        owner,
+                        ast_ty: ty,
+                        ty: None,
+                        init: init.as_ref(),
+                        is_weight: false,
+                    });
+                }
+            }
+            ast::GraphDeclKind::Set { name } => {
+                let id = SetId(self.sets.len() as u32);
+                if self.define_graph_name(name, GraphName::Set(id)) {
+                    self.sets.push(name.name.clone());
+                }
+            }
+            ast::GraphDeclKind::Collection { name, .. } => {
+                let diagnostic = Diagnostic::error("collections are not supported yet", decl.span)
+                    .with_note("graph-level collections are planned for the morph algorithms");
+                self.report(diagnostic);
+                self.define_graph_name(name, GraphName::Collection);
+            }
+        }
+    }
+
+    /// Resolves a type name.
+    fn resolve_type(&mut self, ty: &ast::Type) -> Option<Type> {
+        if let Some(builtin) = types::builtin(&ty.kind) {
+            return Some(builtin);
+        }
+        let name = ty.kind.name();
+        if let Some(id) = self.types.get(name) {
+            return Some(Type::Struct(*id));
+        }
+        let builtins = ["bool", "i32", "i64", "u32", "u64", "f32", "f64", "Node", "Edge"];
+        let candidates: Vec<&str> = builtins.iter().copied().chain(self.types.keys().map(String::as_str)).collect();
+        let mut diagnostic = Diagnostic::error(format!("unknown type `{name}`"), ty.span);
+        if let Some(close) = types::suggest(name, candidates) {
+            diagnostic = diagnostic.with_note(format!("did you mean `{close}`?"));
+        }
+        self.report(diagnostic);
+        None
+    }
+
+    /// Orders the structs so that each follows those it contains, resolves their fields, then
+    /// every other signature: property, param and constant types, function and kernel
+    /// signatures, outputs, constant values and param defaults.
+    fn signatures(&mut self) {
+        self.order_structs();
+        for i in 0..self.structs.len() {
+            let decl = self.structs[i].ast;
+            let mut fields: Vec<(String, Option<Type>)> = Vec::new();
+            for field in &decl.fields {
+                if fields.iter().any(|(name, _)| *name == field.name.name) {
+                    let message = format!("struct `{}` has two fields named `{}`", decl.name.name, field.name.name);
+                    self.report(Diagnostic::error(message, field.name.span));
+                    continue;
+                }
+                let ty = self.resolve_type(&field.ty);
+                fields.push((field.name.name.clone(), ty));
+            }
+            self.structs[i].fields = fields;
+        }
+        for i in 0..self.props.len() {
+            let ty = self.resolve_type(self.props[i].ast_ty);
+            let prop = &self.props[i];
+            let is_weight = prop.owner == Owner::Edge && prop.name == "weight" && ty.is_some_and(types::is_integer);
+            if is_weight && let Some(init) = prop.init {
+                let message = "`edge weight` is bound to the graph's weights and cannot have an initialiser";
+                self.report(Diagnostic::error(message, init.span));
+            }
+            let prop = &mut self.props[i];
+            prop.ty = ty;
+            prop.is_weight = is_weight;
+        }
+        for i in 0..self.params.len() {
+            let ast = self.params[i].ast;
+            let ty = self.resolve_type(&ast.ty);
+            let ty = match ty {
+                Some(t) if types::is_plain(t) && t != Type::Edge => Some(t),
+                Some(t) => {
+                    let message = format!("a param cannot have type `{}`", self.type_name(t));
+                    let diagnostic = Diagnostic::error(message, ast.ty.span)
+                        .with_note("params are numbers, `bool` or `Node`, bound from the command line");
+                    self.report(diagnostic);
+                    None
+                }
+                None => None,
+            };
+            self.params[i].ty = ty;
+        }
+        for i in 0..self.consts.len() {
+            let ast = self.consts[i].ast;
+            let ty = match self.resolve_type(&ast.ty) {
+                Some(t) if types::is_plain(t) => Some(t),
+                Some(t) => {
+                    let message = format!("a constant cannot have type `{}`", self.type_name(t));
+                    self.error::<()>(message, ast.ty.span);
+                    None
+                }
+                None => None,
+            };
+            self.consts[i].ty = ty;
+        }
+        for i in 0..self.functions.len() {
+            let ast = self.functions[i].ast;
+            let sig = self.signature(&ast.params, false);
+            let result = match &ast.ret {
+                Some(t) => self.resolve_type(t),
+                None => Some(Type::Unit),
+            };
+            self.functions[i].sig = sig;
+            self.functions[i].result = result;
+        }
+        for i in 0..self.kernels.len() {
+            let ast = self.kernels[i].ast;
+            let sig = self.signature(&ast.params, true);
+            let reduction = ast.reduction.as_ref().map(|r| (reduce_op(r.op), self.reduction_type(r)));
+            self.kernels[i].sig = sig;
+            self.kernels[i].reduction = reduction;
+        }
+        if let Some(main) = self.main {
+            if let Some(first) = main.params.first() {
+                let message = "`main` takes no parameters";
+                let diagnostic = Diagnostic::error(message, first.span)
+                    .with_note("values from the command line are `param` items: `param source: Node;`");
+                self.report(diagnostic);
+            }
+            self.main_result = match &main.ret {
+                None => Type::Unit,
+                Some(t) => match self.resolve_type(t) {
+                    Some(ty) if types::is_plain(ty) => ty,
+                    Some(ty) => {
+                        let message = format!(
+                            "`main` cannot return a `{}`; it returns a number, `bool`, `Node` or `Edge`",
+                            self.type_name(ty)
+                        );
+                        self.error::<()>(message, t.span);
+                        Type::Unit
+                    }
+                    None => Type::Unit,
+                },
+            };
+        }
+        self.check_outputs();
+        for i in 0..self.consts.len() {
+            let span = self.consts[i].ast.name.span;
+            self.const_value(i, span);
+        }
+        for i in 0..self.params.len() {
+            self.param_default(i);
+        }
+    }
+
+    fn signature(&mut self, params: &[ast::FieldDecl], kernel: bool) -> Signature {
+        let mut out: Vec<(String, Span, Option<Type>)> = Vec::new();
+        for param in params {
+            if let Some((_, first, _)) = out.iter().find(|(name, _, _)| *name == param.name.name) {
+                let first = *first;
+                let message = format!("parameter `{}` is declared twice", param.name.name);
+                self.report(Diagnostic::error(message, param.name.span).with_label(first, "first declared here"));
+            }
+            let mut ty = self.resolve_type(&param.ty);
+            if kernel && let Some(t) = ty.filter(|t| !types::is_plain(*t)) {
+                let message = format!("a kernel parameter cannot have type `{}`", self.type_name(t));
+                let diagnostic = Diagnostic::error(message, param.ty.span)
+                    .with_note("kernel parameters are numbers, `bool`, `Node` or `Edge`");
+                self.report(diagnostic);
+                ty = None;
+            }
+            out.push((param.name.name.clone(), param.name.span, ty));
+        }
+        Signature { params: out }
+    }
+
+    fn reduction_type(&mut self, reduction: &ast::Reduction) -> Option<Type> {
+        let ty = self.resolve_type(&reduction.ty)?;
+        let op = reduce_op(reduction.op);
+        let ok = match op {
+            ReduceOp::Any | ReduceOp::All => ty == Type::BOOL,
+            _ => types::is_numeric(ty),
+        };
+        if !ok {
+            let wanted = if matches!(op, ReduceOp::Any | ReduceOp::All) { "`bool`" } else { "a number" };
+            let message = format!("a `{}` reduction combines {wanted}, not `{}`", op.name(), self.type_name(ty));
+            return self.error(message, reduction.ty.span);
+        }
+        Some(ty)
+    }
+
+    fn check_outputs(&mut self) {
+        let mut seen: Vec<PropertyId> = Vec::new();
+        for name in self.outputs.clone() {
+            match self.graph_names.get(&name.name).map(|(g, _)| *g) {
+                Some(GraphName::Property(id)) => {
+                    let prop = &self.props[id.index()];
+                    let ok = prop.owner == Owner::Node || prop.ty == Some(Type::BOOL) || prop.ty.is_none();
+                    if !ok {
+                        let message = format!(
+                            "`{}` is an edge property of type `{}`; only node properties and `bool` edge properties can be output",
+                            name.name,
+                            self.type_name(prop.ty.unwrap_or_default())
+                        );
+                        self.report(Diagnostic::error(message, name.span).with_label(prop.span, "declared here"));
+                    } else if seen.contains(&id) {
+                        let message = format!("`{}` is output twice", name.name);
+                        self.report(Diagnostic::error(message, name.span));
+                    } else {
+                        seen.push(id);
+                    }
+                }
+                Some(GraphName::Set(_)) => {
+                    let message = format!("`{}` is a set; `output` names a property", name.name);
+                    self.report(Diagnostic::error(message, name.span));
+                }
+                Some(GraphName::Collection) => {}
+                None => {
+                    let candidates: Vec<&str> = self.props.iter().map(|p| p.name.as_str()).collect();
+                    let mut diagnostic =
+                        Diagnostic::error(format!("there is no property named `{}` to output", name.name), name.span);
+                    if let Some(close) = types::suggest(&name.name, candidates) {
+                        diagnostic = diagnostic.with_note(format!("did you mean `{close}`?"));
+                    }
+                    self.report(diagnostic);
+                }
+            }
+        }
+        self.out_ids = seen;
+    }
+
+    /// Assigns struct ids so that a struct comes after every struct it contains; reports structs
+    /// that contain themselves.
+    fn order_structs(&mut self) {
+        let count = self.structs.len();
+        let index: HashMap<String, usize> =
+            self.structs.iter().enumerate().map(|(i, s)| (s.ast.name.name.clone(), i)).collect();
+        let mut state = vec![0u8; count];
+        let mut order = Vec::with_capacity(count);
+        let mut cyclic = vec![false; count];
+        fn visit(
+            i: usize,
+            structs: &[StructInfo<'_>],
+            index: &HashMap<String, usize>,
+            state: &mut [u8],
+            order: &mut Vec<usize>,
+            cyclic: &mut [bool],
+        ) {
+            state[i] = 1;
+            for field in &structs[i].ast.fields {
+                if let ast::TypeKind::Named(name) = &field.ty.kind
+                    && let Some(&j) = index.get(name)
+                {
+                    match state[j] {
+                        0 => visit(j, structs, index, state, order, cyclic),
+                        1 => cyclic[j] = true,
+                        _ => {}
+                    }
+                }
+            }
+            state[i] = 2;
+            order.push(i);
+        }
+        for i in 0..count {
+            if state[i] == 0 {
+                visit(i, &self.structs, &index, &mut state, &mut order, &mut cyclic);
+            }
+        }
+        for (i, bad) in cyclic.iter().enumerate() {
+            if *bad {
+                let name = &self.structs[i].ast.name;
+                let message = format!("struct `{}` contains itself", name.name);
+                let diagnostic = Diagnostic::error(message, name.span)
+                    .with_note("a struct is a plain value; it cannot hold a value of its own type");
+                self.report(diagnostic);
+            }
+        }
+        let mut structs: Vec<Option<StructInfo<'a>>> =
+            std::mem::take(&mut self.structs).into_iter().map(Some).collect();
+        for i in order {
+            let info = structs[i].take().expect("each struct once");
+            // A struct on a cycle gets no id: uses of its name report nothing more.
+            if !cyclic[i] {
+                self.types.insert(info.ast.name.name.clone(), StructId(self.structs.len() as u32));
+                self.structs.push(info);
+            }
+        }
+    }
+
+    /// The value of constant `index`, evaluating it on first use.
+    fn const_value(&mut self, index: usize, used_at: Span) -> Option<(Const, Type)> {
+        let decl = &self.consts[index];
+        let (ast, ty) = (decl.ast, decl.ty);
+        match decl.state {
+            ConstState::Done(value) => return Some((value?, ty?)),
+            ConstState::Busy => {
+                self.consts[index].state = ConstState::Done(None);
+                let message = format!("constant `{}` is defined in terms of itself", ast.name.name);
+                return self.error(message, used_at);
+            }
+            ConstState::Todo => {}
+        }
+        self.consts[index].state = ConstState::Busy;
+        let value = ty.and_then(|ty| self.constant_expr(&ast.value, ty, &format!("constant `{}`", ast.name.name)));
+        if self.consts[index].state == ConstState::Busy {
+            self.consts[index].state = ConstState::Done(value);
+        }
+        Some((value?, ty?))
+    }
+
+    /// Lowers `expr` where a compile-time value of type `ty` is needed, and evaluates it.
+    fn constant_expr(&mut self, expr: &ast::Expr, ty: Type, what: &str) -> Option<Const> {
+        let saved = std::mem::replace(&mut self.body, BodyCx::new(BodyKind::Const));
+        let lowered = self.expect(expr, ty);
+        self.body = saved;
+        let value = consts::fold(&lowered?);
+        if value.is_none() {
+            let diagnostic = Diagnostic::error(format!("the value of {what} must be known at compile time"), expr.span)
+                .with_note(
+                    "it may use literals, `INF`, constants and operators, but not params, the graph or properties",
+                );
+            self.report(diagnostic);
+        }
+        value
+    }
+
+    fn param_default(&mut self, index: usize) {
+        let ast = self.params[index].ast;
+        let (Some(default), Some(ty)) = (&ast.default, self.params[index].ty) else { return };
+        let value = self.constant_expr(default, ty, &format!("the default of param `{}`", ast.name.name));
+        self.params[index].default = value;
+    }
+
+    // ---- bodies ----
+
+    fn bodies(&mut self) {
+        for i in 0..self.functions.len() {
+            self.calls.push(Vec::new());
+            let _ = i;
+        }
+        for i in 0..self.functions.len() {
+            let function = self.function(FunctionId(i as u32));
+            self.lowered_functions.push(function);
+        }
+        for i in 0..self.kernels.len() {
+            let kernel = self.kernel(KernelId(i as u32));
+            self.lowered_kernels.push(kernel);
+        }
+        self.init_kernel = self.init();
+        if let Some(main) = self.main {
+            self.main_body = self.host(main);
+        }
+    }
+
+    /// The kernel's IR, if it lowered (for what `main` needs to know about it).
+    fn lowered_kernel(&self, id: KernelId) -> Option<&ir::Kernel> {
+        self.lowered_kernels.get(id.index()).and_then(Option::as_ref)
+    }
+
+    /// The name of the initialisation kernel: `init`, or `init_N` if the program uses `init`.
+    fn init_name(&self) -> String {
+        let taken = |name: &str| self.values.contains_key(name);
+        if !taken("init") {
+            return "init".to_string();
+        }
+        (1..).map(|n| format!("init_{n}")).find(|name| !taken(name)).expect("a free name")
+    }
+
+    /// The id the initialisation kernel will have (after the program's kernels).
+    fn init_id(&self) -> Option<KernelId> {
+        self.init_kernel.as_ref().map(|_| KernelId(self.kernels.len() as u32))
+    }
+
+    /// Reports every cycle of calls among functions, once, at a call that closes it.
+    fn check_recursion(&mut self) {
+        let count = self.functions.len();
+        // For each function, whether it can reach itself; report at its first call on the way.
+        for start in 0..count {
+            let mut seen = vec![false; count];
+            let mut stack: Vec<usize> = self.calls[start].iter().map(|(f, _)| f.index()).collect();
+            let mut recursive = false;
+            while let Some(f) = stack.pop() {
+                if f == start {
+                    recursive = true;
+                    break;
+                }
+                if !std::mem::replace(&mut seen[f], true) {
+                    stack.extend(self.calls[f].iter().map(|(g, _)| g.index()));
+                }
+            }
+            if !recursive {
+                continue;
+            }
+            // Report once per cycle: at the function of the cycle declared first.
+            let in_cycle = |f: usize, me: &Self| -> bool {
+                // f is on a cycle through start if start reaches f and f reaches start.
+                reaches(&me.calls, start, f) && reaches(&me.calls, f, start)
+            };
+            if (0..start).any(|f| in_cycle(f, self)) {
+                continue;
+            }
+            let (callee, span) = self.calls[start]
+                .iter()
+                .find(|(g, _)| g.index() == start || reaches(&self.calls, g.index(), start))
+                .copied()
+                .expect("a call on the cycle");
+            let name = &self.functions[start].ast.name.name;
+            let message = if callee.index() == start {
+                format!("function `{name}` calls itself")
+            } else {
+                let via = &self.functions[callee.index()].ast.name.name;
+                format!("function `{name}` calls itself through `{via}`")
+            };
+            let diagnostic = Diagnostic::error(message, span).with_note(
+                "functions may not be recursive: kernels run them on the GPU, which has no call stack to spare",
+            );
+            self.report(diagnostic);
+        }
+    }
+
+    fn assemble(&mut self) -> ir::Module {
+        let structs = self
+            .structs
+            .iter()
+            .map(|s| ir::StructDef {
+                name: s.ast.name.name.clone(),
+                fields: s.fields.iter().map(|(name, ty)| (name.clone(), ty.unwrap_or(Type::U32))).collect(),
+            })
+            .collect();
+        let properties = self
+            .props
+            .iter()
+            .map(|p| ir::Property {
+                name: p.name.clone(),
+                owner: p.owner,
+                ty: p.ty.unwrap_or(Type::U32),
+                is_weight: p.is_weight,
+            })
+            .collect();
+        let params = self
+            .params
+            .iter()
+            .map(|p| ir::Param { name: p.name.clone(), ty: p.ty.unwrap_or(Type::U32), default: p.default })
+            .collect();
+        let functions = std::mem::take(&mut self.lowered_functions)
+            .into_iter()
+            .zip(&self.functions)
+            .map(|(f, decl)| {
+                f.unwrap_or_else(|| ir::Function {
+                    name: decl.ast.name.name.clone(),
+                    params: 0,
+                    result: Type::Unit,
+                    body: ir::Body::default(),
+                })
+            })
+            .collect();
+        let mut kernels: Vec<ir::Kernel> = std::mem::take(&mut self.lowered_kernels)
+            .into_iter()
+            .zip(&self.kernels)
+            .map(|(k, decl)| {
+                k.unwrap_or_else(|| ir::Kernel {
+                    name: decl.ast.name.name.clone(),
+                    params: 0,
+                    reduction: None,
+                    body: ir::Body::default(),
+                    push_sites: Vec::new(),
+                })
+            })
+            .collect();
+        if let Some(mut init) = self.init_kernel.take() {
+            init.name = self.init_name();
+            kernels.push(init);
+        }
+        ir::Module {
+            name: "program".to_string(),
+            structs,
+            properties,
+            sets: self.sets.iter().map(|name| ir::SetDecl { name: name.clone() }).collect(),
+            params,
+            outputs: self.out_ids.clone(),
+            functions,
+            kernels,
+            main: std::mem::take(&mut self.main_body),
+            main_result: self.main_result,
+        }
+    }
+}
+
+fn reaches(calls: &[Vec<(FunctionId, Span)>], from: usize, to: usize) -> bool {
+    let mut seen = vec![false; calls.len()];
+    let mut stack = vec![from];
+    while let Some(f) = stack.pop() {
+        for (g, _) in &calls[f] {
+            if g.index() == to {
+                return true;
+            }
+            if !std::mem::replace(&mut seen[g.index()], true) {
+                stack.push(g.index());
+            }
+        }
+    }
+    false
+}
+
+fn reduce_op(op: ast::ReduceOp) -> ReduceOp {
+    match op {
+        ast::ReduceOp::Sum => ReduceOp::Sum,
+        ast::ReduceOp::Product => ReduceOp::Product,
+        ast::ReduceOp::Min => ReduceOp::Min,
+        ast::ReduceOp::Max => ReduceOp::Max,
+        ast::ReduceOp::Any => ReduceOp::Any,
+        ast::ReduceOp::All => ReduceOp::All,
+    }
+}
