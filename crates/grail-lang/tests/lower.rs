@@ -127,3 +127,48 @@ fn the_specification_programs_lower_validate_and_compile_to_c() {
         assert!(check_program(name, source), "{name}: unsupported by the C emitter");
     }
 }
+
+/// One expected diagnostic: `//~ LINE:COL: message` in the file.
+fn expectations(source: &str) -> Vec<(usize, usize, String)> {
+    source
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("//~"))
+        .map(|spec| {
+            let mut parts = spec.trim().splitn(3, ':');
+            let line = parts.next().unwrap().trim().parse().expect("a line number");
+            let column = parts.next().unwrap().trim().parse().expect("a column number");
+            (line, column, parts.next().unwrap_or("").trim().to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn semantically_wrong_programs_report_exactly_the_expected_diagnostics() {
+    let corpus = files("tests/semantic_errors");
+    assert!(corpus.len() >= 30, "the corpus has {} files", corpus.len());
+    for path in corpus {
+        let name = path.display().to_string();
+        let source = read(&path);
+        let expected = expectations(&source);
+        assert!(!expected.is_empty(), "{name}: no `//~` expectations");
+        let mut map = SourceMap::new();
+        let file = map.add(name.clone(), source.clone());
+        let (program, parse_errors) = grail_lang::parse(&source, file);
+        assert!(parse_errors.is_empty(), "{name} must parse:\n{}", render_to_string(&parse_errors, &map));
+        let (module, diagnostics) = grail_lang::lower(&program.unwrap(), file);
+        assert!(module.is_none(), "{name}: errors must withhold the module");
+        let rendered = render_to_string(&diagnostics, &map);
+        let actual: Vec<(usize, usize, String)> = diagnostics
+            .iter()
+            .map(|d| {
+                let (line, column) = map.line_col(d.primary);
+                (line, column, d.message.clone())
+            })
+            .collect();
+        assert_eq!(actual, expected, "{name}: got\n{rendered}");
+        // The rendering names the place and shows the source line.
+        let (line, column, _) = &expected[0];
+        assert!(rendered.contains(&format!("{name}:{line}:{column}: error: ")), "{rendered}");
+        assert!(rendered.contains('^'), "{rendered}");
+    }
+}

@@ -12,14 +12,21 @@ enum Value {
     Bool(bool),
 }
 
-/// The value of `expr` as a constant of its type, or `None` when it depends on something only
-/// known at run time (a param, the graph, a property) or cannot be evaluated (division by zero).
-pub(super) fn fold(expr: &Expr) -> Option<Const> {
+/// Why an expression has no compile-time value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum FoldError {
+    /// It reads something only known at run time: a param, the graph, a property.
+    NotConstant,
+    DivisionByZero,
+}
+
+/// The value of `expr` as a constant of its type.
+pub(super) fn fold(expr: &Expr) -> Result<Const, FoldError> {
     // A bare `INF` stays symbolic: its meaning is exact for every type.
     if let ExprKind::Const(c) = expr.kind {
-        return Some(c);
+        return Ok(c);
     }
-    Some(match eval(expr)? {
+    Ok(match eval(expr)? {
         Value::Int(bits) => Const::Int(bits),
         Value::Float(x) => Const::Float(x),
         Value::Bool(b) => Const::Bool(b),
@@ -56,29 +63,36 @@ fn max_of(ty: Type) -> Option<Value> {
     })
 }
 
-fn eval(expr: &Expr) -> Option<Value> {
+fn eval(expr: &Expr) -> Result<Value, FoldError> {
     let ty = expr.ty;
+    let not_constant = FoldError::NotConstant;
     match &expr.kind {
         ExprKind::Const(c) => match *c {
-            Const::Bool(b) => Some(Value::Bool(b)),
-            Const::Int(bits) => Some(Value::Int(normalize(bits, ty))),
-            Const::Float(x) => Some(Value::Float(round(x, ty))),
-            Const::Inf => max_of(ty),
+            Const::Bool(b) => Ok(Value::Bool(b)),
+            Const::Int(bits) => Ok(Value::Int(normalize(bits, ty))),
+            Const::Float(x) => Ok(Value::Float(round(x, ty))),
+            Const::Inf => max_of(ty).ok_or(not_constant),
         },
         ExprKind::Unary(op, operand) => match (op, eval(operand)?) {
-            (UnaryOp::Neg, Value::Int(bits)) => Some(Value::Int(normalize(bits.wrapping_neg(), ty))),
-            (UnaryOp::Neg, Value::Float(x)) => Some(Value::Float(-x)),
-            (UnaryOp::Not, Value::Int(bits)) => Some(Value::Int(normalize(!bits, ty))),
-            (UnaryOp::Not, Value::Bool(b)) => Some(Value::Bool(!b)),
-            _ => None,
+            (UnaryOp::Neg, Value::Int(bits)) => Ok(Value::Int(normalize(bits.wrapping_neg(), ty))),
+            (UnaryOp::Neg, Value::Float(x)) => Ok(Value::Float(-x)),
+            (UnaryOp::Not, Value::Int(bits)) => Ok(Value::Int(normalize(!bits, ty))),
+            (UnaryOp::Not, Value::Bool(b)) => Ok(Value::Bool(!b)),
+            _ => Err(not_constant),
         },
-        ExprKind::Binary(op, left, right) => binary(*op, left.ty, eval(left)?, eval(right)?),
-        ExprKind::Cast(value) => cast(value.ty, eval(value)?, ty),
-        ExprKind::Builtin(builtin, args) => {
-            let values = args.iter().map(eval).collect::<Option<Vec<_>>>()?;
-            builtin_value(*builtin, ty, &values)
+        ExprKind::Binary(op, left, right) => {
+            let (l, r) = (eval(left)?, eval(right)?);
+            if matches!(op, BinaryOp::Div | BinaryOp::Rem) && r == Value::Int(0) {
+                return Err(FoldError::DivisionByZero);
+            }
+            binary(*op, left.ty, l, r).ok_or(not_constant)
         }
-        _ => None,
+        ExprKind::Cast(value) => cast(value.ty, eval(value)?, ty).ok_or(not_constant),
+        ExprKind::Builtin(builtin, args) => {
+            let values = args.iter().map(eval).collect::<Result<Vec<_>, _>>()?;
+            builtin_value(*builtin, ty, &values).ok_or(not_constant)
+        }
+        _ => Err(not_constant),
     }
 }
 
@@ -209,19 +223,20 @@ mod tests {
     #[test]
     fn wraps_at_the_width() {
         let e = Expr::binary(BinaryOp::Mul, int(0x9e3779b9, Type::U32), int(3, Type::U32));
-        assert_eq!(fold(&e), Some(Const::Int(0x9e3779b9u32.wrapping_mul(3) as u64)));
+        assert_eq!(fold(&e), Ok(Const::Int(0x9e3779b9u32.wrapping_mul(3) as u64)));
         let i32_ty = Type::Scalar(Scalar::I32);
         let neg = Expr::new(ExprKind::Unary(UnaryOp::Neg, Box::new(int(1, i32_ty))), i32_ty);
-        assert_eq!(fold(&Expr::binary(BinaryOp::Lt, neg, int(0, i32_ty))), Some(Const::Bool(true)));
+        assert_eq!(fold(&Expr::binary(BinaryOp::Lt, neg, int(0, i32_ty))), Ok(Const::Bool(true)));
     }
 
     #[test]
     fn infinity_and_division() {
         let inf = Expr::inf(Type::U32);
-        assert_eq!(fold(&inf), Some(Const::Inf));
+        assert_eq!(fold(&inf), Ok(Const::Inf));
         let half = Expr::binary(BinaryOp::Div, Expr::inf(Type::U32), int(2, Type::U32));
-        assert_eq!(fold(&half), Some(Const::Int((u32::MAX / 2) as u64)));
-        assert_eq!(fold(&Expr::binary(BinaryOp::Div, int(1, Type::U32), int(0, Type::U32))), None);
-        assert_eq!(fold(&Expr::new(ExprKind::NumNodes, Type::U32)), None);
+        assert_eq!(fold(&half), Ok(Const::Int((u32::MAX / 2) as u64)));
+        let by_zero = Expr::binary(BinaryOp::Div, int(1, Type::U32), int(0, Type::U32));
+        assert_eq!(fold(&by_zero), Err(FoldError::DivisionByZero));
+        assert_eq!(fold(&Expr::new(ExprKind::NumNodes, Type::U32)), Err(FoldError::NotConstant));
     }
 }

@@ -154,10 +154,13 @@ impl<'a> Lowerer<'a> {
     /// Reports that `e` has type `found` where `expected` is needed.
     pub(super) fn mismatch(&mut self, e: &ast::Expr, expected: Type, found: Type) {
         let (want, got) = (self.type_name(expected), self.type_name(found));
-        let mut diagnostic = Diagnostic::error(format!("mismatched types: expected `{want}`, found `{got}`"), e.span);
         if found == Type::Unit {
-            diagnostic = diagnostic.with_note("this expression has no value");
-        } else if matches!(expected, Type::Node | Type::Edge) && is_flexible(e) {
+            let message = format!("expected a `{want}`, but this expression has no value");
+            self.report(Diagnostic::error(message, e.span));
+            return;
+        }
+        let mut diagnostic = Diagnostic::error(format!("mismatched types: expected `{want}`, found `{got}`"), e.span);
+        if matches!(expected, Type::Node | Type::Edge) && is_flexible(e) {
             let id = if expected == Type::Node { "u32" } else { "u64" };
             diagnostic =
                 diagnostic.with_note(format!("a literal is a number; an id is written `n as {want}` (from `{id}`)"));

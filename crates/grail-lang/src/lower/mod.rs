@@ -532,8 +532,8 @@ impl<'a> Lowerer<'a> {
             _ => types::is_numeric(ty),
         };
         if !ok {
-            let wanted = if matches!(op, ReduceOp::Any | ReduceOp::All) { "`bool`" } else { "a number" };
-            let message = format!("a `{}` reduction combines {wanted}, not `{}`", op.name(), self.type_name(ty));
+            let wanted = if matches!(op, ReduceOp::Any | ReduceOp::All) { "`bool` values" } else { "numbers" };
+            let message = format!("the `{}` reduction combines {wanted}, not `{}`", op.name(), self.type_name(ty));
             return self.error(message, reduction.ty.span);
         }
         Some(ty)
@@ -663,15 +663,23 @@ impl<'a> Lowerer<'a> {
         let saved = std::mem::replace(&mut self.body, BodyCx::new(BodyKind::Const));
         let lowered = self.expect(expr, ty);
         self.body = saved;
-        let value = consts::fold(&lowered?);
-        if value.is_none() {
-            let diagnostic = Diagnostic::error(format!("the value of {what} must be known at compile time"), expr.span)
+        match consts::fold(&lowered?) {
+            Ok(value) => Some(value),
+            Err(consts::FoldError::DivisionByZero) => {
+                self.error(format!("the value of {what} divides by zero"), expr.span)
+            }
+            Err(consts::FoldError::NotConstant) => {
+                let diagnostic = Diagnostic::error(
+                    format!("the value of {what} must be known at compile time"),
+                    expr.span,
+                )
                 .with_note(
                     "it may use literals, `INF`, constants and operators, but not params, the graph or properties",
                 );
-            self.report(diagnostic);
+                self.report(diagnostic);
+                None
+            }
         }
-        value
     }
 
     fn param_default(&mut self, index: usize) {

@@ -60,20 +60,28 @@ pub(super) fn literal_fits(value: u64, ty: Type) -> bool {
     }
 }
 
-/// The number of single-character edits between two names.
+/// The number of single-character edits (insertions, deletions, substitutions and swaps of
+/// neighbours) between two names.
 pub(super) fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut previous = row[0];
-        row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let substitute = previous + usize::from(ca != cb);
-            previous = row[j + 1];
-            row[j + 1] = substitute.min(row[j] + 1).min(previous + 1);
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for j in 0..=b.len() {
+        d[0][j] = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = best;
         }
     }
-    row[b.len()]
+    d[a.len()][b.len()]
 }
 
 /// The candidate closest to `name`, if it is close enough to be a likely typo.
@@ -94,11 +102,12 @@ mod tests {
 
     #[test]
     fn distances() {
-        assert_eq!(distance("level", "levle"), 2);
+        assert_eq!(distance("level", "levle"), 1);
         assert_eq!(distance("dist", "dst"), 1);
         assert_eq!(distance("", "abc"), 3);
         assert_eq!(suggest("nosuch", ["level", "dist"]), None);
         assert_eq!(suggest("levl", ["level", "dist"]), Some("level"));
+        assert_eq!(suggest("levle", ["level", "dist"]), Some("level"));
     }
 
     #[test]
