@@ -172,3 +172,209 @@ fn semantically_wrong_programs_report_exactly_the_expected_diagnostics() {
         assert!(rendered.contains('^'), "{rendered}");
     }
 }
+
+/// Mutations that keep most programs parseable: one token swapped for another of its kind
+/// (names for names, literals for literals, operators for operators, related keywords).
+mod mutants {
+    use grail_lang::lexer::lex;
+    use grail_lang::token::{Keyword, TokenKind};
+    use proptest::prelude::*;
+
+    use super::*;
+
+    const LITERALS: &[&str] =
+        &["0", "1", "7u64", "2i32", "1.5", "2.5f32", "INF", "true", "false", "0x846ca68b", "5000000000", "-1"];
+    const OPERATORS: &[&str] = &["+", "-", "*", "/", "%", "<", "<=", "==", "!=", "&&", "||", "<<", ">>", "&", "|", "^"];
+    const ASSIGNMENTS: &[&str] = &["=", "+=", "-=", "*=", "/="];
+    const NAMES: &[&str] = &[
+        "u32",
+        "u64",
+        "i32",
+        "i64",
+        "f64",
+        "f32",
+        "bool",
+        "Node",
+        "Edge",
+        "self",
+        "main",
+        "min",
+        "max",
+        "abs",
+        "sqrt",
+        "print",
+        "atomic_min",
+        "atomic_add",
+        "atomic_cas",
+        "degree",
+        "in_degree",
+        "neighbor",
+        "out_edges",
+        "in_edges",
+        "neighbors",
+        "in_neighbors",
+        "find",
+        "union",
+        "src",
+        "dst",
+        "num_nodes",
+        "num_edges",
+        "nodes",
+        "edges",
+        "sum",
+        "any",
+        "x",
+    ];
+    /// Keywords that can stand in for one another somewhere.
+    const KEYWORDS: &[&[&str]] = &[
+        &["for", "forall"],
+        &["push", "retry", "reduce"],
+        &["while", "until"],
+        &["atomic", "single"],
+        &["let", "return"],
+        &["node", "edge"],
+        &["worklist", "G"],
+        &["INF", "true", "false"],
+    ];
+
+    /// The program with the chosen tokens replaced; `choices` pick tokens and replacements.
+    pub(super) fn mutate(source: &str, choices: &[(usize, usize)]) -> String {
+        let (tokens, _) = lex(source, FileId(0));
+        let tokens: Vec<_> = tokens.into_iter().filter(|t| t.kind != TokenKind::Eof).collect();
+        if tokens.is_empty() {
+            return source.to_string();
+        }
+        // The program's own names are the likeliest to resolve somewhere else.
+        let own: Vec<String> = tokens
+            .iter()
+            .filter_map(|t| match &t.kind {
+                TokenKind::Ident(name) => Some(name.clone()),
+                _ => None,
+            })
+            .collect();
+        let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
+        for &(at, pick) in choices {
+            let token = &tokens[at % tokens.len()];
+            let replacement = match &token.kind {
+                TokenKind::Ident(_) => {
+                    if pick % 2 == 0 {
+                        own[pick / 2 % own.len()].clone()
+                    } else {
+                        NAMES[pick / 2 % NAMES.len()].to_string()
+                    }
+                }
+                TokenKind::Int { .. } | TokenKind::Float { .. } | TokenKind::Keyword(Keyword::Inf) => {
+                    LITERALS[pick % LITERALS.len()].to_string()
+                }
+                TokenKind::Keyword(k) => {
+                    let text = k.as_str();
+                    match KEYWORDS.iter().find(|group| group.contains(&text)) {
+                        Some(group) => group[pick % group.len()].to_string(),
+                        None => continue,
+                    }
+                }
+                kind => {
+                    let text = kind.fixed_text().unwrap_or("");
+                    if OPERATORS.contains(&text) {
+                        OPERATORS[pick % OPERATORS.len()].to_string()
+                    } else if ASSIGNMENTS.contains(&text) {
+                        ASSIGNMENTS[pick % ASSIGNMENTS.len()].to_string()
+                    } else {
+                        continue;
+                    }
+                }
+            };
+            let range = token.span.range();
+            if edits.iter().all(|(r, _)| r.start != range.start) {
+                edits.push((range, replacement));
+            }
+        }
+        edits.sort_by_key(|(r, _)| std::cmp::Reverse(r.start));
+        let mut out = source.to_string();
+        for (range, text) in edits {
+            out.replace_range(range, &text);
+        }
+        out
+    }
+
+    /// What happened to a mutant.
+    #[derive(Debug, PartialEq)]
+    pub(super) enum Outcome {
+        ParseError,
+        Rejected,
+        Lowered,
+    }
+
+    /// Parses and lowers `source`; whatever lowers must validate and emit C.
+    pub(super) fn check(source: &str) -> Outcome {
+        let mut map = SourceMap::new();
+        let file = map.add("mutant", source);
+        let (program, parse_errors) = grail_lang::parse(source, file);
+        let Some(program) = program else {
+            assert!(!parse_errors.is_empty());
+            return Outcome::ParseError;
+        };
+        let (module, diagnostics) = grail_lang::lower(&program, file);
+        // Rendering must cope with every span lowering reports.
+        let rendered = render_to_string(&diagnostics, &map);
+        let Some(module) = module else {
+            assert!(grail_lang::has_errors(&diagnostics), "no module without an error");
+            return Outcome::Rejected;
+        };
+        assert!(diagnostics.is_empty(), "{rendered}");
+        if let Err(e) = grail_ir::validate(&module) {
+            panic!(
+                "a mutant lowers to invalid IR: {e}\n--- source ---\n{source}\n--- IR ---\n{}",
+                grail_ir::print(&module)
+            );
+        }
+        match emit_c(&module) {
+            Ok(_) => {}
+            Err(e) if tolerated(&e) => {}
+            Err(e) => panic!("a mutant's C cannot be emitted: {e}\n--- source ---\n{source}"),
+        }
+        Outcome::Lowered
+    }
+
+    /// A small deterministic generator for the sweep.
+    fn next(state: &mut u64) -> usize {
+        *state ^= *state << 13;
+        *state ^= *state >> 7;
+        *state ^= *state << 17;
+        (*state >> 16) as usize
+    }
+
+    #[test]
+    fn a_sweep_of_mutants_never_panics_and_lowers_to_valid_ir() {
+        let programs: Vec<(String, String)> = suite().into_iter().chain(specification_programs()).collect();
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let (mut parsed, mut lowered, mut total) = (0, 0, 0);
+        for round in 0..5000 {
+            let (_, source) = &programs[round % programs.len()];
+            let edits = 1 + next(&mut state) % 3;
+            let choices: Vec<(usize, usize)> = (0..edits).map(|_| (next(&mut state), next(&mut state))).collect();
+            let outcome = check(&mutate(source, &choices));
+            total += 1;
+            parsed += usize::from(outcome != Outcome::ParseError);
+            lowered += usize::from(outcome == Outcome::Lowered);
+        }
+        // The sweep must exercise both the checker's errors and the lowering of valid programs.
+        assert!(parsed * 2 > total, "only {parsed} of {total} mutants parse");
+        assert!(lowered * 10 > total, "only {lowered} of {total} mutants lower");
+        assert!(parsed - lowered > total / 10, "only {} of {total} mutants are rejected", parsed - lowered);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn mutated_programs_never_panic(
+            which in any::<proptest::sample::Index>(),
+            choices in proptest::collection::vec((any::<usize>(), any::<usize>()), 1..5),
+        ) {
+            let programs = suite();
+            let (_, source) = which.get(&programs);
+            check(&mutate(source, &choices));
+        }
+    }
+}
