@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use grail_graph::{Column, Graph};
 use grail_ir::{Kernel, KernelId, Module, ReduceOp, Scalar, Type};
 
-use super::ffi::{BufFreeFn, GrailCtx, GrailThread, GrailValue, PhaseFn, SizeFn};
+use super::ffi::{BufFreeFn, GrailCtx, GrailThread, GrailValue, PhaseFn, SizeFn, ThreadSlot};
 use super::memory::Memory;
 use super::ops;
 use super::pool::{Job, Pool, PoolState};
@@ -23,9 +23,15 @@ use super::value::{Value, column_type};
 use crate::cache::ModuleCache;
 use crate::error::{Result, RuntimeError};
 
-/// Phases with fewer items than this run on the calling thread alone: waking the other threads
-/// costs more than the items do.
-const PARALLEL_MIN_ITEMS: u64 = 1024;
+/// Phases with fewer items than this run on the calling thread alone. Handing a phase to
+/// spinning workers costs about 0.2 us; below a few hundred items (road-network BFS levels)
+/// the split gains nothing. Measured with `examples/bfs_bench.rs`.
+const PARALLEL_MIN_ITEMS: u64 = 256;
+
+/// Chunks are about 1/32 of a thread's share, so threads that drew heavy items (hubs of
+/// power-law graphs) are balanced by the rest, within these bounds.
+const MIN_CHUNK: u64 = 64;
+const MAX_CHUNK: u64 = 8192;
 
 /// A module compiled for the CPU and loaded, ready to run on any graph.
 pub struct CpuProgram {
@@ -199,7 +205,7 @@ impl CpuProgram {
 
 /// The threads' `grail_thread`s; frees their buffers with the program's `grail_buf_free`.
 pub(super) struct ThreadStates {
-    states: Vec<GrailThread>,
+    states: Vec<ThreadSlot>,
     free: BufFreeFn,
 }
 
@@ -270,7 +276,7 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
             invocation: 0,
             sets: memory.sets.ptr,
         });
-        let states = (0..pool.threads()).map(|_| GrailThread::new()).collect();
+        let states = (0..pool.threads()).map(|_| ThreadSlot(GrailThread::new())).collect();
         let stats =
             module.kernels.iter().map(|k| KernelStats { name: k.name.clone(), ..KernelStats::default() }).collect();
         Run {
@@ -345,7 +351,7 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
                     ctx,
                     args: self.args.as_ptr(),
                     size,
-                    chunk: (size / (threads * 32)).clamp(64, 8192),
+                    chunk: (size / (threads * 32)).clamp(MIN_CHUNK, MAX_CHUNK),
                     threads: self.threads.states.as_mut_ptr(),
                 };
                 self.pool.run(job, size >= PARALLEL_MIN_ITEMS);

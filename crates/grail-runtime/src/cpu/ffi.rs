@@ -82,6 +82,24 @@ impl GrailThread {
     }
 }
 
+/// A `grail_thread` alone on its cache lines: threads update their own buffers' lengths on
+/// every push, and neighbours in one line would make every push a cache miss for the other.
+#[repr(C, align(128))]
+pub(crate) struct ThreadSlot(pub GrailThread);
+
+impl std::ops::Deref for ThreadSlot {
+    type Target = GrailThread;
+    fn deref(&self) -> &GrailThread {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for ThreadSlot {
+    fn deref_mut(&mut self) -> &mut GrailThread {
+        &mut self.0
+    }
+}
+
 /// `uint64_t grail_k<k>_<p>_size(const grail_ctx *, const grail_value *args)`.
 pub(crate) type SizeFn = unsafe extern "C" fn(*const GrailCtx, *const GrailValue) -> u64;
 /// `void grail_k<k>_<p>(const grail_ctx *, const grail_value *args, uint64_t begin, uint64_t end,

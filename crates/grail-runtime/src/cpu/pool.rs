@@ -13,10 +13,16 @@ use std::sync::{Condvar, Mutex, PoisonError};
 use std::thread::{Scope, ScopedJoinHandle};
 use std::time::{Duration, Instant};
 
-use super::ffi::{GrailCtx, GrailThread, GrailValue, PhaseFn};
+use super::ffi::{GrailCtx, GrailValue, PhaseFn, ThreadSlot};
 
 /// How long an idle worker spins before it sleeps.
 const SPIN: Duration = Duration::from_micros(200);
+
+/// Set in [`Shared::state`] once the caller has run out of chunks: a worker that has not
+/// joined the job by then skips it, so the caller never waits for a thread the system has not
+/// scheduled yet.
+const CLOSED: u64 = 1 << 31;
+const JOINED: u64 = CLOSED - 1;
 
 /// One phase run over `0..size`: what every thread needs to run its chunks.
 #[derive(Clone, Copy)]
@@ -27,15 +33,16 @@ pub(crate) struct Job {
     pub size: u64,
     pub chunk: u64,
     /// One `grail_thread` per thread of the pool, by thread index (the caller is 0).
-    pub threads: *mut GrailThread,
+    pub threads: *mut ThreadSlot,
 }
 
 struct Shared {
     job: UnsafeCell<Option<Job>>,
     epoch: AtomicU64,
     cursor: AtomicU64,
-    /// Workers that have not finished the current job.
-    pending: AtomicUsize,
+    /// The current job's epoch (high 32 bits), whether it is closed to late workers
+    /// ([`CLOSED`]), and how many workers joined it and are not done (low bits).
+    state: AtomicU64,
     stop: AtomicBool,
     sleepers: AtomicUsize,
     lock: Mutex<()>,
@@ -65,7 +72,7 @@ impl PoolState {
             job: UnsafeCell::new(None),
             epoch: AtomicU64::new(0),
             cursor: AtomicU64::new(0),
-            pending: AtomicUsize::new(0),
+            state: AtomicU64::new(0),
             stop: AtomicBool::new(false),
             sleepers: AtomicUsize::new(0),
             lock: Mutex::new(()),
@@ -111,19 +118,21 @@ impl<'scope> Pool<'scope> {
             run_chunks(&job, &shared.cursor, 0, true);
             return;
         }
-        // SAFETY: every worker has reported back from the previous job (`pending` is 0), so no
-        // thread reads `job` now.
+        // SAFETY: the previous job is closed and every worker that joined it has left, so no
+        // thread reads `job` now (a late worker reads it only after joining the new epoch).
         unsafe { *shared.job.get() = Some(job) };
         shared.cursor.store(0, Ordering::Relaxed);
-        shared.pending.store(self.workers, Ordering::Relaxed);
-        shared.epoch.fetch_add(1, Ordering::SeqCst);
+        let epoch = shared.epoch.load(Ordering::Relaxed).wrapping_add(1);
+        shared.state.store(tag(epoch), Ordering::Release);
+        shared.epoch.store(epoch, Ordering::SeqCst);
         if shared.sleepers.load(Ordering::SeqCst) > 0 {
             let _guard = shared.lock.lock().unwrap_or_else(PoisonError::into_inner);
             shared.wake.notify_all();
         }
         run_chunks(&job, &shared.cursor, 0, false);
+        shared.state.fetch_or(CLOSED, Ordering::AcqRel);
         let mut spins = 0u32;
-        while shared.pending.load(Ordering::Acquire) != 0 {
+        while shared.state.load(Ordering::Acquire) & JOINED != 0 {
             spins = spins.saturating_add(1);
             if spins < 4096 {
                 std::hint::spin_loop();
@@ -148,7 +157,7 @@ fn run_chunks(job: &Job, cursor: &AtomicU64, index: usize, alone: bool) {
     // SAFETY (for the calls below): `threads` has one element per pool thread and each thread
     // uses only its own; `ctx` and `args` stay valid and unchanged until the job is complete;
     // `phase` is the generated function of this ABI.
-    let thread = unsafe { job.threads.add(index) };
+    let thread = unsafe { &raw mut (*job.threads.add(index)).0 };
     if alone {
         if job.size > 0 {
             unsafe { (job.phase)(job.ctx, job.args, 0, job.size, thread) };
@@ -165,15 +174,39 @@ fn run_chunks(job: &Job, cursor: &AtomicU64, index: usize, alone: bool) {
     }
 }
 
+/// The epoch's tag in [`Shared::state`].
+fn tag(epoch: u64) -> u64 {
+    (epoch & 0xffff_ffff) << 32
+}
+
 fn worker(shared: &Shared, index: usize) {
     let mut seen = 0;
     while let Some(epoch) = wait_for_job(shared, seen) {
         seen = epoch;
-        // SAFETY: the caller wrote the job before bumping the epoch (which this thread read
-        // with acquire ordering) and will not write it again until this thread reports back.
-        let Some(job) = (unsafe { *shared.job.get() }) else { break };
-        run_chunks(&job, &shared.cursor, index, false);
-        shared.pending.fetch_sub(1, Ordering::Release);
+        if !join(shared, epoch) {
+            continue;
+        }
+        // SAFETY: the caller wrote the job before opening its epoch, which this thread joined
+        // with acquire ordering; the caller does not write it again until this thread leaves.
+        let job = unsafe { *shared.job.get() };
+        if let Some(job) = job {
+            run_chunks(&job, &shared.cursor, index, false);
+        }
+        shared.state.fetch_sub(1, Ordering::Release);
+    }
+}
+
+/// Joins the job of `epoch` unless the caller has closed it (or moved on).
+fn join(shared: &Shared, epoch: u64) -> bool {
+    let mut state = shared.state.load(Ordering::Acquire);
+    loop {
+        if state & !JOINED != tag(epoch) {
+            return false;
+        }
+        match shared.state.compare_exchange_weak(state, state + 1, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => return true,
+            Err(now) => state = now,
+        }
     }
 }
 
