@@ -378,3 +378,80 @@ mod mutants {
         }
     }
 }
+
+/// The shape of the module that the runtime and the passes rely on.
+#[test]
+fn lowering_conventions() {
+    use grail_ir::{Const, ExprKind, Initial, KernelId, Owner, Space, Stmt, Type, Until};
+    let source = r#"
+        graph {
+            node dist: u64 = INF;
+            node label: u32 = self as u32;
+            edge weight: u32;
+            edge mark: bool = false;
+        }
+        param source: Node;
+        param limit: u64 = INF;
+        param scale: f64 = 2;
+        output dist;
+        output mark;
+        const STEP: u64 = 1 << 4;
+        kernel init(bound: u64) -> sum u64 {
+            forall u in worklist {
+                if bound > STEP { reduce 1; }
+                if u.dist > bound { push(u); }
+            }
+        }
+        fn main() -> u64 {
+            let mut total: u64 = 0;
+            total += invoke init(limit);
+            iterate init(STEP) initial [source] { total += 1; }
+            return total;
+        }
+    "#;
+    let module = lower_clean("conventions", source);
+    grail_ir::validate(&module).unwrap();
+    // The program's kernel keeps index 0; the initialiser comes last, renamed around `init`.
+    assert_eq!(module.kernels.len(), 2);
+    assert_eq!(module.kernels[0].name, "init");
+    let init = &module.kernels[1];
+    assert_eq!(init.name, "init_1");
+    let spaces: Vec<&Space> = init
+        .body
+        .block
+        .iter()
+        .map(|s| match s {
+            Stmt::ForAll(f) => &f.space,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(spaces, [&Space::AllNodes, &Space::AllEdges]);
+    assert!(matches!(&module.main.block[0], Stmt::Invoke { kernel: KernelId(1), result: None, .. }));
+    // Weights are bound, not initialised; bool edge properties can be outputs.
+    assert!(module.properties[2].is_weight && module.properties[2].owner == Owner::Edge);
+    assert_eq!(module.outputs.iter().map(|p| p.0).collect::<Vec<_>>(), [0, 3]);
+    assert_eq!(module.params[1].default, Some(Const::Inf));
+    assert_eq!(module.params[2].default, Some(Const::Float(2.0)));
+    assert_eq!(module.main_result, Type::U64);
+    // `total += invoke init(limit)` receives the result in a temporary, then adds it.
+    let Stmt::Invoke { result: Some(temp), .. } = &module.main.block[2] else { panic!("{:?}", module.main.block[2]) };
+    let Stmt::Assign { value, .. } = &module.main.block[3] else { panic!() };
+    assert!(matches!(&value.kind, ExprKind::Binary(grail_ir::BinaryOp::Add, _, r)
+        if matches!(&r.kind, ExprKind::Load(grail_ir::Place::Local(l)) if l == temp)));
+    let Stmt::Iterate(iterate) = &module.main.block[4] else { panic!() };
+    let Until::Empty { initial: Some(Initial::Items(items)), args, .. } = &iterate.until else { panic!() };
+    assert_eq!(items.len(), 1);
+    assert_eq!(args[0].kind, ExprKind::Const(Const::Int(16)));
+    // Branches on kernel parameters and constants are uniform; on an item's data, not.
+    let Stmt::ForAll(phase) = &module.kernels[0].body.block[0] else { panic!() };
+    let marks: Vec<bool> = phase
+        .body
+        .iter()
+        .map(|s| match s {
+            Stmt::If { uniform, .. } => *uniform,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(marks, [true, false]);
+    assert_eq!(module.kernels[0].push_sites.len(), 1);
+}
