@@ -1,16 +1,22 @@
 //! grail's algorithm suite.
 //!
 //! Each suite algorithm has a name users type (`bfs`, `sssp`, ...), an output type, headline
-//! figures for summaries, and a verifier. Targets say what runs it: today the sequential
-//! references of `grail-graph`; the generated CPU code (`cpu`) and CUDA (`gpu`) join as the
-//! language, IR and backends land, and every one of them is checked by the same verifiers.
+//! figures for summaries, and a verifier. Targets say what runs it: the sequential references of
+//! `grail-graph` (`reference`), or the suite's grail programs (`programs/`, one per [`Variant`])
+//! compiled by grail and run by the CPU executor (`cpu`); CUDA (`gpu`) joins with its backend.
+//! Every target is checked by the same verifiers.
 
 mod algorithm;
+pub mod cpu;
+mod error;
 mod output;
 mod programs;
 mod run;
+mod variant;
 
 pub use algorithm::{Algorithm, Target};
+pub use error::{AlgoError, Result};
 pub use output::Output;
 pub use programs::{PROGRAMS, program_source};
 pub use run::{RunParams, RunResult, run, verify};
+pub use variant::{VARIANTS, Variant};

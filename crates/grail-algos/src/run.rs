@@ -3,10 +3,15 @@
 use std::time::{Duration, Instant};
 
 use grail_graph::reference::{self, PageRankOptions};
-use grail_graph::{Graph, GraphError, NodeId, Result};
+use grail_graph::{Graph, GraphError, NodeId};
+use grail_runtime::ModuleCache;
+use grail_runtime::cpu::{CCompiler, RunStats};
 
 use crate::algorithm::{Algorithm, Target};
+use crate::cpu::CpuSuiteProgram;
+use crate::error::{AlgoError, Result};
 use crate::output::Output;
+use crate::variant::Variant;
 
 /// Parameters of a run. The source is checked against the graph before anything runs.
 #[derive(Debug, Clone, Default)]
@@ -14,11 +19,17 @@ pub struct RunParams {
     /// The source node (BFS, SSSP), as a 0-based internal id; 0 when not given.
     pub source: Option<u64>,
     pub pagerank: PageRankOptions,
+    /// The variant (`--variant`) for the generated targets; each algorithm's default if `None`.
+    pub variant: Option<String>,
+    /// Further program parameters as `name=value` text (`--param delta=512`).
+    pub program_params: Vec<(String, String)>,
+    /// Worker threads of the CPU target; 0 means one per core.
+    pub threads: usize,
 }
 
 impl RunParams {
     /// The source node, checked against `graph`.
-    pub fn source_in(&self, graph: &Graph) -> Result<NodeId> {
+    pub fn source_in(&self, graph: &Graph) -> grail_graph::Result<NodeId> {
         if graph.num_nodes() == 0 {
             return Err(GraphError::invalid("the graph has no nodes, so there is no source node"));
         }
@@ -31,18 +42,47 @@ impl RunParams {
 pub struct RunResult {
     pub algorithm: Algorithm,
     pub target: Target,
+    /// The variant that ran, on the generated targets.
+    pub variant: Option<&'static Variant>,
     pub output: Output,
     pub time: Duration,
+    /// The CPU executor's work counts and per-kernel times.
+    pub stats: Option<RunStats>,
 }
 
 /// Runs `algorithm` on `graph` with `target`.
 pub fn run(algorithm: Algorithm, graph: &Graph, target: Target, params: &RunParams) -> Result<RunResult> {
     let source = if algorithm.needs_source() { params.source_in(graph)? } else { 0 };
-    let start = Instant::now();
-    let output = match target {
-        Target::Reference => run_reference(algorithm, graph, source, params),
-    };
-    Ok(RunResult { algorithm, target, output, time: start.elapsed() })
+    match target {
+        Target::Reference => {
+            if let Some(variant) = &params.variant {
+                return Err(AlgoError::Usage(format!(
+                    "the reference target has no variants (--variant {variant} is for --target cpu)"
+                )));
+            }
+            if !params.program_params.is_empty() {
+                return Err(AlgoError::Usage("--param is for the generated targets (--target cpu)".into()));
+            }
+            let start = Instant::now();
+            let output = run_reference(algorithm, graph, source, params);
+            Ok(RunResult { algorithm, target, variant: None, output, time: start.elapsed(), stats: None })
+        }
+        Target::Cpu => {
+            let variant = Variant::find(algorithm, params.variant.as_deref()).map_err(AlgoError::Usage)?;
+            let compiler = CCompiler::detect()?;
+            let program = CpuSuiteProgram::compile(variant, &compiler, Some(&ModuleCache::default_location()))?;
+            let run = program.run(graph, params)?;
+            let time = run.stats.elapsed;
+            Ok(RunResult {
+                algorithm,
+                target,
+                variant: Some(variant),
+                output: run.output,
+                time,
+                stats: Some(run.stats),
+            })
+        }
+    }
 }
 
 fn run_reference(algorithm: Algorithm, graph: &Graph, source: NodeId, params: &RunParams) -> Output {
@@ -73,4 +113,5 @@ pub fn verify(algorithm: Algorithm, graph: &Graph, params: &RunParams, output: &
         (Algorithm::Mst, Output::SpanningForest(forest)) => reference::verify_msf(graph, forest),
         _ => Err(mismatch()),
     }
+    .map_err(AlgoError::from)
 }

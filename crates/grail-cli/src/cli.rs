@@ -35,8 +35,8 @@ pub enum Command {
     /// Benchmarks of grail itself.
     #[command(subcommand)]
     Bench(BenchCommand),
-    /// Parse a grail program and report every error found, with file, line, column and the
-    /// offending source; exits 1 if there is any.
+    /// Parse and type-check a grail program and report every error found, with file, line,
+    /// column and the offending source; exits 1 if there is any.
     Check(CheckArgs),
     /// Compile a grail program and write the stage chosen by --emit to standard output.
     Compile(CompileArgs),
@@ -54,8 +54,8 @@ pub struct CompileArgs {
     /// The program: a .grail file, or a suite program's name (bfs, sssp_nf, ...).
     #[arg(value_name = "FILE")]
     pub program: PathBuf,
-    /// What to write: `ast`, the parsed program printed back as canonical grail source. The IR,
-    /// C and CUDA join as the later compiler stages land.
+    /// What to write: `ast` (the parsed program as canonical grail source), `ir` (the checked
+    /// program lowered to grail's IR) or `c` (the C the CPU backend compiles).
     #[arg(long, value_enum, value_name = "STAGE")]
     pub emit: Emit,
 }
@@ -65,6 +65,10 @@ pub struct CompileArgs {
 pub enum Emit {
     /// The parsed program as canonical grail source.
     Ast,
+    /// The IR: kernels as parallel phases, and the host orchestration.
+    Ir,
+    /// The C11 translation unit the CPU backend builds.
+    C,
 }
 
 #[derive(Debug, Args)]
@@ -221,16 +225,27 @@ pub struct StatsArgs {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// The algorithm: bfs, sssp, cc, pr, tri, mis or mst.
-    pub algorithm: Algorithm,
+    /// What to run: a suite algorithm (bfs, sssp, cc, pr, tri, mis, mst) or a grail program
+    /// file (`prog.grail`, run with --target cpu).
+    #[arg(value_name = "ALGO|FILE")]
+    pub program: String,
     #[command(flatten)]
     pub graph: GraphArgs,
-    /// Source node for bfs and sssp: the 0-based internal id (file id minus one in 1-based formats).
+    /// Source node for bfs and sssp (and any program with a `source` parameter): the 0-based
+    /// internal id (file id minus one in 1-based formats).
     #[arg(long, short, value_name = "N")]
     pub source: Option<u64>,
-    /// What runs the algorithm.
-    #[arg(long, short, default_value = "reference", value_name = "TARGET")]
-    pub target: Target,
+    /// What runs it: `reference` (sequential, the oracle) or `cpu` (generated C on every core).
+    /// A program file runs on `cpu` unless told otherwise.
+    #[arg(long, short, value_name = "TARGET")]
+    pub target: Option<Target>,
+    /// Which of the algorithm's grail programs runs on a generated target (`grail run ALGO
+    /// --variant help` lists them); each algorithm has a default.
+    #[arg(long, value_name = "NAME")]
+    pub variant: Option<String>,
+    /// A program parameter, `name=value` (repeatable): `--param delta=512`.
+    #[arg(long = "param", value_name = "NAME=VALUE", value_parser = parse_param)]
+    pub params: Vec<(String, String)>,
     /// Write the result: line i holds node i's value (`inf` where there is none); for mst one `u v w` line per edge.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -240,6 +255,9 @@ pub struct RunArgs {
     /// Check the result with the algorithm's verifier.
     #[arg(long)]
     pub verify: bool,
+    /// Report the generated code's work: per kernel, invocations, items processed, pushes, time.
+    #[arg(long)]
+    pub stats: bool,
     /// PageRank: stop when the L1 change of an iteration falls below this.
     #[arg(long, value_name = "EPS")]
     pub pr_tolerance: Option<f64>,
@@ -248,11 +266,22 @@ pub struct RunArgs {
     pub pr_max_iterations: Option<u32>,
 }
 
+/// Splits `name=value`.
+fn parse_param(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((name, value)) if !name.trim().is_empty() => Ok((name.trim().to_string(), value.trim().to_string())),
+        _ => Err(format!("expected NAME=VALUE, got '{text}'")),
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct DemoArgs {
     /// log2 of the R-MAT graph's node count; the other graphs are sized to match.
     #[arg(long, default_value_t = 16)]
     pub scale: u32,
+    /// What runs the algorithms: `cpu` (the suite's grail programs, compiled) or `reference`.
+    #[arg(long, short, default_value = "cpu", value_name = "TARGET")]
+    pub target: Target,
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -260,6 +289,28 @@ pub struct DemoArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum BenchCommand {
+    /// Run the algorithm suite on generated graphs (GAP-style kron, urand, grid, road) and print
+    /// a table: best time, GTEPS, kernel invocations, verification.
+    Suite {
+        /// Graphs as KIND:SCALE (kron, urand, grid, road; 2^SCALE nodes), comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "kron:18,urand:20,grid:20,road:20")]
+        graphs: Vec<String>,
+        /// Algorithms to run, comma-separated (default: all).
+        #[arg(long, value_delimiter = ',', value_name = "ALGO")]
+        algorithms: Vec<Algorithm>,
+        /// Run every variant of each algorithm, not only its default.
+        #[arg(long)]
+        all_variants: bool,
+        /// Timed runs per algorithm and graph (the best is reported).
+        #[arg(long, default_value_t = 3)]
+        repeat: u32,
+        /// Skip checking each result with its verifier.
+        #[arg(long)]
+        no_verify: bool,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Time each generator at one size: drawing the edges, and the whole graph (edges + build).
     Gen {
         /// log2 of the node count (grid: the nearest square).

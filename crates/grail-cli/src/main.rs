@@ -1,7 +1,8 @@
 //! `grail`: generate, convert and inspect graphs, and run graph algorithms on them.
 //!
 //! Exit status: 0 on success, 1 on any error (bad input, bad parameters, I/O), 2 on a usage
-//! error, 3 when `--verify` rejects a result.
+//! error (from clap, or an unknown algorithm, variant or parameter), 3 when `--verify` rejects a
+//! result.
 
 mod cli;
 mod commands;
@@ -20,14 +21,22 @@ fn main() -> ExitCode {
         eprintln!("error: cannot start {threads} threads: {e}");
         return ExitCode::FAILURE;
     }
-    match commands::dispatch(cli.command, &progress) {
+    match commands::dispatch(cli.command, cli.threads.unwrap_or(0), &progress) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             progress.clear();
-            let verification =
-                error.chain().any(|e| matches!(e.downcast_ref(), Some(grail_graph::GraphError::Verification(_))));
+            let verification = error.chain().any(|e| {
+                matches!(e.downcast_ref(), Some(grail_graph::GraphError::Verification(_)))
+                    || e.downcast_ref::<grail_algos::AlgoError>().is_some_and(|e| e.is_verification_failure())
+            });
             eprintln!("error: {error:#}");
-            ExitCode::from(if verification { 3 } else { 1 })
+            ExitCode::from(if verification {
+                3
+            } else if commands::is_usage_error(&error) {
+                2
+            } else {
+                1
+            })
         }
     }
 }

@@ -1,5 +1,7 @@
 //! `grail bench`: how fast grail's own machinery is.
 //!
+//! `grail bench suite`: the algorithm suite on generated graphs (see `bench_suite`).
+//!
 //! `grail bench load`: how fast grail loads one graph from every format it reads.
 //! The graph is an undirected R-MAT (Kronecker, Graph500 parameters) graph with random weights,
 //! written once in each format; every load is timed end to end (read, parse, build the CSR) with
@@ -10,17 +12,24 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
+use grail_algos::Algorithm;
 use grail_graph::generate::{GenOptions, Generator, generate};
 use grail_graph::io::{Format, ReadOptions, read_graph, write_graph};
 use grail_graph::{Graph, NoProgress};
 use serde_json::json;
 
+use super::bench_suite::SuiteBench;
 use super::millis;
 use crate::cli::BenchCommand;
 use crate::progress::Bars;
 
-pub fn bench(command: BenchCommand, progress: &Bars) -> Result<()> {
+pub fn bench(command: BenchCommand, threads: usize, progress: &Bars) -> Result<()> {
     match command {
+        BenchCommand::Suite { graphs, algorithms, all_variants, repeat, no_verify, json } => {
+            let algorithms = if algorithms.is_empty() { Algorithm::ALL.to_vec() } else { algorithms };
+            let bench = SuiteBench { graphs, algorithms, all_variants, repeat, verify: !no_verify, json, threads };
+            super::bench_suite::suite(bench, progress)
+        }
         BenchCommand::Load { scale, repeat, dir, json } => load(scale, repeat.max(1), dir, json, progress),
         BenchCommand::Gen { scale, repeat, json } => generators(scale, repeat.max(1), json),
     }

@@ -1,16 +1,17 @@
-//! `grail check`: parse a program and report its diagnostics.
+//! `grail check`: parse and type-check a program and report its diagnostics.
 
 use std::path::Path;
 
 use anyhow::{Result, bail};
+use grail_ir::Module;
 use grail_lang::ast::Program;
 use grail_lang::diagnostics::emit_to_stderr;
-use grail_lang::{SourceMap, has_errors, parse};
+use grail_lang::{Diagnostic, SourceMap, has_errors, parse};
 
 use crate::cli::CheckArgs;
 
 pub fn check(args: CheckArgs) -> Result<()> {
-    parse_file(&args.program)?;
+    lower_file(&args.program)?;
     eprintln!("{}: ok", args.program.display());
     Ok(())
 }
@@ -31,19 +32,38 @@ fn read_program(path: &Path) -> Result<(String, String)> {
     }
 }
 
-/// Reads and parses a program, rendering its diagnostics to standard error. Fails if it cannot
-/// be read or has errors; warnings alone are printed and the program returned.
-pub fn parse_file(path: &Path) -> Result<Program> {
+/// The program's name for the IR module: the file stem.
+fn module_name(path: &Path) -> String {
+    path.file_stem().map_or_else(|| "program".to_string(), |s| s.to_string_lossy().into_owned())
+}
+
+/// Runs a front-end stage over a program, rendering its diagnostics to standard error. Fails
+/// if the program cannot be read or has errors; warnings alone are printed.
+fn front_end<T>(
+    path: &Path,
+    stage: impl FnOnce(&str, grail_lang::FileId) -> (Option<T>, Vec<Diagnostic>),
+) -> Result<T> {
     let (name, source) = read_program(path)?;
     let mut files = SourceMap::new();
     let file = files.add(name.clone(), source);
-    let (program, diagnostics) = parse(files.text(file), file);
+    let (result, diagnostics) = stage(files.text(file), file);
     emit_to_stderr(&diagnostics, &files).map_err(|e| anyhow::anyhow!("cannot write diagnostics: {e}"))?;
-    match program {
-        Some(program) if !has_errors(&diagnostics) => Ok(program),
+    match result {
+        Some(result) if !has_errors(&diagnostics) => Ok(result),
         _ => {
-            let errors = diagnostics.iter().filter(|d| d.is_error()).count();
+            let errors = diagnostics.iter().filter(|d| d.is_error()).count().max(1);
             bail!("{name}: {errors} error{}", if errors == 1 { "" } else { "s" })
         }
     }
+}
+
+/// Reads and parses a program.
+pub fn parse_file(path: &Path) -> Result<Program> {
+    front_end(path, parse)
+}
+
+/// Reads, parses, checks and lowers a program to the IR.
+pub fn lower_file(path: &Path) -> Result<Module> {
+    let name = module_name(path);
+    front_end(path, |source, file| grail_lang::compile(source, file, &name))
 }

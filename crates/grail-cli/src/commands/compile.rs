@@ -7,9 +7,12 @@ use anyhow::{Context, Result};
 use crate::cli::{CompileArgs, Emit};
 
 pub fn compile(args: CompileArgs) -> Result<()> {
-    let program = super::check::parse_file(&args.program)?;
     let text = match args.emit {
-        Emit::Ast => grail_lang::print_program(&program),
+        Emit::Ast => grail_lang::print_program(&super::check::parse_file(&args.program)?),
+        Emit::Ir => grail_ir::print(&super::check::lower_file(&args.program)?),
+        Emit::C => {
+            grail_codegen::emit_c(&super::check::lower_file(&args.program)?).context("the C code generator failed")?
+        }
     };
     std::io::stdout().write_all(text.as_bytes()).context("cannot write to standard output")
 }

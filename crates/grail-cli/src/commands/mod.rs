@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 mod bench;
+mod bench_suite;
 mod check;
 mod compile;
 mod convert;
@@ -16,14 +17,15 @@ use grail_graph::{BuildOptions, Graph};
 use crate::cli::{CleanArgs, Command, GraphArgs};
 use crate::progress::Bars;
 
-pub fn dispatch(command: Command, progress: &Bars) -> Result<()> {
+/// Runs a subcommand; `threads` is the --threads value, 0 when not given (one per core).
+pub fn dispatch(command: Command, threads: usize, progress: &Bars) -> Result<()> {
     match command {
         Command::Gen(args) => gen_graph::gen_graph(args, progress),
         Command::Convert(args) => convert::convert(args, progress),
         Command::Stats(args) => stats::stats(args, progress),
-        Command::Run(args) => run::run(args, progress),
-        Command::Demo(args) => demo::demo(args, progress),
-        Command::Bench(args) => bench::bench(args, progress),
+        Command::Run(args) => run::run(args, threads, progress),
+        Command::Demo(args) => demo::demo(args, threads, progress),
+        Command::Bench(args) => bench::bench(args, threads, progress),
         Command::Check(args) => check::check(args),
         Command::Compile(args) => compile::compile(args),
     }
@@ -44,6 +46,27 @@ impl CleanArgs {
 pub fn load(args: &GraphArgs, build: BuildOptions, progress: &Bars) -> Result<Graph> {
     read_graph(&args.graph, &ReadOptions { format: args.format, build }, progress)
         .with_context(|| format!("cannot load graph {}", args.graph.display()))
+}
+
+/// A mistake in how grail was called (an unknown name, a bad flag value) that clap cannot see:
+/// reported like clap's own usage errors, with exit status 2.
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// Whether an error is a usage error (exit status 2).
+pub fn is_usage_error(error: &anyhow::Error) -> bool {
+    error.chain().any(|e| {
+        e.is::<UsageError>()
+            || matches!(e.downcast_ref::<grail_algos::AlgoError>(), Some(grail_algos::AlgoError::Usage(_)))
+    })
 }
 
 /// Milliseconds, for reports.

@@ -1,19 +1,49 @@
-//! `grail run`: run a suite algorithm on a graph file.
+//! `grail run`: run a suite algorithm, or a user's grail program, on a graph file.
 
+use std::io::Write;
+use std::path::Path;
 use std::time::Instant;
 
-use anyhow::{Context, Result};
-use grail_algos::{RunParams, run as run_algorithm, verify};
-use grail_graph::BuildOptions;
-use grail_graph::io::write_atomically;
+use anyhow::{Context, Result, bail};
+use grail_algos::cpu::bind_named;
+use grail_algos::{Algorithm, RunParams, Target, Variant, run as run_algorithm, verify};
+use grail_graph::properties::Column;
+use grail_graph::{BuildOptions, Graph};
+use grail_ir::{Module, Owner, Type};
+use grail_runtime::ModuleCache;
+use grail_runtime::cpu::{CCompiler, CpuProgram, RunOptions, RunStats, Value};
 use serde_json::json;
 
-use super::{load, millis};
+use super::{UsageError, load, millis};
 use crate::cli::RunArgs;
 use crate::progress::Bars;
 
-pub fn run(args: RunArgs, progress: &Bars) -> Result<()> {
-    let mut params = RunParams { source: args.source, ..Default::default() };
+pub fn run(args: RunArgs, threads: usize, progress: &Bars) -> Result<()> {
+    match args.program.parse::<Algorithm>() {
+        Ok(algorithm) => run_suite(algorithm, args, threads, progress),
+        Err(_) if args.program.ends_with(".grail") || Path::new(&args.program).is_file() => {
+            run_program(args, threads, progress)
+        }
+        Err(message) => Err(UsageError(format!("{message}, nor is '{}' a grail program file", args.program)).into()),
+    }
+}
+
+fn run_suite(algorithm: Algorithm, args: RunArgs, threads: usize, progress: &Bars) -> Result<()> {
+    let target = args.target.unwrap_or(Target::Cpu);
+    if args.variant.as_deref() == Some("help") {
+        println!("variants of {algorithm} (the first is the default):");
+        for variant in Variant::of(algorithm) {
+            println!("  {:<10} {:<12} {}", variant.name, format!("({})", variant.program), variant.summary);
+        }
+        return Ok(());
+    }
+    let mut params = RunParams {
+        source: args.source,
+        variant: args.variant.clone(),
+        program_params: args.params.clone(),
+        threads,
+        ..Default::default()
+    };
     if let Some(tolerance) = args.pr_tolerance {
         anyhow::ensure!(tolerance > 0.0 && tolerance.is_finite(), "--pr-tolerance must be a positive number");
         params.pagerank.tolerance = tolerance;
@@ -22,29 +52,35 @@ pub fn run(args: RunArgs, progress: &Bars) -> Result<()> {
         anyhow::ensure!(iterations > 0, "--pr-max-iterations must be at least 1");
         params.pagerank.max_iterations = iterations;
     }
+    if target == Target::Cpu {
+        // Fail on a bad variant before spending time on loading.
+        Variant::find(algorithm, params.variant.as_deref()).map_err(UsageError)?;
+    }
     let start = Instant::now();
     let graph = load(&args.graph, BuildOptions::AS_GIVEN, progress)?;
     let load_ms = millis(start.elapsed());
     progress.clear();
 
-    let result = run_algorithm(args.algorithm, &graph, args.target, &params)?;
+    let result = run_algorithm(algorithm, &graph, target, &params)?;
     let verified = if args.verify {
-        verify(args.algorithm, &graph, &params, &result.output)
-            .with_context(|| format!("{} result from target {} is wrong", args.algorithm, args.target))?;
+        verify(algorithm, &graph, &params, &result.output)
+            .with_context(|| format!("{algorithm} result from target {target} is wrong"))?;
         Some(true)
     } else {
         None
     };
     if let Some(path) = &args.output {
-        write_atomically(path, |out| result.output.write_values(out))
+        grail_graph::io::write_atomically(path, |out| result.output.write_values(out))
             .with_context(|| format!("cannot write the result to {}", path.display()))?;
     }
 
     let time_ms = millis(result.time);
+    let variant = result.variant.map(|v| v.name);
     if args.json {
         let mut summary = json!({
-            "algorithm": args.algorithm.name(),
-            "target": args.target.name(),
+            "algorithm": algorithm.name(),
+            "target": target.name(),
+            "variant": variant,
             "graph": args.graph.graph.display().to_string(),
             "nodes": graph.num_nodes(),
             "edges": graph.num_edges(),
@@ -52,19 +88,21 @@ pub fn run(args: RunArgs, progress: &Bars) -> Result<()> {
             "load_ms": load_ms,
             "verified": verified,
         });
-        if args.algorithm.needs_source() {
+        if algorithm.needs_source() {
             summary["source"] = params.source_in(&graph)?.into();
+        }
+        if args.stats {
+            summary["stats"] = stats_json(result.stats.as_ref());
         }
         summary.as_object_mut().expect("object").extend(result.output.headline());
         println!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
+        let variant = variant.map(|v| format!(" (variant {v})")).unwrap_or_default();
         println!(
-            "{} on {} ({} nodes, {} edges), target {}",
-            args.algorithm,
+            "{algorithm} on {} ({} nodes, {} edges), target {target}{variant}",
             args.graph.graph.display(),
             graph.num_nodes(),
             graph.num_edges(),
-            args.target
         );
         println!("  time      {time_ms:.2} ms (load {load_ms:.1} ms)");
         println!("  result    {}", result.output.headline_text());
@@ -74,6 +112,174 @@ pub fn run(args: RunArgs, progress: &Bars) -> Result<()> {
         if let Some(path) = &args.output {
             println!("  written   {}", path.display());
         }
+        if args.stats {
+            print_stats(result.stats.as_ref());
+        }
     }
     Ok(())
+}
+
+/// Runs a user's program file on the CPU.
+fn run_program(args: RunArgs, threads: usize, progress: &Bars) -> Result<()> {
+    let path = Path::new(&args.program);
+    match args.target {
+        None | Some(Target::Cpu) => {}
+        Some(other) => bail!("a program file runs on --target cpu, not {other}"),
+    }
+    if args.verify {
+        bail!("--verify checks suite algorithms against their references; a program file has none");
+    }
+    if args.variant.is_some() || args.pr_tolerance.is_some() || args.pr_max_iterations.is_some() {
+        bail!("--variant and --pr-* are for suite algorithms; pass a program's parameters with --param NAME=VALUE");
+    }
+    let module = super::check::lower_file(path)?;
+    let compiler = CCompiler::detect()?;
+    let program = CpuProgram::compile(module, &compiler, Some(&ModuleCache::default_location()))?;
+    let module = program.module();
+    let mut values: Vec<Option<Value>> = vec![None; module.params.len()];
+    bind_named(module, &args.params, &mut values)?;
+    if let Some(source) = args.source {
+        let Some(index) = module.params.iter().position(|p| p.name == "source" && p.ty == Type::Node) else {
+            bail!("--source: the program has no `param source: Node`");
+        };
+        let source = u32::try_from(source).map_err(|_| anyhow::anyhow!("--source {source} is not a node id"))?;
+        values[index] = Some(Value::Node(source));
+    }
+
+    let start = Instant::now();
+    let graph = load(&args.graph, BuildOptions::AS_GIVEN, progress)?;
+    let load_ms = millis(start.elapsed());
+    progress.clear();
+    let mut stdout = std::io::stdout();
+    let output = program.run(&graph, &values, &RunOptions { threads }, &mut stdout)?;
+    if let Some(out_path) = &args.output {
+        grail_graph::io::write_atomically(out_path, |out| write_outputs(module, &graph, &output.properties, out))
+            .with_context(|| format!("cannot write the result to {}", out_path.display()))?;
+    }
+    let time_ms = millis(output.stats.elapsed);
+    if args.json {
+        let mut summary = json!({
+            "program": args.program,
+            "target": "cpu",
+            "graph": args.graph.graph.display().to_string(),
+            "nodes": graph.num_nodes(),
+            "edges": graph.num_edges(),
+            "time_ms": time_ms,
+            "load_ms": load_ms,
+            "result": output.result.as_ref().map(|v| v.to_string()),
+        });
+        if args.stats {
+            summary["stats"] = stats_json(Some(&output.stats));
+        }
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    } else {
+        println!(
+            "{} on {} ({} nodes, {} edges), target cpu",
+            args.program,
+            args.graph.graph.display(),
+            graph.num_nodes(),
+            graph.num_edges()
+        );
+        println!("  time      {time_ms:.2} ms (load {load_ms:.1} ms)");
+        if let Some(result) = &output.result {
+            println!("  result    {result}");
+        }
+        if let Some(path) = &args.output {
+            println!("  written   {}", path.display());
+        }
+        if args.stats {
+            print_stats(Some(&output.stats));
+        }
+    }
+    Ok(())
+}
+
+/// Writes a program's outputs: one line per node with the node outputs' values separated by
+/// spaces, or, for a `bool` edge output, one `src dst weight` line per edge set.
+fn write_outputs(module: &Module, graph: &Graph, columns: &[Column], out: &mut dyn Write) -> std::io::Result<()> {
+    let outputs: Vec<_> =
+        module.outputs.iter().map(|id| (&module.properties[id.index()], &columns[id.index()])).collect();
+    match outputs.as_slice() {
+        [] => Err(std::io::Error::other("the program declares no `output` to write")),
+        [(property, Column::Bool(chosen))] if property.owner == Owner::Edge => {
+            let csr = graph.out();
+            for u in 0..graph.num_nodes() {
+                for e in csr.edge_range(u) {
+                    if chosen[e] {
+                        writeln!(out, "{u} {} {}", csr.targets()[e], csr.weights().map_or(1, |w| w[e]))?;
+                    }
+                }
+            }
+            Ok(())
+        }
+        _ if outputs.iter().all(|(p, _)| p.owner == Owner::Node) => {
+            for node in 0..graph.num_nodes() as usize {
+                for (i, (_, column)) in outputs.iter().enumerate() {
+                    if i > 0 {
+                        out.write_all(b" ")?;
+                    }
+                    write_element(column, node, out)?;
+                }
+                out.write_all(b"\n")?;
+            }
+            Ok(())
+        }
+        _ => Err(std::io::Error::other(
+            "a program's outputs are either node properties or one bool edge property, not a mix",
+        )),
+    }
+}
+
+/// Writes one element of a column; the type's largest value (`INF`) as `inf`.
+fn write_element(column: &Column, i: usize, out: &mut dyn Write) -> std::io::Result<()> {
+    match column {
+        Column::Bool(v) => out.write_all(if v[i] { b"1" } else { b"0" }),
+        Column::U32(v) if v[i] == u32::MAX => out.write_all(b"inf"),
+        Column::U32(v) => write!(out, "{}", v[i]),
+        Column::U64(v) if v[i] == u64::MAX => out.write_all(b"inf"),
+        Column::U64(v) => write!(out, "{}", v[i]),
+        Column::I32(v) if v[i] == i32::MAX => out.write_all(b"inf"),
+        Column::I32(v) => write!(out, "{}", v[i]),
+        Column::I64(v) if v[i] == i64::MAX => out.write_all(b"inf"),
+        Column::I64(v) => write!(out, "{}", v[i]),
+        Column::F32(v) => write!(out, "{:.9e}", v[i]),
+        Column::F64(v) => write!(out, "{:.9e}", v[i]),
+    }
+}
+
+fn print_stats(stats: Option<&RunStats>) {
+    let Some(stats) = stats else {
+        println!("  stats     none (the reference target does not count work)");
+        return;
+    };
+    println!(
+        "  {:<20} {:>11} {:>14} {:>14} {:>12} {:>10}",
+        "kernel", "invocations", "items", "pushes", "retries", "time ms"
+    );
+    for k in &stats.kernels {
+        println!(
+            "  {:<20} {:>11} {:>14} {:>14} {:>12} {:>10.2}",
+            k.name,
+            k.invocations,
+            k.items,
+            k.pushes,
+            k.retries,
+            millis(k.time)
+        );
+    }
+}
+
+fn stats_json(stats: Option<&RunStats>) -> serde_json::Value {
+    let Some(stats) = stats else { return serde_json::Value::Null };
+    let kernels: Vec<_> = stats
+        .kernels
+        .iter()
+        .map(|k| {
+            json!({
+                "kernel": k.name, "invocations": k.invocations, "items": k.items,
+                "pushes": k.pushes, "retries": k.retries, "time_ms": millis(k.time),
+            })
+        })
+        .collect();
+    json!({ "elapsed_ms": millis(stats.elapsed), "kernels": kernels })
 }

@@ -1,0 +1,196 @@
+//! The CPU target: the suite's grail programs, compiled by grail's front end and C backend and
+//! run by the CPU executor, with their outputs turned into the suite's [`Output`]s.
+
+use std::time::Duration;
+
+use grail_graph::builder::{BuildOptions, EdgeList, build};
+use grail_graph::properties::Column;
+use grail_graph::reference::SpanningForest;
+use grail_graph::{Graph, GraphError};
+use grail_ir::{Module, Owner, Type};
+use grail_lang::SourceMap;
+use grail_lang::diagnostics::render_to_string;
+use grail_runtime::ModuleCache;
+use grail_runtime::cpu::{CCompiler, CpuProgram, RunOptions, RunStats, Value};
+
+use crate::algorithm::Algorithm;
+use crate::error::{AlgoError, Result};
+use crate::output::Output;
+use crate::run::RunParams;
+use crate::variant::Variant;
+
+/// Compiles a grail program's source to the IR, rendering its diagnostics into the error.
+pub fn compile_source(name: &str, source: &str) -> Result<Module> {
+    let mut files = SourceMap::new();
+    let file = files.add(format!("{name}.grail"), source);
+    let (module, diagnostics) = grail_lang::compile(files.text(file), file, name);
+    match module {
+        Some(module) => Ok(module),
+        None => Err(AlgoError::Program { name: name.to_string(), diagnostics: render_to_string(&diagnostics, &files) }),
+    }
+}
+
+/// A suite variant compiled for the CPU, ready to run on any number of graphs.
+pub struct CpuSuiteProgram {
+    variant: &'static Variant,
+    program: CpuProgram,
+}
+
+/// What one CPU run produced.
+#[derive(Debug)]
+pub struct CpuRun {
+    pub output: Output,
+    /// The executor's figures: per-kernel invocations, items, pushes, time.
+    pub stats: RunStats,
+    /// Time spent preparing the input the program needs (the undirected simple graph for
+    /// `tri` and `mis`), not counted in `stats.elapsed`.
+    pub prepare: Duration,
+}
+
+impl CpuSuiteProgram {
+    /// Compiles `variant`'s program; the shared library comes from `cache` when it was built
+    /// before.
+    pub fn compile(variant: &'static Variant, compiler: &CCompiler, cache: Option<&ModuleCache>) -> Result<Self> {
+        let source = crate::program_source(variant.program).expect("every variant names a suite program");
+        let module = compile_source(variant.program, source)?;
+        let program = CpuProgram::compile(module, compiler, cache)?;
+        Ok(CpuSuiteProgram { variant, program })
+    }
+
+    pub fn variant(&self) -> &'static Variant {
+        self.variant
+    }
+
+    pub fn program(&self) -> &CpuProgram {
+        &self.program
+    }
+
+    /// Runs the program on `graph` and converts what it computed to the suite's output.
+    pub fn run(&self, graph: &Graph, params: &RunParams) -> Result<CpuRun> {
+        let start = std::time::Instant::now();
+        let prepared;
+        let input = if self.variant.needs_undirected_simple() {
+            prepared = undirected_simple(graph)?;
+            &prepared
+        } else {
+            graph
+        };
+        let prepare = start.elapsed();
+        let values = self.bind_params(graph, params)?;
+        let options = RunOptions { threads: params.threads };
+        let mut stdout = std::io::stdout();
+        let run = self.program.run(input, &values, &options, &mut stdout)?;
+        let output = suite_output(self.variant.algorithm, self.program.module(), input, run.properties, run.result)?;
+        Ok(CpuRun { output, stats: run.stats, prepare })
+    }
+
+    /// One value per program parameter: `source` and the PageRank options from `params`,
+    /// anything else from `params.program_params`, the rest left to their defaults.
+    fn bind_params(&self, graph: &Graph, params: &RunParams) -> Result<Vec<Option<Value>>> {
+        let module = self.program.module();
+        let mut values: Vec<Option<Value>> = vec![None; module.params.len()];
+        let pull_pagerank = self.variant.program == "pr";
+        for (i, param) in module.params.iter().enumerate() {
+            values[i] = match param.name.as_str() {
+                "source" if param.ty == Type::Node => Some(Value::Node(params.source_in(graph)?)),
+                "tolerance" if pull_pagerank => Some(Value::F64(params.pagerank.tolerance)),
+                "max_iterations" if pull_pagerank => Some(Value::U32(params.pagerank.max_iterations)),
+                _ => None,
+            };
+        }
+        bind_named(module, &params.program_params, &mut values)?;
+        Ok(values)
+    }
+}
+
+/// Sets the parameters given as `name=value` text, checking names and types.
+pub fn bind_named(module: &Module, given: &[(String, String)], values: &mut [Option<Value>]) -> Result<()> {
+    for (name, text) in given {
+        let Some(index) = module.params.iter().position(|p| &p.name == name) else {
+            let known: Vec<&str> = module.params.iter().map(|p| p.name.as_str()).collect();
+            let known =
+                if known.is_empty() { "it has none".to_string() } else { format!("it has {}", known.join(", ")) };
+            return Err(AlgoError::Usage(format!("the program `{}` has no parameter `{name}` ({known})", module.name)));
+        };
+        let ty = module.params[index].ty;
+        let value = Value::parse(ty, text)
+            .map_err(|e| AlgoError::Usage(format!("--param {name}={text}: expected a value of type {ty}: {e}")))?;
+        values[index] = Some(value);
+    }
+    Ok(())
+}
+
+/// The undirected simple graph underlying `graph`, adjacency lists sorted, weights dropped.
+pub fn undirected_simple(graph: &Graph) -> Result<Graph> {
+    let mut edges = EdgeList::from_csr(graph.out());
+    edges.weights = None;
+    Ok(build(edges, &BuildOptions::UNDIRECTED)?)
+}
+
+/// Turns the program's output property (or result) into the algorithm's output.
+fn suite_output(
+    algorithm: Algorithm,
+    module: &Module,
+    graph: &Graph,
+    mut properties: Vec<Column>,
+    result: Option<Value>,
+) -> Result<Output> {
+    let wrong = |what: &str| {
+        AlgoError::Graph(GraphError::invalid(format!(
+            "the suite program `{}` does not produce {what} as {algorithm} needs",
+            module.name
+        )))
+    };
+    let mut output_column = || -> Result<(Owner, Column)> {
+        let id = *module.outputs.first().ok_or_else(|| wrong("an output property"))?;
+        let owner = module.properties[id.index()].owner;
+        Ok((owner, std::mem::replace(&mut properties[id.index()], Column::Bool(Vec::new()))))
+    };
+    Ok(match algorithm {
+        Algorithm::Bfs => match output_column()? {
+            (Owner::Node, Column::U32(levels)) => Output::Levels(levels),
+            _ => return Err(wrong("a u32 node property")),
+        },
+        Algorithm::Sssp => match output_column()? {
+            (Owner::Node, Column::U64(distances)) => Output::Distances(distances),
+            _ => return Err(wrong("a u64 node property")),
+        },
+        Algorithm::Cc => match output_column()? {
+            (Owner::Node, Column::U32(labels)) => Output::Components(labels),
+            _ => return Err(wrong("a u32 node property")),
+        },
+        Algorithm::Pr => match (output_column()?, result) {
+            ((Owner::Node, Column::F64(ranks)), Some(Value::U32(iterations))) => Output::Ranks { ranks, iterations },
+            _ => return Err(wrong("an f64 node property and a u32 round count")),
+        },
+        Algorithm::Tri => match result {
+            Some(Value::U64(count)) => Output::Triangles(count),
+            _ => return Err(wrong("a u64 result")),
+        },
+        Algorithm::Mis => match output_column()? {
+            (Owner::Node, Column::Bool(in_set)) => Output::IndependentSet(in_set),
+            _ => return Err(wrong("a bool node property")),
+        },
+        Algorithm::Mst => match output_column()? {
+            (Owner::Edge, Column::Bool(chosen)) => Output::SpanningForest(forest_of(graph, &chosen)),
+            _ => return Err(wrong("a bool edge property")),
+        },
+    })
+}
+
+/// The edges flagged in `chosen` (by edge id) as a forest with its weight.
+fn forest_of(graph: &Graph, chosen: &[bool]) -> SpanningForest {
+    let csr = graph.out();
+    let mut edges = Vec::new();
+    let mut weight = 0u64;
+    for u in 0..graph.num_nodes() {
+        for e in csr.edge_range(u) {
+            if chosen[e] {
+                let w = csr.weights().map_or(1, |w| w[e]);
+                edges.push((u, csr.targets()[e], w));
+                weight += u64::from(w);
+            }
+        }
+    }
+    SpanningForest { edges, weight }
+}

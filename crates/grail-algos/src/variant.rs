@@ -1,0 +1,104 @@
+//! The suite's variants: which grail program computes an algorithm, and how.
+
+use crate::algorithm::Algorithm;
+
+/// One way to compute a suite algorithm: a grail program of `programs/`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Variant {
+    pub algorithm: Algorithm,
+    /// What `--variant` calls it.
+    pub name: &'static str,
+    /// The suite program (a file stem in `programs/`).
+    pub program: &'static str,
+    /// One line for help texts and tables.
+    pub summary: &'static str,
+}
+
+/// Every variant; the first of each algorithm is its default.
+pub const VARIANTS: &[Variant] = &[
+    Variant {
+        algorithm: Algorithm::Bfs,
+        name: "wl",
+        program: "bfs",
+        summary: "data-driven, a worklist level by level",
+    },
+    Variant {
+        algorithm: Algorithm::Bfs,
+        name: "do",
+        program: "bfs_do",
+        summary: "direction-optimizing, switching between top-down and bottom-up steps",
+    },
+    Variant {
+        algorithm: Algorithm::Sssp,
+        name: "nf",
+        program: "sssp_nf",
+        summary: "near-far, delta-stepping windows over a worklist",
+    },
+    Variant { algorithm: Algorithm::Sssp, name: "wl", program: "sssp_wl", summary: "data-driven worklist relaxation" },
+    Variant {
+        algorithm: Algorithm::Sssp,
+        name: "bf",
+        program: "sssp_bf",
+        summary: "topology-driven Bellman-Ford with an updated flag",
+    },
+    Variant { algorithm: Algorithm::Cc, name: "uf", program: "cc", summary: "union-find over every edge, then labels" },
+    Variant { algorithm: Algorithm::Pr, name: "pull", program: "pr", summary: "topology-driven power iteration, pull" },
+    Variant {
+        algorithm: Algorithm::Pr,
+        name: "residual",
+        program: "pr_residual",
+        summary: "data-driven residual push",
+    },
+    Variant { algorithm: Algorithm::Tri, name: "merge", program: "tri", summary: "sorted-adjacency merge per edge" },
+    Variant { algorithm: Algorithm::Mis, name: "luby", program: "mis", summary: "Luby's random-priority rounds" },
+    Variant {
+        algorithm: Algorithm::Mst,
+        name: "boruvka",
+        program: "mst",
+        summary: "Boruvka rounds over a union-find set",
+    },
+];
+
+impl Variant {
+    /// The variants of one algorithm, default first.
+    pub fn of(algorithm: Algorithm) -> impl Iterator<Item = &'static Variant> {
+        VARIANTS.iter().filter(move |v| v.algorithm == algorithm)
+    }
+
+    /// The variant named `name` (its default when `None`).
+    pub fn find(algorithm: Algorithm, name: Option<&str>) -> Result<&'static Variant, String> {
+        let mut variants = Variant::of(algorithm);
+        match name {
+            None => Ok(variants.next().expect("every algorithm has a variant")),
+            Some(name) => variants.find(|v| v.name.eq_ignore_ascii_case(name) || v.program == name).ok_or_else(|| {
+                let names: Vec<_> = Variant::of(algorithm).map(|v| v.name).collect();
+                format!("{algorithm} has no variant '{name}' (expected one of: {})", names.join(", "))
+            }),
+        }
+    }
+
+    /// Whether the program needs the undirected simple graph underlying its input, with sorted
+    /// adjacency lists (the language's input contract for these programs).
+    pub fn needs_undirected_simple(&self) -> bool {
+        matches!(self.algorithm, Algorithm::Tri | Algorithm::Mis)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_algorithm_has_a_default_and_programs_exist() {
+        for algorithm in Algorithm::ALL {
+            let default = Variant::find(algorithm, None).unwrap();
+            assert_eq!(default.algorithm, algorithm);
+        }
+        for variant in VARIANTS {
+            assert!(crate::program_source(variant.program).is_some(), "{} has no program", variant.program);
+        }
+        assert_eq!(Variant::find(Algorithm::Bfs, Some("do")).unwrap().program, "bfs_do");
+        let error = Variant::find(Algorithm::Bfs, Some("nope")).unwrap_err();
+        assert!(error.contains("wl, do"), "{error}");
+    }
+}

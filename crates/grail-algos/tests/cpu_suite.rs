@@ -1,0 +1,149 @@
+//! Every suite variant, compiled by grail and run on the CPU, agrees with the references: on
+//! hundreds of small random graphs (directed, with self-loops, duplicate edges, isolated nodes,
+//! several components) and on generated graphs of every kind, with one and with two threads.
+
+use std::sync::OnceLock;
+
+use grail_algos::cpu::CpuSuiteProgram;
+use grail_algos::{Algorithm, RunParams, VARIANTS, verify};
+use grail_graph::builder::{BuildOptions, EdgeList, build};
+use grail_graph::generate::{GenOptions, Generator, generate};
+use grail_graph::{Graph, NoProgress};
+use grail_runtime::ModuleCache;
+use grail_runtime::cpu::CCompiler;
+
+/// Every variant compiled once for the whole test binary, cached in a private folder.
+fn programs() -> &'static [CpuSuiteProgram] {
+    static PROGRAMS: OnceLock<Vec<CpuSuiteProgram>> = OnceLock::new();
+    PROGRAMS.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("grail-test-cache-{}", std::process::id()));
+        let cache = ModuleCache::at(dir);
+        let compiler = CCompiler::detect().expect("the tests need a C compiler");
+        VARIANTS
+            .iter()
+            .map(|v| {
+                CpuSuiteProgram::compile(v, &compiler, Some(&cache)).unwrap_or_else(|e| panic!("{}: {e}", v.program))
+            })
+            .collect()
+    })
+}
+
+/// A small deterministic generator (SplitMix64), so failures reproduce from the printed seed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// A random multigraph: some nodes isolated, self-loops and duplicates kept, edges clustered in
+/// a few groups so that there are several components.
+fn random_graph(seed: u64) -> Graph {
+    let mut rng = Rng(seed);
+    let n = 1 + rng.below(40) as u32;
+    let groups = 1 + rng.below(4) as u32;
+    let m = rng.below(u64::from(n) * 3 + 1);
+    let weighted = rng.below(4) != 0;
+    let mut edges = EdgeList::new(n, weighted);
+    for _ in 0..m {
+        // Nodes congruent to `group` modulo `groups`: edges never leave a group.
+        let group = (rng.below(u64::from(groups)) as u32).min(n - 1);
+        let count = u64::from((n - 1 - group) / groups + 1);
+        let u = group + rng.below(count) as u32 * groups;
+        let v = if rng.below(10) == 0 { u } else { group + rng.below(count) as u32 * groups };
+        // Few distinct weights make ties, which spanning forests must break consistently.
+        let spread = if rng.below(3) == 0 { 3 } else { 100 };
+        let w = 1 + rng.below(spread) as u32;
+        edges.push(u, v, w);
+        if rng.below(8) == 0 {
+            edges.push(u, v, w + 1);
+        }
+    }
+    build(edges, &BuildOptions::AS_GIVEN).expect("a valid edge list builds")
+}
+
+fn check(program: &CpuSuiteProgram, graph: &Graph, threads: usize, what: &str) {
+    let variant = program.variant();
+    let params = RunParams { threads, source: Some(u64::from(graph.num_nodes() / 2)), ..Default::default() };
+    let run = program.run(graph, &params).unwrap_or_else(|e| panic!("{} on {what}: {e}", variant.program));
+    if let Err(e) = verify(variant.algorithm, graph, &params, &run.output) {
+        panic!(
+            "{} on {what} ({} nodes, {} edges, {threads} threads): {e}",
+            variant.program,
+            graph.num_nodes(),
+            graph.num_edges()
+        );
+    }
+}
+
+#[test]
+fn every_variant_agrees_with_the_reference_on_random_small_graphs() {
+    for seed in 0..300u64 {
+        let graph = random_graph(seed);
+        for program in programs() {
+            check(program, &graph, 1 + (seed % 2) as usize, &format!("random graph seed {seed}"));
+        }
+    }
+}
+
+#[test]
+fn every_variant_agrees_with_the_reference_on_generated_graphs() {
+    let options = GenOptions { seed: 3, max_weight: Some(255) };
+    let cases = [
+        ("rmat", Generator::graph500(10), false),
+        ("rmat undirected", Generator::graph500(9), true),
+        ("random", Generator::Uniform { nodes: 2000, average_degree: 4 }, false),
+        ("sparse random", Generator::Uniform { nodes: 3000, average_degree: 1 }, true),
+        ("grid", Generator::Grid { rows: 30, cols: 40 }, true),
+        ("road", Generator::Road { nodes: 3000 }, true),
+    ];
+    for (label, generator, undirected) in cases {
+        let graph = generate(&generator, &options, undirected, &NoProgress).unwrap();
+        for program in programs() {
+            for threads in [1, 2, 3] {
+                check(program, &graph, threads, label);
+            }
+        }
+    }
+}
+
+#[test]
+fn empty_and_edgeless_graphs() {
+    let edgeless = build(EdgeList::new(5, false), &BuildOptions::AS_GIVEN).unwrap();
+    for program in programs() {
+        check(program, &edgeless, 2, "an edgeless graph");
+    }
+    let empty = build(EdgeList::new(0, false), &BuildOptions::AS_GIVEN).unwrap();
+    for program in programs() {
+        let params = RunParams::default();
+        let result = program.run(&empty, &params);
+        if program.variant().algorithm.needs_source() {
+            let error = result.expect_err("no source in an empty graph").to_string();
+            assert!(error.contains("no nodes"), "{error}");
+        } else {
+            let run = result.unwrap_or_else(|e| panic!("{} on the empty graph: {e}", program.variant().program));
+            verify(program.variant().algorithm, &empty, &params, &run.output).unwrap();
+        }
+    }
+}
+
+#[test]
+fn stats_count_the_work() {
+    let graph = generate(&Generator::Grid { rows: 10, cols: 10 }, &GenOptions::default(), true, &NoProgress).unwrap();
+    let bfs = programs().iter().find(|p| p.variant().algorithm == Algorithm::Bfs).unwrap();
+    let run = bfs.run(&graph, &RunParams { source: Some(0), threads: 1, ..Default::default() }).unwrap();
+    let expand = run.stats.kernels.iter().find(|k| k.name == "expand").expect("bfs has an expand kernel");
+    // Corner to corner of a 10x10 grid: 19 levels, each node processed once.
+    assert_eq!(expand.invocations, 19);
+    assert_eq!(expand.items, 100);
+    assert_eq!(expand.pushes, 99);
+}
