@@ -5,8 +5,14 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+/// Runs grail with a module cache of the test build's own, so tests never touch the user's.
 fn grail(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_grail")).args(args).arg("--quiet").output().expect("grail runs")
+    Command::new(env!("CARGO_BIN_EXE_grail"))
+        .args(args)
+        .arg("--quiet")
+        .env("GRAIL_CACHE_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("grail-cache"))
+        .output()
+        .expect("grail runs")
 }
 
 fn ok(args: &[&str]) -> String {
@@ -64,9 +70,12 @@ fn every_algorithm_verifies_on_every_generator() {
         args.extend(gen_args);
         args.extend(["-o", &file]);
         ok(&args);
-        for algorithm in ["bfs", "sssp", "cc", "pr", "tri", "mis", "mst"] {
-            let summary = json(&["run", algorithm, "--graph", &file, "--verify", "--json"]);
+        for (algorithm, target) in
+            ["bfs", "sssp", "cc", "pr", "tri", "mis", "mst"].into_iter().flat_map(|a| [(a, "reference"), (a, "cpu")])
+        {
+            let summary = json(&["run", algorithm, "--graph", &file, "--verify", "--json", "--target", target]);
             assert_eq!(summary["algorithm"], algorithm);
+            assert_eq!(summary["target"], target);
             assert_eq!(summary["verified"], true, "{algorithm} on {name}");
             assert!(summary["time_ms"].as_f64().unwrap() >= 0.0);
             let headline = match algorithm {
@@ -169,8 +178,18 @@ fn impossible_parameters_are_clear_errors() {
     let (code, stderr) = fails(&["run", "bfs", "--graph", &graph, "--target", "gpu"]);
     assert_eq!(code, 2);
     assert!(stderr.contains("target 'gpu'"), "{stderr}");
-    let (code, _) = fails(&["run", "nosuch", "--graph", &graph]);
+    let (code, stderr) = fails(&["run", "nosuch", "--graph", &graph]);
     assert_eq!(code, 2);
+    assert!(stderr.contains("unknown algorithm 'nosuch'"), "{stderr}");
+    let (code, stderr) = fails(&["run", "bfs", "--graph", &graph, "--variant", "sideways"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("bfs has no variant 'sideways' (expected one of: wl, do)"), "{stderr}");
+    let (code, stderr) = fails(&["run", "sssp", "--graph", &graph, "--param", "nosuch=1"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("no parameter `nosuch`"), "{stderr}");
+    let (code, stderr) = fails(&["run", "sssp", "--graph", &graph, "--param", "delta=-3"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("--param delta=-3: expected a value of type u64"), "{stderr}");
     let (code, stderr) = fails(&["gen", "rmat", "--scale", "40", "-o", &path(dir.path(), "x.el")]);
     assert_eq!(code, 1);
     assert!(stderr.contains("scale"), "{stderr}");
@@ -182,8 +201,73 @@ fn impossible_parameters_are_clear_errors() {
 
 #[test]
 fn demo_runs_and_verifies_everything() {
-    let records = json(&["demo", "--scale", "8", "--json"]);
-    let records = records.as_array().unwrap();
-    assert_eq!(records.len(), 4 * 7);
-    assert!(records.iter().all(|r| r["verified"] == true));
+    for target in ["cpu", "reference"] {
+        let records = json(&["demo", "--scale", "8", "--json", "--target", target]);
+        let records = records.as_array().unwrap();
+        assert_eq!(records.len(), 4 * 7);
+        assert!(records.iter().all(|r| r["verified"] == true && r["target"] == target));
+    }
+}
+
+#[test]
+fn cpu_runs_every_variant_with_stats_and_output_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let graph = path(dir.path(), "g.gr");
+    std::fs::write(&graph, "c tiny\np sp 5 4\na 1 2 5\na 2 3 7\na 4 1 1\na 3 1 2\n").unwrap();
+    for (algorithm, variant) in [("bfs", "wl"), ("bfs", "do"), ("sssp", "nf"), ("sssp", "wl"), ("sssp", "bf")] {
+        let out = path(dir.path(), &format!("{algorithm}-{variant}.txt"));
+        let summary = json(&[
+            "run",
+            algorithm,
+            "--graph",
+            &graph,
+            "--variant",
+            variant,
+            "--verify",
+            "--stats",
+            "--json",
+            "-o",
+            &out,
+        ]);
+        assert_eq!(summary["variant"], variant);
+        let kernels = summary["stats"]["kernels"].as_array().unwrap();
+        assert!(kernels.iter().any(|k| k["invocations"].as_u64().unwrap() > 0), "{summary}");
+        let expected = if algorithm == "bfs" { "0\n1\n2\ninf\ninf\n" } else { "0\n5\n12\ninf\ninf\n" };
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), expected, "{algorithm} {variant}");
+    }
+    let text = ok(&["run", "pr", "--graph", &graph, "--variant", "residual", "--verify", "--stats"]);
+    assert!(text.contains("verified  ok") && text.contains("invocations"), "{text}");
+    let variants = ok(&["run", "sssp", "--graph", &graph, "--variant", "help"]);
+    assert!(variants.contains("nf") && variants.contains("sssp_bf"), "{variants}");
+}
+
+#[test]
+fn user_programs_run_with_params() {
+    let dir = tempfile::tempdir().unwrap();
+    let graph = path(dir.path(), "g.el");
+    std::fs::write(&graph, "0 1\n1 2\n2 0\n3 3\n").unwrap();
+    let program = path(dir.path(), "hops.grail");
+    std::fs::write(
+        &program,
+        "graph { node hops: u32 = INF; }\nparam source: Node;\nparam limit: u32;\noutput hops;\n\
+         kernel step(next: u32) { forall u in worklist { for v in u.neighbors() {\n\
+             if v.hops == INF { v.hops = next; push(v); } } } }\n\
+         fn main() -> u32 { source.hops = 0; let mut next: u32 = 1;\n\
+             iterate step(next) initial [source] { next += 1; }\n\
+             print(\"levels\", min(next - 2, limit)); return min(next - 2, limit); }\n",
+    )
+    .unwrap();
+    let out = path(dir.path(), "hops.txt");
+    let text = ok(&["run", &program, "--graph", &graph, "--source", "1", "--param", "limit=10", "-o", &out]);
+    assert!(text.contains("levels 2") && text.contains("result    2"), "{text}");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "2\n0\n1\ninf\n");
+    let (code, stderr) = fails(&["run", &program, "--graph", &graph, "--source", "1"]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("limit"), "{stderr}");
+    let (code, stderr) = fails(&["run", &program, "--graph", &graph, "--source", "9", "--param", "limit=1"]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("source") && stderr.contains('9'), "{stderr}");
+    let (code, stderr) = fails(&["run", &program, "--graph", &graph, "--param", "limit=1", "--param", "source=x"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("--param source=x"), "{stderr}");
 }
