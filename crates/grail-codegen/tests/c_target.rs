@@ -20,7 +20,7 @@ fn compile(source: &str) {
 fn bfs_compiles() {
     let source = emit_c(&bfs()).unwrap();
     assert!(source.contains("uint64_t grail_k0_0_size(const grail_ctx *ctx, const grail_value *args)"));
-    assert!(source.contains("grail_buf_append(&t->pushes, l3_v);"), "{source}");
+    assert!(source.contains("grail_buf_append(&pushes_, l3_v);"), "{source}");
     compile(&source);
 }
 
@@ -202,7 +202,7 @@ fn every_supported_construct_compiles() {
     validate(&module).unwrap();
     let source = emit_c(&module).unwrap();
     for expected in
-        ["grail_union(ctx, 0,", "grail_lock_all(ctx, ex_, 2)", "grail_claim(ctx,", "t->acc.f =", "grail_f0(ctx,"]
+        ["grail_union(ctx, 0,", "grail_lock_all(ctx, ex0_, 2)", "grail_claim(ctx,", "t->acc.f =", "grail_f0(ctx,"]
     {
         assert!(source.contains(expected), "missing {expected}");
     }
@@ -228,7 +228,7 @@ fn in_edges_and_edge_sources_compile() {
     validate(&module).unwrap();
     assert!(analysis::needs_in_edge_ids(&module) && analysis::needs_edge_sources(&module));
     let source = emit_c(&module).unwrap();
-    for expected in ["ctx->in_offsets[n_]", "= ctx->in_edge_ids[k];", "= ctx->edge_sources[l2_e];"] {
+    for expected in ["G_in_offsets[n_]", "= G_in_edge_ids[k];", "= G_edge_sources[l2_e];"] {
         assert!(source.contains(expected), "missing {expected}\n{source}");
     }
     compile(&source);

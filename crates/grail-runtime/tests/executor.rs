@@ -722,6 +722,95 @@ fn single_pushes_each_node_once_per_invocation() {
     assert_eq!(output.stats.kernels[1].items, 2 * distinct);
 }
 
+/// `break` and `continue` out of an `atomic` or `exclusive` body release its locks; a `break`
+/// of a loop inside the body does not.
+#[test]
+fn jumps_out_of_lock_bodies_release_the_locks() {
+    // kernel leave() { forall u in G.nodes() {
+    //     for v in u.out_neighbors() { atomic(u) { u.hits += 1; break; } }
+    //     exclusive(u, u) { if u % 2 == 0 { continue; } u.hits += 10; }
+    //     atomic(u) { while true { atomic(u) {} else { u.hits += 1000; } break; } u.hits += 100; }
+    // } }
+    // kernel check() { forall u in G.nodes() { atomic(u) { u.free = 1; } else { u.free = 2; } } }
+    let add = |amount: u64| set_prop(0, node(0), bin(BinaryOp::Add, prop(0, node(0), Type::U32), u32c(amount)));
+    let lock =
+        |kind, elements: Vec<Expr>, body: Block, otherwise: Block| Stmt::Lock { kind, elements, body, otherwise };
+    let even = bin(BinaryOp::Eq, bin(BinaryOp::Rem, Expr::cast(node(0), Type::U32), u32c(2)), u32c(0));
+    let leave = kernel(
+        "leave",
+        0,
+        vec![local("u", Type::Node), local("v", Type::Node)],
+        None,
+        vec![forall(
+            0,
+            Space::AllNodes,
+            None,
+            vec![
+                for_each(
+                    1,
+                    Adjacency::OutNeighbors,
+                    node(0),
+                    vec![lock(LockKind::Atomic, vec![node(0)], vec![add(1), Stmt::Break], vec![])],
+                ),
+                lock(
+                    LockKind::Exclusive,
+                    vec![node(0), node(0)],
+                    vec![if_(even, vec![Stmt::Continue], vec![]), add(10)],
+                    vec![],
+                ),
+                lock(
+                    LockKind::Atomic,
+                    vec![node(0)],
+                    vec![
+                        Stmt::While {
+                            cond: Expr::new(ExprKind::Const(Const::Bool(true)), Type::BOOL),
+                            body: vec![lock(LockKind::Atomic, vec![node(0)], vec![], vec![add(1000)]), Stmt::Break],
+                            uniform: false,
+                        },
+                        add(100),
+                    ],
+                    vec![],
+                ),
+            ],
+        )],
+    );
+    let check = kernel(
+        "check",
+        0,
+        vec![local("u", Type::Node)],
+        None,
+        vec![forall(
+            0,
+            Space::AllNodes,
+            None,
+            vec![lock(
+                LockKind::Atomic,
+                vec![node(0)],
+                vec![set_prop(1, node(0), u32c(1))],
+                vec![set_prop(1, node(0), u32c(2))],
+            )],
+        )],
+    );
+    let module = checked(Module {
+        name: "locks".into(),
+        properties: vec![node_prop("hits", Type::U32), node_prop("free", Type::U32)],
+        kernels: vec![leave, check],
+        main: Body { locals: vec![], block: vec![invoke(0, vec![], None), invoke(1, vec![], None)] },
+        ..Module::default()
+    });
+    let program = compile(module);
+    let graph = generated(Generator::graph500(10), false);
+    let (output, _) = run_all(&program, &graph, &[]);
+    let expected: Vec<u32> = (0..graph.num_nodes())
+        .map(|u| {
+            let degree = graph.out().offsets()[u as usize + 1] - graph.out().offsets()[u as usize];
+            u32::from(degree > 0) + if u % 2 == 1 { 1110 } else { 0 }
+        })
+        .collect();
+    assert_eq!(u32s(&output.properties[0]), expected.as_slice());
+    assert!(u32s(&output.properties[1]).iter().all(|&free| free == 1), "a lock was left held");
+}
+
 // ---- Host code: functions, property assignment, loops, print ----
 
 #[test]

@@ -48,10 +48,11 @@ pub fn emit_c(module: &Module) -> Result<String, CodegenError> {
     }
     for (i, f) in module.functions.iter().enumerate() {
         let mut e = Emitter::new(module, &f.body, None);
+        let body = e.capture(|e| e.block(&f.body.block, 1))?;
         e.line(0, &format!("static {} {{", function_signature(i, f)));
         e.views();
         e.locals(f.params as usize);
-        e.block(&f.body.block, 1)?;
+        e.out.push_str(&body);
         e.line(0, "}");
         out.push_str(&e.out);
     }
@@ -142,16 +143,71 @@ fn local_name(index: usize, name: &str) -> String {
     format!("l{index}_{name}")
 }
 
+/// The fields of `grail_ctx` that generated code reads, with the C type of the local each is
+/// copied into before a function's loops. The graph arrays and the item list never change while
+/// a phase runs and no other pointer writes them, so they are `restrict`.
+const CTX_FIELDS: &[(&str, &str)] = &[
+    ("num_nodes", "const uint64_t"),
+    ("num_edges", "const uint64_t"),
+    ("out_offsets", "const uint64_t *const restrict"),
+    ("out_targets", "const uint32_t *const restrict"),
+    ("in_offsets", "const uint64_t *const restrict"),
+    ("in_sources", "const uint32_t *const restrict"),
+    ("edge_sources", "const uint32_t *const restrict"),
+    ("in_edge_ids", "const uint64_t *const restrict"),
+    ("items", "const uint32_t *const restrict"),
+    ("item_count", "const uint64_t"),
+    ("retrying", "const uint32_t"),
+];
+
+/// The per-thread state a phase keeps in locals for a whole chunk (written back at its end), so
+/// that stores to property columns never force it to be reloaded from `grail_thread`.
+#[derive(Default, Clone, Copy)]
+struct ThreadUse {
+    pushes: bool,
+    retries: bool,
+    acc: bool,
+}
+
 struct Emitter<'m> {
     module: &'m Module,
     body: &'m Body,
     kernel: Option<&'m Kernel>,
     out: String,
+    /// Which of [`CTX_FIELDS`] the emitted code reads (copied into locals by the prologue).
+    ctx_used: std::cell::Cell<u32>,
+    /// Whether the emitted code calls a program function (which reads and writes properties
+    /// through its own pointers, so the caller's column pointers cannot be `restrict`).
+    calls: std::cell::Cell<bool>,
+    thread: ThreadUse,
+    /// The release statement of every lock held at this point of the emitted code (`None`
+    /// for a claim, which is never released), innermost last.
+    held: Vec<Option<String>>,
+    /// For each enclosing loop, innermost last, how many locks were held when it started:
+    /// `break` and `continue` release the ones taken since.
+    loops: Vec<usize>,
 }
 
 impl<'m> Emitter<'m> {
     fn new(module: &'m Module, body: &'m Body, kernel: Option<&'m Kernel>) -> Self {
-        Emitter { module, body, kernel, out: String::new() }
+        Emitter {
+            module,
+            body,
+            kernel,
+            out: String::new(),
+            ctx_used: std::cell::Cell::new(0),
+            calls: std::cell::Cell::new(false),
+            thread: ThreadUse::default(),
+            held: Vec::new(),
+            loops: Vec::new(),
+        }
+    }
+
+    /// The local holding `ctx->field` (one of [`CTX_FIELDS`]), marked as used.
+    fn ctx(&self, field: &str) -> String {
+        let index = CTX_FIELDS.iter().position(|(name, _)| *name == field).expect("a grail_ctx field");
+        self.ctx_used.set(self.ctx_used.get() | 1 << index);
+        format!("G_{field}")
     }
 
     fn line(&mut self, depth: usize, text: &str) {
@@ -176,7 +232,8 @@ impl<'m> Emitter<'m> {
     }
 
     /// Everything a phase's item loop needs before it starts: typed views of the property
-    /// columns, the parameters, and the kernel's arguments.
+    /// columns, the parameters, and the kernel's arguments. Emitted after the code that uses
+    /// them, which tells which context fields to copy into locals.
     fn prologue(&mut self) {
         self.views();
         let params = self.kernel.map_or(0, |k| k.params as usize);
@@ -188,11 +245,21 @@ impl<'m> Emitter<'m> {
         self.locals(params);
     }
 
-    /// Typed views of the property columns and the program's parameters (`P<i>`, `Q<i>`).
+    /// Typed views of the property columns, the program's parameters (`P<i>`, `Q<i>`), and the
+    /// context fields the code uses (`G_<field>`). Two property columns never overlap, so in a
+    /// kernel phase, where no other pointer reaches them, the columns are `restrict` (unless
+    /// the phase calls a function, which reaches them through its own views).
     fn views(&mut self) {
+        let restrict = self.kernel.is_some() && !self.calls.get();
+        let qualifier = if restrict { "const restrict" } else { "const" };
         for (i, p) in self.module.properties.iter().enumerate() {
             let ty = c_type(p.ty);
-            self.line(1, &format!("{ty} *const P{i} = ({ty} *)ctx->props[{i}]; (void)P{i}; /* {} */", p.name));
+            self.line(1, &format!("{ty} *{qualifier} P{i} = ({ty} *)ctx->props[{i}]; (void)P{i}; /* {} */", p.name));
+        }
+        for (i, (field, ty)) in CTX_FIELDS.iter().enumerate() {
+            if self.ctx_used.get() & 1 << i != 0 {
+                self.line(1, &format!("{ty} G_{field} = ctx->{field};"));
+            }
         }
         for (i, p) in self.module.params.iter().enumerate() {
             let value = from_value(p.ty, &format!("ctx->params[{i}]"));
@@ -200,26 +267,80 @@ impl<'m> Emitter<'m> {
         }
     }
 
+    /// Runs `emit` with an empty output and returns what it wrote, restoring the output.
+    fn capture(&mut self, emit: impl FnOnce(&mut Self) -> Result<(), CodegenError>) -> Result<String, CodegenError> {
+        let saved = std::mem::take(&mut self.out);
+        let result = emit(self);
+        let captured = std::mem::replace(&mut self.out, saved);
+        result.map(|()| captured)
+    }
+
     fn phase(mut self, kernel: usize, phase: usize, forall: &ForAll) -> Result<String, CodegenError> {
         let name = format!("grail_k{kernel}_{phase}");
         let kernel_name = self.kernel.map_or("", |k| k.name.as_str());
-        self.line(0, &format!("/* kernel `{kernel_name}`, phase {phase} */"));
         // The size function.
-        self.line(0, &format!("uint64_t {name}_size(const grail_ctx *ctx, const grail_value *args) {{"));
-        self.prologue();
         let size = match &forall.space {
-            Space::Worklist => "ctx->item_count".to_string(),
-            Space::AllNodes => "(ctx->retrying ? ctx->item_count : ctx->num_nodes)".to_string(),
-            Space::AllEdges => "ctx->num_edges".to_string(),
+            Space::Worklist => self.ctx("item_count"),
+            Space::AllNodes => {
+                format!("({} ? {} : {})", self.ctx("retrying"), self.ctx("item_count"), self.ctx("num_nodes"))
+            }
+            Space::AllEdges => self.ctx("num_edges"),
             Space::Range(start, end) => {
                 let (s, e) = (self.expr(start)?, self.expr(end)?);
                 format!("({e} > {s} ? (uint64_t)({e} - {s}) : 0)")
             }
             Space::Adjacent(..) => return Err(CodegenError::Internal("a nested loop as a kernel phase".into())),
         };
+        self.line(0, &format!("/* kernel `{kernel_name}`, phase {phase} */"));
+        self.line(0, &format!("uint64_t {name}_size(const grail_ctx *ctx, const grail_value *args) {{"));
+        self.prologue();
         self.line(1, &format!("return {size};"));
         self.line(0, "}");
-        // The item loop.
+        let size_fn = std::mem::take(&mut self.out);
+        self.ctx_used.set(0);
+        self.calls.set(false);
+        // The item loop: over all nodes, one loop for the nodes and one for retried items.
+        let var = self.local(forall.var);
+        let loops = match &forall.space {
+            Space::Worklist => vec![(None, format!("{}[i]", self.ctx("items")))],
+            Space::AllNodes => {
+                let (retrying, items) = (self.ctx("retrying"), self.ctx("items"));
+                vec![
+                    (Some(format!("if ({retrying}) {{")), format!("{items}[i]")),
+                    (Some("} else {".into()), "(uint32_t)i".into()),
+                ]
+            }
+            Space::AllEdges => vec![(None, "i".to_string())],
+            Space::Range(start, _) => {
+                let ty = c_type(start.ty);
+                vec![(None, format!("({ty})({} + ({ty})i)", self.expr(start)?))]
+            }
+            Space::Adjacent(..) => unreachable!("rejected above"),
+        };
+        let nested = loops.len() > 1;
+        let depth = 1 + nested as usize;
+        let items = self.capture(|e| {
+            for (open, item) in &loops {
+                if let Some(open) = open {
+                    e.line(1, open);
+                }
+                e.line(depth, "for (uint64_t i = begin; i < end; i++) {");
+                e.loops.push(e.held.len());
+                e.line(depth + 1, &format!("{var} = {item};"));
+                if let Some(filter) = &forall.filter {
+                    let filter = e.expr(filter)?;
+                    e.line(depth + 1, &format!("if (!{filter}) continue;"));
+                }
+                e.block(&forall.body, depth + 1)?;
+                e.loops.pop();
+                e.line(depth, "}");
+            }
+            if nested {
+                e.line(1, "}");
+            }
+            Ok(())
+        })?;
+        self.out = size_fn;
         self.line(
             0,
             &format!(
@@ -228,27 +349,42 @@ impl<'m> Emitter<'m> {
         );
         self.prologue();
         self.line(1, "(void)t;");
-        let var = self.local(forall.var);
-        let item = match &forall.space {
-            Space::Worklist => "ctx->items[i]".to_string(),
-            Space::AllNodes => "(ctx->retrying ? ctx->items[i] : (uint32_t)i)".to_string(),
-            Space::AllEdges => "i".to_string(),
-            Space::Range(start, _) => {
-                let ty = c_type(start.ty);
-                format!("({ty})({} + ({ty})i)", self.expr(start)?)
-            }
-            Space::Adjacent(..) => unreachable!("rejected above"),
-        };
-        self.line(1, "for (uint64_t i = begin; i < end; i++) {");
-        self.line(2, &format!("{var} = {item};"));
-        if let Some(filter) = &forall.filter {
-            let filter = self.expr(filter)?;
-            self.line(2, &format!("if (!{filter}) continue;"));
+        let ThreadUse { pushes, retries, acc } = self.thread;
+        if pushes {
+            self.line(1, "grail_buf pushes_ = t->pushes;");
         }
-        self.block(&forall.body, 2)?;
-        self.line(1, "}");
+        if retries {
+            self.line(1, "grail_buf retries_ = t->retries;");
+        }
+        let accumulator = if acc { self.accumulator()? } else { None };
+        if let Some((ty, member)) = &accumulator {
+            self.line(1, &format!("{ty} acc_ = ({ty})t->acc.{member};"));
+        }
+        self.out.push_str(&items);
+        if pushes {
+            self.line(1, "t->pushes = pushes_;");
+        }
+        if retries {
+            self.line(1, "t->retries = retries_;");
+        }
+        if let Some((_, member)) = &accumulator {
+            self.line(1, &format!("t->acc.{member} = acc_;"));
+        }
         self.line(0, "}");
         Ok(self.out)
+    }
+
+    /// The C type of the kernel's reduction accumulator and the `grail_value` member that holds
+    /// it: floats in double, so partial sums keep their precision.
+    fn accumulator(&self) -> Result<Option<(String, &'static str)>, CodegenError> {
+        let Some((_, ty)) = self.kernel.and_then(|k| k.reduction) else {
+            return Err(CodegenError::Internal("`reduce` outside a reduction kernel".into()));
+        };
+        Ok(Some(match ty {
+            Type::Scalar(Scalar::F32 | Scalar::F64) => ("double".to_string(), "f"),
+            Type::Scalar(Scalar::I32 | Scalar::I64) => (c_type(ty), "i"),
+            _ => (c_type(ty), "u"),
+        }))
     }
 
     fn block(&mut self, block: &Block, depth: usize) -> Result<(), CodegenError> {
@@ -274,13 +410,13 @@ impl<'m> Emitter<'m> {
             Stmt::While { cond, body, .. } => {
                 let cond = self.expr(cond)?;
                 self.line(depth, &format!("while ({cond}) {{"));
-                self.block(body, depth + 1)?;
+                self.looped(body, depth + 1)?;
                 self.line(depth, "}");
             }
             Stmt::For { var, start, end, body } => {
                 let (var, start, end) = (self.local(*var), self.expr(start)?, self.expr(end)?);
                 self.line(depth, &format!("for ({var} = {start}; {var} < {end}; {var}++) {{"));
-                self.block(body, depth + 1)?;
+                self.looped(body, depth + 1)?;
                 self.line(depth, "}");
             }
             Stmt::ForEach { var, adjacency, node, body } => self.adjacency_loop(*var, *adjacency, node, body, depth)?,
@@ -302,20 +438,29 @@ impl<'m> Emitter<'m> {
             },
             Stmt::Push { value, .. } => {
                 let value = self.expr(value)?;
-                self.line(depth, &format!("grail_buf_append(&t->pushes, {value});"));
+                self.thread.pushes = true;
+                self.line(depth, &format!("grail_buf_append(&pushes_, {value});"));
             }
             Stmt::Retry { value } => {
                 let value = self.expr(value)?;
-                self.line(depth, &format!("grail_buf_append(&t->retries, {value});"));
+                self.thread.retries = true;
+                self.line(depth, &format!("grail_buf_append(&retries_, {value});"));
             }
             Stmt::Reduce { value } => self.reduce(value, depth)?,
             Stmt::Lock { kind, elements, body, otherwise } => self.lock(*kind, elements, body, otherwise, depth)?,
-            Stmt::Break => self.line(depth, "break;"),
-            Stmt::Continue => self.line(depth, "continue;"),
-            Stmt::Return(None) => self.line(depth, "return;"),
-            Stmt::Return(Some(value)) => {
-                let value = self.expr(value)?;
-                self.line(depth, &format!("return {value};"));
+            Stmt::Break | Stmt::Continue => {
+                // Leaving a lock's body: release what was taken inside the loop being left.
+                let taken = self.loops.last().copied().unwrap_or(0);
+                self.release(taken, depth);
+                self.line(depth, if matches!(stmt, Stmt::Break) { "break;" } else { "continue;" });
+            }
+            Stmt::Return(value) => {
+                let value = value.as_ref().map(|v| self.expr(v)).transpose()?;
+                self.release(0, depth);
+                match value {
+                    None => self.line(depth, "return;"),
+                    Some(value) => self.line(depth, &format!("return {value};")),
+                }
             }
             Stmt::Eval(expr) => {
                 let expr = self.expr(expr)?;
@@ -328,6 +473,22 @@ impl<'m> Emitter<'m> {
         Ok(())
     }
 
+    /// A loop's body: `break` and `continue` in it leave only the locks taken inside it.
+    fn looped(&mut self, body: &Block, depth: usize) -> Result<(), CodegenError> {
+        self.loops.push(self.held.len());
+        let result = self.block(body, depth);
+        self.loops.pop();
+        result
+    }
+
+    /// Releases the locks held beyond the first `keep`, innermost first.
+    fn release(&mut self, keep: usize, depth: usize) {
+        let releases: Vec<String> = self.held[keep..].iter().rev().flatten().cloned().collect();
+        for release in releases {
+            self.line(depth, &release);
+        }
+    }
+
     fn adjacency_loop(
         &mut self,
         var: LocalId,
@@ -338,35 +499,31 @@ impl<'m> Emitter<'m> {
     ) -> Result<(), CodegenError> {
         let (var, node) = (self.local(var), self.expr(node)?);
         let (offsets, item) = match adjacency {
-            Adjacency::OutEdges => ("out_offsets", "k".to_string()),
-            Adjacency::OutNeighbors => ("out_offsets", "ctx->out_targets[k]".to_string()),
-            Adjacency::InNeighbors => ("in_offsets", "ctx->in_sources[k]".to_string()),
-            Adjacency::InEdges => ("in_offsets", "ctx->in_edge_ids[k]".to_string()),
+            Adjacency::OutEdges => (self.ctx("out_offsets"), "k".to_string()),
+            Adjacency::OutNeighbors => (self.ctx("out_offsets"), format!("{}[k]", self.ctx("out_targets"))),
+            Adjacency::InNeighbors => (self.ctx("in_offsets"), format!("{}[k]", self.ctx("in_sources"))),
+            Adjacency::InEdges => (self.ctx("in_offsets"), format!("{}[k]", self.ctx("in_edge_ids"))),
         };
         self.line(depth, "{");
         self.line(depth + 1, &format!("const uint32_t n_ = {node};"));
         self.line(
             depth + 1,
-            &format!("for (uint64_t k = ctx->{offsets}[n_], k_end = ctx->{offsets}[n_ + 1]; k < k_end; k++) {{"),
+            &format!("for (uint64_t k = {offsets}[n_], k_end = {offsets}[(uint64_t)n_ + 1]; k < k_end; k++) {{"),
         );
         self.line(depth + 2, &format!("{var} = {item};"));
-        self.block(body, depth + 2)?;
+        self.looped(body, depth + 2)?;
         self.line(depth + 1, "}");
         self.line(depth, "}");
         Ok(())
     }
 
     fn reduce(&mut self, value: &Expr, depth: usize) -> Result<(), CodegenError> {
-        let Some((op, ty)) = self.kernel.and_then(|k| k.reduction) else {
+        let (Some((op, ty)), Some((t, _))) = (self.kernel.and_then(|k| k.reduction), self.accumulator()?) else {
             return Err(CodegenError::Internal("`reduce` outside a reduction kernel".into()));
         };
+        self.thread.acc = true;
         let value = self.expr(value)?;
-        let (member, t) = match ty {
-            Type::Scalar(Scalar::F32 | Scalar::F64) => ("f", "double".to_string()),
-            Type::Scalar(Scalar::I32 | Scalar::I64) => ("i", c_type(ty)),
-            _ => ("u", c_type(ty)),
-        };
-        let acc = format!("(({t})t->acc.{member})");
+        let acc = "acc_";
         let combined = match op {
             ReduceOp::Sum => format!("({t})({acc} + ({t})r_)"),
             ReduceOp::Product => format!("({t})({acc} * ({t})r_)"),
@@ -375,11 +532,13 @@ impl<'m> Emitter<'m> {
             ReduceOp::Any => format!("({acc} || r_)"),
             ReduceOp::All => format!("({acc} && r_)"),
         };
-        // The value is evaluated once, into r_: it may have effects (an atomic).
-        let value_ty = if member == "f" { "double".to_string() } else { c_type(ty) };
+        // The value is evaluated once, into r_: it may have effects (an atomic). The partial
+        // reduction lives in the local acc_ for the whole chunk.
+        let value_ty =
+            if matches!(ty, Type::Scalar(Scalar::F32 | Scalar::F64)) { "double".to_string() } else { c_type(ty) };
         self.line(depth, "{");
         self.line(depth + 1, &format!("const {value_ty} r_ = {value};"));
-        self.line(depth + 1, &format!("t->acc.{member} = {combined};"));
+        self.line(depth + 1, &format!("acc_ = {combined};"));
         self.line(depth, "}");
         Ok(())
     }
@@ -394,20 +553,29 @@ impl<'m> Emitter<'m> {
     ) -> Result<(), CodegenError> {
         let elements = elements.iter().map(|e| self.expr(e)).collect::<Result<Vec<_>, _>>()?;
         let count = elements.len();
+        // Named by nesting, so a release of an outer lock inside an inner one's body (before a
+        // `break`) names the outer lock.
+        let nest = self.held.len();
         self.line(depth, "{");
         let (acquire, release) = match kind {
             LockKind::Atomic => {
-                self.line(depth + 1, &format!("const uint32_t lk_ = {};", elements[0]));
-                ("grail_trylock(ctx, lk_)".to_string(), Some("grail_unlock(ctx, lk_);".to_string()))
+                self.line(depth + 1, &format!("const uint32_t lk{nest}_ = {};", elements[0]));
+                (format!("grail_trylock(ctx, lk{nest}_)"), Some(format!("grail_unlock(ctx, lk{nest}_);")))
             }
             LockKind::Exclusive => {
-                self.line(depth + 1, &format!("uint32_t ex_[{count}] = {{{}}};", elements.join(", ")));
-                (format!("grail_lock_all(ctx, ex_, {count})"), Some(format!("grail_unlock_all(ctx, ex_, {count});")))
+                self.line(depth + 1, &format!("uint32_t ex{nest}_[{count}] = {{{}}};", elements.join(", ")));
+                (
+                    format!("grail_lock_all(ctx, ex{nest}_, {count})"),
+                    Some(format!("grail_unlock_all(ctx, ex{nest}_, {count});")),
+                )
             }
             LockKind::Single => (format!("grail_claim(ctx, {})", elements[0]), None),
         };
         self.line(depth + 1, &format!("if ({acquire}) {{"));
-        self.block(body, depth + 2)?;
+        self.held.push(release.clone());
+        let result = self.block(body, depth + 2);
+        self.held.pop();
+        result?;
         if let Some(release) = release {
             self.line(depth + 2, &release);
         }
@@ -434,19 +602,20 @@ impl<'m> Emitter<'m> {
             ExprKind::Const(c) => constant(*c, ty),
             ExprKind::Load(place) => self.place(place)?,
             ExprKind::Param(id) => format!("Q{}", id.0),
-            ExprKind::NumNodes => "((uint32_t)ctx->num_nodes)".into(),
-            ExprKind::NumEdges => "ctx->num_edges".into(),
-            ExprKind::EdgeSource(e) => format!("ctx->edge_sources[{}]", self.expr(e)?),
-            ExprKind::EdgeTarget(e) => format!("ctx->out_targets[{}]", self.expr(e)?),
+            ExprKind::NumNodes => format!("((uint32_t){})", self.ctx("num_nodes")),
+            ExprKind::NumEdges => self.ctx("num_edges"),
+            ExprKind::EdgeSource(e) => format!("{}[{}]", self.ctx("edge_sources"), self.expr(e)?),
+            ExprKind::EdgeTarget(e) => format!("{}[{}]", self.ctx("out_targets"), self.expr(e)?),
             ExprKind::Degree { node, reverse } => {
-                let offsets = if *reverse { "in_offsets" } else { "out_offsets" };
+                let offsets = self.ctx(if *reverse { "in_offsets" } else { "out_offsets" });
                 let n = self.expr(node)?;
-                format!("((uint32_t)(ctx->{offsets}[(uint64_t){n} + 1] - ctx->{offsets}[{n}]))")
+                format!("((uint32_t)({offsets}[(uint64_t){n} + 1] - {offsets}[{n}]))")
             }
             ExprKind::Neighbor { node, index, reverse } => {
                 let (offsets, column) =
                     if *reverse { ("in_offsets", "in_sources") } else { ("out_offsets", "out_targets") };
-                format!("ctx->{column}[ctx->{offsets}[{}] + {}]", self.expr(node)?, self.expr(index)?)
+                let (offsets, column) = (self.ctx(offsets), self.ctx(column));
+                format!("{column}[{offsets}[{}] + {}]", self.expr(node)?, self.expr(index)?)
             }
             ExprKind::Unary(UnaryOp::Neg, e) => format!("(({})-{})", c_type(ty), self.expr(e)?),
             ExprKind::Unary(UnaryOp::Not, e) if ty == Type::BOOL => format!("(!{})", self.expr(e)?),
@@ -466,6 +635,7 @@ impl<'m> Emitter<'m> {
             }
             ExprKind::Cast(e) => format!("(({}){})", c_type(ty), self.expr(e)?),
             ExprKind::Call(id, args) => {
+                self.calls.set(true);
                 let mut parts = vec!["ctx".to_string()];
                 for arg in args {
                     parts.push(self.expr(arg)?);
