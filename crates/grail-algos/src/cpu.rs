@@ -206,7 +206,7 @@ fn suite_output(
 }
 
 /// The edges flagged in `chosen` (by edge id) as a forest with its weight.
-fn forest_of(graph: &Graph, chosen: &[bool]) -> SpanningForest {
+pub fn forest_of(graph: &Graph, chosen: &[bool]) -> SpanningForest {
     let csr = graph.out();
     let mut edges = Vec::new();
     let mut weight = 0u64;

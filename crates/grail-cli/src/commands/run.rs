@@ -5,8 +5,8 @@ use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
-use grail_algos::cpu::bind_named;
-use grail_algos::{Algorithm, RunParams, Target, Variant, run as run_algorithm, verify};
+use grail_algos::cpu::{bind_named, forest_of};
+use grail_algos::{Algorithm, Output, RunParams, Target, Variant, run as run_algorithm, verify};
 use grail_graph::properties::Column;
 use grail_graph::{BuildOptions, Graph};
 use grail_ir::{Module, Owner, Type};
@@ -202,15 +202,7 @@ fn write_outputs(module: &Module, graph: &Graph, columns: &[Column], out: &mut d
     match outputs.as_slice() {
         [] => Err(std::io::Error::other("the program declares no `output` to write")),
         [(property, Column::Bool(chosen))] if property.owner == Owner::Edge => {
-            let csr = graph.out();
-            for u in 0..graph.num_nodes() {
-                for e in csr.edge_range(u) {
-                    if chosen[e] {
-                        writeln!(out, "{u} {} {}", csr.targets()[e], csr.weights().map_or(1, |w| w[e]))?;
-                    }
-                }
-            }
-            Ok(())
+            Output::SpanningForest(forest_of(graph, chosen)).write_values(out)
         }
         _ if outputs.iter().all(|(p, _)| p.owner == Owner::Node) => {
             for node in 0..graph.num_nodes() as usize {
