@@ -177,8 +177,10 @@ fn kitchen_sink() -> Module {
             Property { name: "score".into(), owner: Owner::Node, ty: f64_, is_weight: false },
         ],
         sets: vec![SetDecl { name: "comp".into() }],
+        collections: vec![],
         params: vec![Param { name: "rounds".into(), ty: Type::U32, default: Some(Const::Int(3)) }],
         outputs: vec![score],
+        collection_outputs: vec![],
         functions: vec![half],
         kernels: vec![join, total],
         main: Body {
@@ -201,9 +203,13 @@ fn every_supported_construct_compiles() {
     let module = kitchen_sink();
     validate(&module).unwrap();
     let source = emit_c(&module).unwrap();
-    for expected in
-        ["grail_union(ctx, 0,", "grail_lock_all(ctx, ex0_, 2)", "grail_claim(ctx,", "t->acc.f =", "grail_f0(ctx,"]
-    {
+    for expected in [
+        "grail_union(ctx, 0,",
+        "grail_lock_all(ctx, -1, 0, ex0_, 2)",
+        "grail_claim(ctx,",
+        "t->acc.f =",
+        "grail_f0(ctx,",
+    ] {
         assert!(source.contains(expected), "missing {expected}");
     }
     compile(&source);

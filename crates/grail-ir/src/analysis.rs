@@ -92,7 +92,7 @@ fn stmt_exprs(stmt: &Stmt, visit: &mut impl FnMut(&Expr)) {
                     visit(end);
                 }
                 Space::Adjacent(_, node) => visit(node),
-                Space::Worklist | Space::AllNodes | Space::AllEdges => {}
+                Space::Worklist | Space::AllNodes | Space::AllEdges | Space::Collection(_) => {}
             }
             if let Some(filter) = &forall.filter {
                 visit(filter);
@@ -130,7 +130,7 @@ fn initial_exprs(initial: Option<&Initial>, visit: &mut impl FnMut(&Expr)) {
 fn place_exprs<'a>(place: &'a Place, visit: &mut impl FnMut(&'a Expr)) {
     match place {
         Place::Local(_) => {}
-        Place::Property { element, .. } => visit(element),
+        Place::Property { element, .. } | Place::ElementField { element, .. } => visit(element),
         Place::Field { base, .. } => place_exprs(base, visit),
     }
 }
@@ -140,7 +140,11 @@ fn walk_expr(expr: &Expr, visit: &mut impl FnMut(&Expr)) {
     visit(expr);
     let mut children: Vec<&Expr> = Vec::new();
     match &expr.kind {
-        ExprKind::Const(_) | ExprKind::Param(_) | ExprKind::NumNodes | ExprKind::NumEdges => {}
+        ExprKind::Const(_)
+        | ExprKind::Param(_)
+        | ExprKind::NumNodes
+        | ExprKind::NumEdges
+        | ExprKind::CollectionLen(_) => {}
         ExprKind::Load(place) => place_exprs(place, &mut |e| children.push(e)),
         ExprKind::EdgeSource(e)
         | ExprKind::EdgeTarget(e)
@@ -148,7 +152,8 @@ fn walk_expr(expr: &Expr, visit: &mut impl FnMut(&Expr)) {
         | ExprKind::Unary(_, e)
         | ExprKind::Cast(e)
         | ExprKind::Field(e, _)
-        | ExprKind::SetFind { node: e, .. } => children.push(e),
+        | ExprKind::SetFind { node: e, .. }
+        | ExprKind::CollectionAdd { value: e, .. } => children.push(e),
         ExprKind::Neighbor { node, index, .. } => children.extend([&**node, &**index]),
         ExprKind::Binary(_, a, b) | ExprKind::SetUnion { a, b, .. } => children.extend([&**a, &**b]),
         ExprKind::Call(_, args) | ExprKind::Builtin(_, args) | ExprKind::Struct(_, args) => children.extend(args),

@@ -29,6 +29,10 @@ id!(
     SetId
 );
 id!(
+    /// A graph-level collection of elements.
+    CollectionId
+);
+id!(
     /// A program parameter.
     ParamId
 );
@@ -100,6 +104,8 @@ pub enum Type {
     /// An edge id (`u64`).
     Edge,
     Struct(StructId),
+    /// A handle to an element of a collection (its index, a `u32`).
+    Element(CollectionId),
     /// No value: statements' calls, functions without a result.
     #[default]
     Unit,
@@ -159,6 +165,15 @@ pub struct SetDecl {
     pub name: String,
 }
 
+/// A graph-level collection (Falcon's `Collection`): a growable sequence of elements, each a
+/// value of struct type `element` stored field by field. It starts empty; `add` appends, from
+/// host code or from kernels, and elements are never moved, so a handle stays valid.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CollectionDecl {
+    pub name: String,
+    pub element: StructId,
+}
+
 /// A compiled program.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Module {
@@ -166,10 +181,13 @@ pub struct Module {
     pub structs: Vec<StructDef>,
     pub properties: Vec<Property>,
     pub sets: Vec<SetDecl>,
+    pub collections: Vec<CollectionDecl>,
     pub params: Vec<Param>,
     /// Properties the program reports: node properties (one value per node) and `bool` edge
     /// properties (the set of edges where they are true).
     pub outputs: Vec<PropertyId>,
+    /// Collections the program reports, every element with its fields.
+    pub collection_outputs: Vec<CollectionId>,
     pub functions: Vec<Function>,
     pub kernels: Vec<Kernel>,
     /// The entry point: orchestration and scalar code, run by the host.
@@ -428,6 +446,12 @@ pub enum Place {
         property: PropertyId,
         element: Box<Expr>,
     },
+    /// A field of a collection element: `element` has type `Type::Element(collection)`.
+    ElementField {
+        collection: CollectionId,
+        element: Box<Expr>,
+        field: u32,
+    },
     /// A field of a struct-typed place.
     Field {
         base: Box<Place>,
@@ -486,6 +510,13 @@ pub enum ExprKind {
     },
     Struct(StructId, Vec<Expr>),
     Field(Box<Expr>, u32),
+    /// Appends a value of the collection's element struct; yields the new element's handle.
+    CollectionAdd {
+        collection: CollectionId,
+        value: Box<Expr>,
+    },
+    /// The number of elements of a collection (`u32`).
+    CollectionLen(CollectionId),
 }
 
 /// What a parallel loop iterates.
@@ -497,6 +528,9 @@ pub enum Space {
     AllEdges,
     /// Integers in `start..end`.
     Range(Expr, Expr),
+    /// The elements a collection has when the loop starts; elements added while it runs are
+    /// not visited.
+    Collection(CollectionId),
     /// A node's edges or neighbours: a nested loop.
     Adjacent(Adjacency, Expr),
 }
@@ -688,6 +722,7 @@ impl fmt::Display for Type {
             Type::Node => f.write_str("Node"),
             Type::Edge => f.write_str("Edge"),
             Type::Struct(id) => write!(f, "struct#{}", id.0),
+            Type::Element(id) => write!(f, "element#{}", id.0),
             Type::Unit => f.write_str("()"),
         }
     }

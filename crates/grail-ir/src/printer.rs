@@ -50,12 +50,18 @@ impl<'m> Printer<'m> {
         for s in &m.sets {
             self.line(&format!("set {}", s.name));
         }
+        for c in &m.collections {
+            self.line(&format!("collection {}: {}", c.name, self.ty(Type::Struct(c.element))));
+        }
         for p in &m.params {
             let default = p.default.map(|c| format!(" = {}", self.constant(c))).unwrap_or_default();
             self.line(&format!("param {}: {}{default}", p.name, self.ty(p.ty)));
         }
         for &o in &m.outputs {
             self.line(&format!("output {}", self.property(o)));
+        }
+        for &c in &m.collection_outputs {
+            self.line(&format!("output {}", self.collection(c)));
         }
         for f in &m.functions {
             self.out.push('\n');
@@ -153,6 +159,7 @@ impl<'m> Printer<'m> {
                     Space::AllNodes => "nodes".to_string(),
                     Space::AllEdges => "edges".to_string(),
                     Space::Range(start, end) => format!("{}..{}", self.expr(start), self.expr(end)),
+                    Space::Collection(c) => self.collection(*c),
                     Space::Adjacent(adjacency, node) => format!("{}({})", adjacency.name(), self.expr(node)),
                 };
                 let filter = forall.filter.as_ref().map(|f| format!(" where {}", self.expr(f))).unwrap_or_default();
@@ -255,6 +262,7 @@ impl<'m> Printer<'m> {
     fn ty(&self, ty: Type) -> String {
         match ty {
             Type::Struct(id) => self.module.structs.get(id.index()).map_or_else(|| ty.to_string(), |s| s.name.clone()),
+            Type::Element(id) => format!("{}.element", self.collection(id)),
             _ => ty.to_string(),
         }
     }
@@ -272,6 +280,14 @@ impl<'m> Printer<'m> {
         match place {
             Place::Local(id) => self.local(*id),
             Place::Property { property, element } => format!("{}[{}]", self.property(*property), self.expr(element)),
+            Place::ElementField { collection, element, field } => {
+                format!(
+                    "{}[{}].{}",
+                    self.collection(*collection),
+                    self.expr(element),
+                    self.element_field(*collection, *field)
+                )
+            }
             Place::Field { base, field } => format!("{}.{field}", self.place(base)),
         }
     }
@@ -324,7 +340,25 @@ impl<'m> Printer<'m> {
                 format!("{} {{ {} }}", self.ty(Type::Struct(*id)), fields.join(", "))
             }
             ExprKind::Field(base, field) => format!("{}.{field}", self.expr(base)),
+            ExprKind::CollectionAdd { collection, value } => {
+                format!("{}.add({})", self.collection(*collection), self.expr(value))
+            }
+            ExprKind::CollectionLen(c) => format!("{}.len()", self.collection(*c)),
         }
+    }
+
+    fn collection(&self, id: CollectionId) -> String {
+        self.module.collections.get(id.index()).map_or_else(|| format!("collection#{}", id.0), |c| c.name.clone())
+    }
+
+    /// A collection element's field by name, or by number when the ids are out of range.
+    fn element_field(&self, id: CollectionId, field: u32) -> String {
+        self.module
+            .collections
+            .get(id.index())
+            .and_then(|c| self.module.structs.get(c.element.index()))
+            .and_then(|s| s.fields.get(field as usize))
+            .map_or_else(|| field.to_string(), |(name, _)| name.clone())
     }
 
     fn set(&self, id: SetId) -> String {

@@ -6,7 +6,8 @@
 //! invocations, `Iterate` and `Pipe` only in `main`; `print` only in `main` outside `Iterate` and
 //! `Pipe`; `break` only in a sequential loop; each push site of a kernel is used exactly once; a
 //! kernel's body is a sequence of parallel loops (phases); `retry` appears only in loops over
-//! nodes.
+//! nodes; host code does not touch collection elements' fields; a lock statement locks nodes,
+//! or elements of one collection.
 
 use crate::ir::*;
 
@@ -40,6 +41,16 @@ pub fn validate(module: &Module) -> Result<(), ValidationError> {
                     format!("output #{} is not a node property or a bool edge property", output.0),
                 ));
             }
+        }
+    }
+    for (i, collection) in module.collections.iter().enumerate() {
+        if collection.element.index() >= module.structs.len() {
+            return Err(fail(format!("collection #{i}"), format!("struct #{} does not exist", collection.element.0)));
+        }
+    }
+    for &output in &module.collection_outputs {
+        if output.index() >= module.collections.len() {
+            return Err(fail("outputs".into(), format!("collection #{} does not exist", output.0)));
         }
     }
     for function in &module.functions {
@@ -85,6 +96,9 @@ pub fn validate(module: &Module) -> Result<(), ValidationError> {
 fn check_type(module: &Module, ty: Type) -> Result<(), String> {
     match ty {
         Type::Struct(id) if id.index() >= module.structs.len() => Err(format!("struct #{} does not exist", id.0)),
+        Type::Element(id) if id.index() >= module.collections.len() => {
+            Err(format!("collection #{} does not exist", id.0))
+        }
         _ => Ok(()),
     }
 }
@@ -222,8 +236,13 @@ impl<'m> Checker<'m> {
                 if elements.is_empty() {
                     return self.fail("a lock statement needs at least one element");
                 }
+                // All nodes, or all elements of one collection: each kind has its own lock words.
+                let kind = elements[0].ty;
+                if !matches!(kind, Type::Node | Type::Element(_)) {
+                    return self.fail(format!("a locked element of type {kind}, expected a node or an element"));
+                }
                 for element in elements {
-                    self.expect("a locked element", element, Type::Node)?;
+                    self.expect("a locked element", element, kind)?;
                 }
                 self.block(body, scope)?;
                 self.block(otherwise, scope)
@@ -338,6 +357,10 @@ impl<'m> Checker<'m> {
                 self.expect("the node of an adjacency loop", node, Type::Node)?;
                 adjacency.item()
             }
+            Space::Collection(id) => {
+                self.collection(*id)?;
+                Type::Element(*id)
+            }
         };
         let nested = matches!(forall.space, Space::Adjacent(..));
         if !nested && scope.in_forall {
@@ -393,10 +416,25 @@ impl<'m> Checker<'m> {
                 self.expect(&format!("the element of property {}", decl.name), element, owner)?;
                 Ok(decl.ty)
             }
+            Place::ElementField { collection, element, field } => {
+                if self.is_host() {
+                    return self.fail("a collection element's field in host code");
+                }
+                let decl = self.collection(*collection)?;
+                self.expect(&format!("an element of collection {}", decl.name), element, Type::Element(*collection))?;
+                self.field(Type::Struct(decl.element), *field)
+            }
             Place::Field { base, field } => {
                 let ty = self.place(base)?;
                 self.field(ty, *field)
             }
+        }
+    }
+
+    fn collection(&self, id: CollectionId) -> Result<&'m CollectionDecl, ValidationError> {
+        match self.module.collections.get(id.index()) {
+            Some(decl) => Ok(decl),
+            None => self.fail(format!("collection #{} does not exist", id.0)),
         }
     }
 
@@ -470,7 +508,9 @@ impl<'m> Checker<'m> {
             ExprKind::Cast(value) => {
                 self.expr(value)?;
                 let castable = |t: Type| t.is_numeric() || matches!(t, Type::Node | Type::Edge);
-                if !castable(value.ty) || !castable(ty) {
+                // An element converts to its index; nothing converts to an element.
+                let from_element = matches!(value.ty, Type::Element(_)) && ty == Type::U32;
+                if !from_element && (!castable(value.ty) || !castable(ty)) {
                     return self.fail(format!("a cast from {} to {ty}", value.ty));
                 }
                 Ok(())
@@ -557,6 +597,15 @@ impl<'m> Checker<'m> {
             ExprKind::Field(base, field) => {
                 self.expr(base)?;
                 want(self.field(base.ty, *field)?)
+            }
+            ExprKind::CollectionAdd { collection, value } => {
+                let decl = self.collection(*collection)?;
+                self.expect(&format!("an element of collection {}", decl.name), value, Type::Struct(decl.element))?;
+                want(Type::Element(*collection))
+            }
+            ExprKind::CollectionLen(id) => {
+                self.collection(*id)?;
+                want(Type::U32)
             }
         }
     }

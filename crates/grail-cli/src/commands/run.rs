@@ -1,7 +1,7 @@
 //! `grail run`: run a suite algorithm, or a user's grail program, on a graph file.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
@@ -133,6 +133,9 @@ fn run_program(args: RunArgs, threads: usize, progress: &Bars) -> Result<()> {
         bail!("--variant and --pr-* are for suite algorithms; pass a program's parameters with --param NAME=VALUE");
     }
     let module = super::check::lower_file(path)?;
+    if args.output.is_some() && module.outputs.is_empty() && module.collection_outputs.is_empty() {
+        bail!("--output: {} declares no `output` to write", path.display());
+    }
     let compiler = CCompiler::detect()?;
     let program = CpuProgram::compile(module, &compiler, Some(&ModuleCache::default_location()))?;
     let module = program.module();
@@ -152,9 +155,16 @@ fn run_program(args: RunArgs, threads: usize, progress: &Bars) -> Result<()> {
     progress.clear();
     let mut stdout = std::io::stdout();
     let output = program.run(&graph, &values, &RunOptions { threads }, &mut stdout)?;
+    let mut written = Vec::new();
     if let Some(out_path) = &args.output {
-        grail_graph::io::write_atomically(out_path, |out| write_outputs(module, &graph, &output.properties, out))
-            .with_context(|| format!("cannot write the result to {}", out_path.display()))?;
+        for (path, what) in output_files(module, out_path) {
+            grail_graph::io::write_atomically(&path, |out| match what {
+                Some(c) => write_collection(&output.collections[c], out),
+                None => write_outputs(module, &graph, &output.properties, out),
+            })
+            .with_context(|| format!("cannot write the result to {}", path.display()))?;
+            written.push(path);
+        }
     }
     let time_ms = millis(output.stats.elapsed);
     if args.json {
@@ -184,12 +194,55 @@ fn run_program(args: RunArgs, threads: usize, progress: &Bars) -> Result<()> {
         if let Some(result) = &output.result {
             println!("  result    {result}");
         }
-        if let Some(path) = &args.output {
+        for path in &written {
             println!("  written   {}", path.display());
         }
         if args.stats {
             print_stats(Some(&output.stats));
         }
+    }
+    Ok(())
+}
+
+/// Where `--output FILE` puts each output: the node (or bool edge) outputs in FILE, and each
+/// output collection (`Some(i)`, its position in `collection_outputs`) in `FILE.<name>`, or in
+/// FILE itself when it is the program's only output.
+fn output_files(module: &Module, path: &Path) -> Vec<(PathBuf, Option<usize>)> {
+    let mut files = Vec::new();
+    if !module.outputs.is_empty() {
+        files.push((path.to_path_buf(), None));
+    }
+    let only_collection = module.outputs.is_empty() && module.collection_outputs.len() == 1;
+    for (i, id) in module.collection_outputs.iter().enumerate() {
+        let file = if only_collection {
+            path.to_path_buf()
+        } else {
+            let mut name = path.as_os_str().to_os_string();
+            name.push(format!(".{}", module.collections[id.index()].name));
+            PathBuf::from(name)
+        };
+        files.push((file, Some(i)));
+    }
+    files
+}
+
+/// Writes a collection: one line per element, its fields (nested structs' fields inline)
+/// separated by spaces, `inf` for a type's largest value.
+fn write_collection(elements: &[Value], out: &mut dyn Write) -> std::io::Result<()> {
+    fn leaves(value: &Value, first: &mut bool, out: &mut dyn Write) -> std::io::Result<()> {
+        match value {
+            Value::Struct(fields) => fields.iter().try_for_each(|field| leaves(field, first, out)),
+            scalar => {
+                if !std::mem::replace(first, false) {
+                    out.write_all(b" ")?;
+                }
+                write!(out, "{scalar}")
+            }
+        }
+    }
+    for element in elements {
+        leaves(element, &mut true, out)?;
+        out.write_all(b"\n")?;
     }
     Ok(())
 }

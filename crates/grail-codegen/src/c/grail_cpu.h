@@ -25,6 +25,27 @@ typedef struct grail_buf {
     uint32_t failed;
 } grail_buf;
 
+/* Collections. Element i lives in segment s = floor(log2(i / 1024 + 1)), which holds 1024 << s
+ * elements; a segment is allocated by the first thread that adds into it and never moves, so
+ * handles stay valid while other threads add. A segment stores each field of the element struct
+ * as an array, then a lock word and a claim word per element: the generated code names the byte
+ * offsets of these arrays in segment 0 (GRAIL_C<c>_F<f>, ..._LOCKS, ..._CLAIMS, ..._BYTES); in
+ * segment s they are shifted left by s. Keep in sync with `GrailColl` in ffi.rs. */
+#define GRAIL_SEG_LOG 10
+#define GRAIL_SEGS 23
+/* The most elements a collection holds: handles are u32, and UINT32_MAX means "none". */
+#define GRAIL_COLL_MAX ((uint64_t)UINT32_MAX - 1)
+/* The bytes of one field array in segment 0, rounded up to a cache line. */
+#define GRAIL_SEG_ARRAY(size) ((((uint64_t)(size) << GRAIL_SEG_LOG) + 63) & ~(uint64_t)63)
+
+typedef struct grail_coll {
+    /* Elements added so far (reserved slots; may pass GRAIL_COLL_MAX only when failed is set). */
+    uint64_t len;
+    void *segs[GRAIL_SEGS];
+    /* 1 when allocating a segment failed, 2 when the collection is full; the runtime reports it. */
+    uint32_t failed;
+} grail_coll;
+
 /* Keep in sync with `GrailCtx` in crates/grail-runtime/src/cpu/ffi.rs (its #[repr(C)] mirror). */
 typedef struct grail_ctx {
     uint64_t num_nodes;
@@ -56,6 +77,8 @@ typedef struct grail_ctx {
     uint32_t invocation;
     /* Union-find parents: set s, node u at sets[s * num_nodes + u]. */
     uint32_t *sets;
+    /* The program's collections, by collection id. */
+    grail_coll *colls;
 } grail_ctx;
 
 typedef struct grail_thread {
@@ -175,20 +198,81 @@ static inline bool grail_atomic_cas_bool(bool *p, bool expected, bool v) {
 GRAIL_ATOMIC_FLOAT(float, uint32_t, f32)
 GRAIL_ATOMIC_FLOAT(double, uint64_t, f64)
 
-/* Locks: a try-lock per node. */
-static inline bool grail_trylock(const grail_ctx *ctx, uint32_t u) {
-    uint32_t free_word = 0;
-    return __atomic_compare_exchange_n(&ctx->locks[u], &free_word, 1u, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+/* The segment and the position in it of element i. */
+static inline unsigned grail_segment(uint64_t i, uint64_t *position) {
+    uint64_t q = (i >> GRAIL_SEG_LOG) + 1;
+    unsigned s = 63 - (unsigned)__builtin_clzll(q);
+    *position = i - ((((uint64_t)1 << s) - 1) << GRAIL_SEG_LOG);
+    return s;
 }
 
-static inline void grail_unlock(const grail_ctx *ctx, uint32_t u) {
-    __atomic_store_n(&ctx->locks[u], 0u, __ATOMIC_RELEASE);
+/* The address of element i's entry in the array at `offset` (in segment 0) of `size` bytes each. */
+static inline void *grail_elem(const grail_coll *c, uint64_t offset, uint64_t size, uint64_t i) {
+    uint64_t k;
+    unsigned s = grail_segment(i, &k);
+    char *seg = (char *)__atomic_load_n(&c->segs[s], __ATOMIC_ACQUIRE);
+    return seg + (offset << s) + k * size;
+}
+
+/* Reserves the next element, allocating its segment (zeroed) if no thread has yet. False when
+ * out of memory or full: `failed` says which, and the runtime stops the program. */
+static inline bool grail_coll_reserve(grail_coll *c, uint64_t seg0_bytes, uint64_t *index) {
+    uint64_t i = __atomic_fetch_add(&c->len, 1, __ATOMIC_RELAXED);
+    if (i >= GRAIL_COLL_MAX) {
+        __atomic_store_n(&c->failed, 2u, __ATOMIC_RELAXED);
+        return false;
+    }
+    uint64_t k;
+    unsigned s = grail_segment(i, &k);
+    if (!__atomic_load_n(&c->segs[s], __ATOMIC_ACQUIRE)) {
+        void *fresh = calloc(1, seg0_bytes << s);
+        if (!fresh) {
+            __atomic_store_n(&c->failed, 1u, __ATOMIC_RELAXED);
+            return false;
+        }
+        void *expected = NULL;
+        if (!__atomic_compare_exchange_n(&c->segs[s], &expected, fresh, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            free(fresh);
+    }
+    *index = i;
+    return true;
+}
+
+/* The number of elements a loop over the collection visits. */
+static inline uint64_t grail_coll_len(const grail_coll *c) {
+    uint64_t n = __atomic_load_n(&c->len, __ATOMIC_ACQUIRE);
+    return n < GRAIL_COLL_MAX ? n : GRAIL_COLL_MAX;
+}
+
+void grail_coll_free(grail_coll *c) {
+    for (int s = 0; s < GRAIL_SEGS; s++) {
+        free(c->segs[s]);
+        c->segs[s] = NULL;
+    }
+    c->len = 0;
+    c->failed = 0;
+}
+
+/* Locks: a try-lock word per node (ctx->locks) and per collection element (in its segment).
+ * A lock statement names its kind: `coll` is -1 for nodes, else the collection, whose lock
+ * words are at `lock_offset`. */
+static inline uint32_t *grail_lock_word(const grail_ctx *ctx, int coll, uint64_t lock_offset, uint32_t id) {
+    return coll < 0 ? &ctx->locks[id] : (uint32_t *)grail_elem(&ctx->colls[coll], lock_offset, 4, id);
+}
+
+static inline bool grail_trylock(uint32_t *word) {
+    uint32_t free_word = 0;
+    return __atomic_compare_exchange_n(word, &free_word, 1u, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+
+static inline void grail_unlock(uint32_t *word) {
+    __atomic_store_n(word, 0u, __ATOMIC_RELEASE);
 }
 
 /* Exclusive: try once to lock every element; on any failure release what was taken. Elements
  * are locked in increasing id order (duplicates once), so two threads never each wait on the
  * other's lock. */
-static inline bool grail_lock_all(const grail_ctx *ctx, uint32_t *elements, int count) {
+static inline bool grail_lock_all(const grail_ctx *ctx, int coll, uint64_t lock_offset, uint32_t *elements, int count) {
     for (int i = 1; i < count; i++)
         for (int j = i; j > 0 && elements[j - 1] > elements[j]; j--) {
             uint32_t t = elements[j];
@@ -197,25 +281,29 @@ static inline bool grail_lock_all(const grail_ctx *ctx, uint32_t *elements, int 
         }
     for (int i = 0; i < count; i++) {
         if (i > 0 && elements[i] == elements[i - 1]) continue;
-        if (!grail_trylock(ctx, elements[i])) {
+        if (!grail_trylock(grail_lock_word(ctx, coll, lock_offset, elements[i]))) {
             for (int j = i - 1; j >= 0; j--)
-                if (j == 0 || elements[j] != elements[j - 1]) grail_unlock(ctx, elements[j]);
+                if (j == 0 || elements[j] != elements[j - 1])
+                    grail_unlock(grail_lock_word(ctx, coll, lock_offset, elements[j]));
             return false;
         }
     }
     return true;
 }
 
-static inline void grail_unlock_all(const grail_ctx *ctx, const uint32_t *elements, int count) {
+static inline void grail_unlock_all(const grail_ctx *ctx, int coll, uint64_t lock_offset, const uint32_t *elements,
+                                    int count) {
     for (int i = 0; i < count; i++)
-        if (i == 0 || elements[i] != elements[i - 1]) grail_unlock(ctx, elements[i]);
+        if (i == 0 || elements[i] != elements[i - 1]) grail_unlock(grail_lock_word(ctx, coll, lock_offset, elements[i]));
 }
 
-/* Single: the first thread to claim u in this invocation wins. */
-static inline bool grail_claim(const grail_ctx *ctx, uint32_t u) {
-    uint32_t seen = __atomic_load_n(&ctx->claims[u], __ATOMIC_RELAXED);
+/* Single: the first thread to claim the word in this invocation wins. Claim words are per node
+ * (ctx->claims) or per element (`coll` and `claim_offset` as for locks). */
+static inline bool grail_claim(const grail_ctx *ctx, int coll, uint64_t claim_offset, uint32_t id) {
+    uint32_t *word = coll < 0 ? &ctx->claims[id] : (uint32_t *)grail_elem(&ctx->colls[coll], claim_offset, 4, id);
+    uint32_t seen = __atomic_load_n(word, __ATOMIC_RELAXED);
     while (seen != ctx->invocation)
-        if (__atomic_compare_exchange_n(&ctx->claims[u], &seen, ctx->invocation, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        if (__atomic_compare_exchange_n(word, &seen, ctx->invocation, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
             return true;
     return false;
 }

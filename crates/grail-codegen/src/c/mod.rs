@@ -43,6 +43,9 @@ pub fn emit_c(module: &Module) -> Result<String, CodegenError> {
             s.fields.iter().enumerate().map(|(f, (_, ty))| format!(" {} f{f};", c_type(*ty))).collect();
         writeln!(out, "typedef struct grail_s{i} {{{fields} }} grail_s{i}; /* {} */", s.name).unwrap();
     }
+    for (c, collection) in module.collections.iter().enumerate() {
+        out.push_str(&collection_support(module, c, collection));
+    }
     for (i, f) in module.functions.iter().enumerate() {
         writeln!(out, "static {};", function_signature(i, f)).unwrap();
     }
@@ -105,8 +108,109 @@ fn c_type(ty: Type) -> String {
         Type::Scalar(Scalar::F32) => "float".into(),
         Type::Scalar(Scalar::F64) => "double".into(),
         Type::Struct(id) => format!("grail_s{}", id.0),
+        Type::Element(_) => "uint32_t".into(),
         Type::Unit => "void".into(),
     }
+}
+
+/// The scalar leaves of a value of type `ty`: each one's member path (`.f0.f2`) and type, in
+/// declaration order. The host passes elements to and from collections flattened this way.
+fn leaves(module: &Module, ty: Type, path: String, out: &mut Vec<(String, Type)>) {
+    match ty {
+        Type::Struct(id) => {
+            for (f, (_, field_ty)) in module.structs[id.index()].fields.iter().enumerate() {
+                leaves(module, *field_ty, format!("{path}.f{f}"), out);
+            }
+        }
+        _ => out.push((path, ty)),
+    }
+}
+
+/// The `grail_value` member a value of this type travels in.
+fn value_member(ty: Type) -> &'static str {
+    match ty {
+        Type::Scalar(Scalar::F32 | Scalar::F64) => "f",
+        Type::Scalar(Scalar::I32 | Scalar::I64) => "i",
+        _ => "u",
+    }
+}
+
+/// A collection's layout macros, its add function for kernels, and the two functions the host
+/// runtime calls: `uint32_t grail_c<c>_add_host(ctx, const grail_value *)` appends an element
+/// given as its flattened fields ([`leaves`]) and returns its handle (UINT32_MAX when the
+/// collection could not grow), and `void grail_c<c>_get_host(ctx, uint32_t, grail_value *)`
+/// reads one back.
+fn collection_support(module: &Module, c: usize, collection: &CollectionDecl) -> String {
+    let element = Type::Struct(collection.element);
+    let fields = &module.structs[collection.element.index()].fields;
+    let mut out = String::new();
+    let elem_ty = c_type(element);
+    writeln!(out, "/* collection `{}` of {elem_ty}: the layout of its segments */", collection.name).unwrap();
+    let mut previous = "((uint64_t)0)".to_string();
+    for (f, (name, ty)) in fields.iter().enumerate() {
+        writeln!(out, "#define GRAIL_C{c}_F{f} {previous} /* {name} */").unwrap();
+        previous = format!("(GRAIL_C{c}_F{f} + GRAIL_SEG_ARRAY(sizeof({})))", c_type(*ty));
+    }
+    writeln!(out, "#define GRAIL_C{c}_LOCKS {previous}").unwrap();
+    writeln!(out, "#define GRAIL_C{c}_CLAIMS (GRAIL_C{c}_LOCKS + GRAIL_SEG_ARRAY(4))").unwrap();
+    writeln!(out, "#define GRAIL_C{c}_BYTES (GRAIL_C{c}_CLAIMS + GRAIL_SEG_ARRAY(4))").unwrap();
+    let field = |f: usize, ty: Type| {
+        let t = c_type(ty);
+        format!("(*({t} *)grail_elem(coll, GRAIL_C{c}_F{f}, sizeof({t}), i))")
+    };
+    writeln!(out, "static inline uint32_t grail_c{c}_add(const grail_ctx *ctx, {elem_ty} v) {{").unwrap();
+    writeln!(out, "    grail_coll *coll = &ctx->colls[{c}];").unwrap();
+    writeln!(out, "    uint64_t i;").unwrap();
+    writeln!(out, "    if (!grail_coll_reserve(coll, GRAIL_C{c}_BYTES, &i)) return UINT32_MAX;").unwrap();
+    for (f, (_, ty)) in fields.iter().enumerate() {
+        writeln!(out, "    {} = v.f{f};", field(f, *ty)).unwrap();
+    }
+    writeln!(
+        out,
+        "    return (uint32_t)i;
+}}"
+    )
+    .unwrap();
+    let mut flat = Vec::new();
+    leaves(module, element, "v".to_string(), &mut flat);
+    writeln!(out, "uint32_t grail_c{c}_add_host(const grail_ctx *ctx, const grail_value *flat) {{").unwrap();
+    writeln!(
+        out,
+        "    {elem_ty} v;
+    memset(&v, 0, sizeof v);"
+    )
+    .unwrap();
+    for (k, (path, ty)) in flat.iter().enumerate() {
+        writeln!(out, "    {path} = {};", from_value(*ty, &format!("flat[{k}]"))).unwrap();
+    }
+    writeln!(
+        out,
+        "    return grail_c{c}_add(ctx, v);
+}}"
+    )
+    .unwrap();
+    writeln!(out, "void grail_c{c}_get_host(const grail_ctx *ctx, uint32_t index, grail_value *flat) {{").unwrap();
+    writeln!(
+        out,
+        "    const grail_coll *coll = &ctx->colls[{c}];
+    const uint64_t i = index;
+    {elem_ty} v;"
+    )
+    .unwrap();
+    for (f, (_, ty)) in fields.iter().enumerate() {
+        writeln!(out, "    v.f{f} = {};", field(f, *ty)).unwrap();
+    }
+    for (k, (path, ty)) in flat.iter().enumerate() {
+        let member = value_member(*ty);
+        let cast = match member {
+            "f" => "double",
+            "i" => "int64_t",
+            _ => "uint64_t",
+        };
+        writeln!(out, "    flat[{k}].{member} = ({cast}){path};").unwrap();
+    }
+    writeln!(out, "}}").unwrap();
+    out
 }
 
 /// The suffix of the runtime's per-type helpers (`grail_atomic_min_u32`, ...).
@@ -115,7 +219,7 @@ fn type_suffix(ty: Type) -> Result<&'static str, CodegenError> {
         Type::Scalar(Scalar::Bool) => "bool",
         Type::Scalar(Scalar::I32) => "i32",
         Type::Scalar(Scalar::I64) => "i64",
-        Type::Scalar(Scalar::U32) | Type::Node => "u32",
+        Type::Scalar(Scalar::U32) | Type::Node | Type::Element(_) => "u32",
         Type::Scalar(Scalar::U64) | Type::Edge => "u64",
         Type::Scalar(Scalar::F32) => "f32",
         Type::Scalar(Scalar::F64) => "f64",
@@ -134,7 +238,7 @@ fn from_value(ty: Type, value: &str) -> String {
 
 fn bits(ty: Type) -> u32 {
     match ty {
-        Type::Scalar(Scalar::I32 | Scalar::U32) | Type::Node => 32,
+        Type::Scalar(Scalar::I32 | Scalar::U32) | Type::Node | Type::Element(_) => 32,
         _ => 64,
     }
 }
@@ -158,6 +262,7 @@ const CTX_FIELDS: &[(&str, &str)] = &[
     ("items", "const uint32_t *const restrict"),
     ("item_count", "const uint64_t"),
     ("retrying", "const uint32_t"),
+    ("colls", "grail_coll *const"),
 ];
 
 /// The per-thread state a phase keeps in locals for a whole chunk (written back at its end), so
@@ -285,6 +390,7 @@ impl<'m> Emitter<'m> {
                 format!("({} ? {} : {})", self.ctx("retrying"), self.ctx("item_count"), self.ctx("num_nodes"))
             }
             Space::AllEdges => self.ctx("num_edges"),
+            Space::Collection(c) => format!("grail_coll_len(&{}[{}])", self.ctx("colls"), c.0),
             Space::Range(start, end) => {
                 let (s, e) = (self.expr(start)?, self.expr(end)?);
                 format!("({e} > {s} ? (uint64_t)({e} - {s}) : 0)")
@@ -311,6 +417,7 @@ impl<'m> Emitter<'m> {
                 ]
             }
             Space::AllEdges => vec![(None, "i".to_string())],
+            Space::Collection(_) => vec![(None, "(uint32_t)i".to_string())],
             Space::Range(start, _) => {
                 let ty = c_type(start.ty);
                 vec![(None, format!("({ty})({} + ({ty})i)", self.expr(start)?))]
@@ -551,6 +658,11 @@ impl<'m> Emitter<'m> {
         otherwise: &Block,
         depth: usize,
     ) -> Result<(), CodegenError> {
+        // Which lock and claim words: the nodes' (-1), or those in a collection's segments.
+        let (coll, lock_offset, claim_offset) = match elements.first().map(|e| e.ty) {
+            Some(Type::Element(c)) => (c.0 as i64, format!("GRAIL_C{}_LOCKS", c.0), format!("GRAIL_C{}_CLAIMS", c.0)),
+            _ => (-1, "0".to_string(), "0".to_string()),
+        };
         let elements = elements.iter().map(|e| self.expr(e)).collect::<Result<Vec<_>, _>>()?;
         let count = elements.len();
         // Named by nesting, so a release of an outer lock inside an inner one's body (before a
@@ -559,17 +671,18 @@ impl<'m> Emitter<'m> {
         self.line(depth, "{");
         let (acquire, release) = match kind {
             LockKind::Atomic => {
-                self.line(depth + 1, &format!("const uint32_t lk{nest}_ = {};", elements[0]));
-                (format!("grail_trylock(ctx, lk{nest}_)"), Some(format!("grail_unlock(ctx, lk{nest}_);")))
+                let word = format!("grail_lock_word(ctx, {coll}, {lock_offset}, {})", elements[0]);
+                self.line(depth + 1, &format!("uint32_t *const lk{nest}_ = {word};"));
+                (format!("grail_trylock(lk{nest}_)"), Some(format!("grail_unlock(lk{nest}_);")))
             }
             LockKind::Exclusive => {
                 self.line(depth + 1, &format!("uint32_t ex{nest}_[{count}] = {{{}}};", elements.join(", ")));
                 (
-                    format!("grail_lock_all(ctx, ex{nest}_, {count})"),
-                    Some(format!("grail_unlock_all(ctx, ex{nest}_, {count});")),
+                    format!("grail_lock_all(ctx, {coll}, {lock_offset}, ex{nest}_, {count})"),
+                    Some(format!("grail_unlock_all(ctx, {coll}, {lock_offset}, ex{nest}_, {count});")),
                 )
             }
-            LockKind::Single => (format!("grail_claim(ctx, {})", elements[0]), None),
+            LockKind::Single => (format!("grail_claim(ctx, {coll}, {claim_offset}, {})", elements[0]), None),
         };
         self.line(depth + 1, &format!("if ({acquire}) {{"));
         self.held.push(release.clone());
@@ -592,6 +705,15 @@ impl<'m> Emitter<'m> {
         Ok(match place {
             Place::Local(id) => self.local(*id),
             Place::Property { property, element } => format!("P{}[{}]", property.0, self.expr(element)?),
+            Place::ElementField { collection, element, field } => {
+                let decl = &self.module.collections[collection.index()];
+                let t = c_type(self.module.structs[decl.element.index()].fields[*field as usize].1);
+                let (colls, element) = (self.ctx("colls"), self.expr(element)?);
+                format!(
+                    "(*({t} *)grail_elem(&{colls}[{}], GRAIL_C{}_F{field}, sizeof({t}), {element}))",
+                    collection.0, collection.0
+                )
+            }
             Place::Field { base, field } => format!("{}.f{field}", self.place(base)?),
         })
     }
@@ -670,6 +792,10 @@ impl<'m> Emitter<'m> {
                 format!("(({}){{{}}})", c_type(ty), fields.join(", "))
             }
             ExprKind::Field(base, field) => format!("{}.f{field}", self.expr(base)?),
+            ExprKind::CollectionAdd { collection, value } => {
+                format!("grail_c{}_add(ctx, {})", collection.0, self.expr(value)?)
+            }
+            ExprKind::CollectionLen(c) => format!("((uint32_t)grail_coll_len(&{}[{}]))", self.ctx("colls"), c.0),
         })
     }
 
@@ -677,6 +803,10 @@ impl<'m> Emitter<'m> {
         Ok(match place {
             Place::Local(id) => self.body.locals[id.index()].ty,
             Place::Property { property, .. } => self.module.properties[property.index()].ty,
+            Place::ElementField { collection, field, .. } => {
+                let decl = &self.module.collections[collection.index()];
+                self.module.structs[decl.element.index()].fields[*field as usize].1
+            }
             Place::Field { base, field } => {
                 let Type::Struct(id) = self.place_type(base)? else {
                     return Err(CodegenError::Internal("a field of a non-struct place".into()));

@@ -8,7 +8,8 @@
 //! context, an integer literal is `i32` and a float literal `f64`, as in Rust.
 
 use grail_ir::{
-    Adjacency, AtomicOp, BinaryOp, Builtin, Const, Expr, ExprKind, Owner, Place, Scalar, StructId, Type, UnaryOp,
+    Adjacency, AtomicOp, BinaryOp, Builtin, CollectionId, Const, Expr, ExprKind, Owner, Place, Scalar, StructId, Type,
+    UnaryOp,
 };
 
 use super::scope::{Binding, BodyKind};
@@ -54,8 +55,7 @@ pub(super) enum Iter {
     AllEdges,
     Adjacent(Adjacency, Expr),
     Worklist,
-    /// A collection: already reported at its declaration.
-    Collection,
+    Collection(CollectionId),
 }
 
 /// Whether an expression's type comes from its context: literals without suffix, `INF`, and
@@ -305,6 +305,11 @@ impl<'a> Lowerer<'a> {
             }
             Some(GraphName::Set(_)) => {
                 let message = format!("`{name}` is a set: use `G.{name}.find(u)` or `G.{name}.union(u, v)`");
+                self.report(Diagnostic::error(message, ident.span));
+                return;
+            }
+            Some(GraphName::Collection(_)) => {
+                let message = format!("`{name}` is a collection: it is `G.{name}`");
                 self.report(Diagnostic::error(message, ident.span));
                 return;
             }
@@ -570,6 +575,16 @@ impl<'a> Lowerer<'a> {
                 if let BodyKind::Function { id: caller, .. } = self.body.kind {
                     self.calls[caller.index()].push((id, call.span));
                 }
+                if self.body.kind.is_host()
+                    && let Some(at) = self.element_access_from(id)
+                {
+                    let message =
+                        format!("`main` cannot call `{name}`: it reads or writes collection elements' fields");
+                    let diagnostic = Diagnostic::error(message, call.span)
+                        .with_label(at, "here")
+                        .with_note("host code adds and counts elements; kernels read and write their fields");
+                    self.report(diagnostic);
+                }
                 let args = self.arguments(&call.args, &params, &format!("function `{name}`"), call.span)?;
                 Some(Expr::new(ExprKind::Call(id, args), result?))
             }
@@ -673,7 +688,12 @@ impl<'a> Lowerer<'a> {
                 let message = format!("`G.{name}` is a set; use `G.{name}.find(u)` or `G.{name}.union(u, v)`");
                 self.error(message, field.span)
             }
-            Some(GraphName::Collection) => None,
+            Some(GraphName::Collection(_)) => {
+                let message = format!(
+                    "`G.{name}` is a collection: iterate it with `forall t in G.{name}`, or call `G.{name}.add(...)` or `G.{name}.len()`"
+                );
+                self.error(message, field.span)
+            }
             Some(GraphName::Property(_)) => {
                 let message = format!("`{name}` is a property: read it through a node or an edge, as in `u.{name}`");
                 self.error(message, field.span)
@@ -735,6 +755,9 @@ impl<'a> Lowerer<'a> {
                         self.error(message, method.span)
                     }
                 },
+                Some(GraphName::Collection(collection)) => {
+                    self.collection_method(collection, field, method, args, span)
+                }
                 _ => self.graph_field(field),
             };
         }
@@ -776,6 +799,72 @@ impl<'a> Lowerer<'a> {
         }
     }
 
+    /// `G.coll.add(value)` and `G.coll.len()`.
+    fn collection_method(
+        &mut self,
+        collection: CollectionId,
+        field: &ast::Ident,
+        method: &ast::Ident,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> Option<Expr> {
+        let callee = format!("`G.{}.{}`", field.name, method.name);
+        match method.name.as_str() {
+            "add" => {
+                let element = self.collections[collection.index()].element.map(Type::Struct);
+                let mut args = self.arguments(args, &[element], &callee, span)?;
+                let value = Box::new(args.remove(0));
+                Some(Expr::new(ExprKind::CollectionAdd { collection, value }, Type::Element(collection)))
+            }
+            "len" => {
+                self.arguments(args, &[], &callee, span)?;
+                Some(Expr::new(ExprKind::CollectionLen(collection), Type::U32))
+            }
+            other => {
+                let message = format!("a collection has the methods `add` and `len`, not `{other}`");
+                self.error(message, method.span)
+            }
+        }
+    }
+
+    /// `element.field` where `element` is a handle into `collection`.
+    fn element_field(&mut self, element: Expr, collection: CollectionId, field: &ast::Ident) -> Option<Lv> {
+        let struct_id = self.collections[collection.index()].element?;
+        let info = &self.structs[struct_id.index()];
+        let Some(index) = info.fields.iter().position(|(n, _)| *n == field.name) else {
+            let names: Vec<&str> = info.fields.iter().map(|(n, _)| n.as_str()).collect();
+            let message = format!(
+                "the elements of `{}` (struct `{}`) have no field `{}`",
+                self.collections[collection.index()].name,
+                info.ast.name.name,
+                field.name
+            );
+            let mut diagnostic = Diagnostic::error(message, field.span);
+            if let Some(close) = types::suggest(&field.name, names) {
+                diagnostic = diagnostic.with_note(format!("did you mean `{close}`?"));
+            }
+            self.report(diagnostic);
+            return None;
+        };
+        let ty = info.fields[index].1?;
+        match self.body.kind {
+            BodyKind::Host { .. } => {
+                let diagnostic =
+                    Diagnostic::error("host code cannot read or write the fields of collection elements", field.span)
+                        .with_note("`main` adds elements and counts them; kernels read and write their fields");
+                self.report(diagnostic);
+                return None;
+            }
+            BodyKind::Function { id, .. } => {
+                let first = &mut self.element_access[id.index()];
+                first.get_or_insert(field.span);
+            }
+            _ => {}
+        }
+        let place = Place::ElementField { collection, element: Box::new(element), field: index as u32 };
+        Some(Lv::Place { place, ty, root: None })
+    }
+
     /// A name, field chain or other expression as something that may be written.
     pub(super) fn lvalue(&mut self, e: &ast::Expr) -> Option<Lv> {
         match &e.kind {
@@ -792,6 +881,7 @@ impl<'a> Lowerer<'a> {
                 let base_lv = self.lvalue(base)?;
                 match base_lv.ty() {
                     Type::Node | Type::Edge => self.property(base_lv.into_expr(), field),
+                    Type::Element(collection) => self.element_field(base_lv.into_expr(), collection, field),
                     Type::Struct(id) => self.struct_field(base_lv, id, field),
                     other => {
                         let message = format!(
@@ -844,7 +934,10 @@ impl<'a> Lowerer<'a> {
                 let message = format!("`{name}` is a set: use `G.{name}.find(u)` or `G.{name}.union(u, v)`");
                 self.error(message, field.span)
             }
-            Some((GraphName::Collection, _)) => None,
+            Some((GraphName::Collection(_), _)) => {
+                let message = format!("`{name}` is a collection, not a property: it is `G.{name}`");
+                self.error(message, field.span)
+            }
             None => {
                 let mut candidates: Vec<&str> =
                     self.props.iter().filter(|p| p.owner == owner).map(|p| p.name.as_str()).collect();
@@ -984,15 +1077,15 @@ impl<'a> Lowerer<'a> {
                 }
             }
             K::Field { base, field } if matches!(base.kind, K::Graph) => {
-                if let Some((GraphName::Collection, _)) = self.graph_names.get(&field.name) {
-                    return Some(Iter::Collection);
+                if let Some((GraphName::Collection(id), _)) = self.graph_names.get(&field.name) {
+                    return Some(Iter::Collection(*id));
                 }
             }
             _ => {}
         }
         let value = self.expr(e, None)?;
         let diagnostic = Diagnostic::error(format!("cannot iterate over a value of type `{}`", self.type_name(value.ty)), e.span)
-            .with_note("loops run over a range `a..b`, `G.nodes()`, `G.edges()`, or a node's `out_edges()`, `in_edges()`, `neighbors()` or `in_neighbors()`");
+            .with_note("loops run over a range `a..b`, `G.nodes()`, `G.edges()`, a collection `G.name`, or a node's `out_edges()`, `in_edges()`, `neighbors()` or `in_neighbors()`");
         self.report(diagnostic);
         None
     }
@@ -1017,7 +1110,7 @@ impl<'a> Lowerer<'a> {
         match place {
             Place::Local(id) => self.body.uniform.get(id.index()).copied().unwrap_or(false),
             Place::Field { base, .. } => self.place_uniform(base),
-            Place::Property { .. } => false,
+            Place::Property { .. } | Place::ElementField { .. } => false,
         }
     }
 }

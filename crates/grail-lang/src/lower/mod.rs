@@ -27,7 +27,9 @@ mod types;
 
 use std::collections::HashMap;
 
-use grail_ir::{self as ir, Const, FunctionId, KernelId, Owner, ParamId, PropertyId, ReduceOp, SetId, StructId, Type};
+use grail_ir::{
+    self as ir, CollectionId, Const, FunctionId, KernelId, Owner, ParamId, PropertyId, ReduceOp, SetId, StructId, Type,
+};
 
 use crate::ast;
 use crate::diagnostics::{Diagnostic, has_errors};
@@ -87,6 +89,13 @@ struct PropDecl<'a> {
     is_weight: bool,
 }
 
+struct CollDecl<'a> {
+    name: String,
+    ast_ty: &'a ast::Type,
+    /// The element struct, once resolved.
+    element: Option<StructId>,
+}
+
 struct ParamDecl<'a> {
     name: String,
     ast: &'a ast::Param,
@@ -144,7 +153,7 @@ enum Global {
 enum GraphName {
     Property(PropertyId),
     Set(SetId),
-    Collection,
+    Collection(CollectionId),
 }
 
 struct Lowerer<'a> {
@@ -152,6 +161,7 @@ struct Lowerer<'a> {
     diagnostics: Vec<Diagnostic>,
     props: Vec<PropDecl<'a>>,
     sets: Vec<String>,
+    collections: Vec<CollDecl<'a>>,
     params: Vec<ParamDecl<'a>>,
     consts: Vec<ConstDecl<'a>>,
     structs: Vec<StructInfo<'a>>,
@@ -164,6 +174,9 @@ struct Lowerer<'a> {
     types: HashMap<String, StructId>,
     /// Per function: the functions it calls, with where.
     calls: Vec<Vec<(FunctionId, Span)>>,
+    /// Per function: where it first reads or writes a collection element's field, which host
+    /// code cannot do (so `main` may not call it, directly or not).
+    element_access: Vec<Option<Span>>,
     /// The body being lowered.
     body: BodyCx,
     lowered_functions: Vec<Option<ir::Function>>,
@@ -172,6 +185,7 @@ struct Lowerer<'a> {
     main_body: ir::Body,
     main_result: Type,
     out_ids: Vec<PropertyId>,
+    collection_outputs: Vec<CollectionId>,
     /// The next `OutlineId` of `main`'s `iterate`/`pipe` regions.
     outlines: u32,
 }
@@ -183,6 +197,7 @@ impl<'a> Lowerer<'a> {
             diagnostics: Vec::new(),
             props: Vec::new(),
             sets: Vec::new(),
+            collections: Vec::new(),
             params: Vec::new(),
             consts: Vec::new(),
             structs: Vec::new(),
@@ -194,6 +209,7 @@ impl<'a> Lowerer<'a> {
             graph_names: HashMap::new(),
             types: HashMap::new(),
             calls: Vec::new(),
+            element_access: Vec::new(),
             body: BodyCx::new(BodyKind::Const),
             lowered_functions: Vec::new(),
             lowered_kernels: Vec::new(),
@@ -201,6 +217,7 @@ impl<'a> Lowerer<'a> {
             main_body: ir::Body::default(),
             main_result: Type::Unit,
             out_ids: Vec::new(),
+            collection_outputs: Vec::new(),
             outlines: 0,
         }
     }
@@ -219,6 +236,7 @@ impl<'a> Lowerer<'a> {
     fn type_name(&self, ty: Type) -> String {
         match ty {
             Type::Struct(id) => self.structs.get(id.index()).map_or("?".to_string(), |s| s.ast.name.name.clone()),
+            Type::Element(id) => self.collections.get(id.index()).map_or("?".to_string(), |c| c.name.clone()),
             Type::Unit => "no value".to_string(),
             other => other.to_string(),
         }
@@ -365,11 +383,11 @@ impl<'a> Lowerer<'a> {
                     self.sets.push(name.name.clone());
                 }
             }
-            ast::GraphDeclKind::Collection { name, .. } => {
-                let diagnostic = Diagnostic::error("collections are not supported yet", decl.span)
-                    .with_note("graph-level collections are planned for the morph algorithms");
-                self.report(diagnostic);
-                self.define_graph_name(name, GraphName::Collection);
+            ast::GraphDeclKind::Collection { name, ty } => {
+                let id = CollectionId(self.collections.len() as u32);
+                if self.define_graph_name(name, GraphName::Collection(id)) {
+                    self.collections.push(CollDecl { name: name.name.clone(), ast_ty: ty, element: None });
+                }
             }
         }
     }
@@ -383,8 +401,14 @@ impl<'a> Lowerer<'a> {
         if let Some(id) = self.types.get(name) {
             return Some(Type::Struct(*id));
         }
+        // A collection's name is the type of its elements' handles.
+        if let Some((GraphName::Collection(id), _)) = self.graph_names.get(name) {
+            return Some(Type::Element(*id));
+        }
         let builtins = ["bool", "i32", "i64", "u32", "u64", "f32", "f64", "Node", "Edge"];
-        let candidates: Vec<&str> = builtins.iter().copied().chain(self.types.keys().map(String::as_str)).collect();
+        let collections = self.collections.iter().map(|c| c.name.as_str());
+        let candidates: Vec<&str> =
+            builtins.iter().copied().chain(self.types.keys().map(String::as_str)).chain(collections).collect();
         let mut diagnostic = Diagnostic::error(format!("unknown type `{name}`"), ty.span);
         if let Some(close) = types::suggest(name, candidates) {
             diagnostic = diagnostic.with_note(format!("did you mean `{close}`?"));
@@ -411,6 +435,29 @@ impl<'a> Lowerer<'a> {
                 fields.push((field.name.name.clone(), ty));
             }
             self.structs[i].fields = fields;
+        }
+        for i in 0..self.collections.len() {
+            let name = self.collections[i].name.clone();
+            if types::builtin(&ast::TypeKind::from_name(&name)).is_some() || self.types.contains_key(&name) {
+                let span = self.graph_names[&name].1;
+                let message = format!("`{name}` names a type, so it cannot name a collection");
+                let diagnostic = Diagnostic::error(message, span)
+                    .with_note("a collection's name is also the type of its elements' handles: `fn f(t: tris)`");
+                self.report(diagnostic);
+            }
+            let ast_ty = self.collections[i].ast_ty;
+            self.collections[i].element = match self.resolve_type(ast_ty) {
+                Some(Type::Struct(id)) => Some(id),
+                Some(other) => {
+                    let message = format!("a collection holds structs, not `{}`", self.type_name(other));
+                    let diagnostic = Diagnostic::error(message, ast_ty.span).with_note(
+                        "declare the element's fields as a struct: `struct Tri { a: Node, b: Node, c: Node }`, then `collection tris: Tri;`",
+                    );
+                    self.report(diagnostic);
+                    None
+                }
+                None => None,
+            };
         }
         for i in 0..self.props.len() {
             let ty = self.resolve_type(self.props[i].ast_ty);
@@ -564,7 +611,14 @@ impl<'a> Lowerer<'a> {
                     let message = format!("`{}` is a set; `output` names a property", name.name);
                     self.report(Diagnostic::error(message, name.span));
                 }
-                Some(GraphName::Collection) => {}
+                Some(GraphName::Collection(id)) => {
+                    if self.collection_outputs.contains(&id) {
+                        let message = format!("`{}` is output twice", name.name);
+                        self.report(Diagnostic::error(message, name.span));
+                    } else {
+                        self.collection_outputs.push(id);
+                    }
+                }
                 None => {
                     let candidates: Vec<&str> = self.props.iter().map(|p| p.name.as_str()).collect();
                     let mut diagnostic =
@@ -692,9 +746,9 @@ impl<'a> Lowerer<'a> {
     // ---- bodies ----
 
     fn bodies(&mut self) {
-        for i in 0..self.functions.len() {
+        for _ in 0..self.functions.len() {
             self.calls.push(Vec::new());
-            let _ = i;
+            self.element_access.push(None);
         }
         for i in 0..self.functions.len() {
             let function = self.function(FunctionId(i as u32));
@@ -727,6 +781,22 @@ impl<'a> Lowerer<'a> {
     /// The id the initialisation kernel will have (after the program's kernels).
     fn init_id(&self) -> Option<KernelId> {
         self.init_kernel.as_ref().map(|_| KernelId(self.kernels.len() as u32))
+    }
+
+    /// Where function `id`, or a function it calls, first touches a collection element's field.
+    fn element_access_from(&self, id: FunctionId) -> Option<Span> {
+        let mut seen = vec![false; self.functions.len()];
+        let mut stack = vec![id.index()];
+        while let Some(f) = stack.pop() {
+            if std::mem::replace(&mut seen[f], true) {
+                continue;
+            }
+            if let Some(at) = self.element_access[f] {
+                return Some(at);
+            }
+            stack.extend(self.calls[f].iter().map(|(g, _)| g.index()));
+        }
+        None
     }
 
     /// Reports every cycle of calls among functions, once, at a call that closes it.
@@ -834,8 +904,14 @@ impl<'a> Lowerer<'a> {
             structs,
             properties,
             sets: self.sets.iter().map(|name| ir::SetDecl { name: name.clone() }).collect(),
+            collections: self
+                .collections
+                .iter()
+                .map(|c| ir::CollectionDecl { name: c.name.clone(), element: c.element.unwrap_or(StructId(0)) })
+                .collect(),
             params,
             outputs: self.out_ids.clone(),
+            collection_outputs: self.collection_outputs.clone(),
             functions,
             kernels,
             main: std::mem::take(&mut self.main_body),

@@ -658,7 +658,30 @@ impl<'a> Lowerer<'a> {
         out: &mut Vec<Stmt>,
     ) {
         let ok = self.in_kernel_loop(&format!("`{}`", kind.name()), span, flow);
-        let elements: Vec<Option<Expr>> = targets.iter().map(|t| self.expect(t, Type::Node)).collect();
+        // Nodes, or elements of one collection: the first target says which.
+        let mut kind_ty: Option<Type> = None;
+        let mut elements: Vec<Option<Expr>> = Vec::new();
+        for target in targets {
+            let element = match kind_ty {
+                Some(ty) => self.expect(target, ty),
+                None => match self.expr(target, None) {
+                    Some(e) if matches!(e.ty, Type::Node | Type::Element(_)) => {
+                        kind_ty = Some(e.ty);
+                        Some(e)
+                    }
+                    Some(e) => {
+                        let message = format!(
+                            "`{}` locks nodes or collection elements, not a `{}`",
+                            kind.name(),
+                            self.type_name(e.ty)
+                        );
+                        self.error(message, target.span)
+                    }
+                    None => None,
+                },
+            };
+            elements.push(element);
+        }
         let body = self.block(body, flow);
         let otherwise = otherwise.map(|b| self.block(b, flow)).unwrap_or_default();
         let Some(elements) = elements.into_iter().collect::<Option<Vec<_>>>() else { return };
@@ -739,7 +762,15 @@ impl<'a> Lowerer<'a> {
                 self.block(body, inner);
                 None
             }
-            Some(Iter::Collection) | None => {
+            Some(Iter::Collection(_)) => {
+                let diagnostic = Diagnostic::error("`for` cannot iterate a collection", iter.span)
+                    .with_note("a kernel visits a collection's elements in parallel: `forall t in G.tris { ... }`");
+                self.report(diagnostic);
+                self.body.declare(&var.name, None, false, var.span, false);
+                self.block(body, inner);
+                None
+            }
+            None => {
                 self.body.declare(&var.name, None, false, var.span, false);
                 self.block(body, inner);
                 None
@@ -777,9 +808,10 @@ impl<'a> Lowerer<'a> {
                     (Some(Space::Adjacent(adjacency, node)), Some(adjacency.item()))
                 }
             }
-            Some(Iter::Collection) | None => (None, None),
+            None => (None, None),
             Some(other) => {
                 let (space_ir, item) = match other {
+                    Iter::Collection(id) => (Space::Collection(id), Type::Element(id)),
                     Iter::Worklist => (Space::Worklist, Type::Node),
                     Iter::AllNodes => (Space::AllNodes, Type::Node),
                     Iter::AllEdges => (Space::AllEdges, Type::Edge),
@@ -787,7 +819,7 @@ impl<'a> Lowerer<'a> {
                         let ty = start.ty;
                         (Space::Range(start, end), ty)
                     }
-                    Iter::Adjacent(..) | Iter::Collection => unreachable!("handled above"),
+                    Iter::Adjacent(..) => unreachable!("handled above"),
                 };
                 if !top {
                     let diagnostic = Diagnostic::error(

@@ -40,12 +40,17 @@ pub(super) fn is_plain(ty: Type) -> bool {
 }
 
 /// Whether `value as target` is allowed: numbers among themselves, `Node` with `u32` and `Edge`
-/// with `u64` (both ways), and each of these to itself; never `bool` or structs.
+/// with `u64` (both ways), an element handle to `u32`, and each of these to itself; never
+/// `bool` or structs.
 pub(super) fn castable(from: Type, to: Type) -> bool {
     match (from, to) {
         (Type::Node, Type::U32) | (Type::U32, Type::Node) => true,
         (Type::Edge, Type::U64) | (Type::U64, Type::Edge) => true,
         (Type::Node, Type::Node) | (Type::Edge, Type::Edge) => true,
+        // An element handle converts to its index, never back: handles come from `add` and
+        // `forall`, so each names an element that exists.
+        (Type::Element(_), Type::U32) => true,
+        (a, b) if a == b => matches!(a, Type::Element(_)),
         _ => is_numeric(from) && is_numeric(to),
     }
 }

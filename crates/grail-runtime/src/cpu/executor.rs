@@ -12,9 +12,12 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use grail_graph::{Column, Graph};
-use grail_ir::{Kernel, KernelId, Module, ReduceOp, Scalar, Type};
+use grail_ir::{CollectionId, Kernel, KernelId, Module, ReduceOp, Scalar, Type};
 
-use super::ffi::{BufFreeFn, GrailCtx, GrailThread, GrailValue, PhaseFn, SizeFn, ThreadSlot};
+use super::ffi::{
+    BufFreeFn, CollAddFn, CollFreeFn, CollGetFn, GrailColl, GrailCtx, GrailThread, GrailValue, PhaseFn, SizeFn,
+    ThreadSlot,
+};
 use super::memory::Memory;
 use super::ops;
 use super::pool::{Job, Pool, PoolState};
@@ -39,6 +42,9 @@ pub struct CpuProgram {
     source: String,
     kernels: Vec<KernelCode>,
     buf_free: BufFreeFn,
+    coll_free: CollFreeFn,
+    /// Each collection's host functions, by collection id.
+    collections: Vec<(CollAddFn, CollGetFn)>,
     // Keeps the function pointers above valid; dropped after them (field order).
     _library: NativeLibrary,
     _build_dir: Option<tempfile::TempDir>,
@@ -70,6 +76,9 @@ pub struct RunOutput {
     pub properties: Vec<Column>,
     /// What `main` returned.
     pub result: Option<Value>,
+    /// The elements of each collection the program outputs (`Module::collection_outputs`, in
+    /// that order), each a `Value::Struct`.
+    pub collections: Vec<Vec<Value>>,
     pub stats: RunStats,
 }
 
@@ -123,9 +132,27 @@ impl CpuProgram {
             }
             kernels.push(KernelCode { phases, uses_worklist: kernel.uses_worklist() });
         }
-        // SAFETY: the header defines `void grail_buf_free(grail_buf *)`.
+        // SAFETY: the header defines `void grail_buf_free(grail_buf *)` and
+        // `void grail_coll_free(grail_coll *)`.
         let buf_free: BufFreeFn = unsafe { library.function("grail_buf_free")? };
-        Ok(CpuProgram { module, source, kernels, buf_free, _library: library, _build_dir: build_dir })
+        let coll_free: CollFreeFn = unsafe { library.function("grail_coll_free")? };
+        let mut collections = Vec::with_capacity(module.collections.len());
+        for c in 0..module.collections.len() {
+            // SAFETY: the C target emits these signatures for every collection.
+            let add: CollAddFn = unsafe { library.function(&format!("grail_c{c}_add_host"))? };
+            let get: CollGetFn = unsafe { library.function(&format!("grail_c{c}_get_host"))? };
+            collections.push((add, get));
+        }
+        Ok(CpuProgram {
+            module,
+            source,
+            kernels,
+            buf_free,
+            coll_free,
+            collections,
+            _library: library,
+            _build_dir: build_dir,
+        })
     }
 
     pub fn module(&self) -> &Module {
@@ -163,13 +190,14 @@ impl CpuProgram {
         let (result, stats, memory) = std::thread::scope(|scope| {
             let pool = Pool::start(scope, &state, threads);
             let mut run = Run::new(self, memory, params, param_values, &pool, out);
-            let result = run.main();
+            let result = run.main().and_then(|result| Ok((result, run.collection_outputs()?)));
             (result, run.stats, run.memory)
         });
-        let result = result?;
+        let (result, collections) = result?;
         Ok(RunOutput {
             properties: memory.into_columns(),
             result,
+            collections,
             stats: RunStats { kernels: stats, elapsed: started.elapsed() },
         })
     }
@@ -221,6 +249,22 @@ impl Drop for ThreadStates {
     }
 }
 
+/// The run's collections; frees their segments with the program's `grail_coll_free`. Boxed so
+/// that `grail_ctx` can point at them.
+pub(super) struct Collections {
+    colls: Box<[GrailColl]>,
+    free: CollFreeFn,
+}
+
+impl Drop for Collections {
+    fn drop(&mut self) {
+        for coll in self.colls.iter_mut() {
+            // SAFETY: the segments were allocated by the same program's code (calloc) or are null.
+            unsafe { (self.free)(coll) };
+        }
+    }
+}
+
 /// One run in progress: memory, worklists, threads and statistics.
 pub(super) struct Run<'a, 'r, 'p> {
     pub program: &'a CpuProgram,
@@ -234,6 +278,7 @@ pub(super) struct Run<'a, 'r, 'p> {
     ctx: Box<GrailCtx>,
     _param_values: Vec<GrailValue>,
     threads: ThreadStates,
+    collections: Collections,
     pool: &'r Pool<'p>,
     /// The next worklist being assembled (swapped with the current one).
     spare: Vec<u32>,
@@ -253,6 +298,10 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
     ) -> Self {
         let module = &program.module;
         let out_csr = memory.out;
+        let mut collections = Collections {
+            colls: module.collections.iter().map(|_| GrailColl::EMPTY).collect(),
+            free: program.coll_free,
+        };
         let ctx = Box::new(GrailCtx {
             num_nodes: out_csr.num_nodes().into(),
             num_edges: out_csr.num_edges(),
@@ -275,6 +324,7 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
             claims: memory.claims.ptr,
             invocation: 0,
             sets: memory.sets.ptr,
+            colls: collections.colls.as_mut_ptr(),
         });
         let states = (0..pool.threads()).map(|_| ThreadSlot(GrailThread::new())).collect();
         let stats =
@@ -290,6 +340,7 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
             ctx,
             _param_values: param_values,
             threads: ThreadStates { states, free: program.buf_free },
+            collections,
             pool,
             spare: Vec::new(),
             retry_items: Vec::new(),
@@ -394,6 +445,7 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
                 std::mem::swap(current, &mut self.spare);
             }
         }
+        self.check_collections()?;
         let result = match kernel.reduction {
             Some((op, ty)) => Some(self.combine(op, ty)?),
             None => None,
@@ -405,6 +457,64 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
         stats.retries += retries;
         stats.time += started.elapsed();
         Ok(result)
+    }
+
+    /// The number of elements of a collection.
+    pub fn collection_len(&self, id: CollectionId) -> u32 {
+        let len = self.collections.colls[id.index()].len;
+        len.min(u64::from(u32::MAX) - 1) as u32
+    }
+
+    /// Adds an element (a `Value::Struct` of the collection's element type) from host code.
+    pub fn collection_add(&mut self, id: CollectionId, value: &Value) -> Result<Value> {
+        let mut flat = Vec::new();
+        flatten(value, &mut flat)?;
+        let (add, _) = self.program.collections[id.index()];
+        // SAFETY: the context points at this run's live collections; `flat` holds one value per
+        // scalar leaf of the element type, as the C target's add function reads them.
+        let handle = unsafe { add(&*self.ctx, flat.as_ptr()) };
+        self.check_collections()?;
+        Ok(Value::Element(handle))
+    }
+
+    /// Fails if generated code could not grow a collection.
+    fn check_collections(&self) -> Result<()> {
+        for (coll, decl) in self.collections.colls.iter().zip(&self.module.collections) {
+            match coll.failed {
+                0 => {}
+                1 => return Err(RuntimeError::OutOfMemory { what: format!("collection `{}`", decl.name) }),
+                _ => {
+                    return Err(RuntimeError::program(format!(
+                        "collection `{}` is full: it holds at most {} elements",
+                        decl.name,
+                        u32::MAX - 1
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The elements of every output collection, read back through the C target's functions.
+    fn collection_outputs(&self) -> Result<Vec<Vec<Value>>> {
+        let mut outputs = Vec::with_capacity(self.module.collection_outputs.len());
+        for &id in &self.module.collection_outputs {
+            let element = Type::Struct(self.module.collections[id.index()].element);
+            let mut leaves = Vec::new();
+            leaf_types(self.module, element, &mut leaves);
+            let (_, get) = self.program.collections[id.index()];
+            let len = self.collection_len(id);
+            let mut flat = vec![GrailValue::default(); leaves.len()];
+            let mut elements = Vec::with_capacity(len as usize);
+            for i in 0..len {
+                // SAFETY: `i` is below the collection's length and `flat` has one slot per leaf.
+                unsafe { get(&*self.ctx, i, flat.as_mut_ptr()) };
+                let mut values = flat.iter().zip(&leaves).map(|(v, ty)| Value::from_grail(*ty, *v));
+                elements.push(unflatten(self.module, element, &mut values)?);
+            }
+            outputs.push(elements);
+        }
+        Ok(outputs)
     }
 
     /// The threads' partial reductions combined, as a value of the reduction's type.
@@ -421,6 +531,40 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
         }
         let total = total.ok_or_else(|| RuntimeError::program("no threads"))?;
         ops::cast(&total, ty).map_err(RuntimeError::program)
+    }
+}
+
+/// A value's scalar leaves in declaration order, as `grail_value`s (the C target's flattened
+/// form of a struct).
+fn flatten(value: &Value, out: &mut Vec<GrailValue>) -> Result<()> {
+    match value {
+        Value::Struct(fields) => fields.iter().try_for_each(|field| flatten(field, out)),
+        scalar => {
+            out.push(scalar.to_grail().ok_or_else(|| RuntimeError::program("a value that is not a scalar"))?);
+            Ok(())
+        }
+    }
+}
+
+/// The types of a type's scalar leaves, in the order [`flatten`] visits them.
+fn leaf_types(module: &Module, ty: Type, out: &mut Vec<Type>) {
+    match ty {
+        Type::Struct(id) => module.structs[id.index()].fields.iter().for_each(|(_, t)| leaf_types(module, *t, out)),
+        other => out.push(other),
+    }
+}
+
+/// Rebuilds a value of type `ty` from its leaves.
+fn unflatten(module: &Module, ty: Type, leaves: &mut dyn Iterator<Item = Option<Value>>) -> Result<Value> {
+    match ty {
+        Type::Struct(id) => Ok(Value::Struct(
+            module.structs[id.index()]
+                .fields
+                .iter()
+                .map(|(_, t)| unflatten(module, *t, leaves))
+                .collect::<Result<_>>()?,
+        )),
+        _ => leaves.next().flatten().ok_or_else(|| RuntimeError::program(format!("a collection field of type {ty}"))),
     }
 }
 

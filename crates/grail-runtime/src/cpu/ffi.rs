@@ -66,6 +66,24 @@ pub(crate) struct GrailCtx {
     pub claims: *mut u32,
     pub invocation: u32,
     pub sets: *mut u32,
+    pub colls: *mut GrailColl,
+}
+
+/// The number of segments of a collection (`GRAIL_SEGS`).
+pub(crate) const GRAIL_SEGS: usize = 23;
+
+/// `grail_coll`: a collection's element count and segments, allocated by generated code (with
+/// `calloc`) as elements are added and freed with the program's `grail_coll_free`.
+#[repr(C)]
+pub(crate) struct GrailColl {
+    pub len: u64,
+    pub segs: [*mut c_void; GRAIL_SEGS],
+    /// 1: a segment could not be allocated; 2: the collection is full.
+    pub failed: u32,
+}
+
+impl GrailColl {
+    pub const EMPTY: GrailColl = GrailColl { len: 0, segs: [ptr::null_mut(); GRAIL_SEGS], failed: 0 };
 }
 
 /// `grail_thread`: one worker's push and retry buffers and its partial reduction.
@@ -107,6 +125,12 @@ pub(crate) type SizeFn = unsafe extern "C" fn(*const GrailCtx, *const GrailValue
 pub(crate) type PhaseFn = unsafe extern "C" fn(*const GrailCtx, *const GrailValue, u64, u64, *mut GrailThread);
 /// `void grail_buf_free(grail_buf *)`.
 pub(crate) type BufFreeFn = unsafe extern "C" fn(*mut GrailBuf);
+/// `void grail_coll_free(grail_coll *)`.
+pub(crate) type CollFreeFn = unsafe extern "C" fn(*mut GrailColl);
+/// `uint32_t grail_c<c>_add_host(const grail_ctx *, const grail_value *flat)`.
+pub(crate) type CollAddFn = unsafe extern "C" fn(*const GrailCtx, *const GrailValue) -> u32;
+/// `void grail_c<c>_get_host(const grail_ctx *, uint32_t index, grail_value *flat)`.
+pub(crate) type CollGetFn = unsafe extern "C" fn(*const GrailCtx, u32, *mut GrailValue);
 
 #[cfg(test)]
 mod tests {
@@ -132,7 +156,11 @@ mod tests {
                 case 6: return sizeof(grail_thread);
                 case 7: return offsetof(grail_thread, acc);
                 case 8: return sizeof(grail_buf);
-                default: return offsetof(grail_ctx, items); }} }}\n",
+                case 9: return offsetof(grail_ctx, colls);
+                case 10: return sizeof(grail_coll);
+                case 11: return offsetof(grail_coll, failed);
+                case 12: return offsetof(grail_ctx, items);
+                default: return 0; }} }}\n",
             grail_codegen::c::CPU_HEADER.replace("#include <string.h>", "#include <string.h>\n#include <stddef.h>")
         );
         let dir = tempfile::tempdir().unwrap();
@@ -148,6 +176,9 @@ mod tests {
             size_of::<GrailThread>(),
             offset_of!(GrailThread, acc),
             size_of::<GrailBuf>(),
+            offset_of!(GrailCtx, colls),
+            size_of::<GrailColl>(),
+            offset_of!(GrailColl, failed),
             offset_of!(GrailCtx, items),
         ];
         for (q, want) in expected.into_iter().enumerate() {

@@ -343,6 +343,12 @@ impl<'a> Run<'a, '_, '_> {
                 }
                 Target::Property(*property, index as usize)
             }
+            Place::ElementField { collection, .. } => {
+                return Err(program_error(format!(
+                    "host code cannot read or write the fields of collection `{}`'s elements; kernels do",
+                    self.module.collections[collection.index()].name
+                )));
+            }
             Place::Field { base, field } => match self.target(frame, base)? {
                 Target::Local(id, mut path) => {
                     path.push(*field);
@@ -414,6 +420,11 @@ impl<'a> Run<'a, '_, '_> {
             }
             ExprKind::Param(id) => self.params[id.index()].clone(),
             ExprKind::NumNodes => Value::U32(self.num_nodes()),
+            ExprKind::CollectionAdd { collection, value } => {
+                let value = self.eval(frame, value)?;
+                self.collection_add(*collection, &value)?
+            }
+            ExprKind::CollectionLen(collection) => Value::U32(self.collection_len(*collection)),
             ExprKind::NumEdges => Value::U64(self.memory.out.num_edges()),
             ExprKind::EdgeSource(edge) => {
                 let edge = self.eval(frame, edge)?;

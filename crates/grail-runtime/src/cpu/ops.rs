@@ -206,6 +206,7 @@ pub(crate) fn cast(value: &Value, ty: Type) -> OpResult {
         Value::F32(x) => N::F(x.into()),
         Value::F64(x) => N::F(x),
         Value::Bool(b) => N::I(b.into()),
+        Value::Element(x) => N::I(x.into()),
         Value::Struct(_) => return Err("a cast of a struct".into()),
     };
     macro_rules! to_int {
@@ -236,7 +237,7 @@ pub(crate) fn cast(value: &Value, ty: Type) -> OpResult {
             N::I(i) => i != 0,
             N::F(f) => f != 0.0,
         }),
-        Type::Struct(_) | Type::Unit => return Err(format!("a cast to {ty}")),
+        Type::Struct(_) | Type::Element(_) | Type::Unit => return Err(format!("a cast to {ty}")),
     })
 }
 

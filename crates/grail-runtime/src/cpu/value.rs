@@ -20,6 +20,8 @@ pub enum Value {
     F64(f64),
     Node(u32),
     Edge(u64),
+    /// A handle to a collection element (its index).
+    Element(u32),
     /// A struct's fields in order (also the executor's "no value" for calls without a result:
     /// the empty struct).
     Struct(Vec<Value>),
@@ -82,11 +84,12 @@ impl Value {
             Type::Node => Value::Node(int(u32::MAX.into())? as u32),
             Type::Edge => Value::Edge(int(u64::MAX)?),
             Type::Struct(_) => return Err("struct values cannot be given as text".into()),
+            Type::Element(_) => return Err("collection elements cannot be given as text".into()),
             Type::Unit => return Err("there is no value of type ()".into()),
         })
     }
 
-    /// The value's type; `None` for a struct (whose id the value does not carry).
+    /// The value's type; `None` for a struct or an element (whose ids the value does not carry).
     pub fn ty(&self) -> Option<Type> {
         Some(match self {
             Value::Bool(_) => Type::Scalar(Scalar::Bool),
@@ -98,14 +101,14 @@ impl Value {
             Value::F64(_) => Type::Scalar(Scalar::F64),
             Value::Node(_) => Type::Node,
             Value::Edge(_) => Type::Edge,
-            Value::Struct(_) => return None,
+            Value::Struct(_) | Value::Element(_) => return None,
         })
     }
 
     /// Whether the value can be stored where `ty` is expected (structs by shape only).
     pub fn fits(&self, ty: Type) -> bool {
         match (self, ty) {
-            (Value::Struct(_), Type::Struct(_)) => true,
+            (Value::Struct(_), Type::Struct(_)) | (Value::Element(_), Type::Element(_)) => true,
             _ => self.ty() == Some(ty),
         }
     }
@@ -154,6 +157,7 @@ impl Value {
                 Type::Scalar(Scalar::F64) => Value::F64(bits as i64 as f64),
                 Type::Node => Value::Node(bits as u32),
                 Type::Edge => Value::Edge(bits),
+                Type::Element(_) => Value::Element(bits as u32),
                 _ => return None,
             }),
             Const::Float(x) => match ty {
@@ -179,7 +183,7 @@ impl Value {
             Value::Bool(b) => GrailValue { u: b as u64 },
             Value::I32(x) => GrailValue { i: x.into() },
             Value::I64(x) => GrailValue { i: x },
-            Value::U32(x) | Value::Node(x) => GrailValue { u: x.into() },
+            Value::U32(x) | Value::Node(x) | Value::Element(x) => GrailValue { u: x.into() },
             Value::U64(x) | Value::Edge(x) => GrailValue { u: x },
             Value::F32(x) => GrailValue { f: x.into() },
             Value::F64(x) => GrailValue { f: x },
@@ -201,6 +205,7 @@ impl Value {
             Type::Scalar(Scalar::F64) => Value::F64(f),
             Type::Node => Value::Node(u as u32),
             Type::Edge => Value::Edge(u),
+            Type::Element(_) => Value::Element(u as u32),
             _ => return None,
         })
     }
@@ -218,7 +223,7 @@ impl Value {
         Some(match *self {
             Value::I32(x) => x as i64 as u64,
             Value::I64(x) => x as u64,
-            Value::U32(x) | Value::Node(x) => x.into(),
+            Value::U32(x) | Value::Node(x) | Value::Element(x) => x.into(),
             Value::U64(x) | Value::Edge(x) => x,
             Value::Bool(b) => b as u64,
             _ => return None,
@@ -236,7 +241,7 @@ pub(crate) fn column_type(ty: Type) -> Option<PropertyType> {
         Type::Scalar(Scalar::U64) | Type::Edge => PropertyType::U64,
         Type::Scalar(Scalar::F32) => PropertyType::F32,
         Type::Scalar(Scalar::F64) => PropertyType::F64,
-        Type::Struct(_) | Type::Unit => return None,
+        Type::Struct(_) | Type::Element(_) | Type::Unit => return None,
     })
 }
 
@@ -251,7 +256,7 @@ impl fmt::Display for Value {
             }
             Value::I32(x) => write!(f, "{x}"),
             Value::I64(x) => write!(f, "{x}"),
-            Value::U32(x) | Value::Node(x) => write!(f, "{x}"),
+            Value::U32(x) | Value::Node(x) | Value::Element(x) => write!(f, "{x}"),
             Value::U64(x) | Value::Edge(x) => write!(f, "{x}"),
             Value::F32(x) => write!(f, "{x}"),
             Value::F64(x) => write!(f, "{x}"),
