@@ -6,6 +6,7 @@
 //! cannot express yet is a [`CodegenError::Unsupported`] error, never invalid code.
 
 pub mod c;
+pub mod cuda;
 
 pub use c::emit_c;
 

@@ -1,0 +1,429 @@
+/* grail CUDA runtime header: included at the top of every generated CUDA program.
+ *
+ * The device-side counterpart of grail_cpu.h, with the same names for the same things, so that
+ * one C-family printer emits for both targets: a grail_ctx (the graph, property columns,
+ * parameters, the input worklist, locks, claims, union-find parents), the grail_atomic_<op>_<type>
+ * helpers, grail_trylock / grail_unlock / grail_lock_all / grail_unlock_all, grail_claim,
+ * grail_find / grail_union. What differs: pushes and retries go to device worklists
+ * (grail_wl, grail_push) instead of per-thread growable buffers, and there is no grail_thread.
+ *
+ * Compiled by NVRTC (grail-runtime's gpu module) as CUDA C++17, usually with -default-device, so
+ * the printer's unannotated helper functions are device functions; kernels are
+ * `extern "C" __global__`. NVRTC has no C library headers (no <stdint.h>, <math.h>, <stdbool.h>
+ * on most versions), so this header includes nothing: it defines the fixed-width types and the
+ * few macros generated code uses itself. Device math (sqrt, fabsf, ...) is built into NVRTC.
+ *
+ * Memory ordering: CUDA atomics are relaxed. Locks add a device-scope fence (__threadfence) after
+ * taking and before releasing, which makes them acquire and release. Loads that must see other
+ * threads' writes while a kernel runs (union-find parents, claim words, bool words) go through
+ * volatile, which bypasses the non-coherent L1. */
+
+#ifndef GRAIL_CUDA_H
+#define GRAIL_CUDA_H
+
+/* ---- Types and constants that C headers would give (the same types as on the host) ---- */
+
+typedef signed char int8_t;
+typedef unsigned char uint8_t;
+typedef short int16_t;
+typedef unsigned short uint16_t;
+typedef int int32_t;
+typedef unsigned int uint32_t;
+/* long long, not long: the CUDA atomics are declared for (unsigned) long long. Both are 64 bits,
+ * so structs have the host's layout. */
+typedef long long int64_t;
+typedef unsigned long long uint64_t;
+typedef unsigned long long uintptr_t;
+
+#ifndef INT8_MAX
+#define INT8_MAX 127
+#endif
+#ifndef INT32_MAX
+#define INT32_MAX 2147483647
+#endif
+#ifndef INT32_MIN
+#define INT32_MIN (-INT32_MAX - 1)
+#endif
+#ifndef INT64_MAX
+#define INT64_MAX 9223372036854775807LL
+#endif
+#ifndef INT64_MIN
+#define INT64_MIN (-INT64_MAX - 1)
+#endif
+#ifndef UINT8_MAX
+#define UINT8_MAX 255
+#endif
+#ifndef UINT32_MAX
+#define UINT32_MAX 4294967295U
+#endif
+#ifndef UINT64_MAX
+#define UINT64_MAX 18446744073709551615ULL
+#endif
+#ifndef INT64_C
+#define INT64_C(c) c##LL
+#endif
+#ifndef UINT64_C
+#define UINT64_C(c) c##ULL
+#endif
+#ifndef INFINITY
+#define INFINITY __int_as_float(0x7f800000)
+#endif
+#ifndef NAN
+#define NAN __int_as_float(0x7fffffff)
+#endif
+#ifndef NULL
+#define NULL nullptr
+#endif
+/* C99's restrict is not a C++ keyword. */
+#ifndef restrict
+#define restrict __restrict__
+#endif
+
+/* Every helper here is a device function, inlined. */
+#define GRAIL_DEVICE __device__ __forceinline__
+
+/* ---- Values, worklists and the context ---- */
+
+/* One argument, parameter or reduction value: integers and bools in u (or i), floats in f. */
+typedef union grail_value {
+    uint64_t u;
+    int64_t i;
+    double f;
+} grail_value;
+
+/* A worklist in device memory, written by grail_push.
+ *
+ * The protocol (never silent loss):
+ * - Before a launch the host sets *len = 0 and *overflow = 0; `items` has room for `cap` items.
+ * - grail_push reserves a slot with an atomicAdd on *len. A slot below `cap` gets the item. A
+ *   slot at or past `cap` is not written: the push sets *overflow = 1 instead. *len keeps
+ *   counting, so after the kernel it is the number of pushes that were made.
+ * - After the kernel the host reads *overflow. When it is 0 the worklist holds exactly *len
+ *   items (in no particular order). When it is 1, items were dropped: the host grows `items` to
+ *   at least *len slots and runs the kernel again from the same state. A kernel phase whose
+ *   pushes depend on what it writes (push v if atomic_min lowered dist[v]) is not the same on a
+ *   second run, so before such a launch the host keeps a copy of the columns the phase writes
+ *   and restores it before the re-run; a phase that writes nothing it reads, or that has an
+ *   upper bound on its pushes (an item count, the edges it visits), can size `cap` from the
+ *   bound and never overflows.
+ * Keep in sync with `GpuWorklist` in crates/grail-runtime/src/gpu/ffi.rs. */
+typedef struct grail_wl {
+    uint32_t *items;
+    /* Pushes made so far; may pass cap, and then overflow is set. */
+    uint64_t *len;
+    uint64_t cap;
+    uint32_t *overflow;
+} grail_wl;
+
+/* Everything a kernel sees, all in device memory; passed to a kernel by value.
+ * The fields up to `sets` are grail_cpu.h's grail_ctx.
+ * Keep in sync with `GpuCtx` in crates/grail-runtime/src/gpu/ffi.rs (its #[repr(C)] mirror). */
+typedef struct grail_ctx {
+    uint64_t num_nodes;
+    uint64_t num_edges;
+    const uint64_t *out_offsets;
+    const uint32_t *out_targets;
+    /* The reverse CSR (in-edges), or NULL when the program never looks at in-edges. */
+    const uint64_t *in_offsets;
+    const uint32_t *in_sources;
+    /* The tail of every out-edge, by edge id; NULL unless the program reads `e.src`. */
+    const uint32_t *edge_sources;
+    /* For each position of the reverse CSR, the id of the same edge among the out-edges; NULL
+     * unless the program iterates `in_edges()` as edges. */
+    const uint64_t *in_edge_ids;
+    /* Property columns, by property id (a device array of device pointers). Bool columns are one
+     * byte per element, allocated in whole 4-byte words (bool atomics work on the word). */
+    void *const *props;
+    /* Program parameters, by parameter id. */
+    const grail_value *params;
+    /* The input worklist, or the items being retried. */
+    const uint32_t *items;
+    uint64_t item_count;
+    /* When set, a phase over all nodes runs over `items` instead (retried items). */
+    uint32_t retrying;
+    /* One lock word per node, for atomic and exclusive; zero when free. */
+    uint32_t *locks;
+    /* One claim word per node, for single: the invocation that claimed it. */
+    uint32_t *claims;
+    /* The current invocation's number (never 0). */
+    uint32_t invocation;
+    /* Union-find parents: set s, node u at sets[s * num_nodes + u]. */
+    uint32_t *sets;
+    /* Where the kernel pushes (its output worklist) and where it puts items to retry. */
+    grail_wl pushes;
+    grail_wl retries;
+    /* The kernel's reduction value, combined into with the grail_atomic_* helpers; the runtime
+     * starts it at the operator's identity. NULL when the kernel reduces nothing. */
+    grail_value *acc;
+} grail_ctx;
+
+/* ---- Thread indexing ---- */
+
+/* This thread's index in the grid, and the number of threads in the grid (for grid-stride loops). */
+GRAIL_DEVICE uint64_t grail_thread_index(void) {
+    return (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+}
+GRAIL_DEVICE uint64_t grail_thread_count(void) {
+    return (uint64_t)gridDim.x * blockDim.x;
+}
+
+/* ---- Loads that see other threads' writes ---- */
+
+GRAIL_DEVICE uint32_t grail_load_u32(const uint32_t *p) {
+    return *(const volatile uint32_t *)p;
+}
+
+/* ---- Worklists ---- */
+
+/* Appends `item` to the worklist; false when it did not fit (see grail_wl for the protocol). */
+GRAIL_DEVICE bool grail_push(const grail_wl *wl, uint32_t item) {
+    uint64_t slot = atomicAdd(wl->len, (uint64_t)1);
+    if (slot < wl->cap) {
+        wl->items[slot] = item;
+        return true;
+    }
+    *(volatile uint32_t *)wl->overflow = 1u;
+    return false;
+}
+
+/* ---- Atomic read-modify-writes on property elements; each returns whether the value changed ---- */
+
+/* Integers. U is the unsigned type of T's bits: add, sub, and, or and cas work on the bits. */
+#define GRAIL_ATOMIC_INT(T, U, NAME)                                                            \
+    GRAIL_DEVICE bool grail_atomic_min_##NAME(T *p, T v) { return v < atomicMin(p, v); }      \
+    GRAIL_DEVICE bool grail_atomic_max_##NAME(T *p, T v) { return v > atomicMax(p, v); }      \
+    GRAIL_DEVICE bool grail_atomic_add_##NAME(T *p, T v) {                                     \
+        atomicAdd((U *)p, (U)v);                                                               \
+        return v != 0;                                                                         \
+    }                                                                                          \
+    GRAIL_DEVICE bool grail_atomic_sub_##NAME(T *p, T v) {                                     \
+        atomicAdd((U *)p, (U)0 - (U)v);                                                        \
+        return v != 0;                                                                         \
+    }                                                                                          \
+    GRAIL_DEVICE bool grail_atomic_and_##NAME(T *p, T v) {                                     \
+        T old = (T)atomicAnd((U *)p, (U)v);                                                    \
+        return (T)(old & v) != old;                                                            \
+    }                                                                                          \
+    GRAIL_DEVICE bool grail_atomic_or_##NAME(T *p, T v) {                                      \
+        T old = (T)atomicOr((U *)p, (U)v);                                                     \
+        return (T)(old | v) != old;                                                            \
+    }                                                                                          \
+    GRAIL_DEVICE bool grail_atomic_cas_##NAME(T *p, T expected, T v) {                         \
+        return (T)atomicCAS((U *)p, (U)expected, (U)v) == expected && expected != v;           \
+    }
+
+GRAIL_ATOMIC_INT(uint32_t, uint32_t, u32)
+GRAIL_ATOMIC_INT(uint64_t, uint64_t, u64)
+GRAIL_ATOMIC_INT(int32_t, uint32_t, i32)
+GRAIL_ATOMIC_INT(int64_t, uint64_t, i64)
+
+/* Bools are one byte; CUDA atomics work on 4-byte words, so these work on the aligned word that
+ * holds the byte (the runtime allocates bool columns in whole words). Min is and, max is or. */
+GRAIL_DEVICE uint32_t *grail_bool_word(bool *p, uint32_t *shift) {
+    uintptr_t a = (uintptr_t)p;
+    *shift = (uint32_t)(a & 3u) * 8u;
+    return (uint32_t *)(a & ~(uintptr_t)3u);
+}
+GRAIL_DEVICE bool grail_atomic_or_bool(bool *p, bool v) {
+    if (!v) return false;
+    uint32_t shift;
+    uint32_t *word = grail_bool_word(p, &shift);
+    uint32_t old = atomicOr(word, 1u << shift);
+    return ((old >> shift) & 0xffu) == 0u;
+}
+GRAIL_DEVICE bool grail_atomic_and_bool(bool *p, bool v) {
+    if (v) return false;
+    uint32_t shift;
+    uint32_t *word = grail_bool_word(p, &shift);
+    uint32_t old = atomicAnd(word, ~(0xffu << shift));
+    return ((old >> shift) & 0xffu) != 0u;
+}
+GRAIL_DEVICE bool grail_atomic_min_bool(bool *p, bool v) { return grail_atomic_and_bool(p, v); }
+GRAIL_DEVICE bool grail_atomic_max_bool(bool *p, bool v) { return grail_atomic_or_bool(p, v); }
+GRAIL_DEVICE bool grail_atomic_cas_bool(bool *p, bool expected, bool v) {
+    if (expected == v) return false;
+    uint32_t shift;
+    uint32_t *word = grail_bool_word(p, &shift);
+    uint32_t seen = *(volatile uint32_t *)word;
+    for (;;) {
+        if ((((seen >> shift) & 0xffu) != 0u) != expected) return false;
+        uint32_t next = (seen & ~(0xffu << shift)) | ((uint32_t)v << shift);
+        uint32_t prev = atomicCAS(word, seen, next);
+        if (prev == seen) return true;
+        seen = prev; /* another byte of the word, or this one, changed: look again */
+    }
+}
+
+/* Floats. Min and max are compare-and-swap loops on the bits that mirror grail_cpu.h (no write
+ * when the value would not change). Add and sub use the hardware's atomicAdd, and report a change
+ * when old + v differs from old. */
+GRAIL_DEVICE bool grail_atomic_min_f32(float *p, float v) {
+    uint32_t *q = (uint32_t *)p;
+    uint32_t old_bits = *(volatile uint32_t *)q;
+    for (;;) {
+        float old = __uint_as_float(old_bits);
+        float next = v < old ? v : old;
+        if (next == old) return false;
+        uint32_t prev = atomicCAS(q, old_bits, __float_as_uint(next));
+        if (prev == old_bits) return true;
+        old_bits = prev;
+    }
+}
+GRAIL_DEVICE bool grail_atomic_max_f32(float *p, float v) {
+    uint32_t *q = (uint32_t *)p;
+    uint32_t old_bits = *(volatile uint32_t *)q;
+    for (;;) {
+        float old = __uint_as_float(old_bits);
+        float next = v > old ? v : old;
+        if (next == old) return false;
+        uint32_t prev = atomicCAS(q, old_bits, __float_as_uint(next));
+        if (prev == old_bits) return true;
+        old_bits = prev;
+    }
+}
+GRAIL_DEVICE bool grail_atomic_add_f32(float *p, float v) {
+    float old = atomicAdd(p, v);
+    return old + v != old;
+}
+GRAIL_DEVICE bool grail_atomic_sub_f32(float *p, float v) {
+    float old = atomicAdd(p, -v);
+    return old - v != old;
+}
+GRAIL_DEVICE bool grail_atomic_cas_f32(float *p, float expected, float v) {
+    uint32_t e = __float_as_uint(expected), n = __float_as_uint(v);
+    return atomicCAS((uint32_t *)p, e, n) == e && e != n;
+}
+
+GRAIL_DEVICE bool grail_atomic_min_f64(double *p, double v) {
+    uint64_t *q = (uint64_t *)p;
+    uint64_t old_bits = *(volatile uint64_t *)q;
+    for (;;) {
+        double old = __longlong_as_double((long long)old_bits);
+        double next = v < old ? v : old;
+        if (next == old) return false;
+        uint64_t prev = atomicCAS(q, old_bits, (uint64_t)__double_as_longlong(next));
+        if (prev == old_bits) return true;
+        old_bits = prev;
+    }
+}
+GRAIL_DEVICE bool grail_atomic_max_f64(double *p, double v) {
+    uint64_t *q = (uint64_t *)p;
+    uint64_t old_bits = *(volatile uint64_t *)q;
+    for (;;) {
+        double old = __longlong_as_double((long long)old_bits);
+        double next = v > old ? v : old;
+        if (next == old) return false;
+        uint64_t prev = atomicCAS(q, old_bits, (uint64_t)__double_as_longlong(next));
+        if (prev == old_bits) return true;
+        old_bits = prev;
+    }
+}
+GRAIL_DEVICE double grail_atomic_add_f64_old(double *p, double v) {
+#if __CUDA_ARCH__ >= 600
+    return atomicAdd(p, v);
+#else
+    /* Before sm_60 there is no double atomicAdd. */
+    uint64_t *q = (uint64_t *)p;
+    uint64_t old_bits = *(volatile uint64_t *)q;
+    for (;;) {
+        double old = __longlong_as_double((long long)old_bits);
+        uint64_t prev = atomicCAS(q, old_bits, (uint64_t)__double_as_longlong(old + v));
+        if (prev == old_bits) return old;
+        old_bits = prev;
+    }
+#endif
+}
+GRAIL_DEVICE bool grail_atomic_add_f64(double *p, double v) {
+    double old = grail_atomic_add_f64_old(p, v);
+    return old + v != old;
+}
+GRAIL_DEVICE bool grail_atomic_sub_f64(double *p, double v) {
+    double old = grail_atomic_add_f64_old(p, -v);
+    return old - v != old;
+}
+GRAIL_DEVICE bool grail_atomic_cas_f64(double *p, double expected, double v) {
+    uint64_t e = (uint64_t)__double_as_longlong(expected), n = (uint64_t)__double_as_longlong(v);
+    return atomicCAS((uint64_t *)p, e, n) == e && e != n;
+}
+
+/* ---- Locks: a try-lock word per node; nothing ever waits for a lock, so warps cannot deadlock ---- */
+
+GRAIL_DEVICE bool grail_trylock(const grail_ctx *ctx, uint32_t u) {
+    if (atomicCAS(&ctx->locks[u], 0u, 1u) != 0u) return false;
+    __threadfence(); /* acquire: the section's accesses stay after taking the lock */
+    return true;
+}
+
+GRAIL_DEVICE void grail_unlock(const grail_ctx *ctx, uint32_t u) {
+    __threadfence(); /* release: the section's writes are visible before the lock is free */
+    atomicExch(&ctx->locks[u], 0u);
+}
+
+/* Exclusive: try once to lock every element; on any failure release what was taken. Elements
+ * are locked in increasing id order (duplicates once), so two threads never each hold what the
+ * other needs. Sorts `elements` in place (the section's unlock_all expects them sorted). */
+GRAIL_DEVICE bool grail_lock_all(const grail_ctx *ctx, uint32_t *elements, int count) {
+    for (int i = 1; i < count; i++)
+        for (int j = i; j > 0 && elements[j - 1] > elements[j]; j--) {
+            uint32_t t = elements[j];
+            elements[j] = elements[j - 1];
+            elements[j - 1] = t;
+        }
+    for (int i = 0; i < count; i++) {
+        if (i > 0 && elements[i] == elements[i - 1]) continue;
+        if (!grail_trylock(ctx, elements[i])) {
+            for (int j = i - 1; j >= 0; j--)
+                if (j == 0 || elements[j] != elements[j - 1]) grail_unlock(ctx, elements[j]);
+            return false;
+        }
+    }
+    return true;
+}
+
+GRAIL_DEVICE void grail_unlock_all(const grail_ctx *ctx, const uint32_t *elements, int count) {
+    for (int i = 0; i < count; i++)
+        if (i == 0 || elements[i] != elements[i - 1]) grail_unlock(ctx, elements[i]);
+}
+
+/* ---- Single: the first thread to claim u in this invocation wins ---- */
+
+GRAIL_DEVICE bool grail_claim(const grail_ctx *ctx, uint32_t u) {
+    uint32_t *word = &ctx->claims[u];
+    uint32_t seen = grail_load_u32(word);
+    while (seen != ctx->invocation) {
+        uint32_t prev = atomicCAS(word, seen, ctx->invocation);
+        if (prev == seen) return true;
+        seen = prev;
+    }
+    return false;
+}
+
+/* ---- Union-find with path halving; the smaller id becomes the root, so roots are deterministic ---- */
+
+GRAIL_DEVICE uint32_t grail_find(const grail_ctx *ctx, uint32_t set, uint32_t u) {
+    uint32_t *parent = ctx->sets + (uint64_t)set * ctx->num_nodes;
+    uint32_t p = grail_load_u32(&parent[u]);
+    while (p != u) {
+        uint32_t gp = grail_load_u32(&parent[p]);
+        if (gp != p) atomicCAS(&parent[u], p, gp);
+        u = p;
+        p = grail_load_u32(&parent[u]);
+    }
+    return u;
+}
+
+GRAIL_DEVICE bool grail_union(const grail_ctx *ctx, uint32_t set, uint32_t a, uint32_t b) {
+    uint32_t *parent = ctx->sets + (uint64_t)set * ctx->num_nodes;
+    for (;;) {
+        a = grail_find(ctx, set, a);
+        b = grail_find(ctx, set, b);
+        if (a == b) return false;
+        uint32_t hi = a > b ? a : b, lo = a > b ? b : a;
+        if (atomicCAS(&parent[hi], hi, lo) == hi) {
+            __threadfence();
+            return true;
+        }
+    }
+}
+
+#endif /* GRAIL_CUDA_H */
