@@ -43,6 +43,9 @@ pub enum RuntimeError {
     /// Writing the program's `print` output failed.
     #[error("cannot write the program's output: {0}")]
     Output(#[source] std::io::Error),
+    /// The GPU layer failed: no NVRTC, no driver, no such device, code that did not compile...
+    #[error(transparent)]
+    Gpu(#[from] GpuError),
     #[error("{}: {source}", path.display())]
     Io {
         path: PathBuf,
@@ -63,4 +66,76 @@ impl RuntimeError {
     pub(crate) fn program(message: impl Into<String>) -> Self {
         RuntimeError::Program { message: message.into() }
     }
+}
+
+/// Errors of the GPU layer (`gpu` module): finding NVRTC and the driver, compiling, devices,
+/// modules. Each message says what failed and what to do; none needs CUDA to be built.
+#[derive(Debug, thiserror::Error)]
+pub enum GpuError {
+    /// No NVRTC library anywhere grail looked: `searched` lists the places, in order.
+    #[error(
+        "cannot find the NVRTC library ({names}), which grail needs to compile CUDA code. Install it with \
+         `python3 -m pip install nvidia-cuda-nvrtc` (CUDA 13; `nvidia-cuda-nvrtc-cu12` for CUDA 12) or install the \
+         CUDA toolkit, or set GRAIL_NVRTC_LIB to the library file or the folder that holds it. Searched:{}",
+        bullet_list(searched)
+    )]
+    NvrtcNotFound { names: String, searched: Vec<String> },
+    /// `GRAIL_NVRTC_LIB` names something that is not a loadable NVRTC library.
+    #[error(
+        "GRAIL_NVRTC_LIB={} cannot be used: {message}. Set it to the NVRTC library (libnvrtc.so.13 or \
+         libnvrtc.so.12) or the folder that holds it, or unset it to let grail search",
+        path.display()
+    )]
+    NvrtcLoad { path: PathBuf, message: String },
+    /// An NVRTC library was loaded, but the CUDA bindings cannot use it.
+    #[error("the NVRTC library {} cannot be used: {message}", path.display())]
+    NvrtcUnusable { path: PathBuf, message: String },
+    /// A string that is not a GPU architecture.
+    #[error("`{given}` is not a GPU architecture: expected sm_XY or compute_XY, for example sm_90")]
+    BadArch { given: String },
+    /// This NVRTC does not know the architecture.
+    #[error("NVRTC {version} cannot compile for {arch} (it knows {supported}); {advice}")]
+    ArchUnsupported { arch: String, version: String, supported: String, advice: String },
+    /// NVRTC rejected the code. `report` is NVRTC's log followed by the generated source lines it
+    /// points at.
+    #[error("NVRTC could not compile `{name}` for {arch}; this is a bug in grail's CUDA code generator:\n{report}")]
+    CompileFailed { name: String, arch: String, log: String, report: String },
+    /// Any other NVRTC failure.
+    #[error("NVRTC failed in {call}: {message}")]
+    Nvrtc { call: &'static str, message: String },
+    /// The CUDA driver library is missing.
+    #[error(
+        "no NVIDIA driver: {message}. Running on a GPU needs the NVIDIA driver (libcuda.so.1) from NVIDIA or \
+         the distribution's packages; compiling CUDA code with NVRTC alone does not"
+    )]
+    NoDriver { message: String },
+    /// The driver is there, but it sees no GPU.
+    #[error("the NVIDIA driver sees no CUDA GPU{hint}")]
+    NoDevice { hint: String },
+    /// A device number past the last device.
+    #[error("device {requested} requested, {found} found (devices are numbered from 0)")]
+    BadDevice { requested: usize, found: usize },
+    /// A driver call failed.
+    #[error("the CUDA driver failed in {call}: {code} ({description}){hint}")]
+    Driver { call: String, code: String, description: String, hint: String },
+    /// A compiled module cannot run on the device it was loaded on.
+    #[error("cannot load `{name}` ({arch}) on {device}: {message}")]
+    ModuleLoad { name: String, arch: String, device: String, message: String },
+    /// A kernel the runtime expected is not in a loaded module.
+    #[error("the GPU module `{module}` has no kernel `{kernel}`")]
+    MissingKernel { module: String, kernel: String },
+    /// The probe's test kernel computed something wrong: the device, driver or grail_cuda.h is broken.
+    #[error("the GPU self-test failed on {device}: {message}")]
+    SelfTest { device: String, message: String },
+    /// Reading or writing the compiled-module cache failed.
+    #[error("GPU module cache {}: {source}", path.display())]
+    Cache {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+fn bullet_list(items: &[String]) -> String {
+    items.iter().map(|item| format!("\n  - {item}")).collect()
 }

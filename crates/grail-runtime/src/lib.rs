@@ -10,6 +10,8 @@
 pub mod cache;
 pub mod cpu;
 mod error;
+#[cfg(feature = "gpu")]
+pub mod gpu;
 
 pub use cache::ModuleCache;
-pub use error::{Result, RuntimeError};
+pub use error::{GpuError, Result, RuntimeError};

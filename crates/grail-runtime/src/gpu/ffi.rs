@@ -1,0 +1,107 @@
+//! The `#[repr(C)]` mirrors of `grail_cuda.h`'s structs, as kernels receive them. Device pointers
+//! are `u64` (`CUdeviceptr`); 0 is NULL.
+//!
+//! [`layout_checks`] writes C++ `static_assert`s of every field's offset as Rust lays it out;
+//! compiled after the header (the NVRTC tests and [`super::probe`] do), they fail the compilation
+//! if the two ever disagree.
+
+use std::mem::{offset_of, size_of};
+
+use cudarc::driver::DeviceRepr;
+
+/// `grail_wl`: a device worklist (see the header for the push protocol).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GpuWorklist {
+    /// `uint32_t *items`: `cap` slots.
+    pub items: u64,
+    /// `uint64_t *len`: pushes made.
+    pub len: u64,
+    pub cap: u64,
+    /// `uint32_t *overflow`: set to 1 when a push found no slot.
+    pub overflow: u64,
+}
+
+/// `grail_ctx`, passed to kernels by value. Fields mean what they mean in the header.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GpuCtx {
+    pub num_nodes: u64,
+    pub num_edges: u64,
+    pub out_offsets: u64,
+    pub out_targets: u64,
+    pub in_offsets: u64,
+    pub in_sources: u64,
+    pub edge_sources: u64,
+    pub in_edge_ids: u64,
+    pub props: u64,
+    pub params: u64,
+    pub items: u64,
+    pub item_count: u64,
+    pub retrying: u32,
+    /// Padding the C compiler puts there too, spelled out so every byte is defined.
+    pub _pad0: u32,
+    pub locks: u64,
+    pub claims: u64,
+    pub invocation: u32,
+    pub _pad1: u32,
+    pub sets: u64,
+    pub pushes: GpuWorklist,
+    pub retries: GpuWorklist,
+    pub acc: u64,
+}
+
+// SAFETY: plain `#[repr(C)]` data of integers with no implicit padding, as the header declares it.
+unsafe impl DeviceRepr for GpuCtx {}
+// SAFETY: as for `GpuCtx`.
+unsafe impl DeviceRepr for GpuWorklist {}
+
+/// C++ `static_assert`s that `grail_ctx` and `grail_wl` have the mirrors' sizes and offsets.
+pub fn layout_checks() -> String {
+    let check = |expr: String, value: usize| {
+        format!("static_assert({expr} == {value}, \"{expr} differs from grail-runtime's mirror\");\n")
+    };
+    let mut out = String::from("/* grail-runtime's gpu/ffi.rs mirrors of grail_cuda.h's structs */\n");
+    out += &check("sizeof(grail_value)".into(), 8);
+    out += &check("sizeof(grail_wl)".into(), size_of::<GpuWorklist>());
+    out += &check("sizeof(grail_ctx)".into(), size_of::<GpuCtx>());
+    // Offsets need __builtin_offsetof, which NVRTC 13 has and 12 does not (nor offsetof: there is
+    // no <stddef.h>); every NVRTC checks the sizes.
+    out += "#if defined(__has_builtin)\n#if __has_builtin(__builtin_offsetof)\n";
+    let worklist = [
+        ("items", offset_of!(GpuWorklist, items)),
+        ("len", offset_of!(GpuWorklist, len)),
+        ("cap", offset_of!(GpuWorklist, cap)),
+        ("overflow", offset_of!(GpuWorklist, overflow)),
+    ];
+    for (field, offset) in worklist {
+        out += &check(format!("__builtin_offsetof(grail_wl, {field})"), offset);
+    }
+    let ctx = [
+        ("num_nodes", offset_of!(GpuCtx, num_nodes)),
+        ("num_edges", offset_of!(GpuCtx, num_edges)),
+        ("out_offsets", offset_of!(GpuCtx, out_offsets)),
+        ("out_targets", offset_of!(GpuCtx, out_targets)),
+        ("in_offsets", offset_of!(GpuCtx, in_offsets)),
+        ("in_sources", offset_of!(GpuCtx, in_sources)),
+        ("edge_sources", offset_of!(GpuCtx, edge_sources)),
+        ("in_edge_ids", offset_of!(GpuCtx, in_edge_ids)),
+        ("props", offset_of!(GpuCtx, props)),
+        ("params", offset_of!(GpuCtx, params)),
+        ("items", offset_of!(GpuCtx, items)),
+        ("item_count", offset_of!(GpuCtx, item_count)),
+        ("retrying", offset_of!(GpuCtx, retrying)),
+        ("locks", offset_of!(GpuCtx, locks)),
+        ("claims", offset_of!(GpuCtx, claims)),
+        ("invocation", offset_of!(GpuCtx, invocation)),
+        ("sets", offset_of!(GpuCtx, sets)),
+        ("pushes", offset_of!(GpuCtx, pushes)),
+        ("retries", offset_of!(GpuCtx, retries)),
+        ("acc", offset_of!(GpuCtx, acc)),
+    ];
+    for (field, offset) in ctx {
+        out += &check(format!("__builtin_offsetof(grail_ctx, {field})"), offset);
+    }
+    out += "#endif\n#endif\n";
+    out
+}
