@@ -41,6 +41,12 @@ pub const VARIANTS: &[Variant] = &[
         program: "sssp_bf",
         summary: "topology-driven Bellman-Ford with an updated flag",
     },
+    Variant {
+        algorithm: Algorithm::Cc,
+        name: "afforest",
+        program: "cc_afforest",
+        summary: "Afforest: link a few neighbours, sample the big component, link the rest outside it",
+    },
     Variant { algorithm: Algorithm::Cc, name: "uf", program: "cc", summary: "union-find over every edge, then labels" },
     Variant { algorithm: Algorithm::Pr, name: "pull", program: "pr", summary: "topology-driven power iteration, pull" },
     Variant {
