@@ -271,3 +271,50 @@ fn user_programs_run_with_params() {
     assert_eq!(code, 2);
     assert!(stderr.contains("--param source=x"), "{stderr}");
 }
+
+#[test]
+fn kernel_faults_name_the_kernel_and_exit_70() {
+    let dir = tempfile::tempdir().unwrap();
+    let graph = path(dir.path(), "g.el");
+    std::fs::write(&graph, "0 1\n1 2\n2 0\n").unwrap();
+    let program = path(dir.path(), "fault.grail");
+    std::fs::write(
+        &program,
+        "graph { node level: u32; }\nparam far: u32 = 4000000000;\nparam d: i32 = 0;\nparam which: u32 = 0;\n\
+         kernel poke() { forall u in G.nodes() { let v = far as Node; v.level = 1; } }\n\
+         kernel divide() -> sum i32 { forall u in G.nodes() { reduce 7 / d; } }\n\
+         fn main() { if which == 0 { invoke poke(); } else { let x = invoke divide(); } }\n",
+    )
+    .unwrap();
+    let (code, stderr) = fails(&["run", &program, "--graph", &graph]);
+    assert_eq!(code, 70, "{stderr}");
+    assert!(stderr.contains("kernel `poke` stopped on an invalid memory access"), "{stderr}");
+    let (code, stderr) = fails(&["run", &program, "--graph", &graph, "--param", "which=1"]);
+    assert_eq!(code, 70, "{stderr}");
+    assert!(stderr.contains("kernel `divide` stopped on an arithmetic fault"), "{stderr}");
+}
+
+#[test]
+fn collections_are_written_one_line_per_element() {
+    let dir = tempfile::tempdir().unwrap();
+    let graph = path(dir.path(), "g.el");
+    std::fs::write(&graph, "0 1\n1 2\n2 0\n2 3\n").unwrap();
+    let program = path(dir.path(), "pairs.grail");
+    std::fs::write(
+        &program,
+        "struct Pair { a: Node, b: Node, w: f64 }\ngraph { collection pairs: Pair; node seen: u32; }\n\
+         output seen;\noutput pairs;\n\
+         kernel list() { forall e in G.edges() { G.pairs.add(Pair { a: e.src, b: e.dst, w: 0.5 }); } }\n\
+         kernel mark() { forall p in G.pairs { atomic_add(p.b.seen, 1); } }\n\
+         fn main() -> u32 { invoke list(); invoke mark(); return G.pairs.len(); }\n",
+    )
+    .unwrap();
+    let out = path(dir.path(), "out.txt");
+    let text = ok(&["run", &program, "--graph", &graph, "-o", &out]);
+    assert!(text.contains("result    4"), "{text}");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "1\n1\n1\n1\n");
+    let mut pairs: Vec<String> =
+        std::fs::read_to_string(format!("{out}.pairs")).unwrap().lines().map(str::to_string).collect();
+    pairs.sort();
+    assert_eq!(pairs, ["0 1 0.5", "1 2 0.5", "2 0 0.5", "2 3 0.5"]);
+}

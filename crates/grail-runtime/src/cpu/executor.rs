@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use grail_graph::{Column, Graph};
 use grail_ir::{CollectionId, Kernel, KernelId, Module, ReduceOp, Scalar, Type};
 
+use super::fault::{KernelGuard, KernelName};
 use super::ffi::{
     BufFreeFn, CollAddFn, CollFreeFn, CollGetFn, GrailColl, GrailCtx, GrailThread, GrailValue, PhaseFn, SizeFn,
     ThreadSlot,
@@ -60,6 +61,8 @@ impl std::fmt::Debug for CpuProgram {
 struct KernelCode {
     phases: Vec<(SizeFn, PhaseFn)>,
     uses_worklist: bool,
+    /// For the fault handler's message.
+    name: KernelName,
 }
 
 /// How to run.
@@ -130,7 +133,11 @@ impl CpuProgram {
                 let phase: PhaseFn = unsafe { library.function(&format!("grail_k{k}_{p}"))? };
                 phases.push((size, phase));
             }
-            kernels.push(KernelCode { phases, uses_worklist: kernel.uses_worklist() });
+            kernels.push(KernelCode {
+                phases,
+                uses_worklist: kernel.uses_worklist(),
+                name: KernelName::new(&kernel.name),
+            });
         }
         // SAFETY: the header defines `void grail_buf_free(grail_buf *)` and
         // `void grail_coll_free(grail_coll *)`.
@@ -387,6 +394,7 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
         let threads = self.threads.states.len() as u64;
         let mut items = 0u64;
         let mut retries = 0u64;
+        let guard = KernelGuard::enter(&code.name);
         for &(size_fn, phase_fn) in &code.phases {
             self.ctx.items = input;
             self.ctx.item_count = input_len;
@@ -427,6 +435,7 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
                 self.ctx.retrying = 1;
             }
         }
+        drop(guard);
         self.ctx.items = std::ptr::null();
         self.ctx.item_count = 0;
         self.ctx.retrying = 0;

@@ -9,9 +9,11 @@
 //! - `interp.rs`: the host interpreter (statements, expressions, regions, host graph access);
 //! - `ops.rs`: arithmetic with the generated C's semantics; `value.rs`: [`Value`];
 //! - `memory.rs`: property columns, sets, locks, claims and the extra graph arrays;
-//! - `pool.rs`: the run's worker threads and dynamic chunking.
+//! - `pool.rs`: the run's worker threads and dynamic chunking;
+//! - `fault.rs`: the message and exit status when generated code faults.
 
 mod executor;
+mod fault;
 mod ffi;
 mod interp;
 mod memory;
@@ -21,5 +23,6 @@ pub mod toolchain;
 mod value;
 
 pub use executor::{CpuProgram, KernelStats, RunOptions, RunOutput, RunStats};
+pub use fault::FAULT_EXIT_CODE;
 pub use toolchain::{CCompiler, NativeLibrary};
 pub use value::Value;
