@@ -116,7 +116,9 @@ impl CpuSuiteProgram {
     fn bind_params(&self, graph: &Graph, params: &RunParams) -> Result<Vec<Option<Value>>> {
         let module = self.program.module();
         let mut values: Vec<Option<Value>> = vec![None; module.params.len()];
-        let pull_pagerank = self.variant.program == "pr";
+        // The power iterations take the run's PageRank options (pr_residual's tolerance means
+        // something else).
+        let pull_pagerank = matches!(self.variant.program, "pr" | "pr_pull32");
         for (i, param) in module.params.iter().enumerate() {
             values[i] = match param.name.as_str() {
                 "source" if param.ty == Type::Node => Some(Value::Node(params.source_in(graph)?)),
@@ -188,7 +190,10 @@ fn suite_output(
         },
         Algorithm::Pr => match (output_column()?, result) {
             ((Owner::Node, Column::F64(ranks)), Some(Value::U32(iterations))) => Output::Ranks { ranks, iterations },
-            _ => return Err(wrong("an f64 node property and a u32 round count")),
+            ((Owner::Node, Column::F32(ranks)), Some(Value::U32(iterations))) => {
+                Output::Ranks { ranks: ranks.into_iter().map(f64::from).collect(), iterations }
+            }
+            _ => return Err(wrong("an f32 or f64 node property and a u32 round count")),
         },
         Algorithm::Tri => match result {
             Some(Value::U64(count)) => Output::Triangles(count),

@@ -10,6 +10,7 @@ pub const PROGRAMS: &[(&str, &str)] = &[
     ("mis", include_str!("../programs/mis.grail")),
     ("mst", include_str!("../programs/mst.grail")),
     ("pr", include_str!("../programs/pr.grail")),
+    ("pr_pull32", include_str!("../programs/pr_pull32.grail")),
     ("pr_residual", include_str!("../programs/pr_residual.grail")),
     ("sssp_bf", include_str!("../programs/sssp_bf.grail")),
     ("sssp_nf", include_str!("../programs/sssp_nf.grail")),

@@ -48,6 +48,12 @@ pub const VARIANTS: &[Variant] = &[
         summary: "Afforest: link a few neighbours, sample the big component, link the rest outside it",
     },
     Variant { algorithm: Algorithm::Cc, name: "uf", program: "cc", summary: "union-find over every edge, then labels" },
+    Variant {
+        algorithm: Algorithm::Pr,
+        name: "pull32",
+        program: "pr_pull32",
+        summary: "topology-driven power iteration, pull, f32 ranks and contributions",
+    },
     Variant { algorithm: Algorithm::Pr, name: "pull", program: "pr", summary: "topology-driven power iteration, pull" },
     Variant {
         algorithm: Algorithm::Pr,
