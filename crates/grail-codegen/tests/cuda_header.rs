@@ -1,6 +1,6 @@
 //! `grail_cuda.h`: NVRTC compiles it with a kernel that calls every helper, for sm_90; it keeps
-//! grail_cpu.h's names (the same atomic calls compile against the CPU header with the C compiler)
-//! and the CPU context's fields, in order; it includes no C library header.
+//! grail_cpu.h's names (the same calls compile against the CPU header with the C compiler) and
+//! the CPU context's fields, in order; it includes no C library header.
 //!
 //! The NVRTC test needs the NVRTC library, not a GPU: without it the test says it was skipped and
 //! passes, unless GRAIL_REQUIRE_NVRTC=1 (as in CI).
@@ -27,6 +27,36 @@ const ATOMIC_TYPES: &[(&str, &str, &[&str])] = &[
 /// Parameters `uint32_t *u32s, ...` for the arrays the atomics work on.
 fn array_params() -> String {
     ATOMIC_TYPES.iter().map(|(suffix, ty, _)| format!("{ty} *{suffix}s")).collect::<Vec<_>>().join(", ")
+}
+
+/// Calls of every helper both headers have, with the same arguments: every
+/// `grail_atomic_<op>_<type>` on `<type>s[i]`, locks, claims, union-find and collections through
+/// `const grail_ctx *c`. Each adds to `changed`.
+fn shared_calls() -> String {
+    let mut out = atomic_calls();
+    out.push_str(
+        "    uint32_t u = (uint32_t)(i % c->num_nodes);
+    uint32_t *word = grail_lock_word(c, -1, 0, u);
+    if (grail_trylock(word)) {
+        changed += 1;
+        grail_unlock(word);
+    }
+    uint32_t elements[3] = {u, (u + 1u) % (uint32_t)c->num_nodes, u};
+    if (grail_lock_all(c, -1, 0, elements, 3)) {
+        changed += 1;
+        grail_unlock_all(c, -1, 0, elements, 3);
+    }
+    if (grail_lock_all(c, 0, 4096, elements, 3)) grail_unlock_all(c, 0, 4096, elements, 3);
+    changed += grail_claim(c, -1, 0, u);
+    changed += grail_claim(c, 0, 8192, u);
+    changed += grail_union(c, 0, u, 0u);
+    changed += grail_find(c, 0, u);
+    uint64_t e;
+    if (grail_coll_reserve(&c->colls[0], 12288, &e)) *(uint32_t *)grail_elem(&c->colls[0], 0, 4, e) = u;
+    changed += grail_coll_len(&c->colls[0]) + c->colls[0].failed;
+",
+    );
+    out
 }
 
 /// One call of every `grail_atomic_<op>_<type>`, each adding whether it changed to `changed`.
@@ -63,20 +93,8 @@ extern \"C\" __global__ void grail_every_helper(const grail_ctx ctx, {params}, u
     const grail_ctx *c = &ctx;
     uint64_t i = grail_thread_index();
     uint64_t changed = 0;
-{atomics}
-    uint32_t u = (uint32_t)(i % c->num_nodes);
-    if (grail_trylock(c, u)) {{
-        changed += 1;
-        grail_unlock(c, u);
-    }}
-    uint32_t elements[3] = {{u, (u + 1u) % (uint32_t)c->num_nodes, u}};
-    if (grail_lock_all(c, elements, 3)) {{
-        changed += 1;
-        grail_unlock_all(c, elements, 3);
-    }}
-    changed += grail_claim(c, u);
-    changed += grail_union(c, 0, u, 0u);
-    changed += grail_find(c, 0, u);
+{shared}
+    if (i == 0) grail_coll_free(&c->colls[1]);
     changed += grail_push(&c->pushes, u);
     changed += grail_push(&c->retries, u);
     changed += grail_load_u32(&c->locks[u]);
@@ -87,13 +105,13 @@ extern \"C\" __global__ void grail_every_helper(const grail_ctx ctx, {params}, u
     c->acc->f += ((double)INFINITY > 0.0) + (NAN != NAN) + ((float)-INFINITY < 0.0f);
     changed += UINT64_C(1) + (uint64_t)INT64_C(2) + (uint64_t)INT32_MAX + UINT32_MAX + (UINT64_MAX >> 63);
     changed += (uint64_t)(INT64_MIN < 0) + (uint64_t)(INT32_MIN < 0) + UINT8_MAX + INT8_MAX;
-    int8_t a = 1; uint8_t b = 2; int16_t d = 3; uint16_t e = 4; uintptr_t f = 5;
-    changed += (uint64_t)(a + b + d + e) + f + (c->sets != NULL);
+    int8_t a8 = 1; uint8_t b8 = 2; int16_t a16 = 3; uint16_t b16 = 4; uintptr_t p = 5;
+    changed += (uint64_t)(a8 + b8 + a16 + b16) + p + (c->sets != NULL);
     out[i] = changed;
 }}
 ",
         params = array_params(),
-        atomics = atomic_calls()
+        shared = shared_calls()
     )
 }
 
@@ -142,12 +160,12 @@ fn c_compiler() -> String {
 }
 
 #[test]
-fn the_atomic_names_are_the_cpu_headers() {
+fn the_helpers_are_called_as_the_cpu_headers_are() {
     // The same calls, against grail_cpu.h, through the C compiler the CPU backend needs.
     let source = format!(
-        "{CPU_HEADER}\nuint64_t every_atomic({params}, uint64_t i) {{\n    uint64_t changed = 0;\n{atomics}    return changed;\n}}\n",
+        "{CPU_HEADER}\nuint64_t every_helper(const grail_ctx *c, {params}, uint64_t i) {{\n    uint64_t changed = 0;\n{shared}    return changed;\n}}\n",
         params = array_params(),
-        atomics = atomic_calls()
+        shared = shared_calls()
     );
     let cc = c_compiler();
     let mut child = Command::new(&cc)
@@ -192,13 +210,16 @@ fn struct_fields(header: &str, name: &str) -> Vec<String> {
 }
 
 #[test]
-fn the_device_context_starts_with_the_cpu_context() {
+fn the_device_context_is_the_cpu_context_and_the_worklists() {
     let cuda = struct_fields(CUDA_HEADER, "grail_ctx");
-    let cpu = struct_fields(CPU_HEADER, "grail_ctx");
-    let shared = cuda.iter().position(|f| f == "sets").expect("the device context has union-find sets") + 1;
-    assert!(cpu.len() >= shared, "cpu: {cpu:?}");
-    assert_eq!(cuda[..shared], cpu[..shared], "the fields both targets read, in the same order");
-    assert_eq!(cuda[shared..], ["pushes", "retries", "acc"]);
+    let mut cpu = struct_fields(CPU_HEADER, "grail_ctx");
+    cpu.extend(["pushes", "retries", "acc"].map(String::from));
+    assert_eq!(
+        cuda, cpu,
+        "grail_cpu.h's grail_ctx, then the device worklists and reduction value: a field added to one \
+         target's context goes into the other's too (and into grail-runtime's gpu/ffi.rs mirror)"
+    );
+    assert_eq!(struct_fields(CUDA_HEADER, "grail_coll"), struct_fields(CPU_HEADER, "grail_coll"));
     assert_eq!(struct_fields(CUDA_HEADER, "grail_wl"), ["items", "len", "cap", "overflow"]);
 }
 

@@ -303,6 +303,7 @@ fn layout_checks_cover_every_field_of_the_mirrors() {
         "claims",
         "invocation",
         "sets",
+        "colls",
         "pushes",
         "retries",
         "acc",
@@ -311,4 +312,5 @@ fn layout_checks_cover_every_field_of_the_mirrors() {
     }
     assert!(checks.contains(&format!("sizeof(grail_ctx) == {}", size_of::<grail_runtime::gpu::GpuCtx>())));
     assert!(checks.contains("sizeof(grail_wl) == 32"));
+    assert!(checks.contains("sizeof(grail_coll) == 200"));
 }

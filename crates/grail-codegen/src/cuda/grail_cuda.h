@@ -2,10 +2,12 @@
  *
  * The device-side counterpart of grail_cpu.h, with the same names for the same things, so that
  * one C-family printer emits for both targets: a grail_ctx (the graph, property columns,
- * parameters, the input worklist, locks, claims, union-find parents), the grail_atomic_<op>_<type>
- * helpers, grail_trylock / grail_unlock / grail_lock_all / grail_unlock_all, grail_claim,
- * grail_find / grail_union. What differs: pushes and retries go to device worklists
- * (grail_wl, grail_push) instead of per-thread growable buffers, and there is no grail_thread.
+ * parameters, the input worklist, locks, claims, union-find parents, collections), the
+ * grail_atomic_<op>_<type> helpers, grail_lock_word / grail_trylock / grail_unlock /
+ * grail_lock_all / grail_unlock_all, grail_claim, grail_find / grail_union, and the collection
+ * helpers (grail_elem, grail_coll_reserve, grail_coll_len). What differs: pushes and retries go to
+ * device worklists (grail_wl, grail_push) instead of per-thread growable buffers, there is no
+ * grail_thread, and collection segments come from the device heap.
  *
  * Compiled by NVRTC (grail-runtime's gpu module) as CUDA C++17, usually with -default-device, so
  * the printer's unannotated helper functions are device functions; kernels are
@@ -115,8 +117,34 @@ typedef struct grail_wl {
     uint32_t *overflow;
 } grail_wl;
 
+/* Collections, laid out as in grail_cpu.h: element i lives in segment s = floor(log2(i / 1024 + 1)),
+ * which holds 1024 << s elements; a segment is allocated by the first thread that adds into it
+ * and never moves. A segment stores each field of the element struct as an array, then a lock
+ * word and a claim word per element, at the byte offsets the generated code names for segment 0
+ * (shifted left by s in segment s).
+ *
+ * On the GPU a segment comes from the device heap (malloc in device code), so: the runtime sets
+ * the heap size (cuCtxSetLimit with CU_LIMIT_MALLOC_HEAP_SIZE) before the first launch; segment
+ * memory cannot be copied or freed by the host (driver calls do not take device-heap pointers),
+ * so the host reads elements and frees segments (grail_coll_free) through kernels.
+ * Keep in sync with `GpuColl` in crates/grail-runtime/src/gpu/ffi.rs. */
+#define GRAIL_SEG_LOG 10
+#define GRAIL_SEGS 23
+/* The most elements a collection holds: handles are u32, and UINT32_MAX means "none". */
+#define GRAIL_COLL_MAX ((uint64_t)UINT32_MAX - 1)
+/* The bytes of one field array in segment 0, rounded up to a cache line. */
+#define GRAIL_SEG_ARRAY(size) ((((uint64_t)(size) << GRAIL_SEG_LOG) + 63) & ~(uint64_t)63)
+
+typedef struct grail_coll {
+    /* Elements added so far (reserved slots; may pass GRAIL_COLL_MAX only when failed is set). */
+    uint64_t len;
+    void *segs[GRAIL_SEGS];
+    /* 1 when allocating a segment failed, 2 when the collection is full; the runtime reports it. */
+    uint32_t failed;
+} grail_coll;
+
 /* Everything a kernel sees, all in device memory; passed to a kernel by value.
- * The fields up to `sets` are grail_cpu.h's grail_ctx.
+ * The fields up to `colls` are grail_cpu.h's grail_ctx, in its order.
  * Keep in sync with `GpuCtx` in crates/grail-runtime/src/gpu/ffi.rs (its #[repr(C)] mirror). */
 typedef struct grail_ctx {
     uint64_t num_nodes;
@@ -149,6 +177,8 @@ typedef struct grail_ctx {
     uint32_t invocation;
     /* Union-find parents: set s, node u at sets[s * num_nodes + u]. */
     uint32_t *sets;
+    /* The program's collections, by collection id. */
+    grail_coll *colls;
     /* Where the kernel pushes (its output worklist) and where it puts items to retry. */
     grail_wl pushes;
     grail_wl retries;
@@ -171,6 +201,9 @@ GRAIL_DEVICE uint64_t grail_thread_count(void) {
 
 GRAIL_DEVICE uint32_t grail_load_u32(const uint32_t *p) {
     return *(const volatile uint32_t *)p;
+}
+GRAIL_DEVICE void *grail_load_ptr(void *const *p) {
+    return *(void *const volatile *)p;
 }
 
 /* ---- Worklists ---- */
@@ -346,23 +379,90 @@ GRAIL_DEVICE bool grail_atomic_cas_f64(double *p, double expected, double v) {
     return atomicCAS((uint64_t *)p, e, n) == e && e != n;
 }
 
-/* ---- Locks: a try-lock word per node; nothing ever waits for a lock, so warps cannot deadlock ---- */
+/* ---- Collections ---- */
 
-GRAIL_DEVICE bool grail_trylock(const grail_ctx *ctx, uint32_t u) {
-    if (atomicCAS(&ctx->locks[u], 0u, 1u) != 0u) return false;
+/* The segment and the position in it of element i. */
+GRAIL_DEVICE unsigned grail_segment(uint64_t i, uint64_t *position) {
+    uint64_t q = (i >> GRAIL_SEG_LOG) + 1;
+    unsigned s = 63u - (unsigned)__clzll((long long)q);
+    *position = i - ((((uint64_t)1 << s) - 1) << GRAIL_SEG_LOG);
+    return s;
+}
+
+/* The address of element i's entry in the array at `offset` (in segment 0) of `size` bytes each. */
+GRAIL_DEVICE void *grail_elem(const grail_coll *c, uint64_t offset, uint64_t size, uint64_t i) {
+    uint64_t k;
+    unsigned s = grail_segment(i, &k);
+    char *seg = (char *)grail_load_ptr(&c->segs[s]);
+    return seg + (offset << s) + k * size;
+}
+
+/* Reserves the next element, allocating its segment (zeroed) if no thread has yet. False when
+ * the device heap is exhausted or the collection is full: `failed` says which, and the runtime
+ * stops the program. */
+GRAIL_DEVICE bool grail_coll_reserve(grail_coll *c, uint64_t seg0_bytes, uint64_t *index) {
+    uint64_t i = atomicAdd(&c->len, (uint64_t)1);
+    if (i >= GRAIL_COLL_MAX) {
+        *(volatile uint32_t *)&c->failed = 2u;
+        return false;
+    }
+    uint64_t k;
+    unsigned s = grail_segment(i, &k);
+    if (!grail_load_ptr(&c->segs[s])) {
+        uint64_t bytes = seg0_bytes << s;
+        void *fresh = malloc(bytes);
+        if (!fresh) {
+            *(volatile uint32_t *)&c->failed = 1u;
+            return false;
+        }
+        memset(fresh, 0, bytes);
+        __threadfence(); /* the zeroes are visible before the segment is */
+        if (atomicCAS((uint64_t *)&c->segs[s], (uint64_t)0, (uint64_t)(uintptr_t)fresh) != 0) free(fresh);
+    }
+    *index = i;
+    return true;
+}
+
+/* The number of elements a loop over the collection visits. */
+GRAIL_DEVICE uint64_t grail_coll_len(const grail_coll *c) {
+    uint64_t n = *(const volatile uint64_t *)&c->len;
+    return n < GRAIL_COLL_MAX ? n : GRAIL_COLL_MAX;
+}
+
+/* Frees a collection's segments; run by one device thread (device-heap memory is the device's). */
+GRAIL_DEVICE void grail_coll_free(grail_coll *c) {
+    for (int s = 0; s < GRAIL_SEGS; s++) {
+        free(c->segs[s]);
+        c->segs[s] = NULL;
+    }
+    c->len = 0;
+    c->failed = 0;
+}
+
+/* ---- Locks: try-lock words; nothing ever waits for a lock, so warps cannot deadlock ---- */
+
+/* A lock word per node (ctx->locks) and per collection element (in its segment). A lock
+ * statement names its kind: `coll` is -1 for nodes, else the collection, whose lock words are
+ * at `lock_offset`. */
+GRAIL_DEVICE uint32_t *grail_lock_word(const grail_ctx *ctx, int coll, uint64_t lock_offset, uint32_t id) {
+    return coll < 0 ? &ctx->locks[id] : (uint32_t *)grail_elem(&ctx->colls[coll], lock_offset, 4, id);
+}
+
+GRAIL_DEVICE bool grail_trylock(uint32_t *word) {
+    if (atomicCAS(word, 0u, 1u) != 0u) return false;
     __threadfence(); /* acquire: the section's accesses stay after taking the lock */
     return true;
 }
 
-GRAIL_DEVICE void grail_unlock(const grail_ctx *ctx, uint32_t u) {
+GRAIL_DEVICE void grail_unlock(uint32_t *word) {
     __threadfence(); /* release: the section's writes are visible before the lock is free */
-    atomicExch(&ctx->locks[u], 0u);
+    atomicExch(word, 0u);
 }
 
 /* Exclusive: try once to lock every element; on any failure release what was taken. Elements
  * are locked in increasing id order (duplicates once), so two threads never each hold what the
- * other needs. Sorts `elements` in place (the section's unlock_all expects them sorted). */
-GRAIL_DEVICE bool grail_lock_all(const grail_ctx *ctx, uint32_t *elements, int count) {
+ * other needs. Sorts `elements` in place (grail_unlock_all expects them sorted). */
+GRAIL_DEVICE bool grail_lock_all(const grail_ctx *ctx, int coll, uint64_t lock_offset, uint32_t *elements, int count) {
     for (int i = 1; i < count; i++)
         for (int j = i; j > 0 && elements[j - 1] > elements[j]; j--) {
             uint32_t t = elements[j];
@@ -371,24 +471,27 @@ GRAIL_DEVICE bool grail_lock_all(const grail_ctx *ctx, uint32_t *elements, int c
         }
     for (int i = 0; i < count; i++) {
         if (i > 0 && elements[i] == elements[i - 1]) continue;
-        if (!grail_trylock(ctx, elements[i])) {
+        if (!grail_trylock(grail_lock_word(ctx, coll, lock_offset, elements[i]))) {
             for (int j = i - 1; j >= 0; j--)
-                if (j == 0 || elements[j] != elements[j - 1]) grail_unlock(ctx, elements[j]);
+                if (j == 0 || elements[j] != elements[j - 1])
+                    grail_unlock(grail_lock_word(ctx, coll, lock_offset, elements[j]));
             return false;
         }
     }
     return true;
 }
 
-GRAIL_DEVICE void grail_unlock_all(const grail_ctx *ctx, const uint32_t *elements, int count) {
+GRAIL_DEVICE void grail_unlock_all(const grail_ctx *ctx, int coll, uint64_t lock_offset, const uint32_t *elements,
+                                   int count) {
     for (int i = 0; i < count; i++)
-        if (i == 0 || elements[i] != elements[i - 1]) grail_unlock(ctx, elements[i]);
+        if (i == 0 || elements[i] != elements[i - 1]) grail_unlock(grail_lock_word(ctx, coll, lock_offset, elements[i]));
 }
 
-/* ---- Single: the first thread to claim u in this invocation wins ---- */
+/* ---- Single: the first thread to claim the word in this invocation wins ---- */
 
-GRAIL_DEVICE bool grail_claim(const grail_ctx *ctx, uint32_t u) {
-    uint32_t *word = &ctx->claims[u];
+/* Claim words are per node (ctx->claims) or per element (`coll` and `claim_offset` as for locks). */
+GRAIL_DEVICE bool grail_claim(const grail_ctx *ctx, int coll, uint64_t claim_offset, uint32_t id) {
+    uint32_t *word = coll < 0 ? &ctx->claims[id] : (uint32_t *)grail_elem(&ctx->colls[coll], claim_offset, 4, id);
     uint32_t seen = grail_load_u32(word);
     while (seen != ctx->invocation) {
         uint32_t prev = atomicCAS(word, seen, ctx->invocation);

@@ -22,6 +22,21 @@ pub struct GpuWorklist {
     pub overflow: u64,
 }
 
+/// `GRAIL_SEGS`: the segments of a collection.
+pub const GRAIL_SEGS: usize = 23;
+
+/// `grail_coll`: a collection's element count and segments (device-heap pointers, allocated and
+/// freed by device code).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GpuColl {
+    pub len: u64,
+    pub segs: [u64; GRAIL_SEGS],
+    /// 1: the device heap ran out; 2: the collection is full.
+    pub failed: u32,
+    pub _pad: u32,
+}
+
 /// `grail_ctx`, passed to kernels by value. Fields mean what they mean in the header.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -46,6 +61,8 @@ pub struct GpuCtx {
     pub invocation: u32,
     pub _pad1: u32,
     pub sets: u64,
+    /// `grail_coll *colls`: the program's collections.
+    pub colls: u64,
     pub pushes: GpuWorklist,
     pub retries: GpuWorklist,
     pub acc: u64,
@@ -55,8 +72,10 @@ pub struct GpuCtx {
 unsafe impl DeviceRepr for GpuCtx {}
 // SAFETY: as for `GpuCtx`.
 unsafe impl DeviceRepr for GpuWorklist {}
+// SAFETY: as for `GpuCtx`.
+unsafe impl DeviceRepr for GpuColl {}
 
-/// C++ `static_assert`s that `grail_ctx` and `grail_wl` have the mirrors' sizes and offsets.
+/// C++ `static_assert`s that `grail_ctx`, `grail_wl` and `grail_coll` have the mirrors' sizes and offsets.
 pub fn layout_checks() -> String {
     let check = |expr: String, value: usize| {
         format!("static_assert({expr} == {value}, \"{expr} differs from grail-runtime's mirror\");\n")
@@ -65,6 +84,7 @@ pub fn layout_checks() -> String {
     out += &check("sizeof(grail_value)".into(), 8);
     out += &check("sizeof(grail_wl)".into(), size_of::<GpuWorklist>());
     out += &check("sizeof(grail_ctx)".into(), size_of::<GpuCtx>());
+    out += &check("sizeof(grail_coll)".into(), size_of::<GpuColl>());
     // Offsets need __builtin_offsetof, which NVRTC 13 has and 12 does not (nor offsetof: there is
     // no <stddef.h>); every NVRTC checks the sizes.
     out += "#if defined(__has_builtin)\n#if __has_builtin(__builtin_offsetof)\n";
@@ -95,12 +115,20 @@ pub fn layout_checks() -> String {
         ("claims", offset_of!(GpuCtx, claims)),
         ("invocation", offset_of!(GpuCtx, invocation)),
         ("sets", offset_of!(GpuCtx, sets)),
+        ("colls", offset_of!(GpuCtx, colls)),
         ("pushes", offset_of!(GpuCtx, pushes)),
         ("retries", offset_of!(GpuCtx, retries)),
         ("acc", offset_of!(GpuCtx, acc)),
     ];
     for (field, offset) in ctx {
         out += &check(format!("__builtin_offsetof(grail_ctx, {field})"), offset);
+    }
+    for (field, offset) in [
+        ("len", offset_of!(GpuColl, len)),
+        ("segs", offset_of!(GpuColl, segs)),
+        ("failed", offset_of!(GpuColl, failed)),
+    ] {
+        out += &check(format!("__builtin_offsetof(grail_coll, {field})"), offset);
     }
     out += "#endif\n#endif\n";
     out

@@ -9,7 +9,7 @@
 //!   ([`nvrtc::compile_report`]).
 //! - [`device`]: [`device_count`], [`Device::open`] (`--device N`), [`DeviceInfo`],
 //!   [`Device::load`] to a [`GpuModule`].
-//! - [`ffi`]: the `#[repr(C)]` mirrors of `grail_cuda.h`'s `grail_ctx` and `grail_wl`.
+//! - [`ffi`]: the `#[repr(C)]` mirrors of `grail_cuda.h`'s `grail_ctx`, `grail_wl` and `grail_coll`.
 //! - [`probe`]: opens a device and runs a self-test kernel over every helper of `grail_cuda.h`.
 //!
 //! Only compiling is tested without a GPU; everything after `cuInit` needs one.
@@ -21,7 +21,7 @@ pub mod nvrtc;
 pub mod selftest;
 
 pub use device::{Device, DeviceInfo, GpuModule, device_count};
-pub use ffi::{GpuCtx, GpuWorklist};
+pub use ffi::{GpuColl, GpuCtx, GpuWorklist};
 pub use nvrtc::{
     Arch, CompileOptions, CompiledModule, ImageKind, NvrtcInfo, compile, compile_cached, compile_with, nvrtc_info,
 };

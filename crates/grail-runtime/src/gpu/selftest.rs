@@ -17,6 +17,8 @@ const N: u64 = (BLOCKS * THREADS_PER_BLOCK) as u64;
 const LOCKED: u64 = 16;
 /// The capacity of the worklist that must overflow.
 const SMALL_CAP: u64 = 100;
+/// `grail_coll` in u64 words: len, 23 segments, failed (and padding).
+const COLL_WORDS: usize = size_of::<super::ffi::GpuColl>() / 8;
 
 /// The kernel's name.
 pub const KERNEL: &str = "grail_selftest";
@@ -55,7 +57,10 @@ mod count {
     pub const ALL_WRITES: usize = ALL_WINS + LOCKED as usize; // LOCKED: increments under lock_all
     pub const CLAIMS: usize = ALL_WRITES + LOCKED as usize; // LOCKED: claims won per node
     pub const UNIONS: usize = CLAIMS + LOCKED as usize; // unions that merged
-    pub const COUNT: usize = UNIONS + 1;
+    pub const COLL_FAILS: usize = UNIONS + 1; // collection operations that went wrong
+    pub const COLL_SUM: usize = COLL_FAILS + 1; // the sum of the elements, read back
+    pub const COLL_SEEN: usize = COLL_SUM + 1; // the elements read back
+    pub const COUNT: usize = COLL_SEEN + 1;
 }
 
 const KERNEL_SOURCE: &str = r#"
@@ -110,29 +115,61 @@ extern "C" __global__ void grail_selftest(const grail_ctx ctx, uint64_t *scratch
     grail_push(&c->retries, (uint32_t)t);
 
     /* Locks: a plain increment under a lock is never lost. */
-    if (grail_trylock(c, k)) {
+    uint32_t *word = grail_lock_word(c, -1, 0, k);
+    if (grail_trylock(word)) {
         volatile uint64_t *cell = &counts[GRAIL_LOCKED_WRITES + k];
         *cell = *cell + 1;
-        grail_unlock(c, k);
+        grail_unlock(word);
         atomicAdd(&counts[GRAIL_LOCK_WINS + k], 1ull);
     }
     uint32_t elements[3] = {k, (k + 5u) % GRAIL_LOCKED, k};
-    if (grail_lock_all(c, elements, 3)) {
+    if (grail_lock_all(c, -1, 0, elements, 3)) {
         for (int i = 0; i < 3; i++) {
             if (i > 0 && elements[i] == elements[i - 1]) continue;
             volatile uint64_t *cell = &counts[GRAIL_ALL_WRITES + elements[i]];
             *cell = *cell + 1;
             atomicAdd(&counts[GRAIL_ALL_WINS + elements[i]], 1ull);
         }
-        grail_unlock_all(c, elements, 3);
+        grail_unlock_all(c, -1, 0, elements, 3);
     }
 
     /* Single: one claim per node and invocation. */
-    if (grail_claim(c, k)) atomicAdd(&counts[GRAIL_CLAIMS + k], 1ull);
+    if (grail_claim(c, -1, 0, k)) atomicAdd(&counts[GRAIL_CLAIMS + k], 1ull);
 
     /* Union-find: joining every node to its half makes one set rooted at 0, in n - 1 merges. */
     for (uint64_t u = t; u < c->num_nodes; u += grail_thread_count())
         if (grail_union(c, 0, (uint32_t)u, (uint32_t)(u / 2))) atomicAdd(&counts[GRAIL_UNIONS], 1ull);
+
+    /* Collections: three elements per thread fill segments 0 and 1 exactly. An element's
+     * creator alone knows it, so its lock and its first claim succeed, a second claim fails. */
+    for (int j = 0; j < 3; j++) {
+        uint64_t e;
+        if (!grail_coll_reserve(&c->colls[0], GRAIL_C0_BYTES, &e)) {
+            atomicAdd(&counts[GRAIL_COLL_FAILS], 1ull);
+            continue;
+        }
+        *(uint32_t *)grail_elem(&c->colls[0], GRAIL_C0_F0, 4, e) = (uint32_t)(t * 3 + j);
+        uint32_t *lock = grail_lock_word(c, 0, GRAIL_C0_LOCKS, (uint32_t)e);
+        if (grail_trylock(lock)) grail_unlock(lock);
+        else atomicAdd(&counts[GRAIL_COLL_FAILS], 1ull);
+        if (!grail_claim(c, 0, GRAIL_C0_CLAIMS, (uint32_t)e)) atomicAdd(&counts[GRAIL_COLL_FAILS], 1ull);
+        if (grail_claim(c, 0, GRAIL_C0_CLAIMS, (uint32_t)e)) atomicAdd(&counts[GRAIL_COLL_FAILS], 1ull);
+    }
+}
+
+/* Reads the collection back (the host cannot read device-heap segments): its elements' sum and count. */
+extern "C" __global__ void grail_selftest_read(const grail_ctx ctx, uint64_t *counts) {
+    const grail_ctx *c = &ctx;
+    uint64_t len = grail_coll_len(&c->colls[0]);
+    for (uint64_t e = grail_thread_index(); e < len; e += grail_thread_count()) {
+        atomicAdd(&counts[GRAIL_COLL_SUM], (uint64_t)*(uint32_t *)grail_elem(&c->colls[0], GRAIL_C0_F0, 4, e));
+        atomicAdd(&counts[GRAIL_COLL_SEEN], 1ull);
+    }
+}
+
+/* Frees the collection's segments, from one thread. */
+extern "C" __global__ void grail_selftest_free(const grail_ctx ctx) {
+    if (grail_thread_index() == 0) grail_coll_free(&ctx.colls[0]);
 }
 "#;
 
@@ -140,13 +177,21 @@ extern "C" __global__ void grail_selftest(const grail_ctx ctx, uint64_t *scratch
 fn defines() -> String {
     format!(
         "#define GRAIL_LOCKED {LOCKED}u\n#define GRAIL_LOCK_WINS {}\n#define GRAIL_LOCKED_WRITES {}\n\
-         #define GRAIL_ALL_WINS {}\n#define GRAIL_ALL_WRITES {}\n#define GRAIL_CLAIMS {}\n#define GRAIL_UNIONS {}\n",
+         #define GRAIL_ALL_WINS {}\n#define GRAIL_ALL_WRITES {}\n#define GRAIL_CLAIMS {}\n#define GRAIL_UNIONS {}\n\
+         #define GRAIL_COLL_FAILS {}\n#define GRAIL_COLL_SUM {}\n#define GRAIL_COLL_SEEN {}\n\
+         /* collection 0: one u32 field, then lock and claim words, as the C target lays them out */\n\
+         #define GRAIL_C0_F0 ((uint64_t)0)\n#define GRAIL_C0_LOCKS (GRAIL_C0_F0 + GRAIL_SEG_ARRAY(4))\n\
+         #define GRAIL_C0_CLAIMS (GRAIL_C0_LOCKS + GRAIL_SEG_ARRAY(4))\n\
+         #define GRAIL_C0_BYTES (GRAIL_C0_CLAIMS + GRAIL_SEG_ARRAY(4))\n",
         count::LOCK_WINS,
         count::LOCKED_WRITES,
         count::ALL_WINS,
         count::ALL_WRITES,
         count::CLAIMS,
-        count::UNIONS
+        count::UNIONS,
+        count::COLL_FAILS,
+        count::COLL_SUM,
+        count::COLL_SEEN
     )
 }
 
@@ -176,6 +221,8 @@ pub fn run(device: &Device) -> Result<(), GpuError> {
     let module = super::nvrtc::compile(&source(), "grail_selftest.cu", device.arch())?;
     let loaded = device.load(&module)?;
     let function = loaded.function(KERNEL)?;
+    let read = loaded.function("grail_selftest_read")?;
+    let free = loaded.function("grail_selftest_free")?;
     let stream = device.context().default_stream();
     let call = |what: &'static str| move |e| driver_error(what, e);
 
@@ -190,6 +237,7 @@ pub fn run(device: &Device) -> Result<(), GpuError> {
     let retried = stream.alloc_zeros::<u32>(2 * N as usize).map_err(call("cuMemAlloc"))?;
     let lens = stream.alloc_zeros::<u64>(2).map_err(call("cuMemAlloc"))?;
     let overflows = stream.alloc_zeros::<u32>(2).map_err(call("cuMemAlloc"))?;
+    let colls = stream.alloc_zeros::<u64>(COLL_WORDS).map_err(call("cuMemAlloc"))?;
 
     use cudarc::driver::DevicePtr;
     let (locks_ptr, _l) = locks.device_ptr(&stream);
@@ -199,12 +247,14 @@ pub fn run(device: &Device) -> Result<(), GpuError> {
     let (retried_ptr, _r) = retried.device_ptr(&stream);
     let (lens_ptr, _n) = lens.device_ptr(&stream);
     let (overflows_ptr, _o) = overflows.device_ptr(&stream);
+    let (colls_ptr, _k) = colls.device_ptr(&stream);
     let ctx = GpuCtx {
         num_nodes: N,
         locks: locks_ptr,
         claims: claims_ptr,
         invocation: 1,
         sets: sets_ptr,
+        colls: colls_ptr,
         pushes: GpuWorklist { items: pushed_ptr, len: lens_ptr, cap: SMALL_CAP, overflow: overflows_ptr },
         retries: GpuWorklist { items: retried_ptr, len: lens_ptr + 8, cap: 2 * N, overflow: overflows_ptr + 4 },
         ..GpuCtx::default()
@@ -216,6 +266,18 @@ pub fn run(device: &Device) -> Result<(), GpuError> {
     // pointer in `ctx` is a live allocation of the size the kernel assumes.
     unsafe { launch.launch(config) }.map_err(call("cuLaunchKernel"))?;
     stream.synchronize().map_err(call("cuStreamSynchronize (the self-test kernel)"))?;
+    let colls_added = stream.clone_dtoh(&colls).map_err(call("cuMemcpyDtoH"))?;
+    let mut launch = stream.launch_builder(&read);
+    launch.arg(&ctx).arg(&mut counts);
+    // SAFETY: (grail_ctx, uint64_t *), as above.
+    unsafe { launch.launch(config) }.map_err(call("cuLaunchKernel"))?;
+    let mut launch = stream.launch_builder(&free);
+    launch.arg(&ctx);
+    // SAFETY: (grail_ctx), as above; one thread frees.
+    unsafe { launch.launch(LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 }) }
+        .map_err(call("cuLaunchKernel"))?;
+    stream.synchronize().map_err(call("cuStreamSynchronize (the self-test's collection kernels)"))?;
+    let colls_freed = stream.clone_dtoh(&colls).map_err(call("cuMemcpyDtoH"))?;
 
     let scratch = stream.clone_dtoh(&scratch).map_err(call("cuMemcpyDtoH"))?;
     let counts = stream.clone_dtoh(&counts).map_err(call("cuMemcpyDtoH"))?;
@@ -227,6 +289,8 @@ pub fn run(device: &Device) -> Result<(), GpuError> {
         retried: stream.clone_dtoh(&retried).map_err(call("cuMemcpyDtoH"))?,
         lens: stream.clone_dtoh(&lens).map_err(call("cuMemcpyDtoH"))?,
         overflows: stream.clone_dtoh(&overflows).map_err(call("cuMemcpyDtoH"))?,
+        colls_added,
+        colls_freed,
     };
     let failures = results.check();
     if failures.is_empty() { Ok(()) } else { Err(GpuError::SelfTest { device: name, message: failures.join("; ") }) }
@@ -241,6 +305,9 @@ struct Results {
     retried: Vec<u32>,
     lens: Vec<u64>,
     overflows: Vec<u32>,
+    /// The `grail_coll` (as u64 words) after the adds, and after grail_coll_free.
+    colls_added: Vec<u64>,
+    colls_freed: Vec<u64>,
 }
 
 impl Results {
@@ -386,6 +453,21 @@ impl Results {
             u == 0
         });
         expect("union makes the smaller id the parent, with 0 the root", rooted, "another forest".into());
+
+        let (added, freed) = (&self.colls_added, &self.colls_freed);
+        let elements = 3 * n;
+        expect("coll_reserve counts every element", added[0] == elements, added[0].to_string());
+        let segments: Vec<bool> = added[1..24].iter().map(|&p| p != 0).collect();
+        let two = segments[..2] == [true, true] && segments[2..].iter().all(|&s| !s);
+        expect("coll_reserve allocates segments 0 and 1 for 3072 elements", two, format!("{segments:?}"));
+        expect("coll_reserve does not fail", added[24] as u32 == 0, (added[24] as u32).to_string());
+        let fails = self.counts[count::COLL_FAILS];
+        expect("element locks and claims behave", fails == 0, format!("{fails} failures"));
+        let seen = self.counts[count::COLL_SEEN];
+        expect("coll_len and elem read every element back", seen == elements, seen.to_string());
+        let sum = self.counts[count::COLL_SUM];
+        expect("elements keep their values", sum == elements * (elements - 1) / 2, sum.to_string());
+        expect("coll_free empties the collection", freed.iter().all(|&w| w == 0), format!("{freed:?}"));
         failures
     }
 }
