@@ -111,7 +111,7 @@ fn check_program(name: &str, source: &str) -> bool {
 #[test]
 fn the_suite_lowers_validates_and_compiles_to_c() {
     let programs = suite();
-    assert_eq!(programs.len(), 11, "the suite has 11 programs");
+    assert!(programs.len() >= 11, "the suite has at least 11 programs, found {}", programs.len());
     let mut emitted = 0;
     for (name, source) in &programs {
         emitted += usize::from(check_program(name, source));
