@@ -18,15 +18,15 @@ pub struct Variant {
 pub const VARIANTS: &[Variant] = &[
     Variant {
         algorithm: Algorithm::Bfs,
-        name: "wl",
-        program: "bfs",
-        summary: "data-driven, a worklist level by level",
-    },
-    Variant {
-        algorithm: Algorithm::Bfs,
         name: "do",
         program: "bfs_do",
         summary: "direction-optimizing, switching between top-down and bottom-up steps",
+    },
+    Variant {
+        algorithm: Algorithm::Bfs,
+        name: "wl",
+        program: "bfs",
+        summary: "data-driven, a worklist level by level",
     },
     Variant {
         algorithm: Algorithm::Sssp,
@@ -111,6 +111,6 @@ mod tests {
         }
         assert_eq!(Variant::find(Algorithm::Bfs, Some("do")).unwrap().program, "bfs_do");
         let error = Variant::find(Algorithm::Bfs, Some("nope")).unwrap_err();
-        assert!(error.contains("wl, do"), "{error}");
+        assert!(error.contains("do, wl"), "{error}");
     }
 }

@@ -5,7 +5,7 @@
 use std::sync::OnceLock;
 
 use grail_algos::cpu::CpuSuiteProgram;
-use grail_algos::{Algorithm, RunParams, VARIANTS, verify};
+use grail_algos::{RunParams, VARIANTS, verify};
 use grail_graph::builder::{BuildOptions, EdgeList, build};
 use grail_graph::generate::{GenOptions, Generator, generate};
 use grail_graph::{Graph, NoProgress};
@@ -139,7 +139,7 @@ fn empty_and_edgeless_graphs() {
 #[test]
 fn stats_count_the_work() {
     let graph = generate(&Generator::Grid { rows: 10, cols: 10 }, &GenOptions::default(), true, &NoProgress).unwrap();
-    let bfs = programs().iter().find(|p| p.variant().algorithm == Algorithm::Bfs).unwrap();
+    let bfs = programs().iter().find(|p| p.variant().program == "bfs").unwrap();
     let run = bfs.run(&graph, &RunParams { source: Some(0), threads: 1, ..Default::default() }).unwrap();
     let expand = run.stats.kernels.iter().find(|k| k.name == "expand").expect("bfs has an expand kernel");
     // Corner to corner of a 10x10 grid: 19 levels, each node processed once.
