@@ -10,10 +10,12 @@
  * grail_thread, and collection segments come from the device heap.
  *
  * Compiled by NVRTC (grail-runtime's gpu module) as CUDA C++17, usually with -default-device, so
- * the printer's unannotated helper functions are device functions; kernels are
- * `extern "C" __global__`. NVRTC has no C library headers (no <stdint.h>, <math.h>, <stdbool.h>
- * on most versions), so this header includes nothing: it defines the fixed-width types and the
- * few macros generated code uses itself. Device math (sqrt, fabsf, ...) is built into NVRTC.
+ * the printer's unannotated helper functions are device functions (declare them `inline`, not
+ * `static inline`: NVRTC warns, #177, about every unused static function); kernels are
+ * `extern "C" __global__`, taking the grail_ctx by value. NVRTC has no C library headers (no
+ * <stdint.h>, <math.h>, <stdbool.h> on most versions), so this header includes nothing: it
+ * defines the fixed-width types and the few macros generated code uses itself. Device math
+ * (sqrt, fabsf, ...), malloc, free and memset are built into NVRTC.
  *
  * Memory ordering: CUDA atomics are relaxed. Locks add a device-scope fence (__threadfence) after
  * taking and before releasing, which makes them acquire and release. Loads that must see other
