@@ -40,6 +40,16 @@ pub enum Command {
     Check(CheckArgs),
     /// Compile a grail program and write the stage chosen by --emit to standard output.
     Compile(CompileArgs),
+    /// List the NVIDIA GPUs grail can use and check each with a self-test kernel (driver,
+    /// NVRTC, the device runtime header, module loading).
+    Devices(DevicesArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DevicesArgs {
+    /// Check only this device (numbered from 0).
+    #[arg(long, value_name = "N")]
+    pub device: Option<usize>,
 }
 
 #[derive(Debug, Args)]

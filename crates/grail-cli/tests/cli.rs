@@ -318,3 +318,16 @@ fn collections_are_written_one_line_per_element() {
     pairs.sort();
     assert_eq!(pairs, ["0 1 0.5", "1 2 0.5", "2 0 0.5", "2 3 0.5"]);
 }
+
+#[test]
+fn devices_without_a_gpu_say_what_is_missing() {
+    // CI and development machines have no GPU: `grail devices` must say what it needs.
+    let out = grail(&["devices"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if out.status.success() {
+        assert!(String::from_utf8_lossy(&out.stdout).contains("self-test passed"));
+    } else {
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains("NVIDIA driver") || stderr.contains("NVRTC") || stderr.contains("GPU"), "{stderr}");
+    }
+}

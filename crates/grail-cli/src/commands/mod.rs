@@ -6,6 +6,7 @@ mod check;
 mod compile;
 mod convert;
 mod demo;
+mod devices;
 mod gen_graph;
 mod run;
 mod stats;
@@ -28,6 +29,7 @@ pub fn dispatch(command: Command, threads: usize, progress: &Bars) -> Result<()>
         Command::Bench(args) => bench::bench(args, threads, progress),
         Command::Check(args) => check::check(args),
         Command::Compile(args) => compile::compile(args),
+        Command::Devices(args) => devices::devices(args),
     }
 }
 
