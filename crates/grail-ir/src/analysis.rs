@@ -27,12 +27,21 @@ pub fn needs_in_edge_ids(module: &Module) -> bool {
 
 /// Whether any kernel takes per-node locks (`atomic` or `exclusive`).
 pub fn uses_locks(module: &Module) -> bool {
-    any_stmt(module, |s| matches!(s, Stmt::Lock { kind: LockKind::Atomic | LockKind::Exclusive, .. }))
+    any_stmt(
+        module,
+        |s| matches!(s, Stmt::Lock { kind: LockKind::Atomic | LockKind::Exclusive, elements, .. } if locks_nodes(elements)),
+    )
 }
 
 /// Whether any kernel claims nodes (`single`).
 pub fn uses_claims(module: &Module) -> bool {
-    any_stmt(module, |s| matches!(s, Stmt::Lock { kind: LockKind::Single, .. }))
+    any_stmt(module, |s| matches!(s, Stmt::Lock { kind: LockKind::Single, elements, .. } if locks_nodes(elements)))
+}
+
+/// Whether a lock statement's elements are nodes (collection elements keep their lock and claim
+/// words in the collection's segments).
+fn locks_nodes(elements: &[Expr]) -> bool {
+    elements.first().is_some_and(|e| e.ty == Type::Node)
 }
 
 /// Every body of the module.

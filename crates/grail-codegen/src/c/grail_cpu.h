@@ -244,6 +244,13 @@ static inline uint64_t grail_coll_len(const grail_coll *c) {
     return n < GRAIL_COLL_MAX ? n : GRAIL_COLL_MAX;
 }
 
+/* Zeroes the 4-byte words at `offset` (in segment 0) of every allocated segment: the claim words,
+ * when invocation numbers wrap around. */
+static inline void grail_coll_clear_words(grail_coll *c, uint64_t offset) {
+    for (unsigned s = 0; s < GRAIL_SEGS; s++)
+        if (c->segs[s]) memset((char *)c->segs[s] + (offset << s), 0, (uint64_t)4 << (GRAIL_SEG_LOG + s));
+}
+
 void grail_coll_free(grail_coll *c) {
     for (int s = 0; s < GRAIL_SEGS; s++) {
         free(c->segs[s]);

@@ -138,8 +138,8 @@ fn value_member(ty: Type) -> &'static str {
 /// A collection's layout macros, its add function for kernels, and the two functions the host
 /// runtime calls: `uint32_t grail_c<c>_add_host(ctx, const grail_value *)` appends an element
 /// given as its flattened fields ([`leaves`]) and returns its handle (UINT32_MAX when the
-/// collection could not grow), and `void grail_c<c>_get_host(ctx, uint32_t, grail_value *)`
-/// reads one back.
+/// collection could not grow), `void grail_c<c>_get_host(ctx, uint32_t, grail_value *)`
+/// reads one back, and `void grail_c<c>_clear_claims(grail_coll *)` zeroes its claim words.
 fn collection_support(module: &Module, c: usize, collection: &CollectionDecl) -> String {
     let element = Type::Struct(collection.element);
     let fields = &module.structs[collection.element.index()].fields;
@@ -187,6 +187,11 @@ fn collection_support(module: &Module, c: usize, collection: &CollectionDecl) ->
         out,
         "    return grail_c{c}_add(ctx, v);
 }}"
+    )
+    .unwrap();
+    writeln!(
+        out,
+        "void grail_c{c}_clear_claims(grail_coll *coll) {{ grail_coll_clear_words(coll, GRAIL_C{c}_CLAIMS); }}"
     )
     .unwrap();
     writeln!(out, "void grail_c{c}_get_host(const grail_ctx *ctx, uint32_t index, grail_value *flat) {{").unwrap();

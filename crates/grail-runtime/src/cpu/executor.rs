@@ -16,8 +16,8 @@ use grail_ir::{CollectionId, Kernel, KernelId, Module, ReduceOp, Scalar, Type};
 
 use super::fault::{KernelGuard, KernelName};
 use super::ffi::{
-    BufFreeFn, CollAddFn, CollFreeFn, CollGetFn, GrailColl, GrailCtx, GrailThread, GrailValue, PhaseFn, SizeFn,
-    ThreadSlot,
+    BufFreeFn, CollAddFn, CollClearFn, CollFreeFn, CollGetFn, GrailColl, GrailCtx, GrailThread, GrailValue, PhaseFn,
+    SizeFn, ThreadSlot,
 };
 use super::memory::Memory;
 use super::ops;
@@ -45,7 +45,7 @@ pub struct CpuProgram {
     buf_free: BufFreeFn,
     coll_free: CollFreeFn,
     /// Each collection's host functions, by collection id.
-    collections: Vec<(CollAddFn, CollGetFn)>,
+    collections: Vec<CollectionCode>,
     // Keeps the function pointers above valid; dropped after them (field order).
     _library: NativeLibrary,
     _build_dir: Option<tempfile::TempDir>,
@@ -55,6 +55,14 @@ impl std::fmt::Debug for CpuProgram {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CpuProgram").field("module", &self.module.name).finish_non_exhaustive()
     }
+}
+
+/// A collection's generated host functions.
+#[derive(Clone, Copy)]
+struct CollectionCode {
+    add: CollAddFn,
+    get: CollGetFn,
+    clear_claims: CollClearFn,
 }
 
 /// A kernel's generated functions, one pair per phase.
@@ -148,7 +156,8 @@ impl CpuProgram {
             // SAFETY: the C target emits these signatures for every collection.
             let add: CollAddFn = unsafe { library.function(&format!("grail_c{c}_add_host"))? };
             let get: CollGetFn = unsafe { library.function(&format!("grail_c{c}_get_host"))? };
-            collections.push((add, get));
+            let clear_claims: CollClearFn = unsafe { library.function(&format!("grail_c{c}_clear_claims"))? };
+            collections.push(CollectionCode { add, get, clear_claims });
         }
         Ok(CpuProgram {
             module,
@@ -376,6 +385,10 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
         if self.invocation == 0 {
             // Claims from 2^32 invocations ago would look current: forget them.
             self.memory.clear_claims();
+            for (coll, code) in self.collections.colls.iter_mut().zip(&self.program.collections) {
+                // SAFETY: the segments are this run's, allocated by the same program's code.
+                unsafe { (code.clear_claims)(coll) };
+            }
             self.invocation = 1;
         }
         let identity = kernel.reduction.map(|(op, ty)| identity(op, ty));
@@ -478,7 +491,7 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
     pub fn collection_add(&mut self, id: CollectionId, value: &Value) -> Result<Value> {
         let mut flat = Vec::new();
         flatten(value, &mut flat)?;
-        let (add, _) = self.program.collections[id.index()];
+        let add = self.program.collections[id.index()].add;
         // SAFETY: the context points at this run's live collections; `flat` holds one value per
         // scalar leaf of the element type, as the C target's add function reads them.
         let handle = unsafe { add(&*self.ctx, flat.as_ptr()) };
@@ -511,7 +524,7 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
             let element = Type::Struct(self.module.collections[id.index()].element);
             let mut leaves = Vec::new();
             leaf_types(self.module, element, &mut leaves);
-            let (_, get) = self.program.collections[id.index()];
+            let get = self.program.collections[id.index()].get;
             let len = self.collection_len(id);
             let mut flat = vec![GrailValue::default(); leaves.len()];
             let mut elements = Vec::with_capacity(len as usize);

@@ -129,6 +129,8 @@ pub(crate) type BufFreeFn = unsafe extern "C" fn(*mut GrailBuf);
 pub(crate) type CollFreeFn = unsafe extern "C" fn(*mut GrailColl);
 /// `uint32_t grail_c<c>_add_host(const grail_ctx *, const grail_value *flat)`.
 pub(crate) type CollAddFn = unsafe extern "C" fn(*const GrailCtx, *const GrailValue) -> u32;
+/// `void grail_c<c>_clear_claims(grail_coll *)`.
+pub(crate) type CollClearFn = unsafe extern "C" fn(*mut GrailColl);
 /// `void grail_c<c>_get_host(const grail_ctx *, uint32_t index, grail_value *flat)`.
 pub(crate) type CollGetFn = unsafe extern "C" fn(*const GrailCtx, u32, *mut GrailValue);
 
