@@ -12,6 +12,7 @@ pub mod cpu;
 mod error;
 #[cfg(feature = "gpu")]
 pub mod gpu;
+mod host;
 
 pub use cache::ModuleCache;
 pub use error::{GpuError, Result, RuntimeError};

@@ -19,13 +19,14 @@ use super::ffi::{
     BufFreeFn, CollAddFn, CollClearFn, CollFreeFn, CollGetFn, GrailColl, GrailCtx, GrailThread, GrailValue, PhaseFn,
     SizeFn, ThreadSlot,
 };
-use super::memory::Memory;
-use super::ops;
 use super::pool::{Job, Pool, PoolState};
 use super::toolchain::{CCompiler, NativeLibrary};
-use super::value::{Value, column_type};
 use crate::cache::ModuleCache;
 use crate::error::{Result, RuntimeError};
+use crate::host::interp::{self, Machine};
+use crate::host::memory::Memory;
+use crate::host::ops;
+use crate::host::value::{Value, column_type};
 
 /// Phases with fewer items than this run on the calling thread alone. Handing a phase to
 /// spinning workers costs about 0.2 us; below a few hundred items (road-network BFS levels)
@@ -206,7 +207,8 @@ impl CpuProgram {
         let (result, stats, memory) = std::thread::scope(|scope| {
             let pool = Pool::start(scope, &state, threads);
             let mut run = Run::new(self, memory, params, param_values, &pool, out);
-            let result = run.main().and_then(|result| Ok((result, run.collection_outputs()?)));
+            let result =
+                interp::run_main(&self.module, &mut run).and_then(|result| Ok((result, run.collection_outputs()?)));
             (result, run.stats, run.memory)
         });
         let (result, collections) = result?;
@@ -370,7 +372,7 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
     }
 
     /// Runs kernel `id` once with the given arguments; returns its reduction's value.
-    pub fn invoke(&mut self, id: KernelId, args: &[Value]) -> Result<Option<Value>> {
+    fn run_kernel(&mut self, id: KernelId, args: &[Value]) -> Result<Option<Value>> {
         let started = Instant::now();
         let program = self.program;
         let kernel = &program.module.kernels[id.index()];
@@ -482,13 +484,13 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
     }
 
     /// The number of elements of a collection.
-    pub fn collection_len(&self, id: CollectionId) -> u32 {
+    fn coll_len(&self, id: CollectionId) -> u32 {
         let len = self.collections.colls[id.index()].len;
         len.min(u64::from(u32::MAX) - 1) as u32
     }
 
     /// Adds an element (a `Value::Struct` of the collection's element type) from host code.
-    pub fn collection_add(&mut self, id: CollectionId, value: &Value) -> Result<Value> {
+    fn coll_add(&mut self, id: CollectionId, value: &Value) -> Result<Value> {
         let mut flat = Vec::new();
         flatten(value, &mut flat)?;
         let add = self.program.collections[id.index()].add;
@@ -525,7 +527,7 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
             let mut leaves = Vec::new();
             leaf_types(self.module, element, &mut leaves);
             let get = self.program.collections[id.index()].get;
-            let len = self.collection_len(id);
+            let len = self.coll_len(id);
             let mut flat = vec![GrailValue::default(); leaves.len()];
             let mut elements = Vec::with_capacity(len as usize);
             for i in 0..len {
@@ -553,6 +555,65 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
         }
         let total = total.ok_or_else(|| RuntimeError::program("no threads"))?;
         ops::cast(&total, ty).map_err(RuntimeError::program)
+    }
+}
+
+impl Machine for Run<'_, '_, '_> {
+    fn memory(&self) -> &Memory<'_> {
+        &self.memory
+    }
+
+    fn params(&self) -> &[Value] {
+        &self.params
+    }
+
+    fn print(&mut self, line: &str) -> Result<()> {
+        self.out.write_all(line.as_bytes()).map_err(RuntimeError::Output)
+    }
+
+    fn read_property(&mut self, property: grail_ir::PropertyId, index: usize) -> Result<Value> {
+        let declared = &self.module.properties[property.index()];
+        self.memory.columns[property.index()].read(declared.ty, index).ok_or_else(|| {
+            RuntimeError::program(format!("cannot read element {index} of property `{}`", declared.name))
+        })
+    }
+
+    fn write_property(&mut self, property: grail_ir::PropertyId, index: usize, value: &Value) -> Result<bool> {
+        Ok(self.memory.columns[property.index()].write(index, value))
+    }
+
+    fn parent(&mut self, index: usize) -> Result<u32> {
+        self.memory.sets.get(index).ok_or_else(|| RuntimeError::program("a union-find parent out of range"))
+    }
+
+    fn set_parent(&mut self, index: usize, parent: u32) -> Result<()> {
+        self.memory.sets.set(index, parent);
+        Ok(())
+    }
+
+    fn invoke(&mut self, kernel: KernelId, args: &[Value]) -> Result<Option<Value>> {
+        self.run_kernel(kernel, args)
+    }
+
+    fn collection_add(&mut self, id: CollectionId, value: &Value) -> Result<Value> {
+        self.coll_add(id, value)
+    }
+
+    fn collection_len(&mut self, id: CollectionId) -> Result<u32> {
+        Ok(self.coll_len(id))
+    }
+
+    fn push_worklist(&mut self, items: Vec<u32>) -> Result<()> {
+        self.worklists.push(items);
+        Ok(())
+    }
+
+    fn pop_worklist(&mut self) {
+        self.worklists.pop();
+    }
+
+    fn worklist_is_empty(&mut self) -> Result<bool> {
+        Ok(self.worklists.last().is_none_or(Vec::is_empty))
     }
 }
 

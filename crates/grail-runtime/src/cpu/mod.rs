@@ -6,23 +6,18 @@
 //!
 //! - `toolchain.rs`: `$CC` detection, building and loading shared libraries;
 //! - `executor.rs`: [`CpuProgram`], invocations, retries, worklists, reductions, statistics;
-//! - `interp.rs`: the host interpreter (statements, expressions, regions, host graph access);
-//! - `ops.rs`: arithmetic with the generated C's semantics; `value.rs`: [`Value`];
-//! - `memory.rs`: property columns, sets, locks, claims and the extra graph arrays;
+//! - `crate::host`: the interpreter of `main`, the host memory, values and arithmetic, shared
+//!   with the GPU executor (the CPU executor is a `host::interp::Machine`);
 //! - `pool.rs`: the run's worker threads and dynamic chunking;
 //! - `fault.rs`: the message and exit status when generated code faults.
 
 mod executor;
 mod fault;
-mod ffi;
-mod interp;
-mod memory;
-mod ops;
+pub(crate) mod ffi;
 mod pool;
 pub mod toolchain;
-mod value;
 
+pub use crate::host::Value;
 pub use executor::{CpuProgram, KernelStats, RunOptions, RunOutput, RunStats};
 pub use fault::FAULT_EXIT_CODE;
 pub use toolchain::{CCompiler, NativeLibrary};
-pub use value::Value;

@@ -6,7 +6,7 @@ use std::fmt;
 use grail_graph::PropertyType;
 use grail_ir::{Const, Scalar, Type};
 
-use super::ffi::GrailValue;
+use crate::cpu::ffi::GrailValue;
 
 /// A value of a grail type.
 #[derive(Debug, Clone, PartialEq)]

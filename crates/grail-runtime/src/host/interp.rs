@@ -1,17 +1,58 @@
-//! The host interpreter: `main` and the functions it calls, over [`Value`]s.
+//! The host interpreter: `main` and the functions it calls, over [`Value`]s, for every backend.
 //!
-//! Orchestration (`invoke`, `iterate`, `pipe`) drives the executor's worklist stack: a region
+//! A backend is a [`Machine`]: it runs kernels, keeps the worklist stack, and stores the
+//! property columns, union-find parents and collections wherever its kernels need them (the GPU
+//! executor moves them between host and device only when the other side reads them).
+//! Orchestration (`invoke`, `iterate`, `pipe`) drives the machine's worklist stack: a region
 //! with `initial` pushes a fresh worklist and pops it at its end, one without shares the
 //! enclosing worklist (the outermost starts empty). Host code reads and writes property
-//! elements, union-find sets and the graph directly; every index is checked, so a program that
-//! strays outside the graph gets an error naming what it touched.
+//! elements, union-find sets and the graph; every index is checked, so a program that strays
+//! outside the graph gets an error naming what it touched.
 
 use grail_ir::*;
 
-use super::executor::Run;
+use super::memory::Memory;
 use super::ops;
 use super::value::Value;
 use crate::error::{Result, RuntimeError};
+
+/// What the interpreter needs from a backend.
+pub(crate) trait Machine {
+    /// The host's copy of the graph arrays (never written, so always current).
+    fn memory(&self) -> &Memory<'_>;
+    /// The program's parameters, by id.
+    fn params(&self) -> &[Value];
+    /// Writes one line of `print` output (with its newline).
+    fn print(&mut self, line: &str) -> Result<()>;
+    /// Element `index` (checked against [`Memory::columns`]' lengths) of a property.
+    fn read_property(&mut self, property: PropertyId, index: usize) -> Result<Value>;
+    /// Stores element `index` of a property; false when the value does not fit the column.
+    fn write_property(&mut self, property: PropertyId, index: usize, value: &Value) -> Result<bool>;
+    /// Union-find parent number `index` (set s, node u at `s * n + u`).
+    fn parent(&mut self, index: usize) -> Result<u32>;
+    fn set_parent(&mut self, index: usize, parent: u32) -> Result<()>;
+    /// Runs a kernel once; its reduction's value.
+    fn invoke(&mut self, kernel: KernelId, args: &[Value]) -> Result<Option<Value>>;
+    fn collection_add(&mut self, id: CollectionId, value: &Value) -> Result<Value>;
+    fn collection_len(&mut self, id: CollectionId) -> Result<u32>;
+    /// Starts a region's own worklist.
+    fn push_worklist(&mut self, items: Vec<u32>) -> Result<()>;
+    /// Ends the innermost region's worklist.
+    fn pop_worklist(&mut self);
+    /// Whether the current worklist is empty.
+    fn worklist_is_empty(&mut self) -> Result<bool>;
+}
+
+/// Runs `main` on a machine; returns what it returned.
+pub(crate) fn run_main<M: Machine + ?Sized>(module: &Module, machine: &mut M) -> Result<Option<Value>> {
+    Interp { module, m: machine }.main()
+}
+
+/// The interpreter over one machine.
+struct Interp<'a, 'm, M: ?Sized> {
+    module: &'a Module,
+    m: &'m mut M,
+}
 
 /// How a statement ended.
 enum Flow {
@@ -43,9 +84,9 @@ fn program_error(message: impl Into<String>) -> RuntimeError {
     RuntimeError::program(message)
 }
 
-impl<'a> Run<'a, '_, '_> {
+impl<'a, M: Machine + ?Sized> Interp<'a, '_, M> {
     /// Runs `main`; returns what it returned.
-    pub fn main(&mut self) -> Result<Option<Value>> {
+    fn main(&mut self) -> Result<Option<Value>> {
         let module = self.module;
         let mut frame = self.frame(&module.main, &[])?;
         match self.block(&mut frame, &module.main.block)? {
@@ -170,7 +211,7 @@ impl<'a> Run<'a, '_, '_> {
                     }
                 }
                 line.push('\n');
-                self.out.write_all(line.as_bytes()).map_err(RuntimeError::Output)?;
+                self.m.print(&line)?;
             }
             Stmt::ForAll(_) | Stmt::Push { .. } | Stmt::Retry { .. } | Stmt::Reduce { .. } | Stmt::Lock { .. } => {
                 return Err(program_error("a kernel-only statement in host code (the module is not valid)"));
@@ -181,7 +222,7 @@ impl<'a> Run<'a, '_, '_> {
 
     fn invoke_with(&mut self, frame: &mut Frame, kernel: KernelId, args: &'a [Expr]) -> Result<Option<Value>> {
         let args = args.iter().map(|a| self.eval(frame, a)).collect::<Result<Vec<_>>>()?;
-        self.invoke(kernel, &args)
+        self.m.invoke(kernel, &args)
     }
 
     /// A fresh worklist for a region's `initial`.
@@ -198,8 +239,8 @@ impl<'a> Run<'a, '_, '_> {
         })
     }
 
-    fn worklist_is_empty(&self) -> bool {
-        self.worklists.last().is_none_or(Vec::is_empty)
+    fn num_nodes(&self) -> u32 {
+        self.m.memory().out.num_nodes()
     }
 
     /// Runs a region with its own worklist when `initial` is given.
@@ -211,9 +252,9 @@ impl<'a> Run<'a, '_, '_> {
     ) -> Result<Flow> {
         let Some(initial) = initial else { return region(self, frame) };
         let list = self.initial(frame, initial)?;
-        self.worklists.push(list);
+        self.m.push_worklist(list)?;
         let flow = region(self, frame);
-        self.worklists.pop();
+        self.m.pop_worklist();
         flow
     }
 
@@ -225,7 +266,7 @@ impl<'a> Run<'a, '_, '_> {
                     if let Some(flow) = run.loop_body(frame, &iterate.body)? {
                         return Ok(flow);
                     }
-                    if run.worklist_is_empty() {
+                    if run.m.worklist_is_empty()? {
                         return Ok(Flow::Normal);
                     }
                 }
@@ -251,7 +292,7 @@ impl<'a> Run<'a, '_, '_> {
                 if let Some(flow) = run.loop_body(frame, &pipe.body)? {
                     return Ok(flow);
                 }
-                if run.worklist_is_empty() {
+                if run.m.worklist_is_empty()? {
                     return Ok(Flow::Normal);
                 }
             }
@@ -283,7 +324,7 @@ impl<'a> Run<'a, '_, '_> {
     }
 
     fn check_edge(&self, edge: &Value, what: &str) -> Result<usize> {
-        let m = self.memory.out.num_edges();
+        let m = self.m.memory().out.num_edges();
         match *edge {
             Value::Edge(e) if e < m => Ok(e as usize),
             Value::Edge(e) => {
@@ -301,9 +342,9 @@ impl<'a> Run<'a, '_, '_> {
 
     fn offsets(&self, reverse: bool) -> Result<&[u64]> {
         if !reverse {
-            return Ok(self.memory.out.offsets());
+            return Ok(self.m.memory().out.offsets());
         }
-        match &self.memory.reverse {
+        match &self.m.memory().reverse {
             Some(r) => Ok(&r.offsets),
             None => Err(program_error("in-edges were not prepared (internal error)")),
         }
@@ -311,11 +352,12 @@ impl<'a> Run<'a, '_, '_> {
 
     fn adjacent_item(&self, adjacency: Adjacency, k: u64) -> Result<Value> {
         let k = k as usize;
-        let reverse = self.memory.reverse.as_ref();
+        let memory = self.m.memory();
+        let reverse = memory.reverse.as_ref();
         let missing = || program_error("in-edges were not prepared (internal error)");
         Ok(match adjacency {
             Adjacency::OutEdges => Value::Edge(k as u64),
-            Adjacency::OutNeighbors => Value::Node(self.memory.out.targets()[k]),
+            Adjacency::OutNeighbors => Value::Node(memory.out.targets()[k]),
             Adjacency::InNeighbors => Value::Node(reverse.ok_or_else(missing)?.sources[k]),
             Adjacency::InEdges => Value::Edge(reverse.and_then(|r| r.edge_ids.as_ref()).ok_or_else(missing)?[k]),
         })
@@ -332,7 +374,7 @@ impl<'a> Run<'a, '_, '_> {
             Place::Property { property, element } => {
                 let element = self.eval(frame, element)?;
                 let index = element.as_u64().ok_or_else(|| program_error("a property element that is not an id"))?;
-                let len = self.memory.columns[property.index()].len();
+                let len = self.m.memory().columns[property.index()].len();
                 if index >= len as u64 {
                     let owner = self.module.properties[property.index()].owner;
                     let per = if owner == Owner::Node { "node" } else { "edge" };
@@ -359,7 +401,7 @@ impl<'a> Run<'a, '_, '_> {
         })
     }
 
-    fn read(&self, frame: &Frame, target: &Target) -> Result<Value> {
+    fn read(&mut self, frame: &Frame, target: &Target) -> Result<Value> {
         match target {
             Target::Local(id, path) => {
                 let mut value = &frame.locals[*id];
@@ -371,16 +413,11 @@ impl<'a> Run<'a, '_, '_> {
                 }
                 Ok(value.clone())
             }
-            Target::Property(property, index) => {
-                let ty = self.module.properties[property.index()].ty;
-                self.memory.columns[property.index()]
-                    .read(ty, *index)
-                    .ok_or_else(|| program_error(format!("cannot read property `{}`", self.property_name(*property))))
-            }
+            Target::Property(property, index) => self.m.read_property(*property, *index),
         }
     }
 
-    fn write(&self, frame: &mut Frame, target: &Target, value: Value) -> Result<()> {
+    fn write(&mut self, frame: &mut Frame, target: &Target, value: Value) -> Result<()> {
         match target {
             Target::Local(id, path) => {
                 let mut slot = &mut frame.locals[*id];
@@ -394,7 +431,7 @@ impl<'a> Run<'a, '_, '_> {
                 Ok(())
             }
             Target::Property(property, index) => {
-                if self.memory.columns[property.index()].write(*index, &value) {
+                if self.m.write_property(*property, *index, &value)? {
                     Ok(())
                 } else {
                     Err(program_error(format!(
@@ -418,27 +455,28 @@ impl<'a> Run<'a, '_, '_> {
                 let target = self.target(frame, place)?;
                 self.read(frame, &target)?
             }
-            ExprKind::Param(id) => self.params[id.index()].clone(),
+            ExprKind::Param(id) => self.m.params()[id.index()].clone(),
             ExprKind::NumNodes => Value::U32(self.num_nodes()),
             ExprKind::CollectionAdd { collection, value } => {
                 let value = self.eval(frame, value)?;
-                self.collection_add(*collection, &value)?
+                self.m.collection_add(*collection, &value)?
             }
-            ExprKind::CollectionLen(collection) => Value::U32(self.collection_len(*collection)),
-            ExprKind::NumEdges => Value::U64(self.memory.out.num_edges()),
+            ExprKind::CollectionLen(collection) => Value::U32(self.m.collection_len(*collection)?),
+            ExprKind::NumEdges => Value::U64(self.m.memory().out.num_edges()),
             ExprKind::EdgeSource(edge) => {
                 let edge = self.eval(frame, edge)?;
                 let e = self.check_edge(&edge, "`src`")?;
-                let source = match &self.memory.edge_sources {
+                let memory = self.m.memory();
+                let source = match &memory.edge_sources {
                     Some(sources) => sources[e],
-                    None => (self.memory.out.offsets().partition_point(|&o| o <= e as u64) - 1) as u32,
+                    None => (memory.out.offsets().partition_point(|&o| o <= e as u64) - 1) as u32,
                 };
                 Value::Node(source)
             }
             ExprKind::EdgeTarget(edge) => {
                 let edge = self.eval(frame, edge)?;
                 let e = self.check_edge(&edge, "`dst`")?;
-                Value::Node(self.memory.out.targets()[e])
+                Value::Node(self.m.memory().out.targets()[e])
             }
             ExprKind::Degree { node, reverse } => {
                 let node = self.eval_node(frame, node, "a degree")? as usize;
@@ -500,12 +538,12 @@ impl<'a> Run<'a, '_, '_> {
             }
             ExprKind::SetFind { set, node } => {
                 let node = self.eval_node(frame, node, "a set's find")?;
-                Value::Node(self.find(*set, node))
+                Value::Node(self.find(*set, node)?)
             }
             ExprKind::SetUnion { set, a, b } => {
                 let a = self.eval_node(frame, a, "a set's union")?;
                 let b = self.eval_node(frame, b, "a set's union")?;
-                Value::Bool(self.union(*set, a, b))
+                Value::Bool(self.union(*set, a, b)?)
             }
             ExprKind::Struct(_, fields) => {
                 Value::Struct(fields.iter().map(|f| self.eval(frame, f)).collect::<Result<Vec<_>>>()?)
@@ -529,33 +567,33 @@ impl<'a> Run<'a, '_, '_> {
         }
     }
 
-    fn parent(&self, base: usize, u: u32) -> u32 {
-        self.memory.sets.get(base + u as usize).unwrap_or(u)
+    fn parent(&mut self, base: usize, u: u32) -> Result<u32> {
+        self.m.parent(base + u as usize)
     }
 
     /// Union-find as the C runtime does it: path halving, the smaller id becomes the root.
-    fn find(&self, set: SetId, mut u: u32) -> u32 {
+    fn find(&mut self, set: SetId, mut u: u32) -> Result<u32> {
         let base = set.index() * self.num_nodes() as usize;
-        let mut p = self.parent(base, u);
+        let mut p = self.parent(base, u)?;
         while p != u {
-            let gp = self.parent(base, p);
+            let gp = self.parent(base, p)?;
             if gp != p {
-                self.memory.sets.set(base + u as usize, gp);
+                self.m.set_parent(base + u as usize, gp)?;
             }
             u = p;
-            p = self.parent(base, u);
+            p = self.parent(base, u)?;
         }
-        u
+        Ok(u)
     }
 
-    fn union(&self, set: SetId, a: u32, b: u32) -> bool {
-        let (a, b) = (self.find(set, a), self.find(set, b));
+    fn union(&mut self, set: SetId, a: u32, b: u32) -> Result<bool> {
+        let (a, b) = (self.find(set, a)?, self.find(set, b)?);
         if a == b {
-            return false;
+            return Ok(false);
         }
         let base = set.index() * self.num_nodes() as usize;
-        self.memory.sets.set(base + a.max(b) as usize, a.min(b));
-        true
+        self.m.set_parent(base + a.max(b) as usize, a.min(b))?;
+        Ok(true)
     }
 }
 
