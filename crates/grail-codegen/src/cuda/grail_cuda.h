@@ -95,28 +95,27 @@ typedef union grail_value {
     double f;
 } grail_value;
 
-/* A worklist in device memory, written by grail_push.
- *
- * The protocol (never silent loss):
+/* A worklist in device memory, written by grail_push. It never loses an item:
  * - Before a launch the host sets *len = 0 and *overflow = 0; `items` has room for `cap` items.
  * - grail_push reserves a slot with an atomicAdd on *len. A slot below `cap` gets the item. A
- *   slot at or past `cap` is not written: the push sets *overflow = 1 instead. *len keeps
- *   counting, so after the kernel it is the number of pushes that were made.
- * - After the kernel the host reads *overflow. When it is 0 the worklist holds exactly *len
- *   items (in no particular order). When it is 1, items were dropped: the host grows `items` to
- *   at least *len slots and runs the kernel again from the same state. A kernel phase whose
- *   pushes depend on what it writes (push v if atomic_min lowered dist[v]) is not the same on a
- *   second run, so before such a launch the host keeps a copy of the columns the phase writes
- *   and restores it before the re-run; a phase that writes nothing it reads, or that has an
- *   upper bound on its pushes (an item count, the edges it visits), can size `cap` from the
- *   bound and never overflows.
+ *   slot j at or past `cap` spills: the item goes to spill segment s = floor(log2((j - cap) /
+ *   2^GRAIL_SPILL_LOG + 1)), which holds 2^GRAIL_SPILL_LOG << s items and is allocated from the
+ *   device heap by the first push that needs it (`spill` is a device array of GRAIL_SPILL_SEGS
+ *   pointers, zero when unused), and *overflow is set to 1.
+ * - After the kernel the host reads *len and *overflow. Overflow 1: the host grows `items` to
+ *   at least *len slots, copies the spilled items into it with grail_wl_unspill, and frees the
+ *   segments with grail_wl_free_spill: nothing is re-run and nothing is lost. Overflow 2: the
+ *   device heap ran out while spilling; the host stops the program with an out-of-memory error.
  * Keep in sync with `GpuWorklist` in crates/grail-runtime/src/gpu/ffi.rs. */
+#define GRAIL_SPILL_LOG 16
+#define GRAIL_SPILL_SEGS 24
 typedef struct grail_wl {
     uint32_t *items;
-    /* Pushes made so far; may pass cap, and then overflow is set. */
+    /* Pushes made so far; may pass cap (the rest spilled). */
     uint64_t *len;
     uint64_t cap;
     uint32_t *overflow;
+    void **spill;
 } grail_wl;
 
 /* Collections, laid out as in grail_cpu.h: element i lives in segment s = floor(log2(i / 1024 + 1)),
@@ -208,17 +207,85 @@ GRAIL_DEVICE void *grail_load_ptr(void *const *p) {
     return *(void *const volatile *)p;
 }
 
+/* ---- Segments from the device heap ---- */
+
+/* A segment slot holds 0 (not allocated), GRAIL_SEG_BUSY (a thread is allocating it),
+ * GRAIL_SEG_FAILED (the device heap was exhausted) or the segment's address. */
+#define GRAIL_SEG_BUSY ((uint64_t)1)
+#define GRAIL_SEG_FAILED ((uint64_t)2)
+
+/* The segment in `*slot`, allocating `bytes` (not zeroed) from the device heap if no thread has:
+ * the first thread to find the slot empty allocates, the others wait for it (one malloc per
+ * segment, so a burst of threads never exhausts the heap with copies). NULL when the heap is
+ * exhausted. */
+GRAIL_DEVICE void *grail_segment_get(void **slot, uint64_t bytes) {
+    uint64_t *word = (uint64_t *)slot;
+    uint64_t seen = *(volatile uint64_t *)word;
+    if (seen == 0 && atomicCAS(word, (uint64_t)0, GRAIL_SEG_BUSY) == 0) {
+        void *fresh = malloc(bytes);
+        seen = fresh ? (uint64_t)(uintptr_t)fresh : GRAIL_SEG_FAILED;
+        __threadfence(); /* what the allocating thread wrote is visible before the segment is */
+        atomicExch(word, seen);
+    }
+    while (seen <= GRAIL_SEG_BUSY) {
+#if __CUDA_ARCH__ >= 700
+        __nanosleep(64);
+#endif
+        seen = *(volatile uint64_t *)word;
+    }
+    return seen == GRAIL_SEG_FAILED ? NULL : (void *)(uintptr_t)seen;
+}
+
+/* Frees a segment slot's memory (run by device code: device-heap memory is the device's). */
+GRAIL_DEVICE void grail_segment_free(void **slot) {
+    uint64_t p = (uint64_t)(uintptr_t)*slot;
+    if (p > GRAIL_SEG_FAILED) free((void *)(uintptr_t)p);
+    *slot = NULL;
+}
+
 /* ---- Worklists ---- */
 
-/* Appends `item` to the worklist; false when it did not fit (see grail_wl for the protocol). */
+/* The spill segment and the position in it of spilled item j. */
+GRAIL_DEVICE unsigned grail_spill_segment(uint64_t j, uint64_t *position) {
+    uint64_t q = (j >> GRAIL_SPILL_LOG) + 1;
+    unsigned s = 63u - (unsigned)__clzll((long long)q);
+    *position = j - ((((uint64_t)1 << s) - 1) << GRAIL_SPILL_LOG);
+    return s;
+}
+
+/* Appends `item` to the worklist (see grail_wl); false only when the device heap ran out. */
 GRAIL_DEVICE bool grail_push(const grail_wl *wl, uint32_t item) {
     uint64_t slot = atomicAdd(wl->len, (uint64_t)1);
     if (slot < wl->cap) {
         wl->items[slot] = item;
         return true;
     }
-    *(volatile uint32_t *)wl->overflow = 1u;
-    return false;
+    uint64_t k;
+    unsigned s = grail_spill_segment(slot - wl->cap, &k);
+    uint32_t *segment = s < GRAIL_SPILL_SEGS
+        ? (uint32_t *)grail_segment_get(&wl->spill[s], (uint64_t)4 << (GRAIL_SPILL_LOG + s)) : NULL;
+    if (!segment) {
+        atomicMax(wl->overflow, 2u);
+        return false;
+    }
+    segment[k] = item;
+    atomicMax(wl->overflow, 1u);
+    return true;
+}
+
+/* Copies spilled items [from, to) (slots past the old `cap`) into `dest` at the same slots. */
+extern "C" __global__ void grail_wl_unspill(const grail_wl wl, uint32_t *dest, uint64_t to) {
+    for (uint64_t j = wl.cap + grail_thread_index(); j < to; j += grail_thread_count()) {
+        uint64_t k;
+        unsigned s = grail_spill_segment(j - wl.cap, &k);
+        dest[j] = ((const uint32_t *)wl.spill[s])[k];
+    }
+}
+
+/* Frees the spill segments, from one thread. */
+extern "C" __global__ void grail_wl_free_spill(const grail_wl wl) {
+    if (grail_thread_index() == 0)
+        for (int s = 0; s < GRAIL_SPILL_SEGS; s++) grail_segment_free(&wl.spill[s]);
 }
 
 /* ---- Atomic read-modify-writes on property elements; each returns whether the value changed ---- */
@@ -399,28 +466,27 @@ GRAIL_DEVICE void *grail_elem(const grail_coll *c, uint64_t offset, uint64_t siz
     return seg + (offset << s) + k * size;
 }
 
-/* Reserves the next element, allocating its segment (zeroed) if no thread has yet. False when
- * the device heap is exhausted or the collection is full: `failed` says which, and the runtime
- * stops the program. */
+/* Reserves the next element, allocating its segment if no thread has (grail_segment_get). The
+ * segment is not zeroed: the element's fields are written by its add, and its lock and claim
+ * words (the last two arrays of the layout, whatever the fields) are zeroed here, so nothing
+ * reads memory its creator did not write. False when the device heap is exhausted or the
+ * collection is full: `failed` says which, and the runtime stops the program. */
 GRAIL_DEVICE bool grail_coll_reserve(grail_coll *c, uint64_t seg0_bytes, uint64_t *index) {
     uint64_t i = atomicAdd(&c->len, (uint64_t)1);
     if (i >= GRAIL_COLL_MAX) {
-        *(volatile uint32_t *)&c->failed = 2u;
+        atomicMax(&c->failed, 2u);
         return false;
     }
     uint64_t k;
     unsigned s = grail_segment(i, &k);
-    if (!grail_load_ptr(&c->segs[s])) {
-        uint64_t bytes = seg0_bytes << s;
-        void *fresh = malloc(bytes);
-        if (!fresh) {
-            *(volatile uint32_t *)&c->failed = 1u;
-            return false;
-        }
-        memset(fresh, 0, bytes);
-        __threadfence(); /* the zeroes are visible before the segment is */
-        if (atomicCAS((uint64_t *)&c->segs[s], (uint64_t)0, (uint64_t)(uintptr_t)fresh) != 0) free(fresh);
+    char *segment = (char *)grail_segment_get(&c->segs[s], seg0_bytes << s);
+    if (!segment) {
+        atomicMax(&c->failed, 1u);
+        return false;
     }
+    uint64_t claims = seg0_bytes - GRAIL_SEG_ARRAY(4), locks = claims - GRAIL_SEG_ARRAY(4);
+    ((uint32_t *)(segment + (locks << s)))[k] = 0u;
+    ((uint32_t *)(segment + (claims << s)))[k] = 0u;
     *index = i;
     return true;
 }
@@ -433,12 +499,15 @@ GRAIL_DEVICE uint64_t grail_coll_len(const grail_coll *c) {
 
 /* Frees a collection's segments; run by one device thread (device-heap memory is the device's). */
 GRAIL_DEVICE void grail_coll_free(grail_coll *c) {
-    for (int s = 0; s < GRAIL_SEGS; s++) {
-        free(c->segs[s]);
-        c->segs[s] = NULL;
-    }
+    for (int s = 0; s < GRAIL_SEGS; s++) grail_segment_free(&c->segs[s]);
     c->len = 0;
     c->failed = 0;
+}
+
+/* Frees every collection of a run, one thread per collection. */
+extern "C" __global__ void grail_colls_free(grail_coll *colls, uint32_t count) {
+    uint64_t t = grail_thread_index();
+    if (t < count) grail_coll_free(&colls[t]);
 }
 
 /* ---- Locks: try-lock words; nothing ever waits for a lock, so warps cannot deadlock ---- */

@@ -18,9 +18,14 @@ pub struct GpuWorklist {
     /// `uint64_t *len`: pushes made.
     pub len: u64,
     pub cap: u64,
-    /// `uint32_t *overflow`: set to 1 when a push found no slot.
+    /// `uint32_t *overflow`: 1 when pushes spilled past `cap`, 2 when spilling ran out of heap.
     pub overflow: u64,
+    /// `void **spill`: [`GRAIL_SPILL_SEGS`] device-heap segment pointers, zero when unused.
+    pub spill: u64,
 }
+
+/// `GRAIL_SPILL_SEGS`: a worklist's spill segments.
+pub const GRAIL_SPILL_SEGS: usize = 24;
 
 /// `GRAIL_SEGS`: the segments of a collection.
 pub const GRAIL_SEGS: usize = 23;
@@ -81,6 +86,8 @@ pub fn layout_checks() -> String {
         format!("static_assert({expr} == {value}, \"{expr} differs from grail-runtime's mirror\");\n")
     };
     let mut out = String::from("/* grail-runtime's gpu/ffi.rs mirrors of grail_cuda.h's structs */\n");
+    out += &check("GRAIL_SPILL_SEGS".into(), GRAIL_SPILL_SEGS);
+    out += &check("GRAIL_SEGS".into(), GRAIL_SEGS);
     out += &check("sizeof(grail_value)".into(), 8);
     out += &check("sizeof(grail_wl)".into(), size_of::<GpuWorklist>());
     out += &check("sizeof(grail_ctx)".into(), size_of::<GpuCtx>());
@@ -93,6 +100,7 @@ pub fn layout_checks() -> String {
         ("len", offset_of!(GpuWorklist, len)),
         ("cap", offset_of!(GpuWorklist, cap)),
         ("overflow", offset_of!(GpuWorklist, overflow)),
+        ("spill", offset_of!(GpuWorklist, spill)),
     ];
     for (field, offset) in worklist {
         out += &check(format!("__builtin_offsetof(grail_wl, {field})"), offset);

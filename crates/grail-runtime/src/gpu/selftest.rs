@@ -110,7 +110,7 @@ extern "C" __global__ void grail_selftest(const grail_ctx ctx, uint64_t *scratch
     grail_atomic_cas_i32((int32_t *)&scratch[2] + 1, 0, 0);
     grail_atomic_cas_i64((int64_t *)&scratch[3] + 0, 1, 1);
 
-    /* Worklists: pushes past the capacity set overflow and are counted, never written. */
+    /* Worklists: pushes past the capacity spill to the device heap and set overflow. */
     grail_push(&c->pushes, (uint32_t)t);
     grail_push(&c->retries, (uint32_t)t);
 
@@ -238,6 +238,8 @@ pub fn run(device: &Device) -> Result<(), GpuError> {
     let lens = stream.alloc_zeros::<u64>(2).map_err(call("cuMemAlloc"))?;
     let overflows = stream.alloc_zeros::<u32>(2).map_err(call("cuMemAlloc"))?;
     let colls = stream.alloc_zeros::<u64>(COLL_WORDS).map_err(call("cuMemAlloc"))?;
+    let spill = stream.alloc_zeros::<u64>(2 * ffi::GRAIL_SPILL_SEGS).map_err(call("cuMemAlloc"))?;
+    let gathered = stream.alloc_zeros::<u32>(N as usize).map_err(call("cuMemAlloc"))?;
 
     use cudarc::driver::DevicePtr;
     let (locks_ptr, _l) = locks.device_ptr(&stream);
@@ -248,6 +250,8 @@ pub fn run(device: &Device) -> Result<(), GpuError> {
     let (lens_ptr, _n) = lens.device_ptr(&stream);
     let (overflows_ptr, _o) = overflows.device_ptr(&stream);
     let (colls_ptr, _k) = colls.device_ptr(&stream);
+    let (spill_ptr, _sp) = spill.device_ptr(&stream);
+    let (gathered_ptr, _g) = gathered.device_ptr(&stream);
     let ctx = GpuCtx {
         num_nodes: N,
         locks: locks_ptr,
@@ -255,8 +259,20 @@ pub fn run(device: &Device) -> Result<(), GpuError> {
         invocation: 1,
         sets: sets_ptr,
         colls: colls_ptr,
-        pushes: GpuWorklist { items: pushed_ptr, len: lens_ptr, cap: SMALL_CAP, overflow: overflows_ptr },
-        retries: GpuWorklist { items: retried_ptr, len: lens_ptr + 8, cap: 2 * N, overflow: overflows_ptr + 4 },
+        pushes: GpuWorklist {
+            items: pushed_ptr,
+            len: lens_ptr,
+            cap: SMALL_CAP,
+            overflow: overflows_ptr,
+            spill: spill_ptr,
+        },
+        retries: GpuWorklist {
+            items: retried_ptr,
+            len: lens_ptr + 8,
+            cap: 2 * N,
+            overflow: overflows_ptr + 4,
+            spill: spill_ptr + 8 * ffi::GRAIL_SPILL_SEGS as u64,
+        },
         ..GpuCtx::default()
     };
     let config = LaunchConfig { grid_dim: (BLOCKS, 1, 1), block_dim: (THREADS_PER_BLOCK, 1, 1), shared_mem_bytes: 0 };
@@ -267,6 +283,23 @@ pub fn run(device: &Device) -> Result<(), GpuError> {
     unsafe { launch.launch(config) }.map_err(call("cuLaunchKernel"))?;
     stream.synchronize().map_err(call("cuStreamSynchronize (the self-test kernel)"))?;
     let colls_added = stream.clone_dtoh(&colls).map_err(call("cuMemcpyDtoH"))?;
+    // The pushes that spilled, gathered behind the ones that fit, as the executor grows a worklist.
+    let unspill = loaded.function("grail_wl_unspill")?;
+    let free_spill = loaded.function("grail_wl_free_spill")?;
+    let one = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 };
+    // SAFETY: both buffers are live and hold at least SMALL_CAP items.
+    unsafe {
+        cudarc::driver::result::memcpy_dtod_async(gathered_ptr, pushed_ptr, SMALL_CAP as usize * 4, stream.cu_stream())
+    }
+    .map_err(call("cuMemcpyDtoD"))?;
+    let mut launch = stream.launch_builder(&unspill);
+    launch.arg(&ctx.pushes).arg(&gathered_ptr).arg(&N);
+    // SAFETY: (grail_wl, uint32_t *, uint64_t): `gathered` has N slots, the spill holds N - SMALL_CAP items.
+    unsafe { launch.launch(config) }.map_err(call("cuLaunchKernel"))?;
+    let mut launch = stream.launch_builder(&free_spill);
+    launch.arg(&ctx.pushes);
+    // SAFETY: (grail_wl), one thread frees.
+    unsafe { launch.launch(one) }.map_err(call("cuLaunchKernel"))?;
     let mut launch = stream.launch_builder(&read);
     launch.arg(&ctx).arg(&mut counts);
     // SAFETY: (grail_ctx, uint64_t *), as above.
@@ -285,7 +318,8 @@ pub fn run(device: &Device) -> Result<(), GpuError> {
         scratch,
         counts,
         parents: stream.clone_dtoh(&sets).map_err(call("cuMemcpyDtoH"))?,
-        pushed: stream.clone_dtoh(&pushed).map_err(call("cuMemcpyDtoH"))?,
+        pushed: stream.clone_dtoh(&gathered).map_err(call("cuMemcpyDtoH"))?,
+        spill: stream.clone_dtoh(&spill).map_err(call("cuMemcpyDtoH"))?,
         retried: stream.clone_dtoh(&retried).map_err(call("cuMemcpyDtoH"))?,
         lens: stream.clone_dtoh(&lens).map_err(call("cuMemcpyDtoH"))?,
         overflows: stream.clone_dtoh(&overflows).map_err(call("cuMemcpyDtoH"))?,
@@ -301,7 +335,10 @@ struct Results {
     scratch: Vec<u64>,
     counts: Vec<u64>,
     parents: Vec<u32>,
+    /// Every push, the spilled ones gathered behind the capacity.
     pushed: Vec<u32>,
+    /// The spill tables after grail_wl_free_spill.
+    spill: Vec<u64>,
     retried: Vec<u32>,
     lens: Vec<u64>,
     overflows: Vec<u32>,
@@ -408,12 +445,12 @@ impl Results {
         );
 
         expect("push counts every push", self.lens[0] == n, self.lens[0].to_string());
-        expect("push past the capacity sets overflow", self.overflows[0] == 1, self.overflows[0].to_string());
+        expect("push past the capacity sets overflow to 1", self.overflows[0] == 1, self.overflows[0].to_string());
         let mut pushed = self.pushed.clone();
         pushed.sort_unstable();
-        pushed.dedup();
-        let fine = pushed.len() == SMALL_CAP as usize && pushed.iter().all(|&v| (v as u64) < n);
-        expect("push fills the capacity with distinct items", fine, format!("{} distinct", pushed.len()));
+        let fine = pushed.iter().enumerate().all(|(i, &v)| v as usize == i);
+        expect("push spills past the capacity and unspill gathers every item", fine, "a different set".into());
+        expect("free_spill frees every spill segment", self.spill.iter().all(|&p| p == 0), format!("{:?}", self.spill));
         expect("push within the capacity counts every push", self.lens[1] == n, self.lens[1].to_string());
         expect("push within the capacity leaves overflow unset", self.overflows[1] == 0, self.overflows[1].to_string());
         let mut retried = self.retried[..n as usize].to_vec();
