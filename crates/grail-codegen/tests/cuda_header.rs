@@ -220,7 +220,7 @@ fn the_device_context_is_the_cpu_context_and_the_worklists() {
          target's context goes into the other's too (and into grail-runtime's gpu/ffi.rs mirror)"
     );
     assert_eq!(struct_fields(CUDA_HEADER, "grail_coll"), struct_fields(CPU_HEADER, "grail_coll"));
-    assert_eq!(struct_fields(CUDA_HEADER, "grail_wl"), ["items", "len", "cap", "overflow"]);
+    assert_eq!(struct_fields(CUDA_HEADER, "grail_wl"), ["items", "len", "cap", "overflow", "spill"]);
 }
 
 #[test]
@@ -230,7 +230,7 @@ fn the_header_includes_nothing_and_defines_the_fixed_width_types() {
         assert!(CUDA_HEADER.contains(&format!(" {ty};\n")), "typedef of {ty}");
     }
     // The push protocol is written down where the printer's authors will look.
-    for words in ["*overflow = 1", "grows `items`", "runs the kernel again", "never silent loss"] {
+    for words in ["*overflow = 0", "grows `items`", "grail_wl_unspill", "never loses an item"] {
         assert!(CUDA_HEADER.contains(words), "the header documents {words:?}");
     }
 }
