@@ -44,6 +44,55 @@ fn locks_nodes(elements: &[Expr]) -> bool {
     elements.first().is_some_and(|e| e.ty == Type::Node)
 }
 
+/// What a kernel may change in the graph's state, the functions it calls included: the
+/// properties it writes (by id) and whether it touches union-find sets (a find compresses
+/// paths, so it writes too). The GPU runtime marks exactly these stale on the host after the
+/// kernel runs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KernelEffects {
+    pub writes: Vec<bool>,
+    pub sets: bool,
+}
+
+/// The effects of kernel `kernel` (see [`KernelEffects`]).
+pub fn kernel_effects(module: &Module, kernel: KernelId) -> KernelEffects {
+    let mut effects = KernelEffects { writes: vec![false; module.properties.len()], sets: false };
+    // Functions reached so far; each body is walked once.
+    let mut queued = vec![false; module.functions.len()];
+    let mut pending = vec![&module.kernels[kernel.index()].body];
+    while let Some(body) = pending.pop() {
+        let mut calls = Vec::new();
+        walk_block(&body.block, &mut |stmt| {
+            if let Stmt::Assign { place, .. } = stmt {
+                mark_written(place, &mut effects);
+            }
+            stmt_exprs(stmt, &mut |expr| {
+                walk_expr(expr, &mut |e| match &e.kind {
+                    ExprKind::Atomic { place, .. } => mark_written(place, &mut effects),
+                    ExprKind::SetFind { .. } | ExprKind::SetUnion { .. } => effects.sets = true,
+                    ExprKind::Call(function, _) => calls.push(*function),
+                    _ => {}
+                })
+            });
+        });
+        for function in calls {
+            if !std::mem::replace(&mut queued[function.index()], true) {
+                pending.push(&module.functions[function.index()].body);
+            }
+        }
+    }
+    effects
+}
+
+/// Marks the property a place stores into, if it is one.
+fn mark_written(place: &Place, effects: &mut KernelEffects) {
+    match place {
+        Place::Property { property, .. } => effects.writes[property.index()] = true,
+        Place::Field { base, .. } => mark_written(base, effects),
+        Place::Local(_) | Place::ElementField { .. } => {}
+    }
+}
+
 /// Every body of the module.
 fn bodies(module: &Module) -> impl Iterator<Item = &Body> {
     module
@@ -194,6 +243,14 @@ mod tests {
             let Stmt::ForEach { adjacency: a, .. } = stmt else { unreachable!() };
             *a = adjacency;
         })
+    }
+
+    #[test]
+    fn bfs_expand_writes_only_its_level() {
+        let module = bfs();
+        let effects = kernel_effects(&module, KernelId(0));
+        assert_eq!(effects.writes.iter().filter(|&&w| w).count(), 1);
+        assert!(!effects.sets);
     }
 
     #[test]
