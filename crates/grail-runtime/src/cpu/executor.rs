@@ -12,7 +12,7 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use grail_graph::{Column, Graph};
-use grail_ir::{CollectionId, Kernel, KernelId, Module, ReduceOp, Scalar, Type};
+use grail_ir::{CollectionId, Kernel, KernelId, Module, ReduceOp, Type};
 
 use super::fault::{KernelGuard, KernelName};
 use super::ffi::{
@@ -27,6 +27,7 @@ use crate::host::interp::{self, Machine};
 use crate::host::memory::Memory;
 use crate::host::ops;
 use crate::host::value::{Value, column_type};
+use crate::host::{accumulator_type, bind_params, combine, flatten, identity, leaf_types, unflatten};
 
 /// Phases with fewer items than this run on the calling thread alone. Handing a phase to
 /// spinning workers costs about 0.2 us; below a few hundred items (road-network BFS levels)
@@ -193,7 +194,7 @@ impl CpuProgram {
         out: &mut dyn Write,
     ) -> Result<RunOutput> {
         let started = Instant::now();
-        let params = self.bind_params(graph, params)?;
+        let params = bind_params(&self.module, graph, params)?;
         let param_values = params
             .iter()
             .map(|v| v.to_grail().ok_or_else(|| RuntimeError::Unsupported("struct-typed parameters".into())))
@@ -218,34 +219,6 @@ impl CpuProgram {
             collections,
             stats: RunStats { kernels: stats, elapsed: started.elapsed() },
         })
-    }
-
-    /// Every param's value: given, or its default; checked against its type and the graph.
-    fn bind_params(&self, graph: &Graph, given: &[Option<Value>]) -> Result<Vec<Value>> {
-        let declared = &self.module.params;
-        if given.len() != declared.len() {
-            return Err(RuntimeError::ParamCount { expected: declared.len(), given: given.len() });
-        }
-        let mut values = Vec::with_capacity(declared.len());
-        for (param, value) in declared.iter().zip(given) {
-            let bad = |message: String| RuntimeError::BadParam { name: param.name.clone(), message };
-            let value = match (value, param.default) {
-                (Some(value), _) => value.clone(),
-                (None, Some(default)) => Value::from_const(default, param.ty)
-                    .ok_or_else(|| bad(format!("its default {default:?} is not a value of type {}", param.ty)))?,
-                (None, None) => return Err(RuntimeError::MissingParam { name: param.name.clone() }),
-            };
-            if !value.fits(param.ty) {
-                return Err(bad(format!("expected a value of type {}, given {value:?}", param.ty)));
-            }
-            if let Value::Node(u) = value
-                && u >= graph.num_nodes()
-            {
-                return Err(bad(format!("node {u} is not in the graph, which has {} nodes", graph.num_nodes())));
-            }
-            values.push(value);
-        }
-        Ok(values)
     }
 }
 
@@ -617,40 +590,6 @@ impl Machine for Run<'_, '_, '_> {
     }
 }
 
-/// A value's scalar leaves in declaration order, as `grail_value`s (the C target's flattened
-/// form of a struct).
-fn flatten(value: &Value, out: &mut Vec<GrailValue>) -> Result<()> {
-    match value {
-        Value::Struct(fields) => fields.iter().try_for_each(|field| flatten(field, out)),
-        scalar => {
-            out.push(scalar.to_grail().ok_or_else(|| RuntimeError::program("a value that is not a scalar"))?);
-            Ok(())
-        }
-    }
-}
-
-/// The types of a type's scalar leaves, in the order [`flatten`] visits them.
-fn leaf_types(module: &Module, ty: Type, out: &mut Vec<Type>) {
-    match ty {
-        Type::Struct(id) => module.structs[id.index()].fields.iter().for_each(|(_, t)| leaf_types(module, *t, out)),
-        other => out.push(other),
-    }
-}
-
-/// Rebuilds a value of type `ty` from its leaves.
-fn unflatten(module: &Module, ty: Type, leaves: &mut dyn Iterator<Item = Option<Value>>) -> Result<Value> {
-    match ty {
-        Type::Struct(id) => Ok(Value::Struct(
-            module.structs[id.index()]
-                .fields
-                .iter()
-                .map(|(_, t)| unflatten(module, *t, leaves))
-                .collect::<Result<_>>()?,
-        )),
-        _ => leaves.next().flatten().ok_or_else(|| RuntimeError::program(format!("a collection field of type {ty}"))),
-    }
-}
-
 /// Every item of a worklist the kernel made must be a node of the graph.
 fn check_items(items: &[u32], num_nodes: u32, kernel: &Kernel, what: &str) -> Result<()> {
     match items.iter().copied().max() {
@@ -660,52 +599,4 @@ fn check_items(items: &[u32], num_nodes: u32, kernel: &Kernel, what: &str) -> Re
         ))),
         _ => Ok(()),
     }
-}
-
-/// The type a thread's partial reduction is kept in: floats in double, as the C target does.
-fn accumulator_type(ty: Type) -> Type {
-    match ty {
-        Type::Scalar(Scalar::F32) => Type::Scalar(Scalar::F64),
-        other => other,
-    }
-}
-
-/// The operator's identity for the type, in the `grail_value` member the C target uses.
-fn identity(op: ReduceOp, ty: Type) -> GrailValue {
-    let ty = accumulator_type(ty);
-    let value = match op {
-        ReduceOp::Sum => Value::zero_scalar(ty),
-        ReduceOp::Product => Value::from_const(grail_ir::Const::Int(1), ty),
-        ReduceOp::Min => Value::inf(ty),
-        ReduceOp::Max => Value::lowest(ty),
-        ReduceOp::Any => Some(Value::Bool(false)),
-        ReduceOp::All => Some(Value::Bool(true)),
-    };
-    value.and_then(|v| v.to_grail()).unwrap_or_default()
-}
-
-/// Two partial reductions combined as the C target combines a value into an accumulator.
-fn combine(op: ReduceOp, a: &Value, b: &Value) -> std::result::Result<Value, String> {
-    use grail_ir::BinaryOp;
-    let is = |op, x: &Value, y: &Value| ops::binary(op, x, y).map(|v| v == Value::Bool(true));
-    Ok(match op {
-        ReduceOp::Sum => ops::binary(BinaryOp::Add, a, b)?,
-        ReduceOp::Product => ops::binary(BinaryOp::Mul, a, b)?,
-        ReduceOp::Min => {
-            if is(BinaryOp::Lt, b, a)? {
-                b.clone()
-            } else {
-                a.clone()
-            }
-        }
-        ReduceOp::Max => {
-            if is(BinaryOp::Gt, b, a)? {
-                b.clone()
-            } else {
-                a.clone()
-            }
-        }
-        ReduceOp::Any => ops::binary(BinaryOp::Or, a, b)?,
-        ReduceOp::All => ops::binary(BinaryOp::And, a, b)?,
-    })
 }
