@@ -9,6 +9,7 @@ pub mod c;
 pub mod cuda;
 
 pub use c::emit_c;
+pub use cuda::emit_cuda;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CodegenError {

@@ -23,7 +23,7 @@ pub enum RuntimeError {
     #[error(transparent)]
     Codegen(#[from] grail_codegen::CodegenError),
     /// A construct the CPU executor does not run yet.
-    #[error("not supported by the CPU executor yet: {0}")]
+    #[error("not supported by grail's executors yet: {0}")]
     Unsupported(String),
     /// A parameter without a default was not given.
     #[error("the program needs a value for parameter `{name}`, which has no default")]
@@ -125,6 +125,9 @@ pub enum GpuError {
     #[error("the GPU module `{module}` has no kernel `{kernel}`")]
     MissingKernel { module: String, kernel: String },
     /// The probe's test kernel computed something wrong: the device, driver or grail_cuda.h is broken.
+    /// A kernel faulted on the device (the context is lost with it).
+    #[error("kernel `{kernel}` stopped on {device}: {message}")]
+    KernelFault { kernel: String, device: String, message: String },
     #[error("the GPU self-test failed on {device}: {message}")]
     SelfTest { device: String, message: String },
     /// Reading or writing the compiled-module cache failed.

@@ -8,3 +8,8 @@
 /// The device runtime header: fixed-width types, `grail_ctx`, worklists with overflow detection,
 /// atomics that report a change, locks, single, union-find.
 pub const CUDA_HEADER: &str = include_str!("grail_cuda.h");
+
+/// The CUDA emitter (being built; until then every module is refused).
+pub fn emit_cuda(_module: &grail_ir::Module) -> Result<String, crate::CodegenError> {
+    Err(crate::CodegenError::Unsupported("the CUDA target".into()))
+}

@@ -14,13 +14,16 @@
 //!
 //! Only compiling is tested without a GPU; everything after `cuInit` needs one.
 
+mod buffer;
 pub mod device;
+mod executor;
 pub mod ffi;
 pub mod library;
 pub mod nvrtc;
 pub mod selftest;
 
 pub use device::{Device, DeviceInfo, GpuModule, device_count};
+pub use executor::{GpuProgram, GpuTimes};
 pub use ffi::{GpuColl, GpuCtx, GpuWorklist};
 pub use nvrtc::{
     Arch, CompileOptions, CompiledModule, ImageKind, NvrtcInfo, compile, compile_cached, compile_with, nvrtc_info,

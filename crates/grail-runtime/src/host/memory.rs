@@ -79,6 +79,16 @@ impl ColumnRef {
         }
     }
 
+    /// The column's first byte and the size of one element in bytes.
+    pub fn raw_bytes(self) -> (*mut u8, usize) {
+        let size = match self {
+            ColumnRef::Bool(_) => 1,
+            ColumnRef::I32(_) | ColumnRef::U32(_) | ColumnRef::F32(_) => 4,
+            ColumnRef::I64(_) | ColumnRef::U64(_) | ColumnRef::F64(_) => 8,
+        };
+        (self.ptr().cast(), size)
+    }
+
     pub fn len(self) -> usize {
         match self {
             ColumnRef::Bool(r) => r.len,

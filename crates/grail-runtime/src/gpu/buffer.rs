@@ -1,0 +1,247 @@
+//! Device memory and launches through the driver API, on the context's null stream.
+//!
+//! The GPU executor keeps raw `CUdeviceptr`s in `grail_ctx` (a `#[repr(C)]` struct the kernels
+//! receive by value), so it owns its allocations as [`DeviceBuffer`]s rather than typed slices.
+//! Every call runs on the legacy null stream: copies are ordered after the kernels before them,
+//! and a copy back to the host waits for them. Out of memory names what was being allocated,
+//! its size and what the device has free.
+
+use std::ffi::c_void;
+use std::sync::Arc;
+
+use cudarc::driver::result;
+use cudarc::driver::sys::{self, CUdeviceptr};
+use cudarc::driver::{CudaContext, CudaFunction, DriverError};
+
+use super::device::driver_error;
+use crate::error::{Result, RuntimeError};
+
+/// A device allocation of `bytes` bytes, freed on drop.
+pub(crate) struct DeviceBuffer {
+    ptr: CUdeviceptr,
+    bytes: usize,
+    context: Arc<CudaContext>,
+}
+
+impl DeviceBuffer {
+    /// Allocates `bytes` (at least 4) of uninitialised device memory for `what`.
+    pub fn new(context: &Arc<CudaContext>, bytes: usize, what: &str) -> Result<DeviceBuffer> {
+        let bytes = bytes.max(4).next_multiple_of(4);
+        // SAFETY: the context is current on this thread (bound by the executor).
+        let ptr = unsafe { result::malloc_sync(bytes) }.map_err(|e| allocation_error(context, e, bytes, what))?;
+        Ok(DeviceBuffer { ptr, bytes, context: context.clone() })
+    }
+
+    /// Allocates and zeroes.
+    pub fn zeroed(context: &Arc<CudaContext>, bytes: usize, what: &str) -> Result<DeviceBuffer> {
+        let buffer = DeviceBuffer::new(context, bytes, what)?;
+        // SAFETY: the allocation holds `bytes` bytes.
+        unsafe { result::memset_d8_sync(buffer.ptr, 0, buffer.bytes) }.map_err(|e| call("cuMemsetD8", e))?;
+        Ok(buffer)
+    }
+
+    /// Allocates and fills from `data`.
+    pub fn from_slice<T: Copy>(context: &Arc<CudaContext>, data: &[T], what: &str) -> Result<DeviceBuffer> {
+        let buffer = DeviceBuffer::new(context, std::mem::size_of_val(data), what)?;
+        buffer.upload(0, data)?;
+        Ok(buffer)
+    }
+
+    pub fn ptr(&self) -> CUdeviceptr {
+        self.ptr
+    }
+
+    /// Copies `data` to byte `offset` of the buffer.
+    pub fn upload<T: Copy>(&self, offset: usize, data: &[T]) -> Result<()> {
+        let len = std::mem::size_of_val(data);
+        self.check(offset, len)?;
+        if len == 0 {
+            return Ok(());
+        }
+        // SAFETY: in bounds (checked); `data` is plain data of `len` bytes.
+        unsafe { result::memcpy_htod_sync(self.ptr + offset as u64, data) }.map_err(|e| call("cuMemcpyHtoD", e))
+    }
+
+    /// Copies `len` bytes at host address `src` to byte `offset`.
+    ///
+    /// # Safety
+    /// `src` must be valid for reading `len` bytes.
+    pub unsafe fn upload_raw(&self, offset: usize, src: *const u8, len: usize) -> Result<()> {
+        // SAFETY: the caller vouches for `src`.
+        let data = unsafe { std::slice::from_raw_parts(src, len) };
+        self.upload(offset, data)
+    }
+
+    /// Copies from byte `offset` of the buffer into `out`.
+    pub fn download<T: Copy>(&self, offset: usize, out: &mut [T]) -> Result<()> {
+        let len = std::mem::size_of_val(out);
+        self.check(offset, len)?;
+        if len == 0 {
+            return Ok(());
+        }
+        // SAFETY: in bounds (checked); `out` is plain data of `len` bytes.
+        unsafe { result::memcpy_dtoh_sync(out, self.ptr + offset as u64) }.map_err(|e| call("cuMemcpyDtoH", e))
+    }
+
+    /// Copies `len` bytes at byte `offset` to host address `dst`.
+    ///
+    /// # Safety
+    /// `dst` must be valid for writing `len` bytes.
+    pub unsafe fn download_raw(&self, offset: usize, dst: *mut u8, len: usize) -> Result<()> {
+        // SAFETY: the caller vouches for `dst`.
+        let out = unsafe { std::slice::from_raw_parts_mut(dst, len) };
+        self.download(offset, out)
+    }
+
+    /// Copies the first `len` bytes of `from` to the start of this buffer.
+    pub fn copy_from(&self, from: &DeviceBuffer, len: usize) -> Result<()> {
+        self.check(0, len)?;
+        from.check(0, len)?;
+        if len == 0 {
+            return Ok(());
+        }
+        // SAFETY: both ranges are in bounds.
+        unsafe { result::memcpy_dtod_sync(self.ptr, from.ptr, len) }.map_err(|e| call("cuMemcpyDtoD", e))
+    }
+
+    /// Zeroes the buffer.
+    pub fn clear(&self) -> Result<()> {
+        // SAFETY: the allocation holds `bytes` bytes.
+        unsafe { result::memset_d8_sync(self.ptr, 0, self.bytes) }.map_err(|e| call("cuMemsetD8", e))
+    }
+
+    fn check(&self, offset: usize, len: usize) -> Result<()> {
+        if offset.checked_add(len).is_none_or(|end| end > self.bytes) {
+            return Err(RuntimeError::program(format!(
+                "internal error: a device copy of {len} bytes at {offset} into a buffer of {}",
+                self.bytes
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for DeviceBuffer {
+    fn drop(&mut self) {
+        // Errors are ignored: after a kernel fault the context is gone and so is the memory.
+        let _ = self.context.bind_to_thread();
+        // SAFETY: allocated by cuMemAlloc and freed once.
+        let _ = unsafe { result::free_sync(self.ptr) };
+    }
+}
+
+/// The error for a failed allocation: out of memory says how much was asked and what is free.
+fn allocation_error(context: &Arc<CudaContext>, e: DriverError, bytes: usize, what: &str) -> RuntimeError {
+    if e.0 == sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY {
+        let free = context
+            .mem_get_info()
+            .map(|(free, total)| format!("{} of {} free", human(free), human(total)))
+            .unwrap_or_else(|_| "the free memory is unknown".into());
+        return RuntimeError::OutOfMemory {
+            what: format!(
+                "GPU memory for {what}: {} requested on device {} ({free}); try a smaller graph or another device",
+                human(bytes),
+                context.ordinal()
+            ),
+        };
+    }
+    call("cuMemAlloc", e)
+}
+
+/// Bytes in MiB or GiB.
+pub(crate) fn human(bytes: usize) -> String {
+    const MIB: f64 = 1024.0 * 1024.0;
+    if bytes as f64 >= 1024.0 * MIB {
+        format!("{:.2} GiB", bytes as f64 / (1024.0 * MIB))
+    } else {
+        format!("{:.1} MiB", bytes as f64 / MIB)
+    }
+}
+
+/// A driver error from `what`.
+pub(crate) fn call(what: &str, e: DriverError) -> RuntimeError {
+    RuntimeError::Gpu(driver_error(what, e))
+}
+
+/// One kernel argument: a pointer to its value, as `cuLaunchKernel` takes them.
+pub(crate) fn arg<T>(value: &T) -> *mut c_void {
+    (value as *const T).cast_mut().cast()
+}
+
+/// Launches `function` on the null stream.
+///
+/// # Safety
+/// `args` must point at values of the kernel's parameter types, in order, and every device
+/// pointer they hold must be live.
+pub(crate) unsafe fn launch(function: &CudaFunction, grid: u32, block: u32, args: &mut [*mut c_void]) -> Result<()> {
+    // SAFETY: the caller vouches for the arguments.
+    unsafe {
+        result::launch_kernel(function.cu_function(), (grid.max(1), 1, 1), (block, 1, 1), 0, std::ptr::null_mut(), args)
+    }
+    .map_err(|e| call("cuLaunchKernel", e))
+}
+
+/// CUDA events on the null stream, for GPU time.
+pub(crate) struct Event(sys::CUevent);
+
+impl Event {
+    pub fn new() -> Result<Event> {
+        result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT).map(Event).map_err(|e| call("cuEventCreate", e))
+    }
+
+    pub fn record(&self) -> Result<()> {
+        // SAFETY: a live event, the null stream.
+        unsafe { result::event::record(self.0, std::ptr::null_mut()) }.map_err(|e| call("cuEventRecord", e))
+    }
+
+    /// Milliseconds from `self` to `end`, both recorded and complete.
+    pub fn elapsed_ms(&self, end: &Event) -> Result<f32> {
+        // SAFETY: live events.
+        unsafe { result::event::elapsed(self.0, end.0) }.map_err(|e| call("cuEventElapsedTime", e))
+    }
+}
+
+impl Drop for Event {
+    fn drop(&mut self) {
+        // SAFETY: created by cuEventCreate, destroyed once.
+        let _ = unsafe { result::event::destroy(self.0) };
+    }
+}
+
+/// Waits for everything launched so far; an error is returned as the driver gives it.
+pub(crate) fn synchronize() -> std::result::Result<(), DriverError> {
+    result::ctx::synchronize()
+}
+
+/// Whether a driver error means a kernel faulted (the context is then lost).
+pub(crate) fn is_kernel_fault(e: &DriverError) -> bool {
+    use sys::cudaError_enum::*;
+    matches!(
+        e.0,
+        CUDA_ERROR_ILLEGAL_ADDRESS
+            | CUDA_ERROR_LAUNCH_FAILED
+            | CUDA_ERROR_MISALIGNED_ADDRESS
+            | CUDA_ERROR_ILLEGAL_INSTRUCTION
+            | CUDA_ERROR_INVALID_PC
+            | CUDA_ERROR_HARDWARE_STACK_ERROR
+            | CUDA_ERROR_ASSERT
+            | CUDA_ERROR_LAUNCH_TIMEOUT
+            | CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
+    )
+}
+
+/// The message for a kernel fault, with what most likely caused it.
+pub(crate) fn fault_message(e: &DriverError) -> String {
+    use sys::cudaError_enum::*;
+    let code = e.error_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|_| format!("{:?}", e.0));
+    let cause = match e.0 {
+        CUDA_ERROR_ILLEGAL_ADDRESS | CUDA_ERROR_MISALIGNED_ADDRESS => {
+            "an invalid memory access: most likely a node, edge or element index out of range"
+        }
+        CUDA_ERROR_LAUNCH_TIMEOUT => "the kernel ran past the display watchdog's limit",
+        CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES => "the kernel needs more registers than a block of this size has",
+        CUDA_ERROR_HARDWARE_STACK_ERROR => "a stack overflow: most likely deep recursion in a program function",
+        _ => "the kernel stopped abnormally",
+    };
+    format!("{cause} ({code})")
+}

@@ -1,0 +1,964 @@
+//! The GPU executor: runs a module's orchestration in Rust (the shared interpreter of
+//! `crate::host`) and its kernels as CUDA, compiled by NVRTC for the device found.
+//!
+//! One invocation of a kernel: bump the invocation number (claims compare against it); for each
+//! phase, launch its kernel over the phase's items (a grid-stride loop, the grid sized from the
+//! item count and the kernel's occupancy); while it retried items, launch it again over them
+//! (`ctx.retrying`); the pushes of every phase land in the output worklist, which becomes the
+//! current one. After each launch the host reads back a few counters (pushes, retries, spill
+//! flags, the reduction), so overflowing worklists are grown and their spilled items gathered
+//! before anything else runs (see `grail_cuda.h`'s `grail_wl`).
+//!
+//! Coherence (the AMM idea of IrGL, at the granularity of columns): every property column and
+//! the union-find parents have a host copy and a device copy, and the executor tracks which are
+//! current. A kernel needs every column on the device, so stale device copies are uploaded
+//! before it runs; afterwards the columns it writes ([`grail_ir::analysis::kernel_effects`]) are
+//! current only on the device. Host code reading one element of a device-only column copies
+//! that element back (the whole column once it has read many); writing one element writes
+//! both copies that are current. At the end, the columns current only on the device come back.
+
+use std::io::Write;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use cudarc::driver::sys::CUlimit;
+use cudarc::driver::{CudaContext, CudaFunction};
+use grail_graph::Graph;
+use grail_ir::analysis::{self, KernelEffects};
+use grail_ir::{CollectionId, KernelId, Module, PropertyId, Space, Stmt, Type};
+
+use super::buffer::{self, DeviceBuffer, Event, arg, call, launch};
+use super::device::{Device, GpuModule};
+use super::ffi::{GRAIL_SPILL_SEGS, GpuColl, GpuCtx, GpuWorklist};
+use crate::cache::ModuleCache;
+use crate::cpu::ffi::GrailValue;
+use crate::cpu::{KernelStats, RunOutput, RunStats};
+use crate::error::{GpuError, Result, RuntimeError};
+use crate::host::interp::{self, Machine};
+use crate::host::memory::{ColumnRef, Memory};
+use crate::host::value::Value;
+use crate::host::{accumulator_type, bind_params, flatten, identity, leaf_types, ops, unflatten};
+
+/// Threads per block for every kernel.
+const BLOCK: u32 = 256;
+
+/// Element reads of a device-only column from host code before the whole column is copied back.
+const ELEMENT_READS_BEFORE_DOWNLOAD: u32 = 64;
+
+/// The smallest capacity of a device worklist, in items.
+const MIN_WORKLIST: u64 = 1024;
+
+/// Slots of the counters buffer the kernels write and the host reads after every launch.
+mod counter {
+    /// Pushes made this invocation (`grail_wl.len` of the output worklist).
+    pub const PUSHES: usize = 0;
+    /// Retries made by the current launch.
+    pub const RETRIES: usize = 1;
+    /// Two u32 words: the output worklist's and the retry list's overflow flags.
+    pub const OVERFLOW: usize = 2;
+    /// The reduction's `grail_value`.
+    pub const ACC: usize = 3;
+    /// A phase's item count, from its size kernel.
+    pub const SIZE: usize = 4;
+    pub const COUNT: usize = 5;
+}
+
+/// A module compiled for one GPU and loaded, ready to run on any graph.
+pub struct GpuProgram {
+    module: Module,
+    source: String,
+    device: Device,
+    kernels: Vec<KernelCode>,
+    collections: Vec<CollectionCode>,
+    unspill: CudaFunction,
+    free_spill: CudaFunction,
+    colls_free: CudaFunction,
+    /// Keeps the functions above loaded.
+    _loaded: GpuModule,
+}
+
+impl std::fmt::Debug for GpuProgram {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GpuProgram").field("module", &self.module.name).finish_non_exhaustive()
+    }
+}
+
+/// How a phase's item count is known.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum PhaseSize {
+    /// The input worklist's length.
+    Worklist,
+    /// The node count (or the retried items' count).
+    AllNodes,
+    AllEdges,
+    /// Computed on the device by the phase's size kernel (collections, ranges).
+    Computed,
+}
+
+struct PhaseCode {
+    run: CudaFunction,
+    size_kernel: CudaFunction,
+    size: PhaseSize,
+    /// Blocks that fit on the device at once: a larger grid only queues.
+    max_grid: u32,
+}
+
+struct KernelCode {
+    phases: Vec<PhaseCode>,
+    uses_worklist: bool,
+    pushes: bool,
+    effects: KernelEffects,
+}
+
+struct CollectionCode {
+    add: CudaFunction,
+    get: CudaFunction,
+    clear_claims: CudaFunction,
+}
+
+/// What a GPU run took beyond [`RunStats`].
+#[derive(Debug, Clone, Default)]
+pub struct GpuTimes {
+    /// GPU time of every kernel invocation (CUDA events around each), launches and the small
+    /// copies of counters between them included.
+    pub kernels: Duration,
+    /// Copying the graph and the columns to the device (wall time).
+    pub upload: Duration,
+    /// Copying results back (wall time).
+    pub download: Duration,
+}
+
+impl GpuProgram {
+    /// Emits CUDA, compiles it with NVRTC for `device` (through the cache when given) and loads it.
+    pub fn compile(module: Module, device: Device, cache: Option<&ModuleCache>) -> Result<GpuProgram> {
+        let source = grail_codegen::emit_cuda(&module)?;
+        device.context().bind_to_thread().map_err(|e| call("cuCtxSetCurrent", e))?;
+        let name = format!("{}.cu", module.name);
+        let compiled = match cache {
+            Some(cache) => device.compile(cache, &source, &name)?,
+            None => super::nvrtc::compile(&source, &name, device.arch())?,
+        };
+        let loaded = device.load(&compiled)?;
+        let sm_count = device.info().sm_count.max(1);
+        let mut kernels = Vec::with_capacity(module.kernels.len());
+        for (k, kernel) in module.kernels.iter().enumerate() {
+            let mut phases = Vec::new();
+            for (p, stmt) in kernel.body.block.iter().enumerate() {
+                let Stmt::ForAll(forall) = stmt else {
+                    return Err(RuntimeError::program(format!(
+                        "kernel `{}` has a statement outside its loops",
+                        kernel.name
+                    )));
+                };
+                let size = match forall.space {
+                    Space::Worklist => PhaseSize::Worklist,
+                    Space::AllNodes => PhaseSize::AllNodes,
+                    Space::AllEdges => PhaseSize::AllEdges,
+                    _ => PhaseSize::Computed,
+                };
+                let run = loaded.function(&format!("grail_k{k}_{p}"))?;
+                let size_kernel = loaded.function(&format!("grail_k{k}_{p}_size"))?;
+                let per_sm = run
+                    .occupancy_max_active_blocks_per_multiprocessor(BLOCK, 0, None)
+                    .map_err(|e| call("cuOccupancyMaxActiveBlocksPerMultiprocessor", e))?
+                    .max(1);
+                phases.push(PhaseCode { run, size_kernel, size, max_grid: sm_count * per_sm });
+            }
+            let mut pushes = false;
+            grail_ir::walk_block(&kernel.body.block, &mut |s| pushes |= matches!(s, Stmt::Push { .. }));
+            kernels.push(KernelCode {
+                phases,
+                uses_worklist: kernel.uses_worklist(),
+                pushes,
+                effects: analysis::kernel_effects(&module, KernelId(k as u32)),
+            });
+        }
+        let mut collections = Vec::with_capacity(module.collections.len());
+        for c in 0..module.collections.len() {
+            collections.push(CollectionCode {
+                add: loaded.function(&format!("grail_c{c}_add_host"))?,
+                get: loaded.function(&format!("grail_c{c}_get_host"))?,
+                clear_claims: loaded.function(&format!("grail_c{c}_clear_claims"))?,
+            });
+        }
+        let program = GpuProgram {
+            unspill: loaded.function("grail_wl_unspill")?,
+            free_spill: loaded.function("grail_wl_free_spill")?,
+            colls_free: loaded.function("grail_colls_free")?,
+            module,
+            source,
+            device,
+            kernels,
+            collections,
+            _loaded: loaded,
+        };
+        program.reserve_heap()?;
+        Ok(program)
+    }
+
+    pub fn module(&self) -> &Module {
+        &self.module
+    }
+
+    /// The generated CUDA.
+    pub fn cuda_source(&self) -> &str {
+        &self.source
+    }
+
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// Sizes the device heap that collections and spilled worklist items come from: a sixteenth
+    /// of the device's memory, between 256 MiB and 8 GiB (the driver's default is 8 MiB). Set
+    /// before the first launch; a heap that is already larger is kept.
+    fn reserve_heap(&self) -> Result<()> {
+        let context = self.device.context();
+        let wanted = (self.device.info().total_memory as usize / 16).clamp(256 << 20, 8 << 30);
+        let current = context.get_limit(CUlimit::CU_LIMIT_MALLOC_HEAP_SIZE).unwrap_or(0);
+        if current < wanted {
+            context
+                .set_limit(CUlimit::CU_LIMIT_MALLOC_HEAP_SIZE, wanted)
+                .map_err(|e| call("cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE)", e))?;
+        }
+        Ok(())
+    }
+
+    /// Runs the program on `graph`, as [`crate::cpu::CpuProgram::run`] does; also returns the GPU's times.
+    pub fn run(&self, graph: &Graph, params: &[Option<Value>], out: &mut dyn Write) -> Result<(RunOutput, GpuTimes)> {
+        let started = Instant::now();
+        let context = self.device.context().clone();
+        context.bind_to_thread().map_err(|e| call("cuCtxSetCurrent", e))?;
+        let params = bind_params(&self.module, graph, params)?;
+        let memory = Memory::new(&self.module, graph)?;
+        let mut run = GpuRun::new(self, context, memory, params, out)?;
+        let result = interp::run_main(&self.module, &mut run);
+        let (result, collections) = result.and_then(|result| Ok((result, run.collection_outputs()?)))?;
+        let downloaded = Instant::now();
+        run.download_all()?;
+        run.times.download += downloaded.elapsed();
+        let GpuRun { memory, stats, times, .. } = run;
+        Ok((
+            RunOutput {
+                properties: memory.into_columns(),
+                result,
+                collections,
+                stats: RunStats { kernels: stats, elapsed: started.elapsed() },
+            },
+            times,
+        ))
+    }
+}
+
+/// Which copies of a column are current.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Current {
+    Both,
+    Host,
+    Device,
+}
+
+/// A column's device copy and coherence state.
+struct DeviceColumn {
+    buffer: DeviceBuffer,
+    current: Current,
+    /// Element reads from host code since the column was last current on both sides.
+    element_reads: u32,
+}
+
+/// A worklist on the device: `len` items of `cap`.
+struct DeviceList {
+    buffer: DeviceBuffer,
+    cap: u64,
+    len: u64,
+}
+
+impl DeviceList {
+    fn with_capacity(context: &Arc<CudaContext>, cap: u64, what: &str) -> Result<DeviceList> {
+        let cap = cap.max(MIN_WORKLIST);
+        Ok(DeviceList { buffer: DeviceBuffer::new(context, cap as usize * 4, what)?, cap, len: 0 })
+    }
+}
+
+/// One run in progress.
+struct GpuRun<'a> {
+    program: &'a GpuProgram,
+    module: &'a Module,
+    context: Arc<CudaContext>,
+    memory: Memory<'a>,
+    params: Vec<Value>,
+    out: &'a mut dyn Write,
+    stats: Vec<KernelStats>,
+    times: GpuTimes,
+    /// The graph's arrays, kept alive while `ctx` points at them.
+    _graph: Vec<DeviceBuffer>,
+    columns: Vec<DeviceColumn>,
+    /// Union-find parents (a column of u32) when the program has sets.
+    sets: Option<DeviceColumn>,
+    _props_table: DeviceBuffer,
+    _params: DeviceBuffer,
+    locks_and_claims: Vec<DeviceBuffer>,
+    claims: Option<usize>,
+    colls: DeviceCollections,
+    counters: DeviceBuffer,
+    /// The output worklist's spill table, then the retry lists'.
+    spill: DeviceBuffer,
+    args: DeviceBuffer,
+    /// The worklist stack; the last is current.
+    worklists: Vec<DeviceList>,
+    /// The next worklist being filled.
+    spare: DeviceList,
+    /// Retried items: the list being read and the one being written.
+    retries: [DeviceList; 2],
+    ctx: GpuCtx,
+    invocation: u32,
+}
+
+/// The run's collections' segment tables; dropping them frees the segments, through a kernel
+/// (device-heap memory cannot be freed by the driver).
+struct DeviceCollections {
+    table: DeviceBuffer,
+    count: u32,
+    free: CudaFunction,
+}
+
+impl DeviceCollections {
+    fn ptr(&self) -> u64 {
+        self.table.ptr()
+    }
+
+    fn download<T: Copy>(&self, offset: usize, out: &mut [T]) -> Result<()> {
+        self.table.download(offset, out)
+    }
+}
+
+impl Drop for DeviceCollections {
+    fn drop(&mut self) {
+        if self.count == 0 {
+            return;
+        }
+        let (colls, count) = (self.table.ptr(), self.count);
+        // SAFETY: (grail_coll *, uint32_t): one thread per collection. Errors are ignored: after a
+        // kernel fault the context is gone, and its heap with it.
+        let launched = unsafe { launch(&self.free, 1, 32, &mut [arg(&colls), arg(&count)]) };
+        if launched.is_ok() {
+            let _ = buffer::synchronize();
+        }
+    }
+}
+
+impl<'a> GpuRun<'a> {
+    fn new(
+        program: &'a GpuProgram,
+        context: Arc<CudaContext>,
+        memory: Memory<'a>,
+        params: Vec<Value>,
+        out: &'a mut dyn Write,
+    ) -> Result<GpuRun<'a>> {
+        let module = &program.module;
+        let uploading = Instant::now();
+        let c = &context;
+        let out_csr = memory.out;
+        let n = u64::from(out_csr.num_nodes());
+        let mut graph = vec![
+            DeviceBuffer::from_slice(c, out_csr.offsets(), "the graph's offsets")?,
+            DeviceBuffer::from_slice(c, out_csr.targets(), "the graph's edges")?,
+        ];
+        let mut ctx = GpuCtx {
+            num_nodes: n,
+            num_edges: out_csr.num_edges(),
+            out_offsets: graph[0].ptr(),
+            out_targets: graph[1].ptr(),
+            ..GpuCtx::default()
+        };
+        if let Some(reverse) = &memory.reverse {
+            graph.push(DeviceBuffer::from_slice(c, &reverse.offsets, "the reverse graph's offsets")?);
+            ctx.in_offsets = graph.last().map_or(0, DeviceBuffer::ptr);
+            graph.push(DeviceBuffer::from_slice(c, &reverse.sources, "the reverse graph's edges")?);
+            ctx.in_sources = graph.last().map_or(0, DeviceBuffer::ptr);
+            if let Some(ids) = &reverse.edge_ids {
+                graph.push(DeviceBuffer::from_slice(c, ids, "the in-edges' ids")?);
+                ctx.in_edge_ids = graph.last().map_or(0, DeviceBuffer::ptr);
+            }
+        }
+        if let Some(sources) = &memory.edge_sources {
+            graph.push(DeviceBuffer::from_slice(c, sources, "the edges' sources")?);
+            ctx.edge_sources = graph.last().map_or(0, DeviceBuffer::ptr);
+        }
+        let mut columns = Vec::with_capacity(memory.columns.len());
+        for (column, property) in memory.columns.iter().zip(&module.properties) {
+            let (_, size) = column.raw_bytes();
+            let what = format!("property `{}`", property.name);
+            // Bool columns in whole words: the bool atomics work on the word.
+            let buffer = DeviceBuffer::new(c, (column.len() * size).next_multiple_of(4), &what)?;
+            columns.push(DeviceColumn { buffer, current: Current::Host, element_reads: 0 });
+        }
+        let table: Vec<u64> = columns.iter().map(|col| col.buffer.ptr()).collect();
+        let props_table = DeviceBuffer::from_slice(c, &table, "the property table")?;
+        ctx.props = props_table.ptr();
+        let param_values: Vec<GrailValue> = params
+            .iter()
+            .map(|v| v.to_grail().ok_or_else(|| RuntimeError::Unsupported("struct-typed parameters".into())))
+            .collect::<Result<_>>()?;
+        let params_buffer = DeviceBuffer::from_slice(c, &param_values, "the parameters")?;
+        ctx.params = params_buffer.ptr();
+        let sets = match memory.sets.len {
+            0 => None,
+            len => Some(DeviceColumn {
+                buffer: DeviceBuffer::new(c, len * 4, "the union-find sets")?,
+                current: Current::Host,
+                element_reads: 0,
+            }),
+        };
+        ctx.sets = sets.as_ref().map_or(0, |s| s.buffer.ptr());
+        let mut locks_and_claims = Vec::new();
+        let mut claims = None;
+        if memory.locks.len > 0 {
+            locks_and_claims.push(DeviceBuffer::zeroed(c, memory.locks.len * 4, "the lock words")?);
+            ctx.locks = locks_and_claims[0].ptr();
+        }
+        if memory.claims.len > 0 {
+            locks_and_claims.push(DeviceBuffer::zeroed(c, memory.claims.len * 4, "the claim words")?);
+            claims = Some(locks_and_claims.len() - 1);
+            ctx.claims = locks_and_claims[locks_and_claims.len() - 1].ptr();
+        }
+        let colls = DeviceCollections {
+            table: DeviceBuffer::zeroed(
+                c,
+                module.collections.len() * std::mem::size_of::<GpuColl>(),
+                "the collections' segment tables",
+            )?,
+            count: module.collections.len() as u32,
+            free: program.colls_free.clone(),
+        };
+        ctx.colls = colls.ptr();
+        let counters = DeviceBuffer::zeroed(c, counter::COUNT * 8, "the kernels' counters")?;
+        let spill = DeviceBuffer::zeroed(c, 2 * GRAIL_SPILL_SEGS * 8, "the worklists' spill tables")?;
+        let most_args = module.kernels.iter().map(|k| k.params as usize).max().unwrap_or(0);
+        let leaves = module
+            .collections
+            .iter()
+            .map(|coll| {
+                let mut types = Vec::new();
+                leaf_types(module, Type::Struct(coll.element), &mut types);
+                types.len()
+            })
+            .max()
+            .unwrap_or(0);
+        let args = DeviceBuffer::new(c, most_args.max(leaves).max(1) * 8, "the kernels' arguments")?;
+        let spare = DeviceList::with_capacity(c, n + 1024, "a worklist")?;
+        let retries = [
+            DeviceList::with_capacity(c, MIN_WORKLIST, "a retry list")?,
+            DeviceList::with_capacity(c, MIN_WORKLIST, "a retry list")?,
+        ];
+        let stats =
+            module.kernels.iter().map(|k| KernelStats { name: k.name.clone(), ..KernelStats::default() }).collect();
+        let mut run = GpuRun {
+            program,
+            module,
+            context: context.clone(),
+            memory,
+            params,
+            out,
+            stats,
+            times: GpuTimes::default(),
+            _graph: graph,
+            columns,
+            sets,
+            _props_table: props_table,
+            _params: params_buffer,
+            locks_and_claims,
+            claims,
+            colls,
+            counters,
+            spill,
+            args,
+            worklists: vec![DeviceList { buffer: DeviceBuffer::new(c, 4, "a worklist")?, cap: 1, len: 0 }],
+            spare,
+            retries,
+            ctx,
+            invocation: 0,
+        };
+        run.times.upload += uploading.elapsed();
+        Ok(run)
+    }
+
+    fn num_nodes(&self) -> u32 {
+        self.memory.out.num_nodes()
+    }
+
+    fn device_name(&self) -> String {
+        let info = self.program.device.info();
+        format!("device {} ({})", info.ordinal, info.name)
+    }
+
+    /// Waits for the device; a fault is reported against `kernel`.
+    fn wait(&self, kernel: &str) -> Result<()> {
+        buffer::synchronize().map_err(|e| self.fault(kernel, e))
+    }
+
+    fn fault(&self, kernel: &str, e: cudarc::driver::DriverError) -> RuntimeError {
+        if buffer::is_kernel_fault(&e) {
+            RuntimeError::Gpu(GpuError::KernelFault {
+                kernel: kernel.to_string(),
+                device: self.device_name(),
+                message: buffer::fault_message(&e),
+            })
+        } else {
+            call("cuCtxSynchronize", e)
+        }
+    }
+
+    /// Uploads every column whose device copy is stale.
+    fn columns_to_device(&mut self) -> Result<()> {
+        let started = Instant::now();
+        let mut moved = false;
+        for (column, host) in self.columns.iter_mut().zip(&self.memory.columns) {
+            if column.current == Current::Host {
+                let (ptr, size) = host.raw_bytes();
+                // SAFETY: the host column holds len * size bytes; no kernel runs.
+                unsafe { column.buffer.upload_raw(0, ptr, host.len() * size)? };
+                column.current = Current::Both;
+                moved = true;
+            }
+        }
+        if let Some(sets) = &mut self.sets
+            && sets.current == Current::Host
+        {
+            let raw = self.memory.sets;
+            // SAFETY: the parents array holds `len` u32s.
+            unsafe { sets.buffer.upload_raw(0, raw.ptr.cast(), raw.len * 4)? };
+            sets.current = Current::Both;
+            moved = true;
+        }
+        if moved {
+            self.times.upload += started.elapsed();
+        }
+        Ok(())
+    }
+
+    /// Copies back every column current only on the device.
+    fn download_all(&mut self) -> Result<()> {
+        for p in 0..self.columns.len() {
+            self.column_to_host(p)?;
+        }
+        Ok(())
+    }
+
+    fn column_to_host(&mut self, p: usize) -> Result<()> {
+        let column = &mut self.columns[p];
+        if column.current == Current::Device {
+            let host = self.memory.columns[p];
+            let (ptr, size) = host.raw_bytes();
+            // SAFETY: the host column holds len * size bytes; no kernel runs.
+            unsafe { column.buffer.download_raw(0, ptr, host.len() * size)? };
+            column.current = Current::Both;
+            column.element_reads = 0;
+        }
+        Ok(())
+    }
+
+    /// Makes element `index` of column `p` current on the host (the whole column after many).
+    fn element_to_host(&mut self, p: usize, index: usize) -> Result<()> {
+        let column = &mut self.columns[p];
+        if column.current != Current::Device {
+            return Ok(());
+        }
+        column.element_reads += 1;
+        if column.element_reads > ELEMENT_READS_BEFORE_DOWNLOAD {
+            return self.column_to_host(p);
+        }
+        let (ptr, size) = self.memory.columns[p].raw_bytes();
+        // SAFETY: `index` is in range (the interpreter checked it); one element's bytes.
+        unsafe { column.buffer.download_raw(index * size, ptr.add(index * size), size) }
+    }
+
+    /// After host code wrote element `index` of column `p` on the host: the device copy too.
+    fn element_to_device(&mut self, p: usize, index: usize) -> Result<()> {
+        let column = &mut self.columns[p];
+        if column.current == Current::Host {
+            return Ok(());
+        }
+        let (ptr, size) = self.memory.columns[p].raw_bytes();
+        // SAFETY: as above.
+        unsafe { column.buffer.upload_raw(index * size, ptr.add(index * size), size) }
+    }
+
+    /// Writes `values` into the counters at `slot`.
+    fn set_counters(&self, slot: usize, values: &[u64]) -> Result<()> {
+        self.counters.upload(slot * 8, values)
+    }
+
+    fn read_counters(&self) -> Result<[u64; counter::COUNT]> {
+        let mut values = [0u64; counter::COUNT];
+        self.counters.download(0, &mut values)?;
+        Ok(values)
+    }
+
+    fn worklist_struct(list: &DeviceList, len: u64, overflow: u64, spill: u64) -> GpuWorklist {
+        GpuWorklist { items: list.buffer.ptr(), len, cap: list.cap, overflow, spill }
+    }
+
+    /// The `grail_wl` of the output worklist and of the retry list being written.
+    fn set_worklists(&mut self, retry_target: usize) {
+        let base = self.counters.ptr();
+        let spill = self.spill.ptr();
+        self.ctx.pushes = Self::worklist_struct(
+            &self.spare,
+            base + 8 * counter::PUSHES as u64,
+            base + 8 * counter::OVERFLOW as u64,
+            spill,
+        );
+        self.ctx.retries = Self::worklist_struct(
+            &self.retries[retry_target],
+            base + 8 * counter::RETRIES as u64,
+            base + 8 * counter::OVERFLOW as u64 + 4,
+            spill + 8 * GRAIL_SPILL_SEGS as u64,
+        );
+    }
+
+    /// After a launch whose pushes (or retries) spilled: grows the list to hold `len` items and
+    /// moves the spilled ones into it (nothing is re-run). `flag` is the overflow word's value.
+    fn absorb_spill(&mut self, retries: Option<usize>, len: u64, flag: u32, kernel: &str) -> Result<()> {
+        if flag >= 2 {
+            return Err(RuntimeError::OutOfMemory {
+                what: format!(
+                    "the device heap, while kernel `{kernel}` {} {len} items",
+                    if retries.is_some() { "retried" } else { "pushed" }
+                ),
+            });
+        }
+        let wl = if retries.is_some() { self.ctx.retries } else { self.ctx.pushes };
+        let cap = (len + len / 2).max(MIN_WORKLIST);
+        let grown = DeviceList::with_capacity(&self.context, cap, "a worklist")?;
+        let list = match retries {
+            Some(i) => &mut self.retries[i],
+            None => &mut self.spare,
+        };
+        grown.buffer.copy_from(&list.buffer, list.cap as usize * 4)?;
+        let dest = grown.buffer.ptr();
+        let spilled = len - list.cap;
+        let grid = (spilled.div_ceil(u64::from(BLOCK))).min(4096) as u32;
+        // SAFETY: (grail_wl, uint32_t *, uint64_t): `dest` holds `cap` >= len items and the
+        // spill segments hold the items past the old capacity.
+        unsafe { launch(&self.program.unspill, grid, BLOCK, &mut [arg(&wl), arg(&dest), arg(&len)])? };
+        // SAFETY: (grail_wl), one thread.
+        unsafe { launch(&self.program.free_spill, 1, 1, &mut [arg(&wl)])? };
+        *list = DeviceList { len: list.len, ..grown };
+        let slot = if retries.is_some() { 4 } else { 0 };
+        self.counters.upload(counter::OVERFLOW * 8 + slot, &[0u32])?;
+        self.wait(kernel)
+    }
+
+    /// Runs kernel `id` once; its reduction's value.
+    fn run_kernel(&mut self, id: KernelId, args: &[Value]) -> Result<Option<Value>> {
+        let program = self.program;
+        let kernel = &program.module.kernels[id.index()];
+        let code = &program.kernels[id.index()];
+        self.columns_to_device()?;
+        let arg_values: Vec<GrailValue> = args
+            .iter()
+            .map(|a| a.to_grail().ok_or_else(|| RuntimeError::Unsupported("struct-typed kernel arguments".into())))
+            .collect::<Result<_>>()?;
+        self.args.upload(0, &arg_values)?;
+        let args_ptr = self.args.ptr();
+        self.invocation = self.invocation.wrapping_add(1);
+        if self.invocation == 0 {
+            self.clear_claims()?;
+            self.invocation = 1;
+        }
+        self.ctx.invocation = self.invocation;
+        let acc = kernel.reduction.map(|(op, ty)| identity(op, ty));
+        // SAFETY: a grail_value is 8 bytes of plain data in every member.
+        let acc_bits = acc.map_or(0, |v| unsafe { v.u });
+        self.set_counters(0, &[0, 0, 0, acc_bits])?;
+        self.ctx.acc = if acc.is_some() { self.counters.ptr() + 8 * counter::ACC as u64 } else { 0 };
+        let input = match (code.uses_worklist, self.worklists.last()) {
+            (true, Some(list)) => (list.buffer.ptr(), list.len),
+            _ => (0, 0),
+        };
+        if code.pushes && self.spare.cap < u64::from(self.num_nodes()) {
+            self.spare = DeviceList::with_capacity(&self.context, u64::from(self.num_nodes()) + 1024, "a worklist")?;
+        }
+        let n = u64::from(self.num_nodes());
+        let m = self.memory.out.num_edges();
+        let start = Event::new()?;
+        let end = Event::new()?;
+        start.record()?;
+        let mut items = 0u64;
+        let mut retried_total = 0u64;
+        let mut pushes = 0u64;
+        for phase in &code.phases {
+            let mut retrying = false;
+            let mut retry_read = 0usize;
+            self.ctx.items = input.0;
+            self.ctx.item_count = input.1;
+            loop {
+                let retry_write = 1 - retry_read;
+                self.ctx.retrying = u32::from(retrying);
+                self.set_worklists(retry_write);
+                self.set_counters(counter::RETRIES, &[0])?;
+                self.counters.upload(counter::OVERFLOW * 8 + 4, &[0u32])?;
+                let size = match (phase.size, retrying) {
+                    (_, true) | (PhaseSize::Worklist, false) => self.ctx.item_count,
+                    (PhaseSize::AllNodes, false) => n,
+                    (PhaseSize::AllEdges, false) => m,
+                    (PhaseSize::Computed, false) => {
+                        let out = self.counters.ptr() + 8 * counter::SIZE as u64;
+                        // SAFETY: (grail_ctx, const grail_value *, uint64_t *), one thread.
+                        unsafe { launch(&phase.size_kernel, 1, 1, &mut [arg(&self.ctx), arg(&args_ptr), arg(&out)])? };
+                        self.wait(&kernel.name)?;
+                        self.read_counters()?[counter::SIZE]
+                    }
+                };
+                items += size;
+                if size > 0 {
+                    let grid = size.div_ceil(u64::from(BLOCK)).min(u64::from(phase.max_grid)) as u32;
+                    // SAFETY: (grail_ctx, const grail_value *, uint64_t): the context points at this
+                    // run's live buffers, `args_ptr` at one value per kernel parameter.
+                    unsafe { launch(&phase.run, grid, BLOCK, &mut [arg(&self.ctx), arg(&args_ptr), arg(&size)])? };
+                }
+                self.wait(&kernel.name)?;
+                let counters = self.read_counters()?;
+                pushes = counters[counter::PUSHES];
+                let (push_flag, retry_flag) =
+                    (counters[counter::OVERFLOW] as u32, (counters[counter::OVERFLOW] >> 32) as u32);
+                if push_flag != 0 {
+                    self.absorb_spill(None, pushes, push_flag, &kernel.name)?;
+                }
+                let retried = counters[counter::RETRIES];
+                if retry_flag != 0 {
+                    self.absorb_spill(Some(retry_write), retried, retry_flag, &kernel.name)?;
+                }
+                if retried == 0 {
+                    break;
+                }
+                retried_total += retried;
+                self.retries[retry_write].len = retried;
+                self.ctx.items = self.retries[retry_write].buffer.ptr();
+                self.ctx.item_count = retried;
+                retry_read = retry_write;
+                retrying = true;
+            }
+        }
+        end.record()?;
+        self.wait(&kernel.name)?;
+        let gpu_ms = start.elapsed_ms(&end)?;
+        self.ctx.items = 0;
+        self.ctx.item_count = 0;
+        self.ctx.retrying = 0;
+        if code.uses_worklist {
+            let capacity = u64::from(self.num_nodes()) + 1024;
+            let fresh = match self.worklists.pop() {
+                Some(list) if list.cap >= capacity => list,
+                _ => DeviceList::with_capacity(&self.context, capacity, "a worklist")?,
+            };
+            let mut done = std::mem::replace(&mut self.spare, fresh);
+            done.len = pushes;
+            self.worklists.push(done);
+        }
+        self.check_collections()?;
+        for (p, written) in code.effects.writes.iter().enumerate() {
+            if *written {
+                self.columns[p].current = Current::Device;
+                self.columns[p].element_reads = 0;
+            }
+        }
+        if code.effects.sets
+            && let Some(sets) = &mut self.sets
+        {
+            sets.current = Current::Device;
+            sets.element_reads = 0;
+        }
+        let result = match kernel.reduction {
+            Some((_, ty)) => {
+                let bits = self.read_counters()?[counter::ACC];
+                let value = Value::from_grail(accumulator_type(ty), GrailValue { u: bits })
+                    .ok_or_else(|| RuntimeError::Unsupported(format!("a reduction over {ty}")))?;
+                Some(ops::cast(&value, ty).map_err(RuntimeError::program)?)
+            }
+            None => None,
+        };
+        let stats = &mut self.stats[id.index()];
+        stats.invocations += 1;
+        stats.items += items;
+        stats.pushes += pushes;
+        stats.retries += retried_total;
+        stats.time += Duration::from_secs_f64(f64::from(gpu_ms) / 1e3);
+        self.times.kernels += Duration::from_secs_f64(f64::from(gpu_ms) / 1e3);
+        Ok(result)
+    }
+
+    /// Sets every claim word back to 0 (when invocation numbers wrap around).
+    fn clear_claims(&mut self) -> Result<()> {
+        if let Some(i) = self.claims {
+            self.locks_and_claims[i].clear()?;
+        }
+        for code in &self.program.collections {
+            // SAFETY: (grail_ctx), grid-stride over the allocated segments.
+            unsafe { launch(&code.clear_claims, 1024, BLOCK, &mut [arg(&self.ctx)])? };
+        }
+        self.wait("(clearing claims)")
+    }
+
+    fn collection_tables(&self) -> Result<Vec<GpuColl>> {
+        let mut colls = vec![GpuColl::default(); self.module.collections.len()];
+        self.colls.download(0, &mut colls)?;
+        Ok(colls)
+    }
+
+    /// Fails if generated code could not grow a collection.
+    fn check_collections(&self) -> Result<()> {
+        if self.module.collections.is_empty() {
+            return Ok(());
+        }
+        for (coll, decl) in self.collection_tables()?.iter().zip(&self.module.collections) {
+            match coll.failed {
+                0 => {}
+                1 => {
+                    return Err(RuntimeError::OutOfMemory {
+                        what: format!("the device heap, for collection `{}`", decl.name),
+                    });
+                }
+                _ => {
+                    return Err(RuntimeError::program(format!(
+                        "collection `{}` is full: it holds at most {} elements",
+                        decl.name,
+                        u32::MAX - 1
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn coll_len(&self, id: CollectionId) -> Result<u32> {
+        let mut len = [0u64];
+        self.colls.download(id.index() * std::mem::size_of::<GpuColl>(), &mut len)?;
+        Ok(len[0].min(u64::from(u32::MAX) - 1) as u32)
+    }
+
+    /// The elements of every output collection, read back through the generated get kernels.
+    fn collection_outputs(&mut self) -> Result<Vec<Vec<Value>>> {
+        let mut outputs = Vec::with_capacity(self.module.collection_outputs.len());
+        for &id in &self.module.collection_outputs {
+            let element = Type::Struct(self.module.collections[id.index()].element);
+            let mut leaves = Vec::new();
+            leaf_types(self.module, element, &mut leaves);
+            let len = u64::from(self.coll_len(id)?);
+            let width = leaves.len().max(1);
+            let flat = DeviceBuffer::new(&self.context, len as usize * width * 8, "a collection's output")?;
+            if len > 0 {
+                let (begin, dest) = (0u64, flat.ptr());
+                let grid = len.div_ceil(u64::from(BLOCK)).min(4096) as u32;
+                let get = &self.program.collections[id.index()].get;
+                // SAFETY: (grail_ctx, uint64_t, uint64_t, grail_value *): `flat` holds len * leaves values.
+                unsafe { launch(get, grid, BLOCK, &mut [arg(&self.ctx), arg(&begin), arg(&len), arg(&dest)])? };
+                self.wait("(reading a collection)")?;
+            }
+            let mut values = vec![0u64; len as usize * width];
+            flat.download(0, &mut values)?;
+            let mut elements = Vec::with_capacity(len as usize);
+            for chunk in values.chunks(width).take(len as usize) {
+                let mut fields =
+                    chunk.iter().zip(&leaves).map(|(&bits, ty)| Value::from_grail(*ty, GrailValue { u: bits }));
+                elements.push(unflatten(self.module, element, &mut fields)?);
+            }
+            outputs.push(elements);
+        }
+        Ok(outputs)
+    }
+}
+
+impl Machine for GpuRun<'_> {
+    fn memory(&self) -> &Memory<'_> {
+        &self.memory
+    }
+
+    fn params(&self) -> &[Value] {
+        &self.params
+    }
+
+    fn print(&mut self, line: &str) -> Result<()> {
+        self.out.write_all(line.as_bytes()).map_err(RuntimeError::Output)
+    }
+
+    fn read_property(&mut self, property: PropertyId, index: usize) -> Result<Value> {
+        self.element_to_host(property.index(), index)?;
+        let declared = &self.module.properties[property.index()];
+        self.memory.columns[property.index()].read(declared.ty, index).ok_or_else(|| {
+            RuntimeError::program(format!("cannot read element {index} of property `{}`", declared.name))
+        })
+    }
+
+    fn write_property(&mut self, property: PropertyId, index: usize, value: &Value) -> Result<bool> {
+        let column: ColumnRef = self.memory.columns[property.index()];
+        if !column.write(index, value) {
+            return Ok(false);
+        }
+        self.element_to_device(property.index(), index)?;
+        Ok(true)
+    }
+
+    fn parent(&mut self, index: usize) -> Result<u32> {
+        let raw = self.memory.sets;
+        if let Some(sets) = &mut self.sets
+            && sets.current == Current::Device
+        {
+            // SAFETY: the parents array holds `len` u32s.
+            unsafe { sets.buffer.download_raw(0, raw.ptr.cast(), raw.len * 4)? };
+            sets.current = Current::Both;
+        }
+        raw.get(index).ok_or_else(|| RuntimeError::program("a union-find parent out of range"))
+    }
+
+    fn set_parent(&mut self, index: usize, parent: u32) -> Result<()> {
+        self.parent(index)?;
+        let raw = self.memory.sets;
+        raw.set(index, parent);
+        if let Some(sets) = &self.sets
+            && sets.current == Current::Both
+        {
+            sets.buffer.upload(index * 4, &[parent])?;
+        }
+        Ok(())
+    }
+
+    fn invoke(&mut self, kernel: KernelId, args: &[Value]) -> Result<Option<Value>> {
+        self.run_kernel(kernel, args)
+    }
+
+    fn collection_add(&mut self, id: CollectionId, value: &Value) -> Result<Value> {
+        let mut flat = Vec::new();
+        flatten(value, &mut flat)?;
+        self.args.upload(0, &flat)?;
+        let (args_ptr, handle) = (self.args.ptr(), self.counters.ptr() + 8 * counter::SIZE as u64);
+        let add = &self.program.collections[id.index()].add;
+        // SAFETY: (grail_ctx, const grail_value *, uint32_t *), one thread; `args` holds the leaves.
+        unsafe { launch(add, 1, 1, &mut [arg(&self.ctx), arg(&args_ptr), arg(&handle)])? };
+        self.wait("(adding to a collection)")?;
+        self.check_collections()?;
+        let handle = self.read_counters()?[counter::SIZE] as u32;
+        Ok(Value::Element(handle))
+    }
+
+    fn collection_len(&mut self, id: CollectionId) -> Result<u32> {
+        self.coll_len(id)
+    }
+
+    fn push_worklist(&mut self, items: Vec<u32>) -> Result<()> {
+        let cap = (items.len() as u64).max(MIN_WORKLIST);
+        let list = DeviceList::with_capacity(&self.context, cap, "a worklist")?;
+        list.buffer.upload(0, &items)?;
+        self.worklists.push(DeviceList { len: items.len() as u64, ..list });
+        Ok(())
+    }
+
+    fn pop_worklist(&mut self) {
+        self.worklists.pop();
+    }
+
+    fn worklist_is_empty(&mut self) -> Result<bool> {
+        Ok(self.worklists.last().is_none_or(|list| list.len == 0))
+    }
+}
