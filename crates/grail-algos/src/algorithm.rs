@@ -81,15 +81,18 @@ pub enum Target {
     Reference,
     /// The suite's grail program compiled to C and run on every core.
     Cpu,
+    /// The suite's grail program compiled to CUDA and run on one GPU.
+    Gpu,
 }
 
 impl Target {
-    pub const ALL: [Target; 2] = [Target::Reference, Target::Cpu];
+    pub const ALL: [Target; 3] = [Target::Reference, Target::Cpu, Target::Gpu];
 
     pub fn name(self) -> &'static str {
         match self {
             Target::Reference => "reference",
             Target::Cpu => "cpu",
+            Target::Gpu => "gpu",
         }
     }
 }
@@ -107,10 +110,8 @@ impl FromStr for Target {
         match s.to_ascii_lowercase().as_str() {
             "reference" | "ref" => Ok(Target::Reference),
             "cpu" => Ok(Target::Cpu),
-            "gpu" => Err(format!(
-                "target '{s}' needs the CUDA backend, which this build does not have yet; use --target cpu"
-            )),
-            _ => Err(format!("unknown target '{s}' (expected: reference, cpu)")),
+            "gpu" | "cuda" => Ok(Target::Gpu),
+            _ => Err(format!("unknown target '{s}' (expected: reference, cpu, gpu)")),
         }
     }
 }

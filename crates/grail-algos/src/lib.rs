@@ -7,11 +7,11 @@
 //! Every target is checked by the same verifiers.
 
 mod algorithm;
-pub mod cpu;
 mod error;
 mod output;
 mod programs;
 mod run;
+pub mod suite;
 mod variant;
 
 pub use algorithm::{Algorithm, Target};

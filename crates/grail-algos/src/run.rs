@@ -6,11 +6,12 @@ use grail_graph::reference::{self, PageRankOptions};
 use grail_graph::{Graph, GraphError, NodeId};
 use grail_runtime::ModuleCache;
 use grail_runtime::cpu::{CCompiler, RunStats};
+use grail_runtime::gpu::{Device, GpuTimes};
 
 use crate::algorithm::{Algorithm, Target};
-use crate::cpu::CpuSuiteProgram;
 use crate::error::{AlgoError, Result};
 use crate::output::Output;
+use crate::suite::SuiteProgram;
 use crate::variant::Variant;
 
 /// Parameters of a run. The source is checked against the graph before anything runs.
@@ -25,6 +26,8 @@ pub struct RunParams {
     pub program_params: Vec<(String, String)>,
     /// Worker threads of the CPU target; 0 means one per core.
     pub threads: usize,
+    /// The GPU of the GPU target (`--device`), numbered from 0.
+    pub device: usize,
 }
 
 impl RunParams {
@@ -46,8 +49,10 @@ pub struct RunResult {
     pub variant: Option<&'static Variant>,
     pub output: Output,
     pub time: Duration,
-    /// The CPU executor's work counts and per-kernel times.
+    /// The executor's work counts and per-kernel times.
     pub stats: Option<RunStats>,
+    /// The GPU target's kernel, upload and download times.
+    pub gpu: Option<GpuTimes>,
 }
 
 /// Runs `algorithm` on `graph` with `target`.
@@ -57,20 +62,25 @@ pub fn run(algorithm: Algorithm, graph: &Graph, target: Target, params: &RunPara
         Target::Reference => {
             if let Some(variant) = &params.variant {
                 return Err(AlgoError::Usage(format!(
-                    "the reference target has no variants (--variant {variant} is for --target cpu)"
+                    "the reference target has no variants (--variant {variant} is for --target cpu or gpu)"
                 )));
             }
             if !params.program_params.is_empty() {
-                return Err(AlgoError::Usage("--param is for the generated targets (--target cpu)".into()));
+                return Err(AlgoError::Usage("--param is for the generated targets (--target cpu or gpu)".into()));
             }
             let start = Instant::now();
             let output = run_reference(algorithm, graph, source, params);
-            Ok(RunResult { algorithm, target, variant: None, output, time: start.elapsed(), stats: None })
+            Ok(RunResult { algorithm, target, variant: None, output, time: start.elapsed(), stats: None, gpu: None })
         }
-        Target::Cpu => {
+        Target::Cpu | Target::Gpu => {
             let variant = Variant::find(algorithm, params.variant.as_deref()).map_err(AlgoError::Usage)?;
-            let compiler = CCompiler::detect()?;
-            let program = CpuSuiteProgram::compile(variant, &compiler, Some(&ModuleCache::default_location()))?;
+            let cache = ModuleCache::default_location();
+            let program = if target == Target::Cpu {
+                SuiteProgram::compile(variant, &CCompiler::detect()?, Some(&cache))?
+            } else {
+                let device = Device::open(params.device).map_err(grail_runtime::RuntimeError::from)?;
+                SuiteProgram::compile_gpu(variant, device, Some(&cache))?
+            };
             let run = program.run(graph, params)?;
             let time = run.stats.elapsed;
             Ok(RunResult {
@@ -80,6 +90,7 @@ pub fn run(algorithm: Algorithm, graph: &Graph, target: Target, params: &RunPara
                 output: run.output,
                 time,
                 stats: Some(run.stats),
+                gpu: run.gpu,
             })
         }
     }

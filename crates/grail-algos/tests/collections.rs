@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use grail_algos::cpu::{compile_source, undirected_simple};
+use grail_algos::suite::{compile_source, undirected_simple};
 use grail_graph::builder::{BuildOptions, EdgeList, build};
 use grail_graph::generate::{GenOptions, Generator, generate};
 use grail_graph::properties::Column;

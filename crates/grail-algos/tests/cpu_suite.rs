@@ -4,7 +4,7 @@
 
 use std::sync::OnceLock;
 
-use grail_algos::cpu::CpuSuiteProgram;
+use grail_algos::suite::SuiteProgram;
 use grail_algos::{RunParams, VARIANTS, verify};
 use grail_graph::builder::{BuildOptions, EdgeList, build};
 use grail_graph::generate::{GenOptions, Generator, generate};
@@ -13,17 +13,15 @@ use grail_runtime::ModuleCache;
 use grail_runtime::cpu::CCompiler;
 
 /// Every variant compiled once for the whole test binary, cached in a private folder.
-fn programs() -> &'static [CpuSuiteProgram] {
-    static PROGRAMS: OnceLock<Vec<CpuSuiteProgram>> = OnceLock::new();
+fn programs() -> &'static [SuiteProgram] {
+    static PROGRAMS: OnceLock<Vec<SuiteProgram>> = OnceLock::new();
     PROGRAMS.get_or_init(|| {
         let dir = std::env::temp_dir().join(format!("grail-test-cache-{}", std::process::id()));
         let cache = ModuleCache::at(dir);
         let compiler = CCompiler::detect().expect("the tests need a C compiler");
         VARIANTS
             .iter()
-            .map(|v| {
-                CpuSuiteProgram::compile(v, &compiler, Some(&cache)).unwrap_or_else(|e| panic!("{}: {e}", v.program))
-            })
+            .map(|v| SuiteProgram::compile(v, &compiler, Some(&cache)).unwrap_or_else(|e| panic!("{}: {e}", v.program)))
             .collect()
     })
 }
@@ -71,7 +69,7 @@ fn random_graph(seed: u64) -> Graph {
     build(edges, &BuildOptions::AS_GIVEN).expect("a valid edge list builds")
 }
 
-fn check(program: &CpuSuiteProgram, graph: &Graph, threads: usize, what: &str) {
+fn check(program: &SuiteProgram, graph: &Graph, threads: usize, what: &str) {
     let variant = program.variant();
     let params = RunParams { threads, source: Some(u64::from(graph.num_nodes() / 2)), ..Default::default() };
     let run = program.run(graph, &params).unwrap_or_else(|e| panic!("{} on {what}: {e}", variant.program));

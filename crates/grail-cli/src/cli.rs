@@ -236,7 +236,7 @@ pub struct StatsArgs {
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// What to run: a suite algorithm (bfs, sssp, cc, pr, tri, mis, mst) or a grail program
-    /// file (`prog.grail`, run with --target cpu).
+    /// file (`prog.grail`, run with --target cpu or gpu).
     #[arg(value_name = "ALGO|FILE")]
     pub program: String,
     #[command(flatten)]
@@ -245,10 +245,13 @@ pub struct RunArgs {
     /// internal id (file id minus one in 1-based formats).
     #[arg(long, short, value_name = "N")]
     pub source: Option<u64>,
-    /// What runs it: `reference` (sequential, the oracle) or `cpu` (generated C on every core).
-    /// A program file runs on `cpu` unless told otherwise.
+    /// What runs it: `reference` (sequential, the oracle), `cpu` (generated C on every core)
+    /// or `gpu` (generated CUDA on one NVIDIA GPU). Default: `cpu`.
     #[arg(long, short, value_name = "TARGET")]
     pub target: Option<Target>,
+    /// The GPU for `--target gpu`, numbered from 0 as `grail devices` lists them.
+    #[arg(long, value_name = "N")]
+    pub device: Option<usize>,
     /// Which of the algorithm's grail programs runs on a generated target (`grail run ALGO
     /// --variant help` lists them); each algorithm has a default.
     #[arg(long, value_name = "NAME")]
@@ -289,9 +292,13 @@ pub struct DemoArgs {
     /// log2 of the R-MAT graph's node count; the other graphs are sized to match.
     #[arg(long, default_value_t = 16)]
     pub scale: u32,
-    /// What runs the algorithms: `cpu` (the suite's grail programs, compiled) or `reference`.
+    /// What runs the algorithms: `cpu` or `gpu` (the suite's grail programs, compiled) or
+    /// `reference`.
     #[arg(long, short, default_value = "cpu", value_name = "TARGET")]
     pub target: Target,
+    /// The GPU for `--target gpu`, numbered from 0.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub device: usize,
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,

@@ -2,7 +2,7 @@
 //!
 //! Exit status: 0 on success, 1 on any error (bad input, bad parameters, I/O), 2 on a usage
 //! error (from clap, or an unknown algorithm, variant or parameter), 3 when `--verify` rejects a
-//! result.
+//! result, 70 when generated code faults (on the CPU, the signal handler exits with it).
 
 mod cli;
 mod commands;
@@ -29,8 +29,17 @@ fn main() -> ExitCode {
                 matches!(e.downcast_ref(), Some(grail_graph::GraphError::Verification(_)))
                     || e.downcast_ref::<grail_algos::AlgoError>().is_some_and(|e| e.is_verification_failure())
             });
+            let fault = error.chain().any(|e| {
+                matches!(e.downcast_ref(), Some(grail_runtime::GpuError::KernelFault { .. }))
+                    || matches!(
+                        e.downcast_ref(),
+                        Some(grail_runtime::RuntimeError::Gpu(grail_runtime::GpuError::KernelFault { .. }))
+                    )
+            });
             eprintln!("error: {error:#}");
-            ExitCode::from(if verification {
+            ExitCode::from(if fault {
+                grail_runtime::cpu::FAULT_EXIT_CODE as u8
+            } else if verification {
                 3
             } else if commands::is_usage_error(&error) {
                 2

@@ -14,7 +14,7 @@
 //! unless `--no-verify`.
 
 use anyhow::{Context, Result, bail};
-use grail_algos::cpu::CpuSuiteProgram;
+use grail_algos::suite::SuiteProgram;
 use grail_algos::{Algorithm, Output, RunParams, VARIANTS, Variant, verify};
 use grail_graph::Graph;
 use grail_graph::generate::{GenOptions, Generator, generate};
@@ -66,7 +66,7 @@ pub fn suite(bench: SuiteBench, progress: &Bars) -> Result<()> {
     let programs = variants
         .iter()
         .map(|&v| {
-            CpuSuiteProgram::compile(v, &compiler, Some(&cache)).with_context(|| format!("cannot build {}", v.program))
+            SuiteProgram::compile(v, &compiler, Some(&cache)).with_context(|| format!("cannot build {}", v.program))
         })
         .collect::<Result<Vec<_>>>()?;
 
@@ -102,7 +102,7 @@ pub fn suite(bench: SuiteBench, progress: &Bars) -> Result<()> {
     Ok(())
 }
 
-fn run_variant(label: &str, graph: &Graph, program: &CpuSuiteProgram, bench: &SuiteBench) -> Result<serde_json::Value> {
+fn run_variant(label: &str, graph: &Graph, program: &SuiteProgram, bench: &SuiteBench) -> Result<serde_json::Value> {
     let variant = program.variant();
     let algorithm = variant.algorithm;
     // Sources as GAP picks them would need its RNG; node 0 of a scrambled Kronecker graph is as

@@ -3,7 +3,7 @@
 //! graph, verifies each result against the sequential reference and prints a summary table.
 
 use anyhow::{Context, Result};
-use grail_algos::cpu::CpuSuiteProgram;
+use grail_algos::suite::SuiteProgram;
 use grail_algos::{Algorithm, RunParams, Target, Variant, run, verify};
 use grail_graph::Graph;
 use grail_graph::generate::{GenOptions, Generator, generate};
@@ -42,7 +42,18 @@ pub fn demo(args: DemoArgs, threads: usize, progress: &Bars) -> Result<()> {
                 .iter()
                 .map(|&a| {
                     let variant = Variant::find(a, None).map_err(anyhow::Error::msg)?;
-                    Ok(CpuSuiteProgram::compile(variant, &compiler, Some(&cache))?)
+                    Ok(SuiteProgram::compile(variant, &compiler, Some(&cache))?)
+                })
+                .collect::<Result<Vec<_>>>()?
+        }
+        Target::Gpu => {
+            let cache = grail_runtime::ModuleCache::default_location();
+            Algorithm::ALL
+                .iter()
+                .map(|&a| {
+                    let variant = Variant::find(a, None).map_err(anyhow::Error::msg)?;
+                    let device = grail_runtime::gpu::Device::open(args.device)?;
+                    Ok(SuiteProgram::compile_gpu(variant, device, Some(&cache))?)
                 })
                 .collect::<Result<Vec<_>>>()?
         }
@@ -89,7 +100,7 @@ fn run_one(
     graph: &Graph,
     algorithm: Algorithm,
     target: Target,
-    program: Option<&CpuSuiteProgram>,
+    program: Option<&SuiteProgram>,
     threads: usize,
 ) -> Result<serde_json::Value> {
     let params = RunParams { threads, ..Default::default() };

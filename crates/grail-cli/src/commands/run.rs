@@ -5,13 +5,14 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
-use grail_algos::cpu::{bind_named, forest_of};
+use grail_algos::suite::{bind_named, forest_of};
 use grail_algos::{Algorithm, Output, RunParams, Target, Variant, run as run_algorithm, verify};
 use grail_graph::properties::Column;
 use grail_graph::{BuildOptions, Graph};
 use grail_ir::{Module, Owner, Type};
 use grail_runtime::ModuleCache;
-use grail_runtime::cpu::{CCompiler, CpuProgram, RunOptions, RunStats, Value};
+use grail_runtime::cpu::{CCompiler, CpuProgram, RunOptions, RunOutput, RunStats, Value};
+use grail_runtime::gpu::{Device, GpuProgram, GpuTimes};
 use serde_json::json;
 
 use super::{UsageError, load, millis};
@@ -42,8 +43,12 @@ fn run_suite(algorithm: Algorithm, args: RunArgs, threads: usize, progress: &Bar
         variant: args.variant.clone(),
         program_params: args.params.clone(),
         threads,
+        device: args.device.unwrap_or(0),
         ..Default::default()
     };
+    if args.device.is_some() && target != Target::Gpu {
+        return Err(UsageError("--device chooses the GPU of --target gpu".into()).into());
+    }
     if let Some(tolerance) = args.pr_tolerance {
         anyhow::ensure!(tolerance > 0.0 && tolerance.is_finite(), "--pr-tolerance must be a positive number");
         params.pagerank.tolerance = tolerance;
@@ -52,7 +57,7 @@ fn run_suite(algorithm: Algorithm, args: RunArgs, threads: usize, progress: &Bar
         anyhow::ensure!(iterations > 0, "--pr-max-iterations must be at least 1");
         params.pagerank.max_iterations = iterations;
     }
-    if target == Target::Cpu {
+    if target != Target::Reference {
         // Fail on a bad variant before spending time on loading.
         Variant::find(algorithm, params.variant.as_deref()).map_err(UsageError)?;
     }
@@ -88,6 +93,9 @@ fn run_suite(algorithm: Algorithm, args: RunArgs, threads: usize, progress: &Bar
             "load_ms": load_ms,
             "verified": verified,
         });
+        if let Some(gpu) = &result.gpu {
+            summary.as_object_mut().expect("object").extend(gpu_json(gpu));
+        }
         if algorithm.needs_source() {
             summary["source"] = params.source_in(&graph)?.into();
         }
@@ -104,7 +112,7 @@ fn run_suite(algorithm: Algorithm, args: RunArgs, threads: usize, progress: &Bar
             graph.num_nodes(),
             graph.num_edges(),
         );
-        println!("  time      {time_ms:.2} ms (load {load_ms:.1} ms)");
+        print_time(time_ms, load_ms, result.gpu.as_ref());
         println!("  result    {}", result.output.headline_text());
         if verified.is_some() {
             println!("  verified  ok");
@@ -119,12 +127,46 @@ fn run_suite(algorithm: Algorithm, args: RunArgs, threads: usize, progress: &Bar
     Ok(())
 }
 
-/// Runs a user's program file on the CPU.
+/// The run's time; on the GPU, what the kernels and the copies took of it.
+fn print_time(time_ms: f64, load_ms: f64, gpu: Option<&GpuTimes>) {
+    match gpu {
+        None => println!("  time      {time_ms:.2} ms (load {load_ms:.1} ms)"),
+        Some(gpu) => println!(
+            "  time      {time_ms:.2} ms end to end: kernels {:.2} ms, upload {:.2} ms, download {:.2} ms (load {load_ms:.1} ms)",
+            millis(gpu.kernels),
+            millis(gpu.upload),
+            millis(gpu.download)
+        ),
+    }
+}
+
+fn gpu_json(gpu: &GpuTimes) -> serde_json::Map<String, serde_json::Value> {
+    let value = json!({
+        "kernel_ms": millis(gpu.kernels),
+        "upload_ms": millis(gpu.upload),
+        "download_ms": millis(gpu.download),
+    });
+    match value {
+        serde_json::Value::Object(map) => map,
+        _ => unreachable!("an object"),
+    }
+}
+
+/// A program file compiled for the CPU or a GPU.
+enum FileProgram {
+    Cpu(Box<CpuProgram>),
+    Gpu(Box<GpuProgram>),
+}
+
+/// Runs a user's program file on the CPU or a GPU.
 fn run_program(args: RunArgs, threads: usize, progress: &Bars) -> Result<()> {
     let path = Path::new(&args.program);
-    match args.target {
-        None | Some(Target::Cpu) => {}
-        Some(other) => bail!("a program file runs on --target cpu, not {other}"),
+    let target = args.target.unwrap_or(Target::Cpu);
+    if target == Target::Reference {
+        bail!("a program file runs on --target cpu or gpu; the reference target runs suite algorithms");
+    }
+    if args.device.is_some() && target != Target::Gpu {
+        return Err(UsageError("--device chooses the GPU of --target gpu".into()).into());
     }
     if args.verify {
         bail!("--verify checks suite algorithms against their references; a program file has none");
@@ -136,9 +178,17 @@ fn run_program(args: RunArgs, threads: usize, progress: &Bars) -> Result<()> {
     if args.output.is_some() && module.outputs.is_empty() && module.collection_outputs.is_empty() {
         bail!("--output: {} declares no `output` to write", path.display());
     }
-    let compiler = CCompiler::detect()?;
-    let program = CpuProgram::compile(module, &compiler, Some(&ModuleCache::default_location()))?;
-    let module = program.module();
+    let cache = ModuleCache::default_location();
+    let program = if target == Target::Gpu {
+        let device = Device::open(args.device.unwrap_or(0))?;
+        FileProgram::Gpu(Box::new(GpuProgram::compile(module, device, Some(&cache))?))
+    } else {
+        FileProgram::Cpu(Box::new(CpuProgram::compile(module, &CCompiler::detect()?, Some(&cache))?))
+    };
+    let module = match &program {
+        FileProgram::Cpu(program) => program.module(),
+        FileProgram::Gpu(program) => program.module(),
+    };
     let mut values: Vec<Option<Value>> = vec![None; module.params.len()];
     bind_named(module, &args.params, &mut values)?;
     if let Some(source) = args.source {
@@ -154,7 +204,13 @@ fn run_program(args: RunArgs, threads: usize, progress: &Bars) -> Result<()> {
     let load_ms = millis(start.elapsed());
     progress.clear();
     let mut stdout = std::io::stdout();
-    let output = program.run(&graph, &values, &RunOptions { threads }, &mut stdout)?;
+    let (output, gpu): (RunOutput, Option<GpuTimes>) = match &program {
+        FileProgram::Cpu(program) => (program.run(&graph, &values, &RunOptions { threads }, &mut stdout)?, None),
+        FileProgram::Gpu(program) => {
+            let (output, times) = program.run(&graph, &values, &mut stdout)?;
+            (output, Some(times))
+        }
+    };
     let mut written = Vec::new();
     if let Some(out_path) = &args.output {
         for (path, what) in output_files(module, out_path) {
@@ -170,7 +226,7 @@ fn run_program(args: RunArgs, threads: usize, progress: &Bars) -> Result<()> {
     if args.json {
         let mut summary = json!({
             "program": args.program,
-            "target": "cpu",
+            "target": target.name(),
             "graph": args.graph.graph.display().to_string(),
             "nodes": graph.num_nodes(),
             "edges": graph.num_edges(),
@@ -178,19 +234,22 @@ fn run_program(args: RunArgs, threads: usize, progress: &Bars) -> Result<()> {
             "load_ms": load_ms,
             "result": output.result.as_ref().map(|v| v.to_string()),
         });
+        if let Some(gpu) = &gpu {
+            summary.as_object_mut().expect("object").extend(gpu_json(gpu));
+        }
         if args.stats {
             summary["stats"] = stats_json(Some(&output.stats));
         }
         println!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
         println!(
-            "{} on {} ({} nodes, {} edges), target cpu",
+            "{} on {} ({} nodes, {} edges), target {target}",
             args.program,
             args.graph.graph.display(),
             graph.num_nodes(),
             graph.num_edges()
         );
-        println!("  time      {time_ms:.2} ms (load {load_ms:.1} ms)");
+        print_time(time_ms, load_ms, gpu.as_ref());
         if let Some(result) = &output.result {
             println!("  result    {result}");
         }

@@ -1,5 +1,6 @@
-//! The CPU target: the suite's grail programs, compiled by grail's front end and C backend and
-//! run by the CPU executor, with their outputs turned into the suite's [`Output`]s.
+//! The generated targets: the suite's grail programs, compiled by grail's front end and C
+//! backend (run by the CPU executor) or CUDA backend (run by the GPU executor), with their
+//! outputs turned into the suite's [`Output`]s.
 
 use std::borrow::Cow;
 use std::time::{Duration, Instant};
@@ -13,7 +14,8 @@ use grail_ir::{Module, Owner, Type, analysis};
 use grail_lang::SourceMap;
 use grail_lang::diagnostics::render_to_string;
 use grail_runtime::ModuleCache;
-use grail_runtime::cpu::{CCompiler, CpuProgram, RunOptions, RunStats, Value};
+use grail_runtime::cpu::{CCompiler, CpuProgram, RunOptions, RunOutput, RunStats, Value};
+use grail_runtime::gpu::{Device, GpuProgram, GpuTimes};
 
 use crate::algorithm::Algorithm;
 use crate::error::{AlgoError, Result};
@@ -32,18 +34,26 @@ pub fn compile_source(name: &str, source: &str) -> Result<Module> {
     }
 }
 
-/// A suite variant compiled for the CPU, ready to run on any number of graphs.
-pub struct CpuSuiteProgram {
+/// A suite variant compiled for a target, ready to run on any number of graphs.
+pub struct SuiteProgram {
     variant: &'static Variant,
-    program: CpuProgram,
+    program: Compiled,
 }
 
-/// What one CPU run produced.
+/// The executor's program.
+enum Compiled {
+    Cpu(Box<CpuProgram>),
+    Gpu(Box<GpuProgram>),
+}
+
+/// What one run produced.
 #[derive(Debug)]
-pub struct CpuRun {
+pub struct SuiteRun {
     pub output: Output,
-    /// The executor's figures: per-kernel invocations, items, pushes, time.
+    /// The executor's figures: per-kernel invocations, items, pushes, time (GPU time on the GPU).
     pub stats: RunStats,
+    /// On the GPU: kernel time by CUDA events, upload and download times.
+    pub gpu: Option<GpuTimes>,
     /// Time spent preparing the input the program needs (see [`Prepared`]), not counted in
     /// `stats.elapsed`.
     pub prepare: Duration,
@@ -58,26 +68,47 @@ pub struct Prepared<'g> {
     pub time: Duration,
 }
 
-impl CpuSuiteProgram {
+impl SuiteProgram {
     /// Compiles `variant`'s program; the shared library comes from `cache` when it was built
     /// before.
     pub fn compile(variant: &'static Variant, compiler: &CCompiler, cache: Option<&ModuleCache>) -> Result<Self> {
         let source = crate::program_source(variant.program).expect("every variant names a suite program");
         let module = compile_source(variant.program, source)?;
         let program = CpuProgram::compile(module, compiler, cache)?;
-        Ok(CpuSuiteProgram { variant, program })
+        Ok(SuiteProgram { variant, program: Compiled::Cpu(Box::new(program)) })
+    }
+
+    /// Compiles `variant`'s program for `device` with NVRTC; the image comes from `cache` when
+    /// it was built before.
+    pub fn compile_gpu(variant: &'static Variant, device: Device, cache: Option<&ModuleCache>) -> Result<Self> {
+        let source = crate::program_source(variant.program).expect("every variant names a suite program");
+        let module = compile_source(variant.program, source)?;
+        let program = GpuProgram::compile(module, device, cache)?;
+        Ok(SuiteProgram { variant, program: Compiled::Gpu(Box::new(program)) })
     }
 
     pub fn variant(&self) -> &'static Variant {
         self.variant
     }
 
-    pub fn program(&self) -> &CpuProgram {
-        &self.program
+    /// The program's IR.
+    pub fn module(&self) -> &Module {
+        match &self.program {
+            Compiled::Cpu(program) => program.module(),
+            Compiled::Gpu(program) => program.module(),
+        }
+    }
+
+    /// The generated source: C or CUDA.
+    pub fn source(&self) -> &str {
+        match &self.program {
+            Compiled::Cpu(program) => program.c_source(),
+            Compiled::Gpu(program) => program.cuda_source(),
+        }
     }
 
     /// Runs the program on `graph` and converts what it computed to the suite's output.
-    pub fn run(&self, graph: &Graph, params: &RunParams) -> Result<CpuRun> {
+    pub fn run(&self, graph: &Graph, params: &RunParams) -> Result<SuiteRun> {
         let prepared = self.prepare(graph)?;
         self.run_prepared(graph, &prepared, params)
     }
@@ -94,27 +125,34 @@ impl CpuSuiteProgram {
             let relabelled = reorder(&input, Reordering::Degree).apply(&input)?;
             input = Cow::Owned(Graph::from_csr(sort_adjacencies(relabelled.into_csr())));
         }
-        if analysis::needs_reverse(self.program.module()) && input.reverse().is_none() {
+        if analysis::needs_reverse(self.module()) && input.reverse().is_none() {
             input.to_mut().build_reverse();
         }
         Ok(Prepared { graph: input, time: start.elapsed() })
     }
 
     /// Runs the program on a graph `prepare` made from `original`.
-    pub fn run_prepared(&self, original: &Graph, prepared: &Prepared<'_>, params: &RunParams) -> Result<CpuRun> {
+    pub fn run_prepared(&self, original: &Graph, prepared: &Prepared<'_>, params: &RunParams) -> Result<SuiteRun> {
         let values = self.bind_params(original, params)?;
-        let options = RunOptions { threads: params.threads };
         let mut stdout = std::io::stdout();
         let input: &Graph = &prepared.graph;
-        let run = self.program.run(input, &values, &options, &mut stdout)?;
-        let output = suite_output(self.variant.algorithm, self.program.module(), input, run.properties, run.result)?;
-        Ok(CpuRun { output, stats: run.stats, prepare: prepared.time })
+        let (run, gpu): (RunOutput, Option<GpuTimes>) = match &self.program {
+            Compiled::Cpu(program) => {
+                (program.run(input, &values, &RunOptions { threads: params.threads }, &mut stdout)?, None)
+            }
+            Compiled::Gpu(program) => {
+                let (run, times) = program.run(input, &values, &mut stdout)?;
+                (run, Some(times))
+            }
+        };
+        let output = suite_output(self.variant.algorithm, self.module(), input, run.properties, run.result)?;
+        Ok(SuiteRun { output, stats: run.stats, gpu, prepare: prepared.time })
     }
 
     /// One value per program parameter: `source` and the PageRank options from `params`,
     /// anything else from `params.program_params`, the rest left to their defaults.
     fn bind_params(&self, graph: &Graph, params: &RunParams) -> Result<Vec<Option<Value>>> {
-        let module = self.program.module();
+        let module = self.module();
         let mut values: Vec<Option<Value>> = vec![None; module.params.len()];
         // The power iterations take the run's PageRank options (pr_residual's tolerance means
         // something else).
