@@ -324,6 +324,12 @@ pub enum BenchCommand {
         /// Skip checking each result with its verifier.
         #[arg(long)]
         no_verify: bool,
+        /// Targets to run each algorithm on, comma-separated: cpu, gpu.
+        #[arg(long, value_delimiter = ',', default_value = "cpu", value_name = "TARGET")]
+        targets: Vec<Target>,
+        /// The GPU of the gpu target, numbered from 0.
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        device: usize,
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,

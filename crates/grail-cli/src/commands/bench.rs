@@ -25,9 +25,19 @@ use crate::progress::Bars;
 
 pub fn bench(command: BenchCommand, threads: usize, progress: &Bars) -> Result<()> {
     match command {
-        BenchCommand::Suite { graphs, algorithms, all_variants, repeat, no_verify, json } => {
+        BenchCommand::Suite { graphs, algorithms, all_variants, repeat, no_verify, targets, device, json } => {
             let algorithms = if algorithms.is_empty() { Algorithm::ALL.to_vec() } else { algorithms };
-            let bench = SuiteBench { graphs, algorithms, all_variants, repeat, verify: !no_verify, json, threads };
+            let bench = SuiteBench {
+                graphs,
+                algorithms,
+                all_variants,
+                repeat,
+                verify: !no_verify,
+                targets,
+                device,
+                json,
+                threads,
+            };
             super::bench_suite::suite(bench, progress)
         }
         BenchCommand::Load { scale, repeat, dir, json } => load(scale, repeat.max(1), dir, json, progress),

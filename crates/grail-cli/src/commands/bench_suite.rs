@@ -6,16 +6,18 @@
 //! edges, symmetrized (GAP's `-u S`); `grid:S` a 2-D grid of about 2^S nodes; `road:S` a
 //! road-like planar graph of 2^S nodes. Weights are uniform in 1..=255 (GAP's SSSP weights).
 //!
-//! Each algorithm variant is compiled once, run `--repeat` times per graph, and its best time is
-//! reported: the executor's time (property initialisation and every kernel and host step), not
-//! generation, compilation or loading. Preparing the input (`prep ms`: the reverse CSR for
+//! Each algorithm variant is compiled once per target (`--targets cpu,gpu`), run `--repeat` times
+//! per graph, and its best time is reported: the executor's time (property initialisation and
+//! every kernel and host step; on the GPU also copying the graph in and the results out: end to
+//! end), not generation, compilation or loading. On the GPU the kernels' own time (CUDA events
+//! around every invocation) is shown too, and GTEPS are computed from it. Preparing the input (`prep ms`: the reverse CSR for
 //! programs that pull over in-edges, the undirected simple graph for tri and mis, and tri's
 //! relabelling by degree) is done once per graph and shown apart. Every result is verified once
 //! unless `--no-verify`.
 
 use anyhow::{Context, Result, bail};
 use grail_algos::suite::SuiteProgram;
-use grail_algos::{Algorithm, Output, RunParams, VARIANTS, Variant, verify};
+use grail_algos::{Algorithm, Output, RunParams, Target, VARIANTS, Variant, verify};
 use grail_graph::Graph;
 use grail_graph::generate::{GenOptions, Generator, generate};
 use grail_runtime::ModuleCache;
@@ -32,6 +34,9 @@ pub struct SuiteBench {
     pub all_variants: bool,
     pub repeat: u32,
     pub verify: bool,
+    /// The generated targets to run on.
+    pub targets: Vec<Target>,
+    pub device: usize,
     pub json: bool,
     pub threads: usize,
 }
@@ -56,24 +61,47 @@ fn parse_graph(spec: &str) -> Result<(String, Generator, bool)> {
 
 pub fn suite(bench: SuiteBench, progress: &Bars) -> Result<()> {
     let graphs = bench.graphs.iter().map(|g| parse_graph(g)).collect::<Result<Vec<_>>>()?;
-    let compiler = CCompiler::detect()?;
+    if let Some(target) = bench.targets.iter().find(|t| **t == Target::Reference) {
+        bail!("--targets: {target} is not a generated target (expected cpu or gpu)");
+    }
     let cache = ModuleCache::default_location();
     let variants: Vec<&'static Variant> = VARIANTS
         .iter()
         .filter(|v| bench.algorithms.contains(&v.algorithm))
         .filter(|v| bench.all_variants || Variant::find(v.algorithm, None).is_ok_and(|d| d == *v))
         .collect();
-    let programs = variants
-        .iter()
-        .map(|&v| {
-            SuiteProgram::compile(v, &compiler, Some(&cache)).with_context(|| format!("cannot build {}", v.program))
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let compiler = if bench.targets.contains(&Target::Cpu) { Some(CCompiler::detect()?) } else { None };
+    let mut programs = Vec::new();
+    for &variant in &variants {
+        for &target in &bench.targets {
+            let program = match (target, &compiler) {
+                (Target::Cpu, Some(compiler)) => SuiteProgram::compile(variant, compiler, Some(&cache)),
+                _ => grail_runtime::gpu::Device::open(bench.device)
+                    .map_err(grail_runtime::RuntimeError::from)
+                    .map_err(grail_algos::AlgoError::from)
+                    .and_then(|device| SuiteProgram::compile_gpu(variant, device, Some(&cache))),
+            };
+            let program =
+                program.with_context(|| format!("cannot build {} for the {target} target", variant.program))?;
+            programs.push((target, program));
+        }
+    }
 
     if !bench.json {
         println!(
-            "{:<12} {:>9} {:>10}  {:<5} {:<9} {:>10} {:>8} {:>8} {:>11}  {:<8} result",
-            "graph", "nodes", "edges", "algo", "variant", "time ms", "prep ms", "GTEPS", "invocations", "verified"
+            "{:<12} {:>9} {:>10}  {:<5} {:<9} {:<4} {:>10} {:>10} {:>8} {:>8} {:>11}  {:<8} result",
+            "graph",
+            "nodes",
+            "edges",
+            "algo",
+            "variant",
+            "on",
+            "time ms",
+            "kernel ms",
+            "prep ms",
+            "GTEPS",
+            "invocations",
+            "verified"
         );
     }
     let mut rows = Vec::new();
@@ -82,8 +110,8 @@ pub fn suite(bench: SuiteBench, progress: &Bars) -> Result<()> {
         let graph =
             generate(&generator, &options, undirected, progress).with_context(|| format!("cannot generate {label}"))?;
         progress.clear();
-        for program in &programs {
-            let row = run_variant(&label, &graph, program, &bench)?;
+        for (target, program) in &programs {
+            let row = run_variant(&label, &graph, *target, program, &bench)?;
             if !bench.json {
                 print_row(&row);
             }
@@ -94,7 +122,8 @@ pub fn suite(bench: SuiteBench, progress: &Bars) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&rows)?);
     } else {
         println!(
-            "\ntimes: best of {} runs, {} threads; GTEPS: directed edges (times rounds for pr) per ns",
+            "\ntimes: best of {} runs, {} CPU threads; GPU kernel ms: CUDA events; GTEPS: directed edges (times \
+             rounds for pr) per ns of time (of kernel time on the GPU)",
             bench.repeat,
             if bench.threads == 0 { rayon::current_num_threads() } else { bench.threads }
         );
@@ -102,7 +131,13 @@ pub fn suite(bench: SuiteBench, progress: &Bars) -> Result<()> {
     Ok(())
 }
 
-fn run_variant(label: &str, graph: &Graph, program: &SuiteProgram, bench: &SuiteBench) -> Result<serde_json::Value> {
+fn run_variant(
+    label: &str,
+    graph: &Graph,
+    target: Target,
+    program: &SuiteProgram,
+    bench: &SuiteBench,
+) -> Result<serde_json::Value> {
     let variant = program.variant();
     let algorithm = variant.algorithm;
     // Sources as GAP picks them would need its RNG; node 0 of a scrambled Kronecker graph is as
@@ -110,14 +145,20 @@ fn run_variant(label: &str, graph: &Graph, program: &SuiteProgram, bench: &Suite
     let params = RunParams { threads: bench.threads, ..Default::default() };
     let prepared = program.prepare(graph).with_context(|| format!("cannot prepare {label} for {}", variant.program))?;
     let mut best = None;
+    let mut best_kernels = None;
     let mut last = None;
     for _ in 0..bench.repeat.max(1) {
         let run = program
             .run_prepared(graph, &prepared, &params)
-            .with_context(|| format!("{} on {label}", variant.program))?;
+            .with_context(|| format!("{} on {label} ({target})", variant.program))?;
         let time = run.stats.elapsed;
         if best.is_none_or(|b| time < b) {
             best = Some(time);
+        }
+        if let Some(gpu) = &run.gpu
+            && best_kernels.is_none_or(|b| gpu.kernels < b)
+        {
+            best_kernels = Some(gpu.kernels);
         }
         last = Some(run);
     }
@@ -135,7 +176,7 @@ fn run_variant(label: &str, graph: &Graph, program: &SuiteProgram, bench: &Suite
     };
     let gteps = match algorithm {
         Algorithm::Bfs | Algorithm::Sssp | Algorithm::Cc | Algorithm::Pr => {
-            Some(graph.num_edges() as f64 * rounds / time.as_secs_f64() / 1e9)
+            Some(graph.num_edges() as f64 * rounds / best_kernels.unwrap_or(time).as_secs_f64() / 1e9)
         }
         _ => None,
     };
@@ -146,7 +187,9 @@ fn run_variant(label: &str, graph: &Graph, program: &SuiteProgram, bench: &Suite
         "edges": graph.num_edges(),
         "algorithm": algorithm.name(),
         "variant": variant.name,
+        "target": target.name(),
         "time_ms": millis(time),
+        "kernel_ms": best_kernels.map(millis),
         "prepare_ms": millis(prepared.time),
         "gteps": gteps,
         "invocations": invocations,
@@ -157,14 +200,17 @@ fn run_variant(label: &str, graph: &Graph, program: &SuiteProgram, bench: &Suite
 
 fn print_row(row: &serde_json::Value) {
     let gteps = row["gteps"].as_f64().map_or("-".to_string(), |g| format!("{g:.3}"));
+    let kernels = row["kernel_ms"].as_f64().map_or("-".to_string(), |k| format!("{k:.2}"));
     println!(
-        "{:<12} {:>9} {:>10}  {:<5} {:<9} {:>10.2} {:>8.1} {:>8} {:>11}  {:<8} {}",
+        "{:<12} {:>9} {:>10}  {:<5} {:<9} {:<4} {:>10.2} {:>10} {:>8.1} {:>8} {:>11}  {:<8} {}",
         row["graph"].as_str().unwrap_or(""),
         row["nodes"].as_u64().unwrap_or(0),
         row["edges"].as_u64().unwrap_or(0),
         row["algorithm"].as_str().unwrap_or(""),
         row["variant"].as_str().unwrap_or(""),
+        row["target"].as_str().unwrap_or(""),
         row["time_ms"].as_f64().unwrap_or(0.0),
+        kernels,
         row["prepare_ms"].as_f64().unwrap_or(0.0),
         gteps,
         row["invocations"].as_u64().unwrap_or(0),
