@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# The GPU test: runs the whole suite with --target gpu --verify on generated graphs of every
+# kind, on a machine with an NVIDIA GPU and a prebuilt release binary (no Rust toolchain, no
+# network needed). Prints a table per step and exits non-zero on the first failure.
+#
+#   scripts/gpu-suite.sh [--quick] [--baseline] [--device N] [GRAIL_BINARY] [OUT_DIR]
+#
+#   --quick     small graphs only (a minute)
+#   --baseline  also the baseline table: every algorithm's default variant on kron:22, road:24,
+#               grid:20 and urand:23 on the GPU and on the CPU backend (every core), best of 3
+#   GRAIL_BINARY  default: target/release/grail
+#   OUT_DIR       where logs and JSON go (default: gpu-suite-out)
+#
+# Steps: the device self-test (`grail devices`); every variant of every algorithm on small
+# graphs of each kind, then on graphs of several million edges; the collection programs, whose
+# GPU output must equal the CPU's; the error paths (a bad device index, a kernel fault).
+set -euo pipefail
+
+quick=0
+baseline=0
+device=0
+positional=()
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --quick) quick=1 ;;
+        --baseline) baseline=1 ;;
+        --device) device="$2"; shift ;;
+        -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+        *) positional+=("$1") ;;
+    esac
+    shift
+done
+grail="${positional[0]:-target/release/grail}"
+out="${positional[1]:-gpu-suite-out}"
+here="$(cd "$(dirname "$0")/.." && pwd)"
+mkdir -p "$out"
+[[ -x "$grail" ]] || { echo "error: no grail binary at $grail (build with cargo build --release)" >&2; exit 1; }
+export GRAIL_CACHE_DIR="${GRAIL_CACHE_DIR:-$out/cache}"
+
+failures=0
+step() { echo; echo "== $*"; }
+pass() { echo "   ok: $*"; }
+fail() { echo "   FAILED: $*"; failures=$((failures + 1)); }
+
+step "device $device: driver, NVRTC, self-test"
+if "$grail" devices --device "$device" | tee "$out/devices.txt"; then pass "self-test"; else fail "self-test"; fi
+
+run_suite() { # name graphs
+    local name="$1" graphs="$2"
+    step "every variant on $graphs (--target gpu, verified)"
+    set +e
+    "$grail" -q bench suite --targets gpu --device "$device" --all-variants --repeat 1 --graphs "$graphs" \
+        2>&1 | tee "$out/$name.txt"
+    local code=${PIPESTATUS[0]}
+    set -e
+    if [[ $code -eq 0 ]]; then pass "$name"; else fail "$name (exit $code)"; fi
+}
+
+run_suite small "kron:12,urand:12,grid:12,road:12"
+if [[ $quick -eq 0 ]]; then
+    run_suite medium "kron:16,urand:16,grid:16,road:16"
+    # Several million edges each: kron:19 has about 16M directed edges, urand:19 16M, road:21 2M
+    # nodes; grid:20 1M nodes.
+    run_suite large "kron:19,urand:19,grid:20,road:21"
+fi
+
+step "collection programs: GPU output equals CPU output"
+"$grail" -q gen rmat --scale 10 -o "$out/r10.gcsr" >/dev/null
+"$grail" -q gen road --scale 11 -o "$out/road11.gcsr" >/dev/null
+for program in triangle_list cells; do
+    file="$here/crates/grail-lang/tests/programs/$program.grail"
+    for graph in r10 road11; do
+        if "$grail" -q run "$file" -g "$out/$graph.gcsr" --target cpu -o "$out/$program.$graph.cpu" >/dev/null \
+            && "$grail" -q run "$file" -g "$out/$graph.gcsr" --target gpu --device "$device" \
+                -o "$out/$program.$graph.gpu" >"$out/$program.$graph.gpu.log" 2>&1; then
+            # Elements are added in parallel, so their order differs: compare sorted.
+            ok=1
+            for cpu_file in "$out/$program.$graph.cpu"*; do
+                gpu_file="${cpu_file/.cpu/.gpu}"
+                if ! cmp -s <(sort "$cpu_file") <(sort "$gpu_file"); then ok=0; fi
+            done
+            if [[ $ok -eq 1 ]]; then pass "$program on $graph"; else fail "$program on $graph: outputs differ"; fi
+        else
+            cat "$out/$program.$graph.gpu.log"
+            fail "$program on $graph"
+        fi
+    done
+done
+
+step "errors: a device that does not exist, a kernel that faults"
+set +e
+"$grail" -q run bfs -g "$out/r10.gcsr" --target gpu --device 99 >"$out/bad-device.txt" 2>&1
+code=$?
+set -e
+if [[ $code -ne 0 ]] && grep -q "device 99 requested" "$out/bad-device.txt"; then
+    pass "bad device: exit $code, $(head -1 "$out/bad-device.txt")"
+else
+    fail "bad device (exit $code): $(cat "$out/bad-device.txt")"
+fi
+cat >"$out/fault.grail" <<'EOF'
+graph { node level: u32; }
+param far: u32 = 4000000000;
+kernel poke() { forall u in G.nodes() { let v = far as Node; v.level = 1; } }
+fn main() { invoke poke(); }
+EOF
+set +e
+"$grail" -q run "$out/fault.grail" -g "$out/r10.gcsr" --target gpu --device "$device" >"$out/fault.txt" 2>&1
+code=$?
+set -e
+if [[ $code -eq 70 ]] && grep -q "kernel \`poke\` stopped" "$out/fault.txt"; then
+    pass "kernel fault: exit 70, $(head -1 "$out/fault.txt")"
+else
+    fail "kernel fault (exit $code): $(cat "$out/fault.txt")"
+fi
+
+if [[ $baseline -eq 1 ]]; then
+    step "baseline: default variants, GPU and CPU backend, best of 3"
+    if "$grail" -q bench suite --targets gpu,cpu --device "$device" --repeat 3 \
+        --graphs "kron:22,road:24,grid:20,urand:23" | tee "$out/baseline.txt"; then
+        pass "baseline"
+    else
+        fail "baseline"
+    fi
+fi
+
+echo
+if [[ $failures -eq 0 ]]; then
+    echo "gpu-suite: every step passed"
+else
+    echo "gpu-suite: $failures step(s) FAILED"
+    exit 1
+fi
