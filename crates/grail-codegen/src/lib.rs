@@ -12,6 +12,7 @@ pub mod cuda;
 mod printer;
 
 pub use c::emit_c;
+pub use cuda::emit_cuda;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CodegenError {

@@ -9,7 +9,7 @@
 //! pushes and retries, and the adjacency loops (nested `forall` over adjacency and `for` over
 //! neighbours), which default to a serial loop in the item's thread.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::fmt::Write;
 
 use grail_ir::*;
@@ -21,6 +21,10 @@ use crate::CodegenError;
 pub(crate) trait Target: Sized {
     /// What follows the generator's comment: the runtime header and the typed helpers.
     fn prelude(&self) -> String;
+
+    /// Whether locals (and kernel arguments) the code never names are left undeclared (NVRTC
+    /// warns about each); otherwise every local of the body is declared.
+    const ONLY_USED_LOCALS: bool = false;
 
     /// The qualifier of program functions' declarations and definitions (`static`, `__device__`).
     fn function_qualifier(&self) -> &'static str;
@@ -299,6 +303,8 @@ pub(crate) struct Emitter<'m, T: Target> {
     /// Whether the emitted code calls a program function (which reads and writes properties
     /// through its own pointers, so the caller's column pointers cannot be `restrict`).
     calls: Cell<bool>,
+    /// Which locals the emitted code names, by index.
+    locals_used: RefCell<Vec<bool>>,
     /// The per-thread state the emitted code uses.
     pub uses: ThreadUse,
     /// The release statement of every lock held at this point of the emitted code (`None`
@@ -319,6 +325,7 @@ impl<'m, T: Target> Emitter<'m, T> {
             out: String::new(),
             ctx_used: Cell::new(0),
             calls: Cell::new(false),
+            locals_used: RefCell::new(vec![false; body.locals.len()]),
             uses: ThreadUse::default(),
             held: Vec::new(),
             loops: Vec::new(),
@@ -337,6 +344,7 @@ impl<'m, T: Target> Emitter<'m, T> {
     pub fn reset_uses(&mut self) {
         self.ctx_used.set(0);
         self.calls.set(false);
+        self.locals_used.borrow_mut().fill(false);
     }
 
     pub fn line(&mut self, depth: usize, text: &str) {
@@ -348,12 +356,21 @@ impl<'m, T: Target> Emitter<'m, T> {
     }
 
     pub fn local(&self, id: LocalId) -> String {
+        self.locals_used.borrow_mut()[id.index()] = true;
         local_name(id.index(), &self.body.locals[id.index()].name)
+    }
+
+    /// Whether the body's local `i` is to be declared.
+    fn declared(&self, i: usize) -> bool {
+        !T::ONLY_USED_LOCALS || self.locals_used.borrow()[i]
     }
 
     /// Declares the body's locals from `first` on, zero-initialised.
     fn locals(&mut self, first: usize) {
         for i in first..self.body.locals.len() {
+            if !self.declared(i) {
+                continue;
+            }
             let local = &self.body.locals[i];
             let zero = if matches!(local.ty, Type::Struct(_)) { "{0}" } else { "0" };
             self.line(1, &format!("{} {} = {zero};", c_type(local.ty), local_name(i, &local.name)));
@@ -367,6 +384,9 @@ impl<'m, T: Target> Emitter<'m, T> {
         self.views();
         let params = self.kernel.map_or(0, |k| k.params as usize);
         for i in 0..params {
+            if !self.declared(i) {
+                continue;
+            }
             let local = &self.body.locals[i];
             let value = from_value(local.ty, &format!("args[{i}]"));
             self.line(1, &format!("{} {} = {value};", c_type(local.ty), local_name(i, &local.name)));
