@@ -1,12 +1,15 @@
 //! Code generation from grail's IR.
 //!
-//! One C-family printer per target: [`c`] emits C11 for the CPU backend today; the CUDA target
-//! joins with the GPU backend and shares the IR walk. Emitters take a module that
-//! [`grail_ir::validate`] accepts and must produce code that compiles: a construct a target
-//! cannot express yet is a [`CodegenError::Unsupported`] error, never invalid code.
+//! One C-family printer ([`printer`], internal) walks the IR for every target; a target says
+//! only what differs (its prelude, qualifiers, phase wrappers, pushes, reductions' epilogues,
+//! collections' host entry points). [`c`] emits C11 for the CPU backend, [`cuda`] CUDA C++ for
+//! the GPU backend. Emitters take a module that [`grail_ir::validate`] accepts and must produce
+//! code that compiles: a construct a target cannot express yet is a
+//! [`CodegenError::Unsupported`] error, never invalid code.
 
 pub mod c;
 pub mod cuda;
+mod printer;
 
 pub use c::emit_c;
 pub use cuda::emit_cuda;

@@ -1,15 +1,301 @@
-//! The CUDA target. So far: its device runtime header, [`CUDA_HEADER`] (`grail_cuda.h`), the
-//! counterpart of [`crate::c::CPU_HEADER`] with the same helper names, which generated CUDA code
-//! includes by pasting it at the top. The emitter joins with the GPU backend.
+//! The CUDA target: kernels and functions of a module as one CUDA C++ translation unit for NVRTC
+//! (`-std=c++17 -default-device`), starting with its device runtime header, [`CUDA_HEADER`]
+//! (`grail_cuda.h`), the counterpart of [`crate::c::CPU_HEADER`] with the same helper names.
 //!
 //! The header's `grail_ctx` has a `#[repr(C)]` mirror in `grail-runtime` (`gpu/ffi.rs`), and the
 //! header compiles with NVRTC alone (it includes no C library headers).
+//!
+//! The interface the GPU runtime uses, for kernel `k` (its index in the module) and phase `p` (its
+//! top-level `forall` number `p`), with `args` in device memory (one [`grail_value`] per kernel
+//! parameter) and the grid's blocks a whole number of warps:
+//!
+//! - `extern "C" __global__ void grail_k<k>_<p>_size(const grail_ctx ctx, const grail_value
+//!   *args, uint64_t *size)`: thread 0 of block 0 writes the phase's item count;
+//! - `__device__ void grail_k<k>_<p>_run(const grail_ctx *ctx, const grail_value *args, uint64_t
+//!   size)`: the phase for every thread of a grid, a grid-stride loop over items `0..size`, then
+//!   the reduction's epilogue; every thread reaches its end;
+//! - `extern "C" __global__ void grail_k<k>_<p>(const grail_ctx ctx, const grail_value *args,
+//!   uint64_t size)` calls `_run`;
+//! - pushes and retries go to `ctx->pushes` and `ctx->retries` with `grail_push`;
+//! - a reduction keeps a partial value per thread (from the operator's identity), reduces it
+//!   across the warp, and lane 0 folds the warp's value into `*ctx->acc` atomically, in the
+//!   `grail_value` member the CPU target uses (`f` for floats, `i` for signed, `u` for the rest);
+//!   the runtime stores the identity there before the launch;
+//! - for collection `c`: `__device__ uint32_t grail_c<c>_add(ctx, element)`, and the kernels
+//!   `grail_c<c>_add_host(ctx, const grail_value *flat, uint32_t *handle)`,
+//!   `grail_c<c>_get_host(ctx, uint64_t begin, uint64_t count, grail_value *flat)` and
+//!   `grail_c<c>_clear_claims(ctx)`.
+//!
+//! [`grail_value`]: CUDA_HEADER
+
+use std::fmt::Write;
+
+use grail_ir::*;
+
+use crate::CodegenError;
+use crate::printer::{self, Emitter, Items, Target, c_type, element_field, from_value, leaves, store_leaves};
 
 /// The device runtime header: fixed-width types, `grail_ctx`, worklists with overflow detection,
 /// atomics that report a change, locks, single, union-find.
 pub const CUDA_HEADER: &str = include_str!("grail_cuda.h");
 
-/// The CUDA emitter (being built; until then every module is refused).
-pub fn emit_cuda(_module: &grail_ir::Module) -> Result<String, crate::CodegenError> {
-    Err(crate::CodegenError::Unsupported("the CUDA target".into()))
+/// Emits the CUDA program for a valid module.
+pub fn emit_cuda(module: &Module) -> Result<String, CodegenError> {
+    printer::emit(module, &Cuda)
+}
+
+/// Small typed helpers (min, max and abs without evaluating an argument twice), and the atomic
+/// folds of a warp's partial reduction into the kernel's `grail_value` result:
+/// `grail_acc_<op>_<member>`.
+const HELPERS: &str = r#"
+#define GRAIL_MINMAX(T, NAME) \
+    __device__ inline T grail_min_##NAME(T a, T b) { return b < a ? b : a; } \
+    __device__ inline T grail_max_##NAME(T a, T b) { return b > a ? b : a; }
+GRAIL_MINMAX(uint32_t, u32) GRAIL_MINMAX(uint64_t, u64) GRAIL_MINMAX(int32_t, i32) GRAIL_MINMAX(int64_t, i64)
+GRAIL_MINMAX(float, f32) GRAIL_MINMAX(double, f64)
+__device__ inline int32_t grail_abs_i32(int32_t a) { return a < 0 ? (int32_t)-a : a; }
+__device__ inline int64_t grail_abs_i64(int64_t a) { return a < 0 ? (int64_t)-a : a; }
+__device__ inline uint32_t grail_abs_u32(uint32_t a) { return a; }
+__device__ inline uint64_t grail_abs_u64(uint64_t a) { return a; }
+__device__ inline float grail_abs_f32(float a) { return fabsf(a); }
+__device__ inline double grail_abs_f64(double a) { return fabs(a); }
+
+/* Reductions: folds v into the kernel's result. Integer sums and products work on the 64 bits
+ * (the host truncates to the result's type: the same value modulo 2^32 as a 32-bit fold). */
+__device__ inline void grail_acc_sum_f(grail_value *acc, double v) { atomicAdd(&acc->f, v); }
+__device__ inline void grail_acc_sum_i(grail_value *acc, int64_t v) { atomicAdd(&acc->u, (uint64_t)v); }
+__device__ inline void grail_acc_sum_u(grail_value *acc, uint64_t v) { atomicAdd(&acc->u, v); }
+__device__ inline void grail_acc_min_i(grail_value *acc, int64_t v) { atomicMin(&acc->i, v); }
+__device__ inline void grail_acc_min_u(grail_value *acc, uint64_t v) { atomicMin(&acc->u, v); }
+__device__ inline void grail_acc_max_i(grail_value *acc, int64_t v) { atomicMax(&acc->i, v); }
+__device__ inline void grail_acc_max_u(grail_value *acc, uint64_t v) { atomicMax(&acc->u, v); }
+__device__ inline void grail_acc_any_u(grail_value *acc, uint64_t v) { atomicOr(&acc->u, v); }
+__device__ inline void grail_acc_all_u(grail_value *acc, uint64_t v) { atomicAnd(&acc->u, v); }
+/* The rest are compare-and-swap loops on the member's bits; op 0 is min, 1 max, 2 product. */
+__device__ inline void grail_acc_update_f(grail_value *acc, double v, int op) {
+    uint64_t seen = *(volatile uint64_t *)&acc->u;
+    for (;;) {
+        double old = __longlong_as_double((long long)seen);
+        double next = op == 0 ? (v < old ? v : old) : op == 1 ? (v > old ? v : old) : old * v;
+        if (op != 2 && next == old) return;
+        uint64_t prev = atomicCAS(&acc->u, seen, (uint64_t)__double_as_longlong(next));
+        if (prev == seen) return;
+        seen = prev;
+    }
+}
+__device__ inline void grail_acc_min_f(grail_value *acc, double v) { grail_acc_update_f(acc, v, 0); }
+__device__ inline void grail_acc_max_f(grail_value *acc, double v) { grail_acc_update_f(acc, v, 1); }
+__device__ inline void grail_acc_product_f(grail_value *acc, double v) { grail_acc_update_f(acc, v, 2); }
+__device__ inline void grail_acc_product_u(grail_value *acc, uint64_t v) {
+    uint64_t seen = *(volatile uint64_t *)&acc->u;
+    for (;;) {
+        uint64_t prev = atomicCAS(&acc->u, seen, seen * v);
+        if (prev == seen) return;
+        seen = prev;
+    }
+}
+__device__ inline void grail_acc_product_i(grail_value *acc, int64_t v) { grail_acc_product_u(acc, (uint64_t)v); }
+
+"#;
+
+/// The CUDA target of the printer.
+struct Cuda;
+
+impl Target for Cuda {
+    const ONLY_USED_LOCALS: bool = true;
+
+    fn prelude(&self) -> String {
+        format!("{CUDA_HEADER}{HELPERS}")
+    }
+
+    fn function_qualifier(&self) -> &'static str {
+        "__device__"
+    }
+
+    fn add_qualifier(&self) -> &'static str {
+        "__device__ inline"
+    }
+
+    fn struct_literal(&self, ty: &str, fields: &[String]) -> String {
+        format!("{ty}{{{}}}", fields.join(", "))
+    }
+
+    fn collection_entry_points(&self, out: &mut String, module: &Module, c: usize, collection: &CollectionDecl) {
+        let element = Type::Struct(collection.element);
+        let fields = &module.structs[collection.element.index()].fields;
+        let elem_ty = c_type(element);
+        let mut flat = Vec::new();
+        leaves(module, element, "v".to_string(), &mut flat);
+        // Adding one element, given as its leaves, by one thread.
+        writeln!(
+            out,
+            "extern \"C\" __global__ void grail_c{c}_add_host(const grail_ctx ctx, const grail_value *flat, uint32_t *handle) {{"
+        )
+        .unwrap();
+        writeln!(out, "    if (grail_thread_index() != 0) return;").unwrap();
+        writeln!(out, "    {elem_ty} v;\n    memset(&v, 0, sizeof v);").unwrap();
+        for (k, (path, ty)) in flat.iter().enumerate() {
+            writeln!(out, "    {path} = {};", from_value(*ty, &format!("flat[{k}]"))).unwrap();
+        }
+        writeln!(out, "    *handle = grail_c{c}_add(&ctx, v);\n}}").unwrap();
+        // Reading elements begin..begin+count back, flattened.
+        writeln!(
+            out,
+            "extern \"C\" __global__ void grail_c{c}_get_host(const grail_ctx ctx, uint64_t begin, uint64_t count, grail_value *flat) {{"
+        )
+        .unwrap();
+        writeln!(out, "    const grail_coll *coll = &ctx.colls[{c}];").unwrap();
+        writeln!(out, "    for (uint64_t j = grail_thread_index(); j < count; j += grail_thread_count()) {{").unwrap();
+        writeln!(out, "        const uint64_t i = begin + j;\n        {elem_ty} v;").unwrap();
+        for (f, (_, ty)) in fields.iter().enumerate() {
+            writeln!(out, "        v.f{f} = {};", element_field(c, f, *ty)).unwrap();
+        }
+        store_leaves(out, "        ", &flat, &format!("j * {} + ", flat.len()));
+        writeln!(out, "    }}\n}}").unwrap();
+        // Zeroing the claim words of every allocated segment.
+        writeln!(out, "extern \"C\" __global__ void grail_c{c}_clear_claims(const grail_ctx ctx) {{").unwrap();
+        writeln!(out, "    const grail_coll *coll = &ctx.colls[{c}];").unwrap();
+        writeln!(out, "    for (unsigned s = 0; s < GRAIL_SEGS; s++) {{").unwrap();
+        writeln!(out, "        char *seg = (char *)coll->segs[s];").unwrap();
+        writeln!(out, "        if (!seg) continue;").unwrap();
+        writeln!(out, "        uint32_t *words = (uint32_t *)(seg + (GRAIL_C{c}_CLAIMS << s));").unwrap();
+        writeln!(out, "        const uint64_t n = (uint64_t)1 << (GRAIL_SEG_LOG + s);").unwrap();
+        writeln!(
+            out,
+            "        for (uint64_t w = grail_thread_index(); w < n; w += grail_thread_count()) words[w] = 0;"
+        )
+        .unwrap();
+        writeln!(out, "    }}\n}}").unwrap();
+    }
+
+    fn phase(
+        &self,
+        mut e: Emitter<'_, Self>,
+        kernel: usize,
+        phase: usize,
+        forall: &ForAll,
+    ) -> Result<String, CodegenError> {
+        let name = format!("grail_k{kernel}_{phase}");
+        let kernel_name = e.kernel.map_or("", |k| k.name.as_str());
+        // The size kernel.
+        let size = e.phase_size(forall)?;
+        e.line(0, &format!("/* kernel `{kernel_name}`, phase {phase} */"));
+        e.line(
+            0,
+            &format!(
+                "extern \"C\" __global__ void {name}_size(const grail_ctx ctx_, const grail_value *args, uint64_t *size) {{"
+            ),
+        );
+        e.line(1, "if (blockIdx.x != 0 || threadIdx.x != 0) return;");
+        e.line(1, "const grail_ctx *const ctx = &ctx_;");
+        e.prologue();
+        e.line(1, &format!("*size = {size};"));
+        e.line(0, "}");
+        let size_fn = std::mem::take(&mut e.out);
+        e.reset_uses();
+        // The grid-stride item loop.
+        let item = match e.phase_items(forall)? {
+            Items::Each(item) => item,
+            Items::AllNodes { retrying, items } => format!("({retrying} ? {items}[i] : (uint32_t)i)"),
+        };
+        let items = e.capture(|e| {
+            e.line(1, "for (uint64_t i = grail_thread_index(); i < size; i += grail_thread_count()) {");
+            e.item(forall, &item, 2)?;
+            e.line(1, "}");
+            Ok(())
+        })?;
+        e.out = size_fn;
+        e.line(
+            0,
+            &format!("__device__ void {name}_run(const grail_ctx *ctx, const grail_value *args, uint64_t size) {{"),
+        );
+        e.prologue();
+        let reduction = if e.uses.acc { Some(reduction(&e)?) } else { None };
+        if let Some(r) = &reduction {
+            e.line(1, &format!("{} acc_ = {};", r.ty, r.identity));
+        }
+        e.out.push_str(&items);
+        if let Some(r) = &reduction {
+            r.epilogue(&mut e);
+        }
+        e.line(0, "}");
+        e.line(
+            0,
+            &format!(
+                "extern \"C\" __global__ void {name}(const grail_ctx ctx, const grail_value *args, uint64_t size) {{ {name}_run(&ctx, args, size); }}"
+            ),
+        );
+        Ok(e.out)
+    }
+
+    fn push(&self, e: &mut Emitter<'_, Self>, value: &str, depth: usize) {
+        e.line(depth, &format!("grail_push(&ctx->pushes, {value});"));
+    }
+
+    fn retry(&self, e: &mut Emitter<'_, Self>, value: &str, depth: usize) {
+        e.line(depth, &format!("grail_push(&ctx->retries, {value});"));
+    }
+}
+
+/// A phase's reduction: the accumulator's C type, the operator's identity in it, and the
+/// operator, for the warp's fold and the atomic into the result.
+struct Reduction {
+    op: ReduceOp,
+    ty: String,
+    identity: String,
+    member: &'static str,
+}
+
+fn reduction(e: &Emitter<'_, Cuda>) -> Result<Reduction, CodegenError> {
+    let (op, ty, t, member) = e.accumulator()?;
+    let unsupported = || Err(CodegenError::Unsupported(format!("a `{}` reduction of type {ty} on the GPU", op.name())));
+    let identity = match (ty, op) {
+        (Type::Scalar(Scalar::Bool), ReduceOp::Any | ReduceOp::Max) => "false",
+        (Type::Scalar(Scalar::Bool), ReduceOp::All | ReduceOp::Min) => "true",
+        (Type::Scalar(Scalar::Bool), _) | (_, ReduceOp::Any | ReduceOp::All) => return unsupported(),
+        (Type::Struct(_) | Type::Unit, _) => return unsupported(),
+        (_, ReduceOp::Sum) => "0",
+        (_, ReduceOp::Product) => "1",
+        (Type::Scalar(Scalar::F32 | Scalar::F64), ReduceOp::Min) => "INFINITY",
+        (Type::Scalar(Scalar::F32 | Scalar::F64), ReduceOp::Max) => "-INFINITY",
+        (Type::Scalar(Scalar::I32), ReduceOp::Min) => "INT32_MAX",
+        (Type::Scalar(Scalar::I32), ReduceOp::Max) => "INT32_MIN",
+        (Type::Scalar(Scalar::I64), ReduceOp::Min) => "INT64_MAX",
+        (Type::Scalar(Scalar::I64), ReduceOp::Max) => "INT64_MIN",
+        (Type::Scalar(Scalar::U32) | Type::Node | Type::Element(_), ReduceOp::Min) => "UINT32_MAX",
+        (Type::Scalar(Scalar::U64) | Type::Edge, ReduceOp::Min) => "UINT64_MAX",
+        (_, ReduceOp::Max) => "0",
+    };
+    Ok(Reduction { op, identity: format!("({t}){identity}"), ty: t, member })
+}
+
+impl Reduction {
+    /// After the item loop, with every thread of the grid here: the warp's partial values
+    /// folded by a butterfly of shuffles (votes for bools), then lane 0 folds the warp's value
+    /// into the result unless it is the identity.
+    fn epilogue(&self, e: &mut Emitter<'_, Cuda>) {
+        let Reduction { op, ty, identity, member } = self;
+        let mask = "0xffffffffu";
+        if ty == "bool" {
+            let vote = if matches!(op, ReduceOp::Any | ReduceOp::Max) { "__any_sync" } else { "__all_sync" };
+            e.line(1, &format!("acc_ = {vote}({mask}, acc_) != 0;"));
+        } else {
+            e.line(1, "for (int o_ = 16; o_ > 0; o_ >>= 1) {");
+            e.line(2, &format!("const {ty} r_ = __shfl_xor_sync({mask}, acc_, o_);"));
+            e.line(2, &format!("acc_ = {};", Emitter::<Cuda>::combine(*op, ty, "acc_", "r_")));
+            e.line(1, "}");
+        }
+        let fold = match op {
+            ReduceOp::Any | ReduceOp::Max if ty == "bool" => "any",
+            ReduceOp::All | ReduceOp::Min if ty == "bool" => "all",
+            op => op.name(),
+        };
+        let member_ty = printer::member_type(member);
+        e.line(
+            1,
+            &format!(
+                "if ((threadIdx.x & 31u) == 0u && acc_ != {identity}) grail_acc_{fold}_{member}(ctx->acc, ({member_ty})acc_);"
+            ),
+        );
+    }
 }
