@@ -65,7 +65,8 @@ pub struct CompileArgs {
     #[arg(value_name = "FILE")]
     pub program: PathBuf,
     /// What to write: `ast` (the parsed program as canonical grail source), `ir` (the checked
-    /// program lowered to grail's IR) or `c` (the C the CPU backend compiles).
+    /// program lowered to grail's IR), `c` (the C the CPU backend compiles) or `cuda` (the CUDA
+    /// C++ the GPU backend compiles with NVRTC).
     #[arg(long, value_enum, value_name = "STAGE")]
     pub emit: Emit,
 }
@@ -79,6 +80,8 @@ pub enum Emit {
     Ir,
     /// The C11 translation unit the CPU backend builds.
     C,
+    /// The CUDA C++ translation unit the GPU backend compiles with NVRTC.
+    Cuda,
 }
 
 #[derive(Debug, Args)]

@@ -13,6 +13,8 @@ pub fn compile(args: CompileArgs) -> Result<()> {
         Emit::C => {
             grail_codegen::emit_c(&super::check::lower_file(&args.program)?).context("the C code generator failed")?
         }
+        Emit::Cuda => grail_codegen::emit_cuda(&super::check::lower_file(&args.program)?)
+            .context("the CUDA code generator failed")?,
     };
     std::io::stdout().write_all(text.as_bytes()).context("cannot write to standard output")
 }
