@@ -33,7 +33,8 @@ fn device(test: &str) -> Option<Device> {
 
 fn load(device: &Device, module: &Module) -> GpuModule {
     let source = emit_cuda(module).unwrap();
-    let compiled = gpu::compile(&source, &format!("{}.cu", module.name), device.arch()).unwrap_or_else(|e| panic!("{e}"));
+    let compiled =
+        gpu::compile(&source, &format!("{}.cu", module.name), device.arch()).unwrap_or_else(|e| panic!("{e}"));
     device.load(&compiled).unwrap_or_else(|e| panic!("{e}"))
 }
 
@@ -151,12 +152,7 @@ fn every_reduction_folds_the_grid_into_the_result() {
             let got = stream.clone_dtoh(&acc).unwrap()[0];
             let narrow = matches!(ty, Type::Scalar(Scalar::I32 | Scalar::U32) | Type::Node);
             let mask = if narrow { u32::MAX as u64 } else { u64::MAX };
-            assert_eq!(
-                got & mask,
-                expected & mask,
-                "{} over {N} items with {blocks} x {threads} threads",
-                module.name
-            );
+            assert_eq!(got & mask, expected & mask, "{} over {N} items with {blocks} x {threads} threads", module.name);
         }
     }
 }
@@ -181,6 +177,7 @@ fn a_bfs_step_sizes_sets_levels_and_pushes() {
     let pushed = stream.alloc_zeros::<u32>(N as usize).unwrap();
     let len = stream.alloc_zeros::<u64>(1).unwrap();
     let overflow = stream.alloc_zeros::<u32>(1).unwrap();
+    let spill = stream.alloc_zeros::<u64>(gpu::ffi::GRAIL_SPILL_SEGS).unwrap();
     let size = stream.alloc_zeros::<u64>(1).unwrap();
     let ctx = GpuCtx {
         num_nodes: N,
@@ -194,6 +191,7 @@ fn a_bfs_step_sizes_sets_levels_and_pushes() {
             len: ptr(&len, &stream),
             cap: N,
             overflow: ptr(&overflow, &stream),
+            spill: ptr(&spill, &stream),
         },
         ..GpuCtx::default()
     };

@@ -281,6 +281,7 @@ fn main() {
         "        flat[j * 4 + 2].f = (double)v.f1.f1;",
         "        flat[j * 4 + 3].i = (int64_t)v.f2;",
         "extern \"C\" __global__ void grail_c0_clear_claims(const grail_ctx ctx) {",
+        "if ((uint64_t)(uintptr_t)seg <= GRAIL_SEG_FAILED) continue;",
         "uint32_t *words = (uint32_t *)(seg + (GRAIL_C0_CLAIMS << s));",
         "*size = grail_coll_len(&G_colls[0]);",
         "grail_claim(ctx, 0, GRAIL_C0_CLAIMS, l0_e)",
@@ -296,5 +297,5 @@ fn main() {
 }
 
 fn compile_grail(name: &str, source: &str) -> Module {
-    grail_algos::cpu::compile_source(name, source).unwrap_or_else(|e| panic!("{e}"))
+    grail_algos::suite::compile_source(name, source).unwrap_or_else(|e| panic!("{e}"))
 }
