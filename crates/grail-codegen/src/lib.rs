@@ -1,11 +1,21 @@
 //! Code generation from grail's IR.
 //!
-//! One C-family printer ([`printer`], internal) walks the IR for every target; a target says
-//! only what differs (its prelude, qualifiers, phase wrappers, pushes, reductions' epilogues,
-//! collections' host entry points). [`c`] emits C11 for the CPU backend, [`cuda`] CUDA C++ for
-//! the GPU backend. Emitters take a module that [`grail_ir::validate`] accepts and must produce
-//! code that compiles: a construct a target cannot express yet is a
-//! [`CodegenError::Unsupported`] error, never invalid code.
+//! One C-family printer (the internal `printer` module) walks the IR for every target:
+//! expressions, statements, locks, adjacency loops, constants, types and collection layouts print
+//! the same everywhere, and a target (its `Target` trait) says only what differs: the prelude
+//! (runtime header and typed helpers), function qualifiers, struct literals, the phase wrapper
+//! (size function, item loop, per-thread state, the reduction's epilogue), pushes and retries,
+//! the adjacency loops' schedule, and collections' host entry points.
+//!
+//! - [`c`]: C11 for the CPU backend ([`emit_c`]); a phase is a size function and a chunk
+//!   function over `begin..end` with per-thread buffers.
+//! - [`cuda`]: CUDA C++ for NVRTC and the GPU backend ([`emit_cuda`]); a phase is a size kernel,
+//!   a grid-stride `_run` device function and the kernel that calls it, with device worklists
+//!   and warp-level reductions.
+//!
+//! Emitters take a module that [`grail_ir::validate`] accepts and must produce code that
+//! compiles: a construct a target cannot express yet is a [`CodegenError::Unsupported`] error,
+//! never invalid code.
 
 pub mod c;
 pub mod cuda;

@@ -7,7 +7,7 @@
 use std::io::Write;
 
 use grail_algos::VARIANTS;
-use grail_algos::cpu::compile_source;
+use grail_algos::suite::compile_source;
 use grail_codegen::emit_cuda;
 use grail_runtime::gpu;
 

@@ -12,7 +12,7 @@
 //! - `void grail_k<k>_<p>(const grail_ctx *ctx, const grail_value *args, uint64_t begin,
 //!   uint64_t end, grail_thread *t)` runs items `begin..end` of phase `p`; pushes and retries go to
 //!   `t`'s buffers and reductions into `t->acc`, so threads never contend on a shared worklist;
-//! - `args` holds the kernel's parameters in order, one [`grail_value`] each;
+//! - `args` holds the kernel's parameters in order, one `grail_value` each;
 //! - `void grail_buf_free(grail_buf *)` frees a thread's buffers.
 //!
 //! The graph arrays a program needs beyond the out-CSR (the reverse CSR, `edge_sources`,

@@ -156,8 +156,9 @@ impl Target for Cuda {
         writeln!(out, "extern \"C\" __global__ void grail_c{c}_clear_claims(const grail_ctx ctx) {{").unwrap();
         writeln!(out, "    const grail_coll *coll = &ctx.colls[{c}];").unwrap();
         writeln!(out, "    for (unsigned s = 0; s < GRAIL_SEGS; s++) {{").unwrap();
+        // A slot holds 0 or a marker (GRAIL_SEG_BUSY, GRAIL_SEG_FAILED) when it has no segment.
         writeln!(out, "        char *seg = (char *)coll->segs[s];").unwrap();
-        writeln!(out, "        if (!seg) continue;").unwrap();
+        writeln!(out, "        if ((uint64_t)(uintptr_t)seg <= GRAIL_SEG_FAILED) continue;").unwrap();
         writeln!(out, "        uint32_t *words = (uint32_t *)(seg + (GRAIL_C{c}_CLAIMS << s));").unwrap();
         writeln!(out, "        const uint64_t n = (uint64_t)1 << (GRAIL_SEG_LOG + s);").unwrap();
         writeln!(

@@ -177,3 +177,39 @@ pub fn kitchen_sink() -> Module {
         main_result: Type::Unit,
     }
 }
+
+/// `kernel k() -> <op> <ty> { forall u in nodes { reduce <degree(u) as ty>; } }` (for bools,
+/// `degree(u) > 1`), invoked by main.
+pub fn reduction_module(op: ReduceOp, ty: Type) -> Module {
+    let u = Expr::local(LocalId(0), Type::Node);
+    let degree = Expr::new(ExprKind::Degree { node: Box::new(u), reverse: false }, Type::U32);
+    let value = if ty == Type::BOOL {
+        Expr::binary(BinaryOp::Gt, degree, Expr::int(1, Type::U32))
+    } else {
+        Expr::cast(degree, ty)
+    };
+    Module {
+        name: format!("{}_{ty}", op.name()),
+        kernels: vec![Kernel {
+            name: "k".into(),
+            params: 0,
+            reduction: Some((op, ty)),
+            push_sites: vec![],
+            body: Body {
+                locals: vec![local("u", Type::Node)],
+                block: vec![Stmt::ForAll(Box::new(ForAll {
+                    var: LocalId(0),
+                    space: Space::AllNodes,
+                    filter: None,
+                    schedule: Schedule::SERIAL,
+                    body: vec![Stmt::Reduce { value }],
+                }))],
+            },
+        }],
+        main: Body {
+            locals: vec![local("r", ty)],
+            block: vec![Stmt::Invoke { kernel: KernelId(0), args: vec![], result: Some(LocalId(0)) }],
+        },
+        ..Module::default()
+    }
+}
