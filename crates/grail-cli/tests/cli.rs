@@ -175,9 +175,16 @@ fn impossible_parameters_are_clear_errors() {
     let (code, stderr) = fails(&["run", "bfs", "--graph", &path(dir.path(), "missing.el")]);
     assert_eq!(code, 1);
     assert!(stderr.contains("missing.el"), "{stderr}");
-    let (code, stderr) = fails(&["run", "bfs", "--graph", &graph, "--target", "gpu"]);
+    let (code, stderr) = fails(&["run", "bfs", "--graph", &graph, "--target", "tpu"]);
     assert_eq!(code, 2);
-    assert!(stderr.contains("target 'gpu'"), "{stderr}");
+    assert!(stderr.contains("unknown target 'tpu' (expected: reference, cpu, gpu)"), "{stderr}");
+    let (code, stderr) = fails(&["run", "bfs", "--graph", &graph, "--device", "1"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("--device chooses the GPU of --target gpu"), "{stderr}");
+    // Without a driver (CI) the driver is named; with one, the missing device.
+    let (code, stderr) = fails(&["run", "bfs", "--graph", &graph, "--target", "gpu", "--device", "99"]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("no NVIDIA driver") || stderr.contains("device 99 requested"), "{stderr}");
     let (code, stderr) = fails(&["run", "nosuch", "--graph", &graph]);
     assert_eq!(code, 2);
     assert!(stderr.contains("unknown algorithm 'nosuch'"), "{stderr}");
