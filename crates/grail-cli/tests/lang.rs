@@ -83,6 +83,22 @@ fn compile_fails_on_errors_and_unknown_stages() {
     assert_eq!(out.status.code(), Some(1));
     assert!(out.stdout.is_empty());
     assert!(String::from_utf8(out.stderr).unwrap().contains(&format!("{file}:1:10: error:")));
-    let out = grail(&["compile", &file, "--emit", "cuda"]);
+    let out = grail(&["compile", &file, "--emit", "ptx"]);
     assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn compile_emits_cuda_for_the_gpu_backend() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "deg.grail",
+        "graph { node d: u32; }\noutput d;\nkernel degrees() { forall u in G.nodes() { u.d = u.degree(); } }\n\
+         fn main() { invoke degrees(); }\n",
+    );
+    let out = grail(&["compile", &file, "--emit", "cuda"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let cuda = String::from_utf8(out.stdout).unwrap();
+    assert!(cuda.contains("extern \"C\" __global__ void grail_k0_0("), "{cuda}");
+    assert!(cuda.contains("__device__ void grail_k0_0_run("), "{cuda}");
 }
