@@ -87,7 +87,7 @@ for program in triangle_list cells; do
     done
 done
 
-step "errors: a device that does not exist, a kernel that faults"
+step "errors: a device that does not exist, a kernel that faults, a full device heap"
 set +e
 "$grail" -q run bfs -g "$out/r10.gcsr" --target gpu --device 99 >"$out/bad-device.txt" 2>&1
 code=$?
@@ -111,6 +111,29 @@ if [[ $code -eq 70 ]] && grep -q "kernel \`poke\` stopped" "$out/fault.txt"; the
     pass "kernel fault: exit 70, $(head -1 "$out/fault.txt")"
 else
     fail "kernel fault (exit $code): $(cat "$out/fault.txt")"
+fi
+
+# A billion elements of 16 bytes (and their lock and claim words) do not fit the device heap.
+cat >"$out/flood.grail" <<'EOF'
+struct Cell { owner: Node, step: u32, weight: u64 }
+graph { collection cells: Cell; }
+param per: u32 = 1000;
+kernel flood() {
+    forall u in G.nodes() {
+        for i in 0..per { G.cells.add(Cell { owner: u, step: i, weight: 0 }); }
+    }
+}
+fn main() -> u32 { invoke flood(); return G.cells.len(); }
+EOF
+"$grail" -q gen road --nodes 1048576 -o "$out/road20.gcsr" >/dev/null
+set +e
+"$grail" -q run "$out/flood.grail" -g "$out/road20.gcsr" --target gpu --device "$device" >"$out/flood.txt" 2>&1
+code=$?
+set -e
+if [[ $code -eq 1 ]] && grep -q "out of memory: the device heap, for collection .cells." "$out/flood.txt"; then
+    pass "device heap exhausted: exit 1, $(head -1 "$out/flood.txt")"
+else
+    fail "device heap exhausted (exit $code): $(cat "$out/flood.txt")"
 fi
 
 if [[ $baseline -eq 1 ]]; then
