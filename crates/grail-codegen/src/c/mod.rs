@@ -39,28 +39,12 @@ pub fn emit_c(module: &Module) -> Result<String, CodegenError> {
     printer::emit(module, &C)
 }
 
-/// Small typed helpers: min, max and abs without evaluating an argument twice.
-const HELPERS: &str = r#"
-#define GRAIL_MINMAX(T, NAME) \
-    static inline T grail_min_##NAME(T a, T b) { return b < a ? b : a; } \
-    static inline T grail_max_##NAME(T a, T b) { return b > a ? b : a; }
-GRAIL_MINMAX(uint32_t, u32) GRAIL_MINMAX(uint64_t, u64) GRAIL_MINMAX(int32_t, i32) GRAIL_MINMAX(int64_t, i64)
-GRAIL_MINMAX(float, f32) GRAIL_MINMAX(double, f64)
-static inline int32_t grail_abs_i32(int32_t a) { return a < 0 ? (int32_t)-a : a; }
-static inline int64_t grail_abs_i64(int64_t a) { return a < 0 ? (int64_t)-a : a; }
-static inline uint32_t grail_abs_u32(uint32_t a) { return a; }
-static inline uint64_t grail_abs_u64(uint64_t a) { return a; }
-static inline float grail_abs_f32(float a) { return fabsf(a); }
-static inline double grail_abs_f64(double a) { return fabs(a); }
-
-"#;
-
 /// The C11 target of the printer.
 struct C;
 
 impl Target for C {
     fn prelude(&self) -> String {
-        format!("{CPU_HEADER}{HELPERS}")
+        format!("{CPU_HEADER}{}\n", printer::value_helpers("static inline"))
     }
 
     fn function_qualifier(&self) -> &'static str {

@@ -44,22 +44,9 @@ pub fn emit_cuda(module: &Module) -> Result<String, CodegenError> {
     printer::emit(module, &Cuda)
 }
 
-/// Small typed helpers (min, max and abs without evaluating an argument twice), and the atomic
-/// folds of a warp's partial reduction into the kernel's `grail_value` result:
+/// The atomic folds of a warp's partial reduction into the kernel's `grail_value` result:
 /// `grail_acc_<op>_<member>`.
 const HELPERS: &str = r#"
-#define GRAIL_MINMAX(T, NAME) \
-    __device__ inline T grail_min_##NAME(T a, T b) { return b < a ? b : a; } \
-    __device__ inline T grail_max_##NAME(T a, T b) { return b > a ? b : a; }
-GRAIL_MINMAX(uint32_t, u32) GRAIL_MINMAX(uint64_t, u64) GRAIL_MINMAX(int32_t, i32) GRAIL_MINMAX(int64_t, i64)
-GRAIL_MINMAX(float, f32) GRAIL_MINMAX(double, f64)
-__device__ inline int32_t grail_abs_i32(int32_t a) { return a < 0 ? (int32_t)-a : a; }
-__device__ inline int64_t grail_abs_i64(int64_t a) { return a < 0 ? (int64_t)-a : a; }
-__device__ inline uint32_t grail_abs_u32(uint32_t a) { return a; }
-__device__ inline uint64_t grail_abs_u64(uint64_t a) { return a; }
-__device__ inline float grail_abs_f32(float a) { return fabsf(a); }
-__device__ inline double grail_abs_f64(double a) { return fabs(a); }
-
 /* Reductions: folds v into the kernel's result. Integer sums and products work on the 64 bits
  * (the host truncates to the result's type: the same value modulo 2^32 as a 32-bit fold). */
 __device__ inline void grail_acc_sum_f(grail_value *acc, double v) { atomicAdd(&acc->f, v); }
@@ -105,7 +92,7 @@ impl Target for Cuda {
     const ONLY_USED_LOCALS: bool = true;
 
     fn prelude(&self) -> String {
-        format!("{CUDA_HEADER}{HELPERS}")
+        format!("{CUDA_HEADER}{}{HELPERS}", printer::value_helpers("__device__ inline"))
     }
 
     fn function_qualifier(&self) -> &'static str {

@@ -140,6 +140,25 @@ fn function_signature(index: usize, f: &Function) -> String {
     format!("{} grail_f{index}({}) /* {} */", c_type(f.result), params.join(", "), f.name)
 }
 
+/// Small typed helpers every target declares with its own `qualifier`: min, max and abs without
+/// evaluating an argument twice.
+pub(crate) fn value_helpers(qualifier: &str) -> String {
+    const TEMPLATE: &str = r#"
+#define GRAIL_MINMAX(T, NAME) \
+    QUAL T grail_min_##NAME(T a, T b) { return b < a ? b : a; } \
+    QUAL T grail_max_##NAME(T a, T b) { return b > a ? b : a; }
+GRAIL_MINMAX(uint32_t, u32) GRAIL_MINMAX(uint64_t, u64) GRAIL_MINMAX(int32_t, i32) GRAIL_MINMAX(int64_t, i64)
+GRAIL_MINMAX(float, f32) GRAIL_MINMAX(double, f64)
+QUAL int32_t grail_abs_i32(int32_t a) { return a < 0 ? (int32_t)-a : a; }
+QUAL int64_t grail_abs_i64(int64_t a) { return a < 0 ? (int64_t)-a : a; }
+QUAL uint32_t grail_abs_u32(uint32_t a) { return a; }
+QUAL uint64_t grail_abs_u64(uint64_t a) { return a; }
+QUAL float grail_abs_f32(float a) { return fabsf(a); }
+QUAL double grail_abs_f64(double a) { return fabs(a); }
+"#;
+    TEMPLATE.replace("QUAL", qualifier)
+}
+
 /// The C type of an IR type.
 pub(crate) fn c_type(ty: Type) -> String {
     match ty {
