@@ -4,27 +4,10 @@
 //! Needs the NVRTC library, not a GPU. Without the library each test says it was skipped and
 //! passes, unless GRAIL_REQUIRE_NVRTC=1 (as in CI), which makes a missing library a failure.
 
-use std::io::Write;
-
 use grail_algos::VARIANTS;
 use grail_algos::suite::compile_source;
 use grail_codegen::emit_cuda;
 use grail_runtime::gpu;
-
-/// Whether NVRTC is here; if not, says so (past the test harness's capture), or fails when
-/// GRAIL_REQUIRE_NVRTC=1.
-fn have_nvrtc(test: &str) -> bool {
-    match gpu::nvrtc_info() {
-        Ok(_) => true,
-        Err(e) => {
-            if std::env::var("GRAIL_REQUIRE_NVRTC").is_ok_and(|v| v == "1") {
-                panic!("GRAIL_REQUIRE_NVRTC=1, but NVRTC cannot be used: {e}");
-            }
-            let _ = writeln!(std::io::stderr(), "{test}: skipped, no NVRTC: {e}");
-            false
-        }
-    }
-}
 
 /// Emits `source` for CUDA and compiles it for sm_90; NVRTC's errors quote the generated line.
 fn compiles_cleanly(name: &str, source: &str) {
@@ -37,7 +20,7 @@ fn compiles_cleanly(name: &str, source: &str) {
 
 #[test]
 fn every_suite_variant_compiles_for_sm_90() {
-    if !have_nvrtc("every_suite_variant_compiles_for_sm_90") {
+    if !gpu::nvrtc_or_skip("every_suite_variant_compiles_for_sm_90") {
         return;
     }
     for variant in VARIANTS {
@@ -48,7 +31,7 @@ fn every_suite_variant_compiles_for_sm_90() {
 
 #[test]
 fn every_embedded_program_compiles_for_sm_90() {
-    if !have_nvrtc("every_embedded_program_compiles_for_sm_90") {
+    if !gpu::nvrtc_or_skip("every_embedded_program_compiles_for_sm_90") {
         return;
     }
     for (name, source) in grail_algos::PROGRAMS {
@@ -58,7 +41,7 @@ fn every_embedded_program_compiles_for_sm_90() {
 
 #[test]
 fn the_collection_programs_compile_for_sm_90() {
-    if !have_nvrtc("the_collection_programs_compile_for_sm_90") {
+    if !gpu::nvrtc_or_skip("the_collection_programs_compile_for_sm_90") {
         return;
     }
     compiles_cleanly("triangle_list", include_str!("../../grail-lang/tests/programs/triangle_list.grail"));

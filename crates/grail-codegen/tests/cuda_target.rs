@@ -4,8 +4,6 @@
 //! Where NVRTC is here, what these tests emit also compiles for sm_90 without a warning (without
 //! it those checks say they were skipped, unless GRAIL_REQUIRE_NVRTC=1).
 
-use std::io::Write;
-
 use grail_codegen::{CodegenError, emit_cuda};
 use grail_ir::samples::bfs;
 use grail_ir::*;
@@ -14,23 +12,9 @@ use grail_runtime::gpu;
 mod common;
 use common::{kitchen_sink, reduction_module};
 
-/// Whether NVRTC is here; if not, says so, or fails when GRAIL_REQUIRE_NVRTC=1.
-fn have_nvrtc(test: &str) -> bool {
-    match gpu::nvrtc_info() {
-        Ok(_) => true,
-        Err(e) => {
-            if std::env::var("GRAIL_REQUIRE_NVRTC").is_ok_and(|v| v == "1") {
-                panic!("GRAIL_REQUIRE_NVRTC=1, but NVRTC cannot be used: {e}");
-            }
-            let _ = writeln!(std::io::stderr(), "{test}: skipped, no NVRTC: {e}");
-            false
-        }
-    }
-}
-
 /// Compiles generated CUDA for sm_90, when NVRTC is here; a warning is a failure.
 fn nvrtc_compiles(test: &str, name: &str, source: &str) {
-    if !have_nvrtc(test) {
+    if !gpu::nvrtc_or_skip(test) {
         return;
     }
     let module = gpu::compile(source, name, "sm_90".parse().unwrap()).unwrap_or_else(|e| panic!("{e}"));

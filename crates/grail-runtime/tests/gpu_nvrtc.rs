@@ -14,28 +14,13 @@ use grail_runtime::GpuError;
 use grail_runtime::gpu::library::NvrtcSearch;
 use grail_runtime::gpu::{self, Arch, CompileOptions, ImageKind};
 
-/// Whether NVRTC is here; if not, says so (past the test harness's capture), or fails when
-/// GRAIL_REQUIRE_NVRTC=1.
-fn have_nvrtc(test: &str) -> bool {
-    match gpu::nvrtc_info() {
-        Ok(_) => true,
-        Err(e) => {
-            if std::env::var("GRAIL_REQUIRE_NVRTC").is_ok_and(|v| v == "1") {
-                panic!("GRAIL_REQUIRE_NVRTC=1, but NVRTC cannot be used: {e}");
-            }
-            let _ = writeln!(std::io::stderr(), "{test}: skipped, no NVRTC: {e}");
-            false
-        }
-    }
-}
-
 fn sm90() -> Arch {
     "sm_90".parse().unwrap()
 }
 
 #[test]
 fn nvrtc_reports_its_version_and_knows_sm_90() {
-    if !have_nvrtc("nvrtc_reports_its_version_and_knows_sm_90") {
+    if !gpu::nvrtc_or_skip("nvrtc_reports_its_version_and_knows_sm_90") {
         return;
     }
     let info = gpu::nvrtc_info().unwrap();
@@ -46,7 +31,7 @@ fn nvrtc_reports_its_version_and_knows_sm_90() {
 
 #[test]
 fn the_self_test_kernel_compiles_to_a_cubin_for_sm_90() {
-    if !have_nvrtc("the_self_test_kernel_compiles_to_a_cubin_for_sm_90") {
+    if !gpu::nvrtc_or_skip("the_self_test_kernel_compiles_to_a_cubin_for_sm_90") {
         return;
     }
     let module = match gpu::compile(&gpu::selftest::source(), "grail_selftest.cu", sm90()) {
@@ -63,7 +48,7 @@ fn the_self_test_kernel_compiles_to_a_cubin_for_sm_90() {
 
 #[test]
 fn the_self_test_kernel_compiles_to_ptx_for_compute_90_with_line_info() {
-    if !have_nvrtc("the_self_test_kernel_compiles_to_ptx_for_compute_90_with_line_info") {
+    if !gpu::nvrtc_or_skip("the_self_test_kernel_compiles_to_ptx_for_compute_90_with_line_info") {
         return;
     }
     let mut options = CompileOptions::new("compute_90".parse().unwrap());
@@ -80,7 +65,7 @@ fn the_self_test_kernel_compiles_to_ptx_for_compute_90_with_line_info() {
 
 #[test]
 fn compile_errors_quote_nvrtc_and_the_generated_line() {
-    if !have_nvrtc("compile_errors_quote_nvrtc_and_the_generated_line") {
+    if !gpu::nvrtc_or_skip("compile_errors_quote_nvrtc_and_the_generated_line") {
         return;
     }
     let header = grail_codegen::cuda::CUDA_HEADER;
@@ -103,7 +88,7 @@ fn compile_errors_quote_nvrtc_and_the_generated_line() {
 
 #[test]
 fn the_layout_checks_catch_a_struct_that_differs() {
-    if !have_nvrtc("the_layout_checks_catch_a_struct_that_differs") {
+    if !gpu::nvrtc_or_skip("the_layout_checks_catch_a_struct_that_differs") {
         return;
     }
     let checks = gpu::ffi::layout_checks();
@@ -123,7 +108,7 @@ fn the_layout_checks_catch_a_struct_that_differs() {
 
 #[test]
 fn an_architecture_nvrtc_does_not_know_is_named() {
-    if !have_nvrtc("an_architecture_nvrtc_does_not_know_is_named") {
+    if !gpu::nvrtc_or_skip("an_architecture_nvrtc_does_not_know_is_named") {
         return;
     }
     let err = gpu::compile("extern \"C\" __global__ void k() {}", "k.cu", "sm_20".parse().unwrap()).unwrap_err();
@@ -135,7 +120,7 @@ fn an_architecture_nvrtc_does_not_know_is_named() {
 
 #[test]
 fn the_cache_returns_what_it_stored() {
-    if !have_nvrtc("the_cache_returns_what_it_stored") {
+    if !gpu::nvrtc_or_skip("the_cache_returns_what_it_stored") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -168,7 +153,7 @@ fn the_cache_returns_what_it_stored() {
 
 #[test]
 fn grail_nvrtc_lib_names_the_library_or_its_folder() {
-    if !have_nvrtc("grail_nvrtc_lib_names_the_library_or_its_folder") {
+    if !gpu::nvrtc_or_skip("grail_nvrtc_lib_names_the_library_or_its_folder") {
         return;
     }
     let info = gpu::nvrtc_info().unwrap();
@@ -186,7 +171,7 @@ fn grail_nvrtc_lib_names_the_library_or_its_folder() {
 /// Where CI installs NVRTC with pip, the search finds it through python3 alone.
 #[test]
 fn the_search_finds_nvidias_pip_wheel_through_python() {
-    if !have_nvrtc("the_search_finds_nvidias_pip_wheel_through_python") {
+    if !gpu::nvrtc_or_skip("the_search_finds_nvidias_pip_wheel_through_python") {
         return;
     }
     let info = gpu::nvrtc_info().unwrap();

@@ -27,6 +27,7 @@ pub use executor::{GpuProgram, GpuTimes};
 pub use ffi::{GpuColl, GpuCtx, GpuWorklist};
 pub use nvrtc::{
     Arch, CompileOptions, CompiledModule, ImageKind, NvrtcInfo, compile, compile_cached, compile_with, nvrtc_info,
+    nvrtc_or_skip,
 };
 
 use crate::error::GpuError;

@@ -220,6 +220,23 @@ pub fn nvrtc_info() -> Result<NvrtcInfo, GpuError> {
     })
 }
 
+/// Whether NVRTC can be used, for test suites that need it: when it cannot, says on stderr that
+/// `test` was skipped and why, unless `GRAIL_REQUIRE_NVRTC=1` (as CI sets), which makes a
+/// missing NVRTC a panic instead of a skip.
+pub fn nvrtc_or_skip(test: &str) -> bool {
+    match nvrtc_info() {
+        Ok(_) => true,
+        Err(e) => {
+            if std::env::var("GRAIL_REQUIRE_NVRTC").is_ok_and(|v| v == "1") {
+                panic!("GRAIL_REQUIRE_NVRTC=1, but NVRTC cannot be used: {e}");
+            }
+            // Past the test harness's capture of stdout.
+            let _ = writeln!(std::io::stderr(), "{test}: skipped, no NVRTC: {e}");
+            false
+        }
+    }
+}
+
 /// The real architectures this NVRTC compiles for (`nvrtcGetSupportedArchs`).
 fn supported_archs() -> Result<Vec<u32>, GpuError> {
     let mut count: i32 = 0;
