@@ -27,7 +27,7 @@ use crate::host::interp::{self, Machine};
 use crate::host::memory::Memory;
 use crate::host::ops;
 use crate::host::value::{Value, column_type};
-use crate::host::{accumulator_type, bind_params, combine, flatten, identity, leaf_types, unflatten};
+use crate::host::{accumulator_type, bind_params, combine, flatten, grail_values, identity, leaf_types, unflatten};
 
 /// Phases with fewer items than this run on the calling thread alone. Handing a phase to
 /// spinning workers costs about 0.2 us; below a few hundred items (road-network BFS levels)
@@ -195,10 +195,8 @@ impl CpuProgram {
     ) -> Result<RunOutput> {
         let started = Instant::now();
         let params = bind_params(&self.module, graph, params)?;
-        let param_values = params
-            .iter()
-            .map(|v| v.to_grail().ok_or_else(|| RuntimeError::Unsupported("struct-typed parameters".into())))
-            .collect::<Result<Vec<_>>>()?;
+        let mut param_values = Vec::with_capacity(params.len());
+        grail_values(&params, "parameters", &mut param_values)?;
         let memory = Memory::new(&self.module, graph)?;
         let threads = match options.threads {
             0 => rayon::current_num_threads().max(1),
@@ -351,11 +349,7 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
         let kernel = &program.module.kernels[id.index()];
         let code = &program.kernels[id.index()];
         self.args.clear();
-        for arg in args {
-            let value =
-                arg.to_grail().ok_or_else(|| RuntimeError::Unsupported("struct-typed kernel arguments".into()))?;
-            self.args.push(value);
-        }
+        grail_values(args, "kernel arguments", &mut self.args)?;
         self.invocation = self.invocation.wrapping_add(1);
         if self.invocation == 0 {
             // Claims from 2^32 invocations ago would look current: forget them.

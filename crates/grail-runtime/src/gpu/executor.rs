@@ -37,7 +37,7 @@ use crate::error::{GpuError, Result, RuntimeError};
 use crate::host::interp::{self, Machine};
 use crate::host::memory::{ColumnRef, Memory};
 use crate::host::value::Value;
-use crate::host::{accumulator_type, bind_params, flatten, identity, leaf_types, ops, unflatten};
+use crate::host::{accumulator_type, bind_params, flatten, grail_values, identity, leaf_types, ops, unflatten};
 
 /// Threads per block for every kernel.
 const BLOCK: u32 = 256;
@@ -106,7 +106,6 @@ struct PhaseCode {
 struct KernelCode {
     phases: Vec<PhaseCode>,
     uses_worklist: bool,
-    pushes: bool,
     effects: KernelEffects,
 }
 
@@ -164,12 +163,9 @@ impl GpuProgram {
                     .max(1);
                 phases.push(PhaseCode { run, size_kernel, size, max_grid: sm_count * per_sm });
             }
-            let mut pushes = false;
-            grail_ir::walk_block(&kernel.body.block, &mut |s| pushes |= matches!(s, Stmt::Push { .. }));
             kernels.push(KernelCode {
                 phases,
                 uses_worklist: kernel.uses_worklist(),
-                pushes,
                 effects: analysis::kernel_effects(&module, KernelId(k as u32)),
             });
         }
@@ -396,10 +392,8 @@ impl<'a> GpuRun<'a> {
         let table: Vec<u64> = columns.iter().map(|col| col.buffer.ptr()).collect();
         let props_table = DeviceBuffer::from_slice(c, &table, "the property table")?;
         ctx.props = props_table.ptr();
-        let param_values: Vec<GrailValue> = params
-            .iter()
-            .map(|v| v.to_grail().ok_or_else(|| RuntimeError::Unsupported("struct-typed parameters".into())))
-            .collect::<Result<_>>()?;
+        let mut param_values = Vec::with_capacity(params.len());
+        grail_values(&params, "parameters", &mut param_values)?;
         let params_buffer = DeviceBuffer::from_slice(c, &param_values, "the parameters")?;
         ctx.params = params_buffer.ptr();
         let sets = match memory.sets.len {
@@ -656,10 +650,8 @@ impl<'a> GpuRun<'a> {
         let kernel = &program.module.kernels[id.index()];
         let code = &program.kernels[id.index()];
         self.columns_to_device()?;
-        let arg_values: Vec<GrailValue> = args
-            .iter()
-            .map(|a| a.to_grail().ok_or_else(|| RuntimeError::Unsupported("struct-typed kernel arguments".into())))
-            .collect::<Result<_>>()?;
+        let mut arg_values = Vec::with_capacity(args.len());
+        grail_values(args, "kernel arguments", &mut arg_values)?;
         self.args.upload(0, &arg_values)?;
         let args_ptr = self.args.ptr();
         self.invocation = self.invocation.wrapping_add(1);
@@ -677,9 +669,6 @@ impl<'a> GpuRun<'a> {
             (true, Some(list)) => (list.buffer.ptr(), list.len),
             _ => (0, 0),
         };
-        if code.pushes && self.spare.cap < u64::from(self.num_nodes()) {
-            self.spare = DeviceList::with_capacity(&self.context, u64::from(self.num_nodes()) + 1024, "a worklist")?;
-        }
         let n = u64::from(self.num_nodes());
         let m = self.memory.out.num_edges();
         let start = Event::new()?;
@@ -697,8 +686,9 @@ impl<'a> GpuRun<'a> {
                 let retry_write = 1 - retry_read;
                 self.ctx.retrying = u32::from(retrying);
                 self.set_worklists(retry_write);
-                self.set_counters(counter::RETRIES, &[0])?;
-                self.counters.upload(counter::OVERFLOW * 8 + 4, &[0u32])?;
+                // The retry count and both overflow words in one copy: the pushes' word is 0 here
+                // (cleared when the invocation starts and after its spill is absorbed).
+                self.set_counters(counter::RETRIES, &[0, 0])?;
                 let size = match (phase.size, retrying) {
                     (_, true) | (PhaseSize::Worklist, false) => self.ctx.item_count,
                     (PhaseSize::AllNodes, false) => n,
@@ -784,8 +774,9 @@ impl<'a> GpuRun<'a> {
         stats.items += items;
         stats.pushes += pushes;
         stats.retries += retried_total;
-        stats.time += Duration::from_secs_f64(f64::from(gpu_ms) / 1e3);
-        self.times.kernels += Duration::from_secs_f64(f64::from(gpu_ms) / 1e3);
+        let gpu_time = Duration::from_secs_f64(f64::from(gpu_ms) / 1e3);
+        stats.time += gpu_time;
+        self.times.kernels += gpu_time;
         Ok(result)
     }
 

@@ -16,6 +16,15 @@ use grail_ir::{Module, ReduceOp, Scalar, Type};
 use crate::cpu::ffi::GrailValue;
 use crate::error::{Result, RuntimeError};
 
+/// Appends `values` to `out` as `grail_value`s, the form generated code takes parameters and
+/// kernel arguments in; `what` names them in the error for a struct, which has no such form.
+pub(crate) fn grail_values(values: &[Value], what: &str, out: &mut Vec<GrailValue>) -> Result<()> {
+    for value in values {
+        out.push(value.to_grail().ok_or_else(|| RuntimeError::Unsupported(format!("struct-typed {what}")))?);
+    }
+    Ok(())
+}
+
 /// Every param's value: given, or its default; checked against its type and the graph.
 pub(crate) fn bind_params(module: &Module, graph: &Graph, given: &[Option<Value>]) -> Result<Vec<Value>> {
     let declared = &module.params;
