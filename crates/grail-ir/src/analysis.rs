@@ -84,6 +84,66 @@ pub fn kernel_effects(module: &Module, kernel: KernelId) -> KernelEffects {
     effects
 }
 
+/// Which locals a block reads and which it assigns (loop variables and invocation results
+/// included), by index, into `reads` and `writes` (each as long as the body's locals).
+pub fn local_uses(block: &Block, reads: &mut [bool], writes: &mut [bool]) {
+    walk_block(block, &mut |stmt| stmt_local_uses(stmt, reads, writes));
+}
+
+/// [`local_uses`] of one statement alone (its expressions and what it assigns, not its blocks).
+pub fn stmt_local_uses(stmt: &Stmt, reads: &mut [bool], writes: &mut [bool]) {
+    match stmt {
+        Stmt::Assign { place, .. } => mark_local_written(place, writes),
+        Stmt::For { var, .. } | Stmt::ForEach { var, .. } => writes[var.index()] = true,
+        Stmt::ForAll(forall) => writes[forall.var.index()] = true,
+        Stmt::Invoke { result: Some(local), .. } => writes[local.index()] = true,
+        _ => {}
+    }
+    stmt_exprs(stmt, &mut |expr| expr_local_reads(expr, reads));
+    // A field assignment reads the rest of the struct.
+    if let Stmt::Assign { place: Place::Field { base, .. }, .. } = stmt {
+        place_local_reads(base, reads);
+    }
+}
+
+/// Marks the locals an expression reads.
+pub fn expr_local_reads(expr: &Expr, reads: &mut [bool]) {
+    walk_expr(expr, &mut |e| {
+        if let ExprKind::Load(place) | ExprKind::Atomic { place, .. } = &e.kind {
+            place_local_reads(place, reads);
+        }
+    });
+}
+
+fn place_local_reads(place: &Place, reads: &mut [bool]) {
+    match place {
+        Place::Local(id) => reads[id.index()] = true,
+        Place::Field { base, .. } => place_local_reads(base, reads),
+        Place::Property { .. } | Place::ElementField { .. } => {}
+    }
+}
+
+fn mark_local_written(place: &Place, writes: &mut [bool]) {
+    match place {
+        Place::Local(id) => writes[id.index()] = true,
+        Place::Field { base, .. } => mark_local_written(base, writes),
+        Place::Property { .. } | Place::ElementField { .. } => {}
+    }
+}
+
+/// Which properties any kernel (or a function a kernel calls) writes: the others are read-only
+/// while kernels run.
+pub fn written_by_kernels(module: &Module) -> Vec<bool> {
+    let mut written = vec![false; module.properties.len()];
+    for k in 0..module.kernels.len() {
+        let effects = kernel_effects(module, KernelId(k as u32));
+        for (w, e) in written.iter_mut().zip(effects.writes) {
+            *w |= e;
+        }
+    }
+    written
+}
+
 /// Marks the property a place stores into, if it is one.
 fn mark_written(place: &Place, effects: &mut KernelEffects) {
     match place {
@@ -131,7 +191,7 @@ fn any_expr(module: &Module, mut test: impl FnMut(&Expr) -> bool) -> bool {
 }
 
 /// The expressions a statement holds directly (not those of its nested blocks).
-fn stmt_exprs(stmt: &Stmt, visit: &mut impl FnMut(&Expr)) {
+pub(crate) fn stmt_exprs(stmt: &Stmt, visit: &mut impl FnMut(&Expr)) {
     match stmt {
         Stmt::Assign { place, value } => {
             place_exprs(place, visit);
@@ -185,7 +245,7 @@ fn initial_exprs(initial: Option<&Initial>, visit: &mut impl FnMut(&Expr)) {
     }
 }
 
-fn place_exprs<'a>(place: &'a Place, visit: &mut impl FnMut(&'a Expr)) {
+pub(crate) fn place_exprs<'a>(place: &'a Place, visit: &mut impl FnMut(&'a Expr)) {
     match place {
         Place::Local(_) => {}
         Place::Property { element, .. } | Place::ElementField { element, .. } => visit(element),
@@ -194,7 +254,7 @@ fn place_exprs<'a>(place: &'a Place, visit: &mut impl FnMut(&'a Expr)) {
 }
 
 /// Visits an expression and all its sub-expressions, parents first.
-fn walk_expr(expr: &Expr, visit: &mut impl FnMut(&Expr)) {
+pub(crate) fn walk_expr(expr: &Expr, visit: &mut impl FnMut(&Expr)) {
     visit(expr);
     let mut children: Vec<&Expr> = Vec::new();
     match &expr.kind {

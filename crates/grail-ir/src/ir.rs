@@ -194,6 +194,11 @@ pub struct Module {
     pub main: Body,
     /// What `main` returns, `Type::Unit` if nothing.
     pub main_result: Type,
+    /// The optimizations applied ([`crate::opt::optimize`] sets it; lowering leaves `none`).
+    pub opt: crate::opt::OptConfig,
+    /// What the passes found that kept an optimization from applying somewhere, one line each
+    /// (`grail compile --emit ir` prints them).
+    pub opt_notes: Vec<String>,
 }
 
 /// A local variable.

@@ -20,10 +20,12 @@
 
 pub mod analysis;
 mod ir;
+pub mod opt;
 mod printer;
 pub mod samples;
 mod validate;
 
 pub use ir::*;
+pub use opt::{OptConfig, optimize};
 pub use printer::print;
 pub use validate::{ValidationError, validate};

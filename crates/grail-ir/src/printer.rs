@@ -38,6 +38,12 @@ impl<'m> Printer<'m> {
     fn module(&mut self) {
         let m = self.module;
         self.line(&format!("module {}", m.name));
+        if !m.opt.is_none() {
+            self.line(&format!("opt {}", m.opt));
+        }
+        for note in &m.opt_notes {
+            self.line(&format!("note: {note}"));
+        }
         for s in &m.structs {
             let fields: Vec<_> = s.fields.iter().map(|(n, t)| format!("{n}: {}", self.ty(*t))).collect();
             self.line(&format!("struct {} {{ {} }}", s.name, fields.join(", ")));

@@ -1,0 +1,295 @@
+//! [`OptConfig`]: which optimizations a compilation applies, and with which parameters.
+//!
+//! A configuration is written as a short string of `key=value` pairs separated by commas, e.g.
+//! `outline=all,np=tb+wp+fg,coop=warp,backoff=on`. The string may start with a preset (`none`
+//! or `all`) that the pairs after it modify (`all,coop=none`); without one, the pairs modify
+//! `none`. [`OptConfig`]'s `Display` prints every key in a fixed order, and parsing that text
+//! gives the same configuration back, so the text is what reports, JSON output and the tuning
+//! database store.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::ir::Aggregation;
+
+/// Which `iterate`/`pipe` regions iteration outlining moves onto the device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Outline {
+    /// None: every kernel invocation is a launch from the host.
+    #[default]
+    None,
+    /// The outermost region of each outline tree that can move (IrGL §4.1); where a root cannot,
+    /// its children are tried.
+    All,
+}
+
+/// Which nested-parallelism schedulers (IrGL §4.3, Table 5) share a nested loop's iterations.
+/// Inner loops too short for every selected scheduler run serially in their item's thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Schedulers {
+    /// Thread block: loops of at least a block's threads (`block`).
+    pub tb: bool,
+    /// Warp: loops of at least 32 iterations (every loop the thread block leaves, when
+    /// fine-grained is off).
+    pub wp: bool,
+    /// Fine-grained: the rest, spread over the block's threads by a prefix sum.
+    pub fg: bool,
+}
+
+impl Schedulers {
+    pub const SERIAL: Schedulers = Schedulers { tb: false, wp: false, fg: false };
+    pub const ALL: Schedulers = Schedulers { tb: true, wp: true, fg: true };
+
+    pub fn is_serial(self) -> bool {
+        self == Schedulers::SERIAL
+    }
+
+    /// Every combination, serial first: what the tuner searches.
+    pub fn combinations() -> impl Iterator<Item = Schedulers> {
+        (0u8..8).map(|bits| Schedulers { tb: bits & 4 != 0, wp: bits & 2 != 0, fg: bits & 1 != 0 })
+    }
+}
+
+/// Every optimization and its parameters. `OptConfig::default()` is the unoptimized program
+/// (`none`); [`OptConfig::all`] turns every optimization on with its default parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct OptConfig {
+    /// Iteration outlining (IrGL §4.1): GPU only; on the CPU the analogue is one persistent
+    /// parallel region.
+    pub outline: Outline,
+    /// Nested-parallelism schedulers for nested `forall` loops (IrGL §4.3).
+    pub np: Schedulers,
+    /// Cooperative conversion (IrGL §4.2): the level at which pushes are aggregated.
+    pub coop: Aggregation,
+    /// Retry backoff (IrGL §4.4): retried items are handed out in blocks, so neighbours in the
+    /// retry list (which tend to conflict) run on the same thread.
+    pub backoff: bool,
+    /// Loads of columns no kernel writes go through the read-only data cache (`__ldg`).
+    pub ldg: bool,
+    /// Threads per block on the GPU (a multiple of 32, 32..=1024).
+    pub block: u32,
+}
+
+impl Default for OptConfig {
+    fn default() -> Self {
+        OptConfig::NONE
+    }
+}
+
+/// Why a configuration string was rejected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid optimization configuration `{text}`: {message}")]
+pub struct ConfigError {
+    pub text: String,
+    pub message: String,
+}
+
+impl OptConfig {
+    /// The unoptimized program: one thread per item, one atomic per push, a launch per
+    /// invocation, 256 threads per block.
+    pub const NONE: OptConfig = OptConfig {
+        outline: Outline::None,
+        np: Schedulers::SERIAL,
+        coop: Aggregation::None,
+        backoff: false,
+        ldg: false,
+        block: 256,
+    };
+
+    /// Every optimization on, with its default parameters.
+    pub const fn all() -> OptConfig {
+        OptConfig {
+            outline: Outline::All,
+            np: Schedulers::ALL,
+            coop: Aggregation::Warp,
+            backoff: true,
+            ldg: true,
+            block: 256,
+        }
+    }
+
+    /// Whether nothing is switched on.
+    pub fn is_none(&self) -> bool {
+        *self == OptConfig::NONE
+    }
+
+    /// Parses a configuration (see the module documentation).
+    pub fn parse(text: &str) -> Result<OptConfig, ConfigError> {
+        let fail = |message: String| ConfigError { text: text.to_string(), message };
+        let mut config = OptConfig::NONE;
+        let pieces: Vec<&str> = text.split(',').map(str::trim).collect();
+        if pieces.iter().all(|p| p.is_empty()) {
+            return Err(fail("it is empty (say `none` for the unoptimized program)".into()));
+        }
+        for (i, piece) in pieces.iter().enumerate() {
+            if piece.is_empty() {
+                return Err(fail("an empty item between commas".into()));
+            }
+            match *piece {
+                "none" | "all" if i > 0 => {
+                    return Err(fail(format!("the preset `{piece}` can only come first")));
+                }
+                "none" => config = OptConfig::NONE,
+                "all" => config = OptConfig::all(),
+                _ => {
+                    let Some((key, value)) = piece.split_once('=') else {
+                        return Err(fail(format!(
+                            "`{piece}` is neither a preset (none, all) nor key=value (keys: {})",
+                            KEYS.join(", ")
+                        )));
+                    };
+                    config.set(key.trim(), value.trim()).map_err(fail)?;
+                }
+            }
+        }
+        Ok(config)
+    }
+
+    /// Sets one key.
+    fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
+        let on_off = |value: &str| match value {
+            "on" | "true" | "yes" => Ok(true),
+            "off" | "false" | "no" => Ok(false),
+            _ => Err(format!("{key}={value}: expected on or off")),
+        };
+        match key {
+            "outline" => {
+                self.outline = match value {
+                    "none" | "off" => Outline::None,
+                    "all" | "on" => Outline::All,
+                    _ => return Err(format!("outline={value}: expected none or all")),
+                }
+            }
+            "np" => {
+                let mut np = Schedulers::SERIAL;
+                if value != "serial" && value != "none" && value != "off" {
+                    for part in value.split('+') {
+                        match part.trim() {
+                            "tb" => np.tb = true,
+                            "wp" => np.wp = true,
+                            "fg" => np.fg = true,
+                            other => {
+                                return Err(format!(
+                                    "np={value}: `{other}` is not a scheduler (tb, wp, fg, joined by +; or serial)"
+                                ));
+                            }
+                        }
+                    }
+                }
+                self.np = np;
+            }
+            "coop" => {
+                self.coop = match value {
+                    "none" | "off" | "thread" => Aggregation::None,
+                    "warp" => Aggregation::Warp,
+                    "block" | "tb" => Aggregation::Block,
+                    _ => return Err(format!("coop={value}: expected none, warp or block")),
+                }
+            }
+            "backoff" => self.backoff = on_off(value)?,
+            "ldg" => self.ldg = on_off(value)?,
+            "block" => {
+                let block: u32 = value.parse().map_err(|_| format!("block={value}: expected a number of threads"))?;
+                if !(32..=1024).contains(&block) || block % 32 != 0 {
+                    return Err(format!("block={value}: a block holds a multiple of 32 threads, 32 to 1024"));
+                }
+                self.block = block;
+            }
+            _ => return Err(format!("unknown key `{key}` (keys: {})", KEYS.join(", "))),
+        }
+        Ok(())
+    }
+}
+
+/// The keys, in the order `Display` prints them.
+const KEYS: &[&str] = &["outline", "np", "coop", "backoff", "ldg", "block"];
+
+impl FromStr for OptConfig {
+    type Err = ConfigError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        OptConfig::parse(text)
+    }
+}
+
+impl fmt::Display for Schedulers {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_serial() {
+            return f.write_str("serial");
+        }
+        let names: Vec<&str> = [(self.tb, "tb"), (self.wp, "wp"), (self.fg, "fg")]
+            .iter()
+            .filter_map(|&(on, name)| on.then_some(name))
+            .collect();
+        f.write_str(&names.join("+"))
+    }
+}
+
+impl fmt::Display for OptConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let on_off = |b: bool| if b { "on" } else { "off" };
+        let outline = match self.outline {
+            Outline::None => "none",
+            Outline::All => "all",
+        };
+        let coop = match self.coop {
+            Aggregation::None => "none",
+            Aggregation::Warp => "warp",
+            Aggregation::Block => "block",
+        };
+        write!(
+            f,
+            "outline={outline},np={},coop={coop},backoff={},ldg={},block={}",
+            self.np,
+            on_off(self.backoff),
+            on_off(self.ldg),
+            self.block
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presets_and_round_trips() {
+        assert_eq!(OptConfig::parse("none").unwrap(), OptConfig::NONE);
+        assert_eq!(OptConfig::parse("all").unwrap(), OptConfig::all());
+        let text = OptConfig::all().to_string();
+        assert_eq!(text, "outline=all,np=tb+wp+fg,coop=warp,backoff=on,ldg=on,block=256");
+        assert_eq!(OptConfig::parse(&text).unwrap(), OptConfig::all());
+        for np in Schedulers::combinations() {
+            let config = OptConfig { np, ..OptConfig::NONE };
+            assert_eq!(OptConfig::parse(&config.to_string()).unwrap(), config);
+        }
+    }
+
+    #[test]
+    fn pairs_modify_the_preset() {
+        let config = OptConfig::parse("all, coop=none ,np=wp").unwrap();
+        assert_eq!(config.coop, Aggregation::None);
+        assert_eq!(config.np, Schedulers { wp: true, ..Schedulers::SERIAL });
+        assert_eq!(config.outline, Outline::All);
+        let config = OptConfig::parse("np=tb+fg,block=128").unwrap();
+        assert_eq!(config.outline, Outline::None);
+        assert_eq!(config.block, 128);
+    }
+
+    #[test]
+    fn errors_name_the_problem() {
+        for (text, needle) in [
+            ("", "empty"),
+            ("np=tb+xx", "`xx` is not a scheduler"),
+            ("block=100", "multiple of 32"),
+            ("coop=grid", "expected none, warp or block"),
+            ("speed=max", "unknown key `speed`"),
+            ("np=tb,all", "can only come first"),
+            ("fast", "neither a preset"),
+            ("np=tb,,coop=warp", "empty item"),
+        ] {
+            let error = OptConfig::parse(text).unwrap_err().to_string();
+            assert!(error.contains(needle), "{text}: {error}");
+        }
+    }
+}
