@@ -14,6 +14,9 @@ pub enum AlgoError {
     /// A suite program that does not compile: a bug in grail, reported with its diagnostics.
     #[error("the suite program `{name}` does not compile; this is a bug in grail:\n{diagnostics}")]
     Program { name: String, diagnostics: String },
+    /// An optimization pass produced an invalid module: a bug in grail.
+    #[error("internal error (a bug in grail): {0}")]
+    Internal(String),
     /// A variant, parameter or option the algorithm does not have.
     #[error("{0}")]
     Usage(String),

@@ -12,6 +12,7 @@ mod output;
 mod programs;
 mod run;
 pub mod suite;
+pub mod tuning;
 mod variant;
 
 pub use algorithm::{Algorithm, Target};
@@ -19,4 +20,5 @@ pub use error::{AlgoError, Result};
 pub use output::Output;
 pub use programs::{PROGRAMS, program_source};
 pub use run::{RunParams, RunResult, run, verify};
+pub use tuning::OptChoice;
 pub use variant::{VARIANTS, Variant};

@@ -12,6 +12,7 @@ use crate::algorithm::{Algorithm, Target};
 use crate::error::{AlgoError, Result};
 use crate::output::Output;
 use crate::suite::SuiteProgram;
+use crate::tuning::{self, OptChoice};
 use crate::variant::Variant;
 
 /// Parameters of a run. The source is checked against the graph before anything runs.
@@ -28,6 +29,8 @@ pub struct RunParams {
     pub threads: usize,
     /// The GPU of the GPU target (`--device`), numbered from 0.
     pub device: usize,
+    /// The optimization configuration of the generated targets (`--opt`).
+    pub opt: OptChoice,
 }
 
 impl RunParams {
@@ -53,6 +56,8 @@ pub struct RunResult {
     pub stats: Option<RunStats>,
     /// The GPU target's kernel, upload and download times.
     pub gpu: Option<GpuTimes>,
+    /// The optimization configuration the generated targets compiled with.
+    pub opt: Option<grail_ir::OptConfig>,
 }
 
 /// Runs `algorithm` on `graph` with `target`.
@@ -70,16 +75,26 @@ pub fn run(algorithm: Algorithm, graph: &Graph, target: Target, params: &RunPara
             }
             let start = Instant::now();
             let output = run_reference(algorithm, graph, source, params);
-            Ok(RunResult { algorithm, target, variant: None, output, time: start.elapsed(), stats: None, gpu: None })
+            Ok(RunResult {
+                algorithm,
+                target,
+                variant: None,
+                output,
+                time: start.elapsed(),
+                stats: None,
+                gpu: None,
+                opt: None,
+            })
         }
         Target::Cpu | Target::Gpu => {
             let variant = Variant::find(algorithm, params.variant.as_deref()).map_err(AlgoError::Usage)?;
             let cache = ModuleCache::default_location();
+            let opt = tuning::resolve(params.opt, target);
             let program = if target == Target::Cpu {
-                SuiteProgram::compile(variant, &CCompiler::detect()?, Some(&cache))?
+                SuiteProgram::compile(variant, &CCompiler::detect()?, Some(&cache), &opt)?
             } else {
                 let device = Device::open(params.device).map_err(grail_runtime::RuntimeError::from)?;
-                SuiteProgram::compile_gpu(variant, device, Some(&cache))?
+                SuiteProgram::compile_gpu(variant, device, Some(&cache), &opt)?
             };
             let run = program.run(graph, params)?;
             let time = run.stats.elapsed;
@@ -91,6 +106,7 @@ pub fn run(algorithm: Algorithm, graph: &Graph, target: Target, params: &RunPara
                 time,
                 stats: Some(run.stats),
                 gpu: run.gpu,
+                opt: Some(opt),
             })
         }
     }

@@ -10,7 +10,7 @@ use grail_graph::properties::Column;
 use grail_graph::reference::SpanningForest;
 use grail_graph::reorder::{Reordering, reorder};
 use grail_graph::{Graph, GraphError};
-use grail_ir::{Module, Owner, Type, analysis};
+use grail_ir::{Module, OptConfig, Owner, Type, analysis, optimize};
 use grail_lang::SourceMap;
 use grail_lang::diagnostics::render_to_string;
 use grail_runtime::ModuleCache;
@@ -32,6 +32,13 @@ pub fn compile_source(name: &str, source: &str) -> Result<Module> {
         Some(module) => Ok(module),
         None => Err(AlgoError::Program { name: name.to_string(), diagnostics: render_to_string(&diagnostics, &files) }),
     }
+}
+
+/// A suite variant's program compiled to the IR and optimized with `opt`.
+pub fn optimized(variant: &Variant, opt: &OptConfig) -> Result<Module> {
+    let source = crate::program_source(variant.program).expect("every variant names a suite program");
+    let module = compile_source(variant.program, source)?;
+    optimize(module, opt).map_err(|e| AlgoError::Internal(format!("optimizing `{}` with {opt}: {e}", variant.program)))
 }
 
 /// A suite variant compiled for a target, ready to run on any number of graphs.
@@ -71,18 +78,26 @@ pub struct Prepared<'g> {
 impl SuiteProgram {
     /// Compiles `variant`'s program; the shared library comes from `cache` when it was built
     /// before.
-    pub fn compile(variant: &'static Variant, compiler: &CCompiler, cache: Option<&ModuleCache>) -> Result<Self> {
-        let source = crate::program_source(variant.program).expect("every variant names a suite program");
-        let module = compile_source(variant.program, source)?;
+    pub fn compile(
+        variant: &'static Variant,
+        compiler: &CCompiler,
+        cache: Option<&ModuleCache>,
+        opt: &OptConfig,
+    ) -> Result<Self> {
+        let module = optimized(variant, opt)?;
         let program = CpuProgram::compile(module, compiler, cache)?;
         Ok(SuiteProgram { variant, program: Compiled::Cpu(Box::new(program)) })
     }
 
     /// Compiles `variant`'s program for `device` with NVRTC; the image comes from `cache` when
     /// it was built before.
-    pub fn compile_gpu(variant: &'static Variant, device: Device, cache: Option<&ModuleCache>) -> Result<Self> {
-        let source = crate::program_source(variant.program).expect("every variant names a suite program");
-        let module = compile_source(variant.program, source)?;
+    pub fn compile_gpu(
+        variant: &'static Variant,
+        device: Device,
+        cache: Option<&ModuleCache>,
+        opt: &OptConfig,
+    ) -> Result<Self> {
+        let module = optimized(variant, opt)?;
         let program = GpuProgram::compile(module, device, cache)?;
         Ok(SuiteProgram { variant, program: Compiled::Gpu(Box::new(program)) })
     }

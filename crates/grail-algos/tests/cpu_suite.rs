@@ -1,6 +1,7 @@
 //! Every suite variant, compiled by grail and run on the CPU, agrees with the references: on
 //! hundreds of small random graphs (directed, with self-loops, duplicate edges, isolated nodes,
-//! several components) and on generated graphs of every kind, with one and with two threads.
+//! several components) and on generated graphs of every kind, with one and with two threads;
+//! compiled with every optimization on (the default) and under a sample of configurations.
 
 use std::sync::OnceLock;
 
@@ -9,6 +10,7 @@ use grail_algos::{RunParams, VARIANTS, verify};
 use grail_graph::builder::{BuildOptions, EdgeList, build};
 use grail_graph::generate::{GenOptions, Generator, generate};
 use grail_graph::{Graph, NoProgress};
+use grail_ir::OptConfig;
 use grail_runtime::ModuleCache;
 use grail_runtime::cpu::CCompiler;
 
@@ -21,9 +23,29 @@ fn programs() -> &'static [SuiteProgram] {
         let compiler = CCompiler::detect().expect("the tests need a C compiler");
         VARIANTS
             .iter()
-            .map(|v| SuiteProgram::compile(v, &compiler, Some(&cache)).unwrap_or_else(|e| panic!("{}: {e}", v.program)))
+            .map(|v| {
+                SuiteProgram::compile(v, &compiler, Some(&cache), &OptConfig::all())
+                    .unwrap_or_else(|e| panic!("{}: {e}", v.program))
+            })
             .collect()
     })
+}
+
+/// Configurations that differ in every optimization, each once: what the passes decide must
+/// not change a result.
+fn sample_configs() -> Vec<OptConfig> {
+    [
+        "none",
+        "np=tb",
+        "np=wp,coop=warp",
+        "np=fg,coop=block,block=64",
+        "outline=all,np=tb+fg,backoff=on",
+        "outline=all,np=wp+fg,coop=block,ldg=on,block=1024",
+        "all,np=tb+wp,coop=none",
+    ]
+    .iter()
+    .map(|text| text.parse().expect("a valid configuration"))
+    .collect()
 }
 
 /// A small deterministic generator (SplitMix64), so failures reproduce from the printed seed.
@@ -144,4 +166,26 @@ fn stats_count_the_work() {
     assert_eq!(expand.invocations, 19);
     assert_eq!(expand.items, 100);
     assert_eq!(expand.pushes, 99);
+}
+
+#[test]
+fn every_configuration_agrees_with_the_reference() {
+    let dir = std::env::temp_dir().join(format!("grail-test-cache-configs-{}", std::process::id()));
+    let cache = ModuleCache::at(dir);
+    let compiler = CCompiler::detect().expect("the tests need a C compiler");
+    let options = GenOptions { seed: 5, max_weight: Some(255) };
+    let graphs: Vec<(&str, Graph)> = vec![
+        ("rmat", generate(&Generator::graph500(9), &options, false, &NoProgress).unwrap()),
+        ("road", generate(&Generator::Road { nodes: 1500 }, &options, true, &NoProgress).unwrap()),
+        ("random graph seed 7", random_graph(7)),
+    ];
+    for config in sample_configs() {
+        for variant in VARIANTS {
+            let program = SuiteProgram::compile(variant, &compiler, Some(&cache), &config)
+                .unwrap_or_else(|e| panic!("{} with {config}: {e}", variant.program));
+            for (label, graph) in &graphs {
+                check(&program, graph, 2, &format!("{label} with {config}"));
+            }
+        }
+    }
 }

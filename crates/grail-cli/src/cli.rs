@@ -69,6 +69,10 @@ pub struct CompileArgs {
     /// C++ the GPU backend compiles with NVRTC).
     #[arg(long, value_enum, value_name = "STAGE")]
     pub emit: Emit,
+    /// Optimizations: `none` (the default here: the program as written) (unoptimized), `all`, or KEY=VALUE pairs after an optional preset,
+    /// e.g. `all,coop=none` or `outline=all,np=tb+wp+fg,coop=warp,backoff=on,ldg=on,block=256`.
+    #[arg(long, value_name = "CONFIG", default_value = "none")]
+    pub opt: grail_ir::OptConfig,
 }
 
 /// A compiler stage `grail compile` can write out.
@@ -280,6 +284,11 @@ pub struct RunArgs {
     /// PageRank: stop after this many iterations at most.
     #[arg(long, value_name = "N")]
     pub pr_max_iterations: Option<u32>,
+    /// Optimizations: `tuned` (the default: the tuned configuration for this input, else every
+    /// optimization), `none` (unoptimized), `all`, or KEY=VALUE pairs after an optional preset,
+    /// e.g. `all,coop=none` or `outline=all,np=tb+wp+fg,coop=warp,backoff=on,ldg=on,block=256`.
+    #[arg(long, value_name = "CONFIG", default_value = "tuned")]
+    pub opt: grail_algos::OptChoice,
 }
 
 /// Splits `name=value`.
@@ -302,6 +311,11 @@ pub struct DemoArgs {
     /// The GPU for `--target gpu`, numbered from 0.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub device: usize,
+    /// Optimizations: `tuned` (the default: the tuned configuration for this input, else every
+    /// optimization), `none` (unoptimized), `all`, or KEY=VALUE pairs after an optional preset,
+    /// e.g. `all,coop=none` or `outline=all,np=tb+wp+fg,coop=warp,backoff=on,ldg=on,block=256`.
+    #[arg(long, value_name = "CONFIG", default_value = "tuned")]
+    pub opt: grail_algos::OptChoice,
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -333,6 +347,11 @@ pub enum BenchCommand {
         /// The GPU of the gpu target, numbered from 0.
         #[arg(long, value_name = "N", default_value_t = 0)]
         device: usize,
+        /// Optimizations: `tuned` (the default: the tuned configuration for this input, else every
+        /// optimization), `none` (unoptimized), `all`, or KEY=VALUE pairs after an optional preset,
+        /// e.g. `all,coop=none` or `outline=all,np=tb+wp+fg,coop=warp,backoff=on,ldg=on,block=256`.
+        #[arg(long, value_name = "CONFIG", default_value = "tuned")]
+        opt: grail_algos::OptChoice,
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,

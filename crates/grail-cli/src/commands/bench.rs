@@ -25,7 +25,7 @@ use crate::progress::Bars;
 
 pub fn bench(command: BenchCommand, threads: usize, progress: &Bars) -> Result<()> {
     match command {
-        BenchCommand::Suite { graphs, algorithms, all_variants, repeat, no_verify, targets, device, json } => {
+        BenchCommand::Suite { graphs, algorithms, all_variants, repeat, no_verify, targets, device, opt, json } => {
             let algorithms = if algorithms.is_empty() { Algorithm::ALL.to_vec() } else { algorithms };
             let bench = SuiteBench {
                 graphs,
@@ -35,6 +35,7 @@ pub fn bench(command: BenchCommand, threads: usize, progress: &Bars) -> Result<(
                 verify: !no_verify,
                 targets,
                 device,
+                opt,
                 json,
                 threads,
             };

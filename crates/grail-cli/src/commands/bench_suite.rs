@@ -37,6 +37,7 @@ pub struct SuiteBench {
     /// The generated targets to run on.
     pub targets: Vec<Target>,
     pub device: usize,
+    pub opt: grail_algos::OptChoice,
     pub json: bool,
     pub threads: usize,
 }
@@ -74,12 +75,13 @@ pub fn suite(bench: SuiteBench, progress: &Bars) -> Result<()> {
     let mut programs = Vec::new();
     for &variant in &variants {
         for &target in &bench.targets {
+            let opt = grail_algos::tuning::resolve(bench.opt, target);
             let program = match (target, &compiler) {
-                (Target::Cpu, Some(compiler)) => SuiteProgram::compile(variant, compiler, Some(&cache)),
+                (Target::Cpu, Some(compiler)) => SuiteProgram::compile(variant, compiler, Some(&cache), &opt),
                 _ => grail_runtime::gpu::Device::open(bench.device)
                     .map_err(grail_runtime::RuntimeError::from)
                     .map_err(grail_algos::AlgoError::from)
-                    .and_then(|device| SuiteProgram::compile_gpu(variant, device, Some(&cache))),
+                    .and_then(|device| SuiteProgram::compile_gpu(variant, device, Some(&cache), &opt)),
             };
             let program =
                 program.with_context(|| format!("cannot build {} for the {target} target", variant.program))?;

@@ -32,6 +32,7 @@ fn inputs(scale: u32) -> Vec<(String, Generator, bool)> {
 pub fn demo(args: DemoArgs, threads: usize, progress: &Bars) -> Result<()> {
     anyhow::ensure!((4..=24).contains(&args.scale), "--scale must be between 4 and 24 for the demo");
     let target = args.target;
+    let opt = grail_algos::tuning::resolve(args.opt, target);
     // Compile every program once, before any graph: the C compiler runs here (or the cache hits).
     let programs = match target {
         Target::Reference => Vec::new(),
@@ -42,7 +43,7 @@ pub fn demo(args: DemoArgs, threads: usize, progress: &Bars) -> Result<()> {
                 .iter()
                 .map(|&a| {
                     let variant = Variant::find(a, None).map_err(anyhow::Error::msg)?;
-                    Ok(SuiteProgram::compile(variant, &compiler, Some(&cache))?)
+                    Ok(SuiteProgram::compile(variant, &compiler, Some(&cache), &opt)?)
                 })
                 .collect::<Result<Vec<_>>>()?
         }
@@ -53,7 +54,7 @@ pub fn demo(args: DemoArgs, threads: usize, progress: &Bars) -> Result<()> {
                 .map(|&a| {
                     let variant = Variant::find(a, None).map_err(anyhow::Error::msg)?;
                     let device = grail_runtime::gpu::Device::open(args.device)?;
-                    Ok(SuiteProgram::compile_gpu(variant, device, Some(&cache))?)
+                    Ok(SuiteProgram::compile_gpu(variant, device, Some(&cache), &opt)?)
                 })
                 .collect::<Result<Vec<_>>>()?
         }

@@ -44,6 +44,7 @@ fn run_suite(algorithm: Algorithm, args: RunArgs, threads: usize, progress: &Bar
         program_params: args.params.clone(),
         threads,
         device: args.device.unwrap_or(0),
+        opt: args.opt,
         ..Default::default()
     };
     if args.device.is_some() && target != Target::Gpu {
@@ -92,6 +93,7 @@ fn run_suite(algorithm: Algorithm, args: RunArgs, threads: usize, progress: &Bar
             "time_ms": time_ms,
             "load_ms": load_ms,
             "verified": verified,
+            "opt": result.opt.map(|o| o.to_string()),
         });
         if let Some(gpu) = &result.gpu {
             summary.as_object_mut().expect("object").extend(gpu_json(gpu));
@@ -113,6 +115,9 @@ fn run_suite(algorithm: Algorithm, args: RunArgs, threads: usize, progress: &Bar
             graph.num_edges(),
         );
         print_time(time_ms, load_ms, result.gpu.as_ref());
+        if let Some(opt) = &result.opt {
+            println!("  opt       {opt}");
+        }
         println!("  result    {}", result.output.headline_text());
         if verified.is_some() {
             println!("  verified  ok");
@@ -174,7 +179,9 @@ fn run_program(args: RunArgs, threads: usize, progress: &Bars) -> Result<()> {
     if args.variant.is_some() || args.pr_tolerance.is_some() || args.pr_max_iterations.is_some() {
         bail!("--variant and --pr-* are for suite algorithms; pass a program's parameters with --param NAME=VALUE");
     }
-    let module = super::check::lower_file(path)?;
+    let opt = grail_algos::tuning::resolve(args.opt, target);
+    let module = grail_ir::optimize(super::check::lower_file(path)?, &opt)
+        .map_err(|e| anyhow::anyhow!("internal error (a bug in grail): {e}"))?;
     if args.output.is_some() && module.outputs.is_empty() && module.collection_outputs.is_empty() {
         bail!("--output: {} declares no `output` to write", path.display());
     }
@@ -233,6 +240,7 @@ fn run_program(args: RunArgs, threads: usize, progress: &Bars) -> Result<()> {
             "time_ms": time_ms,
             "load_ms": load_ms,
             "result": output.result.as_ref().map(|v| v.to_string()),
+            "opt": opt.to_string(),
         });
         if let Some(gpu) = &gpu {
             summary.as_object_mut().expect("object").extend(gpu_json(gpu));

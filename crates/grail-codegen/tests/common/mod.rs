@@ -175,6 +175,7 @@ pub fn kitchen_sink() -> Module {
             ],
         },
         main_result: Type::Unit,
+        ..Module::default()
     }
 }
 

@@ -67,7 +67,9 @@ pub enum NodeKind {
     /// A push statement, with its site.
     Push(PushSite),
     /// A branch (`if`, or the head of a loop), and whether every thread decides it alike.
-    Branch { uniform: bool },
+    Branch {
+        uniform: bool,
+    },
 }
 
 /// The control-flow graph of one kernel phase, one node per statement (a loop's node is its

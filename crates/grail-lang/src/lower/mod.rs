@@ -916,6 +916,8 @@ impl<'a> Lowerer<'a> {
             kernels,
             main: std::mem::take(&mut self.main_body),
             main_result: self.main_result,
+            opt: ir::OptConfig::NONE,
+            opt_notes: Vec::new(),
         }
     }
 }
