@@ -85,7 +85,8 @@ pub struct RunOptions {
 /// What a run leaves.
 #[derive(Debug, Clone)]
 pub struct RunOutput {
-    /// Every property's final column, by property id.
+    /// Every property's final column, by property id; a `u32` weight property that nothing
+    /// writes is read in place from the graph and comes back empty.
     pub properties: Vec<Column>,
     /// What `main` returned.
     pub result: Option<Value>,
@@ -197,7 +198,7 @@ impl CpuProgram {
         let params = bind_params(&self.module, graph, params)?;
         let mut param_values = Vec::with_capacity(params.len());
         grail_values(&params, "parameters", &mut param_values)?;
-        let memory = Memory::new(&self.module, graph)?;
+        let memory = Memory::borrowing_weights(&self.module, graph)?;
         let threads = match options.threads {
             0 => rayon::current_num_threads().max(1),
             n => n,

@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use std::ffi::c_void;
 
 use grail_graph::{Column, Csr, Graph};
-use grail_ir::{Module, Owner, Type, analysis};
+use grail_ir::{Module, Owner, Place, Stmt, Type, analysis, walk_block};
 
 use super::value::{Value, column_type};
 use crate::error::{Result, RuntimeError};
@@ -157,12 +157,28 @@ pub(crate) struct Memory<'g> {
 }
 
 impl<'g> Memory<'g> {
+    /// Every property in a column of its own.
     pub fn new(module: &Module, graph: &'g Graph) -> Result<Memory<'g>> {
+        Memory::build(module, graph, false)
+    }
+
+    /// As [`Memory::new`], except that a `u32` weight property that nothing writes (no kernel,
+    /// function or host statement) is the graph's own weight array, read in place instead of
+    /// copied into a fresh column: on a graph of 33 M edges the copy alone costs more than a
+    /// BFS. Such a column comes back from [`Memory::into_columns`] empty (the graph holds it).
+    /// Only for executors that never write a column nobody writes (the CPU's).
+    pub fn borrowing_weights(module: &Module, graph: &'g Graph) -> Result<Memory<'g>> {
+        Memory::build(module, graph, true)
+    }
+
+    fn build(module: &Module, graph: &'g Graph, borrow_weights: bool) -> Result<Memory<'g>> {
         let n = graph.num_nodes() as usize;
         let m = usize::try_from(graph.num_edges())
             .map_err(|_| RuntimeError::OutOfMemory { what: "edge property columns".into() })?;
         let mut owned = Vec::with_capacity(module.properties.len());
-        for property in &module.properties {
+        let mut borrowed: Vec<Option<ColumnRef>> = vec![None; module.properties.len()];
+        let written = if borrow_weights { written_anywhere(module) } else { Vec::new() };
+        for (i, property) in module.properties.iter().enumerate() {
             let ty = column_type(property.ty).ok_or_else(|| {
                 RuntimeError::Unsupported(format!(
                     "property `{}` has type {}; the CPU executor stores only scalar, node and edge properties",
@@ -170,13 +186,24 @@ impl<'g> Memory<'g> {
                 ))
             })?;
             let len = if property.owner == Owner::Node { n } else { m };
+            let in_place = borrow_weights && property.is_weight && property.ty == Type::U32 && !written[i];
+            if let (true, Some(weights)) = (in_place, graph.out().weights()) {
+                // Never written through: the pointer is `*mut` only to share the column type.
+                borrowed[i] = Some(ColumnRef::U32(Raw { ptr: weights.as_ptr().cast_mut(), len: weights.len() }));
+                owned.push(Column::U32(Vec::new()));
+                continue;
+            }
             let mut column = Column::zeroed(ty, len);
             if property.is_weight {
                 fill_weights(&mut column, graph.out().weights());
             }
             owned.push(column);
         }
-        let columns: Vec<ColumnRef> = owned.iter_mut().map(ColumnRef::of).collect();
+        let columns: Vec<ColumnRef> = owned
+            .iter_mut()
+            .zip(borrowed)
+            .map(|(column, borrowed)| borrowed.unwrap_or_else(|| ColumnRef::of(column)))
+            .collect();
         let props = columns.iter().map(|c| c.ptr()).collect();
 
         let reverse = if analysis::needs_in_edge_ids(module) {
@@ -231,10 +258,32 @@ impl<'g> Memory<'g> {
         }
     }
 
-    /// Hands the columns back at the end of the run.
+    /// Hands the columns back at the end of the run (a weight column read in place comes back
+    /// empty).
     pub fn into_columns(self) -> Vec<Column> {
         self.owned
     }
+}
+
+/// Which properties anything writes: a kernel or a function ([`analysis::written_by_kernels`],
+/// atomics included), or an assignment in host code (host code has no atomics).
+fn written_anywhere(module: &Module) -> Vec<bool> {
+    let mut written = analysis::written_by_kernels(module);
+    let bodies = module.functions.iter().map(|f| &f.body).chain(std::iter::once(&module.main));
+    for body in bodies {
+        walk_block(&body.block, &mut |stmt| {
+            if let Stmt::Assign { place, .. } = stmt {
+                let mut place = place;
+                while let Place::Field { base, .. } = place {
+                    place = base;
+                }
+                if let Place::Property { property, .. } = place {
+                    written[property.index()] = true;
+                }
+            }
+        });
+    }
+    written
 }
 
 /// The graph's weights converted to the property's integer type (1 where there are none).
