@@ -1,17 +1,24 @@
-//! The CPU executor through grail programs whose results are known exactly: the weight column
-//! read in place from the graph unless something writes it. Each program runs with one to three
-//! threads.
+//! The CPU executor's scheduling, through grail programs whose results are known exactly:
+//! nested loops of hubs shared among the threads (split sites), outlined regions run as one
+//! persistent parallel region (left by `break`, or by an error), and the weight column read in
+//! place from the graph unless something writes it. Each program runs with one to three threads
+//! and under configurations that switch each mechanism on and off.
 
-use grail_algos::suite::compile_source;
+use grail_algos::suite::{SuiteProgram, compile_source};
+use grail_algos::{RunParams, VARIANTS, verify};
 use grail_graph::Graph;
 use grail_graph::builder::{BuildOptions, EdgeList, build};
 use grail_graph::properties::Column;
-use grail_ir::{OptConfig, optimize};
+use grail_ir::{OptConfig, Stmt, optimize};
 use grail_runtime::ModuleCache;
 use grail_runtime::cpu::{CCompiler, CpuProgram, RunOptions, RunOutput, Value};
 
 fn cache() -> ModuleCache {
     ModuleCache::at(std::env::temp_dir().join(format!("grail-test-cache-engine-{}", std::process::id())))
+}
+
+fn config(text: &str) -> OptConfig {
+    text.parse().expect("a valid configuration")
 }
 
 fn compile(name: &str, source: &str, opt: &OptConfig) -> CpuProgram {
@@ -56,6 +63,165 @@ fn hub_graph(n: u32, hubs: u32) -> Graph {
 }
 
 const THREADS: [usize; 3] = [1, 2, 3];
+
+#[test]
+fn hub_loops_are_shared_among_threads_and_every_variant_stays_right() {
+    let graph = hub_graph(6000, 3);
+    let compiler = CCompiler::detect().expect("the tests need a C compiler");
+    for opt in [OptConfig::all(), config("np=fg"), config("none")] {
+        for variant in VARIANTS {
+            let program = SuiteProgram::compile(variant, &compiler, Some(&cache()), &opt)
+                .unwrap_or_else(|e| panic!("{} with {opt}: {e}", variant.program));
+            for threads in THREADS {
+                // A ring node as the source: its frontier holds the hubs, which are split.
+                let params = RunParams { threads, source: Some(100), ..Default::default() };
+                let run = program.run(&graph, &params).unwrap_or_else(|e| panic!("{}: {e}", variant.program));
+                verify(variant.algorithm, &graph, &params, &run.output)
+                    .unwrap_or_else(|e| panic!("{} with {opt}, {threads} threads: {e}", variant.program));
+                if variant.program == "bfs" {
+                    let expand = run.stats.kernels.iter().find(|k| k.name == "expand").unwrap();
+                    let splits = threads > 1 && !opt.np.is_serial();
+                    assert_eq!(expand.split > 0, splits, "bfs with {opt}, {threads} threads: {} split", expand.split);
+                }
+            }
+        }
+    }
+}
+
+/// A nested loop whose closure holds values of several types, with atomics and a reduction in
+/// its body: the same result whether the hubs' loops are split or not.
+const CLOSURES: &str = r#"
+graph { node w: f32 = 0.5; node hits: u64; }
+output hits;
+kernel spread(scale: u64) -> sum u64 {
+    forall u in G.nodes() {
+        let a = (u as u32) as u64 * scale;
+        let f: f32 = u.w * 2.0;
+        let even = u.degree() % 2 == 0;
+        let s: i32 = 0 - 3;
+        forall v in u.neighbors() where (v as u32) != 1 {
+            if even { atomic_add(v.hits, a + 1); } else { atomic_add(v.hits, 1); }
+            if f > 0.9 && s < 0 { reduce 1; }
+        }
+    }
+}
+fn main() -> u64 { return invoke spread(3); }
+"#;
+
+#[test]
+fn split_loops_restore_their_closure() {
+    let graph = hub_graph(5000, 2);
+    let out = graph.out();
+    let mut hits = vec![0u64; graph.num_nodes() as usize];
+    let mut count = 0u64;
+    for u in 0..graph.num_nodes() {
+        let add = if out.degree(u) % 2 == 0 { u64::from(u) * 3 + 1 } else { 1 };
+        for &v in out.neighbors(u) {
+            if v != 1 {
+                hits[v as usize] += add;
+                count += 1;
+            }
+        }
+    }
+    for opt in [OptConfig::all(), config("np=tb"), config("none")] {
+        let program = compile("closures", CLOSURES, &opt);
+        for threads in THREADS {
+            let output = run(&program, &graph, &[], threads);
+            assert_eq!(u64s(&output.properties[1]), hits.as_slice(), "with {opt}, {threads} threads");
+            assert_eq!(output.result, Some(Value::U64(count)), "with {opt}, {threads} threads");
+            let splits = output.stats.kernels[0].split;
+            assert_eq!(splits > 0, threads > 1 && !opt.np.is_serial(), "with {opt}, {threads} threads");
+        }
+    }
+}
+
+/// An outlined pipe left by `break` after `limit` rounds, then an outlined iterate: every node
+/// is bumped once a round.
+const BREAKS: &str = r#"
+graph { node count: u32; }
+param limit: u32 = 25;
+output count;
+kernel bump() {
+    forall u in worklist { u.count += 1; push(u); }
+}
+kernel total() -> sum u64 { forall u in G.nodes() { reduce u.count as u64; } }
+fn main() -> u64 {
+    let mut round: u32 = 0;
+    pipe initial G.nodes() {
+        invoke bump();
+        round += 1;
+        if round == limit { break; }
+    }
+    let mut again: u32 = 0;
+    iterate bump() initial G.nodes() {
+        again += 1;
+        if again == 3 { break; }
+    }
+    return invoke total();
+}
+"#;
+
+#[test]
+fn outlined_regions_left_by_break() {
+    for opt in [OptConfig::all(), config("outline=all"), config("none")] {
+        let program = compile("breaks", BREAKS, &opt);
+        let outlined = program
+            .module()
+            .main
+            .block
+            .iter()
+            .filter(|s| matches!(s, Stmt::Pipe(p) if p.outlined) || matches!(s, Stmt::Iterate(i) if i.outlined))
+            .count();
+        assert_eq!(outlined, if opt.outline == grail_ir::opt::Outline::All { 2 } else { 0 }, "with {opt}");
+        // Below, between and above the sizes at which phases are shared among threads.
+        for n in [1u32, 100, 200, 3000] {
+            let graph = build(EdgeList::new(n, false), &BuildOptions::AS_GIVEN).unwrap();
+            for threads in THREADS {
+                for limit in [1u32, 25] {
+                    let output = run(&program, &graph, &[Some(Value::U32(limit))], threads);
+                    let Column::U32(count) = &output.properties[0] else { panic!("count is u32") };
+                    assert!(count.iter().all(|&c| c == limit + 3), "n {n}, limit {limit}, {threads} threads, {opt}");
+                    assert_eq!(output.result, Some(Value::U64(u64::from(n) * u64::from(limit + 3))));
+                }
+            }
+        }
+    }
+}
+
+/// An outlined region whose kernel fails: the error comes back, and the program runs again.
+const FAILS: &str = r#"
+graph { node seen: u32; }
+param bad: u32 = 0;
+output seen;
+kernel hop(round: u32) {
+    forall u in worklist {
+        u.seen += 1;
+        if round == bad { push((G.num_nodes() + 5) as Node); } else if round < 10 { push(u); }
+    }
+}
+fn main() {
+    let mut round: u32 = 1;
+    pipe initial G.nodes() {
+        invoke hop(round);
+        round += 1;
+    }
+}
+"#;
+
+#[test]
+fn an_error_inside_an_outlined_region_ends_the_run() {
+    let program = compile("fails", FAILS, &OptConfig::all());
+    let graph = build(EdgeList::new(500, false), &BuildOptions::AS_GIVEN).unwrap();
+    for threads in THREADS {
+        let error = program
+            .run(&graph, &[Some(Value::U32(4))], &RunOptions { threads }, &mut std::io::sink())
+            .expect_err("a pushed node beyond the graph");
+        assert!(error.to_string().contains("pushed node 505"), "{error}");
+        let output = run(&program, &graph, &[Some(Value::U32(0))], threads);
+        let Column::U32(seen) = &output.properties[0] else { panic!("seen is u32") };
+        assert!(seen.iter().all(|&s| s == 10), "{threads} threads");
+    }
+}
 
 /// Weights read in place, written by a kernel, written by host code: the sums are the same as
 /// computed here, and the graph's own weights never change.

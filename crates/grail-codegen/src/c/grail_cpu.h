@@ -81,11 +81,26 @@ typedef struct grail_ctx {
     grail_coll *colls;
 } grail_ctx;
 
+/* A growable array of 64-bit words: a thread's records of deferred loops; freed with
+ * grail_wbuf_free. */
+typedef struct grail_wbuf {
+    uint64_t *data;
+    uint64_t len;
+    uint64_t cap;
+    uint32_t failed;
+} grail_wbuf;
+
 typedef struct grail_thread {
     grail_buf pushes;
     grail_buf retries;
     /* This thread's partial reduction; the runtime starts it at the operator's identity. */
     grail_value acc;
+    /* Records of the loops this thread deferred (split sites): first and past-the-end CSR
+     * positions, then the loop's closure, one word per value. */
+    grail_wbuf deferred;
+    /* A phase with a split site defers its adjacency loops of at least this many iterations
+     * (hubs) instead of running them; UINT64_MAX: none. Set by the runtime for each phase. */
+    uint64_t split_min;
 } grail_thread;
 
 static inline void grail_buf_append(grail_buf *b, uint32_t item) {
@@ -103,6 +118,30 @@ static inline void grail_buf_append(grail_buf *b, uint32_t item) {
 }
 
 void grail_buf_free(grail_buf *b) {
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}
+
+/* Room for `words` more words at the end of b (NULL, with `failed` set, when out of memory). */
+static inline uint64_t *grail_wbuf_reserve(grail_wbuf *b, uint64_t words) {
+    if (b->len + words > b->cap) {
+        uint64_t cap = b->cap ? 2 * b->cap : 256;
+        while (cap < b->len + words) cap *= 2;
+        uint64_t *data = (uint64_t *)realloc(b->data, cap * sizeof(uint64_t));
+        if (!data) {
+            b->failed = 1;
+            return NULL;
+        }
+        b->data = data;
+        b->cap = cap;
+    }
+    uint64_t *r = b->data + b->len;
+    b->len += words;
+    return r;
+}
+
+void grail_wbuf_free(grail_wbuf *b) {
     free(b->data);
     b->data = NULL;
     b->len = b->cap = 0;

@@ -13,7 +13,16 @@
 //!   uint64_t end, grail_thread *t)` runs items `begin..end` of phase `p`; pushes and retries go to
 //!   `t`'s buffers and reductions into `t->acc`, so threads never contend on a shared worklist;
 //! - `args` holds the kernel's parameters in order, one `grail_value` each;
-//! - `void grail_buf_free(grail_buf *)` frees a thread's buffers.
+//! - `void grail_buf_free(grail_buf *)` and `void grail_wbuf_free(grail_wbuf *)` free a thread's
+//!   buffers;
+//! - for a phase with a split site ([`split_site`]: the nested loop the nested-parallelism pass
+//!   scheduled, when nothing follows it in the item), the item loop runs an adjacency of at
+//!   least `t->split_min` iterations (a hub's) not at once but records it in `t->deferred`:
+//!   its range of CSR positions and the values of its closure ([`SplitSite::stride`] words a
+//!   record), and `void grail_k<k>_<p>_split(const grail_ctx *ctx, const grail_value *args,
+//!   const uint64_t *record, uint64_t begin, uint64_t end, grail_thread *t)` runs the positions
+//!   `begin..end` of a recorded loop; the runtime shares the recorded loops' positions among
+//!   the threads in edge-balanced chunks once the phase's items are done.
 //!
 //! The graph arrays a program needs beyond the out-CSR (the reverse CSR, `edge_sources`,
 //! `in_edge_ids`) are set by the runtime only when [`grail_ir::analysis`] says the program uses
@@ -22,8 +31,10 @@
 //! Arithmetic wraps (the program is compiled with `-fwrapv`); every integer result is cast back to
 //! its type so C's integer promotions never show.
 
+use std::cell::Cell;
 use std::fmt::Write;
 
+use grail_ir::opt::nested;
 use grail_ir::*;
 
 use crate::CodegenError;
@@ -36,11 +47,42 @@ pub const CPU_HEADER: &str = include_str!("grail_cpu.h");
 
 /// Emits the C program for a valid module.
 pub fn emit_c(module: &Module) -> Result<String, CodegenError> {
-    printer::emit(module, &C)
+    printer::emit(module, &C { split: Cell::new(None) })
+}
+
+/// A kernel phase's nested loop whose large instances (hubs) the CPU splits across threads: the
+/// loop the nested-parallelism pass scheduled ([`grail_ir::opt::nested::site`]), provided it is
+/// the last thing its item does (no statement of the item's body follows it), so that the item
+/// is complete once the loop's iterations are, whichever threads run them.
+pub struct SplitSite<'k> {
+    /// The nested loop.
+    pub inner: &'k ForAll,
+    /// The locals its iterations read from the item (scalars), saved with each record.
+    pub closure: Vec<LocalId>,
+}
+
+impl SplitSite<'_> {
+    /// The `uint64_t` words of one record: the loop's first and past-the-end CSR positions, then
+    /// one word per closure value.
+    pub fn stride(&self) -> usize {
+        2 + self.closure.len()
+    }
+}
+
+/// The split site of a kernel's phase (one of its top-level `forall`s), if it has one.
+pub fn split_site<'k>(kernel: &'k Kernel, phase: &'k ForAll) -> Option<SplitSite<'k>> {
+    let (top, inner) = nested::site(phase)?;
+    if top + 1 != phase.body.len() || !matches!(inner.space, Space::Adjacent(..)) {
+        return None;
+    }
+    Some(SplitSite { inner, closure: nested::closure(kernel, inner) })
 }
 
 /// The C11 target of the printer.
-struct C;
+struct C {
+    /// While a phase with a split site is emitted: the site's loop and its record's stride.
+    split: Cell<Option<(*const ForAll, usize)>>,
+}
 
 impl Target for C {
     fn prelude(&self) -> String {
@@ -102,6 +144,8 @@ impl Target for C {
     ) -> Result<String, CodegenError> {
         let name = format!("grail_k{kernel}_{phase}");
         let kernel_name = e.kernel.map_or("", |k| k.name.as_str());
+        let site = e.kernel.and_then(|k| split_site(k, forall));
+        self.split.set(site.as_ref().map(|site| (site.inner as *const ForAll, site.stride())));
         // The size function.
         let size = e.phase_size(forall)?;
         e.line(0, &format!("/* kernel `{kernel_name}`, phase {phase} */"));
@@ -157,18 +201,55 @@ impl Target for C {
         if let Some((_, _, ty, member)) = &accumulator {
             e.line(1, &format!("{ty} acc_ = ({ty})t->acc.{member};"));
         }
+        if site.is_some() {
+            e.line(1, "grail_wbuf deferred_ = t->deferred;");
+            e.line(1, "const uint64_t split_min_ = t->split_min;");
+        }
         e.out.push_str(&items);
-        if pushes {
-            e.line(1, "t->pushes = pushes_;");
-        }
-        if retries {
-            e.line(1, "t->retries = retries_;");
-        }
-        if let Some((_, _, _, member)) = &accumulator {
-            e.line(1, &format!("t->acc.{member} = acc_;"));
+        thread_epilogue(&mut e, pushes, retries, &accumulator);
+        if site.is_some() {
+            e.line(1, "t->deferred = deferred_;");
         }
         e.line(0, "}");
+        self.split.set(None);
+        if let Some(site) = site {
+            split_function(&mut e, &name, &site)?;
+        }
         Ok(e.out)
+    }
+
+    /// The scheduled nested loop of a phase with a split site: a hub's loop is recorded for the
+    /// threads to share once the phase's items are done, a smaller one runs here.
+    fn nested_forall(&self, e: &mut Emitter<'_, Self>, forall: &ForAll, depth: usize) -> Result<(), CodegenError> {
+        let Some((site, stride)) = self.split.get().filter(|(site, _)| std::ptr::eq(*site, forall)) else {
+            return default_nested_forall(self, e, forall, depth);
+        };
+        debug_assert!(std::ptr::eq(site, forall));
+        let Space::Adjacent(adjacency, node) = &forall.space else {
+            return Err(CodegenError::Internal("a split loop that is not over adjacency".into()));
+        };
+        let kernel = e.kernel.ok_or_else(|| CodegenError::Internal("a split loop outside a kernel".into()))?;
+        let closure = nested::closure(kernel, forall);
+        let node = e.expr(node)?;
+        let (offsets, _) = e.adjacency(*adjacency);
+        e.line(depth, "{");
+        e.line(depth + 1, &format!("const uint32_t n_ = {node};"));
+        e.line(depth + 1, &format!("const uint64_t k0_ = {offsets}[n_], k1_ = {offsets}[(uint64_t)n_ + 1];"));
+        e.line(depth + 1, "if (k1_ - k0_ >= split_min_) {");
+        e.line(depth + 2, &format!("uint64_t *const r_ = grail_wbuf_reserve(&deferred_, {stride});"));
+        e.line(depth + 2, "if (r_) {");
+        e.line(depth + 3, "r_[0] = k0_;");
+        e.line(depth + 3, "r_[1] = k1_;");
+        for (j, local) in closure.iter().enumerate() {
+            let name = e.local(*local);
+            e.line(depth + 3, &format!("memcpy(&r_[{}], &{name}, sizeof {name});", 2 + j));
+        }
+        e.line(depth + 2, "}");
+        e.line(depth + 1, "} else {");
+        split_loop(e, forall, "k0_", "k1_", depth + 2)?;
+        e.line(depth + 1, "}");
+        e.line(depth, "}");
+        Ok(())
     }
 
     fn push(&self, e: &mut Emitter<'_, Self>, value: &str, depth: usize) {
@@ -178,4 +259,102 @@ impl Target for C {
     fn retry(&self, e: &mut Emitter<'_, Self>, value: &str, depth: usize) {
         e.line(depth, &format!("grail_buf_append(&retries_, {value});"));
     }
+}
+
+/// The printer's default nested loop (serial, in the item's thread).
+fn default_nested_forall(
+    target: &C,
+    e: &mut Emitter<'_, C>,
+    forall: &ForAll,
+    depth: usize,
+) -> Result<(), CodegenError> {
+    let Space::Adjacent(adjacency, node) = &forall.space else {
+        return Err(CodegenError::Internal("a nested parallel loop that is not over adjacency".into()));
+    };
+    target.adjacency_loop(e, forall.var, *adjacency, node, &filtered_body(forall), depth)
+}
+
+/// A nested loop's body with its filter as an `if` around it.
+fn filtered_body(forall: &ForAll) -> Block {
+    match &forall.filter {
+        None => forall.body.clone(),
+        Some(filter) => {
+            vec![Stmt::If { cond: filter.clone(), then: forall.body.clone(), otherwise: Vec::new(), uniform: false }]
+        }
+    }
+}
+
+/// The iterations `begin..end` (C expressions of CSR positions) of a split site's loop.
+fn split_loop(
+    e: &mut Emitter<'_, C>,
+    forall: &ForAll,
+    begin: &str,
+    end: &str,
+    depth: usize,
+) -> Result<(), CodegenError> {
+    let Space::Adjacent(adjacency, _) = &forall.space else {
+        return Err(CodegenError::Internal("a split loop that is not over adjacency".into()));
+    };
+    let var = e.local(forall.var);
+    let (_, item) = e.adjacency(*adjacency);
+    e.line(depth, &format!("for (uint64_t k = {begin}; k < {end}; k++) {{"));
+    e.line(depth + 1, &format!("{var} = {item};"));
+    e.looped(&filtered_body(forall), depth + 1)?;
+    e.line(depth, "}");
+    Ok(())
+}
+
+/// Writes back the per-thread state a function kept in locals.
+fn thread_epilogue(
+    e: &mut Emitter<'_, C>,
+    pushes: bool,
+    retries: bool,
+    accumulator: &Option<(ReduceOp, Type, String, &'static str)>,
+) {
+    if pushes {
+        e.line(1, "t->pushes = pushes_;");
+    }
+    if retries {
+        e.line(1, "t->retries = retries_;");
+    }
+    if let Some((_, _, _, member)) = accumulator {
+        e.line(1, &format!("t->acc.{member} = acc_;"));
+    }
+}
+
+/// `grail_k<k>_<p>_split`: runs positions `begin..end` of a recorded loop, with its closure
+/// restored from the record.
+fn split_function(e: &mut Emitter<'_, C>, name: &str, site: &SplitSite<'_>) -> Result<(), CodegenError> {
+    let done = std::mem::take(&mut e.out);
+    e.reset_uses();
+    e.uses = ThreadUse::default();
+    let body = e.capture(|e| split_loop(e, site.inner, "begin", "end", 1))?;
+    e.line(
+        0,
+        &format!(
+            "void {name}_split(const grail_ctx *ctx, const grail_value *args, const uint64_t *r_, uint64_t begin, uint64_t end, grail_thread *t) {{"
+        ),
+    );
+    e.prologue();
+    e.line(1, "(void)t;");
+    let ThreadUse { pushes, retries, acc } = e.uses;
+    if pushes {
+        e.line(1, "grail_buf pushes_ = t->pushes;");
+    }
+    if retries {
+        e.line(1, "grail_buf retries_ = t->retries;");
+    }
+    let accumulator = if acc { Some(e.accumulator()?) } else { None };
+    if let Some((_, _, ty, member)) = &accumulator {
+        e.line(1, &format!("{ty} acc_ = ({ty})t->acc.{member};"));
+    }
+    for (j, local) in site.closure.iter().enumerate() {
+        let name = e.local(*local);
+        e.line(1, &format!("memcpy(&{name}, &r_[{}], sizeof {name});", 2 + j));
+    }
+    e.out.push_str(&body);
+    thread_epilogue(e, pushes, retries, &accumulator);
+    e.line(0, "}");
+    e.out = format!("{done}{}", e.out);
+    Ok(())
 }

@@ -12,12 +12,12 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use grail_graph::{Column, Graph};
-use grail_ir::{CollectionId, Kernel, KernelId, Module, ReduceOp, Type};
+use grail_ir::{CollectionId, Kernel, KernelId, Module, ReduceOp, Stmt, Type};
 
 use super::fault::{KernelGuard, KernelName};
 use super::ffi::{
     BufFreeFn, CollAddFn, CollClearFn, CollFreeFn, CollGetFn, GrailColl, GrailCtx, GrailThread, GrailValue, PhaseFn,
-    SizeFn, ThreadSlot,
+    SizeFn, SplitFn, ThreadSlot, WBufFreeFn,
 };
 use super::pool::{Job, Pool, PoolState};
 use super::toolchain::{CCompiler, NativeLibrary};
@@ -34,10 +34,26 @@ use crate::host::{accumulator_type, bind_params, combine, flatten, grail_values,
 /// the split gains nothing. Measured with `examples/bfs_bench.rs`.
 const PARALLEL_MIN_ITEMS: u64 = 256;
 
-/// Chunks are about 1/32 of a thread's share, so threads that drew heavy items (hubs of
-/// power-law graphs) are balanced by the rest, within these bounds.
+/// The same inside a persistent parallel region, where every worker is known to be spinning on
+/// the next job: a phase of this many items is worth sharing.
+const REGION_PARALLEL_MIN_ITEMS: u64 = 128;
+
+/// Chunks shrink from a quarter of a thread's share of what is left down to this, so that the
+/// threads run out of work together; and never grow past the maximum, so that a thread that
+/// drew heavy items (hubs of power-law graphs) is balanced by the rest.
 const MIN_CHUNK: u64 = 64;
 const MAX_CHUNK: u64 = 8192;
+
+/// A phase with a split site defers an adjacency loop (a hub's) when it has at least this many
+/// iterations and at least an eighth of a thread's share of the phase's estimated work (its
+/// items times the mean degree, over the threads): smaller loops balance by themselves among
+/// the chunks of items.
+const SPLIT_FLOOR: u64 = 1024;
+
+/// The deferred loops' iterations are shared in chunks of this many iterations at least and
+/// at most (edge-balanced: a hub's edges spread over every thread).
+const SPLIT_MIN_CHUNK: u64 = 256;
+const SPLIT_MAX_CHUNK: u64 = 16384;
 
 /// A module compiled for the CPU and loaded, ready to run on any graph.
 pub struct CpuProgram {
@@ -45,6 +61,7 @@ pub struct CpuProgram {
     source: String,
     kernels: Vec<KernelCode>,
     buf_free: BufFreeFn,
+    wbuf_free: WBufFreeFn,
     coll_free: CollFreeFn,
     /// Each collection's host functions, by collection id.
     collections: Vec<CollectionCode>,
@@ -67,9 +84,19 @@ struct CollectionCode {
     clear_claims: CollClearFn,
 }
 
-/// A kernel's generated functions, one pair per phase.
+/// A phase's generated functions.
+#[derive(Clone, Copy)]
+struct PhaseCode {
+    size: SizeFn,
+    run: PhaseFn,
+    /// For a phase with a split site: the function that runs part of a deferred loop, and the
+    /// words of a record.
+    split: Option<(SplitFn, usize)>,
+}
+
+/// A kernel's generated functions, by phase.
 struct KernelCode {
-    phases: Vec<(SizeFn, PhaseFn)>,
+    phases: Vec<PhaseCode>,
     uses_worklist: bool,
     /// For the fault handler's message.
     name: KernelName,
@@ -112,6 +139,9 @@ pub struct KernelStats {
     pub items: u64,
     pub pushes: u64,
     pub retries: u64,
+    /// Nested loops (hubs' adjacencies) whose iterations were shared among the threads instead
+    /// of run by their item's thread (CPU only).
+    pub split: u64,
     pub time: Duration,
 }
 
@@ -138,11 +168,20 @@ impl CpuProgram {
         let mut kernels = Vec::with_capacity(module.kernels.len());
         for (k, kernel) in module.kernels.iter().enumerate() {
             let mut phases = Vec::with_capacity(kernel.body.block.len());
-            for p in 0..kernel.body.block.len() {
+            for (p, stmt) in kernel.body.block.iter().enumerate() {
                 // SAFETY: the C target emits exactly these signatures for these names.
                 let size: SizeFn = unsafe { library.function(&format!("grail_k{k}_{p}_size"))? };
-                let phase: PhaseFn = unsafe { library.function(&format!("grail_k{k}_{p}"))? };
-                phases.push((size, phase));
+                let run: PhaseFn = unsafe { library.function(&format!("grail_k{k}_{p}"))? };
+                let site = match stmt {
+                    Stmt::ForAll(forall) => grail_codegen::c::split_site(kernel, forall),
+                    _ => None,
+                };
+                let split = match site {
+                    // SAFETY: as above, for phases with a split site.
+                    Some(site) => Some((unsafe { library.function(&format!("grail_k{k}_{p}_split"))? }, site.stride())),
+                    None => None,
+                };
+                phases.push(PhaseCode { size, run, split });
             }
             kernels.push(KernelCode {
                 phases,
@@ -153,6 +192,8 @@ impl CpuProgram {
         // SAFETY: the header defines `void grail_buf_free(grail_buf *)` and
         // `void grail_coll_free(grail_coll *)`.
         let buf_free: BufFreeFn = unsafe { library.function("grail_buf_free")? };
+        // SAFETY: the header defines `void grail_wbuf_free(grail_wbuf *)`.
+        let wbuf_free: WBufFreeFn = unsafe { library.function("grail_wbuf_free")? };
         let coll_free: CollFreeFn = unsafe { library.function("grail_coll_free")? };
         let mut collections = Vec::with_capacity(module.collections.len());
         for c in 0..module.collections.len() {
@@ -167,6 +208,7 @@ impl CpuProgram {
             source,
             kernels,
             buf_free,
+            wbuf_free,
             coll_free,
             collections,
             _library: library,
@@ -203,9 +245,9 @@ impl CpuProgram {
             0 => rayon::current_num_threads().max(1),
             n => n,
         };
-        let state = PoolState::new();
+        let state = PoolState::new(threads);
         let (result, stats, memory) = std::thread::scope(|scope| {
-            let pool = Pool::start(scope, &state, threads);
+            let pool = Pool::start(scope, &state);
             let mut run = Run::new(self, memory, params, param_values, &pool, out);
             let result =
                 interp::run_main(&self.module, &mut run).and_then(|result| Ok((result, run.collection_outputs()?)));
@@ -225,6 +267,7 @@ impl CpuProgram {
 pub(super) struct ThreadStates {
     states: Vec<ThreadSlot>,
     free: BufFreeFn,
+    wfree: WBufFreeFn,
 }
 
 impl Drop for ThreadStates {
@@ -234,6 +277,7 @@ impl Drop for ThreadStates {
             unsafe {
                 (self.free)(&mut state.pushes);
                 (self.free)(&mut state.retries);
+                (self.wfree)(&mut state.deferred);
             }
         }
     }
@@ -275,6 +319,10 @@ pub(super) struct Run<'a, 'r, 'p> {
     retry_items: Vec<u32>,
     args: Vec<GrailValue>,
     invocation: u32,
+    /// The deferred loops of a phase being shared: each record, and where its iterations start
+    /// among all of theirs (one more entry: the total).
+    split_records: Vec<*const u64>,
+    split_starts: Vec<u64>,
 }
 
 impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
@@ -329,13 +377,15 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
             worklists: vec![Vec::new()],
             ctx,
             _param_values: param_values,
-            threads: ThreadStates { states, free: program.buf_free },
+            threads: ThreadStates { states, free: program.buf_free, wfree: program.wbuf_free },
             collections,
             pool,
             spare: Vec::new(),
             retry_items: Vec::new(),
             args: Vec::new(),
             invocation: 0,
+            split_records: Vec::new(),
+            split_starts: Vec::new(),
         }
     }
 
@@ -374,29 +424,18 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
             _ => (std::ptr::null(), 0),
         };
         self.ctx.invocation = self.invocation;
-        let threads = self.threads.states.len() as u64;
         let mut items = 0u64;
         let mut retries = 0u64;
+        let mut split = 0u64;
         let guard = KernelGuard::enter(&code.name);
-        for &(size_fn, phase_fn) in &code.phases {
+        for &phase in &code.phases {
             self.ctx.items = input;
             self.ctx.item_count = input_len;
             self.ctx.retrying = 0;
             loop {
-                let ctx: *const GrailCtx = &*self.ctx;
-                // SAFETY: the context points at this run's live arrays; `args` has one value per
-                // kernel parameter.
-                let size = unsafe { size_fn(ctx, self.args.as_ptr()) };
+                let (size, shared) = self.run_phase(phase, kernel)?;
                 items += size;
-                let job = Job {
-                    phase: phase_fn,
-                    ctx,
-                    args: self.args.as_ptr(),
-                    size,
-                    chunk: (size / (threads * 32)).clamp(MIN_CHUNK, MAX_CHUNK),
-                    threads: self.threads.states.as_mut_ptr(),
-                };
-                self.pool.run(job, size >= PARALLEL_MIN_ITEMS);
+                split += shared;
                 let retried: u64 = self.threads.states.iter().map(|t| t.retries.len).sum();
                 if self.threads.states.iter().any(|t| t.retries.failed != 0) {
                     return Err(RuntimeError::OutOfMemory {
@@ -447,8 +486,105 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
         stats.items += items;
         stats.pushes += pushes;
         stats.retries += retries;
+        stats.split += split;
         stats.time += started.elapsed();
         Ok(result)
+    }
+
+    /// Runs one pass of a phase over its items as the context gives them (the input or the
+    /// retried items), then the loops it deferred, if any; returns the number of items and of
+    /// loops shared.
+    fn run_phase(&mut self, phase: PhaseCode, kernel: &Kernel) -> Result<(u64, u64)> {
+        let threads = self.threads.states.len() as u64;
+        // SAFETY: the context points at this run's live arrays; `args` has one value per kernel
+        // parameter.
+        let size = unsafe { (phase.size)(&*self.ctx, self.args.as_ptr()) };
+        if phase.split.is_some() {
+            let split_min = match threads {
+                1 => u64::MAX,
+                _ => {
+                    let mean_degree = self.memory.out.num_edges() / u64::from(self.num_nodes()).max(1);
+                    (size.saturating_mul(mean_degree) / (8 * threads)).max(SPLIT_FLOOR)
+                }
+            };
+            for state in &mut self.threads.states {
+                state.split_min = split_min;
+            }
+        }
+        let (slots, args, ctx) =
+            (SlotsPtr(self.threads.states.as_mut_ptr()), ArgsPtr(self.args.as_ptr()), CtxPtr(&*self.ctx));
+        let run = phase.run;
+        let work = move |thread: usize, begin: u64, end: u64| {
+            // SAFETY: each thread passes its own index, so no two threads use one
+            // `grail_thread`; the context, arguments and columns stay valid and unchanged until
+            // the job is complete; `run` is the generated function of this ABI.
+            unsafe { run(ctx.get(), args.get(), begin, end, slots.thread(thread)) }
+        };
+        let min_items = if self.pool.in_region() { REGION_PARALLEL_MIN_ITEMS } else { PARALLEL_MIN_ITEMS };
+        let job = Job { work: &work, size, min_chunk: MIN_CHUNK, max_chunk: MAX_CHUNK };
+        self.pool.run(job, size >= min_items);
+        let split = match phase.split {
+            Some((split, stride)) => self.run_deferred(split, stride, kernel)?,
+            None => 0,
+        };
+        Ok((size, split))
+    }
+
+    /// Shares the iterations of the loops the threads deferred in the last pass of a phase
+    /// among all threads, in edge-balanced chunks, and forgets the records.
+    fn run_deferred(&mut self, split: SplitFn, stride: usize, kernel: &Kernel) -> Result<u64> {
+        if self.threads.states.iter().any(|t| t.deferred.failed != 0) {
+            return Err(RuntimeError::OutOfMemory { what: format!("the deferred loops of kernel `{}`", kernel.name) });
+        }
+        self.split_records.clear();
+        self.split_starts.clear();
+        let mut total = 0u64;
+        for state in &self.threads.states {
+            for record in state.deferred.words().chunks_exact(stride) {
+                self.split_records.push(record.as_ptr());
+                self.split_starts.push(total);
+                total += record[1] - record[0];
+            }
+        }
+        if total == 0 {
+            return Ok(0);
+        }
+        self.split_starts.push(total);
+        let (slots, args, ctx) =
+            (SlotsPtr(self.threads.states.as_mut_ptr()), ArgsPtr(self.args.as_ptr()), CtxPtr(&*self.ctx));
+        let (records, starts) = (RecordPtrs(&self.split_records), &self.split_starts);
+        let work = move |thread: usize, begin: u64, end: u64| {
+            // The record holding iteration `begin`, then each record up to `end`.
+            let mut r = starts.partition_point(|&start| start <= begin) - 1;
+            let mut at = begin;
+            while at < end {
+                let (start, stop) = (starts[r], starts[r + 1]);
+                let piece_end = end.min(stop);
+                let record = records.get(r);
+                // SAFETY: the record lies in a thread's `deferred` buffer, which nothing changes
+                // while the job runs (the split functions defer nothing); positions are within
+                // the record's range; the rest as for the phase's items.
+                unsafe {
+                    let first = *record;
+                    split(
+                        ctx.get(),
+                        args.get(),
+                        record,
+                        first + (at - start),
+                        first + (piece_end - start),
+                        slots.thread(thread),
+                    );
+                }
+                at = piece_end;
+                r += 1;
+            }
+        };
+        let job = Job { work: &work, size: total, min_chunk: SPLIT_MIN_CHUNK, max_chunk: SPLIT_MAX_CHUNK };
+        self.pool.run(job, true);
+        for state in &mut self.threads.states {
+            state.deferred.len = 0;
+        }
+        Ok(self.split_records.len() as u64)
     }
 
     /// The number of elements of a collection.
@@ -583,7 +719,56 @@ impl Machine for Run<'_, '_, '_> {
     fn worklist_is_empty(&mut self) -> Result<bool> {
         Ok(self.worklists.last().is_none_or(Vec::is_empty))
     }
+
+    /// An outlined region is one persistent parallel region: the workers keep spinning from
+    /// its first phase to its last instead of going back to sleep between invocations.
+    fn outlined_region(&mut self, open: bool) {
+        self.pool.set_region(open);
+    }
 }
+
+/// Pointers a job's work shares among the pool's threads (see the safety comment where they are
+/// used).
+#[derive(Clone, Copy)]
+struct SlotsPtr(*mut ThreadSlot);
+#[derive(Clone, Copy)]
+struct ArgsPtr(*const GrailValue);
+#[derive(Clone, Copy)]
+struct CtxPtr(*const GrailCtx);
+#[derive(Clone, Copy)]
+struct RecordPtrs<'a>(&'a [*const u64]);
+impl RecordPtrs<'_> {
+    fn get(self, index: usize) -> *const u64 {
+        self.0[index]
+    }
+}
+unsafe impl Send for RecordPtrs<'_> {}
+unsafe impl Sync for RecordPtrs<'_> {}
+impl SlotsPtr {
+    /// Thread `index`'s `grail_thread` (through a method, so closures capture the wrapper).
+    fn thread(self, index: usize) -> *mut GrailThread {
+        // SAFETY: in bounds: one slot per pool thread, and threads pass their own index.
+        unsafe { &raw mut (*self.0.add(index)).0 }
+    }
+}
+impl ArgsPtr {
+    fn get(self) -> *const GrailValue {
+        self.0
+    }
+}
+impl CtxPtr {
+    fn get(self) -> *const GrailCtx {
+        self.0
+    }
+}
+// SAFETY: the pointees are shared by the rules of the C ABI: a `grail_thread` per thread,
+// read-only arguments and context, columns written with atomics or by one item each.
+unsafe impl Send for SlotsPtr {}
+unsafe impl Sync for SlotsPtr {}
+unsafe impl Send for ArgsPtr {}
+unsafe impl Sync for ArgsPtr {}
+unsafe impl Send for CtxPtr {}
+unsafe impl Sync for CtxPtr {}
 
 /// Every item of a worklist the kernel made must be a node of the graph.
 fn check_items(items: &[u32], num_nodes: u32, kernel: &Kernel, what: &str) -> Result<()> {

@@ -86,17 +86,49 @@ impl GrailColl {
     pub const EMPTY: GrailColl = GrailColl { len: 0, segs: [ptr::null_mut(); GRAIL_SEGS], failed: 0 };
 }
 
-/// `grail_thread`: one worker's push and retry buffers and its partial reduction.
+/// `grail_wbuf`: a growable array of 64-bit words (records of deferred loops), grown by
+/// generated code with `realloc` and freed with the program's `grail_wbuf_free`.
+#[repr(C)]
+pub(crate) struct GrailWBuf {
+    pub data: *mut u64,
+    pub len: u64,
+    pub cap: u64,
+    pub failed: u32,
+}
+
+impl GrailWBuf {
+    const EMPTY: GrailWBuf = GrailWBuf { data: ptr::null_mut(), len: 0, cap: 0, failed: 0 };
+
+    /// The words appended since the last reset.
+    pub fn words(&self) -> &[u64] {
+        if self.len == 0 || self.data.is_null() {
+            return &[];
+        }
+        // SAFETY: as for `GrailBuf::items`.
+        unsafe { std::slice::from_raw_parts(self.data, self.len as usize) }
+    }
+}
+
+/// `grail_thread`: one worker's push and retry buffers, its partial reduction, the loops it
+/// deferred, and the size from which it defers them.
 #[repr(C)]
 pub(crate) struct GrailThread {
     pub pushes: GrailBuf,
     pub retries: GrailBuf,
     pub acc: GrailValue,
+    pub deferred: GrailWBuf,
+    pub split_min: u64,
 }
 
 impl GrailThread {
     pub fn new() -> GrailThread {
-        GrailThread { pushes: GrailBuf::EMPTY, retries: GrailBuf::EMPTY, acc: GrailValue::default() }
+        GrailThread {
+            pushes: GrailBuf::EMPTY,
+            retries: GrailBuf::EMPTY,
+            acc: GrailValue::default(),
+            deferred: GrailWBuf::EMPTY,
+            split_min: u64::MAX,
+        }
     }
 }
 
@@ -123,8 +155,14 @@ pub(crate) type SizeFn = unsafe extern "C" fn(*const GrailCtx, *const GrailValue
 /// `void grail_k<k>_<p>(const grail_ctx *, const grail_value *args, uint64_t begin, uint64_t end,
 /// grail_thread *)`.
 pub(crate) type PhaseFn = unsafe extern "C" fn(*const GrailCtx, *const GrailValue, u64, u64, *mut GrailThread);
+/// `void grail_k<k>_<p>_split(const grail_ctx *, const grail_value *args, const uint64_t *record,
+/// uint64_t begin, uint64_t end, grail_thread *)`.
+pub(crate) type SplitFn =
+    unsafe extern "C" fn(*const GrailCtx, *const GrailValue, *const u64, u64, u64, *mut GrailThread);
 /// `void grail_buf_free(grail_buf *)`.
 pub(crate) type BufFreeFn = unsafe extern "C" fn(*mut GrailBuf);
+/// `void grail_wbuf_free(grail_wbuf *)`.
+pub(crate) type WBufFreeFn = unsafe extern "C" fn(*mut GrailWBuf);
 /// `void grail_coll_free(grail_coll *)`.
 pub(crate) type CollFreeFn = unsafe extern "C" fn(*mut GrailColl);
 /// `uint32_t grail_c<c>_add_host(const grail_ctx *, const grail_value *flat)`.
@@ -162,6 +200,9 @@ mod tests {
                 case 10: return sizeof(grail_coll);
                 case 11: return offsetof(grail_coll, failed);
                 case 12: return offsetof(grail_ctx, items);
+                case 13: return offsetof(grail_thread, split_min);
+                case 14: return offsetof(grail_thread, deferred);
+                case 15: return sizeof(grail_wbuf);
                 default: return 0; }} }}\n",
             grail_codegen::c::CPU_HEADER.replace("#include <string.h>", "#include <string.h>\n#include <stddef.h>")
         );
@@ -182,6 +223,9 @@ mod tests {
             size_of::<GrailColl>(),
             offset_of!(GrailColl, failed),
             offset_of!(GrailCtx, items),
+            offset_of!(GrailThread, split_min),
+            offset_of!(GrailThread, deferred),
+            size_of::<GrailWBuf>(),
         ];
         for (q, want) in expected.into_iter().enumerate() {
             assert_eq!(unsafe { layout(q as u32) }, want as u64, "layout query {q}");

@@ -1,11 +1,20 @@
 //! The worker threads of one run: the calling thread plus `threads - 1` workers that take
-//! chunks of a kernel phase from a shared atomic cursor (dynamic scheduling).
+//! chunks of a job from a shared atomic cursor (dynamic scheduling, chunks shrinking as the job
+//! runs out, so that the threads finish together).
 //!
 //! Workers live for the whole run (scoped threads), so an invocation costs no thread creation:
-//! the caller publishes a job by bumping an epoch, every thread claims chunks until the phase
-//! is done, and the caller waits for the workers to report back. Between jobs a worker spins
-//! for a short while (the next invocation usually follows within microseconds) and then sleeps
-//! on a condition variable, so an idle run does not hold cores.
+//! the caller publishes a job by bumping an epoch, every thread claims chunks until the job is
+//! done, and the caller waits for the workers that joined it (the barrier at the end of every
+//! phase). Between jobs a worker spins for a short while (the next invocation usually follows
+//! within microseconds) and then sleeps on a condition variable, so an idle run does not hold
+//! cores.
+//!
+//! Inside a *persistent parallel region* ([`Pool::set_region`]: the executor opens one for each
+//! outlined `iterate`/`pipe`, the CPU's analogue of the GPU's control kernel) workers never go
+//! to sleep between jobs: they stay spinning on the epoch, so each phase of the region starts on
+//! every thread within the time a cache line takes to travel, and the executor hands even small
+//! phases to all threads. A spinning worker yields its core now and then, so a machine with
+//! more runnable threads than cores still makes progress.
 
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -13,10 +22,12 @@ use std::sync::{Condvar, Mutex, PoisonError};
 use std::thread::{Scope, ScopedJoinHandle};
 use std::time::{Duration, Instant};
 
-use super::ffi::{GrailCtx, GrailValue, PhaseFn, ThreadSlot};
-
-/// How long an idle worker spins before it sleeps.
+/// How long an idle worker spins before it sleeps (outside a region).
 const SPIN: Duration = Duration::from_micros(200);
+
+/// Spins between two yields of a worker that waits inside a region, and of a caller waiting for
+/// the workers at the end of a job.
+const SPINS_PER_YIELD: u32 = 1 << 14;
 
 /// Set in [`Shared::state`] once the caller has run out of chunks: a worker that has not
 /// joined the job by then skips it, so the caller never waits for a thread the system has not
@@ -24,35 +35,49 @@ const SPIN: Duration = Duration::from_micros(200);
 const CLOSED: u64 = 1 << 31;
 const JOINED: u64 = CLOSED - 1;
 
-/// One phase run over `0..size`: what every thread needs to run its chunks.
+/// What a job runs: `work(thread, begin, end)` for each claimed chunk `begin..end`, with the
+/// index of the thread that claimed it (the caller is 0).
+pub(crate) type Work<'a> = dyn Fn(usize, u64, u64) + Sync + 'a;
+
+/// A job over `0..size`: chunks of at least `min_chunk` and at most `max_chunk` items, about a
+/// `1 / (4 * threads)` share of what is left when claimed (guided scheduling).
 #[derive(Clone, Copy)]
-pub(crate) struct Job {
-    pub phase: PhaseFn,
-    pub ctx: *const GrailCtx,
-    pub args: *const GrailValue,
+pub(crate) struct Job<'a> {
+    pub work: &'a Work<'a>,
     pub size: u64,
-    pub chunk: u64,
-    /// One `grail_thread` per thread of the pool, by thread index (the caller is 0).
-    pub threads: *mut ThreadSlot,
+    pub min_chunk: u64,
+    pub max_chunk: u64,
+}
+
+/// A job as the workers see it: the work's lifetime erased (the caller does not return before
+/// every worker that joined the job has left it).
+#[derive(Clone, Copy)]
+struct Published {
+    work: *const Work<'static>,
+    size: u64,
+    min_chunk: u64,
+    max_chunk: u64,
 }
 
 struct Shared {
-    job: UnsafeCell<Option<Job>>,
+    job: UnsafeCell<Option<Published>>,
     epoch: AtomicU64,
     cursor: AtomicU64,
     /// The current job's epoch (high 32 bits), whether it is closed to late workers
     /// ([`CLOSED`]), and how many workers joined it and are not done (low bits).
     state: AtomicU64,
     stop: AtomicBool,
+    /// Inside a persistent parallel region: workers do not sleep.
+    region: AtomicBool,
     sleepers: AtomicUsize,
+    threads: u64,
     lock: Mutex<()>,
     wake: Condvar,
 }
 
 // SAFETY: `job` is written only by the calling thread while no worker reads it (before the
-// epoch is bumped, after every worker has reported back); the pointers it holds are used by
-// generated code under the rules of the C ABI (disjoint `grail_thread`s, atomics on shared
-// columns).
+// epoch is bumped, after every worker has reported back); the work it points at is `Sync` and
+// outlives the job.
 unsafe impl Sync for Shared {}
 unsafe impl Send for Shared {}
 
@@ -67,14 +92,16 @@ pub(crate) struct Pool<'scope> {
 pub(crate) struct PoolState(Shared);
 
 impl PoolState {
-    pub fn new() -> PoolState {
+    pub fn new(threads: usize) -> PoolState {
         PoolState(Shared {
             job: UnsafeCell::new(None),
             epoch: AtomicU64::new(0),
             cursor: AtomicU64::new(0),
             state: AtomicU64::new(0),
             stop: AtomicBool::new(false),
+            region: AtomicBool::new(false),
             sleepers: AtomicUsize::new(0),
+            threads: threads.max(1) as u64,
             lock: Mutex::new(()),
             wake: Condvar::new(),
         })
@@ -82,10 +109,11 @@ impl PoolState {
 }
 
 impl<'scope> Pool<'scope> {
-    /// Starts `threads - 1` workers in `scope`; the calling thread is thread 0.
-    pub fn start<'env>(scope: &'scope Scope<'scope, 'env>, state: &'scope PoolState, threads: usize) -> Pool<'scope> {
+    /// Starts `threads - 1` workers in `scope` (the count given to [`PoolState::new`]); the
+    /// calling thread is thread 0.
+    pub fn start<'env>(scope: &'scope Scope<'scope, 'env>, state: &'scope PoolState) -> Pool<'scope> {
         let shared = &state.0;
-        let workers = threads.saturating_sub(1);
+        let workers = shared.threads as usize - 1;
         let handles = (1..=workers)
             .map(|index| {
                 std::thread::Builder::new()
@@ -110,17 +138,44 @@ impl<'scope> Pool<'scope> {
         self.workers + 1
     }
 
-    /// Runs `job` on every thread (or on the calling thread alone, as one chunk, when
-    /// `parallel` is false); returns when all its chunks are done.
-    pub fn run(&self, job: Job, parallel: bool) {
+    /// Whether a persistent parallel region is open.
+    pub fn in_region(&self) -> bool {
+        self.shared.region.load(Ordering::Relaxed)
+    }
+
+    /// Opens (`true`) or closes a persistent parallel region: while it is open, workers wait
+    /// for the next job spinning instead of sleeping. Opening wakes the sleeping ones now, so
+    /// the region's first phase finds them awake.
+    pub fn set_region(&self, open: bool) {
         let shared = self.shared;
-        if self.workers == 0 || !parallel {
-            run_chunks(&job, &shared.cursor, 0, true);
+        if self.workers == 0 || shared.region.swap(open, Ordering::SeqCst) == open {
             return;
         }
+        if open && shared.sleepers.load(Ordering::SeqCst) > 0 {
+            let _guard = shared.lock.lock().unwrap_or_else(PoisonError::into_inner);
+            shared.wake.notify_all();
+        }
+    }
+
+    /// Runs `job` on every thread (or on the calling thread alone, as one chunk, when
+    /// `parallel` is false); returns when all its chunks are done.
+    pub fn run(&self, job: Job<'_>, parallel: bool) {
+        let shared = self.shared;
+        if job.size == 0 {
+            return;
+        }
+        if self.workers == 0 || !parallel {
+            (job.work)(0, 0, job.size);
+            return;
+        }
+        // SAFETY: erasing the lifetime is sound because this function does not return before
+        // every worker that joined the job has left it, and a worker that did not join never
+        // dereferences the pointer.
+        let work: *const Work<'static> = unsafe { std::mem::transmute(job.work as *const Work<'_>) };
+        let published = Published { work, size: job.size, min_chunk: job.min_chunk, max_chunk: job.max_chunk };
         // SAFETY: the previous job is closed and every worker that joined it has left, so no
         // thread reads `job` now (a late worker reads it only after joining the new epoch).
-        unsafe { *shared.job.get() = Some(job) };
+        unsafe { *shared.job.get() = Some(published) };
         shared.cursor.store(0, Ordering::Relaxed);
         let epoch = shared.epoch.load(Ordering::Relaxed).wrapping_add(1);
         shared.state.store(tag(epoch), Ordering::Release);
@@ -129,15 +184,15 @@ impl<'scope> Pool<'scope> {
             let _guard = shared.lock.lock().unwrap_or_else(PoisonError::into_inner);
             shared.wake.notify_all();
         }
-        run_chunks(&job, &shared.cursor, 0, false);
+        run_chunks(shared, &published, 0);
         shared.state.fetch_or(CLOSED, Ordering::AcqRel);
         let mut spins = 0u32;
         while shared.state.load(Ordering::Acquire) & JOINED != 0 {
-            spins = spins.saturating_add(1);
-            if spins < 4096 {
-                std::hint::spin_loop();
-            } else {
+            spins = spins.wrapping_add(1);
+            if spins % SPINS_PER_YIELD == 0 {
                 std::thread::yield_now();
+            } else {
+                std::hint::spin_loop();
             }
         }
     }
@@ -152,25 +207,29 @@ impl Drop for Pool<'_> {
     }
 }
 
-/// Claims chunks of `job` until none are left; `alone`: no other thread takes part.
-fn run_chunks(job: &Job, cursor: &AtomicU64, index: usize, alone: bool) {
-    // SAFETY (for the calls below): `threads` has one element per pool thread and each thread
-    // uses only its own; `ctx` and `args` stay valid and unchanged until the job is complete;
-    // `phase` is the generated function of this ABI.
-    let thread = unsafe { &raw mut (*job.threads.add(index)).0 };
-    if alone {
-        if job.size > 0 {
-            unsafe { (job.phase)(job.ctx, job.args, 0, job.size, thread) };
-        }
-        return;
-    }
+/// The next chunk of a job: about a `1 / (4 * threads)` share of what is left, within the
+/// job's bounds; `None` when nothing is left.
+fn claim(shared: &Shared, job: &Published) -> Option<(u64, u64)> {
+    let mut begin = shared.cursor.load(Ordering::Relaxed);
     loop {
-        let begin = cursor.fetch_add(job.chunk, Ordering::Relaxed);
         if begin >= job.size {
-            break;
+            return None;
         }
-        let end = begin.saturating_add(job.chunk).min(job.size);
-        unsafe { (job.phase)(job.ctx, job.args, begin, end, thread) };
+        let share = (job.size - begin) / (4 * shared.threads);
+        let end = begin.saturating_add(share.clamp(job.min_chunk.max(1), job.max_chunk.max(1))).min(job.size);
+        match shared.cursor.compare_exchange_weak(begin, end, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => return Some((begin, end)),
+            Err(now) => begin = now,
+        }
+    }
+}
+
+/// Claims chunks of `job` until none are left.
+fn run_chunks(shared: &Shared, job: &Published, index: usize) {
+    // SAFETY: the work outlives the job (see `Pool::run`) and is `Sync`.
+    let work = unsafe { &*job.work };
+    while let Some((begin, end)) = claim(shared, job) {
+        work(index, begin, end);
     }
 }
 
@@ -190,7 +249,7 @@ fn worker(shared: &Shared, index: usize) {
         // with acquire ordering; the caller does not write it again until this thread leaves.
         let job = unsafe { *shared.job.get() };
         if let Some(job) = job {
-            run_chunks(&job, &shared.cursor, index, false);
+            run_chunks(shared, &job, index);
         }
         shared.state.fetch_sub(1, Ordering::Release);
     }
@@ -210,9 +269,10 @@ fn join(shared: &Shared, epoch: u64) -> bool {
     }
 }
 
-/// Waits until the epoch moves past `seen` (returns it) or the pool stops (`None`).
+/// Waits until the epoch moves past `seen` (returns it) or the pool stops (`None`): spinning
+/// for [`SPIN`], or for as long as a region is open, then sleeping.
 fn wait_for_job(shared: &Shared, seen: u64) -> Option<u64> {
-    let start = Instant::now();
+    let mut start = Instant::now();
     let mut spins = 0u32;
     loop {
         if shared.stop.load(Ordering::Acquire) {
@@ -223,7 +283,11 @@ fn wait_for_job(shared: &Shared, seen: u64) -> Option<u64> {
             return Some(epoch);
         }
         spins = spins.wrapping_add(1);
-        if spins % 128 == 0 && start.elapsed() > SPIN {
+        if spins % SPINS_PER_YIELD == 0 && shared.region.load(Ordering::Relaxed) {
+            // Hot in a region: stay, but let another runnable thread have the core a moment.
+            std::thread::yield_now();
+            start = Instant::now();
+        } else if spins % 128 == 0 && !shared.region.load(Ordering::Relaxed) && start.elapsed() > SPIN {
             break;
         }
         std::hint::spin_loop();
@@ -235,7 +299,7 @@ fn wait_for_job(shared: &Shared, seen: u64) -> Option<u64> {
             break None;
         }
         let epoch = shared.epoch.load(Ordering::SeqCst);
-        if epoch != seen {
+        if epoch != seen || shared.region.load(Ordering::SeqCst) {
             break Some(epoch);
         }
         guard = shared.wake.wait(guard).unwrap_or_else(PoisonError::into_inner);

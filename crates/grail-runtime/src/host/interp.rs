@@ -41,6 +41,9 @@ pub(crate) trait Machine {
     fn pop_worklist(&mut self);
     /// Whether the current worklist is empty.
     fn worklist_is_empty(&mut self) -> Result<bool>;
+    /// An outlined `iterate` or `pipe` starts (`true`) or ends: the whole loop is one unit of
+    /// work for the machine (on the CPU, one persistent parallel region). Regions do not nest.
+    fn outlined_region(&mut self, _open: bool) {}
 }
 
 /// Runs `main` on a machine; returns what it returned.
@@ -258,7 +261,27 @@ impl<'a, M: Machine + ?Sized> Interp<'a, '_, M> {
         flow
     }
 
+    /// Runs `region` between the machine's marks of an outlined region when `outlined`.
+    fn outlined(
+        &mut self,
+        frame: &mut Frame,
+        outlined: bool,
+        region: impl FnOnce(&mut Self, &mut Frame) -> Result<Flow>,
+    ) -> Result<Flow> {
+        if !outlined {
+            return region(self, frame);
+        }
+        self.m.outlined_region(true);
+        let flow = region(self, frame);
+        self.m.outlined_region(false);
+        flow
+    }
+
     fn iterate(&mut self, frame: &mut Frame, iterate: &'a Iterate) -> Result<Flow> {
+        self.outlined(frame, iterate.outlined, |run, frame| run.iterate_region(frame, iterate))
+    }
+
+    fn iterate_region(&mut self, frame: &mut Frame, iterate: &'a Iterate) -> Result<Flow> {
         match &iterate.until {
             Until::Empty { kernel, args, initial } => self.with_worklist(frame, initial.as_ref(), |run, frame| {
                 loop {
@@ -283,6 +306,10 @@ impl<'a, M: Machine + ?Sized> Interp<'a, '_, M> {
     }
 
     fn pipe(&mut self, frame: &mut Frame, pipe: &'a Pipe) -> Result<Flow> {
+        self.outlined(frame, pipe.outlined, |run, frame| run.pipe_region(frame, pipe))
+    }
+
+    fn pipe_region(&mut self, frame: &mut Frame, pipe: &'a Pipe) -> Result<Flow> {
         self.with_worklist(frame, pipe.initial.as_ref(), |run, frame| {
             if pipe.once {
                 // Not a loop of its own: `break` and `continue` belong to the enclosing loop.
