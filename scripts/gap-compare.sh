@@ -9,6 +9,8 @@
 #   GRAIL_BINARY  default: target/release/grail (build with `cargo build --release`)
 #
 # Environment (defaults in brackets):
+#   BASELINE          another grail binary (say, a build of an earlier commit), run beside
+#                     GRAIL_BINARY on the same files: the table gets its time and ratio too
 #   THREADS [2]       threads for both: OMP_NUM_THREADS for GAP, --threads for grail
 #   RUNS [5]          grail runs per cell; the minimum time_ms is reported
 #   TRIALS [8]        GAP trials per run (-n); the minimum "Trial Time" is reported
@@ -24,6 +26,8 @@
 #   grail gen random --nodes 1048576 --degree 16 --undirected --max-weight 255 -o urand20.wel
 #   grail gen road --nodes 1048576 -o road20.wel        (Euclidean weights, symmetric)
 #   grail convert G.wel -o G.el                         (the same edges without weights)
+#   grail convert G.wel -o G.w.gcsr; grail convert G.el -o G.gcsr
+# (grail reads the .gcsr copies, which load in a fraction of the time; loading is not timed)
 # kron18 is GAP's `-g 18` (Graph500 Kronecker, edge factor 16), urand20 GAP's `-u 20` (degree
 # 16); every file already holds both directions of each edge, without duplicates or self-loops,
 # so GAP's -s (symmetrize, then drop duplicates and self-loops) gives it the same graph grail
@@ -35,8 +39,8 @@
 #          OMP_NUM_THREADS=2 GAP_DIR/cc   -f G.el  -s -n 8
 #          OMP_NUM_THREADS=2 GAP_DIR/pr   -f G.el  -s -n 8 -i 1000 -t 1e-4
 #          OMP_NUM_THREADS=2 GAP_DIR/tc   -f G.el  -s -n 8
-#   grail: grail -q run ALGO --graph G.el --threads 2 --json [--source S]   (5 times, the min)
-#          with G.wel for sssp; ALGO is bfs, sssp, cc, pr, tri; the first run also --verify.
+#   grail: grail -q run ALGO --graph G.gcsr --threads 2 --json [--source S]   (5 times, the min)
+#          with G.w.gcsr for sssp; ALGO is bfs, sssp, cc, pr, tri; the first run also --verify.
 # The same problems: BFS levels and SSSP distances from the same source; CC labels; PageRank to
 # an L1 change below 1e-4 (GAP's -t default; -i 1000 so that GAP, like grail, stops at the
 # tolerance rather than at 20 iterations); the triangle count. What each side times: GAP's
@@ -47,7 +51,7 @@
 set -euo pipefail
 
 if [[ $# -lt 1 || "$1" == -h || "$1" == --help ]]; then
-    sed -n '2,47p' "$0"
+    sed -n '2,52p' "$0"
     exit $(( $# < 1 ))
 fi
 gap="$(cd "$1" && pwd)"
@@ -77,6 +81,8 @@ make_graph() { # name
         esac
     fi
     [[ -s "$el" ]] || "$grail" -q convert "$wel" -o "$el"
+    [[ -s "$graph_dir/$name.w.gcsr" ]] || "$grail" -q convert "$wel" -o "$graph_dir/$name.w.gcsr"
+    [[ -s "$graph_dir/$name.gcsr" ]] || "$grail" -q convert "$el" -o "$graph_dir/$name.gcsr"
 }
 
 # The minimum "Trial Time" of a GAP run, in ms.
@@ -87,10 +93,10 @@ gap_time() { # kernel file args...
         awk '/^Trial Time:/ { t = $3 * 1000; if (min == "" || t < min) min = t } END { if (min == "") exit 1; printf "%.2f", min }'
 }
 
-# The minimum time_ms of RUNS grail runs (the first verified), in ms.
-grail_time() { # algo file args...
-    local algo="$1" file="$2" best="" time json
-    shift 2
+# The minimum time_ms of RUNS runs of a grail binary (the first verified), in ms.
+grail_time() { # binary algo file args...
+    local grail="$1" algo="$2" file="$3" best="" time json
+    shift 3
     for ((r = 0; r < runs; r++)); do
         local verify=()
         [[ $r -eq 0 ]] && verify=(--verify)
@@ -101,18 +107,30 @@ grail_time() { # algo file args...
     echo "$best"
 }
 
-declare -A grail_ms gap_ms note
+baseline="${BASELINE:-}"
+[[ -z "$baseline" || -x "$baseline" ]] || { echo "error: no grail binary at BASELINE=$baseline" >&2; exit 1; }
+# Both grail binaries, the baseline's time into base_ms.
+grail_both() { # cell algo file args...
+    local cell="$1"
+    shift
+    grail_ms[$cell]="$(grail_time "$grail" "$@")"
+    [[ -z "$baseline" ]] || base_ms[$cell]="$(grail_time "$baseline" "$@")"
+}
+
+declare -A grail_ms base_ms gap_ms note
 for g in "${graphs[@]}"; do
     make_graph "$g"
     el="$graph_dir/$g.el"
     wel="$graph_dir/$g.wel"
+    sg="$graph_dir/$g.gcsr"
+    wsg="$graph_dir/$g.w.gcsr"
     source="$(head -n 1 "$el" | awk '{ print $1 }')"
     for k in "${kernels[@]}"; do
         echo "$g $k ..." >&2
         case "$k" in
             bfs)
                 gap_ms[$g,$k]="$(gap_time bfs "$el" -r "$source")"
-                grail_ms[$g,$k]="$(grail_time bfs "$el" --source "$source")" ;;
+                grail_both "$g,$k" bfs "$sg" --source "$source" ;;
             sssp)
                 var="DELTAS_$g"
                 default_deltas="1 2 4 8 16"
@@ -126,16 +144,16 @@ for g in "${graphs[@]}"; do
                 done
                 gap_ms[$g,$k]="$best"
                 note[$g,$k]="GAP -d $best_delta"
-                grail_ms[$g,$k]="$(grail_time sssp "$wel" --source "$source")" ;;
+                grail_both "$g,$k" sssp "$wsg" --source "$source" ;;
             cc)
                 gap_ms[$g,$k]="$(gap_time cc "$el")"
-                grail_ms[$g,$k]="$(grail_time cc "$el")" ;;
+                grail_both "$g,$k" cc "$sg" ;;
             pr)
                 gap_ms[$g,$k]="$(gap_time pr "$el" -i 1000 -t 1e-4)"
-                grail_ms[$g,$k]="$(grail_time pr "$el")" ;;
+                grail_both "$g,$k" pr "$sg" ;;
             tc)
                 gap_ms[$g,$k]="$(gap_time tc "$el")"
-                grail_ms[$g,$k]="$(grail_time tri "$el")" ;;
+                grail_both "$g,$k" tri "$sg" ;;
             *) echo "error: unknown kernel $k (bfs, sssp, cc, pr, tc)" >&2; exit 1 ;;
         esac
     done
@@ -143,12 +161,26 @@ done
 
 echo
 echo "grail / GAP time, $threads threads (grail: min of $runs runs; GAP: min of $trials trials)"
-echo "GAP $(git -C "$gap" rev-parse --short HEAD 2>/dev/null || echo '(not a git checkout)'); grail $("$grail" --version)"
+echo "GAP $(git -C "$gap" rev-parse --short HEAD 2>/dev/null || echo '(not a git checkout)'); grail: $grail ($("$grail" --version))"
+[[ -z "$baseline" ]] || echo "baseline: $baseline"
 echo
-printf '| graph | kernel | grail ms | GAP ms | grail / GAP | note |\n| --- | --- | ---: | ---: | ---: | --- |\n'
+ratio() { python3 -c "import sys; print(f'{float(sys.argv[1]) / float(sys.argv[2]):.2f}')" "$1" "$2"; }
+if [[ -z "$baseline" ]]; then
+    printf '| graph | kernel | grail ms | GAP ms | grail / GAP | note |\n| --- | --- | ---: | ---: | ---: | --- |\n'
+else
+    printf '| graph | kernel | baseline ms | grail ms | GAP ms | baseline / GAP | grail / GAP | note |\n'
+    printf '| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |\n'
+fi
 for g in "${graphs[@]}"; do
     for k in "${kernels[@]}"; do
-        ratio="$(python3 -c "import sys; print(f'{float(sys.argv[1]) / float(sys.argv[2]):.2f}')" "${grail_ms[$g,$k]}" "${gap_ms[$g,$k]}")"
-        printf '| %s | %s | %s | %s | %s | %s |\n' "$g" "$k" "${grail_ms[$g,$k]}" "${gap_ms[$g,$k]}" "$ratio" "${note[$g,$k]:-}"
+        cell="$g,$k"
+        if [[ -z "$baseline" ]]; then
+            printf '| %s | %s | %s | %s | %s | %s |\n' "$g" "$k" "${grail_ms[$cell]}" "${gap_ms[$cell]}" \
+                "$(ratio "${grail_ms[$cell]}" "${gap_ms[$cell]}")" "${note[$cell]:-}"
+        else
+            printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$g" "$k" "${base_ms[$cell]}" "${grail_ms[$cell]}" \
+                "${gap_ms[$cell]}" "$(ratio "${base_ms[$cell]}" "${gap_ms[$cell]}")" \
+                "$(ratio "${grail_ms[$cell]}" "${gap_ms[$cell]}")" "${note[$cell]:-}"
+        fi
     done
 done
