@@ -43,8 +43,10 @@ fn assert_phase_symbols(module: &Module, source: &str) {
                 format!("__device__ void {name}_run(const grail_ctx *ctx, const grail_value *args, uint64_t size) {{");
             let body = definition(source, &run);
             assert!(!body.contains("return"), "{body}");
+            // A grid-stride loop, or the schedulers' loop over whole blocks of items.
             assert!(
-                body.contains("for (uint64_t i = grail_thread_index(); i < size; i += grail_thread_count()) {"),
+                body.contains("for (uint64_t j = grail_thread_index(); j < size; j += grail_thread_count()) {")
+                    || body.contains("b_ += grail_thread_count()) {"),
                 "{body}"
             );
             let launch = format!(
@@ -114,7 +116,7 @@ fn every_construct_of_the_kitchen_sink_has_its_device_form() {
         assert!(run.contains(expected), "missing {expected}\n{run}");
     }
     // The epilogue comes after the item loop.
-    assert!(run.find("__shfl_xor_sync").unwrap() > run.rfind("i += grail_thread_count()").unwrap());
+    assert!(run.find("__shfl_xor_sync").unwrap() > run.rfind("j += grail_thread_count()").unwrap());
     nvrtc_compiles("every_construct_of_the_kitchen_sink_has_its_device_form", "kitchen_sink.cu", &source);
 }
 

@@ -171,7 +171,7 @@ impl Target for C {
         Ok(e.out)
     }
 
-    fn push(&self, e: &mut Emitter<'_, Self>, value: &str, depth: usize) {
+    fn push(&self, e: &mut Emitter<'_, Self>, _site: PushSite, value: &str, depth: usize) {
         e.line(depth, &format!("grail_buf_append(&pushes_, {value});"));
     }
 

@@ -198,6 +198,51 @@ GRAIL_DEVICE uint64_t grail_thread_count(void) {
     return (uint64_t)gridDim.x * blockDim.x;
 }
 
+/* ---- Block-wide helpers of the nested-parallelism schedulers ---- */
+
+/* The exclusive prefix sum of `v` over the block's threads (in thread order) and, in *total, the
+ * sum of all. Every thread of the block must call it (it holds barriers); blockDim.x is a
+ * multiple of 32. */
+GRAIL_DEVICE uint64_t grail_block_exclusive_scan(uint64_t v, uint64_t *total) {
+    __shared__ uint64_t warp_sums[32];
+    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    uint64_t x = v;
+    for (unsigned o = 1; o < 32; o <<= 1) {
+        const uint64_t y = __shfl_up_sync(0xffffffffu, x, o);
+        if (lane >= o) x += y;
+    }
+    if (lane == 31u) warp_sums[warp] = x;
+    __syncthreads();
+    if (warp == 0) {
+        uint64_t s = lane < warps ? warp_sums[lane] : 0;
+        for (unsigned o = 1; o < 32; o <<= 1) {
+            const uint64_t y = __shfl_up_sync(0xffffffffu, s, o);
+            if (lane >= o) s += y;
+        }
+        warp_sums[lane] = s;
+    }
+    __syncthreads();
+    const uint64_t before = warp > 0 ? warp_sums[warp - 1] : 0;
+    *total = warp_sums[warps - 1];
+    __syncthreads();
+    return before + x - v;
+}
+
+/* ---- Retry backoff (IrGL §4.4): a retry pass hands each thread a block of consecutive items ---- */
+
+/* Items per thread, and the bound of the loop index j whose item is grail_backoff_item(j). */
+GRAIL_DEVICE uint64_t grail_backoff_limit(uint64_t size) {
+    const uint64_t threads = grail_thread_count();
+    return (size + threads - 1) / threads * threads;
+}
+/* The item of loop index j (j runs grid-stride below grail_backoff_limit): thread t takes items
+ * t*R .. t*R+R-1, one per pass; items at or past `size` are skipped by the caller. */
+GRAIL_DEVICE uint64_t grail_backoff_item(uint64_t j, uint64_t size) {
+    const uint64_t threads = grail_thread_count();
+    const uint64_t per_thread = (size + threads - 1) / threads;
+    return (j % threads) * per_thread + j / threads;
+}
+
 /* ---- Loads that see other threads' writes ---- */
 
 GRAIL_DEVICE uint32_t grail_load_u32(const uint32_t *p) {
@@ -253,9 +298,9 @@ GRAIL_DEVICE unsigned grail_spill_segment(uint64_t j, uint64_t *position) {
     return s;
 }
 
-/* Appends `item` to the worklist (see grail_wl); false only when the device heap ran out. */
-GRAIL_DEVICE bool grail_push(const grail_wl *wl, uint32_t item) {
-    uint64_t slot = atomicAdd(wl->len, (uint64_t)1);
+/* Stores `item` in reserved slot `slot` of the worklist: below `cap` in `items`, past it in a
+ * spill segment (see grail_wl); false only when the device heap ran out. */
+GRAIL_DEVICE bool grail_push_slot(const grail_wl *wl, uint64_t slot, uint32_t item) {
     if (slot < wl->cap) {
         wl->items[slot] = item;
         return true;
@@ -271,6 +316,25 @@ GRAIL_DEVICE bool grail_push(const grail_wl *wl, uint32_t item) {
     segment[k] = item;
     atomicMax(wl->overflow, 1u);
     return true;
+}
+
+/* Appends `item` to the worklist (see grail_wl); false only when the device heap ran out. */
+GRAIL_DEVICE bool grail_push(const grail_wl *wl, uint32_t item) {
+    return grail_push_slot(wl, atomicAdd(wl->len, (uint64_t)1), item);
+}
+
+/* Cooperative conversion at warp level (IrGL §4.2.1): the threads of a warp that push together
+ * reserve their slots with one atomic by the lowest of them, each taking the slot of its rank
+ * among them. Correct whichever threads arrive together: every thread in the mask runs this. */
+GRAIL_DEVICE bool grail_push_warp(const grail_wl *wl, uint32_t item) {
+    const unsigned mask = __activemask();
+    const unsigned lane = threadIdx.x & 31u;
+    const int leader = __ffs(mask) - 1;
+    const unsigned rank = __popc(mask & ((1u << lane) - 1u));
+    uint64_t base = 0;
+    if ((int)lane == leader) base = atomicAdd(wl->len, (uint64_t)__popc(mask));
+    base = __shfl_sync(mask, base, leader);
+    return grail_push_slot(wl, base + rank, item);
 }
 
 /* Copies spilled items [from, to) (slots past the old `cap`) into `dest` at the same slots. */

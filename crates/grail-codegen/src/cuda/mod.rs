@@ -39,9 +39,13 @@ use crate::printer::{self, Emitter, Items, Target, c_type, element_field, from_v
 /// atomics that report a change, locks, single, union-find.
 pub const CUDA_HEADER: &str = include_str!("grail_cuda.h");
 
-/// Emits the CUDA program for a valid module.
+mod schedule;
+
+/// Emits the CUDA program for a valid module, applying the optimizations its
+/// [`Module::opt`] configuration and marks select.
 pub fn emit_cuda(module: &Module) -> Result<String, CodegenError> {
-    printer::emit(module, &Cuda)
+    let read_only = if module.opt.ldg { grail_ir::opt::ldg::read_only(module) } else { Vec::new() };
+    printer::emit(module, &Cuda { block: module.opt.block, read_only, backoff: module.opt.backoff })
 }
 
 /// The atomic folds of a warp's partial reduction into the kernel's `grail_value` result:
@@ -85,14 +89,54 @@ __device__ inline void grail_acc_product_i(grail_value *acc, int64_t v) { grail_
 
 "#;
 
-/// The CUDA target of the printer.
-struct Cuda;
+/// The CUDA target of the printer, with what it needs of the module's configuration.
+struct Cuda {
+    /// Threads per block (`GRAIL_BLOCK`): the schedulers' shared arrays are this long, and the
+    /// runtime launches every kernel with it.
+    block: u32,
+    /// Properties read through the read-only data cache (`ldg=on`; empty otherwise).
+    read_only: Vec<bool>,
+    /// Retried items handed out in blocks (retry backoff).
+    backoff: bool,
+}
 
 impl Target for Cuda {
     const ONLY_USED_LOCALS: bool = true;
 
     fn prelude(&self) -> String {
-        format!("{CUDA_HEADER}{}{HELPERS}", printer::value_helpers("__device__ inline"))
+        format!(
+            "{CUDA_HEADER}#define GRAIL_BLOCK {}\n{}{HELPERS}",
+            self.block,
+            printer::value_helpers("__device__ inline")
+        )
+    }
+
+    fn load_property(&self, e: &Emitter<'_, Self>, property: PropertyId, access: String) -> String {
+        let scalar = e.module.properties[property.index()].ty;
+        let readable = !matches!(scalar, Type::Scalar(Scalar::Bool) | Type::Struct(_) | Type::Unit);
+        if e.kernel.is_some() && readable && self.read_only.get(property.index()).copied().unwrap_or(false) {
+            format!("__ldg(&{access})")
+        } else {
+            access
+        }
+    }
+
+    fn nested_forall(&self, e: &mut Emitter<'_, Self>, forall: &ForAll, depth: usize) -> Result<(), CodegenError> {
+        if forall.schedule == Schedule::SERIAL {
+            return printer::serial_nested_forall(self, e, forall, depth);
+        }
+        // The scheduled loop (see `schedule`): the inspector records the node's range.
+        let Space::Adjacent(adjacency, node) = &forall.space else {
+            return Err(CodegenError::Internal("a nested parallel loop that is not over adjacency".into()));
+        };
+        let node = e.expr(node)?;
+        let (offsets, _) = e.adjacency(*adjacency);
+        e.line(depth, "{");
+        e.line(depth + 1, &format!("const uint32_t n_ = {node};"));
+        e.line(depth + 1, &format!("np_b_ = {offsets}[n_];"));
+        e.line(depth + 1, &format!("np_e_ = {offsets}[(uint64_t)n_ + 1];"));
+        e.line(depth, "}");
+        Ok(())
     }
 
     fn function_qualifier(&self) -> &'static str {
@@ -181,16 +225,41 @@ impl Target for Cuda {
         e.line(0, "}");
         let size_fn = std::mem::take(&mut e.out);
         e.reset_uses();
-        // The grid-stride item loop.
+        // The item loop: grid-stride, or the schedulers' uniform loop. With retry backoff, a
+        // retry pass hands each thread a block of consecutive items.
         let item = match e.phase_items(forall)? {
             Items::Each(item) => item,
             Items::AllNodes { retrying, items } => format!("({retrying} ? {items}[i] : (uint32_t)i)"),
         };
-        let items = e.capture(|e| {
-            e.line(1, "for (uint64_t i = grail_thread_index(); i < size; i += grail_thread_count()) {");
-            e.item(forall, &item, 2)?;
-            e.line(1, "}");
-            Ok(())
+        let backoff = self.backoff && e.kernel.is_some_and(grail_ir::opt::backoff::retries);
+        let mapping = if backoff {
+            let retrying = e.ctx("retrying");
+            schedule::Mapping {
+                limit: format!("({retrying} ? grail_backoff_limit(size) : size)"),
+                index: format!("({retrying} ? grail_backoff_item(j, size) : j)"),
+            }
+        } else {
+            schedule::Mapping { limit: "size".into(), index: "j".into() }
+        };
+        let kernel_ir = e.kernel.ok_or_else(|| CodegenError::Internal("a phase outside a kernel".into()))?;
+        let items = e.capture(|e| match grail_ir::opt::nested::site(forall) {
+            Some((top, inner)) => schedule::scheduled_items(e, kernel_ir, forall, top, inner, &item, &mapping),
+            None => {
+                e.line(
+                    1,
+                    &format!(
+                        "for (uint64_t j = grail_thread_index(); j < {}; j += grail_thread_count()) {{",
+                        mapping.limit
+                    ),
+                );
+                e.line(2, &format!("const uint64_t i = {};", mapping.index));
+                if backoff {
+                    e.line(2, "if (i >= size) continue;");
+                }
+                e.item(forall, &item, 2)?;
+                e.line(1, "}");
+                Ok(())
+            }
         })?;
         e.out = size_fn;
         e.line(
@@ -216,8 +285,14 @@ impl Target for Cuda {
         Ok(e.out)
     }
 
-    fn push(&self, e: &mut Emitter<'_, Self>, value: &str, depth: usize) {
-        e.line(depth, &format!("grail_push(&ctx->pushes, {value});"));
+    fn push(&self, e: &mut Emitter<'_, Self>, site: PushSite, value: &str, depth: usize) {
+        let aggregation = e.kernel.and_then(|k| k.push_sites.get(site.index()).copied()).unwrap_or_default();
+        let push = match aggregation {
+            Aggregation::None => "grail_push",
+            // Block-level pushes are not emitted yet (the pass never asks for them).
+            Aggregation::Warp | Aggregation::Block => "grail_push_warp",
+        };
+        e.line(depth, &format!("{push}(&ctx->pushes, {value});"));
     }
 
     fn retry(&self, e: &mut Emitter<'_, Self>, value: &str, depth: usize) {

@@ -46,8 +46,8 @@ pub(crate) trait Target: Sized {
     fn phase(&self, e: Emitter<'_, Self>, kernel: usize, phase: usize, forall: &ForAll)
     -> Result<String, CodegenError>;
 
-    /// `push value;` to the kernel's output worklist.
-    fn push(&self, e: &mut Emitter<'_, Self>, value: &str, depth: usize);
+    /// `push value;` (push site `site`) to the kernel's output worklist.
+    fn push(&self, e: &mut Emitter<'_, Self>, site: PushSite, value: &str, depth: usize);
 
     /// `retry value;` to the invocation's retry list.
     fn retry(&self, e: &mut Emitter<'_, Self>, value: &str, depth: usize);
@@ -57,22 +57,16 @@ pub(crate) trait Target: Sized {
         e.accumulate(value, depth)
     }
 
+    /// A read of property `property` through `access` (`P<i>[<element>]`); by default the
+    /// access itself.
+    fn load_property(&self, _e: &Emitter<'_, Self>, _property: PropertyId, access: String) -> String {
+        access
+    }
+
     /// A nested parallel loop over a node's adjacency. By default the item's thread runs it as a
     /// serial loop (a filter becomes an `if` around the body).
     fn nested_forall(&self, e: &mut Emitter<'_, Self>, forall: &ForAll, depth: usize) -> Result<(), CodegenError> {
-        let Space::Adjacent(adjacency, node) = &forall.space else {
-            return Err(CodegenError::Internal("a nested parallel loop that is not over adjacency".into()));
-        };
-        let body = match &forall.filter {
-            None => forall.body.clone(),
-            Some(filter) => vec![Stmt::If {
-                cond: filter.clone(),
-                then: forall.body.clone(),
-                otherwise: Vec::new(),
-                uniform: false,
-            }],
-        };
-        self.adjacency_loop(e, forall.var, *adjacency, node, &body, depth)
+        serial_nested_forall(self, e, forall, depth)
     }
 
     /// A loop over a node's edges or neighbours, run by one thread.
@@ -87,6 +81,26 @@ pub(crate) trait Target: Sized {
     ) -> Result<(), CodegenError> {
         e.serial_adjacency_loop(var, adjacency, node, body, depth)
     }
+}
+
+/// A nested parallel loop run serially by its item's thread (a filter becomes an `if` around
+/// the body).
+pub(crate) fn serial_nested_forall<T: Target>(
+    target: &T,
+    e: &mut Emitter<'_, T>,
+    forall: &ForAll,
+    depth: usize,
+) -> Result<(), CodegenError> {
+    let Space::Adjacent(adjacency, node) = &forall.space else {
+        return Err(CodegenError::Internal("a nested parallel loop that is not over adjacency".into()));
+    };
+    let body = match &forall.filter {
+        None => forall.body.clone(),
+        Some(filter) => {
+            vec![Stmt::If { cond: filter.clone(), then: forall.body.clone(), otherwise: Vec::new(), uniform: false }]
+        }
+    };
+    target.adjacency_loop(e, forall.var, *adjacency, node, &body, depth)
 }
 
 /// Prints a valid module for `target`.
@@ -138,6 +152,15 @@ fn function_signature(index: usize, f: &Function) -> String {
         params.push(format!("{} {}", c_type(local.ty), local_name(i, &local.name)));
     }
     format!("{} grail_f{index}({}) /* {} */", c_type(f.result), params.join(", "), f.name)
+}
+
+/// Whether any `iterate` or `pipe` of `main` is outlined.
+pub(crate) fn has_outlined(module: &Module) -> bool {
+    let mut found = false;
+    walk_block(&module.main.block, &mut |stmt| {
+        found |= matches!(stmt, Stmt::Iterate(i) if i.outlined) || matches!(stmt, Stmt::Pipe(p) if p.outlined)
+    });
+    found
 }
 
 /// Small typed helpers every target declares with its own `qualifier`: min, max and abs without
@@ -418,7 +441,10 @@ impl<'m, T: Target> Emitter<'m, T> {
     /// kernel phase, where no other pointer reaches them, the columns are `restrict` (unless
     /// the phase calls a function, which reaches them through its own views).
     fn views(&mut self) {
-        let restrict = self.kernel.is_some() && !self.calls.get();
+        // Not in a module with outlined regions: a control kernel runs several phases, and a
+        // column one phase only reads may be written by another phase of the same launch, which
+        // `restrict` would let the compiler read through the non-coherent cache.
+        let restrict = self.kernel.is_some() && !self.calls.get() && !has_outlined(self.module);
         let qualifier = if restrict { "const restrict" } else { "const" };
         for (i, p) in self.module.properties.iter().enumerate() {
             let ty = c_type(p.ty);
@@ -481,16 +507,30 @@ impl<'m, T: Target> Emitter<'m, T> {
     /// The inside of a phase's item loop: the loop variable set to `item`, the filter (a
     /// `continue` to the next item), and the body, where `continue` also goes to the next item.
     pub fn item(&mut self, forall: &ForAll, item: &str, depth: usize) -> Result<(), CodegenError> {
+        self.item_part(forall, Some(item), &forall.body, depth)
+    }
+
+    /// Part of a phase's item: with `item`, the loop variable set to it and the filter first,
+    /// then `stmts` (a slice of the item's body), where `continue` goes to the next item.
+    pub fn item_part(
+        &mut self,
+        forall: &ForAll,
+        item: Option<&str>,
+        stmts: &[Stmt],
+        depth: usize,
+    ) -> Result<(), CodegenError> {
         self.loops.push(self.held.len());
-        let var = self.local(forall.var);
-        self.line(depth, &format!("{var} = {item};"));
-        if let Some(filter) = &forall.filter {
-            let filter = self.expr(filter)?;
-            self.line(depth, &format!("if (!{filter}) continue;"));
+        if let Some(item) = item {
+            let var = self.local(forall.var);
+            self.line(depth, &format!("{var} = {item};"));
+            if let Some(filter) = &forall.filter {
+                let filter = self.expr(filter)?;
+                self.line(depth, &format!("if (!{filter}) continue;"));
+            }
         }
-        self.block(&forall.body, depth)?;
+        let result = stmts.iter().try_for_each(|stmt| self.stmt(stmt, depth));
         self.loops.pop();
-        Ok(())
+        result
     }
 
     /// The C type of the kernel's reduction accumulator and the `grail_value` member that holds
@@ -506,7 +546,7 @@ impl<'m, T: Target> Emitter<'m, T> {
         })
     }
 
-    fn block(&mut self, block: &Block, depth: usize) -> Result<(), CodegenError> {
+    pub fn block(&mut self, block: &Block, depth: usize) -> Result<(), CodegenError> {
         block.iter().try_for_each(|stmt| self.stmt(stmt, depth))
     }
 
@@ -543,10 +583,10 @@ impl<'m, T: Target> Emitter<'m, T> {
                 target.adjacency_loop(self, *var, *adjacency, node, body, depth)?
             }
             Stmt::ForAll(forall) => target.nested_forall(self, forall, depth)?,
-            Stmt::Push { value, .. } => {
+            Stmt::Push { site, value } => {
                 let value = self.expr(value)?;
                 self.uses.pushes = true;
-                target.push(self, &value, depth);
+                target.push(self, *site, &value, depth);
             }
             Stmt::Retry { value } => {
                 let value = self.expr(value)?;
@@ -732,6 +772,9 @@ impl<'m, T: Target> Emitter<'m, T> {
         let ty = expr.ty;
         Ok(match &expr.kind {
             ExprKind::Const(c) => constant(*c, ty),
+            ExprKind::Load(place @ Place::Property { property, .. }) => {
+                self.target.load_property(self, *property, self.place(place)?)
+            }
             ExprKind::Load(place) => self.place(place)?,
             ExprKind::Param(id) => format!("Q{}", id.0),
             ExprKind::NumNodes => format!("((uint32_t){})", self.ctx("num_nodes")),

@@ -39,7 +39,8 @@ use crate::host::memory::{ColumnRef, Memory};
 use crate::host::value::Value;
 use crate::host::{accumulator_type, bind_params, flatten, grail_values, identity, leaf_types, ops, unflatten};
 
-/// Threads per block for every kernel.
+/// Threads per block of the runtime's own kernels (the program's phases use the block size of
+/// its configuration, `Module::opt.block`, which its generated code is written for).
 const BLOCK: u32 = 256;
 
 /// Element reads of a device-only column from host code before the whole column is copied back.
@@ -158,7 +159,7 @@ impl GpuProgram {
                 let run = loaded.function(&format!("grail_k{k}_{p}"))?;
                 let size_kernel = loaded.function(&format!("grail_k{k}_{p}_size"))?;
                 let per_sm = run
-                    .occupancy_max_active_blocks_per_multiprocessor(BLOCK, 0, None)
+                    .occupancy_max_active_blocks_per_multiprocessor(module.opt.block, 0, None)
                     .map_err(|e| call("cuOccupancyMaxActiveBlocksPerMultiprocessor", e))?
                     .max(1);
                 phases.push(PhaseCode { run, size_kernel, size, max_grid: sm_count * per_sm });
@@ -703,10 +704,11 @@ impl<'a> GpuRun<'a> {
                 };
                 items += size;
                 if size > 0 {
-                    let grid = size.div_ceil(u64::from(BLOCK)).min(u64::from(phase.max_grid)) as u32;
+                    let block = self.module.opt.block;
+                    let grid = size.div_ceil(u64::from(block)).min(u64::from(phase.max_grid)) as u32;
                     // SAFETY: (grail_ctx, const grail_value *, uint64_t): the context points at this
                     // run's live buffers, `args_ptr` at one value per kernel parameter.
-                    unsafe { launch(&phase.run, grid, BLOCK, &mut [arg(&self.ctx), arg(&args_ptr), arg(&size)])? };
+                    unsafe { launch(&phase.run, grid, block, &mut [arg(&self.ctx), arg(&args_ptr), arg(&size)])? };
                 }
                 self.wait(&kernel.name)?;
                 let counters = self.read_counters()?;
