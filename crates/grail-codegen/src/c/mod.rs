@@ -114,10 +114,9 @@ impl Target for C {
         // The item loop: over all nodes, one loop for the nodes and one for retried items.
         let loops = match e.phase_items(forall)? {
             Items::Each(item) => vec![(None, item)],
-            Items::AllNodes { retrying, items } => vec![
-                (Some(format!("if ({retrying}) {{")), format!("{items}[i]")),
-                (Some("} else {".into()), "(uint32_t)i".into()),
-            ],
+            Items::AllNodes { retrying, item } => {
+                vec![(Some(format!("if ({retrying}) {{")), item), (Some("} else {".into()), "(uint32_t)i".into())]
+            }
         };
         let nested = loops.len() > 1;
         let depth = 1 + nested as usize;

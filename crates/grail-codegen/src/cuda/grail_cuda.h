@@ -186,6 +186,11 @@ typedef struct grail_ctx {
     /* The kernel's reduction value, combined into with the grail_atomic_* helpers; the runtime
      * starts it at the operator's identity. NULL when the kernel reduces nothing. */
     grail_value *acc;
+    /* In a module with outlined regions, `items` holds the first `items_cap` items and the rest
+     * are in the spill segments of `items_spill` (see grail_item); elsewhere items_cap is
+     * UINT64_MAX. */
+    uint64_t items_cap;
+    void *const *items_spill;
 } grail_ctx;
 
 /* ---- Thread indexing ---- */
@@ -335,6 +340,15 @@ GRAIL_DEVICE bool grail_push_warp(const grail_wl *wl, uint32_t item) {
     if ((int)lane == leader) base = atomicAdd(wl->len, (uint64_t)__popc(mask));
     base = __shfl_sync(mask, base, leader);
     return grail_push_slot(wl, base + rank, item);
+}
+
+/* Item i of a worklist whose first `cap` items are in `items` and the rest in the spill segments
+ * of `spill` (a list an outlined region pushed past its capacity). */
+GRAIL_DEVICE uint32_t grail_item(const uint32_t *items, uint64_t cap, void *const *spill, uint64_t i) {
+    if (i < cap) return items[i];
+    uint64_t k;
+    unsigned s = grail_spill_segment(i - cap, &k);
+    return ((const uint32_t *)grail_load_ptr(&spill[s]))[k];
 }
 
 /* Copies spilled items [from, to) (slots past the old `cap`) into `dest` at the same slots. */
@@ -662,6 +676,151 @@ GRAIL_DEVICE bool grail_union(const grail_ctx *ctx, uint32_t set, uint32_t a, ui
             return true;
         }
     }
+}
+
+/* ---- Outlined regions (iteration outlining, IrGL §4.1) ----
+ *
+ * An outlined `iterate` or `pipe` runs as one control kernel, launched cooperatively with every
+ * block resident, in which every thread runs the region's host code with its own copy of the
+ * host's locals (so all threads decide every branch alike), and each kernel invocation becomes
+ * calls of its phases' _run functions separated by grid-wide barriers. The region's state lives
+ * in a grail_region the host fills before the launch and reads after it; each thread keeps a
+ * grail_state, the same in every thread.
+ *
+ * Counters that threads write during one phase and everyone reads after the barrier (the
+ * pushes of an invocation, the retries of a launch, a reduction) rotate through GRAIL_RING
+ * slots: slot t % 3 is written in step t and read by all after the barrier that ends it; global
+ * thread 0 resets slot (t + 2) % 3 right after that barrier, which is safe because every thread
+ * read it before arriving at the barrier of step t, and it is written again only in step t + 2,
+ * after the barrier of step t + 1. So one barrier per step suffices.
+ * Keep in sync with `GpuList` and `GpuRegion` in crates/grail-runtime/src/gpu/ffi.rs. */
+#define GRAIL_RING 3
+
+/* A worklist buffer: the first `cap` items in `items`, the rest in the segments of `spill` (a
+ * table of GRAIL_SPILL_SEGS pointers). */
+typedef struct grail_list {
+    uint32_t *items;
+    uint64_t cap;
+    void **spill;
+} grail_list;
+
+typedef struct grail_region {
+    /* The two worklists (lists[cur] is the current one) and the two retry lists. */
+    grail_list lists[2];
+    grail_list retry_lists[2];
+    /* In and out: the current worklist's length, which list is current, the claims' number. */
+    uint64_t len;
+    uint32_t cur;
+    uint32_t invocation;
+    /* Pushes and retries past a list's capacity over the whole launch: 1 some spilled, 2 the
+     * device heap ran out (the most of step_overflow's values). */
+    uint32_t overflow;
+    /* The grid's blocks, and the barrier's arrival count and generation. */
+    uint32_t grid_blocks;
+    uint32_t barrier_count;
+    uint32_t barrier_gen;
+    /* The overflow words of the steps (a ring, so that every thread decides alike whether the
+     * heap ran out); the fourth word pads. */
+    uint32_t step_overflow[GRAIL_RING + 1];
+    /* The rings of pushes per invocation and retries per launch of a phase. */
+    uint64_t push_len[GRAIL_RING];
+    uint64_t retry_len[GRAIL_RING];
+    /* main's locals by index (in and out), each kernel's GRAIL_RING reduction slots (kernel k at
+     * acc[3k..3k+3], every slot starting at the kernel's identity), and each kernel's counts:
+     * invocations, items, pushes, retries (kernel k at stats[4k..4k+4]). */
+    grail_value *frame;
+    grail_value *acc;
+    uint64_t *stats;
+} grail_region;
+
+/* A thread's view of its region: the same in every thread. */
+typedef struct grail_state {
+    grail_region *R;
+    uint64_t len;
+    uint32_t cur;
+    uint32_t invocation;
+    /* The retry list being read (the other is written). */
+    uint32_t retry_cur;
+    /* The barrier generation this thread waits to leave. */
+    uint32_t barrier_gen;
+    /* Invocations and phase launches made so far in this launch: the rings' positions. */
+    uint64_t inv;
+    uint64_t step;
+    /* Each kernel's invocations in this launch: its reduction ring's position. */
+    uint32_t *kinv;
+    /* The device heap ran out: the region stops and the host reports it. */
+    bool failed;
+} grail_state;
+
+GRAIL_DEVICE grail_state grail_state_begin(grail_region *R, uint32_t *kinv) {
+    grail_state S;
+    S.R = R;
+    S.len = R->len;
+    S.cur = R->cur;
+    S.invocation = R->invocation;
+    S.retry_cur = 0;
+    S.barrier_gen = 0;
+    S.inv = 0;
+    S.step = 0;
+    S.kinv = kinv;
+    S.failed = false;
+    return S;
+}
+
+/* The grid-wide barrier: never deadlocks because the control kernel is launched cooperatively
+ * (every block resident). Thread 0 of each block arrives with an atomic; the last to arrive
+ * resets the count and opens the next generation; the fences before and after make every
+ * write before the barrier visible to every read after it. */
+GRAIL_DEVICE void grail_grid_sync(grail_state *S) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        grail_region *R = S->R;
+        __threadfence();
+        if (atomicAdd(&R->barrier_count, 1u) == R->grid_blocks - 1u) {
+            atomicExch(&R->barrier_count, 0u);
+            __threadfence();
+            atomicAdd(&R->barrier_gen, 1u);
+        } else {
+            while (*(volatile uint32_t *)&R->barrier_gen == S->barrier_gen) {
+            }
+        }
+        __threadfence();
+    }
+    __syncthreads();
+    S->barrier_gen++;
+}
+
+/* A worklist buffer as a grail_wl whose length is `len`. */
+GRAIL_DEVICE grail_wl grail_list_wl(const grail_list *list, uint64_t *len, uint32_t *overflow) {
+    grail_wl wl;
+    wl.items = list->items;
+    wl.len = len;
+    wl.cap = list->cap;
+    wl.overflow = overflow;
+    wl.spill = list->spill;
+    return wl;
+}
+
+/* Reads a counter another thread wrote before the last barrier. */
+GRAIL_DEVICE uint64_t grail_read_u64(const uint64_t *p) {
+    return *(const volatile uint64_t *)p;
+}
+GRAIL_DEVICE grail_value grail_read_value(const grail_value *p) {
+    grail_value v;
+    v.u = *(const volatile uint64_t *)&p->u;
+    return v;
+}
+
+/* The next invocation number for claims; when it wraps to 0, every node's claim word is
+ * cleared (by the whole grid) and numbering restarts at 1. */
+GRAIL_DEVICE uint32_t grail_next_invocation(const grail_ctx *ctx, grail_state *S) {
+    S->invocation++;
+    if (S->invocation == 0u) {
+        for (uint64_t u = grail_thread_index(); u < ctx->num_nodes; u += grail_thread_count()) ctx->claims[u] = 0u;
+        grail_grid_sync(S);
+        S->invocation = 1u;
+    }
+    return S->invocation;
 }
 
 #endif /* GRAIL_CUDA_H */

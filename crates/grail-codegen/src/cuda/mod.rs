@@ -39,6 +39,7 @@ use crate::printer::{self, Emitter, Items, Target, c_type, element_field, from_v
 /// atomics that report a change, locks, single, union-find.
 pub const CUDA_HEADER: &str = include_str!("grail_cuda.h");
 
+mod outline;
 mod schedule;
 
 /// Emits the CUDA program for a valid module, applying the optimizations its
@@ -90,7 +91,7 @@ __device__ inline void grail_acc_product_i(grail_value *acc, int64_t v) { grail_
 "#;
 
 /// The CUDA target of the printer, with what it needs of the module's configuration.
-struct Cuda {
+pub(crate) struct Cuda {
     /// Threads per block (`GRAIL_BLOCK`): the schedulers' shared arrays are this long, and the
     /// runtime launches every kernel with it.
     block: u32,
@@ -109,6 +110,31 @@ impl Target for Cuda {
             self.block,
             printer::value_helpers("__device__ inline")
         )
+    }
+
+    fn worklist_item(&self, e: &Emitter<'_, Self>, index: &str) -> String {
+        if printer::has_outlined(e.module) {
+            // An outlined region's lists may hold items past their capacity in spill segments.
+            let (items, cap, spill) = (e.ctx("items"), e.ctx("items_cap"), e.ctx("items_spill"));
+            format!("grail_item({items}, {cap}, {spill}, {index})")
+        } else {
+            format!("{}[{index}]", e.ctx("items"))
+        }
+    }
+
+    fn orchestration(&self, e: &mut Emitter<'_, Self>, stmt: &Stmt, depth: usize) -> Result<(), CodegenError> {
+        outline::orchestration(e, stmt, depth)
+    }
+
+    fn region_store(&self, e: &mut Emitter<'_, Self>, line: &str, depth: usize) -> Result<(), CodegenError> {
+        // One thread stores for all; the barrier makes the store visible before anything after.
+        e.line(depth, &format!("if (grail_thread_index() == 0) {{ {line} }}"));
+        e.line(depth, "grail_grid_sync(S);");
+        Ok(())
+    }
+
+    fn epilogue(&self, out: &mut String, module: &Module) -> Result<(), CodegenError> {
+        outline::regions(self, out, module)
     }
 
     fn load_property(&self, e: &Emitter<'_, Self>, property: PropertyId, access: String) -> String {
@@ -209,19 +235,20 @@ impl Target for Cuda {
     ) -> Result<String, CodegenError> {
         let name = format!("grail_k{kernel}_{phase}");
         let kernel_name = e.kernel.map_or("", |k| k.name.as_str());
-        // The size kernel.
+        // The item count: a device function (outlined regions call it) and the size kernel.
         let size = e.phase_size(forall)?;
         e.line(0, &format!("/* kernel `{kernel_name}`, phase {phase} */"));
+        e.line(0, &format!("__device__ uint64_t {name}_size_of(const grail_ctx *ctx, const grail_value *args) {{"));
+        e.prologue();
+        e.line(1, &format!("return {size};"));
+        e.line(0, "}");
         e.line(
             0,
             &format!(
                 "extern \"C\" __global__ void {name}_size(const grail_ctx ctx_, const grail_value *args, uint64_t *size) {{"
             ),
         );
-        e.line(1, "if (blockIdx.x != 0 || threadIdx.x != 0) return;");
-        e.line(1, "const grail_ctx *const ctx = &ctx_;");
-        e.prologue();
-        e.line(1, &format!("*size = {size};"));
+        e.line(1, &format!("if (blockIdx.x == 0 && threadIdx.x == 0) *size = {name}_size_of(&ctx_, args);"));
         e.line(0, "}");
         let size_fn = std::mem::take(&mut e.out);
         e.reset_uses();
@@ -229,7 +256,7 @@ impl Target for Cuda {
         // retry pass hands each thread a block of consecutive items.
         let item = match e.phase_items(forall)? {
             Items::Each(item) => item,
-            Items::AllNodes { retrying, items } => format!("({retrying} ? {items}[i] : (uint32_t)i)"),
+            Items::AllNodes { retrying, item } => format!("({retrying} ? {item} : (uint32_t)i)"),
         };
         let backoff = self.backoff && e.kernel.is_some_and(grail_ir::opt::backoff::retries);
         let mapping = if backoff {
@@ -302,14 +329,14 @@ impl Target for Cuda {
 
 /// A phase's reduction: the accumulator's C type, the operator's identity in it, and the
 /// operator, for the warp's fold and the atomic into the result.
-struct Reduction {
-    op: ReduceOp,
-    ty: String,
-    identity: String,
-    member: &'static str,
+pub(crate) struct Reduction {
+    pub(crate) op: ReduceOp,
+    pub(crate) ty: String,
+    pub(crate) identity: String,
+    pub(crate) member: &'static str,
 }
 
-fn reduction(e: &Emitter<'_, Cuda>) -> Result<Reduction, CodegenError> {
+pub(crate) fn reduction(e: &Emitter<'_, Cuda>) -> Result<Reduction, CodegenError> {
     let (op, ty, t, member) = e.accumulator()?;
     let unsupported = || Err(CodegenError::Unsupported(format!("a `{}` reduction of type {ty} on the GPU", op.name())));
     let identity = match (ty, op) {

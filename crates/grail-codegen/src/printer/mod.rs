@@ -57,6 +57,28 @@ pub(crate) trait Target: Sized {
         e.accumulate(value, depth)
     }
 
+    /// Host orchestration (`invoke`, `iterate`, `pipe`, `print`) in device code: only the
+    /// CUDA target's control kernels of outlined regions have any.
+    fn orchestration(&self, _e: &mut Emitter<'_, Self>, _stmt: &Stmt, _depth: usize) -> Result<(), CodegenError> {
+        Err(CodegenError::Internal("host orchestration in device code".into()))
+    }
+
+    /// In an outlined region's host code: the store `line` to a property or element, which one
+    /// thread makes for all.
+    fn region_store(&self, _e: &mut Emitter<'_, Self>, _line: &str, _depth: usize) -> Result<(), CodegenError> {
+        Err(CodegenError::Internal("a region store outside an outlined region".into()))
+    }
+
+    /// Item `index` of the phase's input worklist (or of the items being retried).
+    fn worklist_item(&self, e: &Emitter<'_, Self>, index: &str) -> String {
+        format!("{}[{index}]", e.ctx("items"))
+    }
+
+    /// What follows the kernels' phases (the CUDA target's outlined regions).
+    fn epilogue(&self, _out: &mut String, _module: &Module) -> Result<(), CodegenError> {
+        Ok(())
+    }
+
     /// A read of property `property` through `access` (`P<i>[<element>]`); by default the
     /// access itself.
     fn load_property(&self, _e: &Emitter<'_, Self>, _property: PropertyId, access: String) -> String {
@@ -143,6 +165,7 @@ pub(crate) fn emit<T: Target>(module: &Module, target: &T) -> Result<String, Cod
             out.push_str(&target.phase(e, index, phase, forall)?);
         }
     }
+    target.epilogue(&mut out, module)?;
     Ok(out)
 }
 
@@ -152,6 +175,14 @@ fn function_signature(index: usize, f: &Function) -> String {
         params.push(format!("{} {}", c_type(local.ty), local_name(i, &local.name)));
     }
     format!("{} grail_f{index}({}) /* {} */", c_type(f.result), params.join(", "), f.name)
+}
+
+/// The local or property a place is a field of (or the place itself).
+pub(crate) fn root_place(place: &Place) -> &Place {
+    match place {
+        Place::Field { base, .. } => root_place(base),
+        other => other,
+    }
 }
 
 /// Whether any `iterate` or `pipe` of `main` is outlined.
@@ -314,6 +345,8 @@ const CTX_FIELDS: &[(&str, &str)] = &[
     ("items", "const uint32_t *const restrict"),
     ("item_count", "const uint64_t"),
     ("retrying", "const uint32_t"),
+    ("items_cap", "const uint64_t"),
+    ("items_spill", "void *const *const"),
     ("colls", "grail_coll *const"),
 ];
 
@@ -329,8 +362,8 @@ pub(crate) struct ThreadUse {
 pub(crate) enum Items {
     /// The item is this expression of `i`.
     Each(String),
-    /// All nodes: `i` itself, or `items[i]` when retrying.
-    AllNodes { retrying: String, items: String },
+    /// All nodes: `i` itself, or `item` (the retried item `i`) when retrying.
+    AllNodes { retrying: String, item: String },
 }
 
 /// The walk over one function's or kernel's body.
@@ -352,13 +385,15 @@ pub(crate) struct Emitter<'m, T: Target> {
     /// The release statement of every lock held at this point of the emitted code (`None`
     /// for a claim, which is never released), innermost last.
     held: Vec<Option<String>>,
+    /// Emitting an outlined region's host code (on the device, in a control kernel).
+    pub region: bool,
     /// For each enclosing loop, innermost last, how many locks were held when it started:
     /// `break` and `continue` release the ones taken since.
     loops: Vec<usize>,
 }
 
 impl<'m, T: Target> Emitter<'m, T> {
-    fn new(target: &'m T, module: &'m Module, body: &'m Body, kernel: Option<&'m Kernel>) -> Self {
+    pub fn new(target: &'m T, module: &'m Module, body: &'m Body, kernel: Option<&'m Kernel>) -> Self {
         Emitter {
             target,
             module,
@@ -371,6 +406,7 @@ impl<'m, T: Target> Emitter<'m, T> {
             uses: ThreadUse::default(),
             held: Vec::new(),
             loops: Vec::new(),
+            region: false,
         }
     }
 
@@ -400,6 +436,11 @@ impl<'m, T: Target> Emitter<'m, T> {
     pub fn local(&self, id: LocalId) -> String {
         self.locals_used.borrow_mut()[id.index()] = true;
         local_name(id.index(), &self.body.locals[id.index()].name)
+    }
+
+    /// The body's locals the emitted code names, by index.
+    pub fn used_locals(&self) -> Vec<usize> {
+        self.locals_used.borrow().iter().enumerate().filter(|(_, used)| **used).map(|(i, _)| i).collect()
     }
 
     /// Whether the body's local `i` is to be declared.
@@ -440,7 +481,7 @@ impl<'m, T: Target> Emitter<'m, T> {
     /// context fields the code uses (`G_<field>`). Two property columns never overlap, so in a
     /// kernel phase, where no other pointer reaches them, the columns are `restrict` (unless
     /// the phase calls a function, which reaches them through its own views).
-    fn views(&mut self) {
+    pub fn views(&mut self) {
         // Not in a module with outlined regions: a control kernel runs several phases, and a
         // column one phase only reads may be written by another phase of the same launch, which
         // `restrict` would let the compiler read through the non-coherent cache.
@@ -492,8 +533,10 @@ impl<'m, T: Target> Emitter<'m, T> {
     /// Item `i` of a kernel phase.
     pub fn phase_items(&self, forall: &ForAll) -> Result<Items, CodegenError> {
         Ok(match &forall.space {
-            Space::Worklist => Items::Each(format!("{}[i]", self.ctx("items"))),
-            Space::AllNodes => Items::AllNodes { retrying: self.ctx("retrying"), items: self.ctx("items") },
+            Space::Worklist => Items::Each(self.target.worklist_item(self, "i")),
+            Space::AllNodes => {
+                Items::AllNodes { retrying: self.ctx("retrying"), item: self.target.worklist_item(self, "i") }
+            }
             Space::AllEdges => Items::Each("i".to_string()),
             Space::Collection(_) => Items::Each("(uint32_t)i".to_string()),
             Space::Range(start, _) => {
@@ -555,7 +598,11 @@ impl<'m, T: Target> Emitter<'m, T> {
         match stmt {
             Stmt::Assign { place, value } => {
                 let line = format!("{} = {};", self.place(place)?, self.expr(value)?);
-                self.line(depth, &line);
+                if self.region && !matches!(root_place(place), Place::Local(_)) {
+                    target.region_store(self, &line, depth)?;
+                } else {
+                    self.line(depth, &line);
+                }
             }
             Stmt::If { cond, then, otherwise, .. } => {
                 let cond = self.expr(cond)?;
@@ -617,7 +664,7 @@ impl<'m, T: Target> Emitter<'m, T> {
                 self.line(depth, &format!("(void){expr};"));
             }
             Stmt::Invoke { .. } | Stmt::Iterate(_) | Stmt::Pipe(_) | Stmt::Print(_) => {
-                return Err(CodegenError::Internal("host orchestration in device code".into()));
+                target.orchestration(self, stmt, depth)?;
             }
         }
         Ok(())

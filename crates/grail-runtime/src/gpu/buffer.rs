@@ -181,6 +181,31 @@ pub(crate) unsafe fn launch(function: &CudaFunction, grid: u32, block: u32, args
     .map_err(|e| call("cuLaunchKernel", e))
 }
 
+/// Launches `function` cooperatively on the null stream: every block of the grid is resident at
+/// once (the driver refuses a grid too large for that), so grid-wide barriers cannot deadlock.
+///
+/// # Safety
+/// As for [`launch`].
+pub(crate) unsafe fn launch_cooperative(
+    function: &CudaFunction,
+    grid: u32,
+    block: u32,
+    args: &mut [*mut c_void],
+) -> Result<()> {
+    // SAFETY: the caller vouches for the arguments.
+    unsafe {
+        result::launch_cooperative_kernel(
+            function.cu_function(),
+            (grid.max(1), 1, 1),
+            (block, 1, 1),
+            0,
+            std::ptr::null_mut(),
+            args,
+        )
+    }
+    .map_err(|e| call("cuLaunchCooperativeKernel", e))
+}
+
 /// CUDA events on the null stream, for GPU time.
 pub(crate) struct Event(sys::CUevent);
 

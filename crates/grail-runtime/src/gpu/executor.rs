@@ -17,6 +17,8 @@
 //! that element back (the whole column once it has read many); writing one element writes
 //! both copies that are current. At the end, the columns current only on the device come back.
 
+mod outlined;
+
 use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -25,7 +27,7 @@ use cudarc::driver::sys::CUlimit;
 use cudarc::driver::{CudaContext, CudaFunction};
 use grail_graph::Graph;
 use grail_ir::analysis::{self, KernelEffects};
-use grail_ir::{CollectionId, KernelId, Module, PropertyId, Space, Stmt, Type};
+use grail_ir::{CollectionId, KernelId, Module, OutlineId, PropertyId, Space, Stmt, Type};
 
 use super::buffer::{self, DeviceBuffer, Event, arg, call, launch};
 use super::device::{Device, GpuModule};
@@ -74,6 +76,8 @@ pub struct GpuProgram {
     unspill: CudaFunction,
     free_spill: CudaFunction,
     colls_free: CudaFunction,
+    /// The control kernels of the outlined regions.
+    regions: Vec<outlined::RegionCode>,
     /// Keeps the functions above loaded.
     _loaded: GpuModule,
 }
@@ -178,7 +182,25 @@ impl GpuProgram {
                 clear_claims: loaded.function(&format!("grail_c{c}_clear_claims"))?,
             });
         }
+        let mut regions = Vec::new();
+        for (id, name, invoked, host_writes) in outlined::outlined_regions(&module) {
+            let control = loaded.function(&format!("grail_o{}", id.0))?;
+            let per_sm = control
+                .occupancy_max_active_blocks_per_multiprocessor(module.opt.block, 0, None)
+                .map_err(|e| call("cuOccupancyMaxActiveBlocksPerMultiprocessor", e))?;
+            let retries = invoked.iter().any(|k| grail_ir::opt::backoff::retries(&module.kernels[k.index()]));
+            regions.push(outlined::RegionCode {
+                id,
+                name,
+                control,
+                max_grid: sm_count * per_sm,
+                kernels: invoked,
+                host_writes,
+                retries,
+            });
+        }
         let program = GpuProgram {
+            regions,
             unspill: loaded.function("grail_wl_unspill")?,
             free_spill: loaded.function("grail_wl_free_spill")?,
             colls_free: loaded.function("grail_colls_free")?,
@@ -362,6 +384,7 @@ impl<'a> GpuRun<'a> {
             DeviceBuffer::from_slice(c, out_csr.targets(), "the graph's edges")?,
         ];
         let mut ctx = GpuCtx {
+            items_cap: u64::MAX,
             num_nodes: n,
             num_edges: out_csr.num_edges(),
             out_offsets: graph[0].ptr(),
@@ -953,5 +976,9 @@ impl Machine for GpuRun<'_> {
 
     fn worklist_is_empty(&mut self) -> Result<bool> {
         Ok(self.worklists.last().is_none_or(|list| list.len == 0))
+    }
+
+    fn run_outlined(&mut self, region: OutlineId, locals: &mut [Value]) -> Result<bool> {
+        self.run_outlined_region(region, locals)
     }
 }
