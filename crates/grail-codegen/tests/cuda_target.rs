@@ -74,10 +74,14 @@ fn bfs_pushes_to_the_device_worklist() {
     // Nothing of the CPU's per-thread buffers, and no reduction.
     assert!(!source.contains("grail_buf") && !source.contains("grail_thread *"), "{source}");
     assert!(!run.contains("acc_"), "{run}");
-    // The size kernel: thread 0 only, the worklist's length.
+    // The size kernel: thread 0 only, the worklist's length from the size function.
     let size = definition(&source, "extern \"C\" __global__ void grail_k0_0_size(");
-    assert!(size.contains("if (blockIdx.x != 0 || threadIdx.x != 0) return;"), "{size}");
-    assert!(size.contains("*size = G_item_count;"), "{size}");
+    assert!(
+        size.contains("if (blockIdx.x == 0 && threadIdx.x == 0) *size = grail_k0_0_size_of(&ctx_, args);"),
+        "{size}"
+    );
+    let size_of = definition(&source, "__device__ uint64_t grail_k0_0_size_of(");
+    assert!(size_of.contains("return G_item_count;"), "{size_of}");
     nvrtc_compiles("bfs_pushes_to_the_device_worklist", "bfs.cu", &source);
 }
 
@@ -97,7 +101,7 @@ fn every_construct_of_the_kitchen_sink_has_its_device_form() {
         // All nodes: the retried items or the nodes themselves.
         "l0_u = (G_retrying ? G_items[i] : (uint32_t)i);",
         // A range from the kernel's argument.
-        "*size = (l0_limit > ((uint32_t)UINT64_C(0)) ?",
+        "return (l0_limit > ((uint32_t)UINT64_C(0)) ?",
         // A C++ aggregate, not a C compound literal.
         "l2_p = grail_s0{",
         "__device__ inline T grail_min_##NAME(T a, T b)",
@@ -269,7 +273,7 @@ fn main() {
         "extern \"C\" __global__ void grail_c0_clear_claims(const grail_ctx ctx) {",
         "if ((uint64_t)(uintptr_t)seg <= GRAIL_SEG_FAILED) continue;",
         "uint32_t *words = (uint32_t *)(seg + (GRAIL_C0_CLAIMS << s));",
-        "*size = grail_coll_len(&G_colls[0]);",
+        "return grail_coll_len(&G_colls[0]);",
         "grail_claim(ctx, 0, GRAIL_C0_CLAIMS, l0_e)",
     ] {
         assert!(cuda.contains(expected), "missing {expected}\n{cuda}");
