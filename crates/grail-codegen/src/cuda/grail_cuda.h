@@ -715,10 +715,9 @@ typedef struct grail_region {
     /* Pushes and retries past a list's capacity over the whole launch: 1 some spilled, 2 the
      * device heap ran out (the most of step_overflow's values). */
     uint32_t overflow;
-    /* The grid's blocks, and the barrier's arrival count and generation. */
+    /* The grid's blocks, and the barrier's release word (the generation block 0 last opened). */
     uint32_t grid_blocks;
-    uint32_t barrier_count;
-    uint32_t barrier_gen;
+    uint32_t release;
     /* The overflow words of the steps (a ring, so that every thread decides alike whether the
      * heap ran out); the fourth word pads. */
     uint32_t step_overflow[GRAIL_RING + 1];
@@ -731,6 +730,9 @@ typedef struct grail_region {
     grail_value *frame;
     grail_value *acc;
     uint64_t *stats;
+    /* Each block's arrival word at the barrier (the generation it arrived for); zeroed by the
+     * host. */
+    uint32_t *arrive;
 } grail_region;
 
 /* A thread's view of its region: the same in every thread. */
@@ -768,26 +770,34 @@ GRAIL_DEVICE grail_state grail_state_begin(grail_region *R, uint32_t *kinv) {
 }
 
 /* The grid-wide barrier: never deadlocks because the control kernel is launched cooperatively
- * (every block resident). Thread 0 of each block arrives with an atomic; the last to arrive
- * resets the count and opens the next generation; the fences before and after make every
- * write before the barrier visible to every read after it. */
+ * (every block resident). No block contends for a shared counter: thread 0 of each block other
+ * than 0 stores the generation it arrives for in its own arrival word and waits for block 0's
+ * release word to show it; block 0's threads wait, in parallel, for every arrival word, then
+ * its thread 0 releases. The fences (cumulative, after the block's own __syncthreads) make every
+ * write made before the barrier by any thread visible to every read after it by any thread. */
 GRAIL_DEVICE void grail_grid_sync(grail_state *S) {
+    grail_region *const R = S->R;
+    const uint32_t gen = S->barrier_gen + 1u;
     __syncthreads();
-    if (threadIdx.x == 0) {
-        grail_region *R = S->R;
-        __threadfence();
-        if (atomicAdd(&R->barrier_count, 1u) == R->grid_blocks - 1u) {
-            atomicExch(&R->barrier_count, 0u);
+    if (blockIdx.x != 0) {
+        if (threadIdx.x == 0) {
             __threadfence();
-            atomicAdd(&R->barrier_gen, 1u);
-        } else {
-            while (*(volatile uint32_t *)&R->barrier_gen == S->barrier_gen) {
+            *(volatile uint32_t *)&R->arrive[blockIdx.x] = gen;
+            while (*(volatile uint32_t *)&R->release != gen) {
+            }
+            __threadfence();
+        }
+    } else {
+        for (uint32_t b = threadIdx.x + 1u; b < gridDim.x; b += blockDim.x) {
+            while (*(volatile uint32_t *)&R->arrive[b] != gen) {
             }
         }
         __threadfence();
+        __syncthreads();
+        if (threadIdx.x == 0) *(volatile uint32_t *)&R->release = gen;
     }
     __syncthreads();
-    S->barrier_gen++;
+    S->barrier_gen = gen;
 }
 
 /* A worklist buffer as a grail_wl whose length is `len`. */

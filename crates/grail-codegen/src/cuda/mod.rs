@@ -151,18 +151,17 @@ impl Target for Cuda {
         if forall.schedule == Schedule::SERIAL {
             return printer::serial_nested_forall(self, e, forall, depth);
         }
-        // The scheduled loop (see `schedule`): the inspector records the node's range.
         let Space::Adjacent(adjacency, node) = &forall.space else {
             return Err(CodegenError::Internal("a nested parallel loop that is not over adjacency".into()));
         };
-        let node = e.expr(node)?;
-        let (offsets, _) = e.adjacency(*adjacency);
-        e.line(depth, "{");
-        e.line(depth + 1, &format!("const uint32_t n_ = {node};"));
-        e.line(depth + 1, &format!("np_b_ = {offsets}[n_];"));
-        e.line(depth + 1, &format!("np_e_ = {offsets}[(uint64_t)n_ + 1];"));
-        e.line(depth, "}");
-        Ok(())
+        schedule::record(e, *adjacency, node, depth)
+    }
+
+    fn scheduled_fold(&self, e: &mut Emitter<'_, Self>, stmt: &Stmt, depth: usize) -> Result<(), CodegenError> {
+        let Stmt::ForEach { adjacency, node, .. } = stmt else {
+            return Err(CodegenError::Internal("a scheduled fold that is not a loop over adjacency".into()));
+        };
+        schedule::record(e, *adjacency, node, depth)
     }
 
     fn function_qualifier(&self) -> &'static str {
@@ -270,7 +269,7 @@ impl Target for Cuda {
         };
         let kernel_ir = e.kernel.ok_or_else(|| CodegenError::Internal("a phase outside a kernel".into()))?;
         let items = e.capture(|e| match grail_ir::opt::nested::site(forall) {
-            Some((top, inner)) => schedule::scheduled_items(e, kernel_ir, forall, top, inner, &item, &mapping),
+            Some((top, site)) => schedule::scheduled_items(e, kernel_ir, forall, top, site, &item, &mapping),
             None => {
                 e.line(
                     1,

@@ -91,6 +91,15 @@ pub(crate) trait Target: Sized {
         serial_nested_forall(self, e, forall, depth)
     }
 
+    /// A sequential loop over adjacency that the nested-parallelism pass marked as a fold the
+    /// schedulers may share; by default run serially by its item's thread.
+    fn scheduled_fold(&self, e: &mut Emitter<'_, Self>, stmt: &Stmt, depth: usize) -> Result<(), CodegenError> {
+        let Stmt::ForEach { var, adjacency, node, body, .. } = stmt else {
+            return Err(CodegenError::Internal("a scheduled fold that is not a loop over adjacency".into()));
+        };
+        self.adjacency_loop(e, *var, *adjacency, node, body, depth)
+    }
+
     /// A loop over a node's edges or neighbours, run by one thread.
     fn adjacency_loop(
         &self,
@@ -626,7 +635,10 @@ impl<'m, T: Target> Emitter<'m, T> {
                 self.looped(body, depth + 1)?;
                 self.line(depth, "}");
             }
-            Stmt::ForEach { var, adjacency, node, body } => {
+            Stmt::ForEach { schedule, .. } if *schedule != Schedule::SERIAL => {
+                target.scheduled_fold(self, stmt, depth)?
+            }
+            Stmt::ForEach { var, adjacency, node, body, .. } => {
                 target.adjacency_loop(self, *var, *adjacency, node, body, depth)?
             }
             Stmt::ForAll(forall) => target.nested_forall(self, forall, depth)?,

@@ -100,8 +100,7 @@ pub struct GpuRegion {
     pub invocation: u32,
     pub overflow: u32,
     pub grid_blocks: u32,
-    pub barrier_count: u32,
-    pub barrier_gen: u32,
+    pub release: u32,
     pub step_overflow: [u32; GRAIL_RING + 1],
     pub push_len: [u64; GRAIL_RING],
     pub retry_len: [u64; GRAIL_RING],
@@ -111,6 +110,8 @@ pub struct GpuRegion {
     pub acc: u64,
     /// `uint64_t *stats`: per kernel, invocations, items, pushes, retries.
     pub stats: u64,
+    /// `uint32_t *arrive`: each block's arrival word at the grid barrier.
+    pub arrive: u64,
 }
 
 // SAFETY: plain `#[repr(C)]` data of integers with no implicit padding, as the header declares it.
@@ -191,14 +192,14 @@ pub fn layout_checks() -> String {
         ("invocation", offset_of!(GpuRegion, invocation)),
         ("overflow", offset_of!(GpuRegion, overflow)),
         ("grid_blocks", offset_of!(GpuRegion, grid_blocks)),
-        ("barrier_count", offset_of!(GpuRegion, barrier_count)),
-        ("barrier_gen", offset_of!(GpuRegion, barrier_gen)),
+        ("release", offset_of!(GpuRegion, release)),
         ("step_overflow", offset_of!(GpuRegion, step_overflow)),
         ("push_len", offset_of!(GpuRegion, push_len)),
         ("retry_len", offset_of!(GpuRegion, retry_len)),
         ("frame", offset_of!(GpuRegion, frame)),
         ("acc", offset_of!(GpuRegion, acc)),
         ("stats", offset_of!(GpuRegion, stats)),
+        ("arrive", offset_of!(GpuRegion, arrive)),
     ] {
         out += &check(format!("__builtin_offsetof(grail_region, {field})"), offset);
     }

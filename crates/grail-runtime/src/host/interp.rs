@@ -179,7 +179,7 @@ impl<'a, M: Machine + ?Sized> Interp<'a, '_, M> {
                     frame.locals[var.index()] = ops::binary(BinaryOp::Add, current, &one).map_err(program_error)?;
                 }
             }
-            Stmt::ForEach { var, adjacency, node, body } => {
+            Stmt::ForEach { var, adjacency, node, body, .. } => {
                 let node = self.eval_node(frame, node, "an adjacency loop")?;
                 let (start, end) = self.adjacency_range(*adjacency, node)?;
                 for k in start..end {

@@ -148,6 +148,7 @@ impl GpuRun<'_> {
         let acc_buffer = DeviceBuffer::from_slice(&self.context, &acc, "an outlined region's reductions")?;
         let stats_buffer =
             DeviceBuffer::zeroed(&self.context, module.kernels.len().max(1) * 4 * 8, "an outlined region's counts")?;
+        let arrive = DeviceBuffer::zeroed(&self.context, code.max_grid as usize * 4, "the grid barrier's words")?;
         let current = self.worklists.last().expect("the worklist stack is never empty");
         let list = |l: &DeviceList, t: usize| GpuList { items: l.buffer.ptr(), cap: l.cap, spill: table(t) };
         let grid = code.max_grid;
@@ -161,6 +162,7 @@ impl GpuRun<'_> {
             frame: frame_buffer.ptr(),
             acc: acc_buffer.ptr(),
             stats: stats_buffer.ptr(),
+            arrive: arrive.ptr(),
             ..GpuRegion::default()
         };
         let region_buffer = DeviceBuffer::from_slice(&self.context, &[region], "an outlined region's state")?;
