@@ -11,7 +11,7 @@
 //!
 //! - `extern "C" __global__ void grail_k<k>_<p>_size(const grail_ctx ctx, const grail_value
 //!   *args, uint64_t *size)`: thread 0 of block 0 writes the phase's item count;
-//! - `__device__ void grail_k<k>_<p>_run(const grail_ctx *ctx, const grail_value *args, uint64_t
+//! - `__device__ __forceinline__ void grail_k<k>_<p>_run(const grail_ctx *ctx, const grail_value *args, uint64_t
 //!   size)`: the phase for every thread of a grid, a grid-stride loop over items `0..size`, then
 //!   the reduction's epilogue; every thread reaches its end;
 //! - `extern "C" __global__ void grail_k<k>_<p>(const grail_ctx ctx, const grail_value *args,
@@ -290,7 +290,9 @@ impl Target for Cuda {
         e.out = size_fn;
         e.line(
             0,
-            &format!("__device__ void {name}_run(const grail_ctx *ctx, const grail_value *args, uint64_t size) {{"),
+            &format!(
+                "__device__ __forceinline__ void {name}_run(const grail_ctx *ctx, const grail_value *args, uint64_t size) {{"
+            ),
         );
         e.prologue();
         let reduction = if e.uses.acc { Some(reduction(&e)?) } else { None };

@@ -75,7 +75,8 @@ fn region_id(stmt: &Stmt) -> u32 {
 }
 
 /// `grail_k<k>_invoke`: one invocation of kernel `k` inside a control kernel, as the GPU
-/// executor's `run_kernel` does it from the host.
+/// executor's `run_kernel` does it from the host. Inlined, with the phases' `_run` functions, so
+/// that the context and the state live in registers rather than in every thread's local memory.
 fn invoke_function(target: &Cuda, out: &mut String, module: &Module, k: KernelId) -> Result<(), CodegenError> {
     let kernel = &module.kernels[k.index()];
     let k = k.index();
@@ -97,15 +98,14 @@ fn invoke_function(target: &Cuda, out: &mut String, module: &Module, k: KernelId
     line(
         0,
         &format!(
-            "__device__ grail_value grail_k{k}_invoke(const grail_ctx *base, grail_state *S, const grail_value *args) {{"
+            "__device__ __forceinline__ grail_value grail_k{k}_invoke(grail_ctx *c, grail_state *S, const grail_value *args) {{"
         ),
     );
     line(1, "grail_region *const R = S->R;");
-    line(1, "grail_ctx c = *base;");
     line(1, "grail_value result_;");
     line(1, "result_.u = 0;");
     if claims {
-        line(1, "c.invocation = grail_next_invocation(&c, S);");
+        line(1, "c->invocation = grail_next_invocation(c, S);");
     }
     line(1, "const uint64_t inv_ = S->inv;");
     let reads_list = kernel.body.block.iter().any(|s| matches!(s, Stmt::ForAll(f) if f.space == Space::Worklist));
@@ -114,11 +114,11 @@ fn invoke_function(target: &Cuda, out: &mut String, module: &Module, k: KernelId
     }
     if worklist {
         line(1, "const grail_list out_ = R->lists[S->cur ^ 1u];");
-        line(1, "c.pushes = grail_list_wl(&out_, &R->push_len[inv_ % GRAIL_RING], NULL);");
+        line(1, "c->pushes = grail_list_wl(&out_, &R->push_len[inv_ % GRAIL_RING], NULL);");
     }
     if reduction.is_some() {
         line(1, &format!("const uint32_t kinv_ = S->kinv[{k}];"));
-        line(1, &format!("c.acc = &R->acc[{k} * GRAIL_RING + kinv_ % GRAIL_RING];"));
+        line(1, &format!("c->acc = &R->acc[{k} * GRAIL_RING + kinv_ % GRAIL_RING];"));
     }
     for (p, stmt) in kernel.body.block.iter().enumerate() {
         let Stmt::ForAll(phase) = stmt else {
@@ -126,26 +126,26 @@ fn invoke_function(target: &Cuda, out: &mut String, module: &Module, k: KernelId
         };
         line(1, "{");
         line(2, "uint64_t size_;");
-        line(2, "c.retrying = 0u;");
+        line(2, "c->retrying = 0u;");
         match phase.space {
             Space::Worklist => {
-                line(2, "c.items = in_.items;");
-                line(2, "c.items_cap = in_.cap;");
-                line(2, "c.items_spill = in_.spill;");
-                line(2, "c.item_count = S->len;");
+                line(2, "c->items = in_.items;");
+                line(2, "c->items_cap = in_.cap;");
+                line(2, "c->items_spill = in_.spill;");
+                line(2, "c->item_count = S->len;");
                 line(2, "size_ = S->len;");
             }
-            Space::AllNodes => line(2, "size_ = c.num_nodes;"),
-            Space::AllEdges => line(2, "size_ = c.num_edges;"),
-            _ => line(2, &format!("size_ = grail_k{k}_{p}_size_of(&c, args);")),
+            Space::AllNodes => line(2, "size_ = c->num_nodes;"),
+            Space::AllEdges => line(2, "size_ = c->num_edges;"),
+            _ => line(2, &format!("size_ = grail_k{k}_{p}_size_of(c, args);")),
         }
         line(2, "for (;;) {");
         line(3, "const uint64_t step_ = S->step;");
         line(3, "const grail_list rw_ = R->retry_lists[S->retry_cur ^ 1u];");
         line(3, "uint32_t *const over_ = &R->step_overflow[step_ % GRAIL_RING];");
-        line(3, "c.retries = grail_list_wl(&rw_, &R->retry_len[step_ % GRAIL_RING], over_);");
-        line(3, "c.pushes.overflow = over_;");
-        line(3, &format!("grail_k{k}_{p}_run(&c, args, size_);"));
+        line(3, "c->retries = grail_list_wl(&rw_, &R->retry_len[step_ % GRAIL_RING], over_);");
+        line(3, "c->pushes.overflow = over_;");
+        line(3, &format!("grail_k{k}_{p}_run(c, args, size_);"));
         line(3, "grail_grid_sync(S);");
         line(3, "const uint64_t retried_ = grail_read_u64(&R->retry_len[step_ % GRAIL_RING]);");
         line(3, "const uint32_t overflow_ = *(volatile uint32_t *)over_;");
@@ -163,11 +163,11 @@ fn invoke_function(target: &Cuda, out: &mut String, module: &Module, k: KernelId
         line(3, "}");
         line(3, "if (retried_ == 0) break;");
         line(3, "S->retry_cur ^= 1u;");
-        line(3, "c.items = rw_.items;");
-        line(3, "c.items_cap = rw_.cap;");
-        line(3, "c.items_spill = rw_.spill;");
-        line(3, "c.item_count = retried_;");
-        line(3, "c.retrying = 1u;");
+        line(3, "c->items = rw_.items;");
+        line(3, "c->items_cap = rw_.cap;");
+        line(3, "c->items_spill = rw_.spill;");
+        line(3, "c->item_count = retried_;");
+        line(3, "c->retrying = 1u;");
         line(3, "size_ = retried_;");
         line(2, "}");
         line(1, "}");
@@ -237,6 +237,9 @@ fn control_kernel(target: &Cuda, out: &mut String, module: &Module, region: &Stm
     )
     .unwrap();
     e.line(1, "const grail_ctx *const ctx = &ctx_;");
+    // The context the kernels see: one copy, whose worklist and reduction fields each
+    // invocation sets.
+    e.line(1, "grail_ctx c_ = ctx_;");
     e.views();
     let kernels = module.kernels.len().max(1);
     e.line(1, &format!("uint32_t kinv_[{kernels}] = {{0}};"));
@@ -325,7 +328,7 @@ fn invoke(
         let value = e.expr(arg)?;
         e.line(depth + 1, &format!("a_[{i}].{member} = ({})({value});", member_type(member)));
     }
-    e.line(depth + 1, &format!("const grail_value r_ = grail_k{}_invoke(ctx, S, a_);", kernel.0));
+    e.line(depth + 1, &format!("const grail_value r_ = grail_k{}_invoke(&c_, S, a_);", kernel.0));
     e.line(depth + 1, "if (S->failed) goto grail_done_;");
     match result {
         Some(local) => {

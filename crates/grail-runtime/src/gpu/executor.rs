@@ -194,6 +194,8 @@ impl GpuProgram {
                 name,
                 control,
                 max_grid: sm_count * per_sm,
+                blocks_per_sm: per_sm,
+                sms: sm_count,
                 kernels: invoked,
                 host_writes,
                 retries,

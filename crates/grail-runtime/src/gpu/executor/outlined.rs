@@ -32,6 +32,9 @@ pub(in crate::gpu) struct RegionCode {
     pub control: CudaFunction,
     /// Blocks of the control kernel that fit on the device at once (0: not even one).
     pub max_grid: u32,
+    /// Of those, per multiprocessor, and the multiprocessors.
+    pub blocks_per_sm: u32,
+    pub sms: u32,
     /// The kernels it invokes.
     pub kernels: Vec<KernelId>,
     /// The properties its host code stores to.
@@ -151,7 +154,13 @@ impl GpuRun<'_> {
         let arrive = DeviceBuffer::zeroed(&self.context, code.max_grid as usize * 4, "the grid barrier's words")?;
         let current = self.worklists.last().expect("the worklist stack is never empty");
         let list = |l: &DeviceList, t: usize| GpuList { items: l.buffer.ptr(), cap: l.cap, spill: table(t) };
-        let grid = code.max_grid;
+        // At most the resident blocks; fewer when GRAIL_OUTLINE_BLOCKS_PER_SM asks (an
+        // experiment knob: a smaller grid has fewer threads to run each step's bookkeeping).
+        let per_sm = std::env::var("GRAIL_OUTLINE_BLOCKS_PER_SM")
+            .ok()
+            .and_then(|v| v.parse::<u32>().ok())
+            .map_or(code.blocks_per_sm, |wanted| wanted.clamp(1, code.blocks_per_sm));
+        let grid = per_sm * code.sms;
         let region = GpuRegion {
             lists: [list(current, 0), list(&self.spare, 1)],
             retry_lists: [list(&self.retries[0], 2), list(&self.retries[1], 3)],
@@ -251,7 +260,7 @@ impl GpuRun<'_> {
             stats.retries += counts[4 * k + 3];
         }
         // The region's launch and time, under its own name (the kernels' times are inside it).
-        let name = format!("{} (outlined)", code.name);
+        let name = format!("{} (outlined, {grid}x{})", code.name, module.opt.block);
         match self.stats.iter_mut().find(|s| s.name == name) {
             Some(stats) => {
                 stats.invocations += 1;
