@@ -43,6 +43,7 @@ fn configurations() -> Vec<OptConfig> {
             backoff: i % 4 < 2,
             ldg: i % 3 != 1,
             block: blocks[i % 4],
+            grid: (i % 3) as u32,
         })
         .collect()
 }

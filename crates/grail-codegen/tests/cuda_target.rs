@@ -39,8 +39,9 @@ fn assert_phase_symbols(module: &Module, source: &str) {
                 "extern \"C\" __global__ void {name}_size(const grail_ctx ctx_, const grail_value *args, uint64_t *size) {{"
             );
             assert!(source.contains(&size), "missing {size}");
-            let run =
-                format!("__device__ __forceinline__ void {name}_run(const grail_ctx *ctx, const grail_value *args, uint64_t size) {{");
+            let run = format!(
+                "__device__ __forceinline__ void {name}_run(const grail_ctx *ctx, const grail_value *args, uint64_t size) {{"
+            );
             let body = definition(source, &run);
             assert!(!body.contains("return"), "{body}");
             // A grid-stride loop, or the schedulers' loop over whole blocks of items.

@@ -735,9 +735,16 @@ typedef struct grail_region {
     uint32_t *arrive;
 } grail_region;
 
-/* A thread's view of its region: the same in every thread. */
+/* A thread's view of its region: the same in every thread. What only changes between launches
+ * (the lists) and what the host reads only at the end (counts, overflow) is kept here, so that
+ * no step waits on memory for it. */
 typedef struct grail_state {
     grail_region *R;
+    grail_list lists[2];
+    grail_list retry_lists[2];
+    /* Every kernel's counts (as grail_region's stats), and the most of the steps' overflow. */
+    uint64_t *stats;
+    uint32_t overflow;
     uint64_t len;
     uint32_t cur;
     uint32_t invocation;
@@ -754,9 +761,15 @@ typedef struct grail_state {
     bool failed;
 } grail_state;
 
-GRAIL_DEVICE grail_state grail_state_begin(grail_region *R, uint32_t *kinv) {
+GRAIL_DEVICE grail_state grail_state_begin(grail_region *R, uint32_t *kinv, uint64_t *stats) {
     grail_state S;
     S.R = R;
+    S.lists[0] = R->lists[0];
+    S.lists[1] = R->lists[1];
+    S.retry_lists[0] = R->retry_lists[0];
+    S.retry_lists[1] = R->retry_lists[1];
+    S.stats = stats;
+    S.overflow = 0u;
     S.len = R->len;
     S.cur = R->cur;
     S.invocation = R->invocation;

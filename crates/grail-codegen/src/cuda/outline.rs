@@ -110,10 +110,10 @@ fn invoke_function(target: &Cuda, out: &mut String, module: &Module, k: KernelId
     line(1, "const uint64_t inv_ = S->inv;");
     let reads_list = kernel.body.block.iter().any(|s| matches!(s, Stmt::ForAll(f) if f.space == Space::Worklist));
     if reads_list {
-        line(1, "const grail_list in_ = R->lists[S->cur];");
+        line(1, "const grail_list in_ = S->lists[S->cur];");
     }
     if worklist {
-        line(1, "const grail_list out_ = R->lists[S->cur ^ 1u];");
+        line(1, "const grail_list out_ = S->lists[S->cur ^ 1u];");
         line(1, "c->pushes = grail_list_wl(&out_, &R->push_len[inv_ % GRAIL_RING], NULL);");
     }
     if reduction.is_some() {
@@ -141,7 +141,7 @@ fn invoke_function(target: &Cuda, out: &mut String, module: &Module, k: KernelId
         }
         line(2, "for (;;) {");
         line(3, "const uint64_t step_ = S->step;");
-        line(3, "const grail_list rw_ = R->retry_lists[S->retry_cur ^ 1u];");
+        line(3, "const grail_list rw_ = S->retry_lists[S->retry_cur ^ 1u];");
         line(3, "uint32_t *const over_ = &R->step_overflow[step_ % GRAIL_RING];");
         line(3, "c->retries = grail_list_wl(&rw_, &R->retry_len[step_ % GRAIL_RING], over_);");
         line(3, "c->pushes.overflow = over_;");
@@ -152,10 +152,10 @@ fn invoke_function(target: &Cuda, out: &mut String, module: &Module, k: KernelId
         line(3, "if (grail_thread_index() == 0) {");
         line(4, "R->retry_len[(step_ + 2) % GRAIL_RING] = 0;");
         line(4, "R->step_overflow[(step_ + 2) % GRAIL_RING] = 0u;");
-        line(4, "if (overflow_ > R->overflow) R->overflow = overflow_;");
-        line(4, &format!("R->stats[{}] += size_;", 4 * k + 1));
-        line(4, &format!("R->stats[{}] += retried_;", 4 * k + 3));
         line(3, "}");
+        line(3, "if (overflow_ > S->overflow) S->overflow = overflow_;");
+        line(3, &format!("S->stats[{}] += size_;", 4 * k + 1));
+        line(3, &format!("S->stats[{}] += retried_;", 4 * k + 3));
         line(3, "S->step = step_ + 1;");
         line(3, "if (overflow_ >= 2u) {");
         line(4, "S->failed = true;");
@@ -175,11 +175,13 @@ fn invoke_function(target: &Cuda, out: &mut String, module: &Module, k: KernelId
     if worklist {
         line(1, "const uint64_t pushes_ = grail_read_u64(&R->push_len[inv_ % GRAIL_RING]);");
     }
+    line(1, &format!("S->stats[{}] += 1;", 4 * k));
+    if worklist {
+        line(1, &format!("S->stats[{}] += pushes_;", 4 * k + 2));
+    }
     line(1, "if (grail_thread_index() == 0) {");
-    line(2, &format!("R->stats[{}] += 1;", 4 * k));
     if worklist {
         line(2, "R->push_len[(inv_ + 2) % GRAIL_RING] = 0;");
-        line(2, &format!("R->stats[{}] += pushes_;", 4 * k + 2));
     }
     if let Some(r) = &reduction {
         // The slot two invocations ahead starts again at the identity.
@@ -243,7 +245,8 @@ fn control_kernel(target: &Cuda, out: &mut String, module: &Module, region: &Stm
     e.views();
     let kernels = module.kernels.len().max(1);
     e.line(1, &format!("uint32_t kinv_[{kernels}] = {{0}};"));
-    e.line(1, "grail_state S_ = grail_state_begin(R, kinv_);");
+    e.line(1, &format!("uint64_t stats_[{}] = {{0}};", 4 * kernels));
+    e.line(1, "grail_state S_ = grail_state_begin(R, kinv_, stats_);");
     e.line(1, "grail_state *const S = &S_;");
     let mut stores = Vec::new();
     for &i in &used {
@@ -265,6 +268,8 @@ fn control_kernel(target: &Cuda, out: &mut String, module: &Module, region: &Stm
     e.line(2, "R->len = S->len;");
     e.line(2, "R->cur = S->cur;");
     e.line(2, "R->invocation = S->invocation;");
+    e.line(2, "R->overflow = S->overflow;");
+    e.line(2, &format!("for (int s_ = 0; s_ < {}; s_++) R->stats[s_] = stats_[s_];", 4 * kernels));
     for store in stores {
         e.line(2, &store);
     }

@@ -103,6 +103,7 @@ impl GpuRun<'_> {
     /// launch).
     pub(super) fn run_outlined_region(&mut self, id: OutlineId, locals: &mut [Value]) -> Result<bool> {
         let program = self.program;
+        let module = self.module;
         let Some(code) = program.regions.iter().find(|r| r.id == id) else { return Ok(false) };
         if !program.device.info().cooperative_launch {
             return Ok(false);
@@ -129,7 +130,6 @@ impl GpuRun<'_> {
                 }
             }
         }
-        let module = self.module;
         let tables = DeviceBuffer::zeroed(&self.context, TABLES * GRAIL_SPILL_SEGS * 8, "the spill tables")?;
         let table = |t: usize| tables.ptr() + (t * GRAIL_SPILL_SEGS * 8) as u64;
         let mut frame = Vec::with_capacity(locals.len().max(1));
@@ -154,12 +154,12 @@ impl GpuRun<'_> {
         let arrive = DeviceBuffer::zeroed(&self.context, code.max_grid as usize * 4, "the grid barrier's words")?;
         let current = self.worklists.last().expect("the worklist stack is never empty");
         let list = |l: &DeviceList, t: usize| GpuList { items: l.buffer.ptr(), cap: l.cap, spill: table(t) };
-        // At most the resident blocks; fewer when GRAIL_OUTLINE_BLOCKS_PER_SM asks (an
-        // experiment knob: a smaller grid has fewer threads to run each step's bookkeeping).
-        let per_sm = std::env::var("GRAIL_OUTLINE_BLOCKS_PER_SM")
-            .ok()
-            .and_then(|v| v.parse::<u32>().ok())
-            .map_or(code.blocks_per_sm, |wanted| wanted.clamp(1, code.blocks_per_sm));
+        // As many blocks as are resident at once, or as many per multiprocessor as the
+        // configuration's `grid` asks when that is fewer.
+        let per_sm = match module.opt.grid {
+            0 => code.blocks_per_sm,
+            wanted => wanted.min(code.blocks_per_sm),
+        };
         let grid = per_sm * code.sms;
         let region = GpuRegion {
             lists: [list(current, 0), list(&self.spare, 1)],
