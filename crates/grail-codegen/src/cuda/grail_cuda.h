@@ -782,32 +782,53 @@ GRAIL_DEVICE grail_state grail_state_begin(grail_region *R, uint32_t *kinv, uint
     return S;
 }
 
+/* Release stores and acquire loads at device scope (sm_70 on), which order memory without a
+ * separate fence: a release store makes every write the thread saw happen before it (the
+ * block's too, after a __syncthreads) visible to a thread whose acquire load reads it. */
+GRAIL_DEVICE void grail_store_release(uint32_t *p, uint32_t v) {
+#if __CUDA_ARCH__ >= 700
+    asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+#else
+    __threadfence();
+    *(volatile uint32_t *)p = v;
+#endif
+}
+GRAIL_DEVICE uint32_t grail_load_acquire(const uint32_t *p) {
+#if __CUDA_ARCH__ >= 700
+    uint32_t v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+#else
+    uint32_t v = *(const volatile uint32_t *)p;
+    __threadfence();
+    return v;
+#endif
+}
+
 /* The grid-wide barrier: never deadlocks because the control kernel is launched cooperatively
  * (every block resident). No block contends for a shared counter: thread 0 of each block other
- * than 0 stores the generation it arrives for in its own arrival word and waits for block 0's
- * release word to show it; block 0's threads wait, in parallel, for every arrival word, then
- * its thread 0 releases. The fences (cumulative, after the block's own __syncthreads) make every
- * write made before the barrier by any thread visible to every read after it by any thread. */
+ * than 0 stores the generation it arrives for in its own arrival word (a release store, after
+ * the block's __syncthreads) and waits for block 0's release word to show it (acquire loads);
+ * block 0's threads wait, in parallel, for every arrival word (acquire loads), then its thread 0
+ * releases. So every write made before the barrier by any thread is visible to every read after
+ * it by any thread. */
 GRAIL_DEVICE void grail_grid_sync(grail_state *S) {
     grail_region *const R = S->R;
     const uint32_t gen = S->barrier_gen + 1u;
     __syncthreads();
     if (blockIdx.x != 0) {
         if (threadIdx.x == 0) {
-            __threadfence();
-            *(volatile uint32_t *)&R->arrive[blockIdx.x] = gen;
-            while (*(volatile uint32_t *)&R->release != gen) {
+            grail_store_release(&R->arrive[blockIdx.x], gen);
+            while (grail_load_acquire(&R->release) != gen) {
             }
-            __threadfence();
         }
     } else {
         for (uint32_t b = threadIdx.x + 1u; b < gridDim.x; b += blockDim.x) {
-            while (*(volatile uint32_t *)&R->arrive[b] != gen) {
+            while (grail_load_acquire(&R->arrive[b]) != gen) {
             }
         }
-        __threadfence();
         __syncthreads();
-        if (threadIdx.x == 0) *(volatile uint32_t *)&R->release = gen;
+        if (threadIdx.x == 0) grail_store_release(&R->release, gen);
     }
     __syncthreads();
     S->barrier_gen = gen;
