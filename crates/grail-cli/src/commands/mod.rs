@@ -10,6 +10,7 @@ mod devices;
 mod gen_graph;
 mod run;
 mod stats;
+mod targets;
 
 use anyhow::{Context, Result};
 use grail_graph::io::{ReadOptions, read_graph};
