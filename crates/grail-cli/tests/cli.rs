@@ -338,3 +338,16 @@ fn devices_without_a_gpu_say_what_is_missing() {
         assert!(stderr.contains("NVIDIA driver") || stderr.contains("NVRTC") || stderr.contains("GPU"), "{stderr}");
     }
 }
+
+#[test]
+fn the_traversal_microbenchmark_runs_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let graph = path(dir.path(), "g.el");
+    std::fs::write(&graph, "0 1\n1 2\n2 0\n0 2\n").unwrap();
+    let summary = json(&["run", "traverse", "--graph", &graph, "--json", "--stats"]);
+    // One push per edge; the checksum is the sum of the edges' heads.
+    assert_eq!(summary["result"], "5");
+    let kernels = summary["stats"]["kernels"].as_array().unwrap();
+    assert_eq!(kernels[0]["kernel"], "traverse");
+    assert_eq!(kernels[0]["pushes"], 4);
+}

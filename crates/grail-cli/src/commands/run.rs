@@ -24,7 +24,11 @@ use crate::progress::Bars;
 pub fn run(args: RunArgs, threads: usize, progress: &Bars) -> Result<()> {
     match args.program.parse::<Algorithm>() {
         Ok(algorithm) => run_suite(algorithm, args, threads, progress),
-        Err(_) if args.program.ends_with(".grail") || Path::new(&args.program).is_file() => {
+        Err(_)
+            if args.program.ends_with(".grail")
+                || Path::new(&args.program).is_file()
+                || grail_algos::program_source(&args.program).is_some() =>
+        {
             run_program(args, threads, progress)
         }
         Err(message) => Err(UsageError(format!("{message}, nor is '{}' a grail program file", args.program)).into()),
