@@ -406,6 +406,30 @@ pub enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
+    /// The optimizations' effect (IrGL's Figures 8 and 9): per algorithm and graph, kernel and
+    /// end-to-end time unoptimized, with each optimization alone, with all, and tuned, and the
+    /// speedups over unoptimized; plus IrGL's traversal microbenchmark.
+    Opts {
+        /// Graphs as KIND:SCALE (kron, urand, grid, road; 2^SCALE nodes), comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "kron:18,urand:18,grid:18,road:18")]
+        graphs: Vec<String>,
+        /// Algorithms to run, comma-separated (default: all, each its default variant; `traverse`
+        /// is the microbenchmark).
+        #[arg(long, value_delimiter = ',', value_name = "ALGO")]
+        algorithms: Vec<String>,
+        /// Timed runs per configuration (the best is reported).
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        repeat: u32,
+        /// Targets, comma-separated: cpu, gpu.
+        #[arg(long, value_delimiter = ',', default_value = "cpu", value_name = "TARGET")]
+        targets: Vec<Target>,
+        /// The GPU of the gpu target, numbered from 0.
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        device: usize,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Time each generator at one size: drawing the edges, and the whole graph (edges + build).
     Gen {
         /// log2 of the node count (grid: the nearest square).

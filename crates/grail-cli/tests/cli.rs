@@ -465,6 +465,40 @@ fn tune_rejects_bad_input_clearly() {
 }
 
 #[test]
+fn bench_opts_prints_the_optimization_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tuning.json");
+    let rows = json_db(
+        &db,
+        &["bench", "opts", "--graphs", "kron:7", "--algorithms", "bfs,traverse", "--repeat", "1", "--json"],
+    );
+    let rows = rows.as_array().unwrap();
+    let configs = ["none", "outline", "np", "coop", "backoff", "ldg", "all", "tuned"];
+    for program in ["bfs", "traverse"] {
+        let of: Vec<&Value> = rows.iter().filter(|r| r["program"] == program).collect();
+        let names: Vec<&str> = of.iter().map(|r| r["config"].as_str().unwrap()).collect();
+        assert_eq!(names, configs, "{program}");
+        assert_eq!(of[0]["verified"], true);
+        assert_eq!(of[0]["speedup"], 1.0);
+        assert!(of[0]["kernel_ms"].as_f64().unwrap() > 0.0);
+        // Nothing was tuned: the row says so instead of inventing a time.
+        let tuned = of.last().unwrap();
+        assert!(tuned["note"].as_str().unwrap().starts_with("not tuned for class"), "{tuned}");
+        assert!(tuned.get("time_ms").is_none());
+        // ldg is not a CPU key.
+        assert!(of[5]["note"].as_str().unwrap().contains("no such key"));
+    }
+    // traverse has no iterate or pipe to outline.
+    let outline = rows.iter().find(|r| r["program"] == "traverse" && r["config"] == "outline").unwrap();
+    assert!(outline["note"].as_str().unwrap().contains("no iterate or pipe"), "{outline}");
+    let text = ok(&["bench", "opts", "--graphs", "grid:6", "--algorithms", "sssp", "--repeat", "1"]);
+    assert!(text.contains("speedup over none") && text.contains("median speedup of all"), "{text}");
+    let (code, stderr) = fails(&["bench", "opts", "--algorithms", "nope"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("traverse"), "{stderr}");
+}
+
+#[test]
 fn the_traversal_microbenchmark_runs_by_name() {
     let dir = tempfile::tempdir().unwrap();
     let graph = path(dir.path(), "g.el");
