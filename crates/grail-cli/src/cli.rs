@@ -312,7 +312,8 @@ pub struct TuneArgs {
     /// unoptimized configuration is always measured.
     #[arg(long, value_name = "SECONDS", default_value = "60", value_parser = parse_budget, allow_negative_numbers = true)]
     pub budget: std::time::Duration,
-    /// Runs of each candidate that is not pruned (its best time counts).
+    /// Timed runs of each candidate that is not pruned (its best time counts), after one
+    /// untimed run that checks its result and warms up.
     #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub repeat: u32,
     /// The suite algorithm's variant (`grail run ALGO --variant help` lists them).
@@ -417,7 +418,8 @@ pub enum BenchCommand {
         /// is the microbenchmark).
         #[arg(long, value_delimiter = ',', value_name = "ALGO")]
         algorithms: Vec<String>,
-        /// Timed runs per configuration (the best is reported).
+        /// Timed runs per configuration (the best is reported), after one untimed run that
+        /// verifies the result and warms up.
         #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
         repeat: u32,
         /// Targets, comma-separated: cpu, gpu.

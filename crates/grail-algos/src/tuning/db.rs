@@ -87,7 +87,7 @@ pub struct CandidateRecord {
     pub status: String,
     /// Its best time, when it ran.
     pub time_ms: Option<f64>,
-    /// How many times it ran.
+    /// How many timed runs it had (after one untimed run that checked its result).
     pub runs: u32,
     /// Why it failed, if it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]

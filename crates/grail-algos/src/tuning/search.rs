@@ -8,10 +8,11 @@
 //! program of the space. Configurations that are the same program as one already measured
 //! ([`super::space::fingerprint`]) are not measured again.
 //!
-//! Each candidate is compiled and run; its first run is checked (against the verifier, or the
-//! `none` output), and a candidate whose first run took more than [`Options::prune_factor`]
-//! times the best time so far is not run again (it cannot win); the others run
-//! [`Options::repeat`] times and keep their best time. The budget is checked before each
+//! Each candidate is compiled and run once untimed, its result checked (against the verifier,
+//! or the `none` output) and caches, memory and worker threads warmed up; then timed. A candidate
+//! whose first timed run took more than [`Options::prune_factor`] times the best time so far is
+//! not run again (it cannot win); the others run [`Options::repeat`] timed runs and keep the
+//! best. The budget is checked before each
 //! candidate and each repeated run: a run under way always finishes, and `none` is always
 //! measured. The winner is the fastest candidate whose result was right.
 
@@ -21,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use grail_ir::OptConfig;
 
-use super::space::{Fingerprint, Key, Space};
+use super::space::{Fingerprint, Space};
 use crate::error::{AlgoError, Result};
 
 /// How to search.
@@ -29,7 +30,8 @@ use crate::error::{AlgoError, Result};
 pub struct Options {
     /// Stop starting new measurements after this long.
     pub budget: Duration,
-    /// Runs per candidate that is not pruned (the best counts).
+    /// Timed runs per candidate that is not pruned (the best counts), after one untimed run
+    /// that checks the result.
     pub repeat: u32,
     /// A candidate whose first run is slower than this times the best so far is not repeated.
     pub prune_factor: f64,
@@ -75,9 +77,9 @@ pub enum SearchError<E> {
 /// What happened to a candidate.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Status {
-    /// Ran `repeat` times (or fewer when the budget ran out).
+    /// Ran `repeat` timed runs (or fewer when the budget ran out).
     Measured,
-    /// Ran once and was too slow to win.
+    /// Ran one timed run and was too slow to win.
     Pruned,
     /// Did not compile or run, or computed a wrong result.
     Failed(String),
@@ -292,12 +294,15 @@ impl Search<'_> {
 
     fn measure_one<M: Measure>(&self, candidate: &mut Candidate, measure: &mut M) -> Result<(), M::Error> {
         measure.compile(&candidate.config)?;
-        let sample = measure.run(true)?;
-        candidate.runs = 1;
-        if let Some(wrong) = sample.wrong {
+        // The first run checks the result and warms up (memory touched for the first time,
+        // worker threads starting, code loading); it is not timed.
+        let check = measure.run(true)?;
+        if let Some(wrong) = check.wrong {
             candidate.status = Status::Failed(format!("wrong result: {wrong}"));
             return Ok(());
         }
+        let sample = measure.run(false)?;
+        candidate.runs = 1;
         candidate.best = Some(sample.time);
         candidate.kernel = sample.kernel;
         if let Some(best) = self.best_time()
@@ -316,11 +321,6 @@ impl Search<'_> {
         }
         Ok(())
     }
-}
-
-/// The label of a key alone, as [`search`] names it.
-pub fn alone(key: Key) -> String {
-    format!("{key} alone")
 }
 
 #[cfg(test)]

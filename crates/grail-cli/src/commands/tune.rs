@@ -438,8 +438,8 @@ fn print_header(
         println!("  {:<9} {}: {}", "fixed", s.key, s.why);
     }
     println!(
-        "  budget    {:.0} s; {} run{} a candidate, the best counts; a first run over {}x the best so far is not \
-         repeated",
+        "  budget    {:.0} s; a checking run, then {} timed run{} a candidate, the best counts; a first timed run \
+         over {}x the best so far is not repeated",
         options.budget.as_secs_f64(),
         options.repeat,
         if options.repeat == 1 { "" } else { "s" },
