@@ -280,7 +280,8 @@ impl Outputs {
         }
         for ((name, a), (_, b)) in self.collections.iter().zip(&other.collections) {
             if a != b {
-                return Some(format!("collection `{name}` differs ({} elements instead of {})", b.len(), a.len()));
+                let count = |n: usize| format!("{n} element{}", if n == 1 { "" } else { "s" });
+                return Some(format!("collection `{name}` differs ({} instead of {})", count(b.len()), count(a.len())));
             }
         }
         None
@@ -564,4 +565,36 @@ fn print_json(
     });
     println!("{}", serde_json::to_string_pretty(&summary)?);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outputs(level: Vec<u32>, rank: Vec<f64>, result: Option<Value>, elements: &[&str]) -> Outputs {
+        Outputs {
+            properties: vec![("level".into(), Column::U32(level)), ("rank".into(), Column::F64(rank))],
+            collections: vec![("found".into(), elements.iter().map(|e| e.to_string()).collect())],
+            result,
+        }
+    }
+
+    #[test]
+    fn outputs_differ_where_they_should_and_only_there() {
+        let base = outputs(vec![0, 1, 2], vec![0.25, 0.5, 0.25], Some(Value::U64(7)), &["a", "b"]);
+        let same = outputs(vec![0, 1, 2], vec![0.25, 0.5 + 1e-9, 0.25], Some(Value::U64(7)), &["a", "b"]);
+        assert_eq!(base.difference(&same), None);
+        let level = outputs(vec![0, 2, 2], vec![0.25, 0.5, 0.25], Some(Value::U64(7)), &["a", "b"]);
+        assert_eq!(base.difference(&level).unwrap(), "output `level` differs at element 1");
+        let rank = outputs(vec![0, 1, 2], vec![0.25, 0.5, 0.26], Some(Value::U64(7)), &["a", "b"]);
+        assert_eq!(base.difference(&rank).unwrap(), "output `rank` differs at element 2");
+        let result = outputs(vec![0, 1, 2], vec![0.25, 0.5, 0.25], Some(Value::U64(8)), &["a", "b"]);
+        assert_eq!(base.difference(&result).unwrap(), "the result is 8 instead of 7");
+        let shorter = outputs(vec![0, 1], vec![0.25, 0.5, 0.25], Some(Value::U64(7)), &["a", "b"]);
+        assert_eq!(base.difference(&shorter).unwrap(), "output `level` differs at element 2");
+        let fewer = outputs(vec![0, 1, 2], vec![0.25, 0.5, 0.25], Some(Value::U64(7)), &["a"]);
+        assert!(base.difference(&fewer).unwrap().contains("(1 element instead of 2 elements)"));
+        assert!(same_value(Some(&Value::F32(1.0)), Some(&Value::F32(1.000_001))));
+        assert!(!same_value(Some(&Value::F64(1.0)), None));
+    }
 }
