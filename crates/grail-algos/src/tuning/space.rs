@@ -39,10 +39,11 @@ pub enum Key {
     Backoff,
     Ldg,
     Block,
+    Grid,
 }
 
 impl Key {
-    pub const ALL: [Key; 6] = [Key::Outline, Key::Np, Key::Coop, Key::Backoff, Key::Ldg, Key::Block];
+    pub const ALL: [Key; 7] = [Key::Outline, Key::Np, Key::Coop, Key::Backoff, Key::Ldg, Key::Block, Key::Grid];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -52,6 +53,7 @@ impl Key {
             Key::Backoff => "backoff",
             Key::Ldg => "ldg",
             Key::Block => "block",
+            Key::Grid => "grid",
         }
     }
 
@@ -81,8 +83,10 @@ pub fn target_keys(target: Target) -> &'static [Key] {
 }
 
 /// The keys a target's executor applies itself (see the module documentation).
-pub const EXECUTOR_KEYS: &[(Target, &[Key])] =
-    &[(Target::Cpu, &[Key::Outline, Key::Backoff]), (Target::Gpu, &[Key::Outline, Key::Backoff, Key::Block])];
+pub const EXECUTOR_KEYS: &[(Target, &[Key])] = &[
+    (Target::Cpu, &[Key::Outline, Key::Backoff]),
+    (Target::Gpu, &[Key::Outline, Key::Backoff, Key::Block, Key::Grid]),
+];
 
 fn executor_keys(target: Target) -> &'static [Key] {
     EXECUTOR_KEYS.iter().find(|(t, _)| *t == target).map_or(&[], |(_, keys)| keys)
@@ -90,6 +94,9 @@ fn executor_keys(target: Target) -> &'static [Key] {
 
 /// The block sizes the tuner tries on the GPU.
 pub const BLOCK_SIZES: [u32; 3] = [128, 256, 512];
+
+/// The control kernels' blocks per multiprocessor the tuner tries (0: all that fit).
+pub const GRID_SIZES: [u32; 3] = [0, 1, 2];
 
 /// One key's value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -100,6 +107,7 @@ pub enum Setting {
     Backoff(bool),
     Ldg(bool),
     Block(u32),
+    Grid(u32),
 }
 
 impl Setting {
@@ -112,6 +120,7 @@ impl Setting {
             Key::Backoff => Setting::Backoff(config.backoff),
             Key::Ldg => Setting::Ldg(config.ldg),
             Key::Block => Setting::Block(config.block),
+            Key::Grid => Setting::Grid(config.grid),
         }
     }
 
@@ -125,6 +134,7 @@ impl Setting {
             Setting::Backoff(v) => config.backoff = v,
             Setting::Ldg(v) => config.ldg = v,
             Setting::Block(v) => config.block = v,
+            Setting::Grid(v) => config.grid = v,
         }
         config
     }
@@ -139,6 +149,7 @@ impl Setting {
             Setting::Backoff(_) => "backoff=",
             Setting::Ldg(_) => "ldg=",
             Setting::Block(_) => "block=",
+            Setting::Grid(_) => "grid=",
         };
         config.split(',').find_map(|pair| pair.strip_prefix(key)).expect("every key is printed").to_string()
     }
@@ -177,6 +188,7 @@ impl Space {
                 let why = match key {
                     Key::Ldg => "the read-only data cache is GPU hardware",
                     Key::Block => "thread blocks are GPU hardware",
+                    Key::Grid => "control kernels' grids are GPU hardware",
                     _ => "the target does not implement it",
                 };
                 space.skipped.push(Skipped { key, why: format!("{why}; the {target} target has no such key") });
@@ -333,6 +345,20 @@ fn relevance(module: &Module, key: Key, target: Target) -> Result<std::result::R
                 ))
             }
         }
+        Key::Grid => {
+            debug_assert_eq!(target, Target::Gpu);
+            let m = with(Setting::Outline(Outline::All))?;
+            let mut outlined = false;
+            walk_regions(&m.main.block, &mut |stmt| outlined |= is_outlined(stmt));
+            if outlined {
+                Ok((
+                    GRID_SIZES.iter().map(|&g| Setting::Grid(g)).collect(),
+                    "blocks per multiprocessor of the outlined regions' control kernels".to_string(),
+                ))
+            } else {
+                Err("no region can be outlined, so there is no control kernel to size".into())
+            }
+        }
         Key::Block => {
             debug_assert_eq!(target, Target::Gpu);
             Ok((
@@ -381,6 +407,10 @@ pub fn fingerprint(module: &Module, config: &OptConfig, target: Target) -> Resul
     let mut hasher = xxhash_rust::xxh3::Xxh3::new();
     hasher.update(source.as_bytes());
     for &key in executor_keys(target) {
+        // The control kernels' grid means nothing without outlined regions.
+        if key == Key::Grid && config.outline == Outline::None {
+            continue;
+        }
         hasher.update(b"\0");
         hasher.update(Setting::of(key, config).text().as_bytes());
     }
