@@ -14,8 +14,11 @@
 #   OUT_DIR       where logs and JSON go (default: gpu-suite-out)
 #
 # Steps: the device self-test (`grail devices`); every variant of every algorithm on small
-# graphs of each kind, then on graphs of several million edges; the collection programs, whose
-# GPU output must equal the CPU's; the error paths (a bad device index, a kernel fault).
+# graphs of each kind under each --opt configuration, then on graphs of several million edges;
+# compute-sanitizer's memcheck and racecheck on every default variant, unoptimized and with
+# every optimization, on a small graph (skipped where compute-sanitizer is not installed); the
+# collection programs, whose GPU output must equal the CPU's; the error paths (a bad device
+# index, a kernel fault, a full device heap).
 set -euo pipefail
 
 quick=0
@@ -74,6 +77,32 @@ if [[ $quick -eq 0 ]]; then
         # Several million edges each: kron:19 has about 16M directed edges, urand:19 16M, road:21
         # 2M nodes; grid:20 1M nodes.
         run_suite large "kron:19,urand:19,grid:20,road:21" "$config"
+    done
+fi
+
+step "compute-sanitizer: memcheck and racecheck on a small graph"
+sanitizer="$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)"
+if [[ -z "$sanitizer" ]]; then
+    echo "   skipped: compute-sanitizer is not installed"
+else
+    "$grail" -q gen rmat --scale 9 --undirected --max-weight 255 -o "$out/san9.gcsr" >/dev/null
+    for algo in bfs sssp cc pr tri mis mst; do
+        for config in none all "all,np=tb+wp" "all,np=fg,outline=none"; do
+            for tool in memcheck racecheck; do
+                log="$out/sanitizer.$algo.$tool.${config//[^a-z0-9+]/_}.txt"
+                set +e
+                "$sanitizer" --tool "$tool" --error-exitcode 99 "$grail" -q run "$algo" -g "$out/san9.gcsr" \
+                    --target gpu --device "$device" --opt "$config" --verify >"$log" 2>&1
+                code=$?
+                set -e
+                if [[ $code -eq 0 ]]; then
+                    pass "$tool $algo --opt $config"
+                else
+                    tail -20 "$log"
+                    fail "$tool $algo --opt $config (exit $code, log $log)"
+                fi
+            done
+        done
     done
 fi
 

@@ -194,12 +194,14 @@ fn thread_block(e: &mut Emitter<'_, Cuda>, inner: &Loop<'_>, closure: &[(String,
         e.line(3, &format!("__shared__ {ty} tb_fold_[32];"));
     }
     e.line(3, "for (;;) {");
-    e.line(4, "if (threadIdx.x == 0) tb_owner_ = -1;");
+    // The lowest thread with a range that long owns this round (an atomic, so the choice is
+    // deterministic and no two stores race).
+    e.line(4, "if (threadIdx.x == 0) tb_owner_ = INT32_MAX;");
     e.line(4, "__syncthreads();");
-    e.line(4, "if (np_e_ - np_b_ >= (uint64_t)GRAIL_BLOCK) tb_owner_ = (int)threadIdx.x;");
+    e.line(4, "if (np_e_ - np_b_ >= (uint64_t)GRAIL_BLOCK) atomicMin(&tb_owner_, (int)threadIdx.x);");
     e.line(4, "__syncthreads();");
     e.line(4, "const int owner_ = tb_owner_;");
-    e.line(4, "if (owner_ < 0) break;");
+    e.line(4, "if (owner_ == INT32_MAX) break;");
     e.line(4, "if (owner_ == (int)threadIdx.x) {");
     e.line(5, "tb_b_ = np_b_;");
     e.line(5, "tb_e_ = np_e_;");
@@ -229,6 +231,8 @@ fn thread_block(e: &mut Emitter<'_, Cuda>, inner: &Loop<'_>, closure: &[(String,
     }
     e.line(4, "__syncthreads();");
     e.line(3, "}");
+    // Every thread has read the owner word before anyone writes it again.
+    e.line(3, "__syncthreads();");
     e.line(2, "}");
     Ok(())
 }
