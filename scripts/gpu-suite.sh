@@ -5,7 +5,7 @@
 #
 #   scripts/gpu-suite.sh [--quick] [--baseline] [--device N] [--opt CONFIG]... [GRAIL_BINARY] [OUT_DIR]
 #
-#   --quick     small graphs only (a minute)
+#   --quick     small graphs only, and the sanitizers on four algorithms with every optimization
 #   --opt       an optimization configuration to verify every variant under (repeatable; default:
 #               none, all, and each optimization alone with every scheduler combination)
 #   --baseline  also the baseline table: every algorithm's default variant on kron:22, road:24,
@@ -86,8 +86,14 @@ if [[ -z "$sanitizer" ]]; then
     echo "   skipped: compute-sanitizer is not installed"
 else
     "$grail" -q gen rmat --scale 9 --undirected --max-weight 255 -o "$out/san9.gcsr" >/dev/null
-    for algo in bfs sssp cc pr tri mis mst; do
-        for config in none all "all,np=tb+wp" "all,np=fg,outline=none"; do
+    san_algos=(bfs sssp cc pr tri mis mst)
+    san_configs=(none all "all,np=tb+wp" "all,np=fg,outline=none")
+    if [[ $quick -eq 1 ]]; then
+        san_algos=(bfs sssp pr tri)
+        san_configs=(all)
+    fi
+    for algo in "${san_algos[@]}"; do
+        for config in "${san_configs[@]}"; do
             for tool in memcheck racecheck; do
                 log="$out/sanitizer.$algo.$tool.${config//[^a-z0-9+]/_}.txt"
                 set +e
