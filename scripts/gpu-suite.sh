@@ -3,29 +3,36 @@
 # kind, on a machine with an NVIDIA GPU and a prebuilt release binary (no Rust toolchain, no
 # network needed). Prints a table per step and exits non-zero on the first failure.
 #
-#   scripts/gpu-suite.sh [--quick] [--baseline] [--device N] [GRAIL_BINARY] [OUT_DIR]
+#   scripts/gpu-suite.sh [--quick] [--baseline] [--device N] [--opt CONFIG]... [GRAIL_BINARY] [OUT_DIR]
 #
-#   --quick     small graphs only (a minute)
+#   --quick     small graphs only, and the sanitizers on four algorithms with every optimization
+#   --opt       an optimization configuration to verify every variant under (repeatable; default:
+#               none, all, and each optimization alone with every scheduler combination)
 #   --baseline  also the baseline table: every algorithm's default variant on kron:22, road:24,
 #               grid:20 and urand:23 on the GPU and on the CPU backend (every core), best of 3
 #   GRAIL_BINARY  default: target/release/grail
 #   OUT_DIR       where logs and JSON go (default: gpu-suite-out)
 #
 # Steps: the device self-test (`grail devices`); every variant of every algorithm on small
-# graphs of each kind, then on graphs of several million edges; the collection programs, whose
-# GPU output must equal the CPU's; the error paths (a bad device index, a kernel fault).
+# graphs of each kind under each --opt configuration, then on graphs of several million edges;
+# compute-sanitizer's memcheck and racecheck on every default variant, unoptimized and with
+# every optimization, on a small graph (skipped where compute-sanitizer is not installed); the
+# collection programs, whose GPU output must equal the CPU's; the error paths (a bad device
+# index, a kernel fault, a full device heap).
 set -euo pipefail
 
 quick=0
 baseline=0
 device=0
 positional=()
+opts=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --quick) quick=1 ;;
         --baseline) baseline=1 ;;
         --device) device="$2"; shift ;;
-        -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+        --opt) opts+=("$2"); shift ;;
+        -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
         *) positional+=("$1") ;;
     esac
     shift
@@ -45,23 +52,64 @@ fail() { echo "   FAILED: $*"; failures=$((failures + 1)); }
 step "device $device: driver, NVRTC, self-test"
 if "$grail" devices --device "$device" | tee "$out/devices.txt"; then pass "self-test"; else fail "self-test"; fi
 
-run_suite() { # name graphs
-    local name="$1" graphs="$2"
-    step "every variant on $graphs (--target gpu, verified)"
+if [[ ${#opts[@]} -eq 0 ]]; then
+    opts=(none all "outline=all" "np=tb" "np=wp" "np=fg" "np=tb+wp" "np=tb+fg" "np=wp+fg" "np=tb+wp+fg"
+        "coop=warp" "backoff=on" "ldg=on" "all,block=128" "all,block=1024")
+fi
+
+run_suite() { # name graphs config
+    local name="$1" graphs="$2" config="$3"
+    step "every variant on $graphs with --opt $config (--target gpu, verified)"
     set +e
     "$grail" -q bench suite --targets gpu --device "$device" --all-variants --repeat 1 --graphs "$graphs" \
-        2>&1 | tee "$out/$name.txt"
+        --opt "$config" 2>&1 | tee "$out/$name.${config//[^a-z0-9+]/_}.txt"
     local code=${PIPESTATUS[0]}
     set -e
-    if [[ $code -eq 0 ]]; then pass "$name"; else fail "$name (exit $code)"; fi
+    if [[ $code -eq 0 ]]; then pass "$name with $config"; else fail "$name with $config (exit $code)"; fi
 }
 
-run_suite small "kron:12,urand:12,grid:12,road:12"
+for config in "${opts[@]}"; do
+    run_suite small "kron:12,urand:12,grid:12,road:12" "$config"
+done
 if [[ $quick -eq 0 ]]; then
-    run_suite medium "kron:16,urand:16,grid:16,road:16"
-    # Several million edges each: kron:19 has about 16M directed edges, urand:19 16M, road:21 2M
-    # nodes; grid:20 1M nodes.
-    run_suite large "kron:19,urand:19,grid:20,road:21"
+    for config in none all; do
+        run_suite medium "kron:16,urand:16,grid:16,road:16" "$config"
+        # Several million edges each: kron:19 has about 16M directed edges, urand:19 16M, road:21
+        # 2M nodes; grid:20 1M nodes.
+        run_suite large "kron:19,urand:19,grid:20,road:21" "$config"
+    done
+fi
+
+step "compute-sanitizer: memcheck and racecheck on a small graph"
+sanitizer="$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)"
+if [[ -z "$sanitizer" ]]; then
+    echo "   skipped: compute-sanitizer is not installed"
+else
+    "$grail" -q gen rmat --scale 9 --undirected --max-weight 255 -o "$out/san9.gcsr" >/dev/null
+    san_algos=(bfs sssp cc pr tri mis mst)
+    san_configs=(none all "all,np=tb+wp" "all,np=fg,outline=none")
+    if [[ $quick -eq 1 ]]; then
+        san_algos=(bfs sssp pr tri)
+        san_configs=(all)
+    fi
+    for algo in "${san_algos[@]}"; do
+        for config in "${san_configs[@]}"; do
+            for tool in memcheck racecheck; do
+                log="$out/sanitizer.$algo.$tool.${config//[^a-z0-9+]/_}.txt"
+                set +e
+                "$sanitizer" --tool "$tool" --error-exitcode 99 "$grail" -q run "$algo" -g "$out/san9.gcsr" \
+                    --target gpu --device "$device" --opt "$config" --verify >"$log" 2>&1
+                code=$?
+                set -e
+                if [[ $code -eq 0 ]]; then
+                    pass "$tool $algo --opt $config"
+                else
+                    tail -20 "$log"
+                    fail "$tool $algo --opt $config (exit $code, log $log)"
+                fi
+            done
+        done
+    done
 fi
 
 step "collection programs: GPU output equals CPU output"

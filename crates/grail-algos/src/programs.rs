@@ -15,6 +15,7 @@ pub const PROGRAMS: &[(&str, &str)] = &[
     ("sssp_bf", include_str!("../programs/sssp_bf.grail")),
     ("sssp_nf", include_str!("../programs/sssp_nf.grail")),
     ("sssp_wl", include_str!("../programs/sssp_wl.grail")),
+    ("traverse", include_str!("../programs/traverse.grail")),
     ("tri", include_str!("../programs/tri.grail")),
 ];
 

@@ -12,7 +12,7 @@ use crate::algorithm::{Algorithm, Target};
 use crate::error::{AlgoError, Result};
 use crate::output::Output;
 use crate::suite::SuiteProgram;
-use crate::tuning::{self, OptChoice};
+use crate::tuning::{self, OptChoice, TargetKey};
 use crate::variant::Variant;
 
 /// Parameters of a run. The source is checked against the graph before anything runs.
@@ -58,6 +58,9 @@ pub struct RunResult {
     pub gpu: Option<GpuTimes>,
     /// The optimization configuration the generated targets compiled with.
     pub opt: Option<grail_ir::OptConfig>,
+    /// Where `opt` came from, the input's class when it was computed, and any warning about the
+    /// tuning database.
+    pub resolution: Option<tuning::Resolution>,
 }
 
 /// Runs `algorithm` on `graph` with `target`.
@@ -84,18 +87,25 @@ pub fn run(algorithm: Algorithm, graph: &Graph, target: Target, params: &RunPara
                 stats: None,
                 gpu: None,
                 opt: None,
+                resolution: None,
             })
         }
         Target::Cpu | Target::Gpu => {
             let variant = Variant::find(algorithm, params.variant.as_deref()).map_err(AlgoError::Usage)?;
             let cache = ModuleCache::default_location();
-            let opt = tuning::resolve(params.opt, target);
-            let program = if target == Target::Cpu {
-                SuiteProgram::compile(variant, &CCompiler::detect()?, Some(&cache), &opt)?
+            let program_id = tuning::ProgramId::of_variant(variant)?;
+            let (resolution, program) = if target == Target::Cpu {
+                let resolution = tuning::resolve(params.opt, &TargetKey::cpu(), &program_id, Some(graph));
+                let program = SuiteProgram::compile(variant, &CCompiler::detect()?, Some(&cache), &resolution.config)?;
+                (resolution, program)
             } else {
                 let device = Device::open(params.device).map_err(grail_runtime::RuntimeError::from)?;
-                SuiteProgram::compile_gpu(variant, device, Some(&cache), &opt)?
+                let key = TargetKey::gpu(&device.info().name);
+                let resolution = tuning::resolve(params.opt, &key, &program_id, Some(graph));
+                let program = SuiteProgram::compile_gpu(variant, device, Some(&cache), &resolution.config)?;
+                (resolution, program)
             };
+            let opt = resolution.config;
             let run = program.run(graph, params)?;
             let time = run.stats.elapsed;
             Ok(RunResult {
@@ -107,6 +117,7 @@ pub fn run(algorithm: Algorithm, graph: &Graph, target: Target, params: &RunPara
                 stats: Some(run.stats),
                 gpu: run.gpu,
                 opt: Some(opt),
+                resolution: Some(resolution),
             })
         }
     }

@@ -29,6 +29,9 @@ pub enum Command {
     Stats(StatsArgs),
     /// Run a suite algorithm on a graph.
     Run(RunArgs),
+    /// Find the fastest optimization configuration of a program on an input, verifying every
+    /// candidate, and record it for the input's class: `grail run` then uses it by default.
+    Tune(TuneArgs),
     /// Generate graphs of each kind, run and verify every algorithm, print a summary (grail's
     /// main job on built-in inputs).
     Demo(DemoArgs),
@@ -291,6 +294,54 @@ pub struct RunArgs {
     pub opt: grail_algos::OptChoice,
 }
 
+#[derive(Debug, Args)]
+pub struct TuneArgs {
+    /// What to tune: a suite algorithm (bfs, sssp, cc, pr, tri, mis, mst; its default variant
+    /// unless --variant), a grail program file, or a suite program's name (`traverse`).
+    #[arg(value_name = "ALGO|FILE")]
+    pub program: String,
+    #[command(flatten)]
+    pub graph: GraphArgs,
+    /// The target to tune for: `cpu` (the default) or `gpu`.
+    #[arg(long, short, value_name = "TARGET")]
+    pub target: Option<Target>,
+    /// The GPU for `--target gpu`, numbered from 0.
+    #[arg(long, value_name = "N")]
+    pub device: Option<usize>,
+    /// Stop starting new measurements after this many seconds (compiling included); the
+    /// unoptimized configuration is always measured.
+    #[arg(long, value_name = "SECONDS", default_value = "60", value_parser = parse_budget, allow_negative_numbers = true)]
+    pub budget: std::time::Duration,
+    /// Timed runs of each candidate that is not pruned (its best time counts), after one
+    /// untimed run that checks its result and warms up.
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: u32,
+    /// The suite algorithm's variant (`grail run ALGO --variant help` lists them).
+    #[arg(long, value_name = "NAME")]
+    pub variant: Option<String>,
+    /// A program parameter, `name=value` (repeatable).
+    #[arg(long = "param", value_name = "NAME=VALUE", value_parser = parse_param)]
+    pub params: Vec<(String, String)>,
+    /// Source node for bfs and sssp (and any program with a `source` parameter).
+    #[arg(long, short, value_name = "N")]
+    pub source: Option<u64>,
+    /// Measure and report, but do not record the winner.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A time budget in seconds: a positive number.
+fn parse_budget(text: &str) -> Result<std::time::Duration, String> {
+    let seconds: f64 = text.trim().parse().map_err(|_| format!("expected a number of seconds, got '{text}'"))?;
+    if !(seconds > 0.0 && seconds <= 1e7) {
+        return Err(format!("the budget must be a positive number of seconds (at most 1e7), got '{text}'"));
+    }
+    Ok(std::time::Duration::from_secs_f64(seconds))
+}
+
 /// Splits `name=value`.
 fn parse_param(text: &str) -> Result<(String, String), String> {
     match text.split_once('=') {
@@ -352,6 +403,31 @@ pub enum BenchCommand {
         /// e.g. `all,coop=none` or `outline=all,np=tb+wp+fg,coop=warp,backoff=on,ldg=on,block=256`.
         #[arg(long, value_name = "CONFIG", default_value = "tuned")]
         opt: grail_algos::OptChoice,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The optimizations' effect (IrGL's Figures 8 and 9): per algorithm and graph, kernel and
+    /// end-to-end time unoptimized, with each optimization alone, with all, and tuned, and the
+    /// speedups over unoptimized; plus IrGL's traversal microbenchmark.
+    Opts {
+        /// Graphs as KIND:SCALE (kron, urand, grid, road; 2^SCALE nodes), comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "kron:18,urand:18,grid:18,road:18")]
+        graphs: Vec<String>,
+        /// Algorithms to run, comma-separated (default: all, each its default variant; `traverse`
+        /// is the microbenchmark).
+        #[arg(long, value_delimiter = ',', value_name = "ALGO")]
+        algorithms: Vec<String>,
+        /// Timed runs per configuration (the best is reported), after one untimed run that
+        /// verifies the result and warms up.
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        repeat: u32,
+        /// Targets, comma-separated: cpu, gpu.
+        #[arg(long, value_delimiter = ',', default_value = "cpu", value_name = "TARGET")]
+        targets: Vec<Target>,
+        /// The GPU of the gpu target, numbered from 0.
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        device: usize,
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,

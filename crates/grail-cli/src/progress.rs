@@ -15,6 +15,11 @@ impl Bars {
         Bars { bar }
     }
 
+    /// Sets the text beside the bar (what is being done now).
+    pub fn message(&self, text: String) {
+        self.bar.set_message(text);
+    }
+
     /// Removes any bar from the screen (before printing a message).
     pub fn clear(&self) {
         self.bar.finish_and_clear();

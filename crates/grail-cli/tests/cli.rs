@@ -338,3 +338,175 @@ fn devices_without_a_gpu_say_what_is_missing() {
         assert!(stderr.contains("NVIDIA driver") || stderr.contains("NVRTC") || stderr.contains("GPU"), "{stderr}");
     }
 }
+
+/// Runs grail with the tuning database at `db` (and the tests' module cache).
+fn grail_db(db: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_grail"))
+        .args(args)
+        .arg("--quiet")
+        .env("GRAIL_CACHE_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("grail-cache"))
+        .env("GRAIL_TUNING_DB", db)
+        .output()
+        .expect("grail runs")
+}
+
+fn json_db(db: &Path, args: &[&str]) -> Value {
+    let out = grail_db(db, args);
+    assert!(out.status.success(), "grail {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("valid JSON")
+}
+
+#[test]
+fn tune_records_a_winner_that_run_then_uses() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tuning.json");
+    let graph = path(dir.path(), "g.gr");
+    ok(&["gen", "rmat", "--scale", "8", "--max-weight", "9", "-o", &graph]);
+
+    // Before tuning: the default, and no class computed.
+    let before = json_db(&db, &["run", "bfs", "--graph", &graph, "--json"]);
+    assert_eq!(before["opt_source"], "default");
+    assert!(before.get("input_class").is_none());
+
+    let tuned = json_db(&db, &["tune", "bfs", "--graph", &graph, "--budget", "20", "--repeat", "1", "--json"]);
+    assert_eq!(tuned["recorded"], true);
+    assert_eq!(tuned["program"], "bfs_do");
+    assert_eq!(tuned["target"], "cpu");
+    let candidates = tuned["candidates"].as_array().unwrap();
+    assert_eq!(candidates[0]["label"], "none");
+    assert_eq!(candidates[0]["status"], "measured");
+    assert!(candidates.iter().any(|c| c["label"] == "all"), "{tuned}");
+    let winner = tuned["winner"]["opt"].as_str().unwrap().to_string();
+    let class = tuned["class"].as_str().unwrap().to_string();
+    assert!(class.starts_with("size=XS,skew="), "{class}");
+    let keys: Vec<&str> =
+        tuned["space"]["keys"].as_array().unwrap().iter().map(|k| k["key"].as_str().unwrap()).collect();
+    assert!(keys.contains(&"np") && !keys.contains(&"block"), "{keys:?}");
+    let text = std::fs::read_to_string(&db).unwrap();
+    assert!(text.contains(&format!("\"opt\": \"{winner}\"")), "{text}");
+
+    // `grail run` now uses it, and says so; --opt overrides it.
+    let after = json_db(&db, &["run", "bfs", "--graph", &graph, "--json", "--verify"]);
+    assert_eq!(after["opt"], winner.as_str());
+    assert_eq!(after["opt_source"], format!("tuned for class {class}"));
+    assert_eq!(after["input_class"], class.as_str());
+    assert_eq!(after["verified"], true);
+    let human = String::from_utf8(grail_db(&db, &["run", "bfs", "--graph", &graph]).stdout).unwrap();
+    assert!(human.contains(&format!("(tuned for class {class} on 20")), "{human}");
+    let given = json_db(&db, &["run", "bfs", "--graph", &graph, "--json", "--opt", "none"]);
+    assert_eq!(given["opt_source"], "given");
+    // Another variant is another program: not tuned.
+    let other = json_db(&db, &["run", "bfs", "--variant", "wl", "--graph", &graph, "--json"]);
+    assert_eq!(other["opt_source"], "default");
+
+    // A program file (here the traversal microbenchmark, by its suite name) is tuned against
+    // its own unoptimized outputs, and `grail run` finds its entry too.
+    let traverse = json_db(&db, &["tune", "traverse", "--graph", &graph, "--budget", "20", "--repeat", "2", "--json"]);
+    assert_eq!(traverse["recorded"], true);
+    let run = json_db(&db, &["run", "traverse", "--graph", &graph, "--json"]);
+    assert!(run["opt_source"].as_str().unwrap().starts_with("tuned for class"), "{run}");
+    assert_eq!(run["opt"], traverse["winner"]["opt"]);
+
+    // --dry-run measures but records nothing.
+    let before = std::fs::read_to_string(&db).unwrap();
+    let out = grail_db(&db, &["tune", "cc", "--graph", &graph, "--budget", "5", "--repeat", "1", "--dry-run"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("winner") && text.contains("recorded  nothing"), "{text}");
+    assert_eq!(std::fs::read_to_string(&db).unwrap(), before);
+}
+
+#[test]
+fn tune_rejects_bad_input_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tuning.json");
+    let graph = path(dir.path(), "g.el");
+    std::fs::write(&graph, "0 1\n1 2\n2 0\n").unwrap();
+    let fail = |args: &[&str]| {
+        let out = grail_db(&db, args);
+        assert!(!out.status.success(), "grail {args:?} should have failed");
+        (out.status.code().unwrap(), String::from_utf8(out.stderr).unwrap())
+    };
+    for budget in ["-1", "0", "abc", "nan", "inf"] {
+        let (code, stderr) = fail(&["tune", "bfs", "--graph", &graph, "--budget", budget]);
+        assert_eq!(code, 2, "{budget}: {stderr}");
+        assert!(stderr.contains("--budget"), "{stderr}");
+    }
+    let (code, stderr) = fail(&["tune", "bogus", "--graph", &graph]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("unknown algorithm 'bogus'"), "{stderr}");
+    let (code, stderr) = fail(&["tune", "bfs", "--graph", &path(dir.path(), "missing.gr")]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("missing.gr"), "{stderr}");
+    let (code, stderr) = fail(&["tune", "bfs", "--graph", &graph, "--target", "reference"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("--target cpu or gpu"), "{stderr}");
+    let (code, stderr) = fail(&["tune", "bfs", "--graph", &graph, "--variant", "nope"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("no variant 'nope'"), "{stderr}");
+    let (code, _) = fail(&["tune", "bfs", "--graph", &graph, "--source", "99"]);
+    assert_eq!(code, 1);
+    let (code, _) = fail(&["tune", "bfs", "--graph", &graph, "--repeat", "0"]);
+    assert_eq!(code, 2);
+    assert!(!db.exists(), "nothing recorded by failed runs");
+
+    // A corrupt database: tune refuses to overwrite it, run warns and uses the default.
+    std::fs::write(&db, "{\"version\": 1, \"entries\": [oops]}").unwrap();
+    let (code, stderr) = fail(&["tune", "bfs", "--graph", &graph]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("tuning.json") && stderr.contains("line 1"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&db).unwrap(), "{\"version\": 1, \"entries\": [oops]}");
+    let out = grail_db(&db, &["run", "bfs", "--graph", &graph, "--json"]);
+    assert!(out.status.success());
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("warning: the tuning database") && stderr.contains("not valid"), "{stderr}");
+    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["opt_source"], "default");
+}
+
+#[test]
+fn bench_opts_prints_the_optimization_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tuning.json");
+    let rows = json_db(
+        &db,
+        &["bench", "opts", "--graphs", "kron:7", "--algorithms", "bfs,traverse", "--repeat", "1", "--json"],
+    );
+    let rows = rows.as_array().unwrap();
+    let configs = ["none", "outline", "np", "coop", "backoff", "ldg", "all", "tuned"];
+    for program in ["bfs", "traverse"] {
+        let of: Vec<&Value> = rows.iter().filter(|r| r["program"] == program).collect();
+        let names: Vec<&str> = of.iter().map(|r| r["config"].as_str().unwrap()).collect();
+        assert_eq!(names, configs, "{program}");
+        assert_eq!(of[0]["verified"], true);
+        assert_eq!(of[0]["speedup"], 1.0);
+        assert!(of[0]["kernel_ms"].as_f64().unwrap() > 0.0);
+        // Nothing was tuned: the row says so instead of inventing a time.
+        let tuned = of.last().unwrap();
+        assert!(tuned["note"].as_str().unwrap().starts_with("not tuned for class"), "{tuned}");
+        assert!(tuned.get("time_ms").is_none());
+        // ldg is not a CPU key.
+        assert!(of[5]["note"].as_str().unwrap().contains("no such key"));
+    }
+    // traverse has no iterate or pipe to outline.
+    let outline = rows.iter().find(|r| r["program"] == "traverse" && r["config"] == "outline").unwrap();
+    assert!(outline["note"].as_str().unwrap().contains("no iterate or pipe"), "{outline}");
+    let text = ok(&["bench", "opts", "--graphs", "grid:6", "--algorithms", "sssp", "--repeat", "1"]);
+    assert!(text.contains("speedup over none") && text.contains("median speedup of all"), "{text}");
+    let (code, stderr) = fails(&["bench", "opts", "--algorithms", "nope"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("traverse"), "{stderr}");
+}
+
+#[test]
+fn the_traversal_microbenchmark_runs_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let graph = path(dir.path(), "g.el");
+    std::fs::write(&graph, "0 1\n1 2\n2 0\n0 2\n").unwrap();
+    let summary = json(&["run", "traverse", "--graph", &graph, "--json", "--stats"]);
+    // One push per edge; the checksum is the sum of the edges' heads.
+    assert_eq!(summary["result"], "5");
+    let kernels = summary["stats"]["kernels"].as_array().unwrap();
+    assert_eq!(kernels[0]["kernel"], "traverse");
+    assert_eq!(kernels[0]["pushes"], 4);
+}

@@ -1,5 +1,7 @@
 //! Every suite program (each variant's) and the collection test programs, emitted for CUDA,
-//! compile with NVRTC for sm_90 without a warning.
+//! compile with NVRTC for sm_90 without a warning: unoptimized, and under configurations that
+//! between them use every scheduler combination, outlining on and off, every aggregation level,
+//! retry backoff, read-only loads and several block sizes.
 //!
 //! Needs the NVRTC library, not a GPU. Without the library each test says it was skipped and
 //! passes, unless GRAIL_REQUIRE_NVRTC=1 (as in CI), which makes a missing library a failure.
@@ -7,15 +9,56 @@
 use grail_algos::VARIANTS;
 use grail_algos::suite::compile_source;
 use grail_codegen::emit_cuda;
+use grail_ir::opt::{Outline, Schedulers};
+use grail_ir::{Aggregation, OptConfig, optimize};
 use grail_runtime::gpu;
 
 /// Emits `source` for CUDA and compiles it for sm_90; NVRTC's errors quote the generated line.
 fn compiles_cleanly(name: &str, source: &str) {
+    compiles_cleanly_with(name, source, &OptConfig::NONE);
+}
+
+/// As [`compiles_cleanly`], optimized with `config` first.
+fn compiles_cleanly_with(name: &str, source: &str, config: &OptConfig) {
     let module = compile_source(name, source).unwrap_or_else(|e| panic!("{e}"));
-    let cuda = emit_cuda(&module).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let module = optimize(module, config).unwrap_or_else(|e| panic!("{name} with {config}: {e}"));
+    let cuda = emit_cuda(&module).unwrap_or_else(|e| panic!("{name} with {config}: {e}"));
     let file = format!("{name}.cu");
-    let compiled = gpu::compile(&cuda, &file, "sm_90".parse().unwrap()).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(compiled.log, "", "NVRTC warned about {file}:\n{}", compiled.log);
+    let compiled =
+        gpu::compile(&cuda, &file, "sm_90".parse().unwrap()).unwrap_or_else(|e| panic!("{name} with {config}: {e}"));
+    assert_eq!(compiled.log, "", "NVRTC warned about {file} with {config}:\n{}", compiled.log);
+}
+
+/// Eight configurations, one per scheduler combination, that also alternate outlining, the
+/// aggregation level, backoff, read-only loads and the block size.
+fn configurations() -> Vec<OptConfig> {
+    let coops = [Aggregation::None, Aggregation::Warp, Aggregation::Block];
+    let blocks = [256, 128, 512, 1024];
+    Schedulers::combinations()
+        .enumerate()
+        .map(|(i, np)| OptConfig {
+            outline: if i % 2 == 0 { Outline::All } else { Outline::None },
+            np,
+            coop: coops[i % 3],
+            backoff: i % 4 < 2,
+            ldg: i % 3 != 1,
+            block: blocks[i % 4],
+            grid: (i % 3) as u32,
+        })
+        .collect()
+}
+
+#[test]
+fn every_suite_variant_compiles_under_every_scheduler_combination() {
+    if !gpu::nvrtc_or_skip("every_suite_variant_compiles_under_every_scheduler_combination") {
+        return;
+    }
+    for config in configurations() {
+        for variant in VARIANTS {
+            let source = grail_algos::program_source(variant.program).expect("an embedded program");
+            compiles_cleanly_with(variant.program, source, &config);
+        }
+    }
 }
 
 #[test]

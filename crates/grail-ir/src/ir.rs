@@ -666,6 +666,11 @@ pub enum Stmt {
         adjacency: Adjacency,
         node: Expr,
         body: Block,
+        /// Set by the nested-parallelism pass when the body only folds a value into one local
+        /// (`acc = acc op value`, [`crate::opt::nested::fold`]): the schedulers may then share
+        /// the iterations among threads and combine their partial results (reassociating a
+        /// floating-point sum). [`Schedule::SERIAL`] otherwise.
+        schedule: Schedule,
     },
     /// A parallel loop; kernels only.
     ForAll(Box<ForAll>),

@@ -155,8 +155,14 @@ impl<'m> Printer<'m> {
                 self.open(format!("for {} in {}..{}", self.local(*var), self.expr(start), self.expr(end)), body);
                 self.line("}");
             }
-            Stmt::ForEach { var, adjacency, node, body } => {
-                self.open(format!("for {} in {}({})", self.local(*var), adjacency.name(), self.expr(node)), body);
+            Stmt::ForEach { var, adjacency, node, body, schedule: shared } => {
+                // A fold the schedulers may share shows its schedule; a serial loop shows nothing.
+                let shared =
+                    if *shared == Schedule::SERIAL { String::new() } else { format!(" fold {}", schedule(*shared)) };
+                self.open(
+                    format!("for {} in {}({}){shared}", self.local(*var), adjacency.name(), self.expr(node)),
+                    body,
+                );
                 self.line("}");
             }
             Stmt::ForAll(forall) => {

@@ -25,6 +25,7 @@ pub fn bfs() -> Module {
                 var: LocalId(2),
                 adjacency: Adjacency::OutEdges,
                 node: node(1),
+                schedule: Schedule::SERIAL,
                 body: vec![
                     Stmt::Assign {
                         place: Place::Local(LocalId(3)),

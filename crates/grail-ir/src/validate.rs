@@ -207,7 +207,7 @@ impl<'m> Checker<'m> {
                 self.expect("a range end", end, ty)?;
                 self.block(body, looped)
             }
-            Stmt::ForEach { var, adjacency, node, body } => {
+            Stmt::ForEach { var, adjacency, node, body, .. } => {
                 self.expect_local(*var, adjacency.item())?;
                 self.expect("the node of an adjacency loop", node, Type::Node)?;
                 self.block(body, looped)

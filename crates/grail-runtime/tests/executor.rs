@@ -184,7 +184,7 @@ fn forall(var: u32, space: Space, filter: Option<Expr>, body: Block) -> Stmt {
 }
 
 fn for_each(var: u32, adjacency: Adjacency, of: Expr, body: Block) -> Stmt {
-    Stmt::ForEach { var: LocalId(var), adjacency, node: of, body }
+    Stmt::ForEach { var: LocalId(var), adjacency, node: of, body, schedule: Schedule::SERIAL }
 }
 
 fn if_(cond: Expr, then: Block, otherwise: Block) -> Stmt {

@@ -96,7 +96,7 @@ fn the_layout_checks_catch_a_struct_that_differs() {
     gpu::compile(&good, "layout.cu", sm90()).unwrap_or_else(|e| panic!("{e}"));
     // The same checks against a header whose grail_ctx gained a field before `acc`.
     let changed = grail_codegen::cuda::CUDA_HEADER
-        .replace("    grail_value *acc;\n} grail_ctx;", "    uint64_t extra;\n    grail_value *acc;\n} grail_ctx;");
+        .replace("    grail_value *acc;\n", "    uint64_t extra;\n    grail_value *acc;\n");
     assert_ne!(changed, grail_codegen::cuda::CUDA_HEADER);
     match gpu::compile(&format!("{changed}\n{checks}"), "layout.cu", sm90()) {
         Err(GpuError::CompileFailed { log, .. }) => {

@@ -2,6 +2,8 @@
 //!
 //! `grail bench suite`: the algorithm suite on generated graphs (see `bench_suite`).
 //!
+//! `grail bench opts`: each optimization's effect on the suite (see `bench_opts`).
+//!
 //! `grail bench load`: how fast grail loads one graph from every format it reads.
 //! The graph is an undirected R-MAT (Kronecker, Graph500 parameters) graph with random weights,
 //! written once in each format; every load is timed end to end (read, parse, build the CSR) with
@@ -40,6 +42,10 @@ pub fn bench(command: BenchCommand, threads: usize, progress: &Bars) -> Result<(
                 threads,
             };
             super::bench_suite::suite(bench, progress)
+        }
+        BenchCommand::Opts { graphs, algorithms, repeat, targets, device, json } => {
+            let bench = super::bench_opts::OptsBench { graphs, algorithms, repeat, targets, device, json, threads };
+            super::bench_opts::opts(bench, progress)
         }
         BenchCommand::Load { scale, repeat, dir, json } => load(scale, repeat.max(1), dir, json, progress),
         BenchCommand::Gen { scale, repeat, json } => generators(scale, repeat.max(1), json),

@@ -32,7 +32,12 @@ fn inputs(scale: u32) -> Vec<(String, Generator, bool)> {
 pub fn demo(args: DemoArgs, threads: usize, progress: &Bars) -> Result<()> {
     anyhow::ensure!((4..=24).contains(&args.scale), "--scale must be between 4 and 24 for the demo");
     let target = args.target;
-    let opt = grail_algos::tuning::resolve(args.opt, target);
+    // Every program is compiled once, before the graphs exist, so `tuned` cannot pick by input
+    // class here: it gives the target's default.
+    let opt = match args.opt {
+        grail_algos::OptChoice::Given(config) => config,
+        grail_algos::OptChoice::Tuned => grail_algos::tuning::default_config(target),
+    };
     // Compile every program once, before any graph: the C compiler runs here (or the cache hits).
     let programs = match target {
         Target::Reference => Vec::new(),

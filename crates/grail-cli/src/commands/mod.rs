@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 mod bench;
+mod bench_opts;
 mod bench_suite;
 mod check;
 mod compile;
@@ -10,6 +11,8 @@ mod devices;
 mod gen_graph;
 mod run;
 mod stats;
+mod targets;
+mod tune;
 
 use anyhow::{Context, Result};
 use grail_graph::io::{ReadOptions, read_graph};
@@ -25,6 +28,7 @@ pub fn dispatch(command: Command, threads: usize, progress: &Bars) -> Result<()>
         Command::Convert(args) => convert::convert(args, progress),
         Command::Stats(args) => stats::stats(args, progress),
         Command::Run(args) => run::run(args, threads, progress),
+        Command::Tune(args) => tune::tune(args, threads, progress),
         Command::Demo(args) => demo::demo(args, threads, progress),
         Command::Bench(args) => bench::bench(args, threads, progress),
         Command::Check(args) => check::check(args),

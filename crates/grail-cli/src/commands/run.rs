@@ -6,15 +6,17 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use grail_algos::suite::{bind_named, forest_of};
+use grail_algos::tuning::{ProgramId, Resolution};
 use grail_algos::{Algorithm, Output, RunParams, Target, Variant, run as run_algorithm, verify};
 use grail_graph::properties::Column;
 use grail_graph::{BuildOptions, Graph};
 use grail_ir::{Module, Owner, Type};
 use grail_runtime::ModuleCache;
-use grail_runtime::cpu::{CCompiler, CpuProgram, RunOptions, RunOutput, RunStats, Value};
-use grail_runtime::gpu::{Device, GpuProgram, GpuTimes};
+use grail_runtime::cpu::{RunStats, Value};
+use grail_runtime::gpu::GpuTimes;
 use serde_json::json;
 
+use super::targets::Builder;
 use super::{UsageError, load, millis};
 use crate::cli::RunArgs;
 use crate::progress::Bars;
@@ -22,7 +24,11 @@ use crate::progress::Bars;
 pub fn run(args: RunArgs, threads: usize, progress: &Bars) -> Result<()> {
     match args.program.parse::<Algorithm>() {
         Ok(algorithm) => run_suite(algorithm, args, threads, progress),
-        Err(_) if args.program.ends_with(".grail") || Path::new(&args.program).is_file() => {
+        Err(_)
+            if args.program.ends_with(".grail")
+                || Path::new(&args.program).is_file()
+                || grail_algos::program_source(&args.program).is_some() =>
+        {
             run_program(args, threads, progress)
         }
         Err(message) => Err(UsageError(format!("{message}, nor is '{}' a grail program file", args.program)).into()),
@@ -68,6 +74,9 @@ fn run_suite(algorithm: Algorithm, args: RunArgs, threads: usize, progress: &Bar
     progress.clear();
 
     let result = run_algorithm(algorithm, &graph, target, &params)?;
+    if let Some(resolution) = &result.resolution {
+        warn(&resolution.warnings);
+    }
     let verified = if args.verify {
         verify(algorithm, &graph, &params, &result.output)
             .with_context(|| format!("{algorithm} result from target {target} is wrong"))?;
@@ -95,6 +104,9 @@ fn run_suite(algorithm: Algorithm, args: RunArgs, threads: usize, progress: &Bar
             "verified": verified,
             "opt": result.opt.map(|o| o.to_string()),
         });
+        if let Some(resolution) = &result.resolution {
+            summary.as_object_mut().expect("object").extend(opt_json(resolution));
+        }
         if let Some(gpu) = &result.gpu {
             summary.as_object_mut().expect("object").extend(gpu_json(gpu));
         }
@@ -115,8 +127,8 @@ fn run_suite(algorithm: Algorithm, args: RunArgs, threads: usize, progress: &Bar
             graph.num_edges(),
         );
         print_time(time_ms, load_ms, result.gpu.as_ref());
-        if let Some(opt) = &result.opt {
-            println!("  opt       {opt}");
+        if let Some(resolution) = &result.resolution {
+            print_opt(resolution);
         }
         println!("  result    {}", result.output.headline_text());
         if verified.is_some() {
@@ -145,6 +157,32 @@ fn print_time(time_ms: f64, load_ms: f64, gpu: Option<&GpuTimes>) {
     }
 }
 
+/// Prints what went wrong with the tuning database, on stderr.
+fn warn(warnings: &[String]) {
+    for warning in warnings {
+        eprintln!("warning: {warning}");
+    }
+}
+
+/// The configuration a run used and where it came from.
+fn print_opt(resolution: &Resolution) {
+    println!("  opt       {} ({})", resolution.config, resolution.source);
+    if let Some(classified) = &resolution.class {
+        println!("  input     class {} ({:.1} ms to classify)", classified.class, classified.features.millis);
+    }
+}
+
+/// `opt_source` (`given`, `default`, `tuned for class ...`) and, when it was computed, the
+/// input's class.
+fn opt_json(resolution: &Resolution) -> serde_json::Map<String, serde_json::Value> {
+    let mut map = serde_json::Map::new();
+    map.insert("opt_source".into(), resolution.source.short().into());
+    if let Some(classified) = &resolution.class {
+        map.insert("input_class".into(), classified.class.to_string().into());
+    }
+    map
+}
+
 fn gpu_json(gpu: &GpuTimes) -> serde_json::Map<String, serde_json::Value> {
     let value = json!({
         "kernel_ms": millis(gpu.kernels),
@@ -155,12 +193,6 @@ fn gpu_json(gpu: &GpuTimes) -> serde_json::Map<String, serde_json::Value> {
         serde_json::Value::Object(map) => map,
         _ => unreachable!("an object"),
     }
-}
-
-/// A program file compiled for the CPU or a GPU.
-enum FileProgram {
-    Cpu(Box<CpuProgram>),
-    Gpu(Box<GpuProgram>),
 }
 
 /// Runs a user's program file on the CPU or a GPU.
@@ -179,45 +211,26 @@ fn run_program(args: RunArgs, threads: usize, progress: &Bars) -> Result<()> {
     if args.variant.is_some() || args.pr_tolerance.is_some() || args.pr_max_iterations.is_some() {
         bail!("--variant and --pr-* are for suite algorithms; pass a program's parameters with --param NAME=VALUE");
     }
-    let opt = grail_algos::tuning::resolve(args.opt, target);
-    let module = grail_ir::optimize(super::check::lower_file(path)?, &opt)
-        .map_err(|e| anyhow::anyhow!("internal error (a bug in grail): {e}"))?;
-    if args.output.is_some() && module.outputs.is_empty() && module.collection_outputs.is_empty() {
+    let lowered = super::check::lower_file(path)?;
+    if args.output.is_some() && lowered.outputs.is_empty() && lowered.collection_outputs.is_empty() {
         bail!("--output: {} declares no `output` to write", path.display());
     }
-    let cache = ModuleCache::default_location();
-    let program = if target == Target::Gpu {
-        let device = Device::open(args.device.unwrap_or(0))?;
-        FileProgram::Gpu(Box::new(GpuProgram::compile(module, device, Some(&cache))?))
-    } else {
-        FileProgram::Cpu(Box::new(CpuProgram::compile(module, &CCompiler::detect()?, Some(&cache))?))
-    };
-    let module = match &program {
-        FileProgram::Cpu(program) => program.module(),
-        FileProgram::Gpu(program) => program.module(),
-    };
-    let mut values: Vec<Option<Value>> = vec![None; module.params.len()];
-    bind_named(module, &args.params, &mut values)?;
-    if let Some(source) = args.source {
-        let Some(index) = module.params.iter().position(|p| p.name == "source" && p.ty == Type::Node) else {
-            bail!("--source: the program has no `param source: Node`");
-        };
-        let source = u32::try_from(source).map_err(|_| anyhow::anyhow!("--source {source} is not a node id"))?;
-        values[index] = Some(Value::Node(source));
-    }
-
+    let values = file_params(&lowered, &args.params, args.source)?;
+    let program_id = ProgramId::of(&args.program, &lowered);
+    // The input's class picks the tuned configuration, so the graph is loaded before compiling.
     let start = Instant::now();
     let graph = load(&args.graph, BuildOptions::AS_GIVEN, progress)?;
     let load_ms = millis(start.elapsed());
     progress.clear();
+    let cache = ModuleCache::default_location();
+    let builder = Builder::new(target, args.device.unwrap_or(0))?;
+    let resolution = builder.resolve(args.opt, &program_id, Some(&graph));
+    warn(&resolution.warnings);
+    let opt = resolution.config;
+    let program = builder.optimized(&lowered, &opt, &cache)?;
+    let module = program.module();
     let mut stdout = std::io::stdout();
-    let (output, gpu): (RunOutput, Option<GpuTimes>) = match &program {
-        FileProgram::Cpu(program) => (program.run(&graph, &values, &RunOptions { threads }, &mut stdout)?, None),
-        FileProgram::Gpu(program) => {
-            let (output, times) = program.run(&graph, &values, &mut stdout)?;
-            (output, Some(times))
-        }
-    };
+    let (output, gpu) = program.run(&graph, &values, threads, &mut stdout)?;
     let mut written = Vec::new();
     if let Some(out_path) = &args.output {
         for (path, what) in output_files(module, out_path) {
@@ -242,6 +255,7 @@ fn run_program(args: RunArgs, threads: usize, progress: &Bars) -> Result<()> {
             "result": output.result.as_ref().map(|v| v.to_string()),
             "opt": opt.to_string(),
         });
+        summary.as_object_mut().expect("object").extend(opt_json(&resolution));
         if let Some(gpu) = &gpu {
             summary.as_object_mut().expect("object").extend(gpu_json(gpu));
         }
@@ -258,6 +272,7 @@ fn run_program(args: RunArgs, threads: usize, progress: &Bars) -> Result<()> {
             graph.num_edges()
         );
         print_time(time_ms, load_ms, gpu.as_ref());
+        print_opt(&resolution);
         if let Some(result) = &output.result {
             println!("  result    {result}");
         }
@@ -269,6 +284,26 @@ fn run_program(args: RunArgs, threads: usize, progress: &Bars) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// A program file's parameter values: `--param NAME=VALUE` and `--source`, the rest left to
+/// their defaults. The passes do not change a program's parameters, so `module` may be the
+/// lowered program.
+pub(super) fn file_params(
+    module: &Module,
+    params: &[(String, String)],
+    source: Option<u64>,
+) -> Result<Vec<Option<Value>>> {
+    let mut values: Vec<Option<Value>> = vec![None; module.params.len()];
+    bind_named(module, params, &mut values)?;
+    if let Some(source) = source {
+        let Some(index) = module.params.iter().position(|p| p.name == "source" && p.ty == Type::Node) else {
+            bail!("--source: the program has no `param source: Node`");
+        };
+        let source = u32::try_from(source).map_err(|_| anyhow::anyhow!("--source {source} is not a node id"))?;
+        values[index] = Some(Value::Node(source));
+    }
+    Ok(values)
 }
 
 /// Where `--output FILE` puts each output: the node (or bool edge) outputs in FILE, and each

@@ -31,7 +31,7 @@
 //! Arithmetic wraps (the program is compiled with `-fwrapv`); every integer result is cast back to
 //! its type so C's integer promotions never show.
 
-use std::cell::Cell;
+use std::cell::RefCell;
 use std::fmt::Write;
 
 use grail_ir::opt::nested;
@@ -47,7 +47,7 @@ pub const CPU_HEADER: &str = include_str!("grail_cpu.h");
 
 /// Emits the C program for a valid module.
 pub fn emit_c(module: &Module) -> Result<String, CodegenError> {
-    printer::emit(module, &C { split: Cell::new(None) })
+    printer::emit(module, &C { split: RefCell::new(None) })
 }
 
 /// A kernel phase's nested loop whose large instances (hubs) the CPU splits across threads: the
@@ -71,17 +71,19 @@ impl SplitSite<'_> {
 
 /// The split site of a kernel's phase (one of its top-level `forall`s), if it has one.
 pub fn split_site<'k>(kernel: &'k Kernel, phase: &'k ForAll) -> Option<SplitSite<'k>> {
-    let (top, inner) = nested::site(phase)?;
+    let (top, site) = nested::site(phase)?;
+    // A scheduled fold (a `for` that sums into a local) stays in its item's thread.
+    let Stmt::ForAll(inner) = site else { return None };
     if top + 1 != phase.body.len() || !matches!(inner.space, Space::Adjacent(..)) {
         return None;
     }
-    Some(SplitSite { inner, closure: nested::closure(kernel, inner) })
+    Some(SplitSite { inner, closure: nested::closure(kernel, site) })
 }
 
 /// The C11 target of the printer.
 struct C {
-    /// While a phase with a split site is emitted: the site's loop and its record's stride.
-    split: Cell<Option<(*const ForAll, usize)>>,
+    /// While a phase with a split site is emitted: the site's loop and its closure.
+    split: RefCell<Option<(*const ForAll, Vec<LocalId>)>>,
 }
 
 impl Target for C {
@@ -145,7 +147,7 @@ impl Target for C {
         let name = format!("grail_k{kernel}_{phase}");
         let kernel_name = e.kernel.map_or("", |k| k.name.as_str());
         let site = e.kernel.and_then(|k| split_site(k, forall));
-        self.split.set(site.as_ref().map(|site| (site.inner as *const ForAll, site.stride())));
+        *self.split.borrow_mut() = site.as_ref().map(|site| (site.inner as *const ForAll, site.closure.clone()));
         // The size function.
         let size = e.phase_size(forall)?;
         e.line(0, &format!("/* kernel `{kernel_name}`, phase {phase} */"));
@@ -158,10 +160,9 @@ impl Target for C {
         // The item loop: over all nodes, one loop for the nodes and one for retried items.
         let loops = match e.phase_items(forall)? {
             Items::Each(item) => vec![(None, item)],
-            Items::AllNodes { retrying, items } => vec![
-                (Some(format!("if ({retrying}) {{")), format!("{items}[i]")),
-                (Some("} else {".into()), "(uint32_t)i".into()),
-            ],
+            Items::AllNodes { retrying, item } => {
+                vec![(Some(format!("if ({retrying}) {{")), item), (Some("} else {".into()), "(uint32_t)i".into())]
+            }
         };
         let nested = loops.len() > 1;
         let depth = 1 + nested as usize;
@@ -211,7 +212,7 @@ impl Target for C {
             e.line(1, "t->deferred = deferred_;");
         }
         e.line(0, "}");
-        self.split.set(None);
+        *self.split.borrow_mut() = None;
         if let Some(site) = site {
             split_function(&mut e, &name, &site)?;
         }
@@ -221,15 +222,14 @@ impl Target for C {
     /// The scheduled nested loop of a phase with a split site: a hub's loop is recorded for the
     /// threads to share once the phase's items are done, a smaller one runs here.
     fn nested_forall(&self, e: &mut Emitter<'_, Self>, forall: &ForAll, depth: usize) -> Result<(), CodegenError> {
-        let Some((site, stride)) = self.split.get().filter(|(site, _)| std::ptr::eq(*site, forall)) else {
-            return default_nested_forall(self, e, forall, depth);
+        let closure = match &*self.split.borrow() {
+            Some((site, closure)) if std::ptr::eq(*site, forall) => closure.clone(),
+            _ => return default_nested_forall(self, e, forall, depth),
         };
-        debug_assert!(std::ptr::eq(site, forall));
+        let stride = 2 + closure.len();
         let Space::Adjacent(adjacency, node) = &forall.space else {
             return Err(CodegenError::Internal("a split loop that is not over adjacency".into()));
         };
-        let kernel = e.kernel.ok_or_else(|| CodegenError::Internal("a split loop outside a kernel".into()))?;
-        let closure = nested::closure(kernel, forall);
         let node = e.expr(node)?;
         let (offsets, _) = e.adjacency(*adjacency);
         e.line(depth, "{");
@@ -252,7 +252,7 @@ impl Target for C {
         Ok(())
     }
 
-    fn push(&self, e: &mut Emitter<'_, Self>, value: &str, depth: usize) {
+    fn push(&self, e: &mut Emitter<'_, Self>, _site: PushSite, value: &str, depth: usize) {
         e.line(depth, &format!("grail_buf_append(&pushes_, {value});"));
     }
 

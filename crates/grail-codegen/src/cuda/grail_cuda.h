@@ -186,6 +186,11 @@ typedef struct grail_ctx {
     /* The kernel's reduction value, combined into with the grail_atomic_* helpers; the runtime
      * starts it at the operator's identity. NULL when the kernel reduces nothing. */
     grail_value *acc;
+    /* In a module with outlined regions, `items` holds the first `items_cap` items and the rest
+     * are in the spill segments of `items_spill` (see grail_item); elsewhere items_cap is
+     * UINT64_MAX. */
+    uint64_t items_cap;
+    void *const *items_spill;
 } grail_ctx;
 
 /* ---- Thread indexing ---- */
@@ -196,6 +201,51 @@ GRAIL_DEVICE uint64_t grail_thread_index(void) {
 }
 GRAIL_DEVICE uint64_t grail_thread_count(void) {
     return (uint64_t)gridDim.x * blockDim.x;
+}
+
+/* ---- Block-wide helpers of the nested-parallelism schedulers ---- */
+
+/* The exclusive prefix sum of `v` over the block's threads (in thread order) and, in *total, the
+ * sum of all. Every thread of the block must call it (it holds barriers); blockDim.x is a
+ * multiple of 32. */
+GRAIL_DEVICE uint64_t grail_block_exclusive_scan(uint64_t v, uint64_t *total) {
+    __shared__ uint64_t warp_sums[32];
+    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    uint64_t x = v;
+    for (unsigned o = 1; o < 32; o <<= 1) {
+        const uint64_t y = __shfl_up_sync(0xffffffffu, x, o);
+        if (lane >= o) x += y;
+    }
+    if (lane == 31u) warp_sums[warp] = x;
+    __syncthreads();
+    if (warp == 0) {
+        uint64_t s = lane < warps ? warp_sums[lane] : 0;
+        for (unsigned o = 1; o < 32; o <<= 1) {
+            const uint64_t y = __shfl_up_sync(0xffffffffu, s, o);
+            if (lane >= o) s += y;
+        }
+        warp_sums[lane] = s;
+    }
+    __syncthreads();
+    const uint64_t before = warp > 0 ? warp_sums[warp - 1] : 0;
+    *total = warp_sums[warps - 1];
+    __syncthreads();
+    return before + x - v;
+}
+
+/* ---- Retry backoff (IrGL §4.4): a retry pass hands each thread a block of consecutive items ---- */
+
+/* Items per thread, and the bound of the loop index j whose item is grail_backoff_item(j). */
+GRAIL_DEVICE uint64_t grail_backoff_limit(uint64_t size) {
+    const uint64_t threads = grail_thread_count();
+    return (size + threads - 1) / threads * threads;
+}
+/* The item of loop index j (j runs grid-stride below grail_backoff_limit): thread t takes items
+ * t*R .. t*R+R-1, one per pass; items at or past `size` are skipped by the caller. */
+GRAIL_DEVICE uint64_t grail_backoff_item(uint64_t j, uint64_t size) {
+    const uint64_t threads = grail_thread_count();
+    const uint64_t per_thread = (size + threads - 1) / threads;
+    return (j % threads) * per_thread + j / threads;
 }
 
 /* ---- Loads that see other threads' writes ---- */
@@ -253,9 +303,9 @@ GRAIL_DEVICE unsigned grail_spill_segment(uint64_t j, uint64_t *position) {
     return s;
 }
 
-/* Appends `item` to the worklist (see grail_wl); false only when the device heap ran out. */
-GRAIL_DEVICE bool grail_push(const grail_wl *wl, uint32_t item) {
-    uint64_t slot = atomicAdd(wl->len, (uint64_t)1);
+/* Stores `item` in reserved slot `slot` of the worklist: below `cap` in `items`, past it in a
+ * spill segment (see grail_wl); false only when the device heap ran out. */
+GRAIL_DEVICE bool grail_push_slot(const grail_wl *wl, uint64_t slot, uint32_t item) {
     if (slot < wl->cap) {
         wl->items[slot] = item;
         return true;
@@ -271,6 +321,34 @@ GRAIL_DEVICE bool grail_push(const grail_wl *wl, uint32_t item) {
     segment[k] = item;
     atomicMax(wl->overflow, 1u);
     return true;
+}
+
+/* Appends `item` to the worklist (see grail_wl); false only when the device heap ran out. */
+GRAIL_DEVICE bool grail_push(const grail_wl *wl, uint32_t item) {
+    return grail_push_slot(wl, atomicAdd(wl->len, (uint64_t)1), item);
+}
+
+/* Cooperative conversion at warp level (IrGL §4.2.1): the threads of a warp that push together
+ * reserve their slots with one atomic by the lowest of them, each taking the slot of its rank
+ * among them. Correct whichever threads arrive together: every thread in the mask runs this. */
+GRAIL_DEVICE bool grail_push_warp(const grail_wl *wl, uint32_t item) {
+    const unsigned mask = __activemask();
+    const unsigned lane = threadIdx.x & 31u;
+    const int leader = __ffs(mask) - 1;
+    const unsigned rank = __popc(mask & ((1u << lane) - 1u));
+    uint64_t base = 0;
+    if ((int)lane == leader) base = atomicAdd(wl->len, (uint64_t)__popc(mask));
+    base = __shfl_sync(mask, base, leader);
+    return grail_push_slot(wl, base + rank, item);
+}
+
+/* Item i of a worklist whose first `cap` items are in `items` and the rest in the spill segments
+ * of `spill` (a list an outlined region pushed past its capacity). */
+GRAIL_DEVICE uint32_t grail_item(const uint32_t *items, uint64_t cap, void *const *spill, uint64_t i) {
+    if (i < cap) return items[i];
+    uint64_t k;
+    unsigned s = grail_spill_segment(i - cap, &k);
+    return ((const uint32_t *)grail_load_ptr(&spill[s]))[k];
 }
 
 /* Copies spilled items [from, to) (slots past the old `cap`) into `dest` at the same slots. */
@@ -598,6 +676,195 @@ GRAIL_DEVICE bool grail_union(const grail_ctx *ctx, uint32_t set, uint32_t a, ui
             return true;
         }
     }
+}
+
+/* ---- Outlined regions (iteration outlining, IrGL §4.1) ----
+ *
+ * An outlined `iterate` or `pipe` runs as one control kernel, launched cooperatively with every
+ * block resident, in which every thread runs the region's host code with its own copy of the
+ * host's locals (so all threads decide every branch alike), and each kernel invocation becomes
+ * calls of its phases' _run functions separated by grid-wide barriers. The region's state lives
+ * in a grail_region the host fills before the launch and reads after it; each thread keeps a
+ * grail_state, the same in every thread.
+ *
+ * Counters that threads write during one phase and everyone reads after the barrier (the
+ * pushes of an invocation, the retries of a launch, a reduction) rotate through GRAIL_RING
+ * slots: slot t % 3 is written in step t and read by all after the barrier that ends it; global
+ * thread 0 resets slot (t + 2) % 3 right after that barrier, which is safe because every thread
+ * read it before arriving at the barrier of step t, and it is written again only in step t + 2,
+ * after the barrier of step t + 1. So one barrier per step suffices.
+ * Keep in sync with `GpuList` and `GpuRegion` in crates/grail-runtime/src/gpu/ffi.rs. */
+#define GRAIL_RING 3
+
+/* A worklist buffer: the first `cap` items in `items`, the rest in the segments of `spill` (a
+ * table of GRAIL_SPILL_SEGS pointers). */
+typedef struct grail_list {
+    uint32_t *items;
+    uint64_t cap;
+    void **spill;
+} grail_list;
+
+typedef struct grail_region {
+    /* The two worklists (lists[cur] is the current one) and the two retry lists. */
+    grail_list lists[2];
+    grail_list retry_lists[2];
+    /* In and out: the current worklist's length, which list is current, the claims' number. */
+    uint64_t len;
+    uint32_t cur;
+    uint32_t invocation;
+    /* Pushes and retries past a list's capacity over the whole launch: 1 some spilled, 2 the
+     * device heap ran out (the most of step_overflow's values). */
+    uint32_t overflow;
+    /* The grid's blocks, and the barrier's release word (the generation block 0 last opened). */
+    uint32_t grid_blocks;
+    uint32_t release;
+    /* The overflow words of the steps (a ring, so that every thread decides alike whether the
+     * heap ran out); the fourth word pads. */
+    uint32_t step_overflow[GRAIL_RING + 1];
+    /* The rings of pushes per invocation and retries per launch of a phase. */
+    uint64_t push_len[GRAIL_RING];
+    uint64_t retry_len[GRAIL_RING];
+    /* main's locals by index (in and out), each kernel's GRAIL_RING reduction slots (kernel k at
+     * acc[3k..3k+3], every slot starting at the kernel's identity), and each kernel's counts:
+     * invocations, items, pushes, retries (kernel k at stats[4k..4k+4]). */
+    grail_value *frame;
+    grail_value *acc;
+    uint64_t *stats;
+    /* Each block's arrival word at the barrier (the generation it arrived for); zeroed by the
+     * host. */
+    uint32_t *arrive;
+} grail_region;
+
+/* A thread's view of its region: the same in every thread. What only changes between launches
+ * (the lists) and what the host reads only at the end (counts, overflow) is kept here, so that
+ * no step waits on memory for it. */
+typedef struct grail_state {
+    grail_region *R;
+    grail_list lists[2];
+    grail_list retry_lists[2];
+    /* Every kernel's counts (as grail_region's stats), and the most of the steps' overflow. */
+    uint64_t *stats;
+    uint32_t overflow;
+    uint64_t len;
+    uint32_t cur;
+    uint32_t invocation;
+    /* The retry list being read (the other is written). */
+    uint32_t retry_cur;
+    /* The barrier generation this thread waits to leave. */
+    uint32_t barrier_gen;
+    /* Invocations and phase launches made so far in this launch: the rings' positions. */
+    uint64_t inv;
+    uint64_t step;
+    /* Each kernel's invocations in this launch: its reduction ring's position. */
+    uint32_t *kinv;
+    /* The device heap ran out: the region stops and the host reports it. */
+    bool failed;
+} grail_state;
+
+GRAIL_DEVICE grail_state grail_state_begin(grail_region *R, uint32_t *kinv, uint64_t *stats) {
+    grail_state S;
+    S.R = R;
+    S.lists[0] = R->lists[0];
+    S.lists[1] = R->lists[1];
+    S.retry_lists[0] = R->retry_lists[0];
+    S.retry_lists[1] = R->retry_lists[1];
+    S.stats = stats;
+    S.overflow = 0u;
+    S.len = R->len;
+    S.cur = R->cur;
+    S.invocation = R->invocation;
+    S.retry_cur = 0;
+    S.barrier_gen = 0;
+    S.inv = 0;
+    S.step = 0;
+    S.kinv = kinv;
+    S.failed = false;
+    return S;
+}
+
+/* Release stores and acquire loads at device scope (sm_70 on), which order memory without a
+ * separate fence: a release store makes every write the thread saw happen before it (the
+ * block's too, after a __syncthreads) visible to a thread whose acquire load reads it. */
+GRAIL_DEVICE void grail_store_release(uint32_t *p, uint32_t v) {
+#if __CUDA_ARCH__ >= 700
+    asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+#else
+    __threadfence();
+    *(volatile uint32_t *)p = v;
+#endif
+}
+GRAIL_DEVICE uint32_t grail_load_acquire(const uint32_t *p) {
+#if __CUDA_ARCH__ >= 700
+    uint32_t v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+#else
+    uint32_t v = *(const volatile uint32_t *)p;
+    __threadfence();
+    return v;
+#endif
+}
+
+/* The grid-wide barrier: never deadlocks because the control kernel is launched cooperatively
+ * (every block resident). No block contends for a shared counter: thread 0 of each block other
+ * than 0 stores the generation it arrives for in its own arrival word (a release store, after
+ * the block's __syncthreads) and waits for block 0's release word to show it (acquire loads);
+ * block 0's threads wait, in parallel, for every arrival word (acquire loads), then its thread 0
+ * releases. So every write made before the barrier by any thread is visible to every read after
+ * it by any thread. */
+GRAIL_DEVICE void grail_grid_sync(grail_state *S) {
+    grail_region *const R = S->R;
+    const uint32_t gen = S->barrier_gen + 1u;
+    __syncthreads();
+    if (blockIdx.x != 0) {
+        if (threadIdx.x == 0) {
+            grail_store_release(&R->arrive[blockIdx.x], gen);
+            while (grail_load_acquire(&R->release) != gen) {
+            }
+        }
+    } else {
+        for (uint32_t b = threadIdx.x + 1u; b < gridDim.x; b += blockDim.x) {
+            while (grail_load_acquire(&R->arrive[b]) != gen) {
+            }
+        }
+        __syncthreads();
+        if (threadIdx.x == 0) grail_store_release(&R->release, gen);
+    }
+    __syncthreads();
+    S->barrier_gen = gen;
+}
+
+/* A worklist buffer as a grail_wl whose length is `len`. */
+GRAIL_DEVICE grail_wl grail_list_wl(const grail_list *list, uint64_t *len, uint32_t *overflow) {
+    grail_wl wl;
+    wl.items = list->items;
+    wl.len = len;
+    wl.cap = list->cap;
+    wl.overflow = overflow;
+    wl.spill = list->spill;
+    return wl;
+}
+
+/* Reads a counter another thread wrote before the last barrier. */
+GRAIL_DEVICE uint64_t grail_read_u64(const uint64_t *p) {
+    return *(const volatile uint64_t *)p;
+}
+GRAIL_DEVICE grail_value grail_read_value(const grail_value *p) {
+    grail_value v;
+    v.u = *(const volatile uint64_t *)&p->u;
+    return v;
+}
+
+/* The next invocation number for claims; when it wraps to 0, every node's claim word is
+ * cleared (by the whole grid) and numbering restarts at 1. */
+GRAIL_DEVICE uint32_t grail_next_invocation(const grail_ctx *ctx, grail_state *S) {
+    S->invocation++;
+    if (S->invocation == 0u) {
+        for (uint64_t u = grail_thread_index(); u < ctx->num_nodes; u += grail_thread_count()) ctx->claims[u] = 0u;
+        grail_grid_sync(S);
+        S->invocation = 1u;
+    }
+    return S->invocation;
 }
 
 #endif /* GRAIL_CUDA_H */

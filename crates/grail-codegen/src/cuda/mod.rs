@@ -11,7 +11,7 @@
 //!
 //! - `extern "C" __global__ void grail_k<k>_<p>_size(const grail_ctx ctx, const grail_value
 //!   *args, uint64_t *size)`: thread 0 of block 0 writes the phase's item count;
-//! - `__device__ void grail_k<k>_<p>_run(const grail_ctx *ctx, const grail_value *args, uint64_t
+//! - `__device__ __forceinline__ void grail_k<k>_<p>_run(const grail_ctx *ctx, const grail_value *args, uint64_t
 //!   size)`: the phase for every thread of a grid, a grid-stride loop over items `0..size`, then
 //!   the reduction's epilogue; every thread reaches its end;
 //! - `extern "C" __global__ void grail_k<k>_<p>(const grail_ctx ctx, const grail_value *args,
@@ -39,9 +39,14 @@ use crate::printer::{self, Emitter, Items, Target, c_type, element_field, from_v
 /// atomics that report a change, locks, single, union-find.
 pub const CUDA_HEADER: &str = include_str!("grail_cuda.h");
 
-/// Emits the CUDA program for a valid module.
+mod outline;
+mod schedule;
+
+/// Emits the CUDA program for a valid module, applying the optimizations its
+/// [`Module::opt`] configuration and marks select.
 pub fn emit_cuda(module: &Module) -> Result<String, CodegenError> {
-    printer::emit(module, &Cuda)
+    let read_only = if module.opt.ldg { grail_ir::opt::ldg::read_only(module) } else { Vec::new() };
+    printer::emit(module, &Cuda { block: module.opt.block, read_only, backoff: module.opt.backoff })
 }
 
 /// The atomic folds of a warp's partial reduction into the kernel's `grail_value` result:
@@ -85,14 +90,78 @@ __device__ inline void grail_acc_product_i(grail_value *acc, int64_t v) { grail_
 
 "#;
 
-/// The CUDA target of the printer.
-struct Cuda;
+/// The CUDA target of the printer, with what it needs of the module's configuration.
+pub(crate) struct Cuda {
+    /// Threads per block (`GRAIL_BLOCK`): the schedulers' shared arrays are this long, and the
+    /// runtime launches every kernel with it.
+    block: u32,
+    /// Properties read through the read-only data cache (`ldg=on`; empty otherwise).
+    read_only: Vec<bool>,
+    /// Retried items handed out in blocks (retry backoff).
+    backoff: bool,
+}
 
 impl Target for Cuda {
     const ONLY_USED_LOCALS: bool = true;
 
     fn prelude(&self) -> String {
-        format!("{CUDA_HEADER}{}{HELPERS}", printer::value_helpers("__device__ inline"))
+        format!(
+            "{CUDA_HEADER}#define GRAIL_BLOCK {}\n{}{HELPERS}",
+            self.block,
+            printer::value_helpers("__device__ inline")
+        )
+    }
+
+    fn worklist_item(&self, e: &Emitter<'_, Self>, index: &str) -> String {
+        if printer::has_outlined(e.module) {
+            // An outlined region's lists may hold items past their capacity in spill segments.
+            let (items, cap, spill) = (e.ctx("items"), e.ctx("items_cap"), e.ctx("items_spill"));
+            format!("grail_item({items}, {cap}, {spill}, {index})")
+        } else {
+            format!("{}[{index}]", e.ctx("items"))
+        }
+    }
+
+    fn orchestration(&self, e: &mut Emitter<'_, Self>, stmt: &Stmt, depth: usize) -> Result<(), CodegenError> {
+        outline::orchestration(e, stmt, depth)
+    }
+
+    fn region_store(&self, e: &mut Emitter<'_, Self>, line: &str, depth: usize) -> Result<(), CodegenError> {
+        // One thread stores for all; the barrier makes the store visible before anything after.
+        e.line(depth, &format!("if (grail_thread_index() == 0) {{ {line} }}"));
+        e.line(depth, "grail_grid_sync(S);");
+        Ok(())
+    }
+
+    fn epilogue(&self, out: &mut String, module: &Module) -> Result<(), CodegenError> {
+        outline::regions(self, out, module)
+    }
+
+    fn load_property(&self, e: &Emitter<'_, Self>, property: PropertyId, access: String) -> String {
+        let scalar = e.module.properties[property.index()].ty;
+        let readable = !matches!(scalar, Type::Scalar(Scalar::Bool) | Type::Struct(_) | Type::Unit);
+        if e.kernel.is_some() && readable && self.read_only.get(property.index()).copied().unwrap_or(false) {
+            format!("__ldg(&{access})")
+        } else {
+            access
+        }
+    }
+
+    fn nested_forall(&self, e: &mut Emitter<'_, Self>, forall: &ForAll, depth: usize) -> Result<(), CodegenError> {
+        if forall.schedule == Schedule::SERIAL {
+            return printer::serial_nested_forall(self, e, forall, depth);
+        }
+        let Space::Adjacent(adjacency, node) = &forall.space else {
+            return Err(CodegenError::Internal("a nested parallel loop that is not over adjacency".into()));
+        };
+        schedule::record(e, *adjacency, node, depth)
+    }
+
+    fn scheduled_fold(&self, e: &mut Emitter<'_, Self>, stmt: &Stmt, depth: usize) -> Result<(), CodegenError> {
+        let Stmt::ForEach { adjacency, node, .. } = stmt else {
+            return Err(CodegenError::Internal("a scheduled fold that is not a loop over adjacency".into()));
+        };
+        schedule::record(e, *adjacency, node, depth)
     }
 
     fn function_qualifier(&self) -> &'static str {
@@ -165,37 +234,65 @@ impl Target for Cuda {
     ) -> Result<String, CodegenError> {
         let name = format!("grail_k{kernel}_{phase}");
         let kernel_name = e.kernel.map_or("", |k| k.name.as_str());
-        // The size kernel.
+        // The item count: a device function (outlined regions call it) and the size kernel.
         let size = e.phase_size(forall)?;
         e.line(0, &format!("/* kernel `{kernel_name}`, phase {phase} */"));
+        e.line(0, &format!("__device__ uint64_t {name}_size_of(const grail_ctx *ctx, const grail_value *args) {{"));
+        e.prologue();
+        e.line(1, &format!("return {size};"));
+        e.line(0, "}");
         e.line(
             0,
             &format!(
                 "extern \"C\" __global__ void {name}_size(const grail_ctx ctx_, const grail_value *args, uint64_t *size) {{"
             ),
         );
-        e.line(1, "if (blockIdx.x != 0 || threadIdx.x != 0) return;");
-        e.line(1, "const grail_ctx *const ctx = &ctx_;");
-        e.prologue();
-        e.line(1, &format!("*size = {size};"));
+        e.line(1, &format!("if (blockIdx.x == 0 && threadIdx.x == 0) *size = {name}_size_of(&ctx_, args);"));
         e.line(0, "}");
         let size_fn = std::mem::take(&mut e.out);
         e.reset_uses();
-        // The grid-stride item loop.
+        // The item loop: grid-stride, or the schedulers' uniform loop. With retry backoff, a
+        // retry pass hands each thread a block of consecutive items.
         let item = match e.phase_items(forall)? {
             Items::Each(item) => item,
-            Items::AllNodes { retrying, items } => format!("({retrying} ? {items}[i] : (uint32_t)i)"),
+            Items::AllNodes { retrying, item } => format!("({retrying} ? {item} : (uint32_t)i)"),
         };
-        let items = e.capture(|e| {
-            e.line(1, "for (uint64_t i = grail_thread_index(); i < size; i += grail_thread_count()) {");
-            e.item(forall, &item, 2)?;
-            e.line(1, "}");
-            Ok(())
+        let backoff = self.backoff && e.kernel.is_some_and(grail_ir::opt::backoff::retries);
+        let mapping = if backoff {
+            let retrying = e.ctx("retrying");
+            schedule::Mapping {
+                limit: format!("({retrying} ? grail_backoff_limit(size) : size)"),
+                index: format!("({retrying} ? grail_backoff_item(j, size) : j)"),
+            }
+        } else {
+            schedule::Mapping { limit: "size".into(), index: "j".into() }
+        };
+        let kernel_ir = e.kernel.ok_or_else(|| CodegenError::Internal("a phase outside a kernel".into()))?;
+        let items = e.capture(|e| match grail_ir::opt::nested::site(forall) {
+            Some((top, site)) => schedule::scheduled_items(e, kernel_ir, forall, top, site, &item, &mapping),
+            None => {
+                e.line(
+                    1,
+                    &format!(
+                        "for (uint64_t j = grail_thread_index(); j < {}; j += grail_thread_count()) {{",
+                        mapping.limit
+                    ),
+                );
+                e.line(2, &format!("const uint64_t i = {};", mapping.index));
+                if backoff {
+                    e.line(2, "if (i >= size) continue;");
+                }
+                e.item(forall, &item, 2)?;
+                e.line(1, "}");
+                Ok(())
+            }
         })?;
         e.out = size_fn;
         e.line(
             0,
-            &format!("__device__ void {name}_run(const grail_ctx *ctx, const grail_value *args, uint64_t size) {{"),
+            &format!(
+                "__device__ __forceinline__ void {name}_run(const grail_ctx *ctx, const grail_value *args, uint64_t size) {{"
+            ),
         );
         e.prologue();
         let reduction = if e.uses.acc { Some(reduction(&e)?) } else { None };
@@ -216,8 +313,14 @@ impl Target for Cuda {
         Ok(e.out)
     }
 
-    fn push(&self, e: &mut Emitter<'_, Self>, value: &str, depth: usize) {
-        e.line(depth, &format!("grail_push(&ctx->pushes, {value});"));
+    fn push(&self, e: &mut Emitter<'_, Self>, site: PushSite, value: &str, depth: usize) {
+        let aggregation = e.kernel.and_then(|k| k.push_sites.get(site.index()).copied()).unwrap_or_default();
+        let push = match aggregation {
+            Aggregation::None => "grail_push",
+            // Block-level pushes are not emitted yet (the pass never asks for them).
+            Aggregation::Warp | Aggregation::Block => "grail_push_warp",
+        };
+        e.line(depth, &format!("{push}(&ctx->pushes, {value});"));
     }
 
     fn retry(&self, e: &mut Emitter<'_, Self>, value: &str, depth: usize) {
@@ -227,14 +330,14 @@ impl Target for Cuda {
 
 /// A phase's reduction: the accumulator's C type, the operator's identity in it, and the
 /// operator, for the warp's fold and the atomic into the result.
-struct Reduction {
-    op: ReduceOp,
-    ty: String,
-    identity: String,
-    member: &'static str,
+pub(crate) struct Reduction {
+    pub(crate) op: ReduceOp,
+    pub(crate) ty: String,
+    pub(crate) identity: String,
+    pub(crate) member: &'static str,
 }
 
-fn reduction(e: &Emitter<'_, Cuda>) -> Result<Reduction, CodegenError> {
+pub(crate) fn reduction(e: &Emitter<'_, Cuda>) -> Result<Reduction, CodegenError> {
     let (op, ty, t, member) = e.accumulator()?;
     let unsupported = || Err(CodegenError::Unsupported(format!("a `{}` reduction of type {ty} on the GPU", op.name())));
     let identity = match (ty, op) {

@@ -46,8 +46,8 @@ pub(crate) trait Target: Sized {
     fn phase(&self, e: Emitter<'_, Self>, kernel: usize, phase: usize, forall: &ForAll)
     -> Result<String, CodegenError>;
 
-    /// `push value;` to the kernel's output worklist.
-    fn push(&self, e: &mut Emitter<'_, Self>, value: &str, depth: usize);
+    /// `push value;` (push site `site`) to the kernel's output worklist.
+    fn push(&self, e: &mut Emitter<'_, Self>, site: PushSite, value: &str, depth: usize);
 
     /// `retry value;` to the invocation's retry list.
     fn retry(&self, e: &mut Emitter<'_, Self>, value: &str, depth: usize);
@@ -57,22 +57,47 @@ pub(crate) trait Target: Sized {
         e.accumulate(value, depth)
     }
 
+    /// Host orchestration (`invoke`, `iterate`, `pipe`, `print`) in device code: only the
+    /// CUDA target's control kernels of outlined regions have any.
+    fn orchestration(&self, _e: &mut Emitter<'_, Self>, _stmt: &Stmt, _depth: usize) -> Result<(), CodegenError> {
+        Err(CodegenError::Internal("host orchestration in device code".into()))
+    }
+
+    /// In an outlined region's host code: the store `line` to a property or element, which one
+    /// thread makes for all.
+    fn region_store(&self, _e: &mut Emitter<'_, Self>, _line: &str, _depth: usize) -> Result<(), CodegenError> {
+        Err(CodegenError::Internal("a region store outside an outlined region".into()))
+    }
+
+    /// Item `index` of the phase's input worklist (or of the items being retried).
+    fn worklist_item(&self, e: &Emitter<'_, Self>, index: &str) -> String {
+        format!("{}[{index}]", e.ctx("items"))
+    }
+
+    /// What follows the kernels' phases (the CUDA target's outlined regions).
+    fn epilogue(&self, _out: &mut String, _module: &Module) -> Result<(), CodegenError> {
+        Ok(())
+    }
+
+    /// A read of property `property` through `access` (`P<i>[<element>]`); by default the
+    /// access itself.
+    fn load_property(&self, _e: &Emitter<'_, Self>, _property: PropertyId, access: String) -> String {
+        access
+    }
+
     /// A nested parallel loop over a node's adjacency. By default the item's thread runs it as a
     /// serial loop (a filter becomes an `if` around the body).
     fn nested_forall(&self, e: &mut Emitter<'_, Self>, forall: &ForAll, depth: usize) -> Result<(), CodegenError> {
-        let Space::Adjacent(adjacency, node) = &forall.space else {
-            return Err(CodegenError::Internal("a nested parallel loop that is not over adjacency".into()));
+        serial_nested_forall(self, e, forall, depth)
+    }
+
+    /// A sequential loop over adjacency that the nested-parallelism pass marked as a fold the
+    /// schedulers may share; by default run serially by its item's thread.
+    fn scheduled_fold(&self, e: &mut Emitter<'_, Self>, stmt: &Stmt, depth: usize) -> Result<(), CodegenError> {
+        let Stmt::ForEach { var, adjacency, node, body, .. } = stmt else {
+            return Err(CodegenError::Internal("a scheduled fold that is not a loop over adjacency".into()));
         };
-        let body = match &forall.filter {
-            None => forall.body.clone(),
-            Some(filter) => vec![Stmt::If {
-                cond: filter.clone(),
-                then: forall.body.clone(),
-                otherwise: Vec::new(),
-                uniform: false,
-            }],
-        };
-        self.adjacency_loop(e, forall.var, *adjacency, node, &body, depth)
+        self.adjacency_loop(e, *var, *adjacency, node, body, depth)
     }
 
     /// A loop over a node's edges or neighbours, run by one thread.
@@ -87,6 +112,26 @@ pub(crate) trait Target: Sized {
     ) -> Result<(), CodegenError> {
         e.serial_adjacency_loop(var, adjacency, node, body, depth)
     }
+}
+
+/// A nested parallel loop run serially by its item's thread (a filter becomes an `if` around
+/// the body).
+pub(crate) fn serial_nested_forall<T: Target>(
+    target: &T,
+    e: &mut Emitter<'_, T>,
+    forall: &ForAll,
+    depth: usize,
+) -> Result<(), CodegenError> {
+    let Space::Adjacent(adjacency, node) = &forall.space else {
+        return Err(CodegenError::Internal("a nested parallel loop that is not over adjacency".into()));
+    };
+    let body = match &forall.filter {
+        None => forall.body.clone(),
+        Some(filter) => {
+            vec![Stmt::If { cond: filter.clone(), then: forall.body.clone(), otherwise: Vec::new(), uniform: false }]
+        }
+    };
+    target.adjacency_loop(e, forall.var, *adjacency, node, &body, depth)
 }
 
 /// Prints a valid module for `target`.
@@ -129,6 +174,7 @@ pub(crate) fn emit<T: Target>(module: &Module, target: &T) -> Result<String, Cod
             out.push_str(&target.phase(e, index, phase, forall)?);
         }
     }
+    target.epilogue(&mut out, module)?;
     Ok(out)
 }
 
@@ -138,6 +184,23 @@ fn function_signature(index: usize, f: &Function) -> String {
         params.push(format!("{} {}", c_type(local.ty), local_name(i, &local.name)));
     }
     format!("{} grail_f{index}({}) /* {} */", c_type(f.result), params.join(", "), f.name)
+}
+
+/// The local or property a place is a field of (or the place itself).
+pub(crate) fn root_place(place: &Place) -> &Place {
+    match place {
+        Place::Field { base, .. } => root_place(base),
+        other => other,
+    }
+}
+
+/// Whether any `iterate` or `pipe` of `main` is outlined.
+pub(crate) fn has_outlined(module: &Module) -> bool {
+    let mut found = false;
+    walk_block(&module.main.block, &mut |stmt| {
+        found |= matches!(stmt, Stmt::Iterate(i) if i.outlined) || matches!(stmt, Stmt::Pipe(p) if p.outlined)
+    });
+    found
 }
 
 /// Small typed helpers every target declares with its own `qualifier`: min, max and abs without
@@ -291,6 +354,8 @@ const CTX_FIELDS: &[(&str, &str)] = &[
     ("items", "const uint32_t *const restrict"),
     ("item_count", "const uint64_t"),
     ("retrying", "const uint32_t"),
+    ("items_cap", "const uint64_t"),
+    ("items_spill", "void *const *const"),
     ("colls", "grail_coll *const"),
 ];
 
@@ -306,8 +371,8 @@ pub(crate) struct ThreadUse {
 pub(crate) enum Items {
     /// The item is this expression of `i`.
     Each(String),
-    /// All nodes: `i` itself, or `items[i]` when retrying.
-    AllNodes { retrying: String, items: String },
+    /// All nodes: `i` itself, or `item` (the retried item `i`) when retrying.
+    AllNodes { retrying: String, item: String },
 }
 
 /// The walk over one function's or kernel's body.
@@ -329,13 +394,15 @@ pub(crate) struct Emitter<'m, T: Target> {
     /// The release statement of every lock held at this point of the emitted code (`None`
     /// for a claim, which is never released), innermost last.
     held: Vec<Option<String>>,
+    /// Emitting an outlined region's host code (on the device, in a control kernel).
+    pub region: bool,
     /// For each enclosing loop, innermost last, how many locks were held when it started:
     /// `break` and `continue` release the ones taken since.
     loops: Vec<usize>,
 }
 
 impl<'m, T: Target> Emitter<'m, T> {
-    fn new(target: &'m T, module: &'m Module, body: &'m Body, kernel: Option<&'m Kernel>) -> Self {
+    pub fn new(target: &'m T, module: &'m Module, body: &'m Body, kernel: Option<&'m Kernel>) -> Self {
         Emitter {
             target,
             module,
@@ -348,6 +415,7 @@ impl<'m, T: Target> Emitter<'m, T> {
             uses: ThreadUse::default(),
             held: Vec::new(),
             loops: Vec::new(),
+            region: false,
         }
     }
 
@@ -377,6 +445,11 @@ impl<'m, T: Target> Emitter<'m, T> {
     pub fn local(&self, id: LocalId) -> String {
         self.locals_used.borrow_mut()[id.index()] = true;
         local_name(id.index(), &self.body.locals[id.index()].name)
+    }
+
+    /// The body's locals the emitted code names, by index.
+    pub fn used_locals(&self) -> Vec<usize> {
+        self.locals_used.borrow().iter().enumerate().filter(|(_, used)| **used).map(|(i, _)| i).collect()
     }
 
     /// Whether the body's local `i` is to be declared.
@@ -417,8 +490,11 @@ impl<'m, T: Target> Emitter<'m, T> {
     /// context fields the code uses (`G_<field>`). Two property columns never overlap, so in a
     /// kernel phase, where no other pointer reaches them, the columns are `restrict` (unless
     /// the phase calls a function, which reaches them through its own views).
-    fn views(&mut self) {
-        let restrict = self.kernel.is_some() && !self.calls.get();
+    pub fn views(&mut self) {
+        // Not in a module with outlined regions: a control kernel runs several phases, and a
+        // column one phase only reads may be written by another phase of the same launch, which
+        // `restrict` would let the compiler read through the non-coherent cache.
+        let restrict = self.kernel.is_some() && !self.calls.get() && !has_outlined(self.module);
         let qualifier = if restrict { "const restrict" } else { "const" };
         for (i, p) in self.module.properties.iter().enumerate() {
             let ty = c_type(p.ty);
@@ -466,8 +542,10 @@ impl<'m, T: Target> Emitter<'m, T> {
     /// Item `i` of a kernel phase.
     pub fn phase_items(&self, forall: &ForAll) -> Result<Items, CodegenError> {
         Ok(match &forall.space {
-            Space::Worklist => Items::Each(format!("{}[i]", self.ctx("items"))),
-            Space::AllNodes => Items::AllNodes { retrying: self.ctx("retrying"), items: self.ctx("items") },
+            Space::Worklist => Items::Each(self.target.worklist_item(self, "i")),
+            Space::AllNodes => {
+                Items::AllNodes { retrying: self.ctx("retrying"), item: self.target.worklist_item(self, "i") }
+            }
             Space::AllEdges => Items::Each("i".to_string()),
             Space::Collection(_) => Items::Each("(uint32_t)i".to_string()),
             Space::Range(start, _) => {
@@ -481,16 +559,30 @@ impl<'m, T: Target> Emitter<'m, T> {
     /// The inside of a phase's item loop: the loop variable set to `item`, the filter (a
     /// `continue` to the next item), and the body, where `continue` also goes to the next item.
     pub fn item(&mut self, forall: &ForAll, item: &str, depth: usize) -> Result<(), CodegenError> {
+        self.item_part(forall, Some(item), &forall.body, depth)
+    }
+
+    /// Part of a phase's item: with `item`, the loop variable set to it and the filter first,
+    /// then `stmts` (a slice of the item's body), where `continue` goes to the next item.
+    pub fn item_part(
+        &mut self,
+        forall: &ForAll,
+        item: Option<&str>,
+        stmts: &[Stmt],
+        depth: usize,
+    ) -> Result<(), CodegenError> {
         self.loops.push(self.held.len());
-        let var = self.local(forall.var);
-        self.line(depth, &format!("{var} = {item};"));
-        if let Some(filter) = &forall.filter {
-            let filter = self.expr(filter)?;
-            self.line(depth, &format!("if (!{filter}) continue;"));
+        if let Some(item) = item {
+            let var = self.local(forall.var);
+            self.line(depth, &format!("{var} = {item};"));
+            if let Some(filter) = &forall.filter {
+                let filter = self.expr(filter)?;
+                self.line(depth, &format!("if (!{filter}) continue;"));
+            }
         }
-        self.block(&forall.body, depth)?;
+        let result = stmts.iter().try_for_each(|stmt| self.stmt(stmt, depth));
         self.loops.pop();
-        Ok(())
+        result
     }
 
     /// The C type of the kernel's reduction accumulator and the `grail_value` member that holds
@@ -506,7 +598,7 @@ impl<'m, T: Target> Emitter<'m, T> {
         })
     }
 
-    fn block(&mut self, block: &Block, depth: usize) -> Result<(), CodegenError> {
+    pub fn block(&mut self, block: &Block, depth: usize) -> Result<(), CodegenError> {
         block.iter().try_for_each(|stmt| self.stmt(stmt, depth))
     }
 
@@ -515,7 +607,11 @@ impl<'m, T: Target> Emitter<'m, T> {
         match stmt {
             Stmt::Assign { place, value } => {
                 let line = format!("{} = {};", self.place(place)?, self.expr(value)?);
-                self.line(depth, &line);
+                if self.region && !matches!(root_place(place), Place::Local(_)) {
+                    target.region_store(self, &line, depth)?;
+                } else {
+                    self.line(depth, &line);
+                }
             }
             Stmt::If { cond, then, otherwise, .. } => {
                 let cond = self.expr(cond)?;
@@ -539,14 +635,17 @@ impl<'m, T: Target> Emitter<'m, T> {
                 self.looped(body, depth + 1)?;
                 self.line(depth, "}");
             }
-            Stmt::ForEach { var, adjacency, node, body } => {
+            Stmt::ForEach { schedule, .. } if *schedule != Schedule::SERIAL => {
+                target.scheduled_fold(self, stmt, depth)?
+            }
+            Stmt::ForEach { var, adjacency, node, body, .. } => {
                 target.adjacency_loop(self, *var, *adjacency, node, body, depth)?
             }
             Stmt::ForAll(forall) => target.nested_forall(self, forall, depth)?,
-            Stmt::Push { value, .. } => {
+            Stmt::Push { site, value } => {
                 let value = self.expr(value)?;
                 self.uses.pushes = true;
-                target.push(self, &value, depth);
+                target.push(self, *site, &value, depth);
             }
             Stmt::Retry { value } => {
                 let value = self.expr(value)?;
@@ -577,7 +676,7 @@ impl<'m, T: Target> Emitter<'m, T> {
                 self.line(depth, &format!("(void){expr};"));
             }
             Stmt::Invoke { .. } | Stmt::Iterate(_) | Stmt::Pipe(_) | Stmt::Print(_) => {
-                return Err(CodegenError::Internal("host orchestration in device code".into()));
+                target.orchestration(self, stmt, depth)?;
             }
         }
         Ok(())
@@ -732,6 +831,9 @@ impl<'m, T: Target> Emitter<'m, T> {
         let ty = expr.ty;
         Ok(match &expr.kind {
             ExprKind::Const(c) => constant(*c, ty),
+            ExprKind::Load(place @ Place::Property { property, .. }) => {
+                self.target.load_property(self, *property, self.place(place)?)
+            }
             ExprKind::Load(place) => self.place(place)?,
             ExprKind::Param(id) => format!("Q{}", id.0),
             ExprKind::NumNodes => format!("((uint32_t){})", self.ctx("num_nodes")),

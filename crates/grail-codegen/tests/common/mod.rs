@@ -61,6 +61,7 @@ pub fn kitchen_sink() -> Module {
                         var: LocalId(2),
                         adjacency: Adjacency::InNeighbors,
                         node: node(0),
+                        schedule: Schedule::SERIAL,
                         body: vec![Stmt::Lock {
                             kind: LockKind::Exclusive,
                             elements: vec![node(0), node(2)],

@@ -68,6 +68,10 @@ pub struct OptConfig {
     pub ldg: bool,
     /// Threads per block on the GPU (a multiple of 32, 32..=1024).
     pub block: u32,
+    /// Blocks per multiprocessor of an outlined region's control kernel: 0 for as many as fit
+    /// (every thread the device can hold), fewer for regions whose steps are small (each step
+    /// costs every thread a little bookkeeping, and a barrier waits for every block).
+    pub grid: u32,
 }
 
 impl Default for OptConfig {
@@ -94,6 +98,7 @@ impl OptConfig {
         backoff: false,
         ldg: false,
         block: 256,
+        grid: 0,
     };
 
     /// Every optimization on, with its default parameters.
@@ -105,6 +110,7 @@ impl OptConfig {
             backoff: true,
             ldg: true,
             block: 256,
+            grid: 0,
         }
     }
 
@@ -195,6 +201,15 @@ impl OptConfig {
                 }
                 self.block = block;
             }
+            "grid" => {
+                let grid: u32 = value
+                    .parse()
+                    .map_err(|_| format!("grid={value}: expected blocks per multiprocessor (0: all that fit)"))?;
+                if grid > 32 {
+                    return Err(format!("grid={value}: a multiprocessor holds at most 32 blocks"));
+                }
+                self.grid = grid;
+            }
             _ => return Err(format!("unknown key `{key}` (keys: {})", KEYS.join(", "))),
         }
         Ok(())
@@ -202,7 +217,7 @@ impl OptConfig {
 }
 
 /// The keys, in the order `Display` prints them.
-const KEYS: &[&str] = &["outline", "np", "coop", "backoff", "ldg", "block"];
+const KEYS: &[&str] = &["outline", "np", "coop", "backoff", "ldg", "block", "grid"];
 
 impl FromStr for OptConfig {
     type Err = ConfigError;
@@ -239,11 +254,12 @@ impl fmt::Display for OptConfig {
         };
         write!(
             f,
-            "outline={outline},np={},coop={coop},backoff={},ldg={},block={}",
+            "outline={outline},np={},coop={coop},backoff={},ldg={},block={},grid={}",
             self.np,
             on_off(self.backoff),
             on_off(self.ldg),
-            self.block
+            self.block,
+            self.grid
         )
     }
 }
@@ -257,7 +273,7 @@ mod tests {
         assert_eq!(OptConfig::parse("none").unwrap(), OptConfig::NONE);
         assert_eq!(OptConfig::parse("all").unwrap(), OptConfig::all());
         let text = OptConfig::all().to_string();
-        assert_eq!(text, "outline=all,np=tb+wp+fg,coop=warp,backoff=on,ldg=on,block=256");
+        assert_eq!(text, "outline=all,np=tb+wp+fg,coop=warp,backoff=on,ldg=on,block=256,grid=0");
         assert_eq!(OptConfig::parse(&text).unwrap(), OptConfig::all());
         for np in Schedulers::combinations() {
             let config = OptConfig { np, ..OptConfig::NONE };
@@ -282,6 +298,8 @@ mod tests {
             ("", "empty"),
             ("np=tb+xx", "`xx` is not a scheduler"),
             ("block=100", "multiple of 32"),
+            ("grid=40", "at most 32 blocks"),
+            ("grid=many", "blocks per multiprocessor"),
             ("coop=grid", "expected none, warp or block"),
             ("speed=max", "unknown key `speed`"),
             ("np=tb,all", "can only come first"),

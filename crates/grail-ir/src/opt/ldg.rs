@@ -17,7 +17,27 @@ pub(crate) fn run(module: &mut Module, config: &OptConfig, notes: &mut Vec<Strin
     }
 }
 
-/// For each property, whether kernels only read it (and some kernel does).
+/// For each property, whether nothing on the device writes it: no kernel, and no host code of
+/// an outlined region (which runs on the device).
 pub fn read_only(module: &Module) -> Vec<bool> {
-    written_by_kernels(module).iter().map(|w| !w).collect()
+    let mut written = written_by_kernels(module);
+    walk_block(&module.main.block, &mut |stmt| {
+        let region = match stmt {
+            Stmt::Iterate(iterate) if iterate.outlined => &iterate.body,
+            Stmt::Pipe(pipe) if pipe.outlined => &pipe.body,
+            _ => return,
+        };
+        walk_block(region, &mut |inner| {
+            if let Stmt::Assign { place, .. } = inner {
+                let mut place = place;
+                while let Place::Field { base, .. } = place {
+                    place = base;
+                }
+                if let Place::Property { property, .. } = place {
+                    written[property.index()] = true;
+                }
+            }
+        });
+    });
+    written.iter().map(|w| !w).collect()
 }

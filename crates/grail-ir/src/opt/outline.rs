@@ -121,6 +121,22 @@ impl Checker<'_> {
         {
             why = Some("it assigns a host variable of struct type".to_string());
         }
+        let invoked = match stmt {
+            Stmt::Invoke { kernel, .. } => Some(*kernel),
+            Stmt::Iterate(iterate) => match &iterate.until {
+                Until::Empty { kernel, .. } => Some(*kernel),
+                Until::Condition { .. } => None,
+            },
+            _ => None,
+        };
+        if let Some(kernel) = invoked
+            && claims_elements(&self.module.kernels[kernel.index()])
+        {
+            why = Some(format!(
+                "kernel `{}` claims collection elements (`single`), whose claim words only the host clears",
+                self.module.kernels[kernel.index()].name
+            ));
+        }
         stmt_exprs(stmt, &mut |expr| {
             walk_expr(expr, &mut |e| {
                 if why.is_some() {
@@ -139,6 +155,7 @@ impl Checker<'_> {
                     ExprKind::Load(place) if self.struct_place(place) => {
                         Some("its host code reads a host variable of struct type".to_string())
                     }
+                    ExprKind::CollectionLen(_) => None,
                     _ => None,
                 };
             })
@@ -188,6 +205,16 @@ impl Checker<'_> {
         }
         false
     }
+}
+
+/// Whether a kernel has a `single` over collection elements.
+fn claims_elements(kernel: &Kernel) -> bool {
+    let mut found = false;
+    walk_block(&kernel.body.block, &mut |stmt| {
+        found |= matches!(stmt, Stmt::Lock { kind: LockKind::Single, elements, .. }
+            if elements.first().is_some_and(|e| matches!(e.ty, Type::Element(_))));
+    });
+    found
 }
 
 fn root_place(place: &Place) -> &Place {

@@ -732,7 +732,7 @@ impl<'a> Lowerer<'a> {
             Some(Iter::Adjacent(adjacency, node)) => {
                 let id = self.body.declare(&var.name, Some(adjacency.item()), false, var.span, false);
                 let body = self.block(body, inner);
-                id.map(|var| Stmt::ForEach { var, adjacency, node, body })
+                id.map(|var| Stmt::ForEach { var, adjacency, node, body, schedule: Schedule::SERIAL })
             }
             Some(iter @ (Iter::AllNodes | Iter::AllEdges)) => {
                 // A sequential loop over every node or edge: a range over the ids.

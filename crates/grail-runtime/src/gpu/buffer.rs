@@ -16,11 +16,13 @@ use cudarc::driver::{CudaContext, CudaFunction, DriverError};
 use super::device::driver_error;
 use crate::error::{Result, RuntimeError};
 
-/// A device allocation of `bytes` bytes, freed on drop.
+/// A device allocation of `bytes` bytes, freed on drop (unless it is a view of another
+/// buffer's memory, [`DeviceBuffer::view`]).
 pub(crate) struct DeviceBuffer {
     ptr: CUdeviceptr,
     bytes: usize,
     context: Arc<CudaContext>,
+    owned: bool,
 }
 
 impl DeviceBuffer {
@@ -29,7 +31,28 @@ impl DeviceBuffer {
         let bytes = bytes.max(4).next_multiple_of(4);
         // SAFETY: the context is current on this thread (bound by the executor).
         let ptr = unsafe { result::malloc_sync(bytes) }.map_err(|e| allocation_error(context, e, bytes, what))?;
-        Ok(DeviceBuffer { ptr, bytes, context: context.clone() })
+        Ok(DeviceBuffer { ptr, bytes, context: context.clone(), owned: true })
+    }
+
+    /// A buffer over `other`'s memory, which must outlive it; dropping it frees nothing.
+    pub fn view(other: &DeviceBuffer) -> DeviceBuffer {
+        DeviceBuffer { ptr: other.ptr, bytes: other.bytes, context: other.context.clone(), owned: false }
+    }
+
+    /// Allocates and fills from `data` through pinned staging buffers: the host copies one
+    /// chunk into a pinned buffer while the device copies the previous one in, at the speed of
+    /// pinned transfers (a copy from pageable memory is staged by the driver, chunk after chunk,
+    /// at a fraction of it).
+    pub fn from_slice_staged<T: Copy>(context: &Arc<CudaContext>, data: &[T], what: &str) -> Result<DeviceBuffer> {
+        let buffer = DeviceBuffer::new(context, std::mem::size_of_val(data), what)?;
+        // SAFETY: `data` is plain data; viewing it as bytes reads exactly its memory.
+        let bytes = unsafe { std::slice::from_raw_parts(data.as_ptr().cast::<u8>(), std::mem::size_of_val(data)) };
+        if bytes.len() < STAGED_MIN {
+            buffer.upload(0, bytes)?;
+        } else {
+            Staging::new()?.copy(buffer.ptr, bytes)?;
+        }
+        Ok(buffer)
     }
 
     /// Allocates and zeroes.
@@ -123,10 +146,85 @@ impl DeviceBuffer {
 
 impl Drop for DeviceBuffer {
     fn drop(&mut self) {
+        if !self.owned {
+            return;
+        }
         // Errors are ignored: after a kernel fault the context is gone and so is the memory.
         let _ = self.context.bind_to_thread();
         // SAFETY: allocated by cuMemAlloc and freed once.
         let _ = unsafe { result::free_sync(self.ptr) };
+    }
+}
+
+/// Copies smaller than this go straight from pageable memory.
+const STAGED_MIN: usize = 4 << 20;
+
+/// The size of each of the two pinned staging buffers.
+const STAGE: usize = 16 << 20;
+
+/// Two pinned host buffers and a stream of their own: [`DeviceBuffer::from_slice_staged`].
+struct Staging {
+    stream: sys::CUstream,
+    buffers: [*mut u8; 2],
+    done: [sys::CUevent; 2],
+}
+
+impl Staging {
+    fn new() -> Result<Staging> {
+        let stream =
+            result::stream::create(result::stream::StreamKind::NonBlocking).map_err(|e| call("cuStreamCreate", e))?;
+        let mut staging = Staging { stream, buffers: [std::ptr::null_mut(); 2], done: [std::ptr::null_mut(); 2] };
+        for i in 0..2 {
+            // SAFETY: allocates pinned host memory, freed in drop.
+            staging.buffers[i] =
+                unsafe { result::malloc_host(STAGE, 0) }.map_err(|e| call("cuMemHostAlloc", e))?.cast::<u8>();
+            staging.done[i] = result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING)
+                .map_err(|e| call("cuEventCreate", e))?;
+        }
+        Ok(staging)
+    }
+
+    /// Copies `bytes` to device address `dst`, chunk by chunk through the two buffers.
+    fn copy(&self, dst: CUdeviceptr, bytes: &[u8]) -> Result<()> {
+        for (c, chunk) in bytes.chunks(STAGE).enumerate() {
+            let i = c % 2;
+            // SAFETY: the event was created above; waiting for the copy that last read buffer i.
+            if c >= 2 {
+                unsafe { result::event::synchronize(self.done[i]) }.map_err(|e| call("cuEventSynchronize", e))?;
+            }
+            // SAFETY: buffer i holds STAGE bytes and no copy reads it now.
+            let stage = unsafe { std::slice::from_raw_parts_mut(self.buffers[i], chunk.len()) };
+            stage.copy_from_slice(chunk);
+            let offset = (c * STAGE) as u64;
+            // SAFETY: `dst` holds `bytes.len()` bytes; the stage stays alive and untouched until
+            // the event recorded after the copy completes.
+            unsafe {
+                result::memcpy_htod_async(dst + offset, &*stage, self.stream)
+                    .map_err(|e| call("cuMemcpyHtoDAsync", e))?;
+                result::event::record(self.done[i], self.stream).map_err(|e| call("cuEventRecord", e))?;
+            }
+        }
+        // SAFETY: the stream is live.
+        unsafe { result::stream::synchronize(self.stream) }.map_err(|e| call("cuStreamSynchronize", e))
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        // SAFETY: everything was created in `new` and is destroyed once; the stream is idle
+        // after `copy` (or never used).
+        unsafe {
+            let _ = result::stream::synchronize(self.stream);
+            for i in 0..2 {
+                if !self.buffers[i].is_null() {
+                    let _ = result::free_host(self.buffers[i].cast());
+                }
+                if !self.done[i].is_null() {
+                    let _ = result::event::destroy(self.done[i]);
+                }
+            }
+            let _ = result::stream::destroy(self.stream);
+        }
     }
 }
 
@@ -179,6 +277,31 @@ pub(crate) unsafe fn launch(function: &CudaFunction, grid: u32, block: u32, args
         result::launch_kernel(function.cu_function(), (grid.max(1), 1, 1), (block, 1, 1), 0, std::ptr::null_mut(), args)
     }
     .map_err(|e| call("cuLaunchKernel", e))
+}
+
+/// Launches `function` cooperatively on the null stream: every block of the grid is resident at
+/// once (the driver refuses a grid too large for that), so grid-wide barriers cannot deadlock.
+///
+/// # Safety
+/// As for [`launch`].
+pub(crate) unsafe fn launch_cooperative(
+    function: &CudaFunction,
+    grid: u32,
+    block: u32,
+    args: &mut [*mut c_void],
+) -> Result<()> {
+    // SAFETY: the caller vouches for the arguments.
+    unsafe {
+        result::launch_cooperative_kernel(
+            function.cu_function(),
+            (grid.max(1), 1, 1),
+            (block, 1, 1),
+            0,
+            std::ptr::null_mut(),
+            args,
+        )
+    }
+    .map_err(|e| call("cuLaunchCooperativeKernel", e))
 }
 
 /// CUDA events on the null stream, for GPU time.

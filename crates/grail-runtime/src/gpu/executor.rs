@@ -17,6 +17,8 @@
 //! that element back (the whole column once it has read many); writing one element writes
 //! both copies that are current. At the end, the columns current only on the device come back.
 
+mod outlined;
+
 use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -25,21 +27,23 @@ use cudarc::driver::sys::CUlimit;
 use cudarc::driver::{CudaContext, CudaFunction};
 use grail_graph::Graph;
 use grail_ir::analysis::{self, KernelEffects};
-use grail_ir::{CollectionId, KernelId, Module, PropertyId, Space, Stmt, Type};
+use grail_ir::{CollectionId, KernelId, Module, OutlineId, Place, PropertyId, Space, Stmt, Type, walk_block};
 
 use super::buffer::{self, DeviceBuffer, Event, arg, call, launch};
 use super::device::{Device, GpuModule};
 use super::ffi::{GRAIL_SPILL_SEGS, GpuColl, GpuCtx, GpuWorklist};
+use super::graph::DeviceGraph;
 use crate::cache::ModuleCache;
 use crate::cpu::ffi::GrailValue;
 use crate::cpu::{KernelStats, RunOutput, RunStats};
 use crate::error::{GpuError, Result, RuntimeError};
 use crate::host::interp::{self, Machine};
-use crate::host::memory::{ColumnRef, Memory};
+use crate::host::memory::{ColumnRef, HostArrays, Memory};
 use crate::host::value::Value;
 use crate::host::{accumulator_type, bind_params, flatten, grail_values, identity, leaf_types, ops, unflatten};
 
-/// Threads per block for every kernel.
+/// Threads per block of the runtime's own kernels (the program's phases use the block size of
+/// its configuration, `Module::opt.block`, which its generated code is written for).
 const BLOCK: u32 = 256;
 
 /// Element reads of a device-only column from host code before the whole column is copied back.
@@ -73,6 +77,11 @@ pub struct GpuProgram {
     unspill: CudaFunction,
     free_spill: CudaFunction,
     colls_free: CudaFunction,
+    /// The control kernels of the outlined regions.
+    regions: Vec<outlined::RegionCode>,
+    /// By property: a weight column that nothing writes, bound to the resident graph's weights
+    /// instead of copied.
+    bound_weights: Vec<bool>,
     /// Keeps the functions above loaded.
     _loaded: GpuModule,
 }
@@ -158,7 +167,7 @@ impl GpuProgram {
                 let run = loaded.function(&format!("grail_k{k}_{p}"))?;
                 let size_kernel = loaded.function(&format!("grail_k{k}_{p}_size"))?;
                 let per_sm = run
-                    .occupancy_max_active_blocks_per_multiprocessor(BLOCK, 0, None)
+                    .occupancy_max_active_blocks_per_multiprocessor(module.opt.block, 0, None)
                     .map_err(|e| call("cuOccupancyMaxActiveBlocksPerMultiprocessor", e))?
                     .max(1);
                 phases.push(PhaseCode { run, size_kernel, size, max_grid: sm_count * per_sm });
@@ -177,7 +186,47 @@ impl GpuProgram {
                 clear_claims: loaded.function(&format!("grail_c{c}_clear_claims"))?,
             });
         }
+        let mut regions = Vec::new();
+        for (id, name, invoked, host_writes) in outlined::outlined_regions(&module) {
+            let control = loaded.function(&format!("grail_o{}", id.0))?;
+            let per_sm = control
+                .occupancy_max_active_blocks_per_multiprocessor(module.opt.block, 0, None)
+                .map_err(|e| call("cuOccupancyMaxActiveBlocksPerMultiprocessor", e))?;
+            let retries = invoked.iter().any(|k| grail_ir::opt::backoff::retries(&module.kernels[k.index()]));
+            regions.push(outlined::RegionCode {
+                id,
+                name,
+                control,
+                max_grid: sm_count * per_sm,
+                blocks_per_sm: per_sm,
+                sms: sm_count,
+                kernels: invoked,
+                host_writes,
+                retries,
+            });
+        }
+        let written = analysis::written_by_kernels(&module);
+        let mut written_by_host = vec![false; module.properties.len()];
+        walk_block(&module.main.block, &mut |stmt| {
+            if let Stmt::Assign { place, .. } = stmt {
+                let mut place = place;
+                while let Place::Field { base, .. } = place {
+                    place = base;
+                }
+                if let Place::Property { property, .. } = place {
+                    written_by_host[property.index()] = true;
+                }
+            }
+        });
+        let bound_weights = module
+            .properties
+            .iter()
+            .enumerate()
+            .map(|(p, property)| property.is_weight && property.ty == Type::U32 && !written[p] && !written_by_host[p])
+            .collect();
         let program = GpuProgram {
+            bound_weights,
+            regions,
             unspill: loaded.function("grail_wl_unspill")?,
             free_spill: loaded.function("grail_wl_free_spill")?,
             colls_free: loaded.function("grail_colls_free")?,
@@ -221,17 +270,46 @@ impl GpuProgram {
     }
 
     /// Runs the program on `graph`, as [`crate::cpu::CpuProgram::run`] does; also returns the GPU's times.
+    ///
+    /// The graph is copied to the device for this run alone; [`GpuProgram::run_on`] runs on a
+    /// graph made resident once ([`DeviceGraph`]).
     pub fn run(&self, graph: &Graph, params: &[Option<Value>], out: &mut dyn Write) -> Result<(RunOutput, GpuTimes)> {
         let started = Instant::now();
+        let mut resident = DeviceGraph::new(&self.device, graph)?;
+        let uploaded = resident.upload_time();
+        let (mut output, mut times) = self.run_on(graph, &mut resident, params, out)?;
+        times.upload += uploaded;
+        output.stats.elapsed = started.elapsed();
+        Ok((output, times))
+    }
+
+    /// Runs the program on `graph`, whose arrays `resident` holds on the device (adding what this
+    /// program reads that it does not hold yet). Only the output properties are copied back: in
+    /// the returned columns, the others hold what the host last had of them.
+    pub fn run_on(
+        &self,
+        graph: &Graph,
+        resident: &mut DeviceGraph,
+        params: &[Option<Value>],
+        out: &mut dyn Write,
+    ) -> Result<(RunOutput, GpuTimes)> {
+        let started = Instant::now();
+        resident.check(graph, &self.device)?;
         let context = self.device.context().clone();
         context.bind_to_thread().map_err(|e| call("cuCtxSetCurrent", e))?;
+        let before = resident.upload_time();
+        resident.prepare(&self.module, graph)?;
+        let prepared = resident.upload_time() - before;
         let params = bind_params(&self.module, graph, params)?;
-        let memory = Memory::new(&self.module, graph)?;
-        let mut run = GpuRun::new(self, context, memory, params, out)?;
+        // Host copies of what the kernels alone read stay unbuilt; bound weights stay unfilled.
+        let fill_weights = self.module.properties.iter().zip(&self.bound_weights).any(|(p, b)| p.is_weight && !b);
+        let memory = Memory::with(&self.module, graph, HostArrays { weights: fill_weights, graph_arrays: false })?;
+        let mut run = GpuRun::new(self, context, memory, params, out, resident, fill_weights)?;
+        run.times.upload += prepared;
         let result = interp::run_main(&self.module, &mut run);
         let (result, collections) = result.and_then(|result| Ok((result, run.collection_outputs()?)))?;
         let downloaded = Instant::now();
-        run.download_all()?;
+        run.download_outputs()?;
         run.times.download += downloaded.elapsed();
         let GpuRun { memory, stats, times, .. } = run;
         Ok((
@@ -286,8 +364,6 @@ struct GpuRun<'a> {
     out: &'a mut dyn Write,
     stats: Vec<KernelStats>,
     times: GpuTimes,
-    /// The graph's arrays, kept alive while `ctx` points at them.
-    _graph: Vec<DeviceBuffer>,
     columns: Vec<DeviceColumn>,
     /// Union-find parents (a column of u32) when the program has sets.
     sets: Option<DeviceColumn>,
@@ -350,41 +426,39 @@ impl<'a> GpuRun<'a> {
         memory: Memory<'a>,
         params: Vec<Value>,
         out: &'a mut dyn Write,
+        graph: &DeviceGraph,
+        host_has_weights: bool,
     ) -> Result<GpuRun<'a>> {
         let module = &program.module;
         let uploading = Instant::now();
         let c = &context;
         let out_csr = memory.out;
         let n = u64::from(out_csr.num_nodes());
-        let mut graph = vec![
-            DeviceBuffer::from_slice(c, out_csr.offsets(), "the graph's offsets")?,
-            DeviceBuffer::from_slice(c, out_csr.targets(), "the graph's edges")?,
-        ];
+        let optional = |buffer: &Option<DeviceBuffer>| buffer.as_ref().map_or(0, DeviceBuffer::ptr);
         let mut ctx = GpuCtx {
+            items_cap: u64::MAX,
             num_nodes: n,
             num_edges: out_csr.num_edges(),
-            out_offsets: graph[0].ptr(),
-            out_targets: graph[1].ptr(),
+            out_offsets: graph.offsets.ptr(),
+            out_targets: graph.targets.ptr(),
+            in_edge_ids: optional(&graph.in_edge_ids),
+            edge_sources: optional(&graph.edge_sources),
             ..GpuCtx::default()
         };
-        if let Some(reverse) = &memory.reverse {
-            graph.push(DeviceBuffer::from_slice(c, &reverse.offsets, "the reverse graph's offsets")?);
-            ctx.in_offsets = graph.last().map_or(0, DeviceBuffer::ptr);
-            graph.push(DeviceBuffer::from_slice(c, &reverse.sources, "the reverse graph's edges")?);
-            ctx.in_sources = graph.last().map_or(0, DeviceBuffer::ptr);
-            if let Some(ids) = &reverse.edge_ids {
-                graph.push(DeviceBuffer::from_slice(c, ids, "the in-edges' ids")?);
-                ctx.in_edge_ids = graph.last().map_or(0, DeviceBuffer::ptr);
-            }
-        }
-        if let Some(sources) = &memory.edge_sources {
-            graph.push(DeviceBuffer::from_slice(c, sources, "the edges' sources")?);
-            ctx.edge_sources = graph.last().map_or(0, DeviceBuffer::ptr);
+        if let Some((offsets, sources)) = &graph.reverse {
+            ctx.in_offsets = offsets.ptr();
+            ctx.in_sources = sources.ptr();
         }
         let mut columns = Vec::with_capacity(memory.columns.len());
-        for (column, property) in memory.columns.iter().zip(&module.properties) {
+        for ((column, property), bound) in memory.columns.iter().zip(&module.properties).zip(&program.bound_weights) {
             let (_, size) = column.raw_bytes();
             let what = format!("property `{}`", property.name);
+            // A weight column nothing writes is the resident graph's weights themselves.
+            if let (true, Some(weights)) = (*bound, &graph.weights) {
+                let current = if host_has_weights { Current::Both } else { Current::Device };
+                columns.push(DeviceColumn { buffer: DeviceBuffer::view(weights), current, element_reads: 0 });
+                continue;
+            }
             // Bool columns in whole words: the bool atomics work on the word.
             let buffer = DeviceBuffer::new(c, (column.len() * size).next_multiple_of(4), &what)?;
             columns.push(DeviceColumn { buffer, current: Current::Host, element_reads: 0 });
@@ -456,7 +530,6 @@ impl<'a> GpuRun<'a> {
             out,
             stats,
             times: GpuTimes::default(),
-            _graph: graph,
             columns,
             sets,
             _props_table: props_table,
@@ -531,10 +604,12 @@ impl<'a> GpuRun<'a> {
         Ok(())
     }
 
-    /// Copies back every column current only on the device.
-    fn download_all(&mut self) -> Result<()> {
+    /// Copies back the output columns current only on the device.
+    fn download_outputs(&mut self) -> Result<()> {
         for p in 0..self.columns.len() {
-            self.column_to_host(p)?;
+            if self.module.outputs.iter().any(|o| o.index() == p) {
+                self.column_to_host(p)?;
+            }
         }
         Ok(())
     }
@@ -703,10 +778,11 @@ impl<'a> GpuRun<'a> {
                 };
                 items += size;
                 if size > 0 {
-                    let grid = size.div_ceil(u64::from(BLOCK)).min(u64::from(phase.max_grid)) as u32;
+                    let block = self.module.opt.block;
+                    let grid = size.div_ceil(u64::from(block)).min(u64::from(phase.max_grid)) as u32;
                     // SAFETY: (grail_ctx, const grail_value *, uint64_t): the context points at this
                     // run's live buffers, `args_ptr` at one value per kernel parameter.
-                    unsafe { launch(&phase.run, grid, BLOCK, &mut [arg(&self.ctx), arg(&args_ptr), arg(&size)])? };
+                    unsafe { launch(&phase.run, grid, block, &mut [arg(&self.ctx), arg(&args_ptr), arg(&size)])? };
                 }
                 self.wait(&kernel.name)?;
                 let counters = self.read_counters()?;
@@ -951,5 +1027,9 @@ impl Machine for GpuRun<'_> {
 
     fn worklist_is_empty(&mut self) -> Result<bool> {
         Ok(self.worklists.last().is_none_or(|list| list.len == 0))
+    }
+
+    fn run_outlined(&mut self, region: OutlineId, locals: &mut [Value]) -> Result<bool> {
+        self.run_outlined_region(region, locals)
     }
 }

@@ -71,6 +71,47 @@ pub struct GpuCtx {
     pub pushes: GpuWorklist,
     pub retries: GpuWorklist,
     pub acc: u64,
+    pub items_cap: u64,
+    pub items_spill: u64,
+}
+
+/// `grail_list`: a worklist buffer of an outlined region.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GpuList {
+    pub items: u64,
+    pub cap: u64,
+    /// `void **spill`: the list's spill table.
+    pub spill: u64,
+}
+
+/// `GRAIL_RING`: the slots of an outlined region's counter rings.
+pub const GRAIL_RING: usize = 3;
+
+/// `grail_region`: an outlined region's state, filled by the host before the control kernel's
+/// launch and read back after it.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GpuRegion {
+    pub lists: [GpuList; 2],
+    pub retry_lists: [GpuList; 2],
+    pub len: u64,
+    pub cur: u32,
+    pub invocation: u32,
+    pub overflow: u32,
+    pub grid_blocks: u32,
+    pub release: u32,
+    pub step_overflow: [u32; GRAIL_RING + 1],
+    pub push_len: [u64; GRAIL_RING],
+    pub retry_len: [u64; GRAIL_RING],
+    /// `grail_value *frame`: main's locals.
+    pub frame: u64,
+    /// `grail_value *acc`: [`GRAIL_RING`] reduction slots per kernel.
+    pub acc: u64,
+    /// `uint64_t *stats`: per kernel, invocations, items, pushes, retries.
+    pub stats: u64,
+    /// `uint32_t *arrive`: each block's arrival word at the grid barrier.
+    pub arrive: u64,
 }
 
 // SAFETY: plain `#[repr(C)]` data of integers with no implicit padding, as the header declares it.
@@ -92,6 +133,9 @@ pub fn layout_checks() -> String {
     out += &check("sizeof(grail_wl)".into(), size_of::<GpuWorklist>());
     out += &check("sizeof(grail_ctx)".into(), size_of::<GpuCtx>());
     out += &check("sizeof(grail_coll)".into(), size_of::<GpuColl>());
+    out += &check("sizeof(grail_list)".into(), size_of::<GpuList>());
+    out += &check("sizeof(grail_region)".into(), size_of::<GpuRegion>());
+    out += &check("GRAIL_RING".into(), GRAIL_RING);
     // Offsets need __builtin_offsetof, which NVRTC 13 has and 12 does not (nor offsetof: there is
     // no <stddef.h>); every NVRTC checks the sizes.
     out += "#if defined(__has_builtin)\n#if __has_builtin(__builtin_offsetof)\n";
@@ -127,6 +171,8 @@ pub fn layout_checks() -> String {
         ("pushes", offset_of!(GpuCtx, pushes)),
         ("retries", offset_of!(GpuCtx, retries)),
         ("acc", offset_of!(GpuCtx, acc)),
+        ("items_cap", offset_of!(GpuCtx, items_cap)),
+        ("items_spill", offset_of!(GpuCtx, items_spill)),
     ];
     for (field, offset) in ctx {
         out += &check(format!("__builtin_offsetof(grail_ctx, {field})"), offset);
@@ -137,6 +183,25 @@ pub fn layout_checks() -> String {
         ("failed", offset_of!(GpuColl, failed)),
     ] {
         out += &check(format!("__builtin_offsetof(grail_coll, {field})"), offset);
+    }
+    for (field, offset) in [
+        ("lists", offset_of!(GpuRegion, lists)),
+        ("retry_lists", offset_of!(GpuRegion, retry_lists)),
+        ("len", offset_of!(GpuRegion, len)),
+        ("cur", offset_of!(GpuRegion, cur)),
+        ("invocation", offset_of!(GpuRegion, invocation)),
+        ("overflow", offset_of!(GpuRegion, overflow)),
+        ("grid_blocks", offset_of!(GpuRegion, grid_blocks)),
+        ("release", offset_of!(GpuRegion, release)),
+        ("step_overflow", offset_of!(GpuRegion, step_overflow)),
+        ("push_len", offset_of!(GpuRegion, push_len)),
+        ("retry_len", offset_of!(GpuRegion, retry_len)),
+        ("frame", offset_of!(GpuRegion, frame)),
+        ("acc", offset_of!(GpuRegion, acc)),
+        ("stats", offset_of!(GpuRegion, stats)),
+        ("arrive", offset_of!(GpuRegion, arrive)),
+    ] {
+        out += &check(format!("__builtin_offsetof(grail_region, {field})"), offset);
     }
     out += "#endif\n#endif\n";
     out

@@ -9,6 +9,7 @@
 //!   ([`nvrtc::compile_report`]).
 //! - [`device`]: [`device_count`], [`Device::open`] (`--device N`), [`DeviceInfo`],
 //!   [`Device::load`] to a [`GpuModule`].
+//! - [`DeviceGraph`]: a graph resident on a device, for runs of many programs on it.
 //! - [`ffi`]: the `#[repr(C)]` mirrors of `grail_cuda.h`'s `grail_ctx`, `grail_wl` and `grail_coll`.
 //! - [`probe`]: opens a device and runs a self-test kernel over every helper of `grail_cuda.h`.
 //!
@@ -18,6 +19,7 @@ mod buffer;
 pub mod device;
 mod executor;
 pub mod ffi;
+mod graph;
 pub mod library;
 pub mod nvrtc;
 pub mod selftest;
@@ -25,6 +27,7 @@ pub mod selftest;
 pub use device::{Device, DeviceInfo, GpuModule, device_count};
 pub use executor::{GpuProgram, GpuTimes};
 pub use ffi::{GpuColl, GpuCtx, GpuWorklist};
+pub use graph::DeviceGraph;
 pub use nvrtc::{
     Arch, CompileOptions, CompiledModule, ImageKind, NvrtcInfo, compile, compile_cached, compile_with, nvrtc_info,
     nvrtc_or_skip,

@@ -41,6 +41,13 @@ pub(crate) trait Machine {
     fn pop_worklist(&mut self);
     /// Whether the current worklist is empty.
     fn worklist_is_empty(&mut self) -> Result<bool>;
+    /// Runs the outlined region `region` (an `iterate` or `pipe` of `main` that iteration
+    /// outlining marked) whole, on the current worklist, reading and updating `main`'s
+    /// `locals`; false when this machine does not run outlined regions, and the interpreter
+    /// runs the region itself.
+    fn run_outlined(&mut self, _region: OutlineId, _locals: &mut [Value]) -> Result<bool> {
+        Ok(false)
+    }
     /// An outlined `iterate` or `pipe` starts (`true`) or ends: the whole loop is one unit of
     /// work for the machine (on the CPU, one persistent parallel region). Regions do not nest.
     fn outlined_region(&mut self, _open: bool) {}
@@ -175,7 +182,7 @@ impl<'a, M: Machine + ?Sized> Interp<'a, '_, M> {
                     frame.locals[var.index()] = ops::binary(BinaryOp::Add, current, &one).map_err(program_error)?;
                 }
             }
-            Stmt::ForEach { var, adjacency, node, body } => {
+            Stmt::ForEach { var, adjacency, node, body, .. } => {
                 let node = self.eval_node(frame, node, "an adjacency loop")?;
                 let (start, end) = self.adjacency_range(*adjacency, node)?;
                 for k in start..end {
@@ -284,6 +291,9 @@ impl<'a, M: Machine + ?Sized> Interp<'a, '_, M> {
     fn iterate_region(&mut self, frame: &mut Frame, iterate: &'a Iterate) -> Result<Flow> {
         match &iterate.until {
             Until::Empty { kernel, args, initial } => self.with_worklist(frame, initial.as_ref(), |run, frame| {
+                if iterate.outlined && run.m.run_outlined(iterate.id, &mut frame.locals)? {
+                    return Ok(Flow::Normal);
+                }
                 loop {
                     run.invoke_with(frame, *kernel, args)?;
                     if let Some(flow) = run.loop_body(frame, &iterate.body)? {
@@ -294,6 +304,9 @@ impl<'a, M: Machine + ?Sized> Interp<'a, '_, M> {
                     }
                 }
             }),
+            Until::Condition { .. } if iterate.outlined && self.m.run_outlined(iterate.id, &mut frame.locals)? => {
+                Ok(Flow::Normal)
+            }
             Until::Condition { cond, stop_when } => loop {
                 if let Some(flow) = self.loop_body(frame, &iterate.body)? {
                     return Ok(flow);
@@ -311,6 +324,9 @@ impl<'a, M: Machine + ?Sized> Interp<'a, '_, M> {
 
     fn pipe_region(&mut self, frame: &mut Frame, pipe: &'a Pipe) -> Result<Flow> {
         self.with_worklist(frame, pipe.initial.as_ref(), |run, frame| {
+            if pipe.outlined && run.m.run_outlined(pipe.id, &mut frame.locals)? {
+                return Ok(Flow::Normal);
+            }
             if pipe.once {
                 // Not a loop of its own: `break` and `continue` belong to the enclosing loop.
                 return run.block(frame, &pipe.body);

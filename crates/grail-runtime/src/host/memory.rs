@@ -156,22 +156,33 @@ pub(crate) struct Memory<'g> {
     pub claims: Raw<u32>,
 }
 
+/// What [`Memory::with`] builds on the host.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct HostArrays {
+    /// The weight properties' columns from the graph's weights (else left zero, for a backend
+    /// that holds them elsewhere).
+    pub weights: bool,
+    /// The graph arrays beyond the out-CSR that the program reads (else only those `main`
+    /// reads itself).
+    pub graph_arrays: bool,
+}
+
 impl<'g> Memory<'g> {
-    /// Every property in a column of its own.
-    pub fn new(module: &Module, graph: &'g Graph) -> Result<Memory<'g>> {
-        Memory::build(module, graph, false)
+    /// Memory with only some of the host arrays (see [`HostArrays`]).
+    pub fn with(module: &Module, graph: &'g Graph, host: HostArrays) -> Result<Memory<'g>> {
+        Memory::build(module, graph, host, false)
     }
 
-    /// As [`Memory::new`], except that a `u32` weight property that nothing writes (no kernel,
-    /// function or host statement) is the graph's own weight array, read in place instead of
-    /// copied into a fresh column: on a graph of 33 M edges the copy alone costs more than a
-    /// BFS. Such a column comes back from [`Memory::into_columns`] empty (the graph holds it).
+    /// Memory for a backend whose kernels run on the host: everything, except that a `u32`
+    /// weight property that nothing writes (no kernel, function or host statement) is the
+    /// graph's own weight array, read in place instead of copied into a fresh column: on a
+    /// graph of 33 M edges the copy alone costs more than a BFS. Such a column comes back from [`Memory::into_columns`] empty (the graph holds it).
     /// Only for executors that never write a column nobody writes (the CPU's).
     pub fn borrowing_weights(module: &Module, graph: &'g Graph) -> Result<Memory<'g>> {
-        Memory::build(module, graph, true)
+        Memory::build(module, graph, HostArrays { weights: true, graph_arrays: true }, true)
     }
 
-    fn build(module: &Module, graph: &'g Graph, borrow_weights: bool) -> Result<Memory<'g>> {
+    fn build(module: &Module, graph: &'g Graph, host: HostArrays, borrow_weights: bool) -> Result<Memory<'g>> {
         let n = graph.num_nodes() as usize;
         let m = usize::try_from(graph.num_edges())
             .map_err(|_| RuntimeError::OutOfMemory { what: "edge property columns".into() })?;
@@ -194,7 +205,7 @@ impl<'g> Memory<'g> {
                 continue;
             }
             let mut column = Column::zeroed(ty, len);
-            if property.is_weight {
+            if property.is_weight && host.weights {
                 fill_weights(&mut column, graph.out().weights());
             }
             owned.push(column);
@@ -206,10 +217,18 @@ impl<'g> Memory<'g> {
             .collect();
         let props = columns.iter().map(|c| c.ptr()).collect();
 
-        let reverse = if analysis::needs_in_edge_ids(module) {
+        // What the host builds of the graph: everything the program reads, or what `main` reads.
+        let main_only;
+        let reads = if host.graph_arrays {
+            module
+        } else {
+            main_only = Module { main: module.main.clone(), functions: module.functions.clone(), ..Module::default() };
+            &main_only
+        };
+        let reverse = if analysis::needs_in_edge_ids(reads) {
             let (offsets, sources, ids) = transpose_with_ids(graph.out());
             Some(Reverse { offsets: Cow::Owned(offsets), sources: Cow::Owned(sources), edge_ids: Some(ids) })
-        } else if analysis::needs_reverse(module) {
+        } else if analysis::needs_reverse(reads) {
             Some(match graph.reverse() {
                 Some(csr) => Reverse {
                     offsets: Cow::Borrowed(csr.offsets()),
@@ -224,7 +243,7 @@ impl<'g> Memory<'g> {
         } else {
             None
         };
-        let edge_sources = analysis::needs_edge_sources(module).then(|| graph.out().edge_sources());
+        let edge_sources = analysis::needs_edge_sources(reads).then(|| graph.out().edge_sources());
 
         let mut sets: Vec<u32> = Vec::new();
         if !module.sets.is_empty() {
@@ -308,7 +327,7 @@ fn fill_weights(column: &mut Column, weights: Option<&[u32]>) {
 
 /// The reverse CSR with, for every in-edge position, the id of the same out-edge. In-edges of a
 /// node are in increasing out-edge id order (so by source), as [`Csr::transpose`] orders them.
-fn transpose_with_ids(out: &Csr) -> (Vec<u64>, Vec<u32>, Vec<u64>) {
+pub(crate) fn transpose_with_ids(out: &Csr) -> (Vec<u64>, Vec<u32>, Vec<u64>) {
     let n = out.num_nodes() as usize;
     let targets = out.targets();
     let mut offsets = vec![0u64; n + 1];

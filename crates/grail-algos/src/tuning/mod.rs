@@ -1,0 +1,316 @@
+//! Which optimization configuration a run uses, and the tuner that finds the best one.
+//!
+//! `--opt` says `none`, `all`, `KEY=VALUE,...` ([`OptChoice::Given`]) or `tuned`, the default
+//! ([`OptChoice::Tuned`]), which [`resolve`]s to the configuration `grail tune` recorded for the
+//! program, target and input class in the tuning database ([`db`]), else to the target's
+//! documented default ([`default_config`]). The pieces:
+//!
+//! - [`class`]: the input class, from a few cheap graph features (size, degree skew, an
+//!   estimated diameter), e.g. `size=M,skew=high,diameter=low`;
+//! - [`db`]: the tuning database, a JSON file in the cache folder, keyed by program hash
+//!   ([`ProgramId`]), target ([`TargetKey`]: `cpu`, or `gpu:` and the GPU's model) and class;
+//! - [`space`]: which keys can matter for a program on a target, and which configurations are
+//!   the same program;
+//! - [`search`]: the order candidates are measured in, pruning, the budget, the winner.
+//!
+//! A lookup costs nothing when the database holds no entry for the program and target (the
+//! graph is not even classified); otherwise classifying the graph costs a pass over its
+//! offsets and breadth-first sweeps bounded to a quarter of a million edges (about 10 ms on a
+//! scale-20 Kronecker graph).
+
+pub mod class;
+pub mod db;
+pub mod search;
+pub mod space;
+
+use std::fmt;
+use std::path::Path;
+use std::str::FromStr;
+
+use grail_graph::Graph;
+use grail_ir::opt::ConfigError;
+use grail_ir::{Module, OptConfig};
+
+use crate::algorithm::Target;
+use crate::error::Result;
+use crate::variant::Variant;
+use class::{Classified, InputClass};
+use db::Database;
+
+/// What `--opt` says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OptChoice {
+    /// The tuned configuration for this program, target and input class, else the default.
+    #[default]
+    Tuned,
+    /// Exactly this configuration.
+    Given(OptConfig),
+}
+
+impl FromStr for OptChoice {
+    type Err = ConfigError;
+
+    fn from_str(text: &str) -> std::result::Result<Self, Self::Err> {
+        match text.trim() {
+            "tuned" => Ok(OptChoice::Tuned),
+            other => OptConfig::parse(other).map(OptChoice::Given),
+        }
+    }
+}
+
+impl fmt::Display for OptChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OptChoice::Tuned => f.write_str("tuned"),
+            OptChoice::Given(config) => config.fmt(f),
+        }
+    }
+}
+
+/// The configuration a target uses when nothing was tuned for the input: on the GPU every
+/// optimization (the passes leave alone what they cannot apply, and say why); on the CPU the
+/// same passes, whose GPU-only decisions the C target ignores.
+pub fn default_config(target: Target) -> OptConfig {
+    match target {
+        Target::Gpu | Target::Cpu | Target::Reference => OptConfig::all(),
+    }
+}
+
+/// What the tuning database knows a program by: a hash of its unoptimized IR as printed (so
+/// comments and layout do not change it, and a change to what the program does, or to how
+/// grail lowers it, does), and a name for people.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProgramId {
+    pub name: String,
+    pub hash: String,
+}
+
+impl ProgramId {
+    /// The identity of `module`, the program as lowered (before any pass).
+    pub fn of(name: &str, module: &Module) -> ProgramId {
+        let mut plain = module.clone();
+        plain.opt = OptConfig::NONE;
+        plain.opt_notes.clear();
+        let text = grail_ir::print(&plain);
+        ProgramId { name: name.to_string(), hash: format!("{:016x}", xxhash_rust::xxh3::xxh3_64(text.as_bytes())) }
+    }
+
+    /// The identity of a suite variant's program.
+    pub fn of_variant(variant: &Variant) -> Result<ProgramId> {
+        let source = crate::program_source(variant.program).expect("every variant names a suite program");
+        Ok(ProgramId::of(variant.program, &crate::suite::compile_source(variant.program, source)?))
+    }
+}
+
+/// The target as the tuning database keys it: `cpu`, or `gpu:` and the GPU's model name (the
+/// best configuration differs between GPU models more than between two GPUs of one model).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TargetKey {
+    pub target: Target,
+    pub key: String,
+}
+
+impl TargetKey {
+    pub fn cpu() -> TargetKey {
+        TargetKey { target: Target::Cpu, key: "cpu".into() }
+    }
+
+    /// A GPU of the named model.
+    pub fn gpu(model: &str) -> TargetKey {
+        TargetKey { target: Target::Gpu, key: format!("gpu:{model}") }
+    }
+}
+
+impl fmt::Display for TargetKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.key)
+    }
+}
+
+/// Where a run's configuration came from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OptSource {
+    /// `--opt` named it.
+    Given,
+    /// The tuning database's entry for the input's class, measured on `date`.
+    Tuned { class: InputClass, date: String },
+    /// The target's default, and why no tuned configuration applied.
+    Default { why: String },
+}
+
+impl OptSource {
+    /// The short form JSON output reports as `opt_source`: `given`, `default`, or `tuned for
+    /// class size=M,skew=high,diameter=low`.
+    pub fn short(&self) -> String {
+        match self {
+            OptSource::Given => "given".into(),
+            OptSource::Tuned { class, .. } => format!("tuned for class {class}"),
+            OptSource::Default { .. } => "default".into(),
+        }
+    }
+}
+
+impl fmt::Display for OptSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OptSource::Given => f.write_str("given by --opt"),
+            OptSource::Tuned { class, date } => write!(f, "tuned for class {class} on {date}"),
+            OptSource::Default { why } => write!(f, "default: {why}"),
+        }
+    }
+}
+
+/// A resolved `--opt`.
+#[derive(Debug, Clone)]
+pub struct Resolution {
+    pub config: OptConfig,
+    pub source: OptSource,
+    /// The input's class, when it was computed (only when the database has entries for the
+    /// program and target).
+    pub class: Option<Classified>,
+    /// Problems with the database that did not stop the run, for the user to see.
+    pub warnings: Vec<String>,
+}
+
+/// The configuration a run with `choice` uses for `program` on `target`, with `graph` as its
+/// input (`None` when the input is not known yet: the default then).
+pub fn resolve(choice: OptChoice, target: &TargetKey, program: &ProgramId, graph: Option<&Graph>) -> Resolution {
+    resolve_in(&db::default_path(), choice, target, program, graph)
+}
+
+/// [`resolve`] with the database at `path`.
+pub fn resolve_in(
+    path: &Path,
+    choice: OptChoice,
+    target: &TargetKey,
+    program: &ProgramId,
+    graph: Option<&Graph>,
+) -> Resolution {
+    let default = |why: String, class: Option<Classified>, warnings: Vec<String>| Resolution {
+        config: default_config(target.target),
+        source: OptSource::Default { why },
+        class,
+        warnings,
+    };
+    if let OptChoice::Given(config) = choice {
+        return Resolution { config, source: OptSource::Given, class: None, warnings: Vec::new() };
+    }
+    let database = match Database::load(path) {
+        Ok(database) => database,
+        Err(e) => return default("the tuning database cannot be read".into(), None, vec![e.to_string()]),
+    };
+    let entries: Vec<&db::Entry> = database.for_program(&program.hash, &target.key).collect();
+    if entries.is_empty() {
+        return default(format!("nothing tuned for {} on {target}", program.name), None, Vec::new());
+    }
+    let Some(graph) = graph else {
+        return default("no input to classify".into(), None, Vec::new());
+    };
+    let classified = class::classify(graph);
+    let key = classified.class.to_string();
+    let Some(entry) = entries.iter().find(|e| e.class == key) else {
+        let mut others: Vec<&str> = entries.iter().map(|e| e.class.as_str()).collect();
+        others.sort_unstable();
+        let why = format!("{} on {target} is tuned for class {}, not {key}", program.name, others.join("; "));
+        return default(why, Some(classified), Vec::new());
+    };
+    match OptConfig::parse(&entry.opt) {
+        Ok(config) => Resolution {
+            config,
+            source: OptSource::Tuned { class: classified.class, date: entry.date.clone() },
+            class: Some(classified),
+            warnings: Vec::new(),
+        },
+        Err(e) => default(
+            "the tuned entry cannot be used".into(),
+            Some(classified),
+            vec![format!("ignoring the tuning database {}'s entry for {} ({key}): {e}", path.display(), program.name)],
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use grail_graph::NoProgress;
+    use grail_graph::generate::{GenOptions, Generator, generate};
+
+    fn program() -> ProgramId {
+        ProgramId::of_variant(Variant::find(crate::Algorithm::Bfs, Some("wl")).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn program_ids_follow_the_program_not_its_comments() {
+        let source = crate::program_source("bfs").unwrap();
+        let a = ProgramId::of("bfs", &crate::suite::compile_source("bfs", source).unwrap());
+        let commented = format!("// another comment\n{source}\n// and one more\n");
+        let b = ProgramId::of("bfs", &crate::suite::compile_source("bfs", &commented).unwrap());
+        assert_eq!(a.hash, b.hash);
+        assert_eq!(a.hash.len(), 16);
+        let changed = source.replace("next += 1;", "next += 2;");
+        let c = ProgramId::of("bfs", &crate::suite::compile_source("bfs", &changed).unwrap());
+        assert_ne!(a.hash, c.hash);
+        assert_eq!(a, program());
+    }
+
+    #[test]
+    fn tuned_resolves_through_the_database() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tuning.json");
+        let graph = generate(&Generator::Grid { rows: 8, cols: 8 }, &GenOptions::default(), true, &NoProgress).unwrap();
+        let cpu = TargetKey::cpu();
+        let id = program();
+        // Nothing recorded: the default, without classifying.
+        let r = resolve_in(&path, OptChoice::Tuned, &cpu, &id, Some(&graph));
+        assert_eq!(r.config, default_config(Target::Cpu));
+        assert_eq!(r.source.short(), "default");
+        assert!(r.class.is_none());
+        assert!(r.source.to_string().contains("nothing tuned for bfs on cpu"), "{}", r.source);
+        // Given wins over everything.
+        let given = resolve_in(&path, OptChoice::Given(OptConfig::NONE), &cpu, &id, Some(&graph));
+        assert_eq!((given.config, given.source), (OptConfig::NONE, OptSource::Given));
+
+        let class = class::classify(&graph);
+        let entry = db::Entry {
+            program: id.name.clone(),
+            program_hash: id.hash.clone(),
+            target: cpu.key.clone(),
+            class: class.class.to_string(),
+            opt: "np=tb+wp".into(),
+            time_ms: 1.0,
+            none_ms: None,
+            date: "2026-01-02T03:04:05Z".into(),
+            graph: "grid".into(),
+            features: class.features.clone(),
+            threads: None,
+            candidates: Vec::new(),
+        };
+        Database::record(&path, entry.clone()).unwrap();
+        let r = resolve_in(&path, OptChoice::Tuned, &cpu, &id, Some(&graph));
+        assert_eq!(r.config, OptConfig::parse("np=tb+wp").unwrap());
+        assert_eq!(r.source.short(), format!("tuned for class {}", class.class));
+        // Another target, or another class: the default, saying why.
+        let gpu = resolve_in(&path, OptChoice::Tuned, &TargetKey::gpu("H100"), &id, Some(&graph));
+        assert_eq!(gpu.source.short(), "default");
+        let big = generate(&Generator::graph500(12), &GenOptions::default(), true, &NoProgress).unwrap();
+        let other = resolve_in(&path, OptChoice::Tuned, &cpu, &id, Some(&big));
+        assert!(other.source.to_string().contains("is tuned for class size=XS"), "{}", other.source);
+        assert!(other.class.is_some());
+        // An entry whose configuration does not parse is ignored with a warning.
+        Database::record(&path, db::Entry { opt: "np=fast".into(), ..entry }).unwrap();
+        let r = resolve_in(&path, OptChoice::Tuned, &cpu, &id, Some(&graph));
+        assert_eq!(r.source.short(), "default");
+        assert!(r.warnings[0].contains("np=fast"), "{:?}", r.warnings);
+    }
+
+    #[test]
+    fn a_corrupt_database_is_a_warning_not_a_failure() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tuning.json");
+        std::fs::write(&path, "{\"version\": 1, \"entries\": [{]}").unwrap();
+        let r = resolve_in(&path, OptChoice::Tuned, &TargetKey::cpu(), &program(), None);
+        assert_eq!(r.config, default_config(Target::Cpu));
+        assert_eq!(r.warnings.len(), 1);
+        assert!(r.warnings[0].contains("tuning.json") && r.warnings[0].contains("line 1"), "{:?}", r.warnings);
+    }
+}

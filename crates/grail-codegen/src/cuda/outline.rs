@@ -1,0 +1,348 @@
+//! Outlined regions (IrGL §4.1) in CUDA: for each `iterate` or `pipe` of `main` that iteration
+//! outlining marked, a control kernel `grail_o<id>(ctx, region)` that runs the whole loop, and
+//! for each kernel such a loop invokes, `grail_k<k>_invoke(ctx, state, args)`: its phases' `_run`
+//! functions with a grid barrier after each, its retry passes, its worklist swap and its
+//! reduction's result (see `grail_cuda.h`'s outlined regions for the counter rings).
+//!
+//! The control kernel starts by loading the host locals the region names from the region's
+//! frame (every thread its own copy), runs the region's statements (printed by the shared
+//! printer in region mode: stores to properties by one thread and a barrier; invocations, loops
+//! and nested regions by [`orchestration`]), and ends with global thread 0 writing the locals,
+//! the worklist state and the claims' invocation number back for the host.
+
+use std::collections::BTreeSet;
+use std::fmt::Write;
+
+use grail_ir::*;
+
+use super::{Cuda, reduction};
+use crate::CodegenError;
+use crate::printer::{self, Emitter, c_type, from_value, member_type, value_member};
+
+/// The control kernels of `module`'s outlined regions, after the invoke functions of the
+/// kernels they invoke.
+pub(super) fn regions(target: &Cuda, out: &mut String, module: &Module) -> Result<(), CodegenError> {
+    let mut regions = Vec::new();
+    collect_regions(&module.main.block, &mut regions);
+    if regions.is_empty() {
+        return Ok(());
+    }
+    let mut invoked = BTreeSet::new();
+    for region in &regions {
+        walk_block(&vec![(*region).clone()], &mut |stmt| match stmt {
+            Stmt::Invoke { kernel, .. } => {
+                invoked.insert(*kernel);
+            }
+            Stmt::Iterate(iterate) => {
+                if let Until::Empty { kernel, .. } = &iterate.until {
+                    invoked.insert(*kernel);
+                }
+            }
+            _ => {}
+        });
+    }
+    for kernel in invoked {
+        invoke_function(target, out, module, kernel)?;
+    }
+    for region in regions {
+        control_kernel(target, out, module, region)?;
+    }
+    Ok(())
+}
+
+/// The outlined regions of a block: marked `iterate`/`pipe` statements, not looking inside them.
+fn collect_regions<'m>(block: &'m Block, out: &mut Vec<&'m Stmt>) {
+    for stmt in block {
+        match stmt {
+            Stmt::Iterate(iterate) if iterate.outlined => out.push(stmt),
+            Stmt::Pipe(pipe) if pipe.outlined => out.push(stmt),
+            _ => {
+                for child in stmt.blocks() {
+                    collect_regions(child, out);
+                }
+            }
+        }
+    }
+}
+
+/// The id of a region statement.
+fn region_id(stmt: &Stmt) -> u32 {
+    match stmt {
+        Stmt::Iterate(iterate) => iterate.id.0,
+        Stmt::Pipe(pipe) => pipe.id.0,
+        _ => u32::MAX,
+    }
+}
+
+/// `grail_k<k>_invoke`: one invocation of kernel `k` inside a control kernel, as the GPU
+/// executor's `run_kernel` does it from the host. Inlined, with the phases' `_run` functions, so
+/// that the context and the state live in registers rather than in every thread's local memory.
+fn invoke_function(target: &Cuda, out: &mut String, module: &Module, k: KernelId) -> Result<(), CodegenError> {
+    let kernel = &module.kernels[k.index()];
+    let k = k.index();
+    let worklist = kernel.uses_worklist();
+    let claims = uses_node_claims(kernel);
+    let reduction = match kernel.reduction {
+        Some(_) => Some(reduction(&Emitter::new(target, module, &kernel.body, Some(kernel)))?),
+        None => None,
+    };
+    let mut f = String::new();
+    let mut line = |depth: usize, text: &str| {
+        for _ in 0..depth {
+            f.push_str("    ");
+        }
+        f.push_str(text);
+        f.push('\n');
+    };
+    line(0, &format!("/* kernel `{}` invoked in an outlined region */", kernel.name));
+    line(
+        0,
+        &format!(
+            "__device__ __forceinline__ grail_value grail_k{k}_invoke(grail_ctx *c, grail_state *S, const grail_value *args) {{"
+        ),
+    );
+    line(1, "grail_region *const R = S->R;");
+    line(1, "grail_value result_;");
+    line(1, "result_.u = 0;");
+    if claims {
+        line(1, "c->invocation = grail_next_invocation(c, S);");
+    }
+    line(1, "const uint64_t inv_ = S->inv;");
+    let reads_list = kernel.body.block.iter().any(|s| matches!(s, Stmt::ForAll(f) if f.space == Space::Worklist));
+    if reads_list {
+        line(1, "const grail_list in_ = S->lists[S->cur];");
+    }
+    if worklist {
+        line(1, "const grail_list out_ = S->lists[S->cur ^ 1u];");
+        line(1, "c->pushes = grail_list_wl(&out_, &R->push_len[inv_ % GRAIL_RING], NULL);");
+    }
+    if reduction.is_some() {
+        line(1, &format!("const uint32_t kinv_ = S->kinv[{k}];"));
+        line(1, &format!("c->acc = &R->acc[{k} * GRAIL_RING + kinv_ % GRAIL_RING];"));
+    }
+    for (p, stmt) in kernel.body.block.iter().enumerate() {
+        let Stmt::ForAll(phase) = stmt else {
+            return Err(CodegenError::Internal(format!("kernel {} has a statement outside its loops", kernel.name)));
+        };
+        line(1, "{");
+        line(2, "uint64_t size_;");
+        line(2, "c->retrying = 0u;");
+        match phase.space {
+            Space::Worklist => {
+                line(2, "c->items = in_.items;");
+                line(2, "c->items_cap = in_.cap;");
+                line(2, "c->items_spill = in_.spill;");
+                line(2, "c->item_count = S->len;");
+                line(2, "size_ = S->len;");
+            }
+            Space::AllNodes => line(2, "size_ = c->num_nodes;"),
+            Space::AllEdges => line(2, "size_ = c->num_edges;"),
+            _ => line(2, &format!("size_ = grail_k{k}_{p}_size_of(c, args);")),
+        }
+        line(2, "for (;;) {");
+        line(3, "const uint64_t step_ = S->step;");
+        line(3, "const grail_list rw_ = S->retry_lists[S->retry_cur ^ 1u];");
+        line(3, "uint32_t *const over_ = &R->step_overflow[step_ % GRAIL_RING];");
+        line(3, "c->retries = grail_list_wl(&rw_, &R->retry_len[step_ % GRAIL_RING], over_);");
+        line(3, "c->pushes.overflow = over_;");
+        line(3, &format!("grail_k{k}_{p}_run(c, args, size_);"));
+        line(3, "grail_grid_sync(S);");
+        line(3, "const uint64_t retried_ = grail_read_u64(&R->retry_len[step_ % GRAIL_RING]);");
+        line(3, "const uint32_t overflow_ = *(volatile uint32_t *)over_;");
+        line(3, "if (grail_thread_index() == 0) {");
+        line(4, "R->retry_len[(step_ + 2) % GRAIL_RING] = 0;");
+        line(4, "R->step_overflow[(step_ + 2) % GRAIL_RING] = 0u;");
+        line(3, "}");
+        line(3, "if (overflow_ > S->overflow) S->overflow = overflow_;");
+        line(3, &format!("S->stats[{}] += size_;", 4 * k + 1));
+        line(3, &format!("S->stats[{}] += retried_;", 4 * k + 3));
+        line(3, "S->step = step_ + 1;");
+        line(3, "if (overflow_ >= 2u) {");
+        line(4, "S->failed = true;");
+        line(4, "return result_;");
+        line(3, "}");
+        line(3, "if (retried_ == 0) break;");
+        line(3, "S->retry_cur ^= 1u;");
+        line(3, "c->items = rw_.items;");
+        line(3, "c->items_cap = rw_.cap;");
+        line(3, "c->items_spill = rw_.spill;");
+        line(3, "c->item_count = retried_;");
+        line(3, "c->retrying = 1u;");
+        line(3, "size_ = retried_;");
+        line(2, "}");
+        line(1, "}");
+    }
+    if worklist {
+        line(1, "const uint64_t pushes_ = grail_read_u64(&R->push_len[inv_ % GRAIL_RING]);");
+    }
+    line(1, &format!("S->stats[{}] += 1;", 4 * k));
+    if worklist {
+        line(1, &format!("S->stats[{}] += pushes_;", 4 * k + 2));
+    }
+    line(1, "if (grail_thread_index() == 0) {");
+    if worklist {
+        line(2, "R->push_len[(inv_ + 2) % GRAIL_RING] = 0;");
+    }
+    if let Some(r) = &reduction {
+        // The slot two invocations ahead starts again at the identity.
+        let member = r.member;
+        line(
+            2,
+            &format!(
+                "R->acc[{k} * GRAIL_RING + (kinv_ + 2) % GRAIL_RING].{member} = ({})({});",
+                member_type(member),
+                r.identity
+            ),
+        );
+    }
+    line(1, "}");
+    line(1, "S->inv = inv_ + 1;");
+    if worklist {
+        line(1, "S->cur ^= 1u;");
+        line(1, "S->len = pushes_;");
+    }
+    if reduction.is_some() {
+        line(1, &format!("result_ = grail_read_value(&R->acc[{k} * GRAIL_RING + kinv_ % GRAIL_RING]);"));
+        line(1, &format!("S->kinv[{k}] = kinv_ + 1;"));
+    }
+    line(1, "return result_;");
+    line(0, "}");
+    out.push_str(&f);
+    Ok(())
+}
+
+/// Whether a kernel claims nodes (`single`), which needs a fresh invocation number.
+fn uses_node_claims(kernel: &Kernel) -> bool {
+    let mut found = false;
+    walk_block(&kernel.body.block, &mut |stmt| {
+        found |= matches!(stmt, Stmt::Lock { kind: LockKind::Single, elements, .. }
+            if elements.first().is_some_and(|e| e.ty == Type::Node));
+    });
+    found
+}
+
+/// `grail_o<id>`: the control kernel of one outlined region.
+fn control_kernel(target: &Cuda, out: &mut String, module: &Module, region: &Stmt) -> Result<(), CodegenError> {
+    let id = region_id(region);
+    let mut e = Emitter::new(target, module, &module.main, None);
+    e.region = true;
+    // The region itself, printed first: it tells which locals and context fields to load.
+    let region_block = vec![region.clone()];
+    let code = e.capture(|e| e.block(&region_block, 1))?;
+    let used = e.used_locals();
+    e.out.clear();
+    writeln!(e.out, "/* {}, outlined: the whole loop in one launch */", grail_ir::opt::outline::region_name(region))
+        .unwrap();
+    writeln!(
+        e.out,
+        "extern \"C\" __global__ void __launch_bounds__(GRAIL_BLOCK) grail_o{id}(const grail_ctx ctx_, grail_region *R) {{"
+    )
+    .unwrap();
+    e.line(1, "const grail_ctx *const ctx = &ctx_;");
+    // The context the kernels see: one copy, whose worklist and reduction fields each
+    // invocation sets.
+    e.line(1, "grail_ctx c_ = ctx_;");
+    e.views();
+    let kernels = module.kernels.len().max(1);
+    e.line(1, &format!("uint32_t kinv_[{kernels}] = {{0}};"));
+    e.line(1, &format!("uint64_t stats_[{}] = {{0}};", 4 * kernels));
+    e.line(1, "grail_state S_ = grail_state_begin(R, kinv_, stats_);");
+    e.line(1, "grail_state *const S = &S_;");
+    let mut stores = Vec::new();
+    for &i in &used {
+        let local = &module.main.locals[i];
+        if matches!(local.ty, Type::Struct(_) | Type::Unit) {
+            return Err(CodegenError::Internal(format!("outlined host code uses `{}`, a struct", local.name)));
+        }
+        let name = printer::local_name(i, &local.name);
+        let value = from_value(local.ty, &format!("R->frame[{i}]"));
+        e.line(1, &format!("{} {name} = {value};", c_type(local.ty)));
+        let member = value_member(local.ty);
+        stores.push(format!("R->frame[{i}].{member} = ({}){name};", member_type(member)));
+    }
+    // Always one jump to the end, so the label is used.
+    e.line(1, "if (S->failed) goto grail_done_;");
+    e.out.push_str(&code);
+    e.line(0, "grail_done_:;");
+    e.line(1, "if (grail_thread_index() == 0) {");
+    e.line(2, "R->len = S->len;");
+    e.line(2, "R->cur = S->cur;");
+    e.line(2, "R->invocation = S->invocation;");
+    e.line(2, "R->overflow = S->overflow;");
+    e.line(2, &format!("for (int s_ = 0; s_ < {}; s_++) R->stats[s_] = stats_[s_];", 4 * kernels));
+    for store in stores {
+        e.line(2, &store);
+    }
+    e.line(1, "}");
+    e.line(0, "}");
+    out.push_str(&e.out);
+    Ok(())
+}
+
+/// Host orchestration inside a control kernel: invocations, `iterate` and `pipe` loops.
+pub(super) fn orchestration(e: &mut Emitter<'_, Cuda>, stmt: &Stmt, depth: usize) -> Result<(), CodegenError> {
+    if !e.region {
+        return Err(CodegenError::Internal("host orchestration in device code".into()));
+    }
+    match stmt {
+        Stmt::Invoke { kernel, args, result } => invoke(e, *kernel, args, *result, depth),
+        Stmt::Iterate(iterate) => {
+            e.line(depth, "do {");
+            if let Until::Empty { kernel, args, .. } = &iterate.until {
+                invoke(e, *kernel, args, None, depth + 1)?;
+            }
+            e.looped(&iterate.body, depth + 1)?;
+            let until = match &iterate.until {
+                Until::Empty { .. } => "S->len != 0".to_string(),
+                Until::Condition { cond, stop_when } => format!("{} != {stop_when}", e.expr(cond)?),
+            };
+            e.line(depth, &format!("}} while ({until});"));
+            Ok(())
+        }
+        Stmt::Pipe(pipe) if pipe.once => {
+            e.line(depth, "{");
+            e.block(&pipe.body, depth + 1)?;
+            e.line(depth, "}");
+            Ok(())
+        }
+        Stmt::Pipe(pipe) => {
+            e.line(depth, "do {");
+            e.looped(&pipe.body, depth + 1)?;
+            e.line(depth, "} while (S->len != 0);");
+            Ok(())
+        }
+        _ => Err(CodegenError::Internal("a statement that cannot run in an outlined region".into())),
+    }
+}
+
+/// `invoke kernel(args)` in a control kernel.
+fn invoke(
+    e: &mut Emitter<'_, Cuda>,
+    kernel: KernelId,
+    args: &[Expr],
+    result: Option<LocalId>,
+    depth: usize,
+) -> Result<(), CodegenError> {
+    e.line(depth, "{");
+    e.line(depth + 1, &format!("grail_value a_[{}];", args.len().max(1)));
+    if args.is_empty() {
+        e.line(depth + 1, "a_[0].u = 0;");
+    }
+    for (i, arg) in args.iter().enumerate() {
+        let member = value_member(arg.ty);
+        let value = e.expr(arg)?;
+        e.line(depth + 1, &format!("a_[{i}].{member} = ({})({value});", member_type(member)));
+    }
+    e.line(depth + 1, &format!("const grail_value r_ = grail_k{}_invoke(&c_, S, a_);", kernel.0));
+    e.line(depth + 1, "if (S->failed) goto grail_done_;");
+    match result {
+        Some(local) => {
+            let ty = e.body.locals[local.index()].ty;
+            let name = e.local(local);
+            e.line(depth + 1, &format!("{name} = {};", from_value(ty, "r_")));
+        }
+        None => e.line(depth + 1, "(void)r_;"),
+    }
+    e.line(depth, "}");
+    Ok(())
+}

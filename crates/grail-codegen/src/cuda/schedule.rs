@@ -1,0 +1,414 @@
+//! The nested-parallelism schedulers (IrGL §4.3) in CUDA: a phase whose nested loop the pass
+//! scheduled ([`grail_ir::opt::nested`]) becomes, per block of items:
+//!
+//! 1. *inspector*: each thread runs its item up to the nested loop (part A) and records the
+//!    loop's range of adjacency positions instead of running it;
+//! 2. *executors*, in the paper's order (descending preferred loop size), separated by
+//!    `__syncthreads()`: thread block (a recorded range of at least `GRAIL_BLOCK` positions is run
+//!    by the whole block), warp (ranges of at least 32 when fine-grained follows, else every
+//!    range left, run by the owner's warp), fine-grained (the rest: a block-wide prefix sum lays
+//!    every remaining position out, and each thread runs one per round), or, when neither warp
+//!    nor fine-grained is selected, each thread runs what is left of its own range serially;
+//! 3. each thread finishes its item (part B: the item's statements after the loop).
+//!
+//! The item's locals the loop body reads (its closure, [`grail_ir::opt::nested::closure`]) go
+//! with the range: in shared memory for thread block and fine-grained, by shuffles for warp.
+//! The executing thread *shadows* them (a block-scoped local of the same name), so the loop body
+//! prints unchanged and the executing thread's own item is left intact. The outer loop is made
+//! uniform (every thread of a block makes the same number of passes, invalid items included) so
+//! the barriers are reached by all.
+//!
+//! A scheduled *fold* (`acc = acc op value` over adjacency, [`grail_ir::opt::nested::fold`])
+//! runs the same way, except that each executing thread folds `value` into a partial result,
+//! and the partials reach the owner's `acc`: through a block reduction (thread block), a warp
+//! reduction (warp), or shared-memory atomics on the owner's slot (fine-grained).
+
+use grail_ir::opt::nested::{self, Fold};
+use grail_ir::*;
+
+use super::Cuda;
+use crate::CodegenError;
+use crate::printer::{Emitter, c_type, constant};
+
+/// The scheduled loop: what the executors need of it.
+struct Loop<'a> {
+    var: LocalId,
+    adjacency: Adjacency,
+    filter: Option<&'a Expr>,
+    body: &'a Block,
+    schedule: Schedule,
+    /// For a fold: the fold, the accumulator's C type and name, and the operator's identity.
+    fold: Option<(Fold, String, String, String)>,
+}
+
+impl<'a> Loop<'a> {
+    fn of(e: &Emitter<'_, Cuda>, kernel: &Kernel, site: &'a Stmt) -> Result<Loop<'a>, CodegenError> {
+        match site {
+            Stmt::ForAll(forall) => {
+                let Space::Adjacent(adjacency, _) = &forall.space else {
+                    return Err(CodegenError::Internal("a scheduled loop that is not over adjacency".into()));
+                };
+                Ok(Loop {
+                    var: forall.var,
+                    adjacency: *adjacency,
+                    filter: forall.filter.as_ref(),
+                    body: &forall.body,
+                    schedule: forall.schedule,
+                    fold: None,
+                })
+            }
+            Stmt::ForEach { var, adjacency, body, schedule, .. } => {
+                let fold = nested::fold(site, &kernel.body.locals)
+                    .ok_or_else(|| CodegenError::Internal("a scheduled sequential loop that is not a fold".into()))?;
+                let ty = kernel.body.locals[fold.acc.index()].ty;
+                let identity = match fold.op {
+                    ReduceOp::Sum => constant(Const::Int(0), ty),
+                    ReduceOp::Min => constant(Const::Inf, ty),
+                    _ => lowest(ty),
+                };
+                let name = e.local(fold.acc);
+                Ok(Loop {
+                    var: *var,
+                    adjacency: *adjacency,
+                    filter: None,
+                    body,
+                    schedule: *schedule,
+                    fold: Some((fold, c_type(ty), name, identity)),
+                })
+            }
+            _ => Err(CodegenError::Internal("a scheduled statement that is not a loop".into())),
+        }
+    }
+}
+
+/// The least value of a type (the identity of `max`).
+fn lowest(ty: Type) -> String {
+    match ty {
+        Type::Scalar(Scalar::F32 | Scalar::F64) => format!("(({})-INFINITY)", c_type(ty)),
+        Type::Scalar(Scalar::I32) => "INT32_MIN".into(),
+        Type::Scalar(Scalar::I64) => "INT64_MIN".into(),
+        _ => format!("(({})0)", c_type(ty)),
+    }
+}
+
+/// The inspector's record of a scheduled loop over `node`'s adjacency: its range of positions.
+pub(super) fn record(
+    e: &mut Emitter<'_, Cuda>,
+    adjacency: Adjacency,
+    node: &Expr,
+    depth: usize,
+) -> Result<(), CodegenError> {
+    let node = e.expr(node)?;
+    let (offsets, _) = e.adjacency(adjacency);
+    e.line(depth, "{");
+    e.line(depth + 1, &format!("const uint32_t n_ = {node};"));
+    e.line(depth + 1, &format!("np_b_ = {offsets}[n_];"));
+    e.line(depth + 1, &format!("np_e_ = {offsets}[(uint64_t)n_ + 1];"));
+    e.line(depth, "}");
+    Ok(())
+}
+
+/// How a phase's loop index `j` maps to its item `i`, and how far `j` runs.
+pub(super) struct Mapping {
+    /// The bound of `j` (an expression of `size`).
+    pub limit: String,
+    /// Item `i` from `j`.
+    pub index: String,
+}
+
+/// The item loop of a scheduled phase, with the nested loop `site` ending top-level statement
+/// `top` of the item's body. `item` is item `i` as an expression of `i`; `mapping` how the loop
+/// index `j` gives the item's index `i` (plain or backoff order).
+pub(super) fn scheduled_items(
+    e: &mut Emitter<'_, Cuda>,
+    kernel: &Kernel,
+    forall: &ForAll,
+    top: usize,
+    site: &Stmt,
+    item: &str,
+    mapping: &Mapping,
+) -> Result<(), CodegenError> {
+    let inner = Loop::of(e, kernel, site)?;
+    let closure: Vec<(String, String)> = nested::closure(kernel, site)
+        .into_iter()
+        .map(|id| (e.local(id), c_type(kernel.body.locals[id.index()].ty)))
+        .collect();
+    let np = inner.schedule;
+    e.line(
+        1,
+        &format!(
+            "for (uint64_t b_ = (uint64_t)blockIdx.x * blockDim.x; b_ < {}; b_ += grail_thread_count()) {{",
+            mapping.limit
+        ),
+    );
+    e.line(2, "const uint64_t j = b_ + threadIdx.x;");
+    e.line(2, &format!("const uint64_t i = {};", mapping.index));
+    e.line(2, "uint64_t np_b_ = 0, np_e_ = 0;");
+    let after = &forall.body[top + 1..];
+    if !after.is_empty() {
+        e.line(2, "bool act_ = false;");
+    }
+    e.line(2, "do {");
+    e.line(3, &format!("if (j >= {} || i >= size) break;", mapping.limit));
+    e.item_part(forall, Some(item), &forall.body[..=top], 3)?;
+    if !after.is_empty() {
+        e.line(3, "act_ = true;");
+    }
+    e.line(2, "} while (0);");
+    if np.thread_block {
+        thread_block(e, &inner, &closure)?;
+    }
+    let fine = np.fine_grained;
+    if np.warp {
+        warp(e, &inner, &closure, if fine { "32" } else { "1" })?;
+    }
+    if fine {
+        fine_grained(e, &inner, &closure)?;
+    } else if !np.warp {
+        // Thread block alone: what it left runs serially in its own thread, as written.
+        e.line(2, "{");
+        e.line(3, "for (uint64_t k = np_b_; k < np_e_; k++) {");
+        serial_position(e, &inner, 4)?;
+        e.line(3, "}");
+        e.line(2, "}");
+    }
+    if !after.is_empty() {
+        e.line(2, "if (act_) do {");
+        e.item_part(forall, None, after, 3)?;
+        e.line(2, "} while (0);");
+    }
+    e.line(1, "}");
+    Ok(())
+}
+
+/// The thread-block executor: while some thread's range has at least a block's positions, the
+/// block runs one such range together.
+fn thread_block(e: &mut Emitter<'_, Cuda>, inner: &Loop<'_>, closure: &[(String, String)]) -> Result<(), CodegenError> {
+    e.line(2, "{");
+    e.line(3, "__shared__ int tb_owner_;");
+    e.line(3, "__shared__ uint64_t tb_b_, tb_e_;");
+    for (c, (_, ty)) in closure.iter().enumerate() {
+        e.line(3, &format!("__shared__ {ty} tb_c{c}_;"));
+    }
+    if let Some((_, ty, _, _)) = &inner.fold {
+        e.line(3, &format!("__shared__ {ty} tb_fold_[32];"));
+    }
+    e.line(3, "for (;;) {");
+    // The lowest thread with a range that long owns this round (an atomic, so the choice is
+    // deterministic and no two stores race).
+    e.line(4, "if (threadIdx.x == 0) tb_owner_ = INT32_MAX;");
+    e.line(4, "__syncthreads();");
+    e.line(4, "if (np_e_ - np_b_ >= (uint64_t)GRAIL_BLOCK) atomicMin(&tb_owner_, (int)threadIdx.x);");
+    e.line(4, "__syncthreads();");
+    e.line(4, "const int owner_ = tb_owner_;");
+    e.line(4, "if (owner_ == INT32_MAX) break;");
+    e.line(4, "if (owner_ == (int)threadIdx.x) {");
+    e.line(5, "tb_b_ = np_b_;");
+    e.line(5, "tb_e_ = np_e_;");
+    for (c, (name, _)) in closure.iter().enumerate() {
+        e.line(5, &format!("tb_c{c}_ = {name};"));
+    }
+    e.line(5, "np_b_ = np_e_;");
+    e.line(4, "}");
+    e.line(4, "__syncthreads();");
+    let sources: Vec<String> = (0..closure.len()).map(|c| format!("tb_c{c}_")).collect();
+    open_partial(e, inner, 4);
+    e.line(4, "for (uint64_t k = tb_b_ + threadIdx.x; k < tb_e_; k += blockDim.x) {");
+    position(e, inner, closure, &sources, 5)?;
+    e.line(4, "}");
+    if let Some((fold, ty, acc, identity)) = &inner.fold {
+        // The block's partials: each warp's by shuffles, then the warps' by the owner.
+        warp_fold(e, fold.op, ty, "part_", 4);
+        e.line(4, "if ((threadIdx.x & 31u) == 0u) tb_fold_[threadIdx.x >> 5] = part_;");
+        e.line(4, "__syncthreads();");
+        e.line(4, "if (owner_ == (int)threadIdx.x) {");
+        e.line(5, &format!("{ty} total_ = {identity};"));
+        e.line(5, "for (unsigned w_ = 0; w_ < (blockDim.x >> 5); w_++) {");
+        e.line(6, &format!("total_ = {};", Emitter::<Cuda>::combine(fold.op, ty, "total_", "tb_fold_[w_]")));
+        e.line(5, "}");
+        e.line(5, &format!("{acc} = {};", Emitter::<Cuda>::combine(fold.op, ty, acc, "total_")));
+        e.line(4, "}");
+    }
+    e.line(4, "__syncthreads();");
+    e.line(3, "}");
+    // Every thread has read the owner word before anyone writes it again.
+    e.line(3, "__syncthreads();");
+    e.line(2, "}");
+    Ok(())
+}
+
+/// The warp executor: while some lane's range has at least `min` positions, its warp runs it
+/// together, the range and closure broadcast from the owner lane by shuffles.
+fn warp(
+    e: &mut Emitter<'_, Cuda>,
+    inner: &Loop<'_>,
+    closure: &[(String, String)],
+    min: &str,
+) -> Result<(), CodegenError> {
+    e.line(2, "{");
+    e.line(3, "const unsigned lane_ = threadIdx.x & 31u;");
+    e.line(3, "for (;;) {");
+    e.line(4, &format!("const unsigned want_ = __ballot_sync(0xffffffffu, np_e_ - np_b_ >= (uint64_t){min});"));
+    e.line(4, "if (want_ == 0u) break;");
+    e.line(4, "const int owner_ = __ffs(want_) - 1;");
+    e.line(4, "const uint64_t wp_b_ = __shfl_sync(0xffffffffu, np_b_, owner_);");
+    e.line(4, "const uint64_t wp_e_ = __shfl_sync(0xffffffffu, np_e_, owner_);");
+    for (c, (name, ty)) in closure.iter().enumerate() {
+        let shuffled = if ty == "bool" {
+            format!("(__shfl_sync(0xffffffffu, (int){name}, owner_) != 0)")
+        } else {
+            format!("__shfl_sync(0xffffffffu, {name}, owner_)")
+        };
+        e.line(4, &format!("const {ty} wp_c{c}_ = {shuffled};"));
+    }
+    e.line(4, "if ((int)lane_ == owner_) np_b_ = np_e_;");
+    let sources: Vec<String> = (0..closure.len()).map(|c| format!("wp_c{c}_")).collect();
+    open_partial(e, inner, 4);
+    e.line(4, "for (uint64_t k = wp_b_ + lane_; k < wp_e_; k += 32) {");
+    position(e, inner, closure, &sources, 5)?;
+    e.line(4, "}");
+    if let Some((fold, ty, acc, _)) = &inner.fold {
+        warp_fold(e, fold.op, ty, "part_", 4);
+        e.line(
+            4,
+            &format!("if ((int)lane_ == owner_) {acc} = {};", Emitter::<Cuda>::combine(fold.op, ty, acc, "part_")),
+        );
+    }
+    e.line(4, "__syncwarp();");
+    e.line(3, "}");
+    e.line(2, "}");
+    Ok(())
+}
+
+/// The fine-grained executor: every thread's remaining positions laid out one after another by
+/// a block-wide prefix sum; in each round the block's threads take one position each.
+fn fine_grained(e: &mut Emitter<'_, Cuda>, inner: &Loop<'_>, closure: &[(String, String)]) -> Result<(), CodegenError> {
+    e.line(2, "{");
+    e.line(3, "__shared__ uint32_t fg_src_[GRAIL_BLOCK];");
+    e.line(3, "__shared__ uint64_t fg_beg_[GRAIL_BLOCK];");
+    for (c, (_, ty)) in closure.iter().enumerate() {
+        e.line(3, &format!("__shared__ {ty} fg_c{c}_[GRAIL_BLOCK];"));
+    }
+    if let Some((_, ty, _, identity)) = &inner.fold {
+        e.line(3, &format!("__shared__ {ty} fg_fold_[GRAIL_BLOCK];"));
+        e.line(3, &format!("fg_fold_[threadIdx.x] = {identity};"));
+    }
+    e.line(3, "const uint64_t fg_n_ = np_e_ - np_b_;");
+    e.line(3, "uint64_t fg_total_;");
+    e.line(3, "const uint64_t fg_off_ = grail_block_exclusive_scan(fg_n_, &fg_total_);");
+    e.line(3, "fg_beg_[threadIdx.x] = np_b_ - fg_off_;");
+    for (c, (name, _)) in closure.iter().enumerate() {
+        e.line(3, &format!("fg_c{c}_[threadIdx.x] = {name};"));
+    }
+    e.line(3, "for (uint64_t done_ = 0; done_ < fg_total_; done_ += blockDim.x) {");
+    e.line(4, "const uint64_t lo_ = fg_off_ > done_ ? fg_off_ : done_;");
+    e.line(4, "const uint64_t end_ = done_ + blockDim.x;");
+    e.line(4, "const uint64_t hi_ = fg_off_ + fg_n_ < end_ ? fg_off_ + fg_n_ : end_;");
+    e.line(4, "for (uint64_t g_ = lo_; g_ < hi_; g_++) fg_src_[g_ - done_] = threadIdx.x;");
+    e.line(4, "__syncthreads();");
+    e.line(4, "if (done_ + threadIdx.x < fg_total_) {");
+    e.line(5, "const uint32_t o_ = fg_src_[threadIdx.x];");
+    e.line(5, "const uint64_t k = fg_beg_[o_] + done_ + threadIdx.x;");
+    let sources: Vec<String> = (0..closure.len()).map(|c| format!("fg_c{c}_[o_]")).collect();
+    match &inner.fold {
+        None => {
+            e.line(5, "do {");
+            position(e, inner, closure, &sources, 6)?;
+            e.line(5, "} while (0);");
+        }
+        Some((fold, ty, _, identity)) => {
+            e.line(5, &format!("{ty} part_ = {identity};"));
+            position(e, inner, closure, &sources, 5)?;
+            let atomic = match fold.op {
+                ReduceOp::Sum => "atomicAdd",
+                ReduceOp::Min => "atomicMin",
+                _ => "atomicMax",
+            };
+            let cast = match ty.as_str() {
+                "uint64_t" | "int64_t" if fold.op == ReduceOp::Sum => "(unsigned long long *)",
+                "int64_t" => "(long long *)",
+                "uint64_t" => "(unsigned long long *)",
+                _ => "",
+            };
+            let value = if cast.starts_with("(unsigned") { "(unsigned long long)part_" } else { "part_" };
+            e.line(5, &format!("{atomic}({cast}&fg_fold_[o_], {value});"));
+        }
+    }
+    e.line(4, "}");
+    e.line(4, "__syncthreads();");
+    e.line(3, "}");
+    if let Some((fold, ty, acc, _)) = &inner.fold {
+        e.line(
+            3,
+            &format!("if (fg_n_ > 0) {acc} = {};", Emitter::<Cuda>::combine(fold.op, ty, acc, "fg_fold_[threadIdx.x]")),
+        );
+    }
+    e.line(3, "np_b_ = np_e_;");
+    e.line(2, "}");
+    Ok(())
+}
+
+/// A fold's partial result, before an executor's positions.
+fn open_partial(e: &mut Emitter<'_, Cuda>, inner: &Loop<'_>, depth: usize) {
+    if let Some((_, ty, _, identity)) = &inner.fold {
+        e.line(depth, &format!("{ty} part_ = {identity};"));
+    }
+}
+
+/// Folds `value` across the warp by a butterfly of shuffles (every lane ends with the total).
+fn warp_fold(e: &mut Emitter<'_, Cuda>, op: ReduceOp, ty: &str, value: &str, depth: usize) {
+    e.line(depth, "for (int o_ = 16; o_ > 0; o_ >>= 1) {");
+    e.line(depth + 1, &format!("const {ty} y_ = __shfl_xor_sync(0xffffffffu, {value}, o_);"));
+    e.line(depth + 1, &format!("{value} = {};", Emitter::<Cuda>::combine(op, ty, value, "y_")));
+    e.line(depth, "}");
+}
+
+/// The loop at adjacency position `k`, run by an executor, with the closure's locals shadowed by
+/// the values in `sources`: a `forall`'s body, or a fold's value folded into `part_`.
+fn position(
+    e: &mut Emitter<'_, Cuda>,
+    inner: &Loop<'_>,
+    closure: &[(String, String)],
+    sources: &[String],
+    depth: usize,
+) -> Result<(), CodegenError> {
+    e.line(depth, "{");
+    for ((name, ty), source) in closure.iter().zip(sources) {
+        e.line(depth + 1, &format!("const {ty} {name} = {source};"));
+    }
+    let (_, item) = e.adjacency(inner.adjacency);
+    let var = e.local(inner.var);
+    e.line(depth + 1, &format!("{var} = {item};"));
+    match (&inner.fold, inner.filter) {
+        (Some((fold, ty, _, _)), _) => {
+            let value = e.expr(&fold.value)?;
+            e.line(depth + 1, &format!("part_ = {};", Emitter::<Cuda>::combine(fold.op, ty, "part_", &value)));
+        }
+        (None, None) => e.looped(inner.body, depth + 1)?,
+        (None, Some(filter)) => {
+            let filter = e.expr(filter)?;
+            e.line(depth + 1, &format!("if ({filter}) {{"));
+            e.looped(inner.body, depth + 2)?;
+            e.line(depth + 1, "}");
+        }
+    }
+    e.line(depth, "}");
+    Ok(())
+}
+
+/// The loop at position `k` run by its own item's thread, as written.
+fn serial_position(e: &mut Emitter<'_, Cuda>, inner: &Loop<'_>, depth: usize) -> Result<(), CodegenError> {
+    let (_, item) = e.adjacency(inner.adjacency);
+    let var = e.local(inner.var);
+    e.line(depth, &format!("{var} = {item};"));
+    match inner.filter {
+        None => e.looped(inner.body, depth),
+        Some(filter) => {
+            let filter = e.expr(filter)?;
+            e.line(depth, &format!("if ({filter}) {{"));
+            e.looped(inner.body, depth + 1)?;
+            e.line(depth, "}");
+            Ok(())
+        }
+    }
+}

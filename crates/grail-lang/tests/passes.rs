@@ -1,0 +1,203 @@
+//! The optimization passes on programs written in grail: what each marks, where it leaves a
+//! program alone, and the note that says why.
+
+use grail_ir::opt::nested;
+use grail_ir::{Aggregation, Module, OptConfig, ReduceOp, Schedule, Stmt, optimize, walk_block};
+use grail_lang::{SourceMap, compile};
+
+fn lower(source: &str) -> Module {
+    let mut files = SourceMap::new();
+    let file = files.add("test.grail", source);
+    let (module, diagnostics) = compile(files.text(file), file, "test");
+    module.unwrap_or_else(|| panic!("{diagnostics:?}"))
+}
+
+fn optimized(source: &str, config: &str) -> Module {
+    optimize(lower(source), &config.parse().unwrap()).unwrap()
+}
+
+/// The schedule of every scheduled nested loop, by kernel name.
+fn scheduled(module: &Module) -> Vec<(String, Schedule)> {
+    let mut out = Vec::new();
+    for kernel in &module.kernels {
+        for stmt in &kernel.body.block {
+            let Stmt::ForAll(phase) = stmt else { continue };
+            if let Some((_, site)) = nested::site(phase) {
+                let schedule = match site {
+                    Stmt::ForAll(forall) => forall.schedule,
+                    Stmt::ForEach { schedule, .. } => *schedule,
+                    _ => unreachable!(),
+                };
+                out.push((kernel.name.clone(), schedule));
+            }
+        }
+    }
+    out
+}
+
+const BFS: &str = "
+graph { node level: u32 = INF; }
+param source: Node;
+output level;
+kernel expand(next: u32) {
+    forall u in worklist {
+        forall e in u.out_edges() {
+            let v = e.dst;
+            if v.level == INF { v.level = next; push(v); }
+        }
+    }
+}
+fn main() {
+    source.level = 0;
+    let mut next: u32 = 1;
+    iterate expand(next) initial [source] { next += 1; }
+}
+";
+
+#[test]
+fn the_schedulers_take_a_nested_loop_at_the_end_of_its_item() {
+    let module = optimized(BFS, "np=tb+fg");
+    assert_eq!(
+        scheduled(&module),
+        [("expand".to_string(), Schedule { thread_block: true, warp: false, fine_grained: true })]
+    );
+    assert!(scheduled(&optimized(BFS, "none")).is_empty());
+}
+
+#[test]
+fn a_loop_whose_body_writes_what_its_item_reads_stays_serial() {
+    let source = "
+graph { node seen: u32; }
+kernel count() {
+    forall u in G.nodes() {
+        let mut last: u32 = 0;
+        forall v in u.neighbors() { last = v as u32; }
+        u.seen = last;
+    }
+}
+fn main() { invoke count(); }
+";
+    let module = optimized(source, "np=tb+wp+fg");
+    assert!(scheduled(&module).is_empty());
+    assert!(
+        module.opt_notes.iter().any(|n| n.contains("stays serial") && n.contains("writes `last`")),
+        "{:?}",
+        module.opt_notes
+    );
+}
+
+#[test]
+fn a_fold_is_scheduled_and_a_float_minimum_leaves_out_the_fine_grained_scheduler() {
+    let sum = "
+graph { node rank: f32; node next: f32; }
+kernel gather() {
+    forall v in G.nodes() {
+        let mut incoming: f32 = 0.0;
+        for u in v.in_neighbors() { incoming += u.rank; }
+        v.next = incoming * 0.85;
+    }
+}
+fn main() { invoke gather(); }
+";
+    let module = optimized(sum, "np=tb+wp+fg");
+    assert_eq!(scheduled(&module)[0].1, Schedule { thread_block: true, warp: true, fine_grained: true });
+    let Stmt::ForAll(phase) = &module.kernels[0].body.block[0] else { unreachable!() };
+    let (_, site) = nested::site(phase).unwrap();
+    let fold = nested::fold(site, &module.kernels[0].body.locals).unwrap();
+    assert_eq!(fold.op, ReduceOp::Sum);
+
+    let min = sum.replace("incoming += u.rank;", "incoming = min(incoming, u.rank);");
+    let module = optimized(&min, "np=tb+wp+fg");
+    assert_eq!(scheduled(&module)[0].1, Schedule { thread_block: true, warp: true, fine_grained: false });
+    assert!(module.opt_notes.iter().any(|n| n.contains("fine-grained")), "{:?}", module.opt_notes);
+
+    // A loop that does more than fold is not a fold.
+    let more = sum.replace("incoming += u.rank;", "incoming += u.rank; u.next = 0.0;");
+    assert!(scheduled(&optimized(&more, "np=tb+wp+fg")).is_empty());
+}
+
+#[test]
+fn warp_aggregation_marks_every_push_and_block_aggregation_says_why_not() {
+    let module = optimized(BFS, "coop=warp");
+    assert_eq!(module.kernels[0].push_sites, [Aggregation::Warp]);
+    let module = optimized(BFS, "np=tb+wp+fg,coop=block");
+    assert_eq!(module.kernels[0].push_sites, [Aggregation::Warp]);
+    assert!(module.opt_notes.iter().any(|n| n.contains("push #0")), "{:?}", module.opt_notes);
+}
+
+/// The ids of the outlined regions.
+fn outlined(module: &Module) -> Vec<u32> {
+    let mut ids = Vec::new();
+    walk_block(&module.main.block, &mut |stmt| match stmt {
+        Stmt::Iterate(iterate) if iterate.outlined => ids.push(iterate.id.0),
+        Stmt::Pipe(pipe) if pipe.outlined => ids.push(pipe.id.0),
+        _ => {}
+    });
+    ids
+}
+
+#[test]
+fn outlining_takes_the_root_of_an_outline_tree_and_says_why_it_cannot() {
+    assert_eq!(outlined(&optimized(BFS, "outline=all")), [0]);
+    assert!(outlined(&optimized(BFS, "none")).is_empty());
+    // (`print` cannot stand in a region at all: the language rejects it.)
+    let with_sets = BFS
+        .replace("graph { node level: u32 = INF; }", "graph { node level: u32 = INF; set comp; }")
+        .replace("next += 1;", "next += 1; G.comp.union(source, source);");
+    let module = optimized(&with_sets, "outline=all");
+    assert!(outlined(&module).is_empty());
+    assert!(
+        module.opt_notes.iter().any(|n| n == "iterate#0 is not outlined: its host code uses union-find sets"),
+        "{:?}",
+        module.opt_notes
+    );
+}
+
+#[test]
+fn a_root_whose_child_starts_a_worklist_stays_on_the_host_and_the_child_moves() {
+    let source = "
+graph { node level: u32 = INF; }
+param source: Node;
+kernel expand(next: u32) {
+    forall u in worklist { forall v in u.neighbors() { if v.level == INF { v.level = next; push(v); } } }
+}
+fn main() {
+    let mut rounds: u32 = 0;
+    iterate {
+        source.level = 0;
+        let mut next: u32 = 1;
+        iterate expand(next) initial [source] { next += 1; }
+        rounds += 1;
+    } until rounds >= 2;
+}
+";
+    // Regions are numbered as lowering meets their ends: the inner one is #0.
+    let module = optimized(source, "outline=all");
+    assert_eq!(outlined(&module), [0], "{:?}", module.opt_notes);
+    assert!(
+        module.opt_notes.iter().any(|n| n.contains("iterate#1 is not outlined") && n.contains("worklist of its own")),
+        "{:?}",
+        module.opt_notes
+    );
+}
+
+#[test]
+fn every_configuration_of_the_suite_validates() {
+    let configs: Vec<OptConfig> =
+        ["none", "all", "np=tb", "np=wp+fg,coop=block", "outline=all,backoff=on,ldg=on", "all,block=64,grid=1"]
+            .iter()
+            .map(|c| c.parse().unwrap())
+            .collect();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../grail-algos/programs");
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "grail") {
+            continue;
+        }
+        let source = std::fs::read_to_string(&path).unwrap();
+        for config in &configs {
+            let module = lower(&source);
+            optimize(module, config).unwrap_or_else(|e| panic!("{} with {config}: {e}", path.display()));
+        }
+    }
+}

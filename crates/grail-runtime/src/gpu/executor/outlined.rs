@@ -1,0 +1,310 @@
+//! Running an outlined region: one cooperative launch of its control kernel (`grail_o<id>`,
+//! see grail-codegen's `cuda/outline.rs`) instead of a launch per invocation.
+//!
+//! Before the launch the host makes both worklists (and, when the region retries, both retry
+//! lists) large enough for any frontier of nodes, gives each a zeroed spill table, and writes the
+//! region's state: the current list and its length, the claims' invocation number, `main`'s
+//! locals, every kernel's reduction slots at its identity. The grid is as many blocks as fit on
+//! the device at once (measured occupancy), so the control kernel's grid barriers never wait for
+//! a block that cannot run. After it, the host reads the state back: which list is current and
+//! its length (gathering items the device spilled past the list's capacity), the locals, the
+//! per-kernel counts, and whether the device heap ran out.
+
+use std::time::Duration;
+
+use cudarc::driver::CudaFunction;
+use grail_ir::{KernelId, Module, OutlineId, Stmt, Type, Until, walk_block};
+
+use super::{BLOCK, Current, DeviceList, GpuRun};
+use crate::cpu::KernelStats;
+use crate::cpu::ffi::GrailValue;
+use crate::error::{Result, RuntimeError};
+use crate::gpu::buffer::{DeviceBuffer, Event, arg, launch, launch_cooperative};
+use crate::gpu::ffi::{GRAIL_RING, GRAIL_SPILL_SEGS, GpuList, GpuRegion, GpuWorklist};
+use crate::host::identity;
+use crate::host::value::Value;
+
+/// An outlined region's control kernel, loaded.
+pub(in crate::gpu) struct RegionCode {
+    pub id: OutlineId,
+    /// `iterate#0`, `pipe#1`: how errors and statistics name it.
+    pub name: String,
+    pub control: CudaFunction,
+    /// Blocks of the control kernel that fit on the device at once (0: not even one).
+    pub max_grid: u32,
+    /// Of those, per multiprocessor, and the multiprocessors.
+    pub blocks_per_sm: u32,
+    pub sms: u32,
+    /// The kernels it invokes.
+    pub kernels: Vec<KernelId>,
+    /// The properties its host code stores to.
+    pub host_writes: Vec<bool>,
+    /// Whether a kernel it invokes retries.
+    pub retries: bool,
+}
+
+/// The outlined regions of `module` (marked `iterate`/`pipe` statements of `main`, not looking
+/// inside them): the kernels each invokes and the properties its host code writes.
+pub(in crate::gpu) fn outlined_regions(module: &Module) -> Vec<(OutlineId, String, Vec<KernelId>, Vec<bool>)> {
+    let mut found = Vec::new();
+    collect(&module.main.block, module, &mut found);
+    found
+}
+
+fn collect(block: &[Stmt], module: &Module, found: &mut Vec<(OutlineId, String, Vec<KernelId>, Vec<bool>)>) {
+    for stmt in block {
+        let id = match stmt {
+            Stmt::Iterate(iterate) if iterate.outlined => Some(iterate.id),
+            Stmt::Pipe(pipe) if pipe.outlined => Some(pipe.id),
+            _ => None,
+        };
+        let Some(id) = id else {
+            for child in stmt.blocks() {
+                collect(child, module, found);
+            }
+            continue;
+        };
+        let mut kernels = Vec::new();
+        let mut writes = vec![false; module.properties.len()];
+        walk_block(&vec![stmt.clone()], &mut |s| match s {
+            Stmt::Invoke { kernel, .. } => kernels.push(*kernel),
+            Stmt::Iterate(iterate) => {
+                if let Until::Empty { kernel, .. } = &iterate.until {
+                    kernels.push(*kernel);
+                }
+            }
+            Stmt::Assign { place, .. } => {
+                if let Some(p) = written_property(place) {
+                    writes[p] = true;
+                }
+            }
+            _ => {}
+        });
+        kernels.sort();
+        kernels.dedup();
+        found.push((id, grail_ir::opt::outline::region_name(stmt), kernels, writes));
+    }
+}
+
+fn written_property(place: &grail_ir::Place) -> Option<usize> {
+    match place {
+        grail_ir::Place::Property { property, .. } => Some(property.index()),
+        grail_ir::Place::Field { base, .. } => written_property(base),
+        _ => None,
+    }
+}
+
+/// The spill tables of the two worklists and the two retry lists, in that order.
+const TABLES: usize = 4;
+
+impl GpuRun<'_> {
+    /// Runs outlined region `id` on the device; false when the program has no control kernel for
+    /// it or the device cannot launch cooperatively (the interpreter then runs it, launch by
+    /// launch).
+    pub(super) fn run_outlined_region(&mut self, id: OutlineId, locals: &mut [Value]) -> Result<bool> {
+        let program = self.program;
+        let module = self.module;
+        let Some(code) = program.regions.iter().find(|r| r.id == id) else { return Ok(false) };
+        if !program.device.info().cooperative_launch {
+            return Ok(false);
+        }
+        if code.max_grid == 0 {
+            return Err(RuntimeError::Unsupported(format!(
+                "the control kernel of outlined {} needs more registers or shared memory than one \
+                 multiprocessor of {} has, so its blocks cannot all be resident for its grid barrier; \
+                 run with --opt outline=none (or a smaller block size)",
+                code.name,
+                self.device_name()
+            )));
+        }
+        self.columns_to_device()?;
+        let capacity = u64::from(self.num_nodes()) + 1024;
+        self.grow_current(capacity)?;
+        if self.spare.cap < capacity {
+            self.spare = DeviceList::with_capacity(&self.context, capacity, "a worklist")?;
+        }
+        if code.retries {
+            for list in &mut self.retries {
+                if list.cap < capacity {
+                    *list = DeviceList::with_capacity(&self.context, capacity, "a retry list")?;
+                }
+            }
+        }
+        let tables = DeviceBuffer::zeroed(&self.context, TABLES * GRAIL_SPILL_SEGS * 8, "the spill tables")?;
+        let table = |t: usize| tables.ptr() + (t * GRAIL_SPILL_SEGS * 8) as u64;
+        let mut frame = Vec::with_capacity(locals.len().max(1));
+        for value in locals.iter() {
+            frame.push(value.to_grail().unwrap_or(GrailValue { u: 0 }));
+        }
+        if frame.is_empty() {
+            frame.push(GrailValue { u: 0 });
+        }
+        let frame_buffer = DeviceBuffer::from_slice(&self.context, &frame, "an outlined region's locals")?;
+        let mut acc = Vec::with_capacity(module.kernels.len() * GRAIL_RING);
+        for kernel in &module.kernels {
+            let start = kernel.reduction.map_or(GrailValue { u: 0 }, |(op, ty)| identity(op, ty));
+            acc.extend(std::iter::repeat_n(start, GRAIL_RING));
+        }
+        if acc.is_empty() {
+            acc.push(GrailValue { u: 0 });
+        }
+        let acc_buffer = DeviceBuffer::from_slice(&self.context, &acc, "an outlined region's reductions")?;
+        let stats_buffer =
+            DeviceBuffer::zeroed(&self.context, module.kernels.len().max(1) * 4 * 8, "an outlined region's counts")?;
+        let arrive = DeviceBuffer::zeroed(&self.context, code.max_grid as usize * 4, "the grid barrier's words")?;
+        let current = self.worklists.last().expect("the worklist stack is never empty");
+        let list = |l: &DeviceList, t: usize| GpuList { items: l.buffer.ptr(), cap: l.cap, spill: table(t) };
+        // As many blocks as are resident at once, or as many per multiprocessor as the
+        // configuration's `grid` asks when that is fewer.
+        let per_sm = match module.opt.grid {
+            0 => code.blocks_per_sm,
+            wanted => wanted.min(code.blocks_per_sm),
+        };
+        let grid = per_sm * code.sms;
+        let region = GpuRegion {
+            lists: [list(current, 0), list(&self.spare, 1)],
+            retry_lists: [list(&self.retries[0], 2), list(&self.retries[1], 3)],
+            len: current.len,
+            cur: 0,
+            invocation: self.invocation,
+            grid_blocks: grid,
+            frame: frame_buffer.ptr(),
+            acc: acc_buffer.ptr(),
+            stats: stats_buffer.ptr(),
+            arrive: arrive.ptr(),
+            ..GpuRegion::default()
+        };
+        let region_buffer = DeviceBuffer::from_slice(&self.context, &[region], "an outlined region's state")?;
+        let region_ptr = region_buffer.ptr();
+        let mut ctx = self.ctx;
+        ctx.items = 0;
+        ctx.item_count = 0;
+        ctx.retrying = 0;
+        let start = Event::new()?;
+        let end = Event::new()?;
+        start.record()?;
+        // SAFETY: (grail_ctx, grail_region *): the context points at this run's live buffers and
+        // the region at its state, whose lists, tables, frame, slots and counts live until the
+        // launch completes (we wait below).
+        unsafe {
+            launch_cooperative(&code.control, grid, module.opt.block, &mut [arg(&ctx), arg(&region_ptr)])?;
+        }
+        end.record()?;
+        self.wait(&code.name)?;
+        let gpu_ms = start.elapsed_ms(&end)?;
+        let mut after = [GpuRegion::default()];
+        region_buffer.download(0, &mut after)?;
+        let after = after[0];
+        let mut counts = vec![0u64; module.kernels.len().max(1) * 4];
+        stats_buffer.download(0, &mut counts)?;
+        frame_buffer.download(0, &mut frame)?;
+        // The worklists: the current one comes back as the top of the stack, the other as spare.
+        self.invocation = after.invocation;
+        self.ctx.invocation = after.invocation;
+        let mut current_table = 0;
+        if after.cur == 1 {
+            let top = self.worklists.last_mut().expect("the worklist stack is never empty");
+            std::mem::swap(top, &mut self.spare);
+            current_table = 1;
+        }
+        let heap_ran_out = after.overflow >= 2;
+        if !heap_ran_out {
+            let top = self.worklists.last_mut().expect("the worklist stack is never empty");
+            top.len = after.len;
+            if after.len > top.cap {
+                self.gather_spilled(after.len, table(current_table))?;
+            }
+        }
+        for t in 0..TABLES {
+            let wl = GpuWorklist { spill: table(t), ..GpuWorklist::default() };
+            // SAFETY: (grail_wl), one thread: frees the table's segments.
+            unsafe { launch(&program.free_spill, 1, 1, &mut [arg(&wl)])? };
+        }
+        self.wait(&code.name)?;
+        if heap_ran_out {
+            return Err(RuntimeError::OutOfMemory {
+                what: format!("the device heap, while outlined {} spilled its worklist", code.name),
+            });
+        }
+        self.check_collections()?;
+        // What the region's kernels and host code wrote is current only on the device now.
+        for &kernel in &code.kernels {
+            let effects = &program.kernels[kernel.index()].effects;
+            for (p, written) in effects.writes.iter().enumerate() {
+                if *written {
+                    self.columns[p].current = Current::Device;
+                    self.columns[p].element_reads = 0;
+                }
+            }
+            if effects.sets
+                && let Some(sets) = &mut self.sets
+            {
+                sets.current = Current::Device;
+                sets.element_reads = 0;
+            }
+        }
+        for (p, written) in code.host_writes.iter().enumerate() {
+            if *written {
+                self.columns[p].current = Current::Device;
+                self.columns[p].element_reads = 0;
+            }
+        }
+        let time = Duration::from_secs_f64(f64::from(gpu_ms) / 1e3);
+        self.times.kernels += time;
+        for &kernel in &code.kernels {
+            let k = kernel.index();
+            let stats = &mut self.stats[k];
+            stats.invocations += counts[4 * k];
+            stats.items += counts[4 * k + 1];
+            stats.pushes += counts[4 * k + 2];
+            stats.retries += counts[4 * k + 3];
+        }
+        // The region's launch and time, under its own name (the kernels' times are inside it).
+        let name = format!("{} (outlined, {grid}x{})", code.name, module.opt.block);
+        match self.stats.iter_mut().find(|s| s.name == name) {
+            Some(stats) => {
+                stats.invocations += 1;
+                stats.time += time;
+            }
+            None => self.stats.push(KernelStats { name, invocations: 1, time, ..KernelStats::default() }),
+        }
+        for (i, local) in locals.iter_mut().enumerate() {
+            let ty = module.main.locals[i].ty;
+            if matches!(ty, Type::Struct(_) | Type::Unit) {
+                continue;
+            }
+            if let Some(value) = Value::from_grail(ty, frame[i]) {
+                *local = value;
+            }
+        }
+        Ok(true)
+    }
+
+    /// Makes the current worklist hold at least `capacity` items (its items kept).
+    fn grow_current(&mut self, capacity: u64) -> Result<()> {
+        let top = self.worklists.last_mut().expect("the worklist stack is never empty");
+        if top.cap >= capacity {
+            return Ok(());
+        }
+        let grown = DeviceList::with_capacity(&self.context, capacity, "a worklist")?;
+        grown.buffer.copy_from(&top.buffer, top.len.min(top.cap) as usize * 4)?;
+        *top = DeviceList { len: top.len, ..grown };
+        Ok(())
+    }
+
+    /// The current worklist holds `len` items, those past its capacity in the segments of spill
+    /// table `table`: moves them all into one buffer large enough.
+    fn gather_spilled(&mut self, len: u64, table: u64) -> Result<()> {
+        let top = self.worklists.last_mut().expect("the worklist stack is never empty");
+        let grown = DeviceList::with_capacity(&self.context, len + len / 2, "a worklist")?;
+        grown.buffer.copy_from(&top.buffer, top.cap as usize * 4)?;
+        let wl = GpuWorklist { items: top.buffer.ptr(), cap: top.cap, spill: table, ..GpuWorklist::default() };
+        let dest = grown.buffer.ptr();
+        let grid = ((len - top.cap).div_ceil(u64::from(BLOCK))).min(4096) as u32;
+        // SAFETY: (grail_wl, uint32_t *, uint64_t): `dest` holds at least `len` items and the
+        // table's segments hold the items past the old capacity.
+        unsafe { launch(&self.program.unspill, grid, BLOCK, &mut [arg(&wl), arg(&dest), arg(&len)])? };
+        *top = DeviceList { len, ..grown };
+        Ok(())
+    }
+}
