@@ -4,9 +4,12 @@
 //! One invocation of a kernel: bump the invocation number (claims compare against it); for each
 //! phase in order, ask the phase's size function how many items there are and run them, in
 //! dynamically claimed chunks on every thread when there are many, on the calling thread alone
-//! when there are few; while any thread retried items, run the phase again over the retried
-//! items (`ctx.retrying`); finally concatenate every thread's pushes, in thread order, into
-//! the next worklist and combine the threads' partial reductions.
+//! when there are few; in a phase with a split site, then share the iterations of the loops its
+//! items deferred (hubs' adjacencies) among all threads in edge-balanced chunks; while any
+//! thread retried items, run the phase again over the retried items (`ctx.retrying`); finally
+//! concatenate every thread's pushes, in thread order, into the next worklist and combine the
+//! threads' partial reductions. An outlined `iterate`/`pipe` runs as one persistent parallel
+//! region of the pool (its workers spin between the region's phases).
 
 use std::io::Write;
 use std::time::{Duration, Instant};

@@ -8,7 +8,7 @@
 //! - `executor.rs`: [`CpuProgram`], invocations, retries, worklists, reductions, statistics;
 //! - `crate::host`: the interpreter of `main`, the host memory, values and arithmetic, shared
 //!   with the GPU executor (the CPU executor is a `host::interp::Machine`);
-//! - `pool.rs`: the run's worker threads and dynamic chunking;
+//! - `pool.rs`: the run's worker threads, dynamic chunking, persistent parallel regions;
 //! - `fault.rs`: the message and exit status when generated code faults.
 
 mod executor;
