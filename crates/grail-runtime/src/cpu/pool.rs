@@ -307,3 +307,54 @@ fn wait_for_job(shared: &Shared, seen: u64) -> Option<u64> {
     shared.sleepers.fetch_sub(1, Ordering::SeqCst);
     result
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+    use super::*;
+
+    /// Every index of every job is run exactly once, by a thread of the pool, whatever the size,
+    /// the chunk bounds, the thread count, and whether a region is open (workers spinning) or
+    /// not (workers sleeping between jobs).
+    #[test]
+    fn every_index_runs_once() {
+        for threads in [1, 2, 3, 4] {
+            let state = PoolState::new(threads);
+            std::thread::scope(|scope| {
+                let pool = Pool::start(scope, &state);
+                assert_eq!(pool.threads(), threads);
+                for (round, size) in [0u64, 1, 15, 64, 65, 1000, 4097, 100_000].into_iter().enumerate() {
+                    let region = round % 2 == 1;
+                    pool.set_region(region);
+                    assert_eq!(pool.in_region(), region && threads > 1);
+                    for (min_chunk, max_chunk) in [(1, 1), (16, 64), (64, 8192)] {
+                        let counts: Vec<AtomicU32> = (0..size).map(|_| AtomicU32::new(0)).collect();
+                        let worst_thread = AtomicU64::new(0);
+                        let shared_out = AtomicU32::new(0);
+                        let work = |thread: usize, begin: u64, end: u64| {
+                            assert!(begin < end && end <= size, "chunk {begin}..{end} of {size}");
+                            // Shared out, chunks keep to the bounds; alone, the caller runs it whole.
+                            if shared_out.load(Ordering::Relaxed) == 1 {
+                                assert!(end - begin <= max_chunk, "chunk {begin}..{end} above {max_chunk}");
+                            }
+                            worst_thread.fetch_max(thread as u64, Ordering::Relaxed);
+                            for i in begin..end {
+                                counts[i as usize].fetch_add(1, Ordering::Relaxed);
+                            }
+                        };
+                        for parallel in [true, false] {
+                            shared_out.store(u32::from(parallel && threads > 1), Ordering::Relaxed);
+                            counts.iter().for_each(|c| c.store(0, Ordering::Relaxed));
+                            pool.run(Job { work: &work, size, min_chunk, max_chunk }, parallel);
+                            let wrong = counts.iter().position(|c| c.load(Ordering::Relaxed) != 1);
+                            assert_eq!(wrong, None, "size {size}, {threads} threads, chunks {min_chunk}..{max_chunk}");
+                        }
+                        assert!(worst_thread.load(Ordering::Relaxed) < threads as u64);
+                    }
+                }
+                pool.set_region(false);
+            });
+        }
+    }
+}
