@@ -75,6 +75,34 @@ pub struct Prepared<'g> {
     pub time: Duration,
 }
 
+/// What a program needs of its input, made by [`prepare_input`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct InputNeeds {
+    /// The undirected simple graph underlying the input, adjacencies sorted, weights dropped.
+    pub undirected_simple: bool,
+    /// Nodes numbered by decreasing out-degree (ties by old id), adjacencies sorted.
+    pub degree_order: bool,
+    /// The reverse CSR.
+    pub reverse: bool,
+}
+
+/// Makes `graph` ready for a program that needs `needs`; borrows it when nothing is needed.
+pub fn prepare_input(graph: &Graph, needs: InputNeeds) -> Result<Prepared<'_>> {
+    let start = Instant::now();
+    let mut input = Cow::Borrowed(graph);
+    if needs.undirected_simple {
+        input = Cow::Owned(undirected_simple(graph)?);
+    }
+    if needs.degree_order {
+        let relabelled = reorder(&input, Reordering::Degree).apply(&input)?;
+        input = Cow::Owned(Graph::from_csr(sort_adjacencies(relabelled.into_csr())));
+    }
+    if needs.reverse && input.reverse().is_none() {
+        input.to_mut().build_reverse();
+    }
+    Ok(Prepared { graph: input, time: start.elapsed() })
+}
+
 impl SuiteProgram {
     /// Compiles `variant`'s program; the shared library comes from `cache` when it was built
     /// before.
@@ -131,19 +159,16 @@ impl SuiteProgram {
     /// Makes `graph` ready for this program (see [`Prepared`]); borrows it when nothing is
     /// needed.
     pub fn prepare<'g>(&self, graph: &'g Graph) -> Result<Prepared<'g>> {
-        let start = Instant::now();
-        let mut input = Cow::Borrowed(graph);
-        if self.variant.needs_undirected_simple() {
-            input = Cow::Owned(undirected_simple(graph)?);
+        prepare_input(graph, self.needs())
+    }
+
+    /// What this program needs of its input graph.
+    pub fn needs(&self) -> InputNeeds {
+        InputNeeds {
+            undirected_simple: self.variant.needs_undirected_simple(),
+            degree_order: self.variant.algorithm == Algorithm::Tri,
+            reverse: analysis::needs_reverse(self.module()),
         }
-        if self.variant.algorithm == Algorithm::Tri {
-            let relabelled = reorder(&input, Reordering::Degree).apply(&input)?;
-            input = Cow::Owned(Graph::from_csr(sort_adjacencies(relabelled.into_csr())));
-        }
-        if analysis::needs_reverse(self.module()) && input.reverse().is_none() {
-            input.to_mut().build_reverse();
-        }
-        Ok(Prepared { graph: input, time: start.elapsed() })
     }
 
     /// Runs the program on a graph `prepare` made from `original`.

@@ -356,6 +356,19 @@ pub enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Time preparing the suite's input (undirected simple graph, degree order, reverse CSR) step
+    /// by step on generated graphs, and the first run of a file: load plus prep.
+    Prep {
+        /// Graphs as KIND:SCALE (kron, urand, grid, road; 2^SCALE nodes), comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "kron:20,urand:20,road:20")]
+        graphs: Vec<String>,
+        /// Timed runs per step (the best is reported).
+        #[arg(long, default_value_t = 3)]
+        repeat: u32,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Time each generator at one size: drawing the edges, and the whole graph (edges + build).
     Gen {
         /// log2 of the node count (grid: the nearest square).

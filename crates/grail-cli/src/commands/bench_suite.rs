@@ -43,7 +43,7 @@ pub struct SuiteBench {
 }
 
 /// A graph kind and size, parsed from `kind:scale`.
-fn parse_graph(spec: &str) -> Result<(String, Generator, bool)> {
+pub(super) fn parse_graph(spec: &str) -> Result<(String, Generator, bool)> {
     let (kind, scale) = spec.split_once(':').unwrap_or((spec, "18"));
     let scale: u32 = scale.parse().with_context(|| format!("graph '{spec}': the scale must be a number"))?;
     anyhow::ensure!((1..=30).contains(&scale), "graph '{spec}': the scale must be between 1 and 30");

@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 mod bench;
+mod bench_prep;
 mod bench_suite;
 mod check;
 mod compile;
