@@ -198,6 +198,15 @@ pub struct ConvertArgs {
     /// Drop edge weights.
     #[arg(long)]
     pub unweighted: bool,
+    /// Store the reverse CSR (every node's in-edges) in the output, so that programs that read
+    /// in-edges find it ready; `.gcsr` output only. A symmetric graph with sorted adjacencies is
+    /// its own reverse: the file then only says so.
+    #[arg(long)]
+    pub with_reverse: bool,
+    /// Store, with the reverse CSR, every in-edge's out-edge id (for programs that iterate
+    /// `in_edges()`); `.gcsr` output only.
+    #[arg(long)]
+    pub with_in_edge_ids: bool,
 }
 
 /// Edge clean-up applied while loading.
