@@ -14,7 +14,6 @@ use grail_ir::{Module, analysis};
 use super::buffer::{DeviceBuffer, call};
 use super::device::Device;
 use crate::error::{Result, RuntimeError};
-use crate::host::memory::transpose_with_ids;
 
 /// A graph's arrays on one device (see the module documentation).
 pub struct DeviceGraph {
@@ -104,15 +103,38 @@ impl DeviceGraph {
         self.context.bind_to_thread().map_err(|e| call("cuCtxSetCurrent", e))?;
         let c = &self.context;
         if analysis::needs_in_edge_ids(module) && self.in_edge_ids.is_none() {
-            let (offsets, sources, ids) = transpose_with_ids(graph.out());
-            self.reverse = Some((
-                DeviceBuffer::from_slice_staged(c, &offsets, "the reverse graph's offsets")?,
-                DeviceBuffer::from_slice_staged(c, &sources, "the reverse graph's edges")?,
-            ));
-            self.in_edge_ids = Some(DeviceBuffer::from_slice_staged(c, &ids, "the in-edges' ids")?);
+            // The ids go with the reverse CSR they index: the graph's own pair, or both built here.
+            let (reverse, ids) = match (graph.reverse(), graph.in_edge_ids()) {
+                (Some(csr), Some(ids)) => (
+                    (
+                        DeviceBuffer::from_slice_staged(c, csr.offsets(), "the reverse graph's offsets")?,
+                        DeviceBuffer::from_slice_staged(c, csr.targets(), "the reverse graph's edges")?,
+                    ),
+                    DeviceBuffer::from_slice_staged(c, ids, "the in-edges' ids")?,
+                ),
+                _ => {
+                    let (csr, ids) = graph.out().transpose_with_ids();
+                    (
+                        (
+                            DeviceBuffer::from_slice_staged(c, csr.offsets(), "the reverse graph's offsets")?,
+                            DeviceBuffer::from_slice_staged(c, csr.targets(), "the reverse graph's edges")?,
+                        ),
+                        DeviceBuffer::from_slice_staged(c, &ids, "the in-edges' ids")?,
+                    )
+                }
+            };
+            self.reverse = Some(reverse);
+            self.in_edge_ids = Some(ids);
         }
         if analysis::needs_reverse(module) && self.reverse.is_none() {
             self.reverse = Some(match graph.reverse() {
+                // A symmetric graph with sorted lists is its own reverse: the same arrays.
+                Some(csr)
+                    if std::ptr::eq(csr.offsets().as_ptr(), graph.out().offsets().as_ptr())
+                        && std::ptr::eq(csr.targets().as_ptr(), graph.out().targets().as_ptr()) =>
+                {
+                    (DeviceBuffer::view(&self.offsets), DeviceBuffer::view(&self.targets))
+                }
                 Some(csr) => (
                     DeviceBuffer::from_slice_staged(c, csr.offsets(), "the reverse graph's offsets")?,
                     DeviceBuffer::from_slice_staged(c, csr.targets(), "the reverse graph's edges")?,
