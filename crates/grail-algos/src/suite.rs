@@ -6,10 +6,8 @@ use std::borrow::Cow;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use grail_graph::builder::{BuildOptions, EdgeList, build, sort_adjacencies};
 use grail_graph::properties::Column;
 use grail_graph::reference::SpanningForest;
-use grail_graph::reorder::{Reordering, reorder};
 use grail_graph::{Graph, GraphError};
 use grail_ir::{Module, OptConfig, Owner, Type, analysis, optimize};
 use grail_lang::SourceMap;
@@ -86,6 +84,51 @@ impl<'g> Prepared<'g> {
     }
 }
 
+/// What a program needs of its input, made by [`prepare_input`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct InputNeeds {
+    /// The undirected simple graph underlying the input, adjacencies sorted.
+    pub undirected_simple: bool,
+    /// Nodes numbered by decreasing out-degree (ties by old id), adjacencies sorted.
+    pub degree_order: bool,
+    /// The reverse CSR.
+    pub reverse: bool,
+    /// The reverse CSR with, for every in-edge, its out-edge id.
+    pub in_edge_ids: bool,
+}
+
+impl InputNeeds {
+    /// The graph as it is.
+    pub const NONE: InputNeeds =
+        InputNeeds { undirected_simple: false, degree_order: false, reverse: false, in_edge_ids: false };
+}
+
+/// Makes `graph` ready for a program that needs `needs`; borrows it when nothing is needed. Each
+/// step is skipped when the graph is known (or found, by a parallel scan) not to need it: a
+/// symmetric simple graph with sorted adjacencies is not symmetrized, a graph numbered by degree
+/// is not renumbered, a graph that holds its reverse CSR (or is its own) gets none built. A
+/// borrowed undirected simple graph keeps its weights; the programs that ask for one ignore them.
+pub fn prepare_input(graph: &Graph, needs: InputNeeds) -> Result<Prepared<'_>> {
+    let start = Instant::now();
+    let mut input = Cow::Borrowed(graph);
+    if needs.undirected_simple {
+        input = grail_graph::undirected::undirected_simple(graph);
+    }
+    if needs.degree_order {
+        input = match grail_graph::reorder::by_degree(&input, false)? {
+            Cow::Borrowed(_) => input,
+            Cow::Owned(relabelled) => Cow::Owned(relabelled),
+        };
+    }
+    if needs.in_edge_ids && input.in_edge_ids().is_none() {
+        input.to_mut().build_in_edge_ids();
+    }
+    if needs.reverse && input.reverse().is_none() {
+        input.to_mut().build_reverse();
+    }
+    Ok(Prepared::new(input, start.elapsed()))
+}
+
 impl SuiteProgram {
     /// Compiles `variant`'s program; the shared library comes from `cache` when it was built
     /// before.
@@ -142,19 +185,17 @@ impl SuiteProgram {
     /// Makes `graph` ready for this program (see [`Prepared`]); borrows it when nothing is
     /// needed.
     pub fn prepare<'g>(&self, graph: &'g Graph) -> Result<Prepared<'g>> {
-        let start = Instant::now();
-        let mut input = Cow::Borrowed(graph);
-        if self.variant.needs_undirected_simple() {
-            input = Cow::Owned(undirected_simple(graph)?);
+        prepare_input(graph, self.needs())
+    }
+
+    /// What this program needs of its input graph.
+    pub fn needs(&self) -> InputNeeds {
+        InputNeeds {
+            undirected_simple: self.variant.needs_undirected_simple(),
+            degree_order: self.variant.algorithm == Algorithm::Tri,
+            reverse: analysis::needs_reverse(self.module()),
+            in_edge_ids: analysis::needs_in_edge_ids(self.module()),
         }
-        if self.variant.algorithm == Algorithm::Tri {
-            let relabelled = reorder(&input, Reordering::Degree).apply(&input)?;
-            input = Cow::Owned(Graph::from_csr(sort_adjacencies(relabelled.into_csr())));
-        }
-        if analysis::needs_reverse(self.module()) && input.reverse().is_none() {
-            input.to_mut().build_reverse();
-        }
-        Ok(Prepared::new(input, start.elapsed()))
     }
 
     /// Runs the program on a graph `prepare` made from `original`.
@@ -229,9 +270,7 @@ pub fn bind_named(module: &Module, given: &[(String, String)], values: &mut [Opt
 
 /// The undirected simple graph underlying `graph`, adjacency lists sorted, weights dropped.
 pub fn undirected_simple(graph: &Graph) -> Result<Graph> {
-    let mut edges = EdgeList::from_csr(graph.out());
-    edges.weights = None;
-    Ok(build(edges, &BuildOptions::UNDIRECTED)?)
+    Ok(grail_graph::undirected::undirected_simple(graph).into_owned().without_weights())
 }
 
 /// Turns the program's output property (or result) into the algorithm's output.

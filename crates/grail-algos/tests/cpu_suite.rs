@@ -189,3 +189,52 @@ fn every_configuration_agrees_with_the_reference() {
         }
     }
 }
+
+/// `graph` as a file of each kind a user may hold, read back: `.gcsr` version 1 (nothing known
+/// of the graph) and version 2 with its reverse CSR and in-edge ids (prepared).
+fn as_files(graph: &Graph, label: &str) -> Vec<(String, Graph)> {
+    use grail_graph::io::{Format, parse_graph, write_gcsr_version_1, write_graph};
+    let dir = std::env::temp_dir().join(format!("grail-test-prepared-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let read = |path: &std::path::Path| {
+        let bytes = std::fs::read(path).unwrap();
+        parse_graph(&bytes, Format::Gcsr, &BuildOptions::AS_GIVEN, &NoProgress).unwrap()
+    };
+    let v1 = dir.join(format!("{label}-v1.gcsr"));
+    write_gcsr_version_1(graph, &v1).unwrap();
+    let mut prepared = graph.clone();
+    prepared.build_in_edge_ids();
+    let v2 = dir.join(format!("{label}-v2.gcsr"));
+    write_graph(&prepared, &v2, Some(Format::Gcsr), &NoProgress).unwrap();
+    let files =
+        vec![(format!("{label} from .gcsr v1"), read(&v1)), (format!("{label} from prepared .gcsr v2"), read(&v2))];
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(files[1].1.reverse().is_some() && files[1].1.in_edge_ids().is_some());
+    files
+}
+
+#[test]
+fn prepared_and_unprepared_inputs_give_identical_results() {
+    let options = GenOptions { seed: 11, max_weight: Some(255) };
+    let graphs: Vec<(String, Graph)> = vec![
+        ("rmat".into(), generate(&Generator::graph500(9), &options, false, &NoProgress).unwrap()),
+        ("rmat undirected".into(), generate(&Generator::graph500(9), &options, true, &NoProgress).unwrap()),
+        ("road".into(), generate(&Generator::Road { nodes: 1500 }, &options, true, &NoProgress).unwrap()),
+        ("random graph seed 5".into(), random_graph(5)),
+        ("random graph seed 9".into(), random_graph(9)),
+    ];
+    for (label, graph) in &graphs {
+        // The graph as built (the builder's facts known), with nothing known, and from files.
+        let mut inputs = vec![(format!("{label}, nothing known"), Graph::from_csr(graph.out().clone()))];
+        inputs.extend(as_files(graph, label));
+        let params = RunParams { threads: 1, source: Some(u64::from(graph.num_nodes() / 2)), ..Default::default() };
+        for program in programs() {
+            let expected = program.run(graph, &params).unwrap().output;
+            for (what, input) in &inputs {
+                assert_eq!(input.out(), graph.out(), "{what}");
+                let output = program.run(input, &params).unwrap().output;
+                assert_eq!(output, expected, "{} on {what}", program.variant().program);
+            }
+        }
+    }
+}

@@ -201,6 +201,15 @@ pub struct ConvertArgs {
     /// Drop edge weights.
     #[arg(long)]
     pub unweighted: bool,
+    /// Store the reverse CSR (every node's in-edges) in the output, so that programs that read
+    /// in-edges find it ready; `.gcsr` output only. A symmetric graph with sorted adjacencies is
+    /// its own reverse: the file then only says so.
+    #[arg(long)]
+    pub with_reverse: bool,
+    /// Store, with the reverse CSR, every in-edge's out-edge id (for programs that iterate
+    /// `in_edges()`); `.gcsr` output only.
+    #[arg(long)]
+    pub with_in_edge_ids: bool,
 }
 
 /// Edge clean-up applied while loading.
@@ -428,6 +437,19 @@ pub enum BenchCommand {
         /// The GPU of the gpu target, numbered from 0.
         #[arg(long, value_name = "N", default_value_t = 0)]
         device: usize,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Time preparing the suite's input (undirected simple graph, degree order, reverse CSR) step
+    /// by step on generated graphs, and the first run of a file: load plus prep.
+    Prep {
+        /// Graphs as KIND:SCALE (kron, urand, grid, road; 2^SCALE nodes), comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "kron:20,urand:20,road:20")]
+        graphs: Vec<String>,
+        /// Timed runs per step (the best is reported).
+        #[arg(long, default_value_t = 3)]
+        repeat: u32,
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,

@@ -149,6 +149,48 @@ fn convert_cleans_and_reorders() {
 }
 
 #[test]
+fn convert_writes_prepared_gcsr_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let directed = path(dir.path(), "directed.el");
+    std::fs::write(&directed, "0 1\n1 2\n2 0\n0 2\n3 1\n").unwrap();
+    let prepared = path(dir.path(), "prepared.gcsr");
+    ok(&["convert", &directed, "-o", &prepared, "--with-reverse"]);
+    let bytes = std::fs::read(&prepared).unwrap();
+    // Version 2; sorted, no self-loops, no duplicates, reverse CSR stored.
+    assert_eq!(&bytes[8..16], &[2, 0, 0, 0, 0x2e, 0, 0, 0]);
+    let with_ids = path(dir.path(), "ids.gcsr");
+    ok(&["convert", &prepared, "-o", &with_ids, "--with-in-edge-ids"]);
+    assert_eq!(std::fs::read(&with_ids).unwrap()[12], 0x6e);
+    // Prepared or not, every algorithm gives the same result.
+    for algorithm in ["bfs", "pr", "cc", "tri", "mis"] {
+        let results: Vec<String> = [&directed, &prepared]
+            .iter()
+            .map(|graph| {
+                let out = path(dir.path(), &format!("{algorithm}.out"));
+                ok(&["run", algorithm, "--graph", graph, "--source", "0", "--verify", "--threads", "1", "-o", &out]);
+                std::fs::read_to_string(&out).unwrap()
+            })
+            .collect();
+        assert_eq!(results[0], results[1], "{algorithm}");
+    }
+    // Only .gcsr stores a reverse CSR.
+    let (code, stderr) = fails(&["convert", &directed, "-o", &path(dir.path(), "out.mtx"), "--with-reverse"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("--with-reverse needs a .gcsr output"), "{stderr}");
+}
+
+#[test]
+fn bench_prep_reports_every_step() {
+    let rows = json(&["bench", "prep", "--graphs", "kron:8,road:8", "--repeat", "1", "--json"]);
+    let rows = rows.as_array().unwrap();
+    // kron directed and symmetric, road symmetric.
+    assert_eq!(rows.len(), 3);
+    for key in ["load_ms", "scan_ms", "simple_ms", "degree_ms", "reverse_ms", "first_pull_v2_ms"] {
+        assert!(rows.iter().all(|row| row[key].as_f64().is_some_and(|ms| ms >= 0.0)), "{key}");
+    }
+}
+
+#[test]
 fn malformed_input_names_file_and_line_and_leaves_nothing_behind() {
     let dir = tempfile::tempdir().unwrap();
     let bad = path(dir.path(), "bad.gr");

@@ -8,7 +8,7 @@ use rayon::prelude::*;
 
 use crate::error::{GraphError, Result};
 use crate::graph::{Csr, Graph, NodeId, Weight};
-use crate::par::{node_groups, split_by_bounds};
+use crate::par::{DisjointWriter, node_groups, split_by_bounds};
 
 /// Edges as parallel arrays (structure of arrays), plus the number of nodes they range over.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -107,7 +107,7 @@ impl BuildOptions {
 
 /// Builds a graph from an edge list.
 pub fn build(edges: EdgeList, options: &BuildOptions) -> Result<Graph> {
-    Ok(Graph::from_csr(build_csr(edges, options)?))
+    Ok(Graph::with_facts(build_csr(edges, options)?, crate::facts::Facts::of_build(options)))
 }
 
 /// Builds the out-edge CSR of an edge list.
@@ -147,32 +147,6 @@ fn symmetrize(edges: &mut EdgeList) {
     edges.targets = targets;
     if let Some(weights) = &mut edges.weights {
         weights.extend_from_within(..);
-    }
-}
-
-/// A slice that several threads write at provably disjoint positions.
-#[derive(Clone, Copy)]
-struct DisjointWriter<T> {
-    ptr: *mut T,
-    len: usize,
-}
-
-// SAFETY: used only where each position is written by exactly one task (see call sites).
-unsafe impl<T: Send> Send for DisjointWriter<T> {}
-unsafe impl<T: Send> Sync for DisjointWriter<T> {}
-
-impl<T> DisjointWriter<T> {
-    fn new(slice: &mut [T]) -> Self {
-        DisjointWriter { ptr: slice.as_mut_ptr(), len: slice.len() }
-    }
-
-    /// # Safety
-    /// No other task may read or write position `i` while this runs.
-    #[inline]
-    unsafe fn write(&self, i: usize, value: T) {
-        assert!(i < self.len);
-        // SAFETY: in bounds (checked above) and exclusive (the caller's promise).
-        unsafe { self.ptr.add(i).write(value) }
     }
 }
 

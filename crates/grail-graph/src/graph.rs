@@ -5,10 +5,12 @@
 //! path algorithms.
 
 use std::ops::Range;
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
 use crate::error::{GraphError, Result};
+use crate::facts::Facts;
 use crate::properties::Properties;
 
 /// A node id.
@@ -166,17 +168,24 @@ impl Csr {
     }
 
     /// The transposed adjacency (in-edges as out-edges), with each node's in-edges in order of
-    /// their sources and weights carried along.
+    /// their sources (parallel edges in their out-list order) and weights carried along. Built
+    /// in parallel; the same on any thread count.
     pub fn transpose(&self) -> Csr {
-        let sources = self.edge_sources();
-        let edges = crate::builder::EdgeList {
-            num_nodes: self.num_nodes(),
-            sources: self.targets.clone(),
-            targets: sources,
-            weights: self.weights.clone(),
-        };
-        crate::builder::build_csr(edges, &crate::builder::BuildOptions::default())
-            .expect("a valid CSR transposes without error")
+        let t = crate::transpose::transpose(self, true, false);
+        Csr::from_parts_unchecked(t.offsets, t.sources, t.weights)
+    }
+
+    /// [`Csr::transpose`] without the weights.
+    pub fn transpose_structure(&self) -> Csr {
+        let t = crate::transpose::transpose(self, false, false);
+        Csr::from_parts_unchecked(t.offsets, t.sources, None)
+    }
+
+    /// [`Csr::transpose`], plus for every in-edge its id among the out-edges (increasing within
+    /// each node's in-edges).
+    pub fn transpose_with_ids(&self) -> (Csr, Vec<EdgeId>) {
+        let t = crate::transpose::transpose(self, true, true);
+        (Csr::from_parts_unchecked(t.offsets, t.sources, t.weights), t.ids.expect("asked for"))
     }
 
     /// The largest out-degree, and a node that has it (0 for a graph without nodes).
@@ -191,22 +200,112 @@ impl Csr {
 
 /// A directed graph: out-edges in CSR, in-edges on request, and property columns.
 ///
-/// Undirected graphs are stored symmetrically (each edge in both directions).
-#[derive(Debug, Clone, PartialEq)]
+/// Undirected graphs are stored symmetrically (each edge in both directions). The edge arrays
+/// are shared: cloning a graph to add its reverse CSR or a property copies no edges. What is known
+/// of the edges ([`Facts`]) travels with them; two graphs are equal when their edges, reverse CSRs
+/// and properties are, whatever is known of them.
+#[derive(Debug, Clone)]
 pub struct Graph {
-    out: Csr,
-    reverse: Option<Csr>,
+    out: Arc<Csr>,
+    reverse: Reverse,
+    /// For every position of the reverse CSR, the id of the same edge among the out-edges.
+    in_edge_ids: Option<Arc<Vec<EdgeId>>>,
+    facts: Facts,
     /// One value per node for each named column.
     pub node_props: Properties,
     /// One value per edge (indexed by out-edge id) for each named column.
     pub edge_props: Properties,
 }
 
+/// The in-edges a graph holds.
+#[derive(Debug, Clone)]
+enum Reverse {
+    None,
+    /// The out-CSR itself: the graph is symmetric with sorted adjacencies.
+    Out,
+    Built(Arc<Csr>),
+}
+
+impl PartialEq for Graph {
+    fn eq(&self, other: &Graph) -> bool {
+        self.out == other.out
+            && self.reverse() == other.reverse()
+            && self.in_edge_ids() == other.in_edge_ids()
+            && self.node_props == other.node_props
+            && self.edge_props == other.edge_props
+    }
+}
+
 impl Graph {
     pub fn from_csr(out: Csr) -> Graph {
+        Graph::with_facts(out, Facts::NONE)
+    }
+
+    /// A graph whose edges the caller knows `facts` of (a builder, a reader that checked them).
+    pub(crate) fn with_facts(out: Csr, facts: Facts) -> Graph {
         let node_props = Properties::new(out.num_nodes() as usize);
         let edge_props = Properties::new(out.num_edges() as usize);
-        Graph { out, reverse: None, node_props, edge_props }
+        Graph { out: Arc::new(out), reverse: Reverse::None, in_edge_ids: None, facts, node_props, edge_props }
+    }
+
+    /// Attaches the reverse CSR (and in-edge ids) that the caller checked to be this graph's;
+    /// `None` for a graph whose facts make it its own reverse.
+    pub(crate) fn set_reverse(&mut self, reverse: Option<Csr>, in_edge_ids: Option<Vec<EdgeId>>) {
+        self.reverse = match reverse {
+            Some(csr) => Reverse::Built(Arc::new(csr)),
+            None => {
+                debug_assert!(self.facts.reverse_is_out());
+                Reverse::Out
+            }
+        };
+        self.in_edge_ids = in_edge_ids.map(Arc::new);
+    }
+
+    /// The graph, with `facts` that the caller guarantees added to what is known.
+    pub(crate) fn with_more_facts(mut self, facts: Facts) -> Graph {
+        self.facts = self.facts.union(facts);
+        self
+    }
+
+    /// What is known of the out-edges.
+    pub fn facts(&self) -> Facts {
+        self.facts
+    }
+
+    /// Learns the facts a parallel pass over the edges can tell (sorted, self-loops, duplicates;
+    /// see [`crate::facts::scan`]), keeps them, and returns everything known.
+    pub fn learn_facts(&mut self) -> Facts {
+        if !self.facts.is_simple_sorted() {
+            self.facts = self.facts.union(crate::facts::scan(&self.out));
+        }
+        self.facts
+    }
+
+    /// Whether the graph is symmetric, decided exactly and remembered. For sorted adjacencies
+    /// this transposes the graph once and keeps the transpose as the reverse CSR when it is not
+    /// the out-CSR itself (it is, for a symmetric graph).
+    pub fn learn_symmetry(&mut self) -> bool {
+        if self.facts.symmetric {
+            return true;
+        }
+        self.learn_facts();
+        if !self.facts.sorted {
+            let symmetric = self.is_symmetric();
+            self.facts.symmetric = symmetric;
+            return symmetric;
+        }
+        let transpose = match &self.reverse {
+            Reverse::Built(csr) => Arc::clone(csr),
+            _ => Arc::new(self.out.transpose()),
+        };
+        let symmetric = crate::facts::symmetric_given_transpose(&self.out, &transpose);
+        self.facts.symmetric = symmetric;
+        if symmetric {
+            self.reverse = Reverse::Out;
+        } else if matches!(self.reverse, Reverse::None) {
+            self.reverse = Reverse::Built(transpose);
+        }
+        symmetric
     }
 
     /// The out-edges.
@@ -214,14 +313,48 @@ impl Graph {
         &self.out
     }
 
-    /// The in-edges, if [`Graph::build_reverse`] has run.
+    /// The in-edges, if [`Graph::build_reverse`] has run or the graph came with them.
     pub fn reverse(&self) -> Option<&Csr> {
-        self.reverse.as_ref()
+        match &self.reverse {
+            Reverse::None => None,
+            Reverse::Out => Some(&self.out),
+            Reverse::Built(csr) => Some(csr),
+        }
     }
 
-    /// Computes the in-edge CSR if it is not there yet, and returns it.
+    /// Whether the reverse CSR is the out-CSR itself (a symmetric graph with sorted adjacencies),
+    /// so that storing it again would store nothing new.
+    pub fn reverse_is_out(&self) -> bool {
+        matches!(self.reverse, Reverse::Out)
+    }
+
+    /// Computes the in-edge CSR if it is not there yet, and returns it. A graph known to be
+    /// symmetric with sorted adjacencies is its own reverse: nothing is built.
     pub fn build_reverse(&mut self) -> &Csr {
-        self.reverse.get_or_insert_with(|| self.out.transpose())
+        if matches!(self.reverse, Reverse::None) {
+            self.reverse =
+                if self.facts.reverse_is_out() { Reverse::Out } else { Reverse::Built(Arc::new(self.out.transpose())) };
+        }
+        self.reverse().expect("just built")
+    }
+
+    /// For every position of the reverse CSR, the id of the same edge among the out-edges, if
+    /// [`Graph::build_in_edge_ids`] has run or the graph came with them.
+    pub fn in_edge_ids(&self) -> Option<&[EdgeId]> {
+        self.in_edge_ids.as_deref().map(Vec::as_slice)
+    }
+
+    /// Computes the in-edge ids (and the reverse CSR, if missing) and returns the ids.
+    pub fn build_in_edge_ids(&mut self) -> &[EdgeId] {
+        if self.in_edge_ids.is_none() {
+            let (reverse, ids) = self.out.transpose_with_ids();
+            if matches!(self.reverse, Reverse::None) {
+                self.reverse =
+                    if self.facts.reverse_is_out() { Reverse::Out } else { Reverse::Built(Arc::new(reverse)) };
+            }
+            self.in_edge_ids = Some(Arc::new(ids));
+        }
+        self.in_edge_ids().expect("just built")
     }
 
     pub fn num_nodes(&self) -> u32 {
@@ -247,9 +380,27 @@ impl Graph {
         self.out.degree(u)
     }
 
-    /// Takes the out-edge CSR, dropping the rest.
+    /// The graph without edge weights (out-edges and reverse CSR), keeping its properties and
+    /// what is known of its edges. Copies the edges only if another graph shares them.
+    pub fn without_weights(self) -> Graph {
+        if !self.is_weighted() {
+            return self;
+        }
+        let strip = |csr: Arc<Csr>| Arc::new(Arc::unwrap_or_clone(csr).without_weights());
+        Graph {
+            out: strip(self.out),
+            reverse: match self.reverse {
+                Reverse::Built(csr) => Reverse::Built(strip(csr)),
+                other => other,
+            },
+            ..self
+        }
+    }
+
+    /// Takes the out-edge CSR, dropping the rest (copying the edges only if another graph
+    /// shares them).
     pub fn into_csr(self) -> Csr {
-        self.out
+        Arc::unwrap_or_clone(self.out)
     }
 
     /// Checks that `u` names a node of this graph, for ids that come from users.
@@ -268,10 +419,14 @@ impl Graph {
     /// Whether every edge `u -> v` has a matching `v -> u` (with the same weight, if weighted),
     /// counting multiplicities.
     pub fn is_symmetric(&self) -> bool {
-        let mut reverse = self.out.transpose();
-        // The transpose lists each node's in-edges by source; compare against sorted out-edges.
-        let forward = crate::builder::sort_adjacencies(self.out.clone());
-        reverse = crate::builder::sort_adjacencies(reverse);
-        forward == reverse
+        if self.facts.symmetric {
+            return true;
+        }
+        // The transpose lists each node's in-edges by source, parallel edges by weight when the
+        // out-edges are sorted; compare it against the sorted out-edges.
+        let sorted = self.facts.sorted || crate::facts::scan(&self.out).sorted;
+        let forward = if sorted { None } else { Some(crate::builder::sort_adjacencies(Csr::clone(&self.out))) };
+        let forward = forward.as_ref().unwrap_or(&self.out);
+        crate::facts::symmetric_given_transpose(forward, &forward.transpose())
     }
 }

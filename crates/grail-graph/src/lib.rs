@@ -8,6 +8,7 @@
 
 pub mod builder;
 pub mod error;
+pub mod facts;
 pub mod generate;
 pub mod graph;
 pub mod io;
@@ -17,9 +18,12 @@ pub mod properties;
 pub mod reference;
 pub mod reorder;
 pub mod stats;
+mod transpose;
+pub mod undirected;
 
 pub use builder::{BuildOptions, EdgeList, build};
 pub use error::{GraphError, Location, ParseError, Result};
+pub use facts::Facts;
 pub use graph::{Csr, EdgeId, Graph, MAX_NODES, NodeId, Weight};
 pub use progress::{NoProgress, Progress};
 pub use properties::{Column, Properties, PropertyType, PropertyValue};

@@ -27,6 +27,32 @@ pub(crate) fn first_out_of_range(ids: &[u32], n: u64) -> Option<usize> {
     first_index(ids.len(), |i| u64::from(ids[i]) >= n)
 }
 
+/// A slice that several threads write at provably disjoint positions.
+#[derive(Clone, Copy)]
+pub(crate) struct DisjointWriter<T> {
+    ptr: *mut T,
+    len: usize,
+}
+
+// SAFETY: used only where each position is written by exactly one task (see call sites).
+unsafe impl<T: Send> Send for DisjointWriter<T> {}
+unsafe impl<T: Send> Sync for DisjointWriter<T> {}
+
+impl<T> DisjointWriter<T> {
+    pub(crate) fn new(slice: &mut [T]) -> Self {
+        DisjointWriter { ptr: slice.as_mut_ptr(), len: slice.len() }
+    }
+
+    /// # Safety
+    /// No other task may read or write position `i` while this runs.
+    #[inline]
+    pub(crate) unsafe fn write(&self, i: usize, value: T) {
+        assert!(i < self.len);
+        // SAFETY: in bounds (checked above) and exclusive (the caller's promise).
+        unsafe { self.ptr.add(i).write(value) }
+    }
+}
+
 /// Cuts `values` into consecutive pieces of the given lengths, so that parallel tasks can each
 /// own one.
 pub(crate) fn split_by_lengths<T>(mut values: &mut [T], lengths: impl Iterator<Item = usize>) -> Vec<&mut [T]> {
@@ -48,8 +74,14 @@ pub(crate) fn split_by_bounds<'a, T>(values: &'a mut [T], bounds: &[usize]) -> V
 /// nodes) for per-node parallel loops over a CSR, a fixed number of groups per thread so that
 /// power-law and road graphs both balance.
 pub(crate) fn node_groups(offsets: &[u64]) -> Vec<usize> {
+    node_groups_of(offsets, 32 * rayon::current_num_threads())
+}
+
+/// Node bounds of at most `groups` groups of consecutive nodes with roughly equal work, as
+/// [`node_groups`].
+pub(crate) fn node_groups_of(offsets: &[u64], groups: usize) -> Vec<usize> {
     let n = offsets.len() - 1;
-    let groups = (32 * rayon::current_num_threads()).min(n.max(1));
+    let groups = groups.clamp(1, n.max(1));
     // Work before node v: its edge offset plus v itself; it grows with v.
     let total = offsets[n] + n as u64;
     let mut bounds = vec![0usize];

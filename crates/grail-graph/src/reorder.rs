@@ -16,6 +16,7 @@ use rand::RngExt;
 use rayon::prelude::*;
 
 use crate::error::{GraphError, Result};
+use crate::facts::Facts;
 use crate::generate::{Stream, block_rng, hash3};
 use crate::graph::{Csr, EdgeId, Graph, MAX_NODES, NodeId};
 use crate::par::{node_groups, split_by_lengths};
@@ -94,6 +95,11 @@ impl Permutation {
     /// order), node and edge properties carried along. The in-edges are rebuilt if the input had
     /// them. Parallel: each new node gathers its own edges.
     pub fn apply(&self, graph: &Graph) -> Result<Graph> {
+        self.apply_with(graph, true)
+    }
+
+    /// [`Permutation::apply`], dropping the edge weights unless `weights`.
+    pub fn apply_with(&self, graph: &Graph, weights: bool) -> Result<Graph> {
         if self.len() != graph.num_nodes() as usize {
             return Err(GraphError::invalid(format!(
                 "a permutation of {} ids cannot relabel a graph of {} nodes",
@@ -113,7 +119,7 @@ impl Permutation {
         let m = old.num_edges() as usize;
         let keep_edge_order = !graph.edge_props.is_empty();
         let mut targets = vec![0 as NodeId; m];
-        let mut weights = old.weights().map(|_| vec![0; m]);
+        let mut weights = old.weights().filter(|_| weights).map(|_| vec![0; m]);
         let mut edge_order: Vec<EdgeId> = vec![0; if keep_edge_order { m } else { 0 }];
 
         let bounds = node_groups(&offsets);
@@ -131,33 +137,73 @@ impl Permutation {
         };
         target_pieces.into_par_iter().zip(weight_pieces).zip(order_pieces).enumerate().for_each(
             |(g, ((targets, mut weights), mut order))| {
+                let mut keys: Vec<u64> = Vec::new();
                 let mut edges: Vec<(NodeId, EdgeId)> = Vec::new();
                 let mut at = 0;
                 for &u in &old_of_new[bounds[g]..bounds[g + 1]] {
                     let range = old.edge_range(u);
-                    edges.clear();
-                    edges.extend(range.map(|e| (self.new_id(old.targets()[e]), e as EdgeId)));
-                    edges.sort_unstable();
-                    for &(v, e) in &edges {
-                        targets[at] = v;
-                        if let Some(weights) = weights.as_deref_mut() {
-                            weights[at] = old.weights().unwrap()[e as usize];
+                    let degree = range.len();
+                    if weights.is_none() && order.is_none() {
+                        // Only the targets move: relabel them in place and sort.
+                        let list = &mut targets[at..at + degree];
+                        for (slot, &v) in list.iter_mut().zip(&old.targets()[range]) {
+                            *slot = self.new_id(v);
                         }
-                        if let Some(order) = order.as_deref_mut() {
-                            order[at] = e;
+                        list.sort_unstable();
+                        at += degree;
+                    } else if degree <= u32::MAX as usize {
+                        // Sort (new target, position) packed in one word; positions are distinct,
+                        // so parallel edges keep their old order.
+                        keys.clear();
+                        keys.extend(
+                            old.targets()[range.clone()]
+                                .iter()
+                                .enumerate()
+                                .map(|(i, &v)| (u64::from(self.new_id(v)) << 32) | i as u64),
+                        );
+                        keys.sort_unstable();
+                        for &key in &keys {
+                            let e = range.start + (key as u32) as usize;
+                            targets[at] = (key >> 32) as NodeId;
+                            if let Some(weights) = weights.as_deref_mut() {
+                                weights[at] = old.weights().unwrap()[e];
+                            }
+                            if let Some(order) = order.as_deref_mut() {
+                                order[at] = e as EdgeId;
+                            }
+                            at += 1;
                         }
-                        at += 1;
+                    } else {
+                        edges.clear();
+                        edges.extend(range.map(|e| (self.new_id(old.targets()[e]), e as EdgeId)));
+                        edges.sort_unstable();
+                        for &(v, e) in &edges {
+                            targets[at] = v;
+                            if let Some(weights) = weights.as_deref_mut() {
+                                weights[at] = old.weights().unwrap()[e as usize];
+                            }
+                            if let Some(order) = order.as_deref_mut() {
+                                order[at] = e;
+                            }
+                            at += 1;
+                        }
                     }
                 }
             },
         );
 
-        let mut result = Graph::from_csr(Csr::from_parts_unchecked(offsets, targets, weights));
+        // Relabelling keeps every fact; adjacencies come out sorted by target, and by weight
+        // too unless parallel edges were out of weight order.
+        let known = graph.facts();
+        let facts = Facts { sorted: known.sorted || known.no_duplicates || weights.is_none(), ..known };
+        let mut result = Graph::with_facts(Csr::from_parts_unchecked(offsets, targets, weights), facts);
         result.node_props = graph.node_props.gather(&old_of_new);
         if keep_edge_order {
             result.edge_props = graph.edge_props.gather(&edge_order);
         }
-        if graph.reverse().is_some() {
+        if graph.in_edge_ids().is_some() {
+            result.build_in_edge_ids();
+        } else if graph.reverse().is_some() {
             result.build_reverse();
         }
         Ok(result)
@@ -185,14 +231,49 @@ pub use Reordering as Ordering;
 pub fn reorder(graph: &Graph, ordering: Reordering) -> Permutation {
     let n = graph.num_nodes();
     match ordering {
-        Reordering::Degree => {
-            let mut order: Vec<NodeId> = (0..n).collect();
-            order.par_sort_unstable_by_key(|&u| (std::cmp::Reverse(graph.out_degree(u)), u));
-            Permutation::from_order(&order)
-        }
+        Reordering::Degree => Permutation::from_order(&degree_order(graph.out())),
         Reordering::Bfs => Permutation::from_order(&bfs_order(graph.out())),
         Reordering::Random { seed } => Permutation { new_id_of_old: random_permutation(n, seed, Stream::Shuffle) },
     }
+}
+
+/// Nodes by descending out-degree, ties by smaller id: a parallel sort of one word per node
+/// (the degree's complement above the id) while degrees fit in 32 bits.
+fn degree_order(csr: &Csr) -> Vec<NodeId> {
+    let n = csr.num_nodes();
+    if csr.max_degree().1 >= u64::from(u32::MAX) {
+        let mut order: Vec<NodeId> = (0..n).collect();
+        order.par_sort_unstable_by_key(|&u| (std::cmp::Reverse(csr.degree(u)), u));
+        return order;
+    }
+    let mut keys: Vec<u64> =
+        (0..n).into_par_iter().map(|u| (u64::from(u32::MAX) - csr.degree(u)) << 32 | u64::from(u)).collect();
+    keys.par_sort_unstable();
+    keys.into_par_iter().map(|key| key as NodeId).collect()
+}
+
+/// Whether the nodes are already numbered as [`Reordering::Degree`] would number them: degrees
+/// never increase with the id (so the degree order is the identity).
+pub fn is_degree_ordered(csr: &Csr) -> bool {
+    let offsets = csr.offsets();
+    let degree = |u: usize| offsets[u + 1] - offsets[u];
+    crate::par::first_index(csr.num_nodes().saturating_sub(1) as usize, |u| degree(u) < degree(u + 1)).is_none()
+}
+
+/// `graph` numbered by descending out-degree ([`Reordering::Degree`]), adjacencies sorted by
+/// target, edge weights kept if `weights`; borrowed (weights and all) when it already is so
+/// numbered and sorted.
+pub fn by_degree(graph: &Graph, weights: bool) -> Result<std::borrow::Cow<'_, Graph>> {
+    if is_degree_ordered(graph.out()) {
+        let mut facts = graph.facts();
+        if !facts.sorted {
+            facts = facts.union(crate::facts::scan(graph.out()));
+        }
+        if facts.sorted {
+            return Ok(std::borrow::Cow::Borrowed(graph));
+        }
+    }
+    Ok(std::borrow::Cow::Owned(reorder(graph, Reordering::Degree).apply_with(graph, weights)?))
 }
 
 /// Nodes in breadth-first discovery order, restarting from the smallest unnumbered id.

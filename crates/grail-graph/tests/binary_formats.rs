@@ -2,13 +2,20 @@
 //! damage with the byte offset named.
 
 use grail_graph::io::{Format, ReadOptions, parse_graph, read_graph, write_graph};
-use grail_graph::{BuildOptions, EdgeList, Graph, Location, NoProgress, ParseError, build};
+use grail_graph::{BuildOptions, EdgeList, Facts, Graph, Location, NoProgress, ParseError, build};
 use proptest::prelude::*;
 
 fn encode(graph: &Graph, format: Format) -> Vec<u8> {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join(format!("g.{}", format.extension()));
     write_graph(graph, &path, Some(format), &NoProgress).unwrap();
+    std::fs::read(path).unwrap()
+}
+
+fn encode_version_1(graph: &Graph) -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("g.gcsr");
+    grail_graph::io::write_gcsr_version_1(graph, &path).unwrap();
     std::fs::read(path).unwrap()
 }
 
@@ -50,6 +57,10 @@ proptest! {
             let back = decode(&encode(&graph, format), format).unwrap();
             prop_assert_eq!(back.out(), graph.out());
         }
+        // .gcsr version 1, as grail wrote it before version 2.
+        let back = decode(&encode_version_1(&graph), Format::Gcsr).unwrap();
+        prop_assert_eq!(back.out(), graph.out());
+        prop_assert_eq!(back.facts(), Facts::NONE);
     }
 
     #[test]
@@ -135,12 +146,12 @@ fn gcsr_damage_is_named() {
     let bytes = encode(&sample(true, false), Format::Gcsr);
     assert_eq!(&bytes[..8], b"GRAILCSR");
     let mut bad = bytes.clone();
-    bad[8] = 2;
+    bad[8] = 3;
     let (location, text) = message(&bad, Format::Gcsr);
     assert_eq!(location, Location::Byte(8));
-    assert!(text.contains("version 2 is not supported"), "{text}");
+    assert!(text.contains("version 3 is not supported"), "{text}");
     let mut bad = bytes.clone();
-    bad[12] = 6;
+    bad[12] = 0x81;
     assert!(message(&bad, Format::Gcsr).1.contains("unknown flags"));
     let mut bad = bytes.clone();
     *bad.last_mut().unwrap() ^= 1;
@@ -184,4 +195,219 @@ fn corrupt_file_error_names_path_and_byte() {
     std::fs::write(&path, bytes).unwrap();
     let err = read_graph(&path, &ReadOptions::default(), &NoProgress).unwrap_err().to_string();
     assert!(err.contains("broken.gcsr: byte 24:"), "{err}");
+}
+
+// ---- .gcsr version 2: what is known of the graph, the reverse CSR and in-edge ids ----
+
+/// `graph` in every state of preparation a file can record.
+fn prepared_states(graph: &Graph) -> Vec<Graph> {
+    let plain = Graph::from_csr(graph.out().clone());
+    let mut with_reverse = plain.clone();
+    with_reverse.build_reverse();
+    let mut with_ids = plain.clone();
+    with_ids.build_in_edge_ids();
+    let mut symmetric = grail_graph::build(EdgeList::from_csr(graph.out()), &BuildOptions::UNDIRECTED).unwrap();
+    let symmetric_plain = symmetric.clone();
+    symmetric.build_in_edge_ids();
+    vec![graph.clone(), plain, with_reverse, with_ids, symmetric_plain, symmetric]
+}
+
+/// Recomputes a version 2 file's checksum after the test has changed it, so that the checks
+/// behind the checksum are reached.
+fn reseal(bytes: &mut [u8]) {
+    use xxhash_rust::xxh3::xxh3_64;
+    let mut header = bytes[..48].to_vec();
+    header[32..40].fill(0);
+    let mut hashes = xxh3_64(&header).to_le_bytes().to_vec();
+    for block in bytes[48..].chunks(4 << 20) {
+        hashes.extend(xxh3_64(block).to_le_bytes());
+    }
+    let sum = xxh3_64(&hashes);
+    bytes[32..40].copy_from_slice(&sum.to_le_bytes());
+}
+
+fn flags(bytes: &[u8]) -> u32 {
+    u32::from_le_bytes(bytes[12..16].try_into().unwrap())
+}
+
+fn set_flags(bytes: &mut [u8], flags: u32) {
+    bytes[12..16].copy_from_slice(&flags.to_le_bytes());
+    reseal(bytes);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn gcsr_version_two_round_trips_every_preparation(graph in graphs()) {
+        for state in prepared_states(&graph) {
+            let bytes = encode(&state, Format::Gcsr);
+            prop_assert_eq!(u32::from_le_bytes(bytes[8..12].try_into().unwrap()), 2);
+            let back = decode(&bytes, Format::Gcsr).unwrap();
+            // Edges, reverse CSR, in-edge ids.
+            prop_assert_eq!(&back, &state);
+            // What the file says is true, and at least what the graph knew.
+            let known = state.facts();
+            prop_assert_eq!(back.facts().union(known), back.facts());
+            let found = grail_graph::facts::scan(back.out());
+            prop_assert_eq!(Facts { symmetric: false, ..back.facts() }.union(found), found);
+            prop_assert_eq!(back.facts().symmetric, Graph::from_csr(back.out().clone()).is_symmetric());
+            // A symmetric sorted graph's reverse CSR is not stored: it is the out-CSR.
+            if state.reverse().is_some() {
+                prop_assert_eq!(back.reverse_is_out(), back.facts().reverse_is_out());
+            }
+        }
+    }
+
+    #[test]
+    fn damaged_prepared_files_are_errors(graph in graphs(), flip in any::<prop::sample::Index>(), bits in 1u8..) {
+        for state in prepared_states(&graph) {
+            let mut bytes = encode(&state, Format::Gcsr);
+            let at = flip.index(bytes.len());
+            bytes[at] ^= bits;
+            prop_assert!(decode(&bytes, Format::Gcsr).is_err(), "byte {} of {}", at, bytes.len());
+        }
+    }
+}
+
+#[test]
+fn gcsr_version_one_files_still_load() {
+    // Files written by grail before version 2 (the fuzzing seeds).
+    let seeds = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds/gcsr");
+    for (name, weighted) in [("grid.gcsr", false), ("weighted.gcsr", true)] {
+        let bytes = std::fs::read(seeds.join(name)).unwrap();
+        assert_eq!(&bytes[8..12], &1u32.to_le_bytes(), "{name} is a version 1 file");
+        let graph = decode(&bytes, Format::Gcsr).unwrap();
+        assert_eq!(graph.is_weighted(), weighted, "{name}");
+        assert!(graph.num_edges() > 0 && graph.reverse().is_none(), "{name}");
+        assert_eq!(graph.facts(), Facts::NONE, "version 1 says nothing of the edges");
+        // Written again, it becomes version 2 with the same edges; version 1 gives the same bytes.
+        let again = decode(&encode(&graph, Format::Gcsr), Format::Gcsr).unwrap();
+        assert_eq!(again.out(), graph.out());
+        assert_eq!(encode_version_1(&graph), bytes, "{name}");
+    }
+    // Version 1 knows no flag but the weights, and its checksum leaves the header out.
+    let bytes = std::fs::read(seeds.join("grid.gcsr")).unwrap();
+    let mut bad = bytes.clone();
+    bad[12] = 2;
+    let (location, text) = message(&bad, Format::Gcsr);
+    assert_eq!(location, Location::Byte(12));
+    assert!(text.contains("unknown flags 0x2 for version 1"), "{text}");
+}
+
+#[test]
+fn gcsr_version_two_layout() {
+    // 5 nodes, 6 weighted edges: sorted, without duplicates, a self-loop, not symmetric.
+    let graph = sample(true, false);
+    let bytes = encode(&graph, Format::Gcsr);
+    assert_eq!(flags(&bytes), 0x1 | 0x2 | 0x8);
+    let csr_bytes = 8 * 6 + 24 + 24;
+    assert_eq!(bytes.len(), 48 + csr_bytes);
+    let mut with_reverse = graph.clone();
+    with_reverse.build_reverse();
+    let bytes = encode(&with_reverse, Format::Gcsr);
+    assert_eq!(flags(&bytes), 0x2b);
+    assert_eq!(bytes.len(), 48 + 2 * csr_bytes);
+    with_reverse.build_in_edge_ids();
+    let bytes = encode(&with_reverse, Format::Gcsr);
+    assert_eq!(flags(&bytes), 0x6b);
+    assert_eq!(bytes.len(), 48 + 2 * csr_bytes + 8 * 6);
+    // The undirected simple graph: every fact, and its reverse CSR (itself) is not stored.
+    let mut simple = build(EdgeList::from_csr(graph.out()), &BuildOptions::UNDIRECTED).unwrap();
+    assert_eq!(flags(&encode(&simple, Format::Gcsr)), 0x1f);
+    simple.build_reverse();
+    let bytes = encode(&simple, Format::Gcsr);
+    assert_eq!(flags(&bytes), 0x3f);
+    assert_eq!(bytes.len(), 48 + 8 * 6 + 2 * (4 * simple.num_edges() as usize).next_multiple_of(8));
+    let back = decode(&bytes, Format::Gcsr).unwrap();
+    assert!(back.facts().is_undirected_simple() && back.reverse_is_out());
+    assert_eq!(back.reverse(), Some(back.out()));
+}
+
+#[test]
+fn gcsr_version_two_checks_what_it_claims() {
+    // Edges 0 -> 1 (w 7), 0 -> 2 (w 1), 1 -> 2, 2 -> 0, 3 -> 3, 4 -> 0.
+    let graph = sample(true, false);
+    let bytes = encode(&graph, Format::Gcsr);
+    let targets_at = 48 + 8 * 6;
+    let cases: [(u32, Location, &str); 6] = [
+        (0x1 | 0x8, Location::Byte(12), "only valid with flag 0x2"),
+        (0x1 | 0x40, Location::Byte(12), "only valid with flag 0x20"),
+        (0x1 | 0x4, Location::Byte(targets_at + 4 * 4), "no self-loops (0x4) is set, but edge 4 (node 3 -> 3)"),
+        (0x1 | 0x10, Location::Byte(12), "not symmetric"),
+        (0x1 | 0x20, Location::Byte(24), "but the file has"),
+        (0x1 | 0x100, Location::Byte(12), "unknown flags 0x100 for version 2"),
+    ];
+    for (flags, location, text) in cases {
+        let mut bad = bytes.clone();
+        set_flags(&mut bad, flags);
+        let (found, said) = message(&bad, Format::Gcsr);
+        assert_eq!(found, location, "flags {flags:#x}: {said}");
+        assert!(said.contains(text), "flags {flags:#x}: {said}");
+    }
+    // Sorted, claimed of lists that are not: the first edge out of order is named.
+    let unsorted = build(EdgeList::from_pairs(3, &[(0, 1), (1, 2), (1, 0)]), &BuildOptions::AS_GIVEN).unwrap();
+    let mut bad = encode(&unsorted, Format::Gcsr);
+    let claimed = flags(&bad) | 0x2;
+    set_flags(&mut bad, claimed);
+    let (found, said) = message(&bad, Format::Gcsr);
+    assert_eq!(found, Location::Byte(48 + 8 * 4 + 4 * 2), "{said}");
+    assert!(said.contains("sorted (0x2) is set, but edge 2 (node 1 -> 0)"), "{said}");
+    // Parallel edges are duplicates even when sorted.
+    let parallel = build(EdgeList::from_pairs(2, &[(0, 1), (0, 1)]), &BuildOptions::AS_GIVEN).unwrap();
+    let mut bad = encode(&parallel, Format::Gcsr);
+    let claimed = flags(&bad) | 0x8;
+    set_flags(&mut bad, claimed);
+    assert!(message(&bad, Format::Gcsr).1.contains("no duplicates (0x8) is set, but edge 1"));
+}
+
+#[test]
+fn gcsr_version_two_checks_the_reverse_csr() {
+    // 4 nodes, unweighted, directed: 0->1, 0->2, 1->2, 3->2.
+    let mut graph = build(EdgeList::from_pairs(4, &[(0, 1), (0, 2), (1, 2), (3, 2)]), &BuildOptions::SIMPLE).unwrap();
+    graph.build_in_edge_ids();
+    let bytes = encode(&graph, Format::Gcsr);
+    assert_eq!(flags(&bytes), 0x2 | 0x4 | 0x8 | 0x20 | 0x40);
+    let out_bytes = 8 * 5 + 16;
+    let reverse_at = 48 + out_bytes;
+    let sources_at = reverse_at + 8 * 5;
+    let ids_at = reverse_at + out_bytes;
+    // In-edges: node 1 from 0; node 2 from 0, 1, 3.
+    let reverse = graph.reverse().unwrap();
+    assert_eq!((reverse.offsets(), reverse.targets()), (&[0, 0, 1, 4, 4][..], &[0, 0, 1, 3][..]));
+    assert_eq!(graph.in_edge_ids().unwrap(), [0, 1, 2, 3]);
+    let forged = |at: usize, value: &[u8]| {
+        let mut bad = bytes.clone();
+        bad[at..at + value.len()].copy_from_slice(value);
+        reseal(&mut bad);
+        message(&bad, Format::Gcsr)
+    };
+    // Offsets that decrease, a source out of range, sources out of order.
+    let (location, text) = forged(reverse_at + 8 * 3, &0u64.to_le_bytes());
+    assert_eq!(location, Location::Byte((reverse_at + 24) as u64));
+    assert!(text.contains("reverse offsets decrease at node 2"), "{text}");
+    let (location, text) = forged(sources_at + 4, &9u32.to_le_bytes());
+    assert_eq!(location, Location::Byte((sources_at + 4) as u64));
+    assert!(text.contains("in-edge 1 comes from node 9, but there are 4 nodes"), "{text}");
+    let (location, text) = forged(sources_at + 4, &3u32.to_le_bytes());
+    assert_eq!(location, Location::Byte((sources_at + 8) as u64));
+    assert!(text.contains("in-edges of node 2 are not sorted by source"), "{text}");
+    // An id that names the wrong edge, and ids that repeat.
+    let (location, text) = forged(ids_at + 8 * 3, &2u64.to_le_bytes());
+    assert_eq!(location, Location::Byte((ids_at + 24) as u64));
+    assert!(text.contains("in-edge 3 (3 -> 2) names out-edge 2, which is not an edge 3 -> 2"), "{text}");
+    let (location, _) = forged(ids_at + 8 * 3, &7u64.to_le_bytes());
+    assert_eq!(location, Location::Byte((ids_at + 24) as u64));
+    // Without ids, a reverse CSR with other edges (node 2 from 0, 1, 2 instead of 0, 1, 3) is
+    // caught by the fingerprint.
+    let mut without_ids = graph.clone();
+    without_ids = Graph::from_csr(without_ids.out().clone());
+    without_ids.build_reverse();
+    let bytes = encode(&without_ids, Format::Gcsr);
+    let mut bad = bytes.clone();
+    bad[sources_at + 12..sources_at + 16].copy_from_slice(&2u32.to_le_bytes());
+    reseal(&mut bad);
+    let (location, text) = message(&bad, Format::Gcsr);
+    assert_eq!(location, Location::Byte((reverse_at) as u64));
+    assert!(text.contains("does not hold the same edges"), "{text}");
 }

@@ -992,8 +992,12 @@ fn in_edges_carry_their_out_edge_ids() {
     for &(u, v, w) in &triples {
         insum[v as usize] += u64::from(u) * 1000 + u64::from(w);
     }
-    for source in [0, 1234] {
-        let (output, _) = run_all(&program, &graph, &[Some(Value::Node(source))]);
+    // The ids the graph holds (from a prepared file, say) serve as well as the ones the run
+    // makes.
+    let mut with_ids = graph.clone();
+    with_ids.build_in_edge_ids();
+    for (source, graph) in [(0, &graph), (1234, &graph), (1234, &with_ids)] {
+        let (output, _) = run_all(&program, graph, &[Some(Value::Node(source))]);
         let Column::U64(got) = &output.properties[1] else { panic!() };
         assert_eq!(got, &insum);
         assert_eq!(output.properties[2], Column::Bool(vec![false; n as usize]));

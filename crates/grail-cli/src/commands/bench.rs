@@ -3,6 +3,7 @@
 //! `grail bench suite`: the algorithm suite on generated graphs (see `bench_suite`).
 //!
 //! `grail bench opts`: each optimization's effect on the suite (see `bench_opts`).
+//! `grail bench prep`: preparing the suite's input, step by step (see `bench_prep`).
 //!
 //! `grail bench load`: how fast grail loads one graph from every format it reads.
 //! The graph is an undirected R-MAT (Kronecker, Graph500 parameters) graph with random weights,
@@ -49,6 +50,7 @@ pub fn bench(command: BenchCommand, threads: usize, progress: &Bars) -> Result<(
         }
         BenchCommand::Load { scale, repeat, dir, json } => load(scale, repeat.max(1), dir, json, progress),
         BenchCommand::Gen { scale, repeat, json } => generators(scale, repeat.max(1), json),
+        BenchCommand::Prep { graphs, repeat, json } => super::bench_prep::prep(&graphs, repeat, json, progress),
     }
 }
 

@@ -1,19 +1,26 @@
-//! `grail convert`: read a graph, optionally clean, reorder or unweight it, write it.
+//! `grail convert`: read a graph, optionally clean, reorder or unweight it, write it (a `.gcsr`
+//! with what is known of it, and on request its reverse CSR and in-edge ids).
 
 use anyhow::{Context, Result};
-use grail_graph::io::{ReadOptions, read_graph, write_graph};
+use grail_graph::builder;
+use grail_graph::io::{Format, ReadOptions, detect_format, read_graph, write_graph};
 use grail_graph::reorder::{Reordering, reorder};
-use grail_graph::{Graph, builder};
 
+use super::UsageError;
 use crate::cli::ConvertArgs;
 use crate::progress::Bars;
 
 pub fn convert(args: ConvertArgs, progress: &Bars) -> Result<()> {
+    let format = args.to.or_else(|| detect_format(&args.output, &[]).ok());
+    if (args.with_reverse || args.with_in_edge_ids) && format != Some(Format::Gcsr) {
+        let flag = if args.with_reverse { "--with-reverse" } else { "--with-in-edge-ids" };
+        return Err(UsageError(format!("{flag} needs a .gcsr output (the only format that stores it)")).into());
+    }
     let options = ReadOptions { format: args.from, build: args.clean.build_options() };
     let mut graph = read_graph(&args.input, &options, progress)
         .with_context(|| format!("cannot load graph {}", args.input.display()))?;
-    if args.unweighted && graph.is_weighted() {
-        graph = Graph::from_csr(graph.into_csr().without_weights());
+    if args.unweighted {
+        graph = graph.without_weights();
     }
     if let Some(order) = &args.reorder {
         let ordering = match order.as_str() {
@@ -27,6 +34,11 @@ pub fn convert(args: ConvertArgs, progress: &Bars) -> Result<()> {
             let edges = builder::EdgeList::from_csr(graph.out());
             graph = builder::build(edges, &grail_graph::BuildOptions { sort: true, ..Default::default() })?;
         }
+    }
+    if args.with_in_edge_ids {
+        graph.build_in_edge_ids();
+    } else if args.with_reverse {
+        graph.build_reverse();
     }
     write_graph(&graph, &args.output, args.to, progress)
         .with_context(|| format!("cannot write {}", args.output.display()))?;

@@ -2,6 +2,7 @@
 
 mod bench;
 mod bench_opts;
+mod bench_prep;
 mod bench_suite;
 mod check;
 mod compile;

@@ -248,7 +248,14 @@ pub fn parse_graph(
 ) -> Result<Graph, ParseError> {
     let graph = match format {
         Format::Galois => from_csr(galois::parse(bytes)?, build),
-        Format::Gcsr => from_csr(gcsr::parse(bytes, progress)?, build),
+        Format::Gcsr => {
+            let graph = gcsr::parse(bytes, progress)?;
+            if *build == BuildOptions::AS_GIVEN {
+                Ok(graph)
+            } else {
+                from_edges(EdgeList::from_csr(graph.out()), build)
+            }
+        }
         Format::Dimacs => from_edges(dimacs::parse(bytes, progress)?, build),
         Format::MatrixMarket => from_edges(mtx::parse(bytes, progress)?, build),
         Format::EdgeList => from_edges(edgelist::parse(bytes, false, progress)?, build),
@@ -312,6 +319,12 @@ pub fn write_graph(graph: &Graph, path: &Path, format: Option<Format>, progress:
     });
     progress.finish();
     result
+}
+
+/// Writes `.gcsr` version 1: the out-edges only, for grail builds that read no later version
+/// (nothing known of the graph, no reverse CSR). [`write_graph`] writes the current version.
+pub fn write_gcsr_version_1(graph: &Graph, path: &Path) -> Result<()> {
+    write_atomically(path, |file| gcsr::write_version_1(graph, file))
 }
 
 /// Writes a file through `write`, into a temporary file beside `path` that is renamed into place

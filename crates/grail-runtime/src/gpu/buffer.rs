@@ -43,16 +43,38 @@ impl DeviceBuffer {
     /// chunk into a pinned buffer while the device copies the previous one in, at the speed of
     /// pinned transfers (a copy from pageable memory is staged by the driver, chunk after chunk,
     /// at a fraction of it).
-    pub fn from_slice_staged<T: Copy>(context: &Arc<CudaContext>, data: &[T], what: &str) -> Result<DeviceBuffer> {
+    pub fn from_slice_staged<T: Copy>(
+        context: &Arc<CudaContext>,
+        data: &[T],
+        what: &str,
+        staging: &mut Option<Staging>,
+    ) -> Result<DeviceBuffer> {
         let buffer = DeviceBuffer::new(context, std::mem::size_of_val(data), what)?;
         // SAFETY: `data` is plain data; viewing it as bytes reads exactly its memory.
         let bytes = unsafe { std::slice::from_raw_parts(data.as_ptr().cast::<u8>(), std::mem::size_of_val(data)) };
         if bytes.len() < STAGED_MIN {
             buffer.upload(0, bytes)?;
         } else {
-            Staging::new()?.copy(buffer.ptr, bytes)?;
+            Staging::get(staging)?.copy(buffer.ptr, bytes)?;
         }
         Ok(buffer)
+    }
+
+    /// Copies the buffer's first `dst.len()` bytes to `dst`, through `staging` when that is large.
+    ///
+    /// # Safety
+    /// `dst` must be valid for writing `len` bytes.
+    pub unsafe fn download_staged(&self, dst: *mut u8, len: usize, staging: &mut Option<Staging>) -> Result<()> {
+        self.check(0, len)?;
+        if len < STAGED_MIN {
+            // SAFETY: the caller vouches for `dst`.
+            return unsafe { self.download_raw(0, dst, len) };
+        }
+        // SAFETY: the caller vouches for `dst`.
+        let out = unsafe { std::slice::from_raw_parts_mut(dst, len) };
+        // Kernels run on the null stream; the staging stream does not wait for them by itself.
+        synchronize().map_err(|e| call("cuCtxSynchronize", e))?;
+        Staging::get(staging)?.copy_back(self.ptr, out)
     }
 
     /// Allocates and zeroes.
@@ -162,14 +184,28 @@ const STAGED_MIN: usize = 4 << 20;
 /// The size of each of the two pinned staging buffers.
 const STAGE: usize = 16 << 20;
 
-/// Two pinned host buffers and a stream of their own: [`DeviceBuffer::from_slice_staged`].
-struct Staging {
+/// Two pinned host buffers and a stream of their own, for large copies either way
+/// ([`DeviceBuffer::from_slice_staged`], [`DeviceBuffer::download_staged`]). Made on first use and
+/// kept by its owner (a resident graph, a program), since pinning memory costs milliseconds.
+pub(crate) struct Staging {
     stream: sys::CUstream,
     buffers: [*mut u8; 2],
     done: [sys::CUevent; 2],
 }
 
+// SAFETY: the pinned buffers, stream and events belong to this value alone; every use goes
+// through `&mut self` or a method that finishes its copies before returning.
+unsafe impl Send for Staging {}
+
 impl Staging {
+    /// The staging in `slot`, made there the first time.
+    fn get(slot: &mut Option<Staging>) -> Result<&Staging> {
+        if slot.is_none() {
+            *slot = Some(Staging::new()?);
+        }
+        Ok(slot.as_ref().expect("made above"))
+    }
+
     fn new() -> Result<Staging> {
         let stream =
             result::stream::create(result::stream::StreamKind::NonBlocking).map_err(|e| call("cuStreamCreate", e))?;
@@ -206,6 +242,42 @@ impl Staging {
         }
         // SAFETY: the stream is live.
         unsafe { result::stream::synchronize(self.stream) }.map_err(|e| call("cuStreamSynchronize", e))
+    }
+}
+
+impl Staging {
+    /// Copies device address `src` to `out`: the device copies one chunk into a pinned buffer
+    /// while the host copies the previous one out.
+    fn copy_back(&self, src: CUdeviceptr, out: &mut [u8]) -> Result<()> {
+        let total = out.len();
+        let chunks = total.div_ceil(STAGE);
+        let issue = |c: usize| -> Result<()> {
+            let i = c % 2;
+            let len = STAGE.min(total - c * STAGE);
+            // SAFETY: buffer i holds STAGE bytes, not read by the host until its event completes;
+            // `src` holds `total` bytes.
+            unsafe {
+                sys::cuMemcpyDtoHAsync_v2(self.buffers[i].cast(), src + (c * STAGE) as u64, len, self.stream)
+                    .result()
+                    .map_err(|e| call("cuMemcpyDtoHAsync", e))?;
+                result::event::record(self.done[i], self.stream).map_err(|e| call("cuEventRecord", e))
+            }
+        };
+        issue(0)?;
+        for c in 0..chunks {
+            if c + 1 < chunks {
+                issue(c + 1)?;
+            }
+            let i = c % 2;
+            // SAFETY: a live event; after it, buffer i holds chunk c.
+            unsafe { result::event::synchronize(self.done[i]) }.map_err(|e| call("cuEventSynchronize", e))?;
+            let len = STAGE.min(total - c * STAGE);
+            // SAFETY: buffer i holds `len` bytes of chunk c, and no copy writes it until chunk c + 2
+            // is issued, after this.
+            let stage = unsafe { std::slice::from_raw_parts(self.buffers[i], len) };
+            out[c * STAGE..c * STAGE + len].copy_from_slice(stage);
+        }
+        Ok(())
     }
 }
 

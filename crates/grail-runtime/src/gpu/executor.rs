@@ -82,6 +82,8 @@ pub struct GpuProgram {
     /// By property: a weight column that nothing writes, bound to the resident graph's weights
     /// instead of copied.
     bound_weights: Vec<bool>,
+    /// Pinned buffers for copying results back, made on the first large copy.
+    staging: std::sync::Mutex<Option<super::buffer::Staging>>,
     /// Keeps the functions above loaded.
     _loaded: GpuModule,
 }
@@ -225,6 +227,7 @@ impl GpuProgram {
             .map(|(p, property)| property.is_weight && property.ty == Type::U32 && !written[p] && !written_by_host[p])
             .collect();
         let program = GpuProgram {
+            staging: std::sync::Mutex::new(None),
             bound_weights,
             regions,
             unspill: loaded.function("grail_wl_unspill")?,
@@ -459,9 +462,16 @@ impl<'a> GpuRun<'a> {
                 columns.push(DeviceColumn { buffer: DeviceBuffer::view(weights), current, element_reads: 0 });
                 continue;
             }
-            // Bool columns in whole words: the bool atomics work on the word.
-            let buffer = DeviceBuffer::new(c, (column.len() * size).next_multiple_of(4), &what)?;
-            columns.push(DeviceColumn { buffer, current: Current::Host, element_reads: 0 });
+            // Bool columns in whole words: the bool atomics work on the word. A column the host
+            // did not fill holds zeros: the device's copy is zeroed in place, not copied up.
+            let bytes = (column.len() * size).next_multiple_of(4);
+            if property.is_weight && host_has_weights {
+                let buffer = DeviceBuffer::new(c, bytes, &what)?;
+                columns.push(DeviceColumn { buffer, current: Current::Host, element_reads: 0 });
+            } else {
+                let buffer = DeviceBuffer::zeroed(c, bytes, &what)?;
+                columns.push(DeviceColumn { buffer, current: Current::Both, element_reads: 0 });
+            }
         }
         let table: Vec<u64> = columns.iter().map(|col| col.buffer.ptr()).collect();
         let props_table = DeviceBuffer::from_slice(c, &table, "the property table")?;
@@ -619,8 +629,9 @@ impl<'a> GpuRun<'a> {
         if column.current == Current::Device {
             let host = self.memory.columns[p];
             let (ptr, size) = host.raw_bytes();
+            let mut staging = self.program.staging.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             // SAFETY: the host column holds len * size bytes; no kernel runs.
-            unsafe { column.buffer.download_raw(0, ptr, host.len() * size)? };
+            unsafe { column.buffer.download_staged(ptr, host.len() * size, &mut staging)? };
             column.current = Current::Both;
             column.element_reads = 0;
         }

@@ -11,10 +11,9 @@ use cudarc::driver::CudaContext;
 use grail_graph::Graph;
 use grail_ir::{Module, analysis};
 
-use super::buffer::{DeviceBuffer, call};
+use super::buffer::{DeviceBuffer, Staging, call};
 use super::device::Device;
 use crate::error::{Result, RuntimeError};
-use crate::host::memory::transpose_with_ids;
 
 /// A graph's arrays on one device (see the module documentation).
 pub struct DeviceGraph {
@@ -31,6 +30,8 @@ pub struct DeviceGraph {
     pub(crate) in_edge_ids: Option<DeviceBuffer>,
     pub(crate) edge_sources: Option<DeviceBuffer>,
     upload: Duration,
+    /// Pinned buffers for the uploads, kept for the arrays a later program needs.
+    staging: Option<Staging>,
 }
 
 impl std::fmt::Debug for DeviceGraph {
@@ -54,10 +55,11 @@ impl DeviceGraph {
         let context = device.context().clone();
         context.bind_to_thread().map_err(|e| call("cuCtxSetCurrent", e))?;
         let out = graph.out();
-        let offsets = DeviceBuffer::from_slice_staged(&context, out.offsets(), "the graph's offsets")?;
-        let targets = DeviceBuffer::from_slice_staged(&context, out.targets(), "the graph's edges")?;
+        let mut staging = None;
+        let offsets = DeviceBuffer::from_slice_staged(&context, out.offsets(), "the graph's offsets", &mut staging)?;
+        let targets = DeviceBuffer::from_slice_staged(&context, out.targets(), "the graph's edges", &mut staging)?;
         let weights = match out.weights() {
-            Some(w) => Some(DeviceBuffer::from_slice_staged(&context, w, "the graph's weights")?),
+            Some(w) => Some(DeviceBuffer::from_slice_staged(&context, w, "the graph's weights", &mut staging)?),
             None => None,
         };
         Ok(DeviceGraph {
@@ -70,6 +72,7 @@ impl DeviceGraph {
             in_edge_ids: None,
             edge_sources: None,
             upload: started.elapsed(),
+            staging,
             context,
         })
     }
@@ -104,31 +107,80 @@ impl DeviceGraph {
         self.context.bind_to_thread().map_err(|e| call("cuCtxSetCurrent", e))?;
         let c = &self.context;
         if analysis::needs_in_edge_ids(module) && self.in_edge_ids.is_none() {
-            let (offsets, sources, ids) = transpose_with_ids(graph.out());
-            self.reverse = Some((
-                DeviceBuffer::from_slice_staged(c, &offsets, "the reverse graph's offsets")?,
-                DeviceBuffer::from_slice_staged(c, &sources, "the reverse graph's edges")?,
-            ));
-            self.in_edge_ids = Some(DeviceBuffer::from_slice_staged(c, &ids, "the in-edges' ids")?);
+            // The ids go with the reverse CSR they index: the graph's own pair, or both built here.
+            let (reverse, ids) = match (graph.reverse(), graph.in_edge_ids()) {
+                (Some(csr), Some(ids)) => (
+                    (
+                        DeviceBuffer::from_slice_staged(
+                            c,
+                            csr.offsets(),
+                            "the reverse graph's offsets",
+                            &mut self.staging,
+                        )?,
+                        DeviceBuffer::from_slice_staged(
+                            c,
+                            csr.targets(),
+                            "the reverse graph's edges",
+                            &mut self.staging,
+                        )?,
+                    ),
+                    DeviceBuffer::from_slice_staged(c, ids, "the in-edges' ids", &mut self.staging)?,
+                ),
+                _ => {
+                    let (csr, ids) = graph.out().transpose_with_ids();
+                    (
+                        (
+                            DeviceBuffer::from_slice_staged(
+                                c,
+                                csr.offsets(),
+                                "the reverse graph's offsets",
+                                &mut self.staging,
+                            )?,
+                            DeviceBuffer::from_slice_staged(
+                                c,
+                                csr.targets(),
+                                "the reverse graph's edges",
+                                &mut self.staging,
+                            )?,
+                        ),
+                        DeviceBuffer::from_slice_staged(c, &ids, "the in-edges' ids", &mut self.staging)?,
+                    )
+                }
+            };
+            self.reverse = Some(reverse);
+            self.in_edge_ids = Some(ids);
         }
         if analysis::needs_reverse(module) && self.reverse.is_none() {
             self.reverse = Some(match graph.reverse() {
+                // A symmetric graph with sorted lists is its own reverse: the same arrays.
+                Some(csr)
+                    if std::ptr::eq(csr.offsets().as_ptr(), graph.out().offsets().as_ptr())
+                        && std::ptr::eq(csr.targets().as_ptr(), graph.out().targets().as_ptr()) =>
+                {
+                    (DeviceBuffer::view(&self.offsets), DeviceBuffer::view(&self.targets))
+                }
                 Some(csr) => (
-                    DeviceBuffer::from_slice_staged(c, csr.offsets(), "the reverse graph's offsets")?,
-                    DeviceBuffer::from_slice_staged(c, csr.targets(), "the reverse graph's edges")?,
+                    DeviceBuffer::from_slice_staged(
+                        c,
+                        csr.offsets(),
+                        "the reverse graph's offsets",
+                        &mut self.staging,
+                    )?,
+                    DeviceBuffer::from_slice_staged(c, csr.targets(), "the reverse graph's edges", &mut self.staging)?,
                 ),
                 None => {
                     let (offsets, sources, _) = graph.out().transpose().into_parts();
                     (
-                        DeviceBuffer::from_slice_staged(c, &offsets, "the reverse graph's offsets")?,
-                        DeviceBuffer::from_slice_staged(c, &sources, "the reverse graph's edges")?,
+                        DeviceBuffer::from_slice_staged(c, &offsets, "the reverse graph's offsets", &mut self.staging)?,
+                        DeviceBuffer::from_slice_staged(c, &sources, "the reverse graph's edges", &mut self.staging)?,
                     )
                 }
             });
         }
         if analysis::needs_edge_sources(module) && self.edge_sources.is_none() {
             let sources = graph.out().edge_sources();
-            self.edge_sources = Some(DeviceBuffer::from_slice_staged(c, &sources, "the edges' sources")?);
+            self.edge_sources =
+                Some(DeviceBuffer::from_slice_staged(c, &sources, "the edges' sources", &mut self.staging)?);
         }
         self.upload += started.elapsed();
         Ok(())

@@ -136,7 +136,7 @@ pub(crate) struct Reverse<'g> {
     pub offsets: Cow<'g, [u64]>,
     pub sources: Cow<'g, [u32]>,
     /// For each position, the out-edge id of the same edge (when the program needs it).
-    pub edge_ids: Option<Vec<u64>>,
+    pub edge_ids: Option<Cow<'g, [u64]>>,
 }
 
 /// A run's memory.
@@ -226,8 +226,22 @@ impl<'g> Memory<'g> {
             &main_only
         };
         let reverse = if analysis::needs_in_edge_ids(reads) {
-            let (offsets, sources, ids) = transpose_with_ids(graph.out());
-            Some(Reverse { offsets: Cow::Owned(offsets), sources: Cow::Owned(sources), edge_ids: Some(ids) })
+            Some(match (graph.reverse(), graph.in_edge_ids()) {
+                (Some(csr), Some(ids)) => Reverse {
+                    offsets: Cow::Borrowed(csr.offsets()),
+                    sources: Cow::Borrowed(csr.targets()),
+                    edge_ids: Some(Cow::Borrowed(ids)),
+                },
+                _ => {
+                    let (csr, ids) = graph.out().transpose_with_ids();
+                    let (offsets, sources, _) = csr.into_parts();
+                    Reverse {
+                        offsets: Cow::Owned(offsets),
+                        sources: Cow::Owned(sources),
+                        edge_ids: Some(Cow::Owned(ids)),
+                    }
+                }
+            })
         } else if analysis::needs_reverse(reads) {
             Some(match graph.reverse() {
                 Some(csr) => Reverse {
@@ -323,30 +337,4 @@ fn fill_weights(column: &mut Column, weights: Option<&[u32]>) {
         // The validator allows weights only in integer properties.
         Column::Bool(_) | Column::F32(_) | Column::F64(_) => {}
     }
-}
-
-/// The reverse CSR with, for every in-edge position, the id of the same out-edge. In-edges of a
-/// node are in increasing out-edge id order (so by source), as [`Csr::transpose`] orders them.
-pub(crate) fn transpose_with_ids(out: &Csr) -> (Vec<u64>, Vec<u32>, Vec<u64>) {
-    let n = out.num_nodes() as usize;
-    let targets = out.targets();
-    let mut offsets = vec![0u64; n + 1];
-    for &v in targets {
-        offsets[v as usize + 1] += 1;
-    }
-    for i in 0..n {
-        offsets[i + 1] += offsets[i];
-    }
-    let mut next: Vec<u64> = offsets[..n].to_vec();
-    let mut sources = vec![0u32; targets.len()];
-    let mut ids = vec![0u64; targets.len()];
-    for u in 0..n as u32 {
-        for e in out.edge_range(u) {
-            let slot = &mut next[targets[e] as usize];
-            sources[*slot as usize] = u;
-            ids[*slot as usize] = e as u64;
-            *slot += 1;
-        }
-    }
-    (offsets, sources, ids)
 }
