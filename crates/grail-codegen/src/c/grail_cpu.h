@@ -90,16 +90,19 @@ typedef struct grail_wbuf {
     uint32_t failed;
 } grail_wbuf;
 
+/* Ordered for the runtime, which reads every thread's retries and deferred loops after each
+ * pass of a phase (the first cache line of a thread's state), and its pushes and reduction once
+ * an invocation. */
 typedef struct grail_thread {
-    grail_buf pushes;
     grail_buf retries;
-    /* This thread's partial reduction; the runtime starts it at the operator's identity. */
-    grail_value acc;
     /* Records of the loops this thread deferred (split sites): first and past-the-end CSR
      * positions, then the loop's closure, one word per value. */
     grail_wbuf deferred;
+    grail_buf pushes;
+    /* This thread's partial reduction; the runtime starts it at the operator's identity. */
+    grail_value acc;
     /* A phase with a split site defers its adjacency loops of at least this many iterations
-     * (hubs) instead of running them; UINT64_MAX: none. Set by the runtime for each phase. */
+     * (hubs) instead of running them; UINT64_MAX: none. Set by the runtime when it changes. */
     uint64_t split_min;
 } grail_thread;
 
@@ -123,8 +126,9 @@ void grail_buf_free(grail_buf *b) {
     b->len = b->cap = 0;
 }
 
-/* Room for `words` more words at the end of b (NULL, with `failed` set, when out of memory). */
-static inline uint64_t *grail_wbuf_reserve(grail_wbuf *b, uint64_t words) {
+/* Room for `words` more words at the end of b (NULL, with `failed` set, when out of memory).
+ * Called only for hubs, so kept out of the item loops. */
+static __attribute__((noinline, cold, unused)) uint64_t *grail_wbuf_reserve(grail_wbuf *b, uint64_t words) {
     if (b->len + words > b->cap) {
         uint64_t cap = b->cap ? 2 * b->cap : 256;
         while (cap < b->len + words) cap *= 2;

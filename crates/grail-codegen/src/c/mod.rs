@@ -16,13 +16,15 @@
 //! - `void grail_buf_free(grail_buf *)` and `void grail_wbuf_free(grail_wbuf *)` free a thread's
 //!   buffers;
 //! - for a phase with a split site ([`split_site`]: the nested loop the nested-parallelism pass
-//!   scheduled, when nothing follows it in the item), the item loop runs an adjacency of at
-//!   least `t->split_min` iterations (a hub's) not at once but records it in `t->deferred`:
-//!   its range of CSR positions and the values of its closure ([`SplitSite::stride`] words a
-//!   record), and `void grail_k<k>_<p>_split(const grail_ctx *ctx, const grail_value *args,
-//!   const uint64_t *record, uint64_t begin, uint64_t end, grail_thread *t)` runs the positions
-//!   `begin..end` of a recorded loop; the runtime shares the recorded loops' positions among
-//!   the threads in edge-balanced chunks once the phase's items are done.
+//!   scheduled, when nothing follows it in the item), `grail_k<k>_<p>_hubs` (the phase
+//!   function's signature) runs an adjacency of at least `t->split_min` iterations (a hub's)
+//!   not at once but records it in `t->deferred`: its range of CSR positions and the values of
+//!   its closure ([`SplitSite::stride`] words a record), and `void grail_k<k>_<p>_split(const
+//!   grail_ctx *ctx, const grail_value *args, const uint64_t *record, uint64_t begin, uint64_t
+//!   end, grail_thread *t)` runs the positions `begin..end` of a recorded loop; the runtime
+//!   calls `_hubs` instead of the plain function when some node has that many, and shares the
+//!   recorded loops' positions among the threads in edge-balanced chunks once the phase's
+//!   items are done.
 //!
 //! The graph arrays a program needs beyond the out-CSR (the reverse CSR, `edge_sources`,
 //! `in_edge_ids`) are set by the runtime only when [`grail_ir::analysis`] says the program uses
@@ -57,6 +59,8 @@ pub fn emit_c(module: &Module) -> Result<String, CodegenError> {
 pub struct SplitSite<'k> {
     /// The nested loop.
     pub inner: &'k ForAll,
+    /// Whether it walks the reverse CSR (in-edges or in-neighbours).
+    pub reverse: bool,
     /// The locals its iterations read from the item (scalars), saved with each record.
     pub closure: Vec<LocalId>,
 }
@@ -74,10 +78,11 @@ pub fn split_site<'k>(kernel: &'k Kernel, phase: &'k ForAll) -> Option<SplitSite
     let (top, site) = nested::site(phase)?;
     // A scheduled fold (a `for` that sums into a local) stays in its item's thread.
     let Stmt::ForAll(inner) = site else { return None };
-    if top + 1 != phase.body.len() || !matches!(inner.space, Space::Adjacent(..)) {
+    let Space::Adjacent(adjacency, _) = inner.space else { return None };
+    if top + 1 != phase.body.len() {
         return None;
     }
-    Some(SplitSite { inner, closure: nested::closure(kernel, site) })
+    Some(SplitSite { inner, reverse: adjacency.uses_reverse(), closure: nested::closure(kernel, site) })
 }
 
 /// The C11 target of the printer.
@@ -147,7 +152,7 @@ impl Target for C {
         let name = format!("grail_k{kernel}_{phase}");
         let kernel_name = e.kernel.map_or("", |k| k.name.as_str());
         let site = e.kernel.and_then(|k| split_site(k, forall));
-        *self.split.borrow_mut() = site.as_ref().map(|site| (site.inner as *const ForAll, site.closure.clone()));
+        *self.split.borrow_mut() = None;
         // The size function.
         let size = e.phase_size(forall)?;
         e.line(0, &format!("/* kernel `{kernel_name}`, phase {phase} */"));
@@ -166,54 +171,40 @@ impl Target for C {
         };
         let nested = loops.len() > 1;
         let depth = 1 + nested as usize;
-        let items = e.capture(|e| {
-            for (open, item) in &loops {
-                if let Some(open) = open {
-                    e.line(1, open);
+        let item_loops = |e: &mut Emitter<'_, Self>| {
+            e.capture(|e| {
+                for (open, item) in &loops {
+                    if let Some(open) = open {
+                        e.line(1, open);
+                    }
+                    e.line(depth, "for (uint64_t i = begin; i < end; i++) {");
+                    e.item(forall, item, depth + 1)?;
+                    e.line(depth, "}");
                 }
-                e.line(depth, "for (uint64_t i = begin; i < end; i++) {");
-                e.item(forall, item, depth + 1)?;
-                e.line(depth, "}");
+                if nested {
+                    e.line(1, "}");
+                }
+                Ok(())
+            })
+        };
+        // Every phase's function runs its nested loops in the item's thread; a phase with a
+        // split site has a second one, `_hubs`, that defers the large ones, which the runtime
+        // calls only when some node is large enough to be deferred.
+        let items = item_loops(&mut e)?;
+        let hub_items = match &site {
+            Some(site) => {
+                *self.split.borrow_mut() = Some((site.inner as *const ForAll, site.closure.clone()));
+                let hub_items = item_loops(&mut e);
+                *self.split.borrow_mut() = None;
+                Some(hub_items?)
             }
-            if nested {
-                e.line(1, "}");
-            }
-            Ok(())
-        })?;
+            None => None,
+        };
         e.out = size_fn;
-        e.line(
-            0,
-            &format!(
-                "void {name}(const grail_ctx *ctx, const grail_value *args, uint64_t begin, uint64_t end, grail_thread *t) {{"
-            ),
-        );
-        e.prologue();
-        e.line(1, "(void)t;");
-        // Per-thread state lives in locals for the whole chunk and is written back at its end,
-        // so that stores to property columns never force it to be reloaded from `grail_thread`.
-        let ThreadUse { pushes, retries, acc } = e.uses;
-        if pushes {
-            e.line(1, "grail_buf pushes_ = t->pushes;");
-        }
-        if retries {
-            e.line(1, "grail_buf retries_ = t->retries;");
-        }
-        let accumulator = if acc { Some(e.accumulator()?) } else { None };
-        if let Some((_, _, ty, member)) = &accumulator {
-            e.line(1, &format!("{ty} acc_ = ({ty})t->acc.{member};"));
-        }
-        if site.is_some() {
-            e.line(1, "grail_wbuf deferred_ = t->deferred;");
-            e.line(1, "const uint64_t split_min_ = t->split_min;");
-        }
-        e.out.push_str(&items);
-        thread_epilogue(&mut e, pushes, retries, &accumulator);
-        if site.is_some() {
-            e.line(1, "t->deferred = deferred_;");
-        }
-        e.line(0, "}");
-        *self.split.borrow_mut() = None;
-        if let Some(site) = site {
+        let accumulator = if e.uses.acc { Some(e.accumulator()?) } else { None };
+        phase_function(&mut e, &name, &items, false, &accumulator);
+        if let (Some(site), Some(hub_items)) = (site, hub_items) {
+            phase_function(&mut e, &format!("{name}_hubs"), &hub_items, true, &accumulator);
             split_function(&mut e, &name, &site)?;
         }
         Ok(e.out)
@@ -232,11 +223,14 @@ impl Target for C {
         };
         let node = e.expr(node)?;
         let (offsets, _) = e.adjacency(*adjacency);
+        // One loop, as without a split site; a hub's is recorded and left empty here (when the
+        // record cannot be made, `failed` stops the run).
         e.line(depth, "{");
         e.line(depth + 1, &format!("const uint32_t n_ = {node};"));
-        e.line(depth + 1, &format!("const uint64_t k0_ = {offsets}[n_], k1_ = {offsets}[(uint64_t)n_ + 1];"));
-        e.line(depth + 1, "if (k1_ - k0_ >= split_min_) {");
-        e.line(depth + 2, &format!("uint64_t *const r_ = grail_wbuf_reserve(&deferred_, {stride});"));
+        e.line(depth + 1, &format!("const uint64_t k0_ = {offsets}[n_];"));
+        e.line(depth + 1, &format!("uint64_t k1_ = {offsets}[(uint64_t)n_ + 1];"));
+        e.line(depth + 1, "if (__builtin_expect(k1_ - k0_ >= split_min_, 0)) {");
+        e.line(depth + 2, &format!("uint64_t *const r_ = grail_wbuf_reserve(&t->deferred, {stride});"));
         e.line(depth + 2, "if (r_) {");
         e.line(depth + 3, "r_[0] = k0_;");
         e.line(depth + 3, "r_[1] = k1_;");
@@ -245,9 +239,9 @@ impl Target for C {
             e.line(depth + 3, &format!("memcpy(&r_[{}], &{name}, sizeof {name});", 2 + j));
         }
         e.line(depth + 2, "}");
-        e.line(depth + 1, "} else {");
-        split_loop(e, forall, "k0_", "k1_", depth + 2)?;
+        e.line(depth + 2, "k1_ = k0_;");
         e.line(depth + 1, "}");
+        split_loop(e, forall, "k0_", "k1_", depth + 1)?;
         e.line(depth, "}");
         Ok(())
     }
@@ -302,6 +296,42 @@ fn split_loop(
     e.looped(&filtered_body(forall), depth + 1)?;
     e.line(depth, "}");
     Ok(())
+}
+
+/// A phase's item function: the prologue, the per-thread state in locals (for the whole chunk,
+/// written back at its end, so that stores to property columns never force it to be reloaded
+/// from `grail_thread`), and the item loops; `hubs`: the variant that defers large loops.
+fn phase_function(
+    e: &mut Emitter<'_, C>,
+    name: &str,
+    items: &str,
+    hubs: bool,
+    accumulator: &Option<(ReduceOp, Type, String, &'static str)>,
+) {
+    e.line(
+        0,
+        &format!(
+            "void {name}(const grail_ctx *ctx, const grail_value *args, uint64_t begin, uint64_t end, grail_thread *t) {{"
+        ),
+    );
+    e.prologue();
+    e.line(1, "(void)t;");
+    let ThreadUse { pushes, retries, .. } = e.uses;
+    if pushes {
+        e.line(1, "grail_buf pushes_ = t->pushes;");
+    }
+    if retries {
+        e.line(1, "grail_buf retries_ = t->retries;");
+    }
+    if let Some((_, _, ty, member)) = accumulator {
+        e.line(1, &format!("{ty} acc_ = ({ty})t->acc.{member};"));
+    }
+    if hubs {
+        e.line(1, "const uint64_t split_min_ = t->split_min;");
+    }
+    e.out.push_str(items);
+    thread_epilogue(e, pushes, retries, accumulator);
+    e.line(0, "}");
 }
 
 /// Writes back the per-thread state a function kept in locals.

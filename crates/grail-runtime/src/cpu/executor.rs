@@ -92,9 +92,21 @@ struct CollectionCode {
 struct PhaseCode {
     size: SizeFn,
     run: PhaseFn,
-    /// For a phase with a split site: the function that runs part of a deferred loop, and the
-    /// words of a record.
-    split: Option<(SplitFn, usize)>,
+    /// For a phase with a split site: what runs it with hubs deferred.
+    split: Option<SplitCode>,
+}
+
+/// The generated functions of a phase with a split site.
+#[derive(Clone, Copy)]
+struct SplitCode {
+    /// The phase function that defers loops of at least `split_min` iterations.
+    hubs: PhaseFn,
+    /// Runs part of a deferred loop.
+    part: SplitFn,
+    /// The words of a record.
+    stride: usize,
+    /// Whether the loops walk the reverse CSR.
+    reverse: bool,
 }
 
 /// A kernel's generated functions, by phase.
@@ -181,7 +193,12 @@ impl CpuProgram {
                 };
                 let split = match site {
                     // SAFETY: as above, for phases with a split site.
-                    Some(site) => Some((unsafe { library.function(&format!("grail_k{k}_{p}_split"))? }, site.stride())),
+                    Some(site) => Some(SplitCode {
+                        hubs: unsafe { library.function(&format!("grail_k{k}_{p}_hubs"))? },
+                        part: unsafe { library.function(&format!("grail_k{k}_{p}_split"))? },
+                        stride: site.stride(),
+                        reverse: site.reverse,
+                    }),
                     None => None,
                 };
                 phases.push(PhaseCode { size, run, split });
@@ -326,6 +343,10 @@ pub(super) struct Run<'a, 'r, 'p> {
     /// among all of theirs (one more entry: the total).
     split_records: Vec<*const u64>,
     split_starts: Vec<u64>,
+    /// The `split_min` every thread holds.
+    split_min: u64,
+    /// The graph's largest out- and in-degree, once a phase with a split site needed them.
+    max_degrees: [Option<u64>; 2],
 }
 
 impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
@@ -389,6 +410,8 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
             invocation: 0,
             split_records: Vec::new(),
             split_starts: Vec::new(),
+            split_min: u64::MAX,
+            max_degrees: [None; 2],
         }
     }
 
@@ -502,21 +525,29 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
         // SAFETY: the context points at this run's live arrays; `args` has one value per kernel
         // parameter.
         let size = unsafe { (phase.size)(&*self.ctx, self.args.as_ptr()) };
-        if phase.split.is_some() {
-            let split_min = match threads {
-                1 => u64::MAX,
-                _ => {
-                    let mean_degree = self.memory.out.num_edges() / u64::from(self.num_nodes()).max(1);
-                    (size.saturating_mul(mean_degree) / (8 * threads)).max(SPLIT_FLOOR)
+        // Hubs are deferred only when some node can be one: otherwise the plain function, whose
+        // loops carry no test for them.
+        let split = match phase.split {
+            Some(split) if threads > 1 => {
+                let mean_degree = self.memory.out.num_edges() / u64::from(self.num_nodes()).max(1);
+                let split_min = (size.saturating_mul(mean_degree) / (8 * threads)).max(SPLIT_FLOOR);
+                (self.max_degree(split.reverse) >= split_min).then_some((split, split_min))
+            }
+            _ => None,
+        };
+        if let Some((_, split_min)) = split {
+            // Written only when it changes: each write is a cache miss on a line the worker
+            // owns.
+            if split_min != self.split_min {
+                self.split_min = split_min;
+                for state in &mut self.threads.states {
+                    state.split_min = split_min;
                 }
-            };
-            for state in &mut self.threads.states {
-                state.split_min = split_min;
             }
         }
         let (slots, args, ctx) =
             (SlotsPtr(self.threads.states.as_mut_ptr()), ArgsPtr(self.args.as_ptr()), CtxPtr(&*self.ctx));
-        let run = phase.run;
+        let run = split.map_or(phase.run, |(split, _)| split.hubs);
         let work = move |thread: usize, begin: u64, end: u64| {
             // SAFETY: each thread passes its own index, so no two threads use one
             // `grail_thread`; the context, arguments and columns stay valid and unchanged until
@@ -526,11 +557,36 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
         let min_items = if self.pool.in_region() { REGION_PARALLEL_MIN_ITEMS } else { PARALLEL_MIN_ITEMS };
         let job = Job { work: &work, size, min_chunk: MIN_CHUNK, max_chunk: MAX_CHUNK };
         self.pool.run(job, size >= min_items);
-        let split = match phase.split {
-            Some((split, stride)) => self.run_deferred(split, stride, kernel)?,
+        let shared = match split {
+            Some((split, _)) => self.run_deferred(split.part, split.stride, kernel)?,
             None => 0,
         };
-        Ok((size, split))
+        Ok((size, shared))
+    }
+
+    /// The largest out-degree (in-degree with `reverse`) of the graph, computed once a run, on
+    /// every thread.
+    fn max_degree(&mut self, reverse: bool) -> u64 {
+        if let Some(max) = self.max_degrees[usize::from(reverse)] {
+            return max;
+        }
+        let offsets: &[u64] = match (reverse, &self.memory.reverse) {
+            (false, _) => self.memory.out.offsets(),
+            (true, Some(reverse)) => &reverse.offsets,
+            (true, None) => &[],
+        };
+        let max = std::sync::atomic::AtomicU64::new(0);
+        let nodes = offsets.len().saturating_sub(1) as u64;
+        let work = |_: usize, begin: u64, end: u64| {
+            let (begin, end) = (begin as usize, end as usize);
+            let chunk = offsets[begin + 1..=end].iter().zip(&offsets[begin..end]).map(|(e, s)| e - s).max();
+            max.fetch_max(chunk.unwrap_or(0), std::sync::atomic::Ordering::Relaxed);
+        };
+        let job = Job { work: &work, size: nodes, min_chunk: 1 << 16, max_chunk: 1 << 18 };
+        self.pool.run(job, nodes >= 1 << 17);
+        let max = max.into_inner();
+        self.max_degrees[usize::from(reverse)] = Some(max);
+        max
     }
 
     /// Shares the iterations of the loops the threads deferred in the last pass of a phase

@@ -113,20 +113,20 @@ impl GrailWBuf {
 /// deferred, and the size from which it defers them.
 #[repr(C)]
 pub(crate) struct GrailThread {
-    pub pushes: GrailBuf,
     pub retries: GrailBuf,
-    pub acc: GrailValue,
     pub deferred: GrailWBuf,
+    pub pushes: GrailBuf,
+    pub acc: GrailValue,
     pub split_min: u64,
 }
 
 impl GrailThread {
     pub fn new() -> GrailThread {
         GrailThread {
-            pushes: GrailBuf::EMPTY,
             retries: GrailBuf::EMPTY,
-            acc: GrailValue::default(),
             deferred: GrailWBuf::EMPTY,
+            pushes: GrailBuf::EMPTY,
+            acc: GrailValue::default(),
             split_min: u64::MAX,
         }
     }
