@@ -133,6 +133,10 @@ impl Target for Cuda {
         Ok(())
     }
 
+    fn phases_share_a_launch(&self, module: &Module) -> bool {
+        printer::has_outlined(module)
+    }
+
     fn epilogue(&self, out: &mut String, module: &Module) -> Result<(), CodegenError> {
         outline::regions(self, out, module)
     }

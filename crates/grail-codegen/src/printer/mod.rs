@@ -74,6 +74,14 @@ pub(crate) trait Target: Sized {
         format!("{}[{index}]", e.ctx("items"))
     }
 
+    /// Whether several phases of `module` may run inside one launch (the CUDA target's control
+    /// kernels): a column one phase only reads may then be written by another phase of the same
+    /// launch, so column pointers cannot be `restrict` (the compiler could read them through a
+    /// non-coherent cache).
+    fn phases_share_a_launch(&self, _module: &Module) -> bool {
+        false
+    }
+
     /// What follows the kernels' phases (the CUDA target's outlined regions).
     fn epilogue(&self, _out: &mut String, _module: &Module) -> Result<(), CodegenError> {
         Ok(())
@@ -491,10 +499,7 @@ impl<'m, T: Target> Emitter<'m, T> {
     /// kernel phase, where no other pointer reaches them, the columns are `restrict` (unless
     /// the phase calls a function, which reaches them through its own views).
     pub fn views(&mut self) {
-        // Not in a module with outlined regions: a control kernel runs several phases, and a
-        // column one phase only reads may be written by another phase of the same launch, which
-        // `restrict` would let the compiler read through the non-coherent cache.
-        let restrict = self.kernel.is_some() && !self.calls.get() && !has_outlined(self.module);
+        let restrict = self.kernel.is_some() && !self.calls.get() && !self.target.phases_share_a_launch(self.module);
         let qualifier = if restrict { "const restrict" } else { "const" };
         for (i, p) in self.module.properties.iter().enumerate() {
             let ty = c_type(p.ty);
