@@ -131,6 +131,37 @@ fn mark_local_written(place: &Place, writes: &mut [bool]) {
     }
 }
 
+/// The property a store to `place` writes (through any struct fields), if it is one.
+pub fn stored_property(place: &Place) -> Option<PropertyId> {
+    match place {
+        Place::Property { property, .. } => Some(*property),
+        Place::Field { base, .. } => stored_property(base),
+        Place::Local(_) | Place::ElementField { .. } => None,
+    }
+}
+
+/// Marks the properties that assignments in `block` store to (host code has no atomics).
+pub fn assigned_properties(block: &Block, written: &mut [bool]) {
+    walk_block(block, &mut |stmt| {
+        if let Stmt::Assign { place, .. } = stmt
+            && let Some(property) = stored_property(place)
+        {
+            written[property.index()] = true;
+        }
+    });
+}
+
+/// Which properties anything writes: a kernel or a function ([`written_by_kernels`], atomics
+/// included), or an assignment in host code.
+pub fn written_anywhere(module: &Module) -> Vec<bool> {
+    let mut written = written_by_kernels(module);
+    for function in &module.functions {
+        assigned_properties(&function.body.block, &mut written);
+    }
+    assigned_properties(&module.main.block, &mut written);
+    written
+}
+
 /// Which properties any kernel (or a function a kernel calls) writes: the others are read-only
 /// while kernels run.
 pub fn written_by_kernels(module: &Module) -> Vec<bool> {

@@ -7,7 +7,7 @@
 //! [`Module::opt`]'s `ldg` is on. The graph's own arrays are read-only in every kernel and are
 //! always read that way.
 
-use crate::analysis::written_by_kernels;
+use crate::analysis::{assigned_properties, written_by_kernels};
 use crate::ir::*;
 use crate::opt::OptConfig;
 
@@ -27,17 +27,7 @@ pub fn read_only(module: &Module) -> Vec<bool> {
             Stmt::Pipe(pipe) if pipe.outlined => &pipe.body,
             _ => return,
         };
-        walk_block(region, &mut |inner| {
-            if let Stmt::Assign { place, .. } = inner {
-                let mut place = place;
-                while let Place::Field { base, .. } = place {
-                    place = base;
-                }
-                if let Place::Property { property, .. } = place {
-                    written[property.index()] = true;
-                }
-            }
-        });
+        assigned_properties(region, &mut written);
     });
     written.iter().map(|w| !w).collect()
 }

@@ -27,7 +27,7 @@ use cudarc::driver::sys::CUlimit;
 use cudarc::driver::{CudaContext, CudaFunction};
 use grail_graph::Graph;
 use grail_ir::analysis::{self, KernelEffects};
-use grail_ir::{CollectionId, KernelId, Module, OutlineId, Place, PropertyId, Space, Stmt, Type, walk_block};
+use grail_ir::{CollectionId, KernelId, Module, OutlineId, PropertyId, Space, Stmt, Type};
 
 use super::buffer::{self, DeviceBuffer, Event, arg, call, launch};
 use super::device::{Device, GpuModule};
@@ -207,24 +207,12 @@ impl GpuProgram {
                 retries,
             });
         }
-        let written = analysis::written_by_kernels(&module);
-        let mut written_by_host = vec![false; module.properties.len()];
-        walk_block(&module.main.block, &mut |stmt| {
-            if let Stmt::Assign { place, .. } = stmt {
-                let mut place = place;
-                while let Place::Field { base, .. } = place {
-                    place = base;
-                }
-                if let Place::Property { property, .. } = place {
-                    written_by_host[property.index()] = true;
-                }
-            }
-        });
+        let written = analysis::written_anywhere(&module);
         let bound_weights = module
             .properties
             .iter()
             .enumerate()
-            .map(|(p, property)| property.is_weight && property.ty == Type::U32 && !written[p] && !written_by_host[p])
+            .map(|(p, property)| property.is_weight && property.ty == Type::U32 && !written[p])
             .collect();
         let program = GpuProgram {
             staging: std::sync::Mutex::new(None),

@@ -105,84 +105,51 @@ impl DeviceGraph {
     pub(crate) fn prepare(&mut self, module: &Module, graph: &Graph) -> Result<()> {
         let started = Instant::now();
         self.context.bind_to_thread().map_err(|e| call("cuCtxSetCurrent", e))?;
-        let c = &self.context;
         if analysis::needs_in_edge_ids(module) && self.in_edge_ids.is_none() {
             // The ids go with the reverse CSR they index: the graph's own pair, or both built here.
-            let (reverse, ids) = match (graph.reverse(), graph.in_edge_ids()) {
-                (Some(csr), Some(ids)) => (
-                    (
-                        DeviceBuffer::from_slice_staged(
-                            c,
-                            csr.offsets(),
-                            "the reverse graph's offsets",
-                            &mut self.staging,
-                        )?,
-                        DeviceBuffer::from_slice_staged(
-                            c,
-                            csr.targets(),
-                            "the reverse graph's edges",
-                            &mut self.staging,
-                        )?,
-                    ),
-                    DeviceBuffer::from_slice_staged(c, ids, "the in-edges' ids", &mut self.staging)?,
-                ),
+            match (graph.reverse(), graph.in_edge_ids()) {
+                (Some(csr), Some(ids)) => {
+                    self.reverse = Some(self.upload_reverse(csr.offsets(), csr.targets())?);
+                    self.in_edge_ids = Some(self.upload(ids, "the in-edges' ids")?);
+                }
                 _ => {
                     let (csr, ids) = graph.out().transpose_with_ids();
-                    (
-                        (
-                            DeviceBuffer::from_slice_staged(
-                                c,
-                                csr.offsets(),
-                                "the reverse graph's offsets",
-                                &mut self.staging,
-                            )?,
-                            DeviceBuffer::from_slice_staged(
-                                c,
-                                csr.targets(),
-                                "the reverse graph's edges",
-                                &mut self.staging,
-                            )?,
-                        ),
-                        DeviceBuffer::from_slice_staged(c, &ids, "the in-edges' ids", &mut self.staging)?,
-                    )
+                    self.reverse = Some(self.upload_reverse(csr.offsets(), csr.targets())?);
+                    self.in_edge_ids = Some(self.upload(&ids, "the in-edges' ids")?);
                 }
-            };
-            self.reverse = Some(reverse);
-            self.in_edge_ids = Some(ids);
+            }
         }
         if analysis::needs_reverse(module) && self.reverse.is_none() {
+            let out = graph.out();
             self.reverse = Some(match graph.reverse() {
                 // A symmetric graph with sorted lists is its own reverse: the same arrays.
                 Some(csr)
-                    if std::ptr::eq(csr.offsets().as_ptr(), graph.out().offsets().as_ptr())
-                        && std::ptr::eq(csr.targets().as_ptr(), graph.out().targets().as_ptr()) =>
+                    if std::ptr::eq(csr.offsets().as_ptr(), out.offsets().as_ptr())
+                        && std::ptr::eq(csr.targets().as_ptr(), out.targets().as_ptr()) =>
                 {
                     (DeviceBuffer::view(&self.offsets), DeviceBuffer::view(&self.targets))
                 }
-                Some(csr) => (
-                    DeviceBuffer::from_slice_staged(
-                        c,
-                        csr.offsets(),
-                        "the reverse graph's offsets",
-                        &mut self.staging,
-                    )?,
-                    DeviceBuffer::from_slice_staged(c, csr.targets(), "the reverse graph's edges", &mut self.staging)?,
-                ),
+                Some(csr) => self.upload_reverse(csr.offsets(), csr.targets())?,
                 None => {
-                    let (offsets, sources, _) = graph.out().transpose().into_parts();
-                    (
-                        DeviceBuffer::from_slice_staged(c, &offsets, "the reverse graph's offsets", &mut self.staging)?,
-                        DeviceBuffer::from_slice_staged(c, &sources, "the reverse graph's edges", &mut self.staging)?,
-                    )
+                    let csr = out.transpose();
+                    self.upload_reverse(csr.offsets(), csr.targets())?
                 }
             });
         }
         if analysis::needs_edge_sources(module) && self.edge_sources.is_none() {
             let sources = graph.out().edge_sources();
-            self.edge_sources =
-                Some(DeviceBuffer::from_slice_staged(c, &sources, "the edges' sources", &mut self.staging)?);
+            self.edge_sources = Some(self.upload(&sources, "the edges' sources")?);
         }
         self.upload += started.elapsed();
         Ok(())
+    }
+
+    /// Copies `data` up through this graph's staging buffers.
+    fn upload<T: Copy>(&mut self, data: &[T], what: &str) -> Result<DeviceBuffer> {
+        DeviceBuffer::from_slice_staged(&self.context, data, what, &mut self.staging)
+    }
+
+    fn upload_reverse(&mut self, offsets: &[u64], sources: &[u32]) -> Result<(DeviceBuffer, DeviceBuffer)> {
+        Ok((self.upload(offsets, "the reverse graph's offsets")?, self.upload(sources, "the reverse graph's edges")?))
     }
 }

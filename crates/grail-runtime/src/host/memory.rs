@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use std::ffi::c_void;
 
 use grail_graph::{Column, Csr, Graph};
-use grail_ir::{Module, Owner, Place, Stmt, Type, analysis, walk_block};
+use grail_ir::{Module, Owner, Type, analysis};
 
 use super::value::{Value, column_type};
 use crate::error::{Result, RuntimeError};
@@ -188,7 +188,7 @@ impl<'g> Memory<'g> {
             .map_err(|_| RuntimeError::OutOfMemory { what: "edge property columns".into() })?;
         let mut owned = Vec::with_capacity(module.properties.len());
         let mut borrowed: Vec<Option<ColumnRef>> = vec![None; module.properties.len()];
-        let written = if borrow_weights { written_anywhere(module) } else { Vec::new() };
+        let written = if borrow_weights { analysis::written_anywhere(module) } else { Vec::new() };
         for (i, property) in module.properties.iter().enumerate() {
             let ty = column_type(property.ty).ok_or_else(|| {
                 RuntimeError::Unsupported(format!(
@@ -296,27 +296,6 @@ impl<'g> Memory<'g> {
     pub fn into_columns(self) -> Vec<Column> {
         self.owned
     }
-}
-
-/// Which properties anything writes: a kernel or a function ([`analysis::written_by_kernels`],
-/// atomics included), or an assignment in host code (host code has no atomics).
-fn written_anywhere(module: &Module) -> Vec<bool> {
-    let mut written = analysis::written_by_kernels(module);
-    let bodies = module.functions.iter().map(|f| &f.body).chain(std::iter::once(&module.main));
-    for body in bodies {
-        walk_block(&body.block, &mut |stmt| {
-            if let Stmt::Assign { place, .. } = stmt {
-                let mut place = place;
-                while let Place::Field { base, .. } = place {
-                    place = base;
-                }
-                if let Place::Property { property, .. } = place {
-                    written[property.index()] = true;
-                }
-            }
-        });
-    }
-    written
 }
 
 /// The graph's weights converted to the property's integer type (1 where there are none).

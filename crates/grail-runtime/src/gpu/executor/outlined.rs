@@ -74,8 +74,8 @@ fn collect(block: &[Stmt], module: &Module, found: &mut Vec<(OutlineId, String, 
                 }
             }
             Stmt::Assign { place, .. } => {
-                if let Some(p) = written_property(place) {
-                    writes[p] = true;
+                if let Some(p) = grail_ir::analysis::stored_property(place) {
+                    writes[p.index()] = true;
                 }
             }
             _ => {}
@@ -83,14 +83,6 @@ fn collect(block: &[Stmt], module: &Module, found: &mut Vec<(OutlineId, String, 
         kernels.sort();
         kernels.dedup();
         found.push((id, grail_ir::opt::outline::region_name(stmt), kernels, writes));
-    }
-}
-
-fn written_property(place: &grail_ir::Place) -> Option<usize> {
-    match place {
-        grail_ir::Place::Property { property, .. } => Some(property.index()),
-        grail_ir::Place::Field { base, .. } => written_property(base),
-        _ => None,
     }
 }
 
