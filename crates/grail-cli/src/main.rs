@@ -13,6 +13,13 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    // Output piped into a reader that stops early (`grail run ... --json | head`) ends grail
+    // quietly, as it ends other command-line tools, instead of panicking in `println!`.
+    #[cfg(unix)]
+    // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = cli::Cli::parse();
     let progress = progress::Bars::new(cli.quiet);
     if let Some(threads) = cli.threads
