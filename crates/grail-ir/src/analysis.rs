@@ -131,12 +131,19 @@ fn mark_local_written(place: &Place, writes: &mut [bool]) {
     }
 }
 
+/// The local, property or element a place is a field of (or the place itself).
+pub fn root_place(place: &Place) -> &Place {
+    match place {
+        Place::Field { base, .. } => root_place(base),
+        other => other,
+    }
+}
+
 /// The property a store to `place` writes (through any struct fields), if it is one.
 pub fn stored_property(place: &Place) -> Option<PropertyId> {
-    match place {
+    match root_place(place) {
         Place::Property { property, .. } => Some(*property),
-        Place::Field { base, .. } => stored_property(base),
-        Place::Local(_) | Place::ElementField { .. } => None,
+        _ => None,
     }
 }
 

@@ -215,7 +215,7 @@ impl Target for C {
     fn nested_forall(&self, e: &mut Emitter<'_, Self>, forall: &ForAll, depth: usize) -> Result<(), CodegenError> {
         let closure = match &*self.split.borrow() {
             Some((site, closure)) if std::ptr::eq(*site, forall) => closure.clone(),
-            _ => return default_nested_forall(self, e, forall, depth),
+            _ => return printer::serial_nested_forall(self, e, forall, depth),
         };
         let stride = 2 + closure.len();
         let Space::Adjacent(adjacency, node) = &forall.space else {
@@ -255,29 +255,6 @@ impl Target for C {
     }
 }
 
-/// The printer's default nested loop (serial, in the item's thread).
-fn default_nested_forall(
-    target: &C,
-    e: &mut Emitter<'_, C>,
-    forall: &ForAll,
-    depth: usize,
-) -> Result<(), CodegenError> {
-    let Space::Adjacent(adjacency, node) = &forall.space else {
-        return Err(CodegenError::Internal("a nested parallel loop that is not over adjacency".into()));
-    };
-    target.adjacency_loop(e, forall.var, *adjacency, node, &filtered_body(forall), depth)
-}
-
-/// A nested loop's body with its filter as an `if` around it.
-fn filtered_body(forall: &ForAll) -> Block {
-    match &forall.filter {
-        None => forall.body.clone(),
-        Some(filter) => {
-            vec![Stmt::If { cond: filter.clone(), then: forall.body.clone(), otherwise: Vec::new(), uniform: false }]
-        }
-    }
-}
-
 /// The iterations `begin..end` (C expressions of CSR positions) of a split site's loop.
 fn split_loop(
     e: &mut Emitter<'_, C>,
@@ -293,7 +270,7 @@ fn split_loop(
     let (_, item) = e.adjacency(*adjacency);
     e.line(depth, &format!("for (uint64_t k = {begin}; k < {end}; k++) {{"));
     e.line(depth + 1, &format!("{var} = {item};"));
-    e.looped(&filtered_body(forall), depth + 1)?;
+    e.looped(&printer::filtered_body(forall), depth + 1)?;
     e.line(depth, "}");
     Ok(())
 }

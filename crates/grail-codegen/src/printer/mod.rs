@@ -133,13 +133,17 @@ pub(crate) fn serial_nested_forall<T: Target>(
     let Space::Adjacent(adjacency, node) = &forall.space else {
         return Err(CodegenError::Internal("a nested parallel loop that is not over adjacency".into()));
     };
-    let body = match &forall.filter {
+    target.adjacency_loop(e, forall.var, *adjacency, node, &filtered_body(forall), depth)
+}
+
+/// A nested loop's body with its filter as an `if` around it.
+pub(crate) fn filtered_body(forall: &ForAll) -> Block {
+    match &forall.filter {
         None => forall.body.clone(),
         Some(filter) => {
             vec![Stmt::If { cond: filter.clone(), then: forall.body.clone(), otherwise: Vec::new(), uniform: false }]
         }
-    };
-    target.adjacency_loop(e, forall.var, *adjacency, node, &body, depth)
+    }
 }
 
 /// Prints a valid module for `target`.
@@ -192,14 +196,6 @@ fn function_signature(index: usize, f: &Function) -> String {
         params.push(format!("{} {}", c_type(local.ty), local_name(i, &local.name)));
     }
     format!("{} grail_f{index}({}) /* {} */", c_type(f.result), params.join(", "), f.name)
-}
-
-/// The local or property a place is a field of (or the place itself).
-pub(crate) fn root_place(place: &Place) -> &Place {
-    match place {
-        Place::Field { base, .. } => root_place(base),
-        other => other,
-    }
 }
 
 /// Whether any `iterate` or `pipe` of `main` is outlined.
@@ -612,7 +608,7 @@ impl<'m, T: Target> Emitter<'m, T> {
         match stmt {
             Stmt::Assign { place, value } => {
                 let line = format!("{} = {};", self.place(place)?, self.expr(value)?);
-                if self.region && !matches!(root_place(place), Place::Local(_)) {
+                if self.region && !matches!(analysis::root_place(place), Place::Local(_)) {
                     target.region_store(self, &line, depth)?;
                 } else {
                     self.line(depth, &line);

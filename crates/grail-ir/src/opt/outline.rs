@@ -15,7 +15,7 @@
 //! can move, and looks at the children of one that cannot; each region left on the host gets a
 //! note that says why.
 
-use crate::analysis::{stmt_exprs, walk_expr};
+use crate::analysis::{root_place, stmt_exprs, walk_expr};
 use crate::ir::*;
 use crate::opt::{OptConfig, Outline};
 
@@ -215,13 +215,6 @@ fn claims_elements(kernel: &Kernel) -> bool {
             if elements.first().is_some_and(|e| matches!(e.ty, Type::Element(_))));
     });
     found
-}
-
-fn root_place(place: &Place) -> &Place {
-    match place {
-        Place::Field { base, .. } => root_place(base),
-        other => other,
-    }
 }
 
 /// Sets `outlined` on the regions in `marks`.
