@@ -54,7 +54,7 @@ if "$grail" devices --device "$device" | tee "$out/devices.txt"; then pass "self
 
 if [[ ${#opts[@]} -eq 0 ]]; then
     opts=(none all "outline=all" "np=tb" "np=wp" "np=fg" "np=tb+wp" "np=tb+fg" "np=wp+fg" "np=tb+wp+fg"
-        "coop=warp" "backoff=on" "ldg=on" "all,block=128" "all,block=1024")
+        "coop=warp" "np=tb+fg,coop=block" "all,coop=block" "backoff=on" "ldg=on" "all,block=128" "all,block=1024")
 fi
 
 run_suite() { # name graphs config
@@ -87,10 +87,10 @@ if [[ -z "$sanitizer" ]]; then
 else
     "$grail" -q gen rmat --scale 9 --undirected --max-weight 255 -o "$out/san9.gcsr" >/dev/null
     san_algos=(bfs sssp cc pr tri mis mst)
-    san_configs=(none all "all,np=tb+wp" "all,np=fg,outline=none")
+    san_configs=(none all "all,np=tb+wp" "all,np=fg,outline=none" "all,coop=block")
     if [[ $quick -eq 1 ]]; then
         san_algos=(bfs sssp pr tri)
-        san_configs=(all)
+        san_configs=(all "all,coop=block")
     fi
     for algo in "${san_algos[@]}"; do
         for config in "${san_configs[@]}"; do

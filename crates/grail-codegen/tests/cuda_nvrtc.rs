@@ -44,6 +44,7 @@ fn configurations() -> Vec<OptConfig> {
             ldg: i % 3 != 1,
             block: blocks[i % 4],
             grid: (i % 3) as u32,
+            unroll: 1 + (i % 3) as u32,
         })
         .collect()
 }

@@ -605,6 +605,10 @@ pub struct Pipe {
     pub initial: Option<Initial>,
     pub body: Block,
     pub outlined: bool,
+    /// Set by pipe unrolling ([`crate::opt::unroll`]) on an outlined pipe: the control kernel
+    /// runs the body this many times per trip of its loop, checking the worklist between the
+    /// copies. 1: not unrolled.
+    pub unroll: u32,
 }
 
 /// A lock construct's kind.

@@ -219,8 +219,9 @@ impl<'m> Printer<'m> {
             Stmt::Pipe(pipe) => {
                 let once = if pipe.once { " once" } else { "" };
                 let outlined = if pipe.outlined { " outlined" } else { "" };
+                let unroll = if pipe.unroll > 1 { format!(" unroll {}", pipe.unroll) } else { String::new() };
                 self.open(
-                    format!("pipe#{}{once}{outlined}{}", pipe.id.0, self.initial(pipe.initial.as_ref())),
+                    format!("pipe#{}{once}{outlined}{unroll}{}", pipe.id.0, self.initial(pipe.initial.as_ref())),
                     &pipe.body,
                 );
                 self.line("}");

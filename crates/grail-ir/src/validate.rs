@@ -294,6 +294,12 @@ impl<'m> Checker<'m> {
             }
             Stmt::Pipe(pipe) => {
                 self.host_only("`pipe`")?;
+                if pipe.unroll == 0 || (pipe.unroll > 1 && (pipe.once || !pipe.outlined)) {
+                    return self.fail(format!(
+                        "pipe#{} is unrolled {} times, but only an outlined pipe loop may be unrolled, at least once",
+                        pipe.id.0, pipe.unroll
+                    ));
+                }
                 self.initial(pipe.initial.as_ref())?;
                 self.block(&pipe.body, Scope { in_region: true, in_loop: !pipe.once || scope.in_loop, ..scope })
             }

@@ -117,12 +117,29 @@ fn main() { invoke gather(); }
 }
 
 #[test]
-fn warp_aggregation_marks_every_push_and_block_aggregation_says_why_not() {
+fn warp_aggregation_marks_every_push_and_block_aggregation_needs_block_wide_rounds() {
     let module = optimized(BFS, "coop=warp");
     assert_eq!(module.kernels[0].push_sites, [Aggregation::Warp]);
-    let module = optimized(BFS, "np=tb+wp+fg,coop=block");
+    // IrGL's Listing 9: the edge loop made uniform by the schedulers, the push under the
+    // non-uniform `if` recorded, the block-level push at the focal point ending the iteration.
+    for np in ["tb+wp+fg", "tb", "fg", "wp+fg"] {
+        let module = optimized(BFS, &format!("np={np},coop=block"));
+        assert_eq!(module.kernels[0].push_sites, [Aggregation::Block], "np={np}");
+    }
+    // The warp scheduler alone, or none, leaves no round that a whole block makes together.
+    for np in ["wp", "serial"] {
+        let module = optimized(BFS, &format!("np={np},coop=block"));
+        assert_eq!(module.kernels[0].push_sites, [Aggregation::Warp], "np={np}");
+        assert!(
+            module.opt_notes.iter().any(|n| n.contains("push #0 is not in a nested loop")),
+            "{:?}",
+            module.opt_notes
+        );
+    }
+    // A push inside a sequential loop of the scheduled body may run several times an iteration.
+    let looped = BFS.replace("push(v);", "for k in 0..2 { push(v); }");
+    let module = optimized(&looped, "np=tb+wp+fg,coop=block");
     assert_eq!(module.kernels[0].push_sites, [Aggregation::Warp]);
-    assert!(module.opt_notes.iter().any(|n| n.contains("push #0")), "{:?}", module.opt_notes);
 }
 
 /// The ids of the outlined regions.

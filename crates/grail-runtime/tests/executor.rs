@@ -422,6 +422,7 @@ fn retried_items_run_again_within_the_invocation() {
                     initial: Some(Initial::AllNodes),
                     body: vec![invoke(1, vec![], None)],
                     outlined: false,
+                    unroll: 1,
                 })),
             ],
         },
@@ -511,6 +512,7 @@ fn pipe_with_a_pushing_kernel_over_all_nodes() {
                         assign(0, bin(BinaryOp::Add, l(0, Type::U32), u32c(1))),
                     ],
                     outlined: false,
+                    unroll: 1,
                 })),
                 Stmt::Return(Some(l(1, Type::U32))),
             ],
@@ -1058,6 +1060,7 @@ fn program_faults_are_errors() {
         initial: Some(Initial::Items(vec![past_end])),
         body: vec![],
         outlined: false,
+        unroll: 1,
     }));
     let err = failing(vec![pipe], vec![]);
     assert!(err.to_string().contains("uses node 10, but the graph has 10 nodes"), "{err}");

@@ -8,7 +8,8 @@
 //! 2. **The program gives it something to do**, as the passes see it: `outline` when the pass
 //!    outlines some `iterate` or `pipe` (otherwise the pass's note says why none can move); `np`
 //!    when the pass schedules some nested loop; `coop` when a kernel pushes (and `block` only
-//!    when some push stands at a focal point and the target emits block-level pushes); `backoff`
+//!    when the pass block-aggregates some push: one in a nested loop that the thread-block or
+//!    fine-grained scheduler runs); `backoff`
 //!    when a kernel retries; `ldg` when some property is only read by kernels.
 //! 3. **It changes the program**: two configurations are the same program on a target when the
 //!    target's generated source (C or CUDA) is the same and so are the values of the keys the
@@ -40,10 +41,12 @@ pub enum Key {
     Ldg,
     Block,
     Grid,
+    Unroll,
 }
 
 impl Key {
-    pub const ALL: [Key; 7] = [Key::Outline, Key::Np, Key::Coop, Key::Backoff, Key::Ldg, Key::Block, Key::Grid];
+    pub const ALL: [Key; 8] =
+        [Key::Outline, Key::Np, Key::Coop, Key::Backoff, Key::Ldg, Key::Block, Key::Grid, Key::Unroll];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -54,6 +57,7 @@ impl Key {
             Key::Ldg => "ldg",
             Key::Block => "block",
             Key::Grid => "grid",
+            Key::Unroll => "unroll",
         }
     }
 
@@ -98,6 +102,9 @@ pub const BLOCK_SIZES: [u32; 3] = [128, 256, 512];
 /// The control kernels' blocks per multiprocessor the tuner tries (0: all that fit).
 pub const GRID_SIZES: [u32; 3] = [0, 1, 2];
 
+/// The pipe unrollings the tuner tries.
+pub const UNROLLS: [u32; 3] = [1, 2, 4];
+
 /// One key's value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Setting {
@@ -108,6 +115,7 @@ pub enum Setting {
     Ldg(bool),
     Block(u32),
     Grid(u32),
+    Unroll(u32),
 }
 
 impl Setting {
@@ -121,6 +129,7 @@ impl Setting {
             Key::Ldg => Setting::Ldg(config.ldg),
             Key::Block => Setting::Block(config.block),
             Key::Grid => Setting::Grid(config.grid),
+            Key::Unroll => Setting::Unroll(config.unroll),
         }
     }
 
@@ -135,6 +144,7 @@ impl Setting {
             Setting::Ldg(v) => config.ldg = v,
             Setting::Block(v) => config.block = v,
             Setting::Grid(v) => config.grid = v,
+            Setting::Unroll(v) => config.unroll = v,
         }
         config
     }
@@ -150,6 +160,7 @@ impl Setting {
             Setting::Ldg(_) => "ldg=",
             Setting::Block(_) => "block=",
             Setting::Grid(_) => "grid=",
+            Setting::Unroll(_) => "unroll=",
         };
         config.split(',').find_map(|pair| pair.strip_prefix(key)).expect("every key is printed").to_string()
     }
@@ -189,6 +200,7 @@ impl Space {
                     Key::Ldg => "the read-only data cache is GPU hardware",
                     Key::Block => "thread blocks are GPU hardware",
                     Key::Grid => "control kernels' grids are GPU hardware",
+                    Key::Unroll => "only control kernels (GPU) run pipe loops on the device",
                     _ => "the target does not implement it",
                 };
                 space.skipped.push(Skipped { key, why: format!("{why}; the {target} target has no such key") });
@@ -357,6 +369,20 @@ fn relevance(module: &Module, key: Key, target: Target) -> Result<std::result::R
                 ))
             } else {
                 Err("no region can be outlined, so there is no control kernel to size".into())
+            }
+        }
+        Key::Unroll => {
+            debug_assert_eq!(target, Target::Gpu);
+            let m = optimized(module, &OptConfig { outline: Outline::All, unroll: 2, ..OptConfig::NONE })?;
+            let mut unrolled = false;
+            walk_regions(&m.main.block, &mut |stmt| unrolled |= matches!(stmt, Stmt::Pipe(p) if p.unroll > 1));
+            if unrolled {
+                Ok((
+                    UNROLLS.iter().map(|&u| Setting::Unroll(u)).collect(),
+                    "copies of an outlined pipe loop's body".to_string(),
+                ))
+            } else {
+                Err("no `pipe` loop is outlined, so there is none to unroll".into())
             }
         }
         Key::Block => {

@@ -342,6 +342,32 @@ GRAIL_DEVICE bool grail_push_warp(const grail_wl *wl, uint32_t item) {
     return grail_push_slot(wl, base + rank, item);
 }
 
+/* Cooperative conversion at block level (IrGL §4.2, Listing 9): called by every thread of the
+ * block together, at a focal point (the end of an executor round), `valid` saying whether the
+ * thread has `item` to push. One atomic per block reserves the slots; each thread takes the
+ * slot of its rank among the block's pushers. Contains barriers. */
+GRAIL_DEVICE void grail_push_block(const grail_wl *wl, bool valid, uint32_t item) {
+    __shared__ uint32_t before_[32];
+    __shared__ uint64_t base_;
+    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+    const unsigned ballot = __ballot_sync(0xffffffffu, valid);
+    if (lane == 0u) before_[warp] = __popc(ballot);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        uint32_t total = 0;
+        for (unsigned w = 0; w < (blockDim.x >> 5); w++) {
+            const uint32_t n = before_[w];
+            before_[w] = total;
+            total += n;
+        }
+        base_ = total ? atomicAdd(wl->len, (uint64_t)total) : 0;
+    }
+    __syncthreads();
+    if (valid) grail_push_slot(wl, base_ + before_[warp] + __popc(ballot & ((1u << lane) - 1u)), item);
+    /* Every thread has read base_ and before_ before the next call writes them. */
+    __syncthreads();
+}
+
 /* Item i of a worklist whose first `cap` items are in `items` and the rest in the spill segments
  * of `spill` (a list an outlined region pushed past its capacity). */
 GRAIL_DEVICE uint32_t grail_item(const uint32_t *items, uint64_t cap, void *const *spill, uint64_t i) {

@@ -28,6 +28,7 @@
 //!
 //! [`grail_value`]: CUDA_HEADER
 
+use std::cell::Cell;
 use std::fmt::Write;
 
 use grail_ir::*;
@@ -46,7 +47,9 @@ mod schedule;
 /// [`Module::opt`] configuration and marks select.
 pub fn emit_cuda(module: &Module) -> Result<String, CodegenError> {
     let read_only = if module.opt.ldg { grail_ir::opt::ldg::read_only(module) } else { Vec::new() };
-    printer::emit(module, &Cuda { block: module.opt.block, read_only, backoff: module.opt.backoff })
+    let target =
+        Cuda { block: module.opt.block, read_only, backoff: module.opt.backoff, block_round: Cell::new(false) };
+    printer::emit(module, &target)
 }
 
 /// The atomic folds of a warp's partial reduction into the kernel's `grail_value` result:
@@ -99,6 +102,10 @@ pub(crate) struct Cuda {
     read_only: Vec<bool>,
     /// Retried items handed out in blocks (retry backoff).
     backoff: bool,
+    /// Emitting a position of an executor round that every thread of a block makes together
+    /// (thread block, fine-grained): a block-level push records its item for the round's
+    /// `grail_push_block` ([`schedule`]) instead of pushing.
+    block_round: Cell<bool>,
 }
 
 impl Target for Cuda {
@@ -321,7 +328,14 @@ impl Target for Cuda {
         let aggregation = e.kernel.and_then(|k| k.push_sites.get(site.index()).copied()).unwrap_or_default();
         let push = match aggregation {
             Aggregation::None => "grail_push",
-            // Block-level pushes are not emitted yet (the pass never asks for them).
+            Aggregation::Block if self.block_round.get() => {
+                let (valid, item) = schedule::block_push_slots(site);
+                e.line(depth, &format!("{valid} = true;"));
+                e.line(depth, &format!("{item} = {value};"));
+                return;
+            }
+            // The warp executor and the serial remainder run the same body outside block-wide
+            // rounds: there a block-level site pushes by warp.
             Aggregation::Warp | Aggregation::Block => "grail_push_warp",
         };
         e.line(depth, &format!("{push}(&ctx->pushes, {value});"));

@@ -306,8 +306,17 @@ pub(super) fn orchestration(e: &mut Emitter<'_, Cuda>, stmt: &Stmt, depth: usize
             Ok(())
         }
         Stmt::Pipe(pipe) => {
+            // Unrolled (pipe unrolling), the body repeats with the loop's test between copies:
+            // `break` and `continue` in any copy still mean what they mean in the loop.
             e.line(depth, "do {");
-            e.looped(&pipe.body, depth + 1)?;
+            for copy in 0..pipe.unroll.max(1) {
+                if copy > 0 {
+                    e.line(depth + 1, "if (S->len == 0) break;");
+                }
+                e.line(depth + 1, "{");
+                e.looped(&pipe.body, depth + 2)?;
+                e.line(depth + 1, "}");
+            }
             e.line(depth, "} while (S->len != 0);");
             Ok(())
         }

@@ -18,6 +18,12 @@
 //! uniform (every thread of a block makes the same number of passes, invalid items included) so
 //! the barriers are reached by all.
 //!
+//! Cooperative conversion at block level (IrGL §4.2, Listing 9) happens here: in the thread
+//! block and fine-grained executors every thread of a block makes the same rounds, one position
+//! each, so a push the pass marked `Block` records its item in the round
+//! ([`block_push_slots`]), and after the position, at the focal point that ends the round, every
+//! thread calls `grail_push_block`, which reserves the block's slots with one atomic.
+//!
 //! A scheduled *fold* (`acc = acc op value` over adjacency, [`grail_ir::opt::nested::fold`])
 //! runs the same way, except that each executing thread folds `value` into a partial result,
 //! and the partials reach the owner's `acc`: through a block reduction (thread block), a warp
@@ -39,6 +45,8 @@ struct Loop<'a> {
     schedule: Schedule,
     /// For a fold: the fold, the accumulator's C type and name, and the operator's identity.
     fold: Option<(Fold, String, String, String)>,
+    /// The body's push sites that cooperative conversion aggregates by block.
+    block_pushes: Vec<PushSite>,
 }
 
 impl<'a> Loop<'a> {
@@ -55,6 +63,7 @@ impl<'a> Loop<'a> {
                     body: &forall.body,
                     schedule: forall.schedule,
                     fold: None,
+                    block_pushes: block_pushes(kernel, &forall.body),
                 })
             }
             Stmt::ForEach { var, adjacency, body, schedule, .. } => {
@@ -74,11 +83,57 @@ impl<'a> Loop<'a> {
                     body,
                     schedule: *schedule,
                     fold: Some((fold, c_type(ty), name, identity)),
+                    block_pushes: Vec::new(),
                 })
             }
             _ => Err(CodegenError::Internal("a scheduled statement that is not a loop".into())),
         }
     }
+}
+
+/// The push sites in `body` that cooperative conversion aggregates by block.
+fn block_pushes(kernel: &Kernel, body: &Block) -> Vec<PushSite> {
+    let mut sites = Vec::new();
+    walk_block(body, &mut |stmt| {
+        if let Stmt::Push { site, .. } = stmt
+            && kernel.push_sites.get(site.index()) == Some(&Aggregation::Block)
+        {
+            sites.push(*site);
+        }
+    });
+    sites
+}
+
+/// The locals in which a block-level push site records, during a round, whether its thread
+/// pushes and what.
+pub(super) fn block_push_slots(site: PushSite) -> (String, String) {
+    (format!("bp{}_", site.0), format!("bv{}_", site.0))
+}
+
+/// Opens a block-wide round's records of its block-level pushes (none pushed yet).
+fn open_block_pushes(e: &mut Emitter<'_, Cuda>, inner: &Loop<'_>, depth: usize) {
+    for &site in &inner.block_pushes {
+        let (valid, item) = block_push_slots(site);
+        e.line(depth, &format!("bool {valid} = false;"));
+        e.line(depth, &format!("uint32_t {item} = 0;"));
+    }
+}
+
+/// Ends a block-wide round at its focal point: every thread of the block pushes what it
+/// recorded, one atomic per block and site.
+fn close_block_pushes(e: &mut Emitter<'_, Cuda>, inner: &Loop<'_>, depth: usize) {
+    for &site in &inner.block_pushes {
+        let (valid, item) = block_push_slots(site);
+        e.line(depth, &format!("grail_push_block(&ctx->pushes, {valid}, {item});"));
+    }
+}
+
+/// Runs `position` with block-level pushes recorded rather than pushed.
+fn in_block_round<T>(e: &mut Emitter<'_, Cuda>, f: impl FnOnce(&mut Emitter<'_, Cuda>) -> T) -> T {
+    let outer = e.target.block_round.replace(true);
+    let result = f(e);
+    e.target.block_round.set(outer);
+    result
 }
 
 /// The least value of a type (the identity of `max`).
@@ -213,9 +268,22 @@ fn thread_block(e: &mut Emitter<'_, Cuda>, inner: &Loop<'_>, closure: &[(String,
     e.line(4, "__syncthreads();");
     let sources: Vec<String> = (0..closure.len()).map(|c| format!("tb_c{c}_")).collect();
     open_partial(e, inner, 4);
-    e.line(4, "for (uint64_t k = tb_b_ + threadIdx.x; k < tb_e_; k += blockDim.x) {");
-    position(e, inner, closure, &sources, 5)?;
-    e.line(4, "}");
+    if inner.block_pushes.is_empty() {
+        e.line(4, "for (uint64_t k = tb_b_ + threadIdx.x; k < tb_e_; k += blockDim.x) {");
+        position(e, inner, closure, &sources, 5)?;
+        e.line(4, "}");
+    } else {
+        // Rounds that every thread makes (the last one partly idle), each ending with the
+        // block's pushes; `continue` in the body ends only the position.
+        e.line(4, "for (uint64_t r_ = tb_b_; r_ < tb_e_; r_ += blockDim.x) {");
+        e.line(5, "const uint64_t k = r_ + threadIdx.x;");
+        open_block_pushes(e, inner, 5);
+        e.line(5, "if (k < tb_e_) do {");
+        in_block_round(e, |e| position(e, inner, closure, &sources, 6))?;
+        e.line(5, "} while (0);");
+        close_block_pushes(e, inner, 5);
+        e.line(4, "}");
+    }
     if let Some((fold, ty, acc, identity)) = &inner.fold {
         // The block's partials: each warp's by shuffles, then the warps' by the owner.
         warp_fold(e, fold.op, ty, "part_", 4);
@@ -306,6 +374,7 @@ fn fine_grained(e: &mut Emitter<'_, Cuda>, inner: &Loop<'_>, closure: &[(String,
     e.line(4, "const uint64_t hi_ = fg_off_ + fg_n_ < end_ ? fg_off_ + fg_n_ : end_;");
     e.line(4, "for (uint64_t g_ = lo_; g_ < hi_; g_++) fg_src_[g_ - done_] = threadIdx.x;");
     e.line(4, "__syncthreads();");
+    open_block_pushes(e, inner, 4);
     e.line(4, "if (done_ + threadIdx.x < fg_total_) {");
     e.line(5, "const uint32_t o_ = fg_src_[threadIdx.x];");
     e.line(5, "const uint64_t k = fg_beg_[o_] + done_ + threadIdx.x;");
@@ -313,7 +382,7 @@ fn fine_grained(e: &mut Emitter<'_, Cuda>, inner: &Loop<'_>, closure: &[(String,
     match &inner.fold {
         None => {
             e.line(5, "do {");
-            position(e, inner, closure, &sources, 6)?;
+            in_block_round(e, |e| position(e, inner, closure, &sources, 6))?;
             e.line(5, "} while (0);");
         }
         Some((fold, ty, _, identity)) => {
@@ -335,6 +404,7 @@ fn fine_grained(e: &mut Emitter<'_, Cuda>, inner: &Loop<'_>, closure: &[(String,
         }
     }
     e.line(4, "}");
+    close_block_pushes(e, inner, 4);
     e.line(4, "__syncthreads();");
     e.line(3, "}");
     if let Some((fold, ty, acc, _)) = &inner.fold {

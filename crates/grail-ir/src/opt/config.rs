@@ -72,6 +72,9 @@ pub struct OptConfig {
     /// (every thread the device can hold), fewer for regions whose steps are small (each step
     /// costs every thread a little bookkeeping, and a barrier waits for every block).
     pub grid: u32,
+    /// Pipe unrolling (IrGL §4.4): an outlined `pipe` loop's body appears this many times per
+    /// trip of the control kernel's loop (1: not unrolled).
+    pub unroll: u32,
 }
 
 impl Default for OptConfig {
@@ -99,6 +102,7 @@ impl OptConfig {
         ldg: false,
         block: 256,
         grid: 0,
+        unroll: 1,
     };
 
     /// Every optimization on, with its default parameters.
@@ -111,6 +115,7 @@ impl OptConfig {
             ldg: true,
             block: 256,
             grid: 0,
+            unroll: 2,
         }
     }
 
@@ -210,6 +215,14 @@ impl OptConfig {
                 }
                 self.grid = grid;
             }
+            "unroll" => {
+                let unroll: u32 =
+                    value.parse().map_err(|_| format!("unroll={value}: expected copies of a pipe's body (1: none)"))?;
+                if !(1..=8).contains(&unroll) {
+                    return Err(format!("unroll={value}: a pipe's body may be copied 1 to 8 times"));
+                }
+                self.unroll = unroll;
+            }
             _ => return Err(format!("unknown key `{key}` (keys: {})", KEYS.join(", "))),
         }
         Ok(())
@@ -217,7 +230,7 @@ impl OptConfig {
 }
 
 /// The keys, in the order `Display` prints them.
-const KEYS: &[&str] = &["outline", "np", "coop", "backoff", "ldg", "block", "grid"];
+const KEYS: &[&str] = &["outline", "np", "coop", "backoff", "ldg", "block", "grid", "unroll"];
 
 impl FromStr for OptConfig {
     type Err = ConfigError;
@@ -254,12 +267,13 @@ impl fmt::Display for OptConfig {
         };
         write!(
             f,
-            "outline={outline},np={},coop={coop},backoff={},ldg={},block={},grid={}",
+            "outline={outline},np={},coop={coop},backoff={},ldg={},block={},grid={},unroll={}",
             self.np,
             on_off(self.backoff),
             on_off(self.ldg),
             self.block,
-            self.grid
+            self.grid,
+            self.unroll
         )
     }
 }
@@ -273,7 +287,7 @@ mod tests {
         assert_eq!(OptConfig::parse("none").unwrap(), OptConfig::NONE);
         assert_eq!(OptConfig::parse("all").unwrap(), OptConfig::all());
         let text = OptConfig::all().to_string();
-        assert_eq!(text, "outline=all,np=tb+wp+fg,coop=warp,backoff=on,ldg=on,block=256,grid=0");
+        assert_eq!(text, "outline=all,np=tb+wp+fg,coop=warp,backoff=on,ldg=on,block=256,grid=0,unroll=2");
         assert_eq!(OptConfig::parse(&text).unwrap(), OptConfig::all());
         for np in Schedulers::combinations() {
             let config = OptConfig { np, ..OptConfig::NONE };
@@ -300,6 +314,8 @@ mod tests {
             ("block=100", "multiple of 32"),
             ("grid=40", "at most 32 blocks"),
             ("grid=many", "blocks per multiprocessor"),
+            ("unroll=0", "1 to 8 times"),
+            ("unroll=x", "copies of a pipe's body"),
             ("coop=grid", "expected none, warp or block"),
             ("speed=max", "unknown key `speed`"),
             ("np=tb,all", "can only come first"),

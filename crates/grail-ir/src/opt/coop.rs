@@ -5,20 +5,22 @@
 //! reserve their slots with one atomic, whatever the branches around it. Block-level aggregation
 //! contains a barrier, so every thread of the block must reach it: it may only stand at a
 //! *focal point* (§4.2.2), a statement that is iteratively control-dependent on uniform branches
-//! only. [`focal_points`] finds them on a phase's control dependence graph ([`Cfg`]), where the
-//! phase's own loop and the scheduled nested loops count as uniform (the schedulers' loops are
-//! uniform by construction) along with the branches marked `uniform`.
+//! only. [`focal_points`](Cfg::focal_points) finds them on a phase's control dependence graph
+//! ([`Cfg`]), where the phase's own loop and the scheduled nested loops count as uniform (the
+//! schedulers' loops are uniform by construction) along with the branches marked `uniform`.
 //!
-//! The pass gives every push site the configured level where it is legal. Block-level pushes
-//! are not yet emitted by the CUDA target, so a site at a focal point is given `Block` in the IR
-//! (and `--emit ir` shows it) only when [`BLOCK_EMITTED`] is true; until then such sites get
-//! `Warp` and a note says so.
+//! A push usually sits under a non-uniform `if` (BFS pushes only unvisited heads), so, as in
+//! IrGL's Listing 9, the push itself is not moved to a focal point: it records its item, and
+//! the block-aggregated push stands at the focal point that ends the iteration of the uniform
+//! loop around it. That is legal when the push runs at most once per iteration of that loop:
+//! the statement of the loop's body that contains it (its *anchor*) is a focal point, and no
+//! sequential loop or lock lies between the anchor and the push. The CUDA target emits the
+//! block-level push in the executors whose rounds every thread of a block makes together
+//! (thread block and fine-grained); so a site is given `Block` only inside a nested loop whose
+//! schedule has one of them, and the warp executor and serial remainder push it by warp.
 
 use crate::ir::*;
 use crate::opt::OptConfig;
-
-/// Whether the CUDA target emits block-level aggregated pushes.
-pub const BLOCK_EMITTED: bool = false;
 
 pub(crate) fn run(module: &mut Module, config: &OptConfig, notes: &mut Vec<String>) {
     if config.coop == Aggregation::None {
@@ -35,20 +37,19 @@ pub(crate) fn run(module: &mut Module, config: &OptConfig, notes: &mut Vec<Strin
                 let cfg = Cfg::of_phase(phase);
                 let focal = cfg.focal_points();
                 for (node, site) in cfg.push_sites() {
-                    if focal[node] && BLOCK_EMITTED {
-                        level[site.index()] = Aggregation::Block;
-                    } else if focal[node] {
-                        notes.push(format!(
-                            "kernel `{}`, phase {p}: push #{} is at a focal point, but block-level pushes are not \
-                             emitted yet: aggregated by warp",
+                    match cfg.anchors[node] {
+                        Some(anchor) if focal[anchor] => level[site.index()] = Aggregation::Block,
+                        Some(_) => notes.push(format!(
+                            "kernel `{}`, phase {p}: push #{} is under a statement that depends on a non-uniform \
+                             branch: aggregated by warp, not by block",
                             kernel.name, site.0
-                        ));
-                    } else {
-                        notes.push(format!(
-                            "kernel `{}`, phase {p}: push #{} depends on a non-uniform branch: aggregated by warp, \
-                             not by block",
+                        )),
+                        None => notes.push(format!(
+                            "kernel `{}`, phase {p}: push #{} is not in a nested loop run by the thread-block or \
+                             fine-grained scheduler (or is inside a sequential loop or lock there): aggregated by \
+                             warp, not by block",
                             kernel.name, site.0
-                        ));
+                        )),
                     }
                 }
             }
@@ -79,6 +80,10 @@ pub enum NodeKind {
 pub struct Cfg {
     pub kinds: Vec<NodeKind>,
     pub succs: Vec<Vec<usize>>,
+    /// For each node, its *anchor*: the statement of the body of a nested loop run by the
+    /// thread-block or fine-grained scheduler that contains it (itself, for such a statement),
+    /// with no sequential loop or lock in between; `None` elsewhere.
+    pub anchors: Vec<Option<usize>>,
 }
 
 pub const START: usize = 0;
@@ -86,12 +91,17 @@ pub const EXIT: usize = 1;
 
 impl Cfg {
     fn new() -> Cfg {
-        Cfg { kinds: vec![NodeKind::Start, NodeKind::Exit], succs: vec![Vec::new(), Vec::new()] }
+        Cfg {
+            kinds: vec![NodeKind::Start, NodeKind::Exit],
+            succs: vec![Vec::new(), Vec::new()],
+            anchors: vec![None; 2],
+        }
     }
 
     pub fn add(&mut self, kind: NodeKind) -> usize {
         self.kinds.push(kind);
         self.succs.push(Vec::new());
+        self.anchors.push(None);
         self.kinds.len() - 1
     }
 
@@ -108,7 +118,7 @@ impl Cfg {
         cfg.edge(START, head);
         cfg.edge(head, EXIT);
         let loops = Loop { head, exit: EXIT };
-        let ends = cfg.block(&phase.body, vec![head], loops);
+        let ends = cfg.block(&phase.body, vec![head], loops, Anchor::None);
         for end in ends {
             cfg.edge(end, head);
         }
@@ -117,14 +127,14 @@ impl Cfg {
 
     /// Adds a block's statements after the nodes `preds`; returns the nodes control leaves it from
     /// (falling through its end).
-    fn block(&mut self, block: &Block, mut preds: Vec<usize>, loops: Loop) -> Vec<usize> {
+    fn block(&mut self, block: &Block, mut preds: Vec<usize>, loops: Loop, anchor: Anchor) -> Vec<usize> {
         for stmt in block {
-            preds = self.stmt(stmt, preds, loops);
+            preds = self.stmt(stmt, preds, loops, anchor);
         }
         preds
     }
 
-    fn stmt(&mut self, stmt: &Stmt, preds: Vec<usize>, loops: Loop) -> Vec<usize> {
+    fn stmt(&mut self, stmt: &Stmt, preds: Vec<usize>, loops: Loop, anchor: Anchor) -> Vec<usize> {
         let node = self.add(match stmt {
             Stmt::Push { site, .. } => NodeKind::Push(*site),
             Stmt::If { uniform, .. } | Stmt::While { uniform, .. } => NodeKind::Branch { uniform: *uniform },
@@ -136,17 +146,30 @@ impl Cfg {
         for p in preds {
             self.edge(p, node);
         }
+        let inside = match anchor {
+            Anchor::None => Anchor::None,
+            Anchor::Body => Anchor::In(node),
+            Anchor::In(a) => Anchor::In(a),
+        };
+        if let Anchor::In(a) = inside {
+            self.anchors[node] = Some(a);
+        }
         match stmt {
-            Stmt::If { then, otherwise, .. } | Stmt::Lock { body: then, otherwise, .. } => {
-                let mut ends = self.block(then, vec![node], loops);
-                ends.extend(self.block(otherwise, vec![node], loops));
+            Stmt::If { then, otherwise, .. } => {
+                let mut ends = self.block(then, vec![node], loops, inside);
+                ends.extend(self.block(otherwise, vec![node], loops, inside));
+                ends
+            }
+            Stmt::Lock { body, otherwise, .. } => {
+                let mut ends = self.block(body, vec![node], loops, Anchor::None);
+                ends.extend(self.block(otherwise, vec![node], loops, Anchor::None));
                 ends
             }
             Stmt::While { body, .. } | Stmt::For { body, .. } | Stmt::ForEach { body, .. } => {
                 // The loop's exit: a fresh node after it, so `break` has somewhere to go.
                 let after = self.add(NodeKind::Plain);
                 self.edge(node, after);
-                let ends = self.block(body, vec![node], Loop { head: node, exit: after });
+                let ends = self.block(body, vec![node], Loop { head: node, exit: after }, Anchor::None);
                 for end in ends {
                     self.edge(end, node);
                 }
@@ -156,7 +179,9 @@ impl Cfg {
                 // A nested parallel loop: `continue` ends an iteration (back to its head).
                 let after = self.add(NodeKind::Plain);
                 self.edge(node, after);
-                let ends = self.block(&forall.body, vec![node], Loop { head: node, exit: after });
+                let schedule = forall.schedule;
+                let rounds = if schedule.thread_block || schedule.fine_grained { Anchor::Body } else { Anchor::None };
+                let ends = self.block(&forall.body, vec![node], Loop { head: node, exit: after }, rounds);
                 for end in ends {
                     self.edge(end, node);
                 }
@@ -276,6 +301,18 @@ impl Cfg {
             })
             .collect()
     }
+}
+
+/// Where the statements being added stand with respect to an anchor ([`Cfg::anchors`]).
+#[derive(Clone, Copy)]
+enum Anchor {
+    /// Not inside a loop whose iterations a whole block runs together (or inside a sequential
+    /// loop or a lock within one).
+    None,
+    /// Directly in the body of such a loop: each statement is its own anchor.
+    Body,
+    /// Inside anchor statement `usize`.
+    In(usize),
 }
 
 /// The innermost loop around a statement: where `continue` and `break` go.

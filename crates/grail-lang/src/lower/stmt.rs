@@ -525,7 +525,7 @@ impl<'a> Lowerer<'a> {
                 let body = self.block(body, Flow { in_region: true, in_loop: !*once || flow.in_loop, ..flow });
                 let Some(initial) = initial.map_or(Some(None), |i| i.map(Some)) else { return };
                 let id = self.next_outline();
-                out.push(Stmt::Pipe(Box::new(ir::Pipe { id, once: *once, initial, body, outlined: false })));
+                out.push(Stmt::Pipe(Box::new(ir::Pipe { id, once: *once, initial, body, outlined: false, unroll: 1 })));
             }
             S::Expr(e) => match &e.kind {
                 ast::ExprKind::Call(call) if call.callee.name == "print" => self.print(call, flow, out),
