@@ -18,22 +18,17 @@ use grail_runtime::gpu::{Device, GpuProgram, GpuTimes};
 /// What compiles for a target.
 pub enum Builder {
     Cpu(CCompiler),
-    /// A GPU: its number and model name.
-    Gpu {
-        device: usize,
-        model: String,
-    },
+    /// A GPU, opened once: every program compiled for it shares its primary context (opening
+    /// and closing the device for each would tear the context down and build it again).
+    Gpu(Device),
 }
 
 impl Builder {
-    /// The C compiler, or GPU `device` (opened once to check it is there and learn its model).
+    /// The C compiler, or GPU `device`.
     pub fn new(target: Target, device: usize) -> Result<Builder> {
         match target {
             Target::Cpu => Ok(Builder::Cpu(CCompiler::detect()?)),
-            Target::Gpu => {
-                let opened = Device::open(device)?;
-                Ok(Builder::Gpu { device, model: opened.info().name.clone() })
-            }
+            Target::Gpu => Ok(Builder::Gpu(Device::open(device)?)),
             Target::Reference => bail!("the reference target compiles nothing (expected cpu or gpu)"),
         }
     }
@@ -41,7 +36,7 @@ impl Builder {
     pub fn target(&self) -> Target {
         match self {
             Builder::Cpu(_) => Target::Cpu,
-            Builder::Gpu { .. } => Target::Gpu,
+            Builder::Gpu(_) => Target::Gpu,
         }
     }
 
@@ -49,7 +44,7 @@ impl Builder {
     pub fn key(&self) -> TargetKey {
         match self {
             Builder::Cpu(_) => TargetKey::cpu(),
-            Builder::Gpu { model, .. } => TargetKey::gpu(model),
+            Builder::Gpu(device) => TargetKey::gpu(&device.info().name),
         }
     }
 
@@ -57,10 +52,7 @@ impl Builder {
     pub fn suite(&self, variant: &'static Variant, opt: &OptConfig, cache: &ModuleCache) -> Result<SuiteProgram> {
         let program = match self {
             Builder::Cpu(compiler) => SuiteProgram::compile(variant, compiler, Some(cache), opt),
-            Builder::Gpu { device, .. } => Device::open(*device)
-                .map_err(grail_runtime::RuntimeError::from)
-                .map_err(grail_algos::AlgoError::from)
-                .and_then(|device| SuiteProgram::compile_gpu(variant, device, Some(cache), opt)),
+            Builder::Gpu(device) => SuiteProgram::compile_gpu(variant, device.clone(), Some(cache), opt),
         };
         program.with_context(|| format!("cannot build {} with {opt} for the {} target", variant.program, self.target()))
     }
@@ -69,8 +61,8 @@ impl Builder {
     pub fn program(&self, module: Module, cache: &ModuleCache) -> Result<FileProgram> {
         Ok(match self {
             Builder::Cpu(compiler) => FileProgram::Cpu(Box::new(CpuProgram::compile(module, compiler, Some(cache))?)),
-            Builder::Gpu { device, .. } => {
-                FileProgram::Gpu(Box::new(GpuProgram::compile(module, Device::open(*device)?, Some(cache))?))
+            Builder::Gpu(device) => {
+                FileProgram::Gpu(Box::new(GpuProgram::compile(module, device.clone(), Some(cache))?))
             }
         })
     }

@@ -55,7 +55,7 @@ impl DeviceBuffer {
         if bytes.len() < STAGED_MIN {
             buffer.upload(0, bytes)?;
         } else {
-            Staging::get(staging)?.copy(buffer.ptr, bytes)?;
+            Staging::get(staging, context)?.copy(buffer.ptr, bytes)?;
         }
         Ok(buffer)
     }
@@ -74,7 +74,7 @@ impl DeviceBuffer {
         let out = unsafe { std::slice::from_raw_parts_mut(dst, len) };
         // Kernels run on the null stream; the staging stream does not wait for them by itself.
         synchronize().map_err(|e| call("cuCtxSynchronize", e))?;
-        Staging::get(staging)?.copy_back(self.ptr, out)
+        Staging::get(staging, &self.context)?.copy_back(self.ptr, out)
     }
 
     /// Allocates and zeroes.
@@ -187,7 +187,12 @@ const STAGE: usize = 16 << 20;
 /// Two pinned host buffers and a stream of their own, for large copies either way
 /// ([`DeviceBuffer::from_slice_staged`], [`DeviceBuffer::download_staged`]). Made on first use and
 /// kept by its owner (a resident graph, a program), since pinning memory costs milliseconds.
+///
+/// It holds its context: pinned memory is unmapped from the process when the context that
+/// allocated it is destroyed, so a staging that outlived its context (the program that made it
+/// dropped, the device's primary context released) would copy into unmapped memory.
 pub(crate) struct Staging {
+    context: Arc<CudaContext>,
     stream: sys::CUstream,
     buffers: [*mut u8; 2],
     done: [sys::CUevent; 2],
@@ -199,17 +204,30 @@ unsafe impl Send for Staging {}
 
 impl Staging {
     /// The staging in `slot`, made there the first time.
-    fn get(slot: &mut Option<Staging>) -> Result<&Staging> {
-        if slot.is_none() {
-            *slot = Some(Staging::new()?);
+    /// The staging in `slot`, made there the first time, in `context`; one made in another
+    /// context is replaced.
+    fn get<'s>(slot: &'s mut Option<Staging>, context: &Arc<CudaContext>) -> Result<&'s Staging> {
+        if slot.as_ref().is_some_and(|s| s.context.cu_ctx() != context.cu_ctx()) {
+            *slot = None;
         }
-        Ok(slot.as_ref().expect("made above"))
+        if slot.is_none() {
+            *slot = Some(Staging::new(context)?);
+        }
+        let staging = slot.as_ref().expect("made above");
+        staging.context.bind_to_thread().map_err(|e| call("cuCtxSetCurrent", e))?;
+        Ok(staging)
     }
 
-    fn new() -> Result<Staging> {
+    fn new(context: &Arc<CudaContext>) -> Result<Staging> {
+        context.bind_to_thread().map_err(|e| call("cuCtxSetCurrent", e))?;
         let stream =
             result::stream::create(result::stream::StreamKind::NonBlocking).map_err(|e| call("cuStreamCreate", e))?;
-        let mut staging = Staging { stream, buffers: [std::ptr::null_mut(); 2], done: [std::ptr::null_mut(); 2] };
+        let mut staging = Staging {
+            context: context.clone(),
+            stream,
+            buffers: [std::ptr::null_mut(); 2],
+            done: [std::ptr::null_mut(); 2],
+        };
         for i in 0..2 {
             // SAFETY: allocates pinned host memory, freed in drop.
             staging.buffers[i] =
@@ -283,8 +301,10 @@ impl Staging {
 
 impl Drop for Staging {
     fn drop(&mut self) {
-        // SAFETY: everything was created in `new` and is destroyed once; the stream is idle
-        // after `copy` (or never used).
+        // Errors are ignored: after a kernel fault the context is gone and so is the memory.
+        let _ = self.context.bind_to_thread();
+        // SAFETY: everything was created in `new`, in the context held, and is destroyed once;
+        // the stream is idle after `copy` (or never used).
         unsafe {
             let _ = result::stream::synchronize(self.stream);
             for i in 0..2 {

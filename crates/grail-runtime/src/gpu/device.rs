@@ -101,8 +101,8 @@ fn driver_version() -> Result<(u32, u32), GpuError> {
     Ok((version / 1000, version % 1000 / 10))
 }
 
-/// One GPU, with its primary context.
-#[derive(Debug)]
+/// One GPU, with its primary context. Clones share the context.
+#[derive(Debug, Clone)]
 pub struct Device {
     context: Arc<CudaContext>,
     info: DeviceInfo,
