@@ -8,6 +8,9 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use rayon::prelude::*;
 
 use super::{assert_source, check_length, check_source, failure};
 use crate::error::Result;
@@ -49,7 +52,9 @@ pub fn sssp(graph: &Graph, source: NodeId) -> Vec<u64> {
 /// source along tight edges (`distance[u] + w == distance[v]`). The first two give
 /// `distance <= true distance`; the last gives a real path of length `distance`, so
 /// `distance >= true distance`. A search over tight edges, rather than asking each node for
-/// one tight in-edge, is what rules out distances propped up by cycles of zero-weight edges.
+/// one tight in-edge, is what rules out distances propped up by cycles of zero-weight edges; it
+/// runs only when some tight edge weighs 0 (otherwise a tight in-edge per node suffices, see
+/// below). The edge checks run in parallel.
 pub fn verify_sssp(graph: &Graph, source: NodeId, distances: &[u64]) -> Result<()> {
     check_length(graph, distances.len(), "distances")?;
     check_source(graph, source)?;
@@ -57,16 +62,36 @@ pub fn verify_sssp(graph: &Graph, source: NodeId, distances: &[u64]) -> Result<(
         return Err(failure(format!("source {source} has distance {} instead of 0", distances[source as usize])));
     }
     let csr = graph.out();
-    // Whether some in-edge of the node is tight.
-    let mut has_tight_in_edge = vec![false; distances.len()];
-    for u in 0..graph.num_nodes() {
+    // The edge checks, in parallel over nodes: the first failing node's message (lowest id, so
+    // the report does not depend on scheduling), each node's tight in-edge, and whether a tight
+    // edge weighs 0.
+    let has_tight_in_edge: Vec<AtomicBool> = (0..distances.len()).map(|_| AtomicBool::new(false)).collect();
+    let zero_weight_tight = AtomicBool::new(false);
+    let first_bad = (0..graph.num_nodes()).into_par_iter().find_first(|&u| {
         let distance_u = distances[u as usize];
         if distance_u == INFINITE_DISTANCE {
-            continue;
+            return false;
         }
         for (v, w) in csr.weighted_neighbors(u) {
             let distance_v = distances[v as usize];
             // In u128: a garbage distance near u64::MAX must not wrap around.
+            let through_u = u128::from(distance_u) + u128::from(w);
+            if distance_v == INFINITE_DISTANCE || u128::from(distance_v) > through_u {
+                return true;
+            }
+            if u128::from(distance_v) == through_u {
+                has_tight_in_edge[v as usize].store(true, Ordering::Relaxed);
+                if w == 0 {
+                    zero_weight_tight.store(true, Ordering::Relaxed);
+                }
+            }
+        }
+        false
+    });
+    if let Some(u) = first_bad {
+        let distance_u = distances[u as usize];
+        for (v, w) in csr.weighted_neighbors(u) {
+            let distance_v = distances[v as usize];
             let through_u = u128::from(distance_u) + u128::from(w);
             if distance_v == INFINITE_DISTANCE {
                 return Err(failure(format!(
@@ -80,17 +105,21 @@ pub fn verify_sssp(graph: &Graph, source: NodeId, distances: &[u64]) -> Result<(
                      distance {distance_u} + {w} = {through_u}"
                 )));
             }
-            if u128::from(distance_v) == through_u {
-                has_tight_in_edge[v as usize] = true;
-            }
         }
     }
-    for (v, (&distance, &tight)) in distances.iter().zip(&has_tight_in_edge).enumerate() {
-        if distance != INFINITE_DISTANCE && v != source as usize && !tight {
+    for (v, (&distance, tight)) in distances.iter().zip(&has_tight_in_edge).enumerate() {
+        if distance != INFINITE_DISTANCE && v != source as usize && !tight.load(Ordering::Relaxed) {
             return Err(failure(format!(
                 "node {v} has distance {distance} but no in-edge u -> {v} with distance[u] + weight == {distance}"
             )));
         }
+    }
+    // With every tight edge of positive weight, following tight in-edges back from a reached
+    // node strictly lowers the distance, so it ends at the source (the one reached node without
+    // a tight in-edge): every reached node hangs off the source. Only zero-weight tight edges
+    // can form a cycle that props distances up, and only then is the search below needed.
+    if !zero_weight_tight.load(Ordering::Relaxed) {
+        return Ok(());
     }
     // Every reached node must hang off the source through tight edges.
     let mut found = vec![false; distances.len()];
