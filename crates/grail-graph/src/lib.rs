@@ -3,7 +3,7 @@
 //! Everything the compiler and runtimes stand on: CSR storage ([`Graph`], [`Csr`]), typed
 //! property columns ([`Properties`]), a parallel deterministic builder ([`builder`]), readers and
 //! writers for the formats users have files in ([`io`]), generators ([`generate`]), reorderings
-//! ([`reorder`]), and the sequential reference algorithms with their verifiers ([`reference`]),
+//! ([`reorder`]), and the sequential reference algorithms with their verifiers ([`mod@reference`]),
 //! which are the oracles every backend is checked against.
 
 pub mod builder;

@@ -15,7 +15,7 @@
 //!
 //! The IR is structured (statement trees, not basic blocks): both targets print structured C,
 //! and IrGL's analyses (control dependence, uniform branches, focal points) follow the nesting.
-//! Every expression carries its type. [`validate`] checks the invariants; [`print`] shows a
+//! Every expression carries its type. [`validate`] checks the invariants; [`fn@print`] shows a
 //! module in a readable text form (`grail compile --emit ir`).
 
 pub mod analysis;

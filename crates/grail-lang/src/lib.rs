@@ -1,6 +1,6 @@
 //! The grail language front end: lexer, parser, AST with spans, a printer that writes an AST back
 //! as canonical source, diagnostics, and the pass that resolves names, checks types and lowers a
-//! program to the IR ([`lower`], [`compile`]).
+//! program to the IR ([`mod@lower`], [`compile`]).
 //!
 //! Name resolution and type checking work over [`ast::Program`]; every node carries a [`Span`],
 //! so their diagnostics point at source like the parser's do. See `docs/language.md` for the

@@ -2,7 +2,7 @@
 //!
 //! [`CpuProgram::compile`] emits a module's kernels as C, builds and loads them;
 //! [`CpuProgram::run`] interprets the orchestration (`main`) in Rust and runs every kernel
-//! phase across a pool of threads through the C ABI of `grail_cpu.h` ([`ffi`] mirrors it).
+//! phase across a pool of threads through the C ABI of `grail_cpu.h` (`ffi` mirrors it).
 //!
 //! - `toolchain.rs`: `$CC` detection, building and loading shared libraries;
 //! - `executor.rs`: [`CpuProgram`], invocations, retries, worklists, reductions, statistics;

@@ -1,0 +1,254 @@
+//! [`Program`]: a grail program of one's own, compiled once, run on graphs with named
+//! parameters, its output properties read back typed.
+
+use std::path::Path;
+use std::time::Duration;
+
+use grail_algos::OptChoice;
+use grail_algos::tuning::{self, ProgramId, TargetKey};
+use grail_graph::Column;
+use grail_ir::{Module, OptConfig, Owner, optimize};
+use grail_lang::SourceMap;
+use grail_lang::diagnostics::render_to_string;
+use grail_runtime::ModuleCache;
+use grail_runtime::cpu::{CCompiler, CpuProgram, RunOptions, RunOutput, Value};
+use grail_runtime::gpu::{Device, GpuProgram};
+
+use crate::algorithms::Target;
+use crate::error::{Error, Result};
+use crate::graph::Graph;
+
+/// A grail program, checked and lowered; compiled for a target when it runs.
+///
+/// ```
+/// let program = grail::Program::from_source("degrees", "
+///     graph { node deg: u32 = 0; }
+///     output deg;
+///     kernel count() { forall u in G.nodes() { u.deg = u.degree(); } }
+///     fn main() { invoke count(); }
+/// ")?;
+/// assert_eq!(program.outputs(), ["deg"]);
+/// let graph = grail::Graph::from_edges(3, [(0, 1), (0, 2), (1, 2)])?;
+/// let run = program.on(&graph).run()?;
+/// assert_eq!(run.property::<u32>("deg")?, &[2, 1, 0]);
+/// # Ok::<(), grail::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Program {
+    module: Module,
+}
+
+impl Program {
+    /// Reads and compiles a `.grail` file; its errors come back rendered, with file, line and
+    /// column, as `grail check` prints them.
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Program> {
+        let path = path.as_ref();
+        let source = std::fs::read_to_string(path)
+            .map_err(|e| Error::Usage(format!("cannot read the program {}: {e}", path.display())))?;
+        let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("program").to_string();
+        Program::compile(&name, &path.display().to_string(), &source)
+    }
+
+    /// Compiles a program from its source text; `name` names it in messages.
+    pub fn from_source(name: &str, source: &str) -> Result<Program> {
+        Program::compile(name, &format!("{name}.grail"), source)
+    }
+
+    /// One of the suite's programs by name (`bfs_do`, `sssp_nf`, `pr_pull32`, `traverse`, ...).
+    pub fn suite(name: &str) -> Result<Program> {
+        let source = grail_algos::program_source(name).ok_or_else(|| {
+            let names: Vec<&str> = grail_algos::PROGRAMS.iter().map(|(n, _)| *n).collect();
+            Error::Usage(format!("the suite has no program `{name}` (it has {})", names.join(", ")))
+        })?;
+        Program::from_source(name, source)
+    }
+
+    fn compile(name: &str, file_name: &str, source: &str) -> Result<Program> {
+        let mut files = SourceMap::new();
+        let file = files.add(file_name, source);
+        let (module, diagnostics) = grail_lang::compile(files.text(file), file, name);
+        match module {
+            Some(module) => Ok(Program { module }),
+            None => Err(Error::Compile(render_to_string(&diagnostics, &files))),
+        }
+    }
+
+    /// The program's name.
+    pub fn name(&self) -> &str {
+        &self.module.name
+    }
+
+    /// The parameters, by name, with their types as the language writes them.
+    pub fn params(&self) -> Vec<(&str, String)> {
+        self.module.params.iter().map(|p| (p.name.as_str(), p.ty.to_string())).collect()
+    }
+
+    /// The properties the program declares as `output`.
+    pub fn outputs(&self) -> Vec<&str> {
+        self.module.outputs.iter().map(|&p| self.module.properties[p.index()].name.as_str()).collect()
+    }
+
+    /// The lowered IR, for the lower-level crates.
+    pub fn module(&self) -> &Module {
+        &self.module
+    }
+
+    /// Prepares a run on `graph`: choose the target and parameters, then [`ProgramRun::run`].
+    pub fn on<'a>(&'a self, graph: &'a Graph) -> ProgramRun<'a> {
+        ProgramRun { program: self, graph, target: Target::Cpu, params: Vec::new(), opt: OptChoice::Tuned, threads: 0 }
+    }
+}
+
+/// A program about to run on a graph.
+#[must_use = "a run does nothing until `.run()`"]
+#[derive(Debug, Clone)]
+pub struct ProgramRun<'a> {
+    program: &'a Program,
+    graph: &'a Graph,
+    target: Target,
+    params: Vec<(String, String)>,
+    opt: OptChoice,
+    threads: usize,
+}
+
+impl ProgramRun<'_> {
+    /// Runs on `target` (default: [`Target::Cpu`]).
+    pub fn target(mut self, target: Target) -> Self {
+        self.target = target;
+        self
+    }
+
+    /// Sets parameter `name` (a `param` of the program), from any value whose text form the
+    /// parameter's type reads (`3`, `0.85`, `true`, `inf`). Unknown names and values of the
+    /// wrong type are reported by [`ProgramRun::run`].
+    pub fn param(mut self, name: &str, value: impl ToString) -> Self {
+        self.params.push((name.to_string(), value.to_string()));
+        self
+    }
+
+    /// The optimization configuration instead of the tuned one (`"none"`, `"all"`, ...).
+    pub fn opt(mut self, config: &str) -> Result<Self> {
+        let config: OptConfig = config.parse().map_err(|e: grail_ir::opt::ConfigError| Error::Usage(e.to_string()))?;
+        self.opt = OptChoice::Given(config);
+        Ok(self)
+    }
+
+    /// Worker threads on the CPU (default: one per core).
+    pub fn threads(mut self, threads: usize) -> Self {
+        self.threads = threads;
+        self
+    }
+
+    /// Compiles the program for the target (cached on disk after the first time) and runs it.
+    /// What the program prints goes to standard output.
+    pub fn run(self) -> Result<ProgramOutput> {
+        let module = &self.program.module;
+        let mut values: Vec<Option<Value>> = vec![None; module.params.len()];
+        grail_algos::suite::bind_named(module, &self.params, &mut values)?;
+        let graph = self.graph.as_inner();
+        let id = ProgramId::of(&module.name, module);
+        let cache = ModuleCache::default_location();
+        let mut stdout = std::io::stdout();
+        let optimized = |key: &TargetKey| -> Result<Module> {
+            let config = tuning::resolve(self.opt, key, &id, Some(graph)).config;
+            optimize(module.clone(), &config)
+                .map_err(|e| Error::Usage(format!("internal error (a bug in grail): optimizing with {config}: {e}")))
+        };
+        let output: RunOutput = match self.target {
+            Target::Cpu => {
+                let program = CpuProgram::compile(optimized(&TargetKey::cpu())?, &CCompiler::detect()?, Some(&cache))?;
+                program.run(graph, &values, &RunOptions { threads: self.threads }, &mut stdout)?
+            }
+            Target::Gpu(device) => {
+                let device = Device::open(device)?;
+                let key = TargetKey::gpu(&device.info().name);
+                let program = GpuProgram::compile(optimized(&key)?, device, Some(&cache))?;
+                program.run(graph, &values, &mut stdout)?.0
+            }
+            Target::Reference => {
+                return Err(Error::Usage(
+                    "a program runs on Target::Cpu or Target::Gpu; the reference target runs suite algorithms".into(),
+                ));
+            }
+        };
+        Ok(ProgramOutput { module: module.clone(), time: output.stats.elapsed, output })
+    }
+}
+
+/// What a program's run produced: its properties' final values, what `main` returned, its
+/// output collections.
+#[derive(Debug)]
+pub struct ProgramOutput {
+    module: Module,
+    output: RunOutput,
+    time: Duration,
+}
+
+impl ProgramOutput {
+    /// The final values of property `name` (one per node, or per edge for an edge property),
+    /// as a slice of its type: `u32` (also for `Node` values), `u64`, `i32`, `i64`, `f32`,
+    /// `f64` or `bool`.
+    pub fn property<T: PropertyType>(&self, name: &str) -> Result<&[T]> {
+        let Some(index) = self.module.properties.iter().position(|p| p.name == name) else {
+            let names: Vec<&str> = self.module.properties.iter().map(|p| p.name.as_str()).collect();
+            return Err(Error::Usage(format!(
+                "the program `{}` has no property `{name}` (it has {})",
+                self.module.name,
+                names.join(", ")
+            )));
+        };
+        let property = &self.module.properties[index];
+        if property.is_weight && matches!(self.output.properties[index], Column::U32(ref v) if v.is_empty()) {
+            return Err(Error::Usage(format!(
+                "property `{name}` is the graph's edge weights, which the program does not change: read them from the graph"
+            )));
+        }
+        T::slice(&self.output.properties[index]).ok_or_else(|| {
+            let owner = match property.owner {
+                Owner::Node => "node",
+                Owner::Edge => "edge",
+            };
+            Error::Usage(format!(
+                "property `{name}` is a {owner} property of type {}, not {}",
+                property.ty,
+                std::any::type_name::<T>()
+            ))
+        })
+    }
+
+    /// What `main` returned, if it returns something.
+    pub fn result(&self) -> Option<&Value> {
+        self.output.result.as_ref()
+    }
+
+    /// The run's own time (not compiling), end to end on its target.
+    pub fn time(&self) -> Duration {
+        self.time
+    }
+}
+
+/// The element types property columns come back as. Sealed.
+pub trait PropertyType: Sized + sealed::Sealed {
+    #[doc(hidden)]
+    fn slice(column: &Column) -> Option<&[Self]>;
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+macro_rules! property_types {
+    ($($ty:ty => $variant:ident),*) => {$(
+        impl sealed::Sealed for $ty {}
+        impl PropertyType for $ty {
+            fn slice(column: &Column) -> Option<&[Self]> {
+                match column {
+                    Column::$variant(values) => Some(values),
+                    _ => None,
+                }
+            }
+        }
+    )*};
+}
+
+property_types!(bool => Bool, u32 => U32, u64 => U64, i32 => I32, i64 => I64, f32 => F32, f64 => F64);

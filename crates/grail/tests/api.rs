@@ -1,0 +1,149 @@
+//! The library API on the CPU and reference targets (the GPU's own test skips without a GPU).
+
+use grail::{Error, Graph, Program, Session, Target, UNREACHED};
+
+/// A small random-looking directed graph with weights, deterministic.
+fn sample() -> Graph {
+    let n = 200u32;
+    let mut edges = Vec::new();
+    let mut x = 12345u64;
+    for _ in 0..1200 {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let u = (x >> 33) as u32 % n;
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let v = (x >> 33) as u32 % n;
+        edges.push((u, v, (x >> 20) as u32 % 50 + 1));
+    }
+    Graph::from_weighted_edges(n, edges).unwrap()
+}
+
+#[test]
+fn every_algorithm_agrees_with_its_reference_on_the_cpu() {
+    let graph = sample();
+    let undirected = graph.undirected();
+    assert_eq!(graph.bfs(3).run().unwrap(), graph.bfs(3).on(Target::Reference).run().unwrap());
+    assert_eq!(graph.sssp(3).run().unwrap(), graph.sssp(3).on(Target::Reference).run().unwrap());
+    assert_eq!(
+        undirected.connected_components().run().unwrap(),
+        undirected.connected_components().on(Target::Reference).run().unwrap()
+    );
+    assert_eq!(undirected.triangles().run().unwrap(), undirected.triangles().on(Target::Reference).run().unwrap());
+    // Results that may differ from the reference's and still be right are verified instead.
+    undirected.pagerank().verify().run().unwrap();
+    undirected.maximal_independent_set().verify().run().unwrap();
+    let forest = undirected.minimum_spanning_forest().verify().run().unwrap();
+    assert_eq!(forest.weight, undirected.minimum_spanning_forest().on(Target::Reference).run().unwrap().weight);
+}
+
+#[test]
+fn runs_take_options_and_report_how_they_went() {
+    let graph = sample();
+    let (levels, info) = graph.bfs(0).variant("wl").opt("none").unwrap().threads(1).run_with_info().unwrap();
+    assert_eq!(levels, graph.bfs(0).on(Target::Reference).run().unwrap());
+    assert_eq!(info.variant, Some("wl"));
+    assert!(info.opt.unwrap().starts_with("outline=none"));
+    let ranks = graph.pagerank().tolerance(1e-3).max_iterations(5).on(Target::Reference).run().unwrap();
+    assert!(ranks.iterations <= 5);
+}
+
+#[test]
+fn bad_requests_are_errors_that_say_what() {
+    let graph = sample();
+    let message = |e: Error| e.to_string();
+    assert!(message(graph.bfs(1000).run().unwrap_err()).contains("1000"));
+    assert!(message(graph.bfs(0).variant("fast").run().unwrap_err()).contains("fast"));
+    assert!(message(graph.bfs(0).opt("np=xx").unwrap_err()).contains("xx"));
+    let bad_csr = Graph::from_csr(vec![0, 2, 1], vec![0, 1], None).unwrap_err();
+    assert!(!bad_csr.to_string().is_empty());
+    let missing = Graph::load("/nonexistent/graph.gr").unwrap_err();
+    assert!(missing.to_string().contains("/nonexistent/graph.gr"));
+}
+
+#[test]
+fn graphs_load_and_save_through_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("g.el");
+    std::fs::write(&path, "0 1\n1 2\n2 0\n5 6\n").unwrap();
+    let graph = Graph::load(&path).unwrap();
+    assert_eq!((graph.num_nodes(), graph.num_edges()), (7, 4));
+    let levels = graph.bfs(0).run().unwrap();
+    assert_eq!(&levels[..3], &[0, 1, 2]);
+    assert_eq!(levels[5], UNREACHED);
+    let copy = dir.path().join("g.gcsr");
+    graph.save(&copy).unwrap();
+    let back = Graph::load(&copy).unwrap();
+    assert_eq!((back.offsets(), back.targets()), (graph.offsets(), graph.targets()));
+    let undirected = Graph::load_with(&path, grail::LoadOptions { undirected: true, ..Default::default() }).unwrap();
+    assert_eq!(undirected.num_edges(), 8);
+}
+
+const SCALE: &str = "
+graph { node value: f64 = 0.0; node hits: u32 = 0; }
+param factor: f64 = 2.0;
+param from: Node;
+output value;
+kernel scale(f: f64) { forall u in G.nodes() { u.value = (u.degree() as f64) * f; } }
+fn main() -> u32 { invoke scale(factor); from.hits = 7; return from.hits; }
+";
+
+#[test]
+fn a_program_runs_with_named_parameters_and_typed_outputs() {
+    let program = Program::from_source("scale", SCALE).unwrap();
+    assert_eq!(program.outputs(), ["value"]);
+    assert_eq!(program.params().len(), 2);
+    let graph = Graph::from_edges(3, [(0, 1), (0, 2), (1, 2)]).unwrap();
+    let out = program.on(&graph).param("factor", 0.5).param("from", 1).run().unwrap();
+    assert_eq!(out.property::<f64>("value").unwrap(), &[1.0, 0.5, 0.0]);
+    assert_eq!(out.property::<u32>("hits").unwrap(), &[0, 7, 0]);
+    assert_eq!(out.result().map(|v| v.to_string()), Some("7".to_string()));
+    // Asking wrongly is an error that names the problem.
+    let wrong_type = out.property::<u32>("value").unwrap_err().to_string();
+    assert!(wrong_type.contains("f64"), "{wrong_type}");
+    let unknown = out.property::<f64>("valeu").unwrap_err().to_string();
+    assert!(unknown.contains("no property `valeu`"), "{unknown}");
+    let bad_param = program.on(&graph).param("factr", 1).run().unwrap_err().to_string();
+    assert!(bad_param.contains("factr"), "{bad_param}");
+}
+
+#[test]
+fn compile_errors_come_back_rendered() {
+    let error = Program::from_source("broken", "graph { node x: u32 = 0; }\nfn main() { y = 1; }\n").unwrap_err();
+    let text = error.to_string();
+    assert!(matches!(error, Error::Compile(_)));
+    assert!(text.contains("broken.grail:2"), "{text}");
+    assert!(Program::suite("bfs_do").is_ok());
+    assert!(Program::suite("nope").unwrap_err().to_string().contains("bfs_do"));
+}
+
+#[test]
+fn a_session_compiles_once_and_gives_what_single_runs_give() {
+    let graph = sample();
+    let undirected = graph.undirected();
+    let mut session = Session::new(&undirected, Target::Cpu).unwrap();
+    for source in [0, 5, 199] {
+        assert_eq!(session.bfs(source).unwrap(), undirected.bfs(source).on(Target::Reference).run().unwrap());
+        assert_eq!(session.sssp(source).unwrap(), undirected.sssp(source).on(Target::Reference).run().unwrap());
+    }
+    assert_eq!(session.triangles().unwrap(), undirected.triangles().on(Target::Reference).run().unwrap());
+    assert!(session.bfs(1000).is_err());
+    assert!(Session::new(&graph, Target::Reference).is_err());
+}
+
+#[test]
+fn a_gpu_session_agrees_with_the_reference_when_there_is_a_gpu() {
+    let graph = sample().undirected();
+    let mut session = match Session::new(&graph, Target::Gpu(0)) {
+        Ok(session) => session,
+        Err(e) => {
+            eprintln!("a_gpu_session_agrees_with_the_reference_when_there_is_a_gpu: skipped, no GPU: {e}");
+            return;
+        }
+    };
+    for source in [0, 7] {
+        assert_eq!(session.bfs(source).unwrap(), graph.bfs(source).on(Target::Reference).run().unwrap());
+    }
+    assert_eq!(
+        session.connected_components().unwrap(),
+        graph.connected_components().on(Target::Reference).run().unwrap()
+    );
+}
