@@ -17,11 +17,11 @@ pub struct Graph {
 }
 
 /// How [`Graph::load_with`] reads a file.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct LoadOptions {
     /// The format, when neither the extension nor the contents tell it: `"dimacs"`, `"mtx"`,
     /// `"el"`, `"wel"`, `"metis"`, `"galois"`, `"gcsr"` (as `grail convert --to` names them).
-    pub format: Option<&'static str>,
+    pub format: Option<String>,
     /// Make the graph undirected and simple: both directions of every edge, no self-loops, one
     /// edge per pair (the lightest).
     pub undirected: bool,
@@ -37,7 +37,7 @@ impl Graph {
 
     /// Reads a graph file as `options` say.
     pub fn load_with(path: impl AsRef<Path>, options: LoadOptions) -> Result<Graph> {
-        let format = match options.format {
+        let format = match options.format.as_deref() {
             Some(name) => Some(name.parse::<Format>().map_err(Error::Usage)?),
             None => None,
         };

@@ -216,6 +216,20 @@ impl ProgramOutput {
         })
     }
 
+    /// The final values of property `name` whatever their type (for bindings that look the
+    /// type up at run time); see [`ProgramOutput::property`].
+    pub fn column(&self, name: &str) -> Result<&Column> {
+        let Some(index) = self.module.properties.iter().position(|p| p.name == name) else {
+            return Err(Error::Usage(format!("the program `{}` has no property `{name}`", self.module.name)));
+        };
+        Ok(&self.output.properties[index])
+    }
+
+    /// The names of the properties the program declares as `output`.
+    pub fn outputs(&self) -> Vec<&str> {
+        self.module.outputs.iter().map(|&p| self.module.properties[p.index()].name.as_str()).collect()
+    }
+
     /// What `main` returned, if it returns something.
     pub fn result(&self) -> Option<&Value> {
         self.output.result.as_ref()

@@ -1,0 +1,160 @@
+"""grail's Python bindings against networkx and scipy on the same graphs."""
+
+import networkx as nx
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.sparse import csgraph
+
+import grail
+
+
+def random_graph(n=300, m=2000, seed=7, directed=True):
+    rng = np.random.default_rng(seed)
+    rows = rng.integers(0, n, m)
+    cols = rng.integers(0, n, m)
+    keep = rows != cols
+    rows, cols = rows[keep], cols[keep]
+    weights = rng.integers(1, 100, rows.size)
+    matrix = sp.coo_matrix((weights, (rows, cols)), shape=(n, n)).tocsr()
+    # Duplicates were summed by scipy: the weights stay integers.
+    if not directed:
+        matrix = matrix.maximum(matrix.T).tocsr()
+    return matrix
+
+
+def test_bfs_matches_networkx():
+    matrix = random_graph()
+    g = grail.from_scipy(matrix, weights="ignore")
+    G = nx.from_scipy_sparse_array(matrix, create_using=nx.DiGraph)
+    levels = g.bfs(3)
+    assert levels.dtype == np.uint32 and levels.shape == (g.num_nodes,)
+    expected = nx.single_source_shortest_path_length(G, 3)
+    for v in range(g.num_nodes):
+        assert levels[v] == expected.get(v, grail.UNREACHED)
+
+
+def test_sssp_matches_scipy_dijkstra():
+    matrix = random_graph()
+    g = grail.from_scipy(matrix)
+    assert g.is_weighted
+    distances = g.sssp(5, verify=True)
+    expected = csgraph.dijkstra(matrix, directed=True, indices=5)
+    for v in range(g.num_nodes):
+        if np.isinf(expected[v]):
+            assert distances[v] == grail.INFINITE_DISTANCE
+        else:
+            assert distances[v] == int(expected[v])
+
+
+def test_components_match_scipy():
+    matrix = random_graph(m=250)
+    g = grail.from_scipy(matrix, weights="ignore")
+    labels = g.connected_components()
+    count, expected = csgraph.connected_components(matrix, directed=True, connection="weak")
+    assert len(set(labels.tolist())) == count
+    # The same partition: labels correspond one to one.
+    pairs = set(zip(labels.tolist(), expected.tolist()))
+    assert len(pairs) == count
+
+
+def test_pagerank_matches_networkx():
+    matrix = random_graph(directed=False)
+    g = grail.from_scipy(matrix, weights="ignore")
+    ranks, iterations = g.pagerank(tolerance=1e-10, max_iterations=500)
+    assert iterations > 1
+    G = nx.from_scipy_sparse_array(matrix, create_using=nx.DiGraph)
+    expected = nx.pagerank(G, alpha=0.85, weight=None, tol=1e-12, max_iter=1000)
+    assert np.allclose(ranks, [expected[v] for v in range(g.num_nodes)], atol=1e-6)
+
+
+def test_triangles_mst_and_mis():
+    matrix = random_graph(directed=False)
+    g = grail.from_scipy(matrix)
+    G = nx.from_scipy_sparse_array(matrix)
+    assert g.triangles() == sum(nx.triangles(G).values()) // 3
+    edges, weight = g.minimum_spanning_forest(verify=True)
+    assert edges.shape[1] == 3
+    assert weight == int(csgraph.minimum_spanning_tree(matrix).sum())
+    in_set = g.maximal_independent_set(verify=True)
+    chosen = set(np.flatnonzero(in_set).tolist())
+    assert all(not (u in chosen and v in chosen) for u, v in G.edges())
+    assert all(v in chosen or any(u in chosen for u in G.neighbors(v)) for v in G.nodes())
+
+
+def test_every_target_spelling_and_the_reference():
+    g = grail.from_scipy(random_graph(), weights="ignore")
+    assert np.array_equal(g.bfs(0), g.bfs(0, target="reference"))
+    assert np.array_equal(g.bfs(0, variant="wl", opt="none", threads=1), g.bfs(0, target="reference"))
+    with pytest.raises(ValueError, match="gpu:N"):
+        g.bfs(0, target="tpu")
+
+
+def test_networkx_graphs_keep_their_node_order():
+    G = nx.Graph()
+    G.add_weighted_edges_from([("a", "b", 3), ("b", "c", 4), ("c", "a", 10)])
+    g, nodes = grail.from_networkx(G)
+    assert nodes == ["a", "b", "c"] and g.num_edges == 6 and g.is_weighted
+    distances = g.sssp(nodes.index("a"))
+    assert distances[nodes.index("c")] == 7
+
+
+def test_real_weights_are_not_rounded_silently():
+    matrix = sp.csr_matrix(np.array([[0, 0.3, 0], [0, 0, 0.2], [0.9, 0, 0]]))
+    with pytest.raises(ValueError, match="not an integer"):
+        grail.from_scipy(matrix)
+    assert grail.from_scipy(matrix, weights="ignore").is_weighted is False
+
+
+def test_csr_round_trip_files_and_errors(tmp_path):
+    indptr = np.array([0, 2, 3, 3], dtype=np.uint64)
+    indices = np.array([1, 2, 0], dtype=np.uint32)
+    g = grail.Graph.from_csr(indptr, indices)
+    back_indptr, back_indices, weights = g.csr()
+    assert np.array_equal(back_indptr, indptr) and np.array_equal(back_indices, indices) and weights is None
+    path = tmp_path / "g.gcsr"
+    g.save(str(path))
+    assert grail.load(path).num_edges == 3
+    with pytest.raises(grail.GrailError, match="missing.gr"):
+        grail.load(tmp_path / "missing.gr")
+    with pytest.raises(grail.GrailError, match="source"):
+        g.bfs(99)
+    with pytest.raises(grail.GrailError):
+        grail.Graph.from_csr(np.array([0, 5], dtype=np.uint64), indices)
+    assert "3 nodes" in repr(g)
+
+
+SCALE = """
+graph { node value: f64 = 0.0; }
+param factor: f64 = 2.0;
+param on: bool = true;
+output value;
+kernel scale(f: f64) { forall u in G.nodes() { u.value = (u.degree() as f64) * f; } }
+fn main() -> u32 { if on { invoke scale(factor); } return 42; }
+"""
+
+
+def test_a_program_with_parameters_and_outputs():
+    program = grail.Program(SCALE, name="scale")
+    assert program.outputs == ["value"] and program.params == {"factor": "f64", "on": "bool"}
+    g = grail.Graph.from_edges(3, np.array([0, 0, 1], dtype=np.uint32), np.array([1, 2, 2], dtype=np.uint32))
+    out = program.run(g, params={"factor": 0.5, "on": True})
+    assert np.array_equal(out["value"], [1.0, 0.5, 0.0])
+    assert out.result == 42 and list(out.outputs) == ["value"] and out.time_ms >= 0
+    assert np.array_equal(program.run(g, params={"on": False})["value"], [0.0, 0.0, 0.0])
+    with pytest.raises(KeyError):
+        out["nothing"]
+    with pytest.raises(grail.GrailError, match="factr"):
+        program.run(g, params={"factr": 1})
+    with pytest.raises(grail.GrailError, match="broken.grail:1"):
+        grail.Program("fn main() { y = 1; }", name="broken")
+    assert grail.Program.suite("traverse").run(g).result == 1 + 2 + 2
+
+
+def test_the_gpu_when_there_is_one():
+    g = grail.from_scipy(random_graph(), weights="ignore")
+    try:
+        levels = g.bfs(0, target="gpu")
+    except grail.GrailError as e:
+        pytest.skip(f"no GPU: {e}")
+    assert np.array_equal(levels, g.bfs(0, target="reference"))
