@@ -46,6 +46,52 @@ pub enum Command {
     /// List the NVIDIA GPUs grail can use and check each with a self-test kernel (driver,
     /// NVRTC, the device runtime header, module loading).
     Devices(DevicesArgs),
+    /// Triangle meshes (the input and output of Delaunay mesh refinement), in Triangle's
+    /// `.node`/`.ele`/`.poly` formats: generate, check.
+    #[command(subcommand)]
+    Mesh(MeshCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MeshCommand {
+    /// The Delaunay triangulation of N random points in a square, written as OUT.node and
+    /// OUT.ele.
+    Gen(MeshGenArgs),
+    /// Check a mesh (a .node file with its .ele beside it): a valid triangulation, every edge
+    /// Delaunay (exact predicates), and its quality; exits 3 when it is not valid.
+    Check(MeshCheckArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct MeshGenArgs {
+    /// How many random points.
+    #[arg(long, value_name = "N")]
+    pub points: usize,
+    /// The random seed (the same seed gives the same mesh).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// The side of the square the points are drawn from.
+    #[arg(long, value_name = "SIDE", default_value_t = 1.0)]
+    pub square: f64,
+    /// Where to write: OUT.node and OUT.ele.
+    #[arg(short, long, value_name = "OUT")]
+    pub output: PathBuf,
+    /// Number points and triangles from 0 or 1 (Triangle's default).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=1))]
+    pub base: u32,
+}
+
+#[derive(Debug, Args)]
+pub struct MeshCheckArgs {
+    /// The mesh: IN.node (or IN.ele, or IN), with IN.node and IN.ele beside each other.
+    #[arg(value_name = "IN")]
+    pub input: PathBuf,
+    /// The quality bound: triangles with a smaller angle (degrees) are counted as bad.
+    #[arg(long, value_name = "DEG", default_value_t = 30.0)]
+    pub min_angle: f64,
+    /// Print JSON instead of a summary.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -10,6 +10,7 @@ mod convert;
 mod demo;
 mod devices;
 mod gen_graph;
+mod mesh;
 mod run;
 mod stats;
 mod targets;
@@ -35,6 +36,7 @@ pub fn dispatch(command: Command, threads: usize, progress: &Bars) -> Result<()>
         Command::Check(args) => check::check(args),
         Command::Compile(args) => compile::compile(args),
         Command::Devices(args) => devices::devices(args),
+        Command::Mesh(command) => mesh::mesh(command),
     }
 }
 

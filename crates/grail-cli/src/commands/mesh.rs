@@ -1,0 +1,91 @@
+//! `grail mesh`: Triangle meshes, generated and checked.
+
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use grail_mesh::generate::random_points;
+use grail_mesh::io::{mesh_paths, read_mesh, write_mesh};
+use grail_mesh::verify::check;
+use serde_json::json;
+
+use crate::cli::{MeshCheckArgs, MeshCommand, MeshGenArgs};
+
+pub fn mesh(command: MeshCommand) -> Result<()> {
+    match command {
+        MeshCommand::Gen(args) => generate(args),
+        MeshCommand::Check(args) => check_mesh(args),
+    }
+}
+
+fn generate(args: MeshGenArgs) -> Result<()> {
+    if args.points < 3 {
+        return Err(super::UsageError(format!("--points {}: a triangulation needs at least 3", args.points)).into());
+    }
+    if !(args.square.is_finite() && args.square > 0.0) {
+        return Err(super::UsageError(format!("--square {}: expected a positive side", args.square)).into());
+    }
+    let start = Instant::now();
+    let mesh = random_points(args.points, args.square, args.seed)?;
+    let took = start.elapsed();
+    write_mesh(&mesh, &args.output, args.base).context("cannot write the mesh")?;
+    let (node, ele) = mesh_paths(&args.output);
+    println!(
+        "wrote {} ({} points) and {} ({} triangles), Delaunay triangulation in {:.1} ms",
+        node.display(),
+        mesh.points.len(),
+        ele.display(),
+        mesh.triangles.len(),
+        took.as_secs_f64() * 1e3
+    );
+    Ok(())
+}
+
+fn check_mesh(args: MeshCheckArgs) -> Result<()> {
+    if !(args.min_angle.is_finite() && (0.0..60.0).contains(&args.min_angle)) {
+        bail!(super::UsageError(format!("--min-angle {}: expected degrees in [0, 60)", args.min_angle)));
+    }
+    let (mesh, base) = read_mesh(&args.input)?;
+    let report = check(&mesh, args.min_angle, None);
+    if args.json {
+        let summary = json!({
+            "mesh": args.input.display().to_string(),
+            "numbering": base,
+            "points": report.points,
+            "triangles": report.triangles,
+            "min_angle": report.min_angle,
+            "bound": args.min_angle,
+            "bad": report.bad,
+            "area": report.area,
+            "valid": report.is_valid(),
+            "problems": report.problems,
+        });
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    } else {
+        println!(
+            "{}: {} points, {} triangles, numbered from {base}",
+            args.input.display(),
+            report.points,
+            report.triangles
+        );
+        println!("  area      {}", report.area);
+        match report.min_angle {
+            Some(angle) => {
+                println!("  quality   min angle {angle:.3}°, {} triangles below {}°", report.bad, args.min_angle)
+            }
+            None => println!("  quality   no triangles"),
+        }
+        println!("  valid     {}", if report.is_valid() { "yes: a Delaunay triangulation" } else { "no" });
+        for problem in &report.problems {
+            println!("  problem   {problem}");
+        }
+    }
+    if !report.is_valid() {
+        return Err(grail_graph::GraphError::Verification(format!(
+            "{} is not a valid Delaunay triangulation: {}",
+            args.input.display(),
+            report.problems.first().map_or("", String::as_str)
+        ))
+        .into());
+    }
+    Ok(())
+}

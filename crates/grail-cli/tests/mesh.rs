@@ -1,0 +1,46 @@
+//! `grail mesh` as users run it.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn grail(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_grail"))
+        .args(args)
+        .arg("--quiet")
+        .env("GRAIL_CACHE_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("grail-cache"))
+        .output()
+        .expect("grail runs")
+}
+
+#[test]
+fn generated_meshes_check_and_broken_ones_exit_3() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("m");
+    let out = out.to_str().unwrap();
+    let generated = grail(&["mesh", "gen", "--points", "500", "--seed", "4", "--base", "0", "-o", out]);
+    assert!(generated.status.success(), "{}", String::from_utf8_lossy(&generated.stderr));
+    let node = format!("{out}.node");
+    let checked = grail(&["mesh", "check", &node, "--json"]);
+    assert!(checked.status.success(), "{}", String::from_utf8_lossy(&checked.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&checked.stdout).unwrap();
+    assert_eq!(report["valid"], true);
+    assert_eq!(report["points"], 500);
+    assert_eq!(report["numbering"], 0);
+    assert!(report["triangles"].as_u64().unwrap() > 900);
+    // Overlay a triangle over the mesh: the checker names the problem and exits 3.
+    let ele = format!("{out}.ele");
+    let text = std::fs::read_to_string(&ele).unwrap();
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    let count: usize = lines[0].split_whitespace().next().unwrap().parse().unwrap();
+    lines[0] = format!("{} 3 0", count + 1);
+    lines.push(format!("{count} 0 250 499"));
+    std::fs::write(&ele, lines.join("\n")).unwrap();
+    let broken = grail(&["mesh", "check", &node]);
+    assert_eq!(broken.status.code(), Some(3), "{}", String::from_utf8_lossy(&broken.stdout));
+    assert!(String::from_utf8_lossy(&broken.stderr).contains("not a valid Delaunay triangulation"));
+    // Bad requests.
+    assert_eq!(grail(&["mesh", "gen", "--points", "2", "-o", out]).status.code(), Some(2));
+    let missing = grail(&["mesh", "check", "/nonexistent/mesh.node"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("/nonexistent/mesh.node"));
+}

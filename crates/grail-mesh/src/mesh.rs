@@ -1,0 +1,99 @@
+//! [`Mesh`]: points and triangles.
+
+use std::collections::HashMap;
+
+use crate::predicates::orient2d;
+use crate::{MeshError, Result};
+
+/// A triangle side with no triangle across it (the mesh's boundary).
+pub const NO_NEIGHBOR: u32 = u32::MAX;
+
+/// A planar triangle mesh: `points`, `triangles` as three point indices in counter-clockwise
+/// order, and the boundary `segments` and `holes` of the domain when it came from a `.poly` file.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Mesh {
+    pub points: Vec<[f64; 2]>,
+    pub triangles: Vec<[u32; 3]>,
+    /// Edges the refinement must keep (split only at their midpoints), as point index pairs.
+    pub segments: Vec<[u32; 2]>,
+    /// A point inside each hole of the domain.
+    pub holes: Vec<[f64; 2]>,
+}
+
+impl Mesh {
+    /// Checks the indices and turns clockwise triangles counter-clockwise (Triangle's files may
+    /// hold either); a degenerate (zero-area) triangle is an error naming it.
+    pub fn normalize(&mut self) -> Result<()> {
+        let n = self.points.len();
+        for (t, tri) in self.triangles.iter_mut().enumerate() {
+            if let Some(&bad) = tri.iter().find(|&&v| v as usize >= n) {
+                return Err(MeshError::Invalid(format!("triangle {t} names point {bad}, but there are {n} points")));
+            }
+            let [a, b, c] = tri.map(|v| self.points[v as usize]);
+            let orientation = orient2d(a, b, c);
+            if orientation == 0.0 {
+                return Err(MeshError::Invalid(format!(
+                    "triangle {t} ({}, {}, {}) is degenerate: its corners are collinear",
+                    tri[0], tri[1], tri[2]
+                )));
+            }
+            if orientation < 0.0 {
+                tri.swap(1, 2);
+            }
+        }
+        Ok(())
+    }
+
+    /// For each triangle and each side `i` (the side opposite corner `i`), the triangle across
+    /// it, or [`NO_NEIGHBOR`]. An edge shared by more than two triangles, or twice in the same
+    /// direction, is an error naming it.
+    pub fn neighbors(&self) -> Result<Vec<[u32; 3]>> {
+        let mut across = vec![[NO_NEIGHBOR; 3]; self.triangles.len()];
+        let mut sides: HashMap<(u32, u32), (u32, usize)> = HashMap::with_capacity(self.triangles.len() * 3);
+        for (t, tri) in self.triangles.iter().enumerate() {
+            for i in 0..3 {
+                let (a, b) = (tri[(i + 1) % 3], tri[(i + 2) % 3]);
+                if sides.insert((a, b), (t as u32, i)).is_some() {
+                    return Err(MeshError::Invalid(format!(
+                        "edge {a} -> {b} belongs to two triangles in the same direction (overlapping or flipped triangles)"
+                    )));
+                }
+            }
+        }
+        for (&(a, b), &(t, i)) in &sides {
+            if let Some(&(u, j)) = sides.get(&(b, a)) {
+                across[t as usize][i] = u;
+                across[u as usize][j] = t;
+            }
+        }
+        Ok(across)
+    }
+
+    /// The smallest angle of triangle `t`, in degrees.
+    pub fn min_angle(&self, t: usize) -> f64 {
+        let [a, b, c] = self.triangles[t].map(|v| self.points[v as usize]);
+        let len2 = |p: [f64; 2], q: [f64; 2]| (p[0] - q[0]).powi(2) + (p[1] - q[1]).powi(2);
+        let (ab, bc, ca) = (len2(a, b), len2(b, c), len2(c, a));
+        // The smallest angle faces the shortest side: law of cosines on it.
+        let (opposite, s1, s2) = if ab <= bc && ab <= ca {
+            (ab, bc, ca)
+        } else if bc <= ca {
+            (bc, ab, ca)
+        } else {
+            (ca, ab, bc)
+        };
+        let cos = ((s1 + s2 - opposite) / (2.0 * (s1 * s2).sqrt())).clamp(-1.0, 1.0);
+        cos.acos().to_degrees()
+    }
+
+    /// The total area of the triangles.
+    pub fn area(&self) -> f64 {
+        self.triangles
+            .iter()
+            .map(|tri| {
+                let [a, b, c] = tri.map(|v| self.points[v as usize]);
+                ((b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0])).abs() / 2.0
+            })
+            .sum()
+    }
+}

@@ -1,0 +1,323 @@
+//! The mesh verifier: independent of whatever made the mesh, exact where it matters.
+//!
+//! A mesh passes when it is a valid triangulation (every index in range, every triangle
+//! counter-clockwise and not degenerate, every edge shared by at most two triangles and then
+//! in opposite directions, every point used by some triangle), every edge not on a boundary
+//! segment is locally Delaunay (the opposite corner across it is not strictly inside the
+//! circumcircle: exact in-circle test), which for a valid triangulation makes the whole mesh
+//! (constrained) Delaunay, and, when an expected area is given, its triangles cover that area.
+//! Quality is reported, not failed on: the minimum angle and how many triangles fall below a
+//! bound, since a bound may be unreachable near small input angles.
+
+use std::collections::HashSet;
+
+use crate::predicates::{incircle, orient2d};
+use crate::{Mesh, NO_NEIGHBOR};
+
+/// What the verifier found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    pub points: usize,
+    pub triangles: usize,
+    /// The smallest angle of any triangle, in degrees (`None` for an empty mesh).
+    pub min_angle: Option<f64>,
+    /// Triangles with an angle below the bound asked for.
+    pub bad: usize,
+    /// Total area of the triangles.
+    pub area: f64,
+    /// Everything that makes the mesh invalid, at most [`MAX_PROBLEMS`] of them.
+    pub problems: Vec<String>,
+}
+
+/// How many problems a report lists.
+pub const MAX_PROBLEMS: usize = 20;
+
+impl Report {
+    pub fn is_valid(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+fn push(problems: &mut Vec<String>, text: String) {
+    if problems.len() < MAX_PROBLEMS {
+        problems.push(text);
+    }
+}
+
+/// Checks `mesh`; `min_angle` is the quality bound in degrees, `expected_area` the domain's
+/// area when known (checked to a relative 1e-9).
+pub fn check(mesh: &Mesh, min_angle: f64, expected_area: Option<f64>) -> Report {
+    let mut problems: Vec<String> = Vec::new();
+    let n = mesh.points.len();
+    let mut report =
+        Report { points: n, triangles: mesh.triangles.len(), min_angle: None, bad: 0, area: 0.0, problems: Vec::new() };
+    for (t, tri) in mesh.triangles.iter().enumerate() {
+        if let Some(&v) = tri.iter().find(|&&v| v as usize >= n) {
+            push(&mut problems, format!("triangle {t} names point {v}, but there are {n} points"));
+        }
+    }
+    if !problems.is_empty() {
+        report.problems = problems;
+        return report;
+    }
+    let mut used = vec![false; n];
+    for (t, tri) in mesh.triangles.iter().enumerate() {
+        let [a, b, c] = tri.map(|v| mesh.points[v as usize]);
+        if orient2d(a, b, c) <= 0.0 {
+            push(
+                &mut problems,
+                format!("triangle {t} ({}, {}, {}) is clockwise or degenerate", tri[0], tri[1], tri[2]),
+            );
+        }
+        for &v in tri {
+            used[v as usize] = true;
+        }
+    }
+    if let Some(v) = used.iter().position(|&u| !u) {
+        push(&mut problems, format!("point {v} is in no triangle"));
+    }
+    let neighbors = match mesh.neighbors() {
+        Ok(neighbors) => Some(neighbors),
+        Err(e) => {
+            push(&mut problems, e.to_string());
+            None
+        }
+    };
+    if let Some(neighbors) = neighbors {
+        let constrained: HashSet<(u32, u32)> = mesh.segments.iter().flat_map(|&[a, b]| [(a, b), (b, a)]).collect();
+        for (t, tri) in mesh.triangles.iter().enumerate() {
+            for i in 0..3 {
+                let u = neighbors[t][i];
+                if u == NO_NEIGHBOR || (u as usize) < t {
+                    continue;
+                }
+                let (a, b) = (tri[(i + 1) % 3], tri[(i + 2) % 3]);
+                if constrained.contains(&(a, b)) {
+                    continue;
+                }
+                let far =
+                    mesh.triangles[u as usize].iter().copied().find(|&v| v != a && v != b).expect("a third corner");
+                let [p, q, r] = tri.map(|v| mesh.points[v as usize]);
+                if incircle(p, q, r, mesh.points[far as usize]) > 0.0 {
+                    push(
+                        &mut problems,
+                        format!(
+                            "edge {a}-{b} is not Delaunay: point {far} of triangle {u} lies inside the circumcircle of triangle {t}"
+                        ),
+                    );
+                }
+            }
+        }
+    }
+    if problems.is_empty() {
+        fans(mesh, &mut problems);
+    }
+    if problems.is_empty() {
+        boundary_crossings(mesh, &mut problems);
+    }
+    for t in 0..mesh.triangles.len() {
+        let angle = mesh.min_angle(t);
+        report.min_angle = Some(report.min_angle.map_or(angle, |m: f64| m.min(angle)));
+        if angle < min_angle {
+            report.bad += 1;
+        }
+    }
+    report.area = mesh.area();
+    if let Some(expected) = expected_area
+        && (report.area - expected).abs() > 1e-9 * expected.abs().max(1e-300)
+    {
+        push(&mut problems, format!("the triangles cover an area of {}, the domain's is {expected}", report.area));
+    }
+    report.problems = problems;
+    report
+}
+
+/// Around every point its triangles form one fan (one cycle of triangles for an inner point,
+/// one path for a boundary point), turning once around it: an extra triangle laid over the
+/// mesh, or a mesh folded over itself, breaks a fan or makes it turn twice.
+fn fans(mesh: &Mesh, problems: &mut Vec<String>) {
+    let n = mesh.points.len();
+    // For each point, its link: the directed edges (next corner, corner after) of its triangles.
+    let mut link: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n];
+    for tri in &mesh.triangles {
+        for i in 0..3 {
+            link[tri[i] as usize].push((tri[(i + 1) % 3], tri[(i + 2) % 3]));
+        }
+    }
+    for (v, edges) in link.iter().enumerate() {
+        if edges.is_empty() {
+            continue;
+        }
+        // Follow the link from a start with no predecessor (a boundary point's path), or from
+        // anywhere (an inner point's cycle); every edge must be reached.
+        let start = edges.iter().position(|&(a, _)| !edges.iter().any(|&(_, b)| b == a)).unwrap_or(0);
+        let is_cycle = !edges.iter().any(|&(a, _)| !edges.iter().any(|&(_, b)| b == a));
+        let mut seen = 1;
+        let mut at = edges[start].1;
+        let mut turn = angle_at(mesh, v, edges[start]);
+        while seen < edges.len() {
+            let Some(next) = edges.iter().find(|&&(a, _)| a == at) else { break };
+            if is_cycle && next == &edges[start] {
+                break;
+            }
+            turn += angle_at(mesh, v, *next);
+            at = next.1;
+            seen += 1;
+        }
+        if seen != edges.len() {
+            push(
+                problems,
+                format!("the triangles around point {v} do not form one fan: overlapping or disconnected triangles"),
+            );
+        } else if is_cycle && (turn - std::f64::consts::TAU).abs() > 1e-6 {
+            push(
+                problems,
+                format!(
+                    "the triangles around point {v} turn {:.1}° around it, not 360°: the mesh folds over itself",
+                    turn.to_degrees()
+                ),
+            );
+        } else if !is_cycle && turn >= std::f64::consts::TAU {
+            push(problems, format!("the triangles around boundary point {v} cover more than a full turn"));
+        }
+    }
+}
+
+/// The angle at corner `v` of the triangle whose opposite side is `side`, in radians.
+fn angle_at(mesh: &Mesh, v: usize, side: (u32, u32)) -> f64 {
+    let p = mesh.points[v];
+    let (a, b) = (mesh.points[side.0 as usize], mesh.points[side.1 as usize]);
+    let (ax, ay, bx, by) = (a[0] - p[0], a[1] - p[1], b[0] - p[0], b[1] - p[1]);
+    (ax * by - ay * bx).atan2(ax * bx + ay * by).abs()
+}
+
+/// No two boundary edges (sides of one triangle only) cross: with the fans above, the mesh is
+/// then a proper triangulation of the region its boundary encloses, with no overlaps. Edges are
+/// bucketed on a grid, so this costs about one test per edge.
+fn boundary_crossings(mesh: &Mesh, problems: &mut Vec<String>) {
+    let Ok(neighbors) = mesh.neighbors() else { return };
+    let mut edges = Vec::new();
+    for (t, tri) in mesh.triangles.iter().enumerate() {
+        for i in 0..3 {
+            if neighbors[t][i] == NO_NEIGHBOR {
+                edges.push((tri[(i + 1) % 3], tri[(i + 2) % 3]));
+            }
+        }
+    }
+    if edges.is_empty() {
+        return;
+    }
+    let (mut lo, mut hi) = ([f64::INFINITY; 2], [f64::NEG_INFINITY; 2]);
+    for p in &mesh.points {
+        for k in 0..2 {
+            lo[k] = lo[k].min(p[k]);
+            hi[k] = hi[k].max(p[k]);
+        }
+    }
+    let cells = (edges.len() as f64).sqrt().ceil().max(1.0) as usize;
+    let cell_of = |x: f64, k: usize| {
+        let span = (hi[k] - lo[k]).max(f64::MIN_POSITIVE);
+        (((x - lo[k]) / span * cells as f64) as usize).min(cells - 1)
+    };
+    let mut grid: Vec<Vec<usize>> = vec![Vec::new(); cells * cells];
+    for (e, &(a, b)) in edges.iter().enumerate() {
+        let (p, q) = (mesh.points[a as usize], mesh.points[b as usize]);
+        for cx in cell_of(p[0].min(q[0]), 0)..=cell_of(p[0].max(q[0]), 0) {
+            for cy in cell_of(p[1].min(q[1]), 1)..=cell_of(p[1].max(q[1]), 1) {
+                grid[cx * cells + cy].push(e);
+            }
+        }
+    }
+    let mut tested = std::collections::HashSet::new();
+    for bucket in &grid {
+        for (i, &e) in bucket.iter().enumerate() {
+            for &f in &bucket[i + 1..] {
+                let (e, f) = (e.min(f), e.max(f));
+                if !tested.insert((e, f)) {
+                    continue;
+                }
+                let ((a, b), (c, d)) = (edges[e], edges[f]);
+                if a == c || a == d || b == c || b == d {
+                    continue; // Edges meeting at a point: the fans judged that point.
+                }
+                let [pa, pb, pc, pd] = [a, b, c, d].map(|v| mesh.points[v as usize]);
+                let (o1, o2) = (orient2d(pa, pb, pc), orient2d(pa, pb, pd));
+                let (o3, o4) = (orient2d(pc, pd, pa), orient2d(pc, pd, pb));
+                if o1 * o2 <= 0.0 && o3 * o4 <= 0.0 && !(o1 == 0.0 && o2 == 0.0 && disjoint(pa, pb, pc, pd)) {
+                    push(problems, format!("boundary edges {a}-{b} and {c}-{d} cross: the mesh overlaps itself"));
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Whether collinear segments `ab` and `cd` are apart.
+fn disjoint(a: [f64; 2], b: [f64; 2], c: [f64; 2], d: [f64; 2]) -> bool {
+    let k = if (a[0] - b[0]).abs() > (a[1] - b[1]).abs() { 0 } else { 1 };
+    let (lo1, hi1) = (a[k].min(b[k]), a[k].max(b[k]));
+    let (lo2, hi2) = (c[k].min(d[k]), c[k].max(d[k]));
+    hi1 < lo2 || hi2 < lo1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generate::random_points;
+
+    #[test]
+    fn generated_meshes_pass_and_broken_ones_fail_with_the_reason() {
+        for seed in 0..20 {
+            let mesh = random_points(50 + seed as usize * 17, 10.0, seed).unwrap();
+            let report = check(&mesh, 30.0, None);
+            assert!(report.is_valid(), "seed {seed}: {:?}", report.problems);
+            assert!(report.min_angle.unwrap() > 0.0);
+            assert_eq!(report.triangles, mesh.triangles.len());
+        }
+        let mesh = random_points(200, 1.0, 3).unwrap();
+        // Flip one triangle.
+        let mut flipped = mesh.clone();
+        flipped.triangles[5].swap(0, 1);
+        assert!(check(&flipped, 30.0, None).problems.iter().any(|p| p.contains("clockwise")));
+        // Drop a triangle: the area falls short of the domain's.
+        let area = mesh.area();
+        let mut holed = mesh.clone();
+        holed.triangles.remove(7);
+        let report = check(&holed, 30.0, Some(area));
+        assert!(report.problems.iter().any(|p| p.contains("area")), "{:?}", report.problems);
+        // A triangle laid over the mesh between far-apart points, and one replaced that way.
+        for replace in [false, true] {
+            let mut overlaid = mesh.clone();
+            let far = [0u32, 100, 199];
+            let [a, b, c] = far.map(|v| overlaid.points[v as usize]);
+            let tri = if orient2d(a, b, c) > 0.0 { far } else { [far[0], far[2], far[1]] };
+            if replace {
+                overlaid.triangles[4] = tri;
+            } else {
+                overlaid.triangles.push(tri);
+            }
+            let report = check(&overlaid, 30.0, None);
+            assert!(!report.is_valid(), "replace {replace}: an overlapping triangle passed");
+        }
+        // A duplicated triangle.
+        let mut doubled = mesh;
+        doubled.triangles.push(doubled.triangles[0]);
+        assert!(check(&doubled, 30.0, None).problems.iter().any(|p| p.contains("same direction")));
+    }
+
+    #[test]
+    fn a_non_delaunay_quad_is_caught() {
+        // Two triangles over the long diagonal of a thin rhombus: not Delaunay.
+        let mesh = Mesh {
+            points: vec![[0.0, 0.0], [2.0, -0.2], [4.0, 0.0], [2.0, 0.2]],
+            triangles: vec![[0, 1, 3], [1, 2, 3]],
+            ..Mesh::default()
+        };
+        let report = check(&mesh, 20.0, None);
+        assert!(report.is_valid(), "{:?}", report.problems);
+        let bad = Mesh { triangles: vec![[0, 1, 2], [0, 2, 3]], ..mesh };
+        let report = check(&bad, 20.0, None);
+        assert!(report.problems.iter().any(|p| p.contains("not Delaunay")), "{:?}", report.problems);
+        assert_eq!(report.bad, 2);
+    }
+}

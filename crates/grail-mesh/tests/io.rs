@@ -1,0 +1,71 @@
+//! Triangle's formats: round trips in both numberings, what other tools write, and errors that
+//! name the file and line.
+
+use grail_mesh::generate::random_points;
+use grail_mesh::io::{read_mesh, read_poly, write_mesh};
+use grail_mesh::verify::check;
+
+#[test]
+fn meshes_round_trip_in_both_numberings() {
+    let dir = tempfile::tempdir().unwrap();
+    let mesh = random_points(300, 5.0, 11).unwrap();
+    for base in [0, 1] {
+        let out = dir.path().join(format!("m{base}"));
+        write_mesh(&mesh, &out, base).unwrap();
+        let (back, read_base) = read_mesh(&dir.path().join(format!("m{base}.node"))).unwrap();
+        assert_eq!(read_base, base);
+        assert_eq!(back.points, mesh.points);
+        assert_eq!(back.triangles, mesh.triangles);
+        assert!(check(&back, 20.0, Some(mesh.area())).is_valid());
+    }
+}
+
+#[test]
+fn files_as_triangle_writes_them_are_read() {
+    let dir = tempfile::tempdir().unwrap();
+    // 1-based, comments, boundary markers and attributes, a clockwise triangle.
+    std::fs::write(
+        dir.path().join("sq.node"),
+        "# a unit square\n4 2 1 1\n1 0 0 7.5 1\n2 1 0 7.5 1\n3 1 1 7.5 1\n4 0 1 7.5 1\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("sq.ele"), "2 3 0\n1 1 2 3\n2 1 4 3 # clockwise\n").unwrap();
+    let (mesh, base) = read_mesh(&dir.path().join("sq.ele")).unwrap();
+    assert_eq!(base, 1);
+    assert_eq!(mesh.points.len(), 4);
+    assert_eq!(mesh.triangles, [[0, 1, 2], [0, 2, 3]]);
+    let report = check(&mesh, 30.0, Some(1.0));
+    assert!(report.is_valid(), "{:?}", report.problems);
+    assert!((report.min_angle.unwrap() - 45.0).abs() < 1e-9);
+    // A .poly with its points in the .node file, segments and a hole.
+    std::fs::write(dir.path().join("sq.poly"), "0 2 0 1\n4 1\n1 1 2\n2 2 3\n3 3 4\n4 4 1\n1\n1 0.5 0.5\n").unwrap();
+    let poly = read_poly(&dir.path().join("sq.poly")).unwrap();
+    assert_eq!(poly.segments, [[0, 1], [1, 2], [2, 3], [3, 0]]);
+    assert_eq!(poly.holes, [[0.5, 0.5]]);
+}
+
+#[test]
+fn malformed_files_name_the_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let node = dir.path().join("bad.node");
+    let ele = dir.path().join("bad.ele");
+    let cases: [(&str, &str, &str); 5] = [
+        ("3 2 0 0\n0 0 0\n1 1 0\n", "3 3 0\n", "bad.node:3: the file ends where a point"),
+        ("3 2 0 0\n0 0 0\n1 1 x\n2 0 1\n", "1 3 0\n0 0 1 2\n", "bad.node:3: y: `x` is not a finite number"),
+        ("3 2 0 0\n0 0 0\n2 1 0\n2 0 1\n", "1 3 0\n0 0 1 2\n", "point numbered 2, expected 1"),
+        ("3 2 0 0\n0 0 0\n1 1 0\n2 0 1\n", "1 3 0\n0 0 1 3\n", "bad.ele:2: point 3 does not exist"),
+        ("3 3 0 0\n0 0 0\n1 1 0\n2 0 1\n", "1 3 0\n0 0 1 2\n", "dimension 3"),
+    ];
+    for (node_text, ele_text, expected) in cases {
+        std::fs::write(&node, node_text).unwrap();
+        std::fs::write(&ele, ele_text).unwrap();
+        let error = read_mesh(&node).unwrap_err().to_string();
+        assert!(error.contains(expected), "{error}");
+    }
+    // Collinear corners.
+    std::fs::write(&node, "3 2 0 0\n0 0 0\n1 1 1\n2 2 2\n").unwrap();
+    std::fs::write(&ele, "1 3 0\n0 0 1 2\n").unwrap();
+    assert!(read_mesh(&node).unwrap_err().to_string().contains("degenerate"));
+    let missing = read_mesh(&dir.path().join("none.node")).unwrap_err().to_string();
+    assert!(missing.contains("none.node"), "{missing}");
+}
