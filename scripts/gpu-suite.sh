@@ -112,6 +112,19 @@ else
     done
 fi
 
+step "unweighted graphs: every edge weighs 1 on the GPU too"
+"$grail" -q gen rmat --scale 12 --undirected -o "$out/unweighted12.gcsr" >/dev/null
+for algo in sssp mst; do
+    for config in none all; do
+        if "$grail" -q run "$algo" -g "$out/unweighted12.gcsr" --target gpu --device "$device" --opt "$config" --verify \
+            >"$out/unweighted.$algo.$config.txt" 2>&1; then
+            pass "$algo --opt $config on an unweighted graph"
+        else
+            fail "$algo --opt $config on an unweighted graph: $(tail -1 "$out/unweighted.$algo.$config.txt")"
+        fi
+    done
+done
+
 step "collection programs: GPU output equals CPU output"
 "$grail" -q gen rmat --scale 10 -o "$out/r10.gcsr" >/dev/null
 "$grail" -q gen road --nodes 2048 -o "$out/road11.gcsr" >/dev/null

@@ -158,3 +158,5 @@ def test_the_gpu_when_there_is_one():
     except grail.GrailError as e:
         pytest.skip(f"no GPU: {e}")
     assert np.array_equal(levels, g.bfs(0, target="reference"))
+    # Unweighted: every edge weighs 1 on the device too.
+    assert np.array_equal(g.sssp(0, target="gpu", verify=True), g.sssp(0, target="reference"))

@@ -141,7 +141,13 @@ fn a_gpu_session_agrees_with_the_reference_when_there_is_a_gpu() {
     };
     for source in [0, 7] {
         assert_eq!(session.bfs(source).unwrap(), graph.bfs(source).on(Target::Reference).run().unwrap());
+        assert_eq!(session.sssp(source).unwrap(), graph.sssp(source).on(Target::Reference).run().unwrap());
     }
+    // An unweighted graph: every edge weighs 1 on the device too.
+    let unweighted = Graph::from_edges(5, [(0, 1), (1, 2), (2, 3), (3, 4), (0, 4)]).unwrap();
+    let distances = unweighted.sssp(0).on(Target::Gpu(0)).verify().run().unwrap();
+    assert_eq!(distances, [0, 1, 2, 3, 1]);
+    unweighted.undirected().minimum_spanning_forest().on(Target::Gpu(0)).verify().run().unwrap();
     assert_eq!(
         session.connected_components().unwrap(),
         graph.connected_components().on(Target::Reference).run().unwrap()

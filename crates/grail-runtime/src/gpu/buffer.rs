@@ -85,6 +85,14 @@ impl DeviceBuffer {
         Ok(buffer)
     }
 
+    /// Allocates `count` 32-bit words, each set to `value`, on the device.
+    pub fn filled_u32(context: &Arc<CudaContext>, count: usize, value: u32, what: &str) -> Result<DeviceBuffer> {
+        let buffer = DeviceBuffer::new(context, count.max(1) * 4, what)?;
+        // SAFETY: the allocation holds `count.max(1)` words.
+        unsafe { sys::cuMemsetD32_v2(buffer.ptr, value, count.max(1)) }.result().map_err(|e| call("cuMemsetD32", e))?;
+        Ok(buffer)
+    }
+
     /// Allocates and fills from `data`.
     pub fn from_slice<T: Copy>(context: &Arc<CudaContext>, data: &[T], what: &str) -> Result<DeviceBuffer> {
         let buffer = DeviceBuffer::new(context, std::mem::size_of_val(data), what)?;

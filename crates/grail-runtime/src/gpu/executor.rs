@@ -292,7 +292,8 @@ impl GpuProgram {
         resident.prepare(&self.module, graph)?;
         let prepared = resident.upload_time() - before;
         let params = bind_params(&self.module, graph, params)?;
-        // Host copies of what the kernels alone read stay unbuilt; bound weights stay unfilled.
+        // Host copies of what the kernels alone read stay unbuilt; bound weights stay unfilled
+        // (an unweighted graph's are the resident graph's unit weights, made on the device).
         let fill_weights = self.module.properties.iter().zip(&self.bound_weights).any(|(p, b)| p.is_weight && !b);
         let memory = Memory::with(&self.module, graph, HostArrays { weights: fill_weights, graph_arrays: false })?;
         let mut run = GpuRun::new(self, context, memory, params, out, resident, fill_weights)?;

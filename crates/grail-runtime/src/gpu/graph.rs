@@ -24,7 +24,8 @@ pub struct DeviceGraph {
     identity: (u32, u64, usize),
     pub(crate) offsets: DeviceBuffer,
     pub(crate) targets: DeviceBuffer,
-    /// The edge weights (`u32`), when the graph has them.
+    /// The edge weights (`u32`): the graph's, or, for an unweighted graph, ones made here the first
+    /// time a program reads weights.
     pub(crate) weights: Option<DeviceBuffer>,
     pub(crate) reverse: Option<(DeviceBuffer, DeviceBuffer)>,
     pub(crate) in_edge_ids: Option<DeviceBuffer>,
@@ -135,6 +136,12 @@ impl DeviceGraph {
                     self.upload_reverse(csr.offsets(), csr.targets())?
                 }
             });
+        }
+        // An unweighted graph's edges weigh 1 each: for a program that reads weights, a column of
+        // ones made on the device once (not 4 bytes an edge copied up every run).
+        if self.weights.is_none() && module.properties.iter().any(|p| p.is_weight) {
+            let edges = graph.out().num_edges() as usize;
+            self.weights = Some(DeviceBuffer::filled_u32(&self.context, edges, 1, "the unit edge weights")?);
         }
         if analysis::needs_edge_sources(module) && self.edge_sources.is_none() {
             let sources = graph.out().edge_sources();
