@@ -60,6 +60,25 @@ pub enum MeshCommand {
     /// Check a mesh (a .node file with its .ele beside it): a valid triangulation, every edge
     /// Delaunay (exact predicates), and its quality; exits 3 when it is not valid.
     Check(MeshCheckArgs),
+    /// Draw a mesh as SVG or PNG (by the output's extension): every triangle outlined, those
+    /// with an angle below the bound filled.
+    Draw(MeshDrawArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct MeshDrawArgs {
+    /// The mesh: IN.node (or IN.ele, or IN), with IN.node and IN.ele beside each other.
+    #[arg(value_name = "IN")]
+    pub input: PathBuf,
+    /// The picture: a .svg or .png file.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: PathBuf,
+    /// Triangles with a smaller angle (degrees) are highlighted.
+    #[arg(long, value_name = "DEG", default_value_t = 30.0)]
+    pub min_angle: f64,
+    /// The picture's longer side in pixels.
+    #[arg(long, value_name = "PIXELS", default_value_t = 1200)]
+    pub size: u32,
 }
 
 #[derive(Debug, Args)]

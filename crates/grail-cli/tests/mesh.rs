@@ -27,6 +27,13 @@ fn generated_meshes_check_and_broken_ones_exit_3() {
     assert_eq!(report["points"], 500);
     assert_eq!(report["numbering"], 0);
     assert!(report["triangles"].as_u64().unwrap() > 900);
+    // Pictures.
+    let svg = dir.path().join("m.svg");
+    let drawn = grail(&["mesh", "draw", &node, "-o", svg.to_str().unwrap(), "--size", "300"]);
+    assert!(drawn.status.success(), "{}", String::from_utf8_lossy(&drawn.stderr));
+    assert!(std::fs::read_to_string(&svg).unwrap().starts_with("<svg"));
+    let gif = dir.path().join("m.gif");
+    assert_eq!(grail(&["mesh", "draw", &node, "-o", gif.to_str().unwrap()]).status.code(), Some(1));
     // Overlay a triangle over the mesh: the checker names the problem and exits 3.
     let ele = format!("{out}.ele");
     let text = std::fs::read_to_string(&ele).unwrap();

@@ -13,6 +13,7 @@
 //!   orientations), every edge locally Delaunay (hence the whole mesh, except across boundary
 //!   segments), and the quality (minimum angle, triangles below a bound).
 
+pub mod draw;
 pub mod generate;
 pub mod io;
 mod mesh;

@@ -8,13 +8,33 @@ use grail_mesh::io::{mesh_paths, read_mesh, write_mesh};
 use grail_mesh::verify::check;
 use serde_json::json;
 
-use crate::cli::{MeshCheckArgs, MeshCommand, MeshGenArgs};
+use crate::cli::{MeshCheckArgs, MeshCommand, MeshDrawArgs, MeshGenArgs};
 
 pub fn mesh(command: MeshCommand) -> Result<()> {
     match command {
         MeshCommand::Gen(args) => generate(args),
         MeshCommand::Check(args) => check_mesh(args),
+        MeshCommand::Draw(args) => draw(args),
     }
+}
+
+fn draw(args: MeshDrawArgs) -> Result<()> {
+    if !(args.min_angle.is_finite() && (0.0..60.0).contains(&args.min_angle)) {
+        bail!(super::UsageError(format!("--min-angle {}: expected degrees in [0, 60)", args.min_angle)));
+    }
+    if !(64..=20_000).contains(&args.size) {
+        bail!(super::UsageError(format!("--size {}: expected 64 to 20000 pixels", args.size)));
+    }
+    let (mesh, _) = read_mesh(&args.input)?;
+    let style = grail_mesh::draw::Style { size: args.size, min_angle: args.min_angle };
+    let bad = grail_mesh::draw::draw(&mesh, &args.output, style)?;
+    println!(
+        "drew {} triangles ({bad} with an angle below {}°, filled) to {}",
+        mesh.triangles.len(),
+        args.min_angle,
+        args.output.display()
+    );
+    Ok(())
 }
 
 fn generate(args: MeshGenArgs) -> Result<()> {
