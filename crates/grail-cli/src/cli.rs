@@ -60,9 +60,49 @@ pub enum MeshCommand {
     /// Check a mesh (a .node file with its .ele beside it): a valid triangulation, every edge
     /// Delaunay (exact predicates), and its quality; exits 3 when it is not valid.
     Check(MeshCheckArgs),
+    /// Refine a mesh until no triangle has an angle below the bound (Delaunay refinement),
+    /// writing OUT.node and OUT.ele.
+    Refine(MeshRefineArgs),
     /// Draw a mesh as SVG or PNG (by the output's extension): every triangle outlined, those
     /// with an angle below the bound filled.
     Draw(MeshDrawArgs),
+}
+
+/// Who refines a mesh.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MeshTarget {
+    /// The sequential reference refiner (Ruppert's and Chew's algorithms).
+    Reference,
+    /// The grail program on every core (needs the morph machinery: not built yet).
+    Cpu,
+    /// The grail program on a GPU (needs the morph machinery: not built yet).
+    Gpu,
+}
+
+#[derive(Debug, Args)]
+pub struct MeshRefineArgs {
+    /// The input: a .poly file (a domain: points, boundary segments, holes), or a mesh (IN.node
+    /// with IN.ele beside it).
+    #[arg(value_name = "IN")]
+    pub input: PathBuf,
+    /// The quality bound in degrees: no triangle keeps a smaller angle (0 to 34).
+    #[arg(long, value_name = "DEG", default_value_t = 30.0)]
+    pub min_angle: f64,
+    /// Who refines it.
+    #[arg(long, value_enum, default_value_t = MeshTarget::Reference)]
+    pub target: MeshTarget,
+    /// At most this many points are added.
+    #[arg(long, value_name = "N", default_value_t = 100_000_000)]
+    pub max_points: usize,
+    /// Check the result with the mesh verifier (exit 3 when it fails).
+    #[arg(long)]
+    pub verify: bool,
+    /// Print JSON instead of a summary.
+    #[arg(long)]
+    pub json: bool,
+    /// Where to write: OUT.node and OUT.ele, numbered as the input was.
+    #[arg(short, long, value_name = "OUT")]
+    pub output: PathBuf,
 }
 
 #[derive(Debug, Args)]

@@ -27,6 +27,22 @@ fn generated_meshes_check_and_broken_ones_exit_3() {
     assert_eq!(report["points"], 500);
     assert_eq!(report["numbering"], 0);
     assert!(report["triangles"].as_u64().unwrap() > 900);
+    // Refinement by the reference refiner, verified.
+    let refined = dir.path().join("r");
+    let run =
+        grail(&["mesh", "refine", &node, "--min-angle", "25", "--verify", "--json", "-o", refined.to_str().unwrap()]);
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    for key in ["triangles_in", "triangles_out", "bad_in", "bad_out", "min_angle", "time_ms"] {
+        assert!(!summary[key].is_null(), "{key} missing: {summary}");
+    }
+    assert!(summary["triangles_out"].as_u64() > summary["triangles_in"].as_u64());
+    assert_eq!(summary["verified"], true);
+    let again = grail(&["mesh", "check", &format!("{}.node", refined.display()), "--min-angle", "25"]);
+    assert!(again.status.success());
+    let gpu = grail(&["mesh", "refine", &node, "--target", "gpu", "-o", refined.to_str().unwrap()]);
+    assert_eq!(gpu.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&gpu.stderr).contains("--target reference"));
     // Pictures.
     let svg = dir.path().join("m.svg");
     let drawn = grail(&["mesh", "draw", &node, "-o", svg.to_str().unwrap(), "--size", "300"]);

@@ -138,8 +138,9 @@ pub fn read_ele(path: &Path, base: u32, count: usize) -> Result<Vec<[u32; 3]>> {
     Ok(out)
 }
 
-/// Reads a `.poly` file; points it leaves to the `.node` beside it are read from there.
-pub fn read_poly(path: &Path) -> Result<Mesh> {
+/// Reads a `.poly` file (points it leaves to the `.node` beside it are read from there): the
+/// domain as a mesh without triangles, and its numbering base.
+pub fn read_poly(path: &Path) -> Result<(Mesh, u32)> {
     let mut lines = Lines::read(path)?;
     let (line, header) = lines.header("the header `<points> <dimension> <attributes> <markers>`")?;
     let count = lines.int(line, &header[0], "number of points")?;
@@ -176,7 +177,7 @@ pub fn read_poly(path: &Path) -> Result<Mesh> {
             holes.push([lines.float(line, &fields[1], "x")?, lines.float(line, &fields[2], "y")?]);
         }
     }
-    Ok(Mesh { points, triangles: Vec::new(), segments, holes })
+    Ok((Mesh { points, triangles: Vec::new(), segments, holes }, base))
 }
 
 /// The `.node` and `.ele` paths of a mesh named by either file (or by its name without them).

@@ -18,6 +18,7 @@ pub mod generate;
 pub mod io;
 mod mesh;
 pub mod predicates;
+pub mod refine;
 pub mod verify;
 
 pub use mesh::{Mesh, NO_NEIGHBOR};

@@ -39,7 +39,8 @@ fn files_as_triangle_writes_them_are_read() {
     assert!((report.min_angle.unwrap() - 45.0).abs() < 1e-9);
     // A .poly with its points in the .node file, segments and a hole.
     std::fs::write(dir.path().join("sq.poly"), "0 2 0 1\n4 1\n1 1 2\n2 2 3\n3 3 4\n4 4 1\n1\n1 0.5 0.5\n").unwrap();
-    let poly = read_poly(&dir.path().join("sq.poly")).unwrap();
+    let (poly, base) = read_poly(&dir.path().join("sq.poly")).unwrap();
+    assert_eq!(base, 1);
     assert_eq!(poly.segments, [[0, 1], [1, 2], [2, 3], [3, 0]]);
     assert_eq!(poly.holes, [[0.5, 0.5]]);
 }

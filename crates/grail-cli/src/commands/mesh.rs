@@ -4,18 +4,75 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use grail_mesh::generate::random_points;
-use grail_mesh::io::{mesh_paths, read_mesh, write_mesh};
+use grail_mesh::io::{mesh_paths, read_mesh, read_poly, write_mesh};
 use grail_mesh::verify::check;
 use serde_json::json;
 
-use crate::cli::{MeshCheckArgs, MeshCommand, MeshDrawArgs, MeshGenArgs};
+use crate::cli::{MeshCheckArgs, MeshCommand, MeshDrawArgs, MeshGenArgs, MeshRefineArgs, MeshTarget};
 
 pub fn mesh(command: MeshCommand) -> Result<()> {
     match command {
         MeshCommand::Gen(args) => generate(args),
         MeshCommand::Check(args) => check_mesh(args),
         MeshCommand::Draw(args) => draw(args),
+        MeshCommand::Refine(args) => refine(args),
     }
+}
+
+fn refine(args: MeshRefineArgs) -> Result<()> {
+    if args.target != MeshTarget::Reference {
+        bail!(super::UsageError(format!(
+            "--target {}: mesh refinement as a grail program needs adding and deleting mesh elements from kernels, \
+             which grail does not do yet; --target reference runs the sequential refiner",
+            if args.target == MeshTarget::Cpu { "cpu" } else { "gpu" }
+        )));
+    }
+    let is_poly = args.input.extension().is_some_and(|e| e == "poly");
+    let (input, base) = if is_poly { read_poly(&args.input)? } else { read_mesh(&args.input)? };
+    let before = check(&input, args.min_angle, None);
+    let start = Instant::now();
+    let refined = grail_mesh::refine::reference(&input, args.min_angle, args.max_points)?;
+    let time = start.elapsed();
+    write_mesh(&refined.mesh, &args.output, base).context("cannot write the refined mesh")?;
+    let expected_area = (!input.triangles.is_empty()).then(|| input.area());
+    let after = check(&refined.mesh, args.min_angle, expected_area);
+    if args.json {
+        let summary = json!({
+            "input": args.input.display().to_string(),
+            "target": "reference",
+            "triangles_in": before.triangles,
+            "triangles_out": after.triangles,
+            "bad_in": before.bad,
+            "bad_out": after.bad,
+            "min_angle": after.min_angle,
+            "bound": args.min_angle,
+            "complete": refined.complete,
+            "time_ms": time.as_secs_f64() * 1e3,
+            "verified": args.verify.then(|| after.is_valid()),
+        });
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    } else {
+        let (node, ele) = mesh_paths(&args.output);
+        println!("{}: {} triangles, {} below {}°", args.input.display(), before.triangles, before.bad, args.min_angle);
+        println!(
+            "  refined   {} triangles, {} below {}°, min angle {:.2}° in {:.1} ms (reference refiner){}",
+            after.triangles,
+            after.bad,
+            args.min_angle,
+            after.min_angle.unwrap_or(0.0),
+            time.as_secs_f64() * 1e3,
+            if refined.complete { "" } else { ", stopped at --max-points" }
+        );
+        println!("  written   {} and {}", node.display(), ele.display());
+    }
+    if args.verify && !after.is_valid() {
+        return Err(grail_graph::GraphError::Verification(format!(
+            "the refined mesh is not valid: {}",
+            after.problems.first().map_or("", String::as_str)
+        ))
+        .into());
+    }
+    Ok(())
 }
 
 fn draw(args: MeshDrawArgs) -> Result<()> {
