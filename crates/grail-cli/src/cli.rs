@@ -169,9 +169,13 @@ pub struct CheckArgs {
 
 #[derive(Debug, Args)]
 pub struct CompileArgs {
-    /// The program: a .grail file, or a suite program's name (bfs, sssp_nf, ...).
-    #[arg(value_name = "FILE")]
+    /// The program: a .grail file, a suite algorithm (bfs, sssp, ...: the program `grail run`
+    /// runs for it, its default variant unless --variant), or a suite program's name (sssp_nf, ...).
+    #[arg(value_name = "ALGO|FILE")]
     pub program: PathBuf,
+    /// The suite algorithm's variant (`grail run ALGO --variant help` lists them).
+    #[arg(long, value_name = "NAME")]
+    pub variant: Option<String>,
     /// What to write: `ast` (the parsed program as canonical grail source), `ir` (the checked
     /// program lowered to grail's IR), `c` (the C the CPU backend compiles) or `cuda` (the CUDA
     /// C++ the GPU backend compiles with NVRTC).
@@ -334,12 +338,20 @@ pub struct CleanArgs {
     pub sort: bool,
 }
 
+impl GraphArgs {
+    /// The graph file (empty when not given, which only `--variant help` allows).
+    pub fn path(&self) -> &std::path::Path {
+        self.graph.as_deref().unwrap_or(std::path::Path::new(""))
+    }
+}
+
 /// How to read an input graph.
 #[derive(Debug, Args, Clone)]
 pub struct GraphArgs {
     /// The graph file (dimacs .gr, .mtx, .el/.txt, .wel, Galois .gr, METIS .graph, .gcsr; any text format may be .gz).
-    #[arg(long, short, value_name = "FILE")]
-    pub graph: PathBuf,
+    /// Not needed for `--variant help`.
+    #[arg(long, short, value_name = "FILE", required_unless_present = "variant")]
+    pub graph: Option<PathBuf>,
     /// Input format, when the extension and contents do not tell.
     #[arg(long, value_name = "FORMAT")]
     pub format: Option<Format>,

@@ -59,12 +59,10 @@ impl std::error::Error for ParseError {}
 #[derive(Debug, thiserror::Error)]
 pub enum GraphError {
     /// The operating system refused a read or write.
-    #[error("{}: {source}", path.display())]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    /// The message includes the system's, so the error has no `source` (which would print it
+    /// twice in a chain of causes).
+    #[error("{}: {cause}", path.display())]
+    Io { path: PathBuf, cause: std::io::Error },
     /// A file's contents do not follow its format.
     #[error("{}: {location}: {message}", path.display())]
     Malformed { path: PathBuf, location: Location, message: String },
@@ -81,7 +79,7 @@ pub enum GraphError {
 
 impl GraphError {
     pub fn io(path: &Path, source: std::io::Error) -> Self {
-        GraphError::Io { path: path.to_path_buf(), source }
+        GraphError::Io { path: path.to_path_buf(), cause: source }
     }
 
     pub fn invalid(message: impl Into<String>) -> Self {

@@ -42,21 +42,19 @@ pub enum RuntimeError {
     Program { message: String },
     /// Writing the program's `print` output failed.
     #[error("cannot write the program's output: {0}")]
-    Output(#[source] std::io::Error),
+    Output(std::io::Error),
     /// The GPU layer failed: no NVRTC, no driver, no such device, code that did not compile...
     #[error(transparent)]
     Gpu(#[from] GpuError),
-    #[error("{}: {source}", path.display())]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    /// The message includes the system's, so the error has no `source` (which would print it
+    /// twice in a chain of causes).
+    #[error("{}: {cause}", path.display())]
+    Io { path: PathBuf, cause: std::io::Error },
 }
 
 impl RuntimeError {
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
-        RuntimeError::Io { path: path.into(), source }
+        RuntimeError::Io { path: path.into(), cause: source }
     }
 }
 
@@ -131,12 +129,8 @@ pub enum GpuError {
     #[error("the GPU self-test failed on {device}: {message}")]
     SelfTest { device: String, message: String },
     /// Reading or writing the compiled-module cache failed.
-    #[error("GPU module cache {}: {source}", path.display())]
-    Cache {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    #[error("GPU module cache {}: {cause}", path.display())]
+    Cache { path: PathBuf, cause: std::io::Error },
 }
 
 fn bullet_list(items: &[String]) -> String {

@@ -2,6 +2,7 @@
 //! with what is known of it, and on request its reverse CSR and in-edge ids).
 
 use anyhow::{Context, Result};
+use grail_graph::GraphError;
 use grail_graph::builder;
 use grail_graph::io::{Format, ReadOptions, detect_format, read_graph, write_graph};
 use grail_graph::reorder::{Reordering, reorder};
@@ -17,8 +18,7 @@ pub fn convert(args: ConvertArgs, progress: &Bars) -> Result<()> {
         return Err(UsageError(format!("{flag} needs a .gcsr output (the only format that stores it)")).into());
     }
     let options = ReadOptions { format: args.from, build: args.clean.build_options() };
-    let mut graph = read_graph(&args.input, &options, progress)
-        .with_context(|| format!("cannot load graph {}", args.input.display()))?;
+    let mut graph = read_graph(&args.input, &options, progress).context("cannot load the graph")?;
     if args.unweighted {
         graph = graph.without_weights();
     }
@@ -41,7 +41,13 @@ pub fn convert(args: ConvertArgs, progress: &Bars) -> Result<()> {
         graph.build_reverse();
     }
     write_graph(&graph, &args.output, args.to, progress)
-        .with_context(|| format!("cannot write {}", args.output.display()))?;
+        .map_err(|e| match e {
+            GraphError::UnknownFormat { path, message } => {
+                GraphError::UnknownFormat { path, message: format!("{message} with --to FORMAT") }
+            }
+            other => other,
+        })
+        .context("cannot write the graph")?;
     progress.clear();
     eprintln!("wrote {}: {} nodes, {} edges", args.output.display(), graph.num_nodes(), graph.num_edges());
     Ok(())

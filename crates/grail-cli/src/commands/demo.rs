@@ -110,14 +110,14 @@ fn run_one(
     threads: usize,
 ) -> Result<serde_json::Value> {
     let params = RunParams { threads, ..Default::default() };
-    let (output, time) = match program {
+    let (output, time, variant) = match program {
         Some(program) => {
             let run = program.run(graph, &params).with_context(|| format!("{algorithm} on {label}"))?;
-            (run.output, run.stats.elapsed)
+            (run.output, run.stats.elapsed, Some(program.variant().name))
         }
         None => {
             let result = run(algorithm, graph, target, &params)?;
-            (result.output, result.time)
+            (result.output, result.time, result.variant.map(|v| v.name))
         }
     };
     verify(algorithm, graph, &params, &output)
@@ -127,6 +127,7 @@ fn run_one(
         "nodes": graph.num_nodes(),
         "edges": graph.num_edges(),
         "algorithm": algorithm.name(),
+        "variant": variant,
         "target": target.name(),
         "time_ms": millis(time),
         "verified": true,

@@ -12,7 +12,14 @@ pub fn gen_graph(args: GenArgs, progress: &Bars) -> Result<()> {
     let options = GenOptions { seed: common.seed, max_weight: common.max_weight };
     let graph = generate(&generator, &options, undirected, progress)
         .with_context(|| format!("cannot generate the {} graph", generator.name()))?;
-    write_graph(&graph, &common.output, common.format, progress).context("cannot write the generated graph")?;
+    write_graph(&graph, &common.output, common.format, progress)
+        .map_err(|e| match e {
+            grail_graph::GraphError::UnknownFormat { path, message } => {
+                grail_graph::GraphError::UnknownFormat { path, message: format!("{message} with --format FORMAT") }
+            }
+            other => other,
+        })
+        .context("cannot write the generated graph")?;
     progress.clear();
     eprintln!(
         "wrote {}: {} nodes, {} edges{}",

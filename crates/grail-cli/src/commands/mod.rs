@@ -53,8 +53,10 @@ impl CleanArgs {
 
 /// Reads the graph a command works on.
 pub fn load(args: &GraphArgs, build: BuildOptions, progress: &Bars) -> Result<Graph> {
-    read_graph(&args.graph, &ReadOptions { format: args.format, build }, progress)
-        .with_context(|| format!("cannot load graph {}", args.graph.display()))
+    if args.graph.is_none() {
+        return Err(UsageError("--graph FILE is required (only `--variant help` needs no graph)".into()).into());
+    }
+    read_graph(args.path(), &ReadOptions { format: args.format, build }, progress).context("cannot load the graph")
 }
 
 /// A mistake in how grail was called (an unknown name, a bad flag value) that clap cannot see:

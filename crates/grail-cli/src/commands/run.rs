@@ -96,7 +96,7 @@ fn run_suite(algorithm: Algorithm, args: RunArgs, threads: usize, progress: &Bar
             "algorithm": algorithm.name(),
             "target": target.name(),
             "variant": variant,
-            "graph": args.graph.graph.display().to_string(),
+            "graph": args.graph.path().display().to_string(),
             "nodes": graph.num_nodes(),
             "edges": graph.num_edges(),
             "time_ms": time_ms,
@@ -122,7 +122,7 @@ fn run_suite(algorithm: Algorithm, args: RunArgs, threads: usize, progress: &Bar
         let variant = variant.map(|v| format!(" (variant {v})")).unwrap_or_default();
         println!(
             "{algorithm} on {} ({} nodes, {} edges), target {target}{variant}",
-            args.graph.graph.display(),
+            args.graph.path().display(),
             graph.num_nodes(),
             graph.num_edges(),
         );
@@ -247,7 +247,7 @@ fn run_program(args: RunArgs, threads: usize, progress: &Bars) -> Result<()> {
         let mut summary = json!({
             "program": args.program,
             "target": target.name(),
-            "graph": args.graph.graph.display().to_string(),
+            "graph": args.graph.path().display().to_string(),
             "nodes": graph.num_nodes(),
             "edges": graph.num_edges(),
             "time_ms": time_ms,
@@ -267,7 +267,7 @@ fn run_program(args: RunArgs, threads: usize, progress: &Bars) -> Result<()> {
         println!(
             "{} on {} ({} nodes, {} edges), target {target}",
             args.program,
-            args.graph.graph.display(),
+            args.graph.path().display(),
             graph.num_nodes(),
             graph.num_edges()
         );

@@ -13,7 +13,7 @@ use crate::progress::Bars;
 pub fn stats(args: StatsArgs, progress: &Bars) -> Result<()> {
     let start = Instant::now();
     let graph = read_graph(&args.input, &ReadOptions { format: args.format, ..Default::default() }, progress)
-        .with_context(|| format!("cannot load graph {}", args.input.display()))?;
+        .context("cannot load the graph")?;
     let load_ms = millis(start.elapsed());
     let stats = GraphStats::of(&graph);
     progress.clear();

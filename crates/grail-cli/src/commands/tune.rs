@@ -154,7 +154,7 @@ pub fn tune(args: TuneArgs, threads: usize, progress: &Bars) -> Result<()> {
     let Some(winner) = outcome.winner() else {
         let wrong = grail_graph::GraphError::Verification(format!(
             "no configuration of {name} computed a right result on {}",
-            args.graph.graph.display()
+            args.graph.path().display()
         ));
         return Err(anyhow::Error::from(wrong).context("nothing to record"));
     };
@@ -167,7 +167,7 @@ pub fn tune(args: TuneArgs, threads: usize, progress: &Bars) -> Result<()> {
         time_ms: winner.best.map_or(0.0, millis),
         none_ms: outcome.none().best.map(millis),
         date: db::now_utc(),
-        graph: args.graph.graph.display().to_string(),
+        graph: args.graph.path().display().to_string(),
         features: classified.features.clone(),
         threads: (target == Target::Cpu).then(|| if threads == 0 { rayon::current_num_threads() } else { threads }),
         candidates: outcome.candidates.iter().map(record).collect(),
@@ -429,7 +429,7 @@ fn print_header(
     space: &Space,
     options: &search::Options,
 ) {
-    println!("tune {name} on {}, target {}", args.graph.graph.display(), builder.key());
+    println!("tune {name} on {}, target {}", args.graph.path().display(), builder.key());
     println!("  input     {} nodes, {} edges: {}", graph.num_nodes(), graph.num_edges(), describe_class(classified));
     for (i, d) in space.dimensions.iter().enumerate() {
         let values: Vec<String> = d.values.iter().map(|v| v.text()).collect();

@@ -298,7 +298,7 @@ pub fn write_graph(graph: &Graph, path: &Path, format: Option<Format>, progress:
             Some("galois") => Format::Galois,
             _ => detect_format(path, &[]).map_err(|_| GraphError::UnknownFormat {
                 path: path.to_path_buf(),
-                message: "cannot tell the output format from the file name; give it with --format \
+                message: "cannot tell the output format from the file name; name the format \
                           (dimacs, mtx, el, wel, galois, metis, gcsr)"
                     .into(),
             })?,

@@ -15,6 +15,62 @@ use crate::error::{Result, RuntimeError};
 /// Flags every build uses.
 const BASE_FLAGS: &[&str] = &["-std=c11", "-O3", "-march=native", "-fPIC", "-shared", "-pthread", "-fwrapv"];
 
+/// Splits a command line into words as a POSIX shell would for a plain command: whitespace
+/// separates, single quotes keep everything literal, double quotes and backslashes escape.
+/// No expansions. At least one word, or an error.
+fn split_words(text: &str) -> std::result::Result<Vec<String>, String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('\'') => break,
+                        Some(c) => word.push(c),
+                        None => return Err("an unclosed single quote".into()),
+                    }
+                }
+            }
+            '"' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('"') => break,
+                        Some('\\') => word.push(chars.next().ok_or("a backslash at the end")?),
+                        Some(c) => word.push(c),
+                        None => return Err("an unclosed double quote".into()),
+                    }
+                }
+            }
+            '\\' => {
+                in_word = true;
+                word.push(chars.next().ok_or("a backslash at the end")?);
+            }
+            c if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            c => {
+                in_word = true;
+                word.push(c);
+            }
+        }
+    }
+    if in_word {
+        words.push(word);
+    }
+    if words.is_empty() {
+        return Err("no command".into());
+    }
+    Ok(words)
+}
+
 /// How much of a failing compiler's output an error shows.
 const LOG_LINES: usize = 60;
 
@@ -22,22 +78,36 @@ const LOG_LINES: usize = 60;
 #[derive(Debug, Clone)]
 pub struct CCompiler {
     program: String,
+    /// Words that follow the program in `$CC` (`CC="gcc -O0"`), before grail's flags.
+    leading: Vec<String>,
     version: String,
     extra_flags: Vec<String>,
 }
 
 impl CCompiler {
-    /// The compiler named by `$CC`, or `cc`, with extra flags from `$GRAIL_CFLAGS`.
+    /// The compiler `$CC` names (split into words as make does: `CC="gcc -O0"` runs `gcc` with
+    /// `-O0` first), or `cc`, with extra flags from `$GRAIL_CFLAGS`.
     pub fn detect() -> Result<CCompiler> {
-        let program = std::env::var("CC").ok().filter(|cc| !cc.trim().is_empty()).unwrap_or_else(|| "cc".into());
+        let cc = std::env::var("CC").ok().filter(|cc| !cc.trim().is_empty()).unwrap_or_else(|| "cc".into());
+        let mut words = split_words(&cc)
+            .map_err(|problem| RuntimeError::NoCompiler { program: cc.clone(), problem: format!("$CC: {problem}") })?;
+        let program = words.remove(0);
         let extra = std::env::var("GRAIL_CFLAGS").unwrap_or_default();
-        CCompiler::new(&program, extra.split_whitespace().map(String::from).collect())
+        let mut compiler =
+            CCompiler::with_leading(&program, words, extra.split_whitespace().map(String::from).collect())?;
+        compiler.program = program;
+        Ok(compiler)
     }
 
     /// A specific compiler, checked by running it with `--version`.
     pub fn new(program: &str, extra_flags: Vec<String>) -> Result<CCompiler> {
+        CCompiler::with_leading(program, Vec::new(), extra_flags)
+    }
+
+    /// A compiler run as `program leading... flags...`, checked with `--version`.
+    fn with_leading(program: &str, leading: Vec<String>, extra_flags: Vec<String>) -> Result<CCompiler> {
         let no_compiler = |problem: String| RuntimeError::NoCompiler { program: program.to_string(), problem };
-        let output = Command::new(program).arg("--version").output().map_err(|e| {
+        let output = Command::new(program).args(&leading).arg("--version").output().map_err(|e| {
             no_compiler(match e.kind() {
                 std::io::ErrorKind::NotFound => "was not found".to_string(),
                 _ => format!("could not be run ({e})"),
@@ -47,7 +117,7 @@ impl CCompiler {
             return Err(no_compiler(format!("failed to report its version ({})", output.status)));
         }
         let version = String::from_utf8_lossy(&output.stdout).lines().next().unwrap_or("").trim().to_string();
-        Ok(CCompiler { program: program.to_string(), version, extra_flags })
+        Ok(CCompiler { program: program.to_string(), leading, version, extra_flags })
     }
 
     /// The compiler's first `--version` line, e.g. `cc (Debian 12.2.0-14) 12.2.0`.
@@ -56,7 +126,11 @@ impl CCompiler {
     }
 
     fn flags(&self) -> impl Iterator<Item = &str> {
-        BASE_FLAGS.iter().copied().chain(self.extra_flags.iter().map(String::as_str))
+        self.leading
+            .iter()
+            .map(String::as_str)
+            .chain(BASE_FLAGS.iter().copied())
+            .chain(self.extra_flags.iter().map(String::as_str))
     }
 
     /// The cache key of `source` built by this compiler with these flags.
@@ -135,13 +209,22 @@ impl std::fmt::Debug for NativeLibrary {
     }
 }
 
+/// What the dynamic loader said, not only "dlopen failed": libloading keeps the loader's own
+/// words (the missing file, the undefined symbol) in the error's source.
+pub(crate) fn load_failure(error: &libloading::Error) -> String {
+    match std::error::Error::source(error) {
+        Some(detail) => detail.to_string(),
+        None => error.to_string(),
+    }
+}
+
 impl NativeLibrary {
     /// Loads a shared library.
     pub fn open(path: &Path) -> Result<NativeLibrary> {
         // SAFETY: grail loads only libraries it built from its own generated code, whose
         // initialisers do nothing.
         let library = unsafe { libloading::Library::new(path) }
-            .map_err(|e| RuntimeError::Load { path: path.to_path_buf(), message: e.to_string() })?;
+            .map_err(|e| RuntimeError::Load { path: path.to_path_buf(), message: load_failure(&e) })?;
         Ok(NativeLibrary { library, path: path.to_path_buf() })
     }
 
@@ -158,5 +241,18 @@ impl NativeLibrary {
         let symbol = unsafe { self.library.get::<T>(name.as_bytes()) }
             .map_err(|_| RuntimeError::MissingSymbol { path: self.path.clone(), name: name.to_string() })?;
         Ok(*symbol)
+    }
+}
+
+#[cfg(test)]
+mod split_tests {
+    use super::*;
+
+    #[test]
+    fn cc_splits_like_a_shell() {
+        assert_eq!(split_words("gcc -O0").unwrap(), ["gcc", "-O0"]);
+        assert_eq!(split_words("  '/opt/my cc/gcc' -DX=\"a b\" c\\ d ").unwrap(), ["/opt/my cc/gcc", "-DX=a b", "c d"]);
+        assert!(split_words("gcc 'oops").is_err());
+        assert!(split_words("   ").is_err());
     }
 }

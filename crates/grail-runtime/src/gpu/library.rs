@@ -326,7 +326,7 @@ pub(crate) fn driver() -> Result<(), GpuError> {
                 library = Some(lib);
                 break;
             }
-            Err(e) => problems.push(e.to_string()),
+            Err(e) => problems.push(crate::cpu::toolchain::load_failure(&e)),
         }
     }
     let Some(library) = library else {

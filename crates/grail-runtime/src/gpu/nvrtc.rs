@@ -476,16 +476,16 @@ pub fn compile_cached(
         }
         Ok(_) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(GpuError::Cache { path, source: e }),
+        Err(e) => return Err(GpuError::Cache { path, cause: e }),
     }
     let module = compile_with(source, name, options)?;
     let dir = cache.dir();
-    std::fs::create_dir_all(dir).map_err(|e| GpuError::Cache { path: dir.to_path_buf(), source: e })?;
+    std::fs::create_dir_all(dir).map_err(|e| GpuError::Cache { path: dir.to_path_buf(), cause: e })?;
     let mut file = tempfile::Builder::new()
         .prefix(".cuda-")
         .tempfile_in(dir)
-        .map_err(|e| GpuError::Cache { path: dir.to_path_buf(), source: e })?;
-    file.write_all(&module.image).map_err(|e| GpuError::Cache { path: file.path().to_path_buf(), source: e })?;
-    file.persist(&path).map_err(|e| GpuError::Cache { path: path.clone(), source: e.error })?;
+        .map_err(|e| GpuError::Cache { path: dir.to_path_buf(), cause: e })?;
+    file.write_all(&module.image).map_err(|e| GpuError::Cache { path: file.path().to_path_buf(), cause: e })?;
+    file.persist(&path).map_err(|e| GpuError::Cache { path: path.clone(), cause: e.error })?;
     Ok(module)
 }

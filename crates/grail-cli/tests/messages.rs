@@ -1,0 +1,84 @@
+//! Messages say each thing once, and the commands agree with each other.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn grail(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_grail"))
+        .args(args)
+        .arg("--quiet")
+        .env("GRAIL_CACHE_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("grail-cache"))
+        .output()
+        .expect("grail runs")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn a_missing_file_is_named_once_with_the_reason_once() {
+    let out = grail(&["run", "bfs", "-g", "/nonexistent/g.el"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stderr(&out);
+    assert_eq!(text.matches("/nonexistent/g.el").count(), 1, "{text}");
+    assert_eq!(text.matches("No such file or directory").count(), 1, "{text}");
+}
+
+#[test]
+fn compile_shows_what_run_runs_and_takes_variants() {
+    let ir = |args: &[&str]| String::from_utf8(grail(args).stdout).unwrap();
+    assert!(ir(&["compile", "bfs", "--emit", "ir"]).starts_with("module bfs_do"));
+    assert!(ir(&["compile", "sssp", "--emit", "ir"]).starts_with("module sssp_nf"));
+    assert!(ir(&["compile", "bfs", "--variant", "wl", "--emit", "ir"]).starts_with("module bfs\n"));
+    assert!(ir(&["compile", "sssp_wl", "--emit", "ir"]).starts_with("module sssp_wl"));
+    assert_eq!(grail(&["compile", "bfs", "--variant", "fast", "--emit", "ir"]).status.code(), Some(2));
+    assert_eq!(grail(&["compile", "sssp_wl", "--variant", "wl", "--emit", "ir"]).status.code(), Some(2));
+}
+
+#[test]
+fn variant_help_needs_no_graph_and_everything_else_does() {
+    let help = grail(&["run", "sssp", "--variant", "help"]);
+    assert!(help.status.success(), "{}", stderr(&help));
+    assert!(String::from_utf8_lossy(&help.stdout).contains("nf"));
+    let missing = grail(&["run", "sssp", "--variant", "wl"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(stderr(&missing).contains("--graph"));
+}
+
+#[test]
+fn format_hints_name_the_flag_the_command_takes() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("g.el");
+    std::fs::write(&input, "0 1\n").unwrap();
+    let out = dir.path().join("g.unknown");
+    let converted = grail(&["convert", input.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert!(stderr(&converted).contains("--to FORMAT"), "{}", stderr(&converted));
+    assert_eq!(stderr(&converted).matches("g.unknown").count(), 1, "{}", stderr(&converted));
+    let generated = grail(&["gen", "rmat", "--scale", "3", "-o", out.to_str().unwrap()]);
+    assert!(stderr(&generated).contains("--format FORMAT"), "{}", stderr(&generated));
+}
+
+#[test]
+fn cc_with_arguments_is_split_like_make_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("g.el");
+    std::fs::write(&input, "0 1\n1 2\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_grail"))
+        .args(["-q", "run", "bfs", "-g", input.to_str().unwrap(), "--verify"])
+        .env("CC", "cc -O0")
+        .env("GRAIL_CACHE_DIR", dir.path().join("cache"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+#[test]
+fn demo_json_names_each_rows_variant() {
+    let out = grail(&["demo", "--json", "--scale", "8"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = rows.as_array().unwrap();
+    assert!(!rows.is_empty());
+    assert!(rows.iter().all(|r| r["variant"].is_string()), "{rows:?}");
+}
