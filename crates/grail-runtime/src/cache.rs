@@ -1,12 +1,21 @@
 //! The on-disk cache of compiled modules, keyed by a hash of everything that shapes the result.
 //!
 //! Compiling generated code takes far longer than loading it, so grail keeps every module it
-//! builds: CPU shared libraries now, GPU modules later. Entries are written to a temporary file
-//! and renamed into place, so concurrent grail processes never see a half-written entry.
+//! builds: CPU shared libraries and GPU images. Nothing in the folder is trusted unchecked:
+//!
+//! - the folder is created private (0700), and a folder other users can write is refused
+//!   (loading a library from it would run whatever they put there);
+//! - every entry has a checksum beside it (`ENTRY.xxh`, its 128-bit xxh3 in hex), written before
+//!   the entry is renamed into place, and checked before the entry is used: a truncated or
+//!   damaged entry (a full disk, a crash, a stray edit) is removed and rebuilt, with a note,
+//!   instead of crashing the loader;
+//! - entries and checksums are written to temporary files and renamed into place, so concurrent
+//!   grail processes never see half of one.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use xxhash_rust::xxh3::Xxh3;
+use xxhash_rust::xxh3::{Xxh3, xxh3_128};
 
 use crate::error::{Result, RuntimeError};
 
@@ -42,10 +51,119 @@ impl ModuleCache {
         self.dir.join(format!("{}-{:032x}.{extension}", key.kind, key.hash))
     }
 
-    /// Makes sure the cache folder exists.
+    /// Makes sure the cache folder exists (created private) and is safe to load code from.
     pub fn create(&self) -> Result<()> {
-        std::fs::create_dir_all(&self.dir).map_err(|e| RuntimeError::io(&self.dir, e))
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::DirBuilderExt;
+            if !self.dir.is_dir() {
+                std::fs::DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o700)
+                    .create(&self.dir)
+                    .map_err(|e| RuntimeError::io(&self.dir, e))?;
+            }
+        }
+        #[cfg(not(unix))]
+        std::fs::create_dir_all(&self.dir).map_err(|e| RuntimeError::io(&self.dir, e))?;
+        self.check_private()
     }
+
+    /// Refuses a folder that users other than this one can write.
+    pub fn check_private(&self) -> Result<()> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let Ok(meta) = std::fs::metadata(&self.dir) else { return Ok(()) };
+            let unsafe_cache = |why: String| Err(RuntimeError::UnsafeCache { dir: self.dir.clone(), why });
+            // SAFETY: geteuid has no preconditions.
+            let me = unsafe { libc::geteuid() };
+            if meta.uid() != me {
+                return unsafe_cache(format!("belongs to user {}, not to this user ({me})", meta.uid()));
+            }
+            if meta.mode() & 0o022 != 0 {
+                return unsafe_cache(format!("can be written by other users (mode {:o})", meta.mode() & 0o777));
+            }
+        }
+        Ok(())
+    }
+
+    /// The entry for `key` if it is there and its checksum matches. A damaged entry (no
+    /// checksum, a wrong one) is removed, with a note on standard error, and `None` returned so
+    /// that the caller builds it again.
+    pub fn verified(&self, key: &CacheKey, extension: &str) -> Result<Option<PathBuf>> {
+        let path = self.entry(key, extension);
+        let bytes = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(RuntimeError::io(&path, e)),
+        };
+        self.check_private()?;
+        let expected = std::fs::read_to_string(checksum_path(&path)).ok();
+        if expected.as_deref().map(str::trim) == Some(checksum(&bytes).as_str()) {
+            return Ok(Some(path));
+        }
+        self.discard(
+            &path,
+            if expected.is_some() {
+                "its checksum does not match (damaged)"
+            } else {
+                "it has no checksum (damaged, or written by an older grail)"
+            },
+        );
+        Ok(None)
+    }
+
+    /// Removes a damaged entry and its checksum, saying so.
+    pub fn discard(&self, path: &Path, why: &str) {
+        eprintln!("note: not using the cached module {}: {why}; building it again", path.display());
+        let _ = std::fs::remove_file(path);
+        let _ = std::fs::remove_file(checksum_path(path));
+    }
+
+    /// Stores the file `built` (in the cache folder) as the entry for `key`: its checksum first,
+    /// then the file renamed into place.
+    pub fn store(&self, key: &CacheKey, extension: &str, built: &Path) -> Result<PathBuf> {
+        let path = self.entry(key, extension);
+        let bytes = std::fs::read(built).map_err(|e| RuntimeError::io(built, e))?;
+        let mut sum = tempfile::Builder::new()
+            .prefix(".sum-")
+            .tempfile_in(&self.dir)
+            .map_err(|e| RuntimeError::io(&self.dir, e))?;
+        writeln!(sum, "{}", checksum(&bytes)).map_err(|e| RuntimeError::io(sum.path(), e))?;
+        sum.persist(checksum_path(&path)).map_err(|e| RuntimeError::io(&path, e.error))?;
+        // Another process building the same module may win the race: harmless, the same bytes.
+        std::fs::rename(built, &path).map_err(|e| RuntimeError::io(&path, e))?;
+        Ok(path)
+    }
+
+    /// Stores `bytes` as the entry for `key`.
+    pub fn store_bytes(&self, key: &CacheKey, extension: &str, bytes: &[u8]) -> Result<PathBuf> {
+        self.create()?;
+        let mut file = tempfile::Builder::new()
+            .prefix(".entry-")
+            .tempfile_in(&self.dir)
+            .map_err(|e| RuntimeError::io(&self.dir, e))?;
+        file.write_all(bytes).map_err(|e| RuntimeError::io(file.path(), e))?;
+        let (_, built) = file.keep().map_err(|e| RuntimeError::io(&self.dir, e.error))?;
+        let stored = self.store(key, extension, &built);
+        if stored.is_err() {
+            let _ = std::fs::remove_file(&built);
+        }
+        stored
+    }
+}
+
+/// Where an entry's checksum is.
+fn checksum_path(entry: &Path) -> PathBuf {
+    let mut name = entry.as_os_str().to_owned();
+    name.push(".xxh");
+    PathBuf::from(name)
+}
+
+/// The checksum of an entry's bytes, as stored.
+fn checksum(bytes: &[u8]) -> String {
+    format!("{:032x}", xxh3_128(bytes))
 }
 
 /// A hash of a module's inputs (source, compiler identity, flags) and the kind of module.

@@ -16,6 +16,15 @@ pub enum RuntimeError {
     /// A built library could not be loaded.
     #[error("cannot load {}: {message}", path.display())]
     Load { path: PathBuf, message: String },
+    /// The module cache folder can be written by other users: a library loaded from it could run
+    /// their code.
+    #[error(
+        "the module cache {} {why}: grail loads compiled code from it, so another user could make grail run theirs; \
+         make it private (chmod 700 {}) or set GRAIL_CACHE_DIR to a private folder",
+        dir.display(),
+        dir.display()
+    )]
+    UnsafeCache { dir: PathBuf, why: String },
     /// A symbol the runtime expected is not in a loaded library.
     #[error("{} has no symbol `{name}`", path.display())]
     MissingSymbol { path: PathBuf, name: String },
@@ -128,6 +137,9 @@ pub enum GpuError {
     KernelFault { kernel: String, device: String, message: String },
     #[error("the GPU self-test failed on {device}: {message}")]
     SelfTest { device: String, message: String },
+    /// The compiled-module cache is not safe to load code from (see `RuntimeError::UnsafeCache`).
+    #[error("{0}")]
+    UnsafeCache(String),
     /// Reading or writing the compiled-module cache failed.
     #[error("GPU module cache {}: {cause}", path.display())]
     Cache { path: PathBuf, cause: std::io::Error },

@@ -143,12 +143,17 @@ fn the_cache_returns_what_it_stored() {
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(entries.len(), 2, "nothing but the two entries (no temporary files): {entries:?}");
+    assert_eq!(entries.len(), 4, "nothing but the two entries and their checksums (no temporary files): {entries:?}");
     assert!(entries.iter().all(|e| e.starts_with("cuda-")), "{entries:?}");
     assert!(
         entries.iter().any(|e| e.ends_with(".cubin")) && entries.iter().any(|e| e.ends_with(".ptx")),
         "{entries:?}"
     );
+    // A damaged image is compiled again, not handed to the driver.
+    let cubin = entries.iter().find(|e| e.ends_with(".cubin")).unwrap();
+    std::fs::write(cache.dir().join(cubin), b"not a cubin").unwrap();
+    let again = gpu::compile_cached(&cache, &source, "k.cu", &options).unwrap();
+    assert!(!again.from_cache && again.image == first.image);
 }
 
 #[test]

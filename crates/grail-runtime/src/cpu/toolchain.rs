@@ -142,8 +142,8 @@ impl CCompiler {
     /// The shared library for `source`, from the cache or freshly built. Returns its path and
     /// whether it was built now.
     pub fn build(&self, source: &str, cache: &ModuleCache) -> Result<(PathBuf, bool)> {
-        let library = cache.entry(&self.key(source), "so");
-        if library.is_file() {
+        let key = self.key(source);
+        if let Some(library) = cache.verified(&key, "so")? {
             return Ok((library, false));
         }
         cache.create()?;
@@ -172,16 +172,22 @@ impl CCompiler {
                 log: compiler_log(&output.stderr, &output.stdout),
             });
         }
-        // Rename into place: another process building the same source may win the race, which
-        // is harmless since both files are the same library.
-        std::fs::rename(&built, &library).map_err(|e| RuntimeError::io(&library, e))?;
+        let library = cache.store(&key, "so", &built)?;
         Ok((library, true))
     }
 
-    /// Builds (or finds) and loads the library for `source`.
+    /// Builds (or finds) and loads the library for `source`. A cached library the loader
+    /// refuses (damaged in a way its checksum cannot tell) is built again, once.
     pub fn load(&self, source: &str, cache: &ModuleCache) -> Result<NativeLibrary> {
-        let (path, _) = self.build(source, cache)?;
-        NativeLibrary::open(&path)
+        let (path, built) = self.build(source, cache)?;
+        match NativeLibrary::open(&path) {
+            Err(RuntimeError::Load { message, .. }) if !built => {
+                cache.discard(&path, &message);
+                let (path, _) = self.build(source, cache)?;
+                NativeLibrary::open(&path)
+            }
+            result => result,
+        }
     }
 }
 

@@ -462,30 +462,32 @@ pub fn compile_cached(
     let args = options.args().join("\n");
     let key = CacheKey::new("cuda", &[source.as_bytes(), name.as_bytes(), args.as_bytes(), version.as_bytes()]);
     let kind = if options.arch.is_virtual() { ImageKind::Ptx } else { ImageKind::Cubin };
-    let path = cache.entry(&key, kind.extension());
-    match std::fs::read(&path) {
-        Ok(image) if !image.is_empty() => {
-            return Ok(CompiledModule {
-                name: name.into(),
-                arch: options.arch,
-                kind,
-                image,
-                log: String::new(),
-                from_cache: true,
-            });
+    let cached = cache.verified(&key, kind.extension()).map_err(cache_error)?;
+    if let Some(path) = cached {
+        match std::fs::read(&path) {
+            Ok(image) if !image.is_empty() => {
+                return Ok(CompiledModule {
+                    name: name.into(),
+                    arch: options.arch,
+                    kind,
+                    image,
+                    log: String::new(),
+                    from_cache: true,
+                });
+            }
+            Ok(_) => cache.discard(&path, "it is empty"),
+            Err(e) => return Err(GpuError::Cache { path: path.clone(), cause: e }),
         }
-        Ok(_) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(GpuError::Cache { path, cause: e }),
     }
     let module = compile_with(source, name, options)?;
-    let dir = cache.dir();
-    std::fs::create_dir_all(dir).map_err(|e| GpuError::Cache { path: dir.to_path_buf(), cause: e })?;
-    let mut file = tempfile::Builder::new()
-        .prefix(".cuda-")
-        .tempfile_in(dir)
-        .map_err(|e| GpuError::Cache { path: dir.to_path_buf(), cause: e })?;
-    file.write_all(&module.image).map_err(|e| GpuError::Cache { path: file.path().to_path_buf(), cause: e })?;
-    file.persist(&path).map_err(|e| GpuError::Cache { path: path.clone(), cause: e.error })?;
+    cache.store_bytes(&key, kind.extension(), &module.image).map_err(cache_error)?;
     Ok(module)
+}
+
+/// A cache failure as the GPU layer reports it.
+fn cache_error(error: crate::RuntimeError) -> GpuError {
+    match error {
+        crate::RuntimeError::Io { path, cause } => GpuError::Cache { path, cause },
+        other => GpuError::UnsafeCache(other.to_string()),
+    }
 }
