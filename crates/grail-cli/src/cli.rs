@@ -299,6 +299,15 @@ pub struct ConvertArgs {
     /// Output format, when the extension does not tell.
     #[arg(long, value_name = "FORMAT")]
     pub to: Option<Format>,
+    /// Real edge weights that are not whole numbers (Matrix Market `real`): `round` them to the
+    /// nearest integer, or `ignore` them (read the graph unweighted); by default such a file is
+    /// refused, since grail's weights are integers.
+    #[arg(long, value_name = "round|ignore")]
+    pub weights: Option<grail_graph::io::RealWeights>,
+    /// The first node id in the file: 1 for files that number nodes from 1 (many SNAP edge
+    /// lists; node `i` becomes `i - 1`).
+    #[arg(long, value_name = "0|1", default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=1))]
+    pub base: u8,
     #[command(flatten)]
     pub clean: CleanArgs,
     /// Renumber the nodes: by descending degree, in BFS order, or at random.
@@ -355,6 +364,15 @@ pub struct GraphArgs {
     /// Input format, when the extension and contents do not tell.
     #[arg(long, value_name = "FORMAT")]
     pub format: Option<Format>,
+    /// Real edge weights that are not whole numbers (Matrix Market `real`): `round` them to the
+    /// nearest integer, or `ignore` them (read the graph unweighted); by default such a file is
+    /// refused, since grail's weights are integers.
+    #[arg(long, value_name = "round|ignore")]
+    pub weights: Option<grail_graph::io::RealWeights>,
+    /// The first node id in the file: 1 for files that number nodes from 1 (many SNAP edge
+    /// lists; node `i` becomes `i - 1`).
+    #[arg(long, value_name = "0|1", default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=1))]
+    pub base: u8,
 }
 
 #[derive(Debug, Args)]
@@ -364,6 +382,15 @@ pub struct StatsArgs {
     /// Input format, when the extension and contents do not tell.
     #[arg(long, value_name = "FORMAT")]
     pub format: Option<Format>,
+    /// Real edge weights that are not whole numbers (Matrix Market `real`): `round` them to the
+    /// nearest integer, or `ignore` them (read the graph unweighted); by default such a file is
+    /// refused, since grail's weights are integers.
+    #[arg(long, value_name = "round|ignore")]
+    pub weights: Option<grail_graph::io::RealWeights>,
+    /// The first node id in the file: 1 for files that number nodes from 1 (many SNAP edge
+    /// lists; node `i` becomes `i - 1`).
+    #[arg(long, value_name = "0|1", default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=1))]
+    pub base: u8,
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,

@@ -3,6 +3,7 @@
 //! round-trip through each format (plain and gzip) within the format's limits; and no input,
 //! however broken, makes a parser panic.
 
+use grail_graph::io::RealWeights;
 use grail_graph::io::{Format, ReadOptions, parse_graph, read_graph, write_graph};
 use grail_graph::{BuildOptions, EdgeList, Graph, GraphError, Location, NoProgress, ParseError, build};
 use proptest::prelude::*;
@@ -91,10 +92,30 @@ fn mtx_reads_every_supported_variant() {
     assert!(!graph.is_weighted());
     assert_eq!(triples(&graph), vec![(0, 1, 1), (0, 2, 1), (1, 0, 1), (2, 2, 1), (2, 0, 1)]);
 
+    // Real weights are never changed silently: refused unless rounding or ignoring is asked for.
     let real = "%%MatrixMarket matrix coordinate real general\n2 2 3\n1 2 2.5\n2 1 1e3\n2 2 0.49\n";
-    assert_eq!(triples(&parse(real, Format::MatrixMarket).unwrap()), vec![(0, 1, 3), (1, 0, 1000), (1, 1, 0)]);
+    let refused = parse(real, Format::MatrixMarket).unwrap_err();
+    assert_eq!(refused.location, Location::Line(3));
+    assert!(refused.message.contains("value 2.5 is not a whole number") && refused.message.contains("--weights round"));
+    let with = |text: &str, how| {
+        grail_graph::io::parse_graph_with(
+            text.as_bytes(),
+            Format::MatrixMarket,
+            &BuildOptions::AS_GIVEN,
+            how,
+            &NoProgress,
+        )
+        .unwrap()
+    };
+    assert_eq!(triples(&with(real, RealWeights::Round)), vec![(0, 1, 3), (1, 0, 1000), (1, 1, 0)]);
+    let ignored = with(real, RealWeights::Ignore);
+    assert!(!ignored.is_weighted());
+    assert_eq!(ignored.num_edges(), 3);
     let double = real.replace("real", "double");
-    assert_eq!(parse(&double, Format::MatrixMarket).unwrap(), parse(real, Format::MatrixMarket).unwrap());
+    assert_eq!(with(&double, RealWeights::Round), with(real, RealWeights::Round));
+    // Whole real values need no asking.
+    let whole = "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 2 3.0\n";
+    assert_eq!(triples(&parse(whole, Format::MatrixMarket).unwrap()), vec![(0, 1, 3)]);
 }
 
 #[test]
@@ -400,7 +421,12 @@ fn round_trip(graph: &Graph, format: Format, compressed: bool) -> Graph {
     if compressed {
         assert!(std::fs::read(&path).unwrap().starts_with(&[0x1f, 0x8b]));
     }
-    read_graph(&path, &ReadOptions { format: Some(format), build: BuildOptions::AS_GIVEN }, &NoProgress).unwrap()
+    read_graph(
+        &path,
+        &ReadOptions { format: Some(format), build: BuildOptions::AS_GIVEN, ..Default::default() },
+        &NoProgress,
+    )
+    .unwrap()
 }
 
 /// What reading back a written graph gives, given what each format can hold.

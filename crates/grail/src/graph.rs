@@ -42,7 +42,9 @@ impl Graph {
             None => None,
         };
         let build = if options.undirected { BuildOptions::UNDIRECTED } else { BuildOptions::AS_GIVEN };
-        Ok(Graph { inner: read_graph(path.as_ref(), &ReadOptions { format, build }, &NoProgress)? })
+        Ok(Graph {
+            inner: read_graph(path.as_ref(), &ReadOptions { format, build, ..Default::default() }, &NoProgress)?,
+        })
     }
 
     /// A graph from its CSR arrays: `offsets` (one per node plus one, from 0, never decreasing,

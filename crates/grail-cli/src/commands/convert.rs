@@ -4,7 +4,7 @@
 use anyhow::{Context, Result};
 use grail_graph::GraphError;
 use grail_graph::builder;
-use grail_graph::io::{Format, ReadOptions, detect_format, read_graph, write_graph};
+use grail_graph::io::{Format, ReadOptions, detect_format, write_graph};
 use grail_graph::reorder::{Reordering, reorder};
 
 use super::UsageError;
@@ -17,8 +17,12 @@ pub fn convert(args: ConvertArgs, progress: &Bars) -> Result<()> {
         let flag = if args.with_reverse { "--with-reverse" } else { "--with-in-edge-ids" };
         return Err(UsageError(format!("{flag} needs a .gcsr output (the only format that stores it)")).into());
     }
-    let options = ReadOptions { format: args.from, build: args.clean.build_options() };
-    let mut graph = read_graph(&args.input, &options, progress).context("cannot load the graph")?;
+    let options = ReadOptions {
+        format: args.from,
+        build: args.clean.build_options(),
+        real_weights: args.weights.unwrap_or_default(),
+    };
+    let mut graph = super::read_input(&args.input, &options, args.base, progress)?;
     if args.unweighted {
         graph = graph.without_weights();
     }
@@ -40,6 +44,7 @@ pub fn convert(args: ConvertArgs, progress: &Bars) -> Result<()> {
     } else if args.with_reverse {
         graph.build_reverse();
     }
+    super::note_dropped_weights(&graph, &args.output, args.to);
     write_graph(&graph, &args.output, args.to, progress)
         .map_err(|e| match e {
             GraphError::UnknownFormat { path, message } => {

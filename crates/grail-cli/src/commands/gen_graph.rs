@@ -9,9 +9,18 @@ use crate::progress::Bars;
 
 pub fn gen_graph(args: GenArgs, progress: &Bars) -> Result<()> {
     let (generator, undirected, common) = generator_of(args.kind);
+    if matches!(generator, Generator::Road { .. }) && common.max_weight.is_some() {
+        return Err(super::UsageError(
+            "--max-weight does not apply to road graphs: their weights are the edges' Euclidean lengths \
+             (a grid cell is 1000 units long), which a cap would distort"
+                .into(),
+        )
+        .into());
+    }
     let options = GenOptions { seed: common.seed, max_weight: common.max_weight };
     let graph = generate(&generator, &options, undirected, progress)
         .with_context(|| format!("cannot generate the {} graph", generator.name()))?;
+    super::note_dropped_weights(&graph, &common.output, common.format);
     write_graph(&graph, &common.output, common.format, progress)
         .map_err(|e| match e {
             grail_graph::GraphError::UnknownFormat { path, message } => {

@@ -51,12 +51,49 @@ impl CleanArgs {
     }
 }
 
+/// Says so on standard error when writing `graph` to `path` drops its weights (an edge list
+/// holds none), rather than losing them silently.
+pub fn note_dropped_weights(graph: &Graph, path: &std::path::Path, format: Option<grail_graph::io::Format>) {
+    if graph.out().weights().is_some()
+        && let Ok(format) = grail_graph::io::output_format(path, format)
+        && !format.carries_weights()
+    {
+        eprintln!(
+            "note: {}: the {} format holds no edge weights, so the graph's weights are not written",
+            path.display(),
+            format.name()
+        );
+    }
+}
+
+/// Reads an input graph: numbered from `base`, with a note when a plain edge list looks 1-based
+/// but is read from 0.
+pub fn read_input(path: &std::path::Path, options: &ReadOptions, base: u8, progress: &Bars) -> Result<Graph> {
+    let graph = read_graph(path, options, progress).context("cannot load the graph")?;
+    if base == 1 {
+        return grail_graph::io::from_one_based(&graph).context("cannot load the graph");
+    }
+    let edge_list = matches!(
+        options.format.or_else(|| grail_graph::io::detect_format(path, &[]).ok()),
+        Some(grail_graph::io::Format::EdgeList | grail_graph::io::Format::WeightedEdgeList)
+    );
+    if edge_list && graph.num_nodes() > 1 && graph.out().offsets()[1] == 0 && !graph.out().targets().contains(&0) {
+        progress.clear();
+        eprintln!(
+            "note: node 0 of {} is in no edge: if the file numbers nodes from 1, read it with --base 1",
+            path.display()
+        );
+    }
+    Ok(graph)
+}
+
 /// Reads the graph a command works on.
 pub fn load(args: &GraphArgs, build: BuildOptions, progress: &Bars) -> Result<Graph> {
     if args.graph.is_none() {
         return Err(UsageError("--graph FILE is required (only `--variant help` needs no graph)".into()).into());
     }
-    read_graph(args.path(), &ReadOptions { format: args.format, build }, progress).context("cannot load the graph")
+    let options = ReadOptions { format: args.format, build, real_weights: args.weights.unwrap_or_default() };
+    read_input(args.path(), &options, args.base, progress)
 }
 
 /// A mistake in how grail was called (an unknown name, a bad flag value) that clap cannot see:

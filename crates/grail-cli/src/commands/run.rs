@@ -72,6 +72,7 @@ fn run_suite(algorithm: Algorithm, args: RunArgs, threads: usize, progress: &Bar
     let graph = load(&args.graph, BuildOptions::AS_GIVEN, progress)?;
     let load_ms = millis(start.elapsed());
     progress.clear();
+    note_assumptions(algorithm, &graph);
 
     let result = run_algorithm(algorithm, &graph, target, &params)?;
     if let Some(resolution) = &result.resolution {
@@ -145,6 +146,30 @@ fn run_suite(algorithm: Algorithm, args: RunArgs, threads: usize, progress: &Bar
 }
 
 /// The run's time; on the GPU, what the kernels and the copies took of it.
+/// What an algorithm assumes of an input that does not say, on standard error: weights of 1 on
+/// an unweighted graph, edges taken both ways on a directed one.
+fn note_assumptions(algorithm: Algorithm, graph: &Graph) {
+    let weighted = graph.out().weights().is_some();
+    match algorithm {
+        Algorithm::Sssp | Algorithm::Mst if !weighted => {
+            eprintln!("note: the graph has no edge weights: {algorithm} takes every edge to weigh 1");
+        }
+        Algorithm::Cc | Algorithm::Mst | Algorithm::Tri | Algorithm::Mis => {
+            let facts = graph.facts();
+            let symmetric = facts.symmetric || grail_graph::facts::scan(graph.out()).symmetric;
+            if !symmetric {
+                let what = match algorithm {
+                    Algorithm::Cc => "weakly connected components (edges taken both ways)",
+                    Algorithm::Mst => "a spanning forest of the graph with edges taken both ways",
+                    _ => "the undirected simple graph underlying it",
+                };
+                eprintln!("note: the graph is directed: {algorithm} works on {what}");
+            }
+        }
+        _ => {}
+    }
+}
+
 fn print_time(time_ms: f64, load_ms: f64, gpu: Option<&GpuTimes>) {
     match gpu {
         None => println!("  time      {time_ms:.2} ms (load {load_ms:.1} ms)"),

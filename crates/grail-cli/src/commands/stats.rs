@@ -2,9 +2,9 @@
 
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use grail_graph::GraphStats;
-use grail_graph::io::{ReadOptions, read_graph};
+use grail_graph::io::ReadOptions;
 
 use super::millis;
 use crate::cli::StatsArgs;
@@ -12,8 +12,9 @@ use crate::progress::Bars;
 
 pub fn stats(args: StatsArgs, progress: &Bars) -> Result<()> {
     let start = Instant::now();
-    let graph = read_graph(&args.input, &ReadOptions { format: args.format, ..Default::default() }, progress)
-        .context("cannot load the graph")?;
+    let options =
+        ReadOptions { format: args.format, real_weights: args.weights.unwrap_or_default(), ..Default::default() };
+    let graph = super::read_input(&args.input, &options, args.base, progress)?;
     let load_ms = millis(start.elapsed());
     let stats = GraphStats::of(&graph);
     progress.clear();

@@ -119,6 +119,34 @@ pub struct ReadOptions {
     pub format: Option<Format>,
     /// What to do to the edges after reading (default: keep them as stored).
     pub build: BuildOptions,
+    /// What to do with edge weights that are not whole numbers (Matrix Market `real`).
+    pub real_weights: RealWeights,
+}
+
+/// What to do with real edge weights that are not whole numbers: grail's weights are 32-bit
+/// integers, and a weight is never changed without being asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RealWeights {
+    /// An error naming the value (the default).
+    #[default]
+    Refuse,
+    /// Round each to the nearest integer (halves away from zero).
+    Round,
+    /// Read the graph unweighted.
+    Ignore,
+}
+
+impl FromStr for RealWeights {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<RealWeights, String> {
+        match s {
+            "refuse" => Ok(RealWeights::Refuse),
+            "round" => Ok(RealWeights::Round),
+            "ignore" => Ok(RealWeights::Ignore),
+            _ => Err(format!("--weights {s}: expected round, ignore or refuse")),
+        }
+    }
 }
 
 /// Splits `name.ext.gz` into (`ext`, compressed).
@@ -236,7 +264,7 @@ pub fn read_graph(path: &Path, options: &ReadOptions, progress: &dyn Progress) -
         Some(format) => format,
         None => detect_format(path, &contents)?,
     };
-    parse_graph(&contents, format, &options.build, progress).map_err(|e| e.in_file(path))
+    parse_graph_with(&contents, format, &options.build, options.real_weights, progress).map_err(|e| e.in_file(path))
 }
 
 /// Parses a graph from the bytes of a file (decompressed) in a known format.
@@ -244,6 +272,17 @@ pub fn parse_graph(
     bytes: &[u8],
     format: Format,
     build: &BuildOptions,
+    progress: &dyn Progress,
+) -> Result<Graph, ParseError> {
+    parse_graph_with(bytes, format, build, RealWeights::Refuse, progress)
+}
+
+/// [`parse_graph`], saying what to do with real weights that are not whole numbers.
+pub fn parse_graph_with(
+    bytes: &[u8],
+    format: Format,
+    build: &BuildOptions,
+    real_weights: RealWeights,
     progress: &dyn Progress,
 ) -> Result<Graph, ParseError> {
     let graph = match format {
@@ -257,7 +296,7 @@ pub fn parse_graph(
             }
         }
         Format::Dimacs => from_edges(dimacs::parse(bytes, progress)?, build),
-        Format::MatrixMarket => from_edges(mtx::parse(bytes, progress)?, build),
+        Format::MatrixMarket => from_edges(mtx::parse(bytes, real_weights, progress)?, build),
         Format::EdgeList => from_edges(edgelist::parse(bytes, false, progress)?, build),
         Format::WeightedEdgeList => from_edges(edgelist::parse(bytes, true, progress)?, build),
         Format::Metis => {
@@ -287,11 +326,40 @@ fn from_csr(csr: Csr, build: &BuildOptions) -> Result<Graph, ParseError> {
     }
 }
 
-/// Writes a graph file in the given format (or the one its extension names), gzip-compressed if
-/// the name ends in `.gz`. The file appears only once it is complete.
-pub fn write_graph(graph: &Graph, path: &Path, format: Option<Format>, progress: &dyn Progress) -> Result<()> {
-    let (ext, compressed) = extension_of(path);
-    let format = match format {
+/// The graph of a file that numbers nodes from 1 (many SNAP edge lists): node `i` becomes
+/// `i - 1`. Node 0 must not appear in any edge; an error names the first edge that uses it.
+pub fn from_one_based(graph: &Graph) -> Result<Graph> {
+    let csr = graph.out();
+    let zero_out = csr.offsets()[1] - csr.offsets()[0];
+    if graph.num_nodes() == 0 {
+        return Ok(graph.clone());
+    }
+    let first_use = if zero_out > 0 {
+        Some(format!("0 -> {}", csr.targets()[0]))
+    } else {
+        let targets = csr.targets();
+        targets.iter().position(|&v| v == 0).map(|e| {
+            let source = csr.offsets().partition_point(|&o| o <= e as u64) - 1;
+            format!("{source} -> 0")
+        })
+    };
+    if let Some(edge) = first_use {
+        return Err(GraphError::invalid(format!(
+            "the graph is read as 1-based (--base 1), but node 0 appears in edge {edge}"
+        )));
+    }
+    let mut edges = EdgeList::from_csr(csr);
+    edges.num_nodes -= 1;
+    for v in edges.sources.iter_mut().chain(edges.targets.iter_mut()) {
+        *v -= 1;
+    }
+    build_csr(edges, &BuildOptions::AS_GIVEN).map(Graph::from_csr)
+}
+
+/// The format a graph written to `path` gets: `format` if given, else what the name says.
+pub fn output_format(path: &Path, format: Option<Format>) -> Result<Format> {
+    let (ext, _) = extension_of(path);
+    Ok(match format {
         Some(format) => format,
         None => match ext.as_deref() {
             Some("gr") => Format::Dimacs,
@@ -303,7 +371,21 @@ pub fn write_graph(graph: &Graph, path: &Path, format: Option<Format>, progress:
                     .into(),
             })?,
         },
-    };
+    })
+}
+
+impl Format {
+    /// Whether files of this format hold edge weights (a plain edge list does not).
+    pub fn carries_weights(self) -> bool {
+        self != Format::EdgeList
+    }
+}
+
+/// Writes a graph file in the given format (or the one its extension names), gzip-compressed if
+/// the name ends in `.gz`. The file appears only once it is complete.
+pub fn write_graph(graph: &Graph, path: &Path, format: Option<Format>, progress: &dyn Progress) -> Result<()> {
+    let (_, compressed) = extension_of(path);
+    let format = output_format(path, format)?;
     if format == Format::Metis {
         metis::check_writable(graph)?;
     }

@@ -15,14 +15,18 @@
 //! - The graph has `max(ROWS, COLS)` nodes. Each entry `I J` (1-based, `I <= ROWS`,
 //!   `J <= COLS`) is the edge `I-1 -> J-1`; under `symmetric`, an off-diagonal entry is also the
 //!   edge `J-1 -> I-1`, and a diagonal entry is one self-loop. There must be exactly NNZ entries.
-//! - `integer` values must be non-negative and fit in 32 bits. `real` values are rounded to the
-//!   nearest integer (halves away from zero), because weights are integers: a negative value,
-//!   NaN, or one that rounds above `u32::MAX` is an error, so is an infinity. Real values are
-//!   parsed by the standard library (`1.5`, `2e3`, `.5`), after a fast path for plain integers.
+//! - `integer` values must be non-negative and fit in 32 bits. grail's edge weights are 32-bit
+//!   integers, so `real` values are never changed silently ([`RealWeights`]): by default a real
+//!   value that is not a whole number is an error naming it (`3.0` is read as 3); asked to, the
+//!   reader rounds them to the nearest integer (halves away from zero) or ignores them (the graph
+//!   is read unweighted). A negative value, NaN, an infinity, or one that rounds above `u32::MAX`
+//!   is an error. Real values are parsed by the standard library (`1.5`, `2e3`, `.5`), after a
+//!   fast path for plain integers.
 //!
 //! The writer emits `coordinate integer general` for weighted graphs and `coordinate pattern
 //! general` otherwise, with one entry per edge in CSR order, so graphs round-trip exactly.
 
+use super::RealWeights;
 use std::io::Write;
 use std::ops::Range;
 
@@ -32,15 +36,15 @@ use crate::graph::{Graph, NodeId};
 use crate::io::text::{self, EdgeSlots, Scanner, TextError};
 use crate::progress::Progress;
 
-pub(crate) fn parse(bytes: &[u8], progress: &dyn Progress) -> Result<EdgeList, ParseError> {
-    parse_with(bytes, progress, text::MIN_CHUNK)
+pub(crate) fn parse(bytes: &[u8], real: RealWeights, progress: &dyn Progress) -> Result<EdgeList, ParseError> {
+    parse_with(bytes, real, progress, text::MIN_CHUNK)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Field {
     Pattern,
     Integer,
-    Real,
+    Real(RealWeights),
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -54,13 +58,21 @@ struct Header {
     body: usize,
 }
 
-fn parse_with(bytes: &[u8], progress: &dyn Progress, min_chunk: usize) -> Result<EdgeList, ParseError> {
+fn parse_with(
+    bytes: &[u8],
+    real: RealWeights,
+    progress: &dyn Progress,
+    min_chunk: usize,
+) -> Result<EdgeList, ParseError> {
     let mut s = Scanner::new(bytes, 0..bytes.len());
-    let header = parse_header(&mut s).map_err(|e| e.locate(bytes))?;
+    let mut header = parse_header(&mut s).map_err(|e| e.locate(bytes))?;
+    if header.field == Field::Real(RealWeights::Refuse) {
+        header.field = Field::Real(real);
+    }
     progress.begin("parsing mtx", Some(bytes.len() as u64));
     progress.advance(header.body as u64);
     let ranges = text::chunk_ranges(bytes, header.body, min_chunk);
-    let weighted = header.field != Field::Pattern;
+    let weighted = header.field.weighted();
     let per_line = if header.symmetric { 2 } else { 1 };
     let parsed = text::parse_edges(bytes, &ranges, per_line, weighted, progress, |range, slots| {
         parse_chunk(bytes, range, &header, slots)
@@ -110,7 +122,7 @@ fn parse_header(s: &mut Scanner) -> Result<Header, TextError> {
     let field = match field.as_str() {
         "pattern" => Field::Pattern,
         "integer" => Field::Integer,
-        "real" | "double" => Field::Real,
+        "real" | "double" => Field::Real(RealWeights::Refuse),
         "complex" => return Err(s_error_unsupported(s, &field, "use pattern, integer or real values")),
         _ => {
             return Err(s.error(format!(
@@ -160,7 +172,7 @@ fn s_error_unsupported(s: &Scanner, word: &str, hint: &str) -> TextError {
 
 /// Parses one chunk's entries into `slots`; returns the number of entries.
 fn parse_chunk(bytes: &[u8], range: Range<usize>, h: &Header, slots: &mut EdgeSlots) -> Result<u64, TextError> {
-    let weighted = h.field != Field::Pattern;
+    let weighted = h.field.weighted();
     let mut entries = 0u64;
     let mut s = Scanner::new(bytes, range);
     while !s.is_done() {
@@ -178,7 +190,11 @@ fn parse_chunk(bytes: &[u8], range: Range<usize>, h: &Header, slots: &mut EdgeSl
         let w = match h.field {
             Field::Pattern => 1,
             Field::Integer => s.weight("an integer value")?,
-            Field::Real => real_weight(&mut s)?,
+            Field::Real(RealWeights::Ignore) => {
+                s.word();
+                1
+            }
+            Field::Real(real) => real_weight(&mut s, real)?,
         };
         s.end_line(if weighted { "the value" } else { "the column index of a pattern entry" })?;
         entries += 1;
@@ -199,8 +215,15 @@ fn push(slots: &mut EdgeSlots, weighted: bool, u: NodeId, v: NodeId, w: u32) {
     }
 }
 
-/// A real value as a weight: rounded to the nearest integer, which must fit in 32 bits.
-fn real_weight(s: &mut Scanner) -> Result<u32, TextError> {
+impl Field {
+    fn weighted(self) -> bool {
+        matches!(self, Field::Integer | Field::Real(RealWeights::Refuse | RealWeights::Round))
+    }
+}
+
+/// A real value as a weight: a whole number as it is; another one rounded to the nearest integer
+/// when `real` says so, else an error. The weight must fit in 32 bits.
+fn real_weight(s: &mut Scanner, real: RealWeights) -> Result<u32, TextError> {
     let token = s.word();
     if token.is_empty() {
         return Err(s.error("expected a real value, found the end of the line"));
@@ -216,6 +239,12 @@ fn real_weight(s: &mut Scanner) -> Result<u32, TextError> {
     let rounded = value.round();
     if value.is_nan() || value < 0.0 {
         Err(s.error(format!("value {} cannot be a weight: weights are non-negative", text::quote(token))))
+    } else if value.is_finite() && rounded != value && real == RealWeights::Refuse {
+        Err(s.error(format!(
+            "value {} is not a whole number, and grail's edge weights are integers: read it with \
+             --weights round (nearest integer) or --weights ignore (unweighted)",
+            text::quote(token)
+        )))
     } else if rounded > f64::from(u32::MAX) {
         Err(s.error(format!("value {} rounds to a weight that does not fit in 32 bits", text::quote(token))))
     } else {
@@ -250,9 +279,9 @@ mod tests {
                 text.push_str("% between\n\n");
             }
         }
-        let whole = parse_with(text.as_bytes(), &NoProgress, usize::MAX).unwrap();
+        let whole = parse_with(text.as_bytes(), RealWeights::Round, &NoProgress, usize::MAX).unwrap();
         for min in [1, 9, 100] {
-            assert_eq!(parse_with(text.as_bytes(), &NoProgress, min).unwrap(), whole);
+            assert_eq!(parse_with(text.as_bytes(), RealWeights::Round, &NoProgress, min).unwrap(), whole);
         }
         assert_eq!(whole.num_nodes, 40);
     }
@@ -260,7 +289,7 @@ mod tests {
     #[test]
     fn real_values_round() {
         let text = b"%%MatrixMarket matrix coordinate real general\n2 2 4\n1 1 0.5\n1 2 2.49\n2 1 1e3\n2 2 7\n";
-        let edges = parse_with(text, &NoProgress, usize::MAX).unwrap();
+        let edges = parse_with(text, RealWeights::Round, &NoProgress, usize::MAX).unwrap();
         assert_eq!(edges.weights, Some(vec![1, 2, 1000, 7]));
     }
 }

@@ -1,0 +1,82 @@
+//! Data is never changed silently: what grail assumes is said, real weights are not rounded
+//! unless asked, 1-based files are read as such when asked and noticed when not.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn grail(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_grail"))
+        .args(args)
+        .arg("--quiet")
+        .env("GRAIL_CACHE_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("grail-cache"))
+        .output()
+        .expect("grail runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn assumptions_are_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let el = dir.path().join("g.el");
+    std::fs::write(&el, "0 1\n1 2\n2 0\n3 2\n").unwrap();
+    let el = el.to_str().unwrap();
+    let sssp = grail(&["run", "sssp", "-g", el]);
+    assert!(sssp.status.success());
+    assert!(text(&sssp.stderr).contains("no edge weights: sssp takes every edge to weigh 1"), "{}", text(&sssp.stderr));
+    let cc = grail(&["run", "cc", "-g", el]);
+    assert!(text(&cc.stderr).contains("weakly connected components"), "{}", text(&cc.stderr));
+    let road = dir.path().join("road.el");
+    let generated = grail(&["gen", "road", "--nodes", "64", "-o", road.to_str().unwrap()]);
+    assert!(generated.status.success());
+    assert!(text(&generated.stderr).contains("holds no edge weights"), "{}", text(&generated.stderr));
+    let capped = grail(&["gen", "road", "--nodes", "64", "--max-weight", "9", "-o", road.to_str().unwrap()]);
+    assert_eq!(capped.status.code(), Some(2));
+    assert!(text(&capped.stderr).contains("--max-weight does not apply to road graphs"));
+}
+
+#[test]
+fn real_weights_are_refused_unless_rounding_or_ignoring_is_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let mtx = dir.path().join("w.mtx");
+    std::fs::write(&mtx, "%%MatrixMarket matrix coordinate real general\n3 3 3\n1 2 0.3\n2 3 0.2\n1 3 0.9\n").unwrap();
+    let mtx = mtx.to_str().unwrap();
+    let refused = grail(&["run", "sssp", "-g", mtx]);
+    assert_eq!(refused.status.code(), Some(1));
+    let message = text(&refused.stderr);
+    assert!(message.contains("line 3") && message.contains("0.3") && message.contains("--weights round"), "{message}");
+    let rounded = grail(&["run", "sssp", "-g", mtx, "--weights", "round", "--verify"]);
+    assert!(rounded.status.success(), "{}", text(&rounded.stderr));
+    let ignored = grail(&["run", "sssp", "-g", mtx, "--weights", "ignore", "--json"]);
+    assert!(ignored.status.success(), "{}", text(&ignored.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&ignored.stdout).unwrap();
+    assert_eq!(summary["max_distance"], 1, "{summary}");
+    let bad = grail(&["run", "sssp", "-g", mtx, "--weights", "truncate"]);
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
+fn one_based_edge_lists() {
+    let dir = tempfile::tempdir().unwrap();
+    let el = dir.path().join("one.el");
+    std::fs::write(&el, "1 2\n2 3\n3 1\n").unwrap();
+    let el = el.to_str().unwrap();
+    let plain = grail(&["stats", el, "--json"]);
+    assert!(text(&plain.stderr).contains("--base 1"), "{}", text(&plain.stderr));
+    let as_zero: serde_json::Value = serde_json::from_slice(&plain.stdout).unwrap();
+    assert_eq!(as_zero["nodes"], 4);
+    let based = grail(&["stats", el, "--base", "1", "--json"]);
+    assert!(based.status.success());
+    assert!(!text(&based.stderr).contains("--base 1"));
+    let as_one: serde_json::Value = serde_json::from_slice(&based.stdout).unwrap();
+    assert_eq!(as_one["nodes"], 3);
+    let levels = grail(&["run", "bfs", "-g", el, "--base", "1", "--verify"]);
+    assert!(levels.status.success(), "{}", text(&levels.stderr));
+    let zero = dir.path().join("zero.el");
+    std::fs::write(&zero, "0 1\n1 2\n").unwrap();
+    let wrong = grail(&["stats", zero.to_str().unwrap(), "--base", "1"]);
+    assert_eq!(wrong.status.code(), Some(1));
+    assert!(text(&wrong.stderr).contains("node 0 appears in edge 0 -> 1"));
+}
