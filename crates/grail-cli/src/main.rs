@@ -20,6 +20,20 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+    // Interrupted (Ctrl-C, a kill), grail removes the temporary file of any write in progress,
+    // so nothing half-written is left beside the file it was replacing, then ends as the signal
+    // would have ended it (128 + the signal's number).
+    #[cfg(unix)]
+    if let Ok(mut signals) =
+        signal_hook::iterator::Signals::new([signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM])
+    {
+        std::thread::spawn(move || {
+            if let Some(signal) = signals.forever().next() {
+                grail_graph::io::remove_temporaries();
+                std::process::exit(128 + signal);
+            }
+        });
+    }
     let cli = cli::Cli::parse();
     let progress = progress::Bars::new(cli.quiet);
     if let Some(threads) = cli.threads

@@ -68,6 +68,9 @@ fn run_suite(algorithm: Algorithm, args: RunArgs, threads: usize, progress: &Bar
         // Fail on a bad variant before spending time on loading.
         Variant::find(algorithm, params.variant.as_deref()).map_err(UsageError)?;
     }
+    if args.json && args.output.as_deref().is_some_and(|p| p.as_os_str() == "-") {
+        return Err(UsageError("--json and --output - would both write to standard output: choose one".into()).into());
+    }
     let start = Instant::now();
     let graph = load(&args.graph, BuildOptions::AS_GIVEN, progress)?;
     let load_ms = millis(start.elapsed());
@@ -86,8 +89,12 @@ fn run_suite(algorithm: Algorithm, args: RunArgs, threads: usize, progress: &Bar
         None
     };
     if let Some(path) = &args.output {
-        grail_graph::io::write_atomically(path, |out| result.output.write_values(out))
+        grail_graph::io::write_text_file(path, |out| result.output.write_values(out))
             .with_context(|| format!("cannot write the result to {}", path.display()))?;
+        if path.as_os_str() == "-" && !args.json {
+            // The values went to standard output: the summary would only be mixed into them.
+            return Ok(());
+        }
     }
 
     let time_ms = millis(result.time);
@@ -259,7 +266,7 @@ fn run_program(args: RunArgs, threads: usize, progress: &Bars) -> Result<()> {
     let mut written = Vec::new();
     if let Some(out_path) = &args.output {
         for (path, what) in output_files(module, out_path) {
-            grail_graph::io::write_atomically(&path, |out| match what {
+            grail_graph::io::write_text_file(&path, |out| match what {
                 Some(c) => write_collection(&output.collections[c], out),
                 None => write_outputs(module, &graph, &output.properties, out),
             })

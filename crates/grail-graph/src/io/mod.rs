@@ -26,7 +26,7 @@ pub(crate) mod text;
 
 use std::fs::File;
 use std::io::{BufWriter, Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use crate::builder::{BuildOptions, EdgeList, build_csr};
@@ -409,9 +409,39 @@ pub fn write_gcsr_version_1(graph: &Graph, path: &Path) -> Result<()> {
     write_atomically(path, |file| gcsr::write_version_1(graph, file))
 }
 
-/// Writes a file through `write`, into a temporary file beside `path` that is renamed into place
-/// only when `write` succeeds: a failed or interrupted write never leaves a partial file.
+/// Writes the file at `path` through `write`, as command-line tools do:
+///
+/// - `-` is standard output;
+/// - an existing file that is not a regular file (`/dev/stdout`, a FIFO, a terminal) is written
+///   through, not replaced;
+/// - a symbolic link is followed: the file it points to is replaced, the link stays;
+/// - a regular file is written to a temporary file beside it and renamed over it once complete,
+///   so it never holds half a result and the old file stays intact if writing fails. The
+///   temporary file is removed on every error, and on SIGINT or SIGTERM by
+///   [`remove_temporaries`] (which the command line calls from its signal handler).
 pub fn write_atomically(path: &Path, write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
+    if path.as_os_str() == "-" {
+        let stdout = std::io::stdout();
+        let mut out = BufWriter::with_capacity(1 << 20, stdout.lock());
+        return write(&mut out).and_then(|()| out.flush()).map_err(|e| GraphError::io(Path::new("standard output"), e));
+    }
+    if let Ok(meta) = std::fs::metadata(path)
+        && !meta.is_file()
+        && !meta.is_dir()
+    {
+        let file = std::fs::OpenOptions::new().write(true).open(path).map_err(|e| GraphError::io(path, e))?;
+        let mut out = BufWriter::with_capacity(1 << 20, file);
+        return write(&mut out).and_then(|()| out.flush()).map_err(|e| GraphError::io(path, e));
+    }
+    // A link is replaced by what it points to, not by a file of its own.
+    let resolved;
+    let path = match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => {
+            resolved = resolve_link(path)?;
+            resolved.as_path()
+        }
+        _ => path,
+    };
     let dir = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
@@ -424,11 +454,73 @@ pub fn write_atomically(path: &Path, write: impl FnOnce(&mut dyn Write) -> std::
     #[cfg(unix)]
     builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
     let temp = builder.tempfile_in(dir).map_err(|e| GraphError::io(path, e))?;
+    let registered = Temporary::register(temp.path());
     let mut file = BufWriter::with_capacity(1 << 20, temp.as_file());
     write(&mut file).and_then(|()| file.flush()).map_err(|e| GraphError::io(path, e))?;
     drop(file);
     temp.persist(path).map_err(|e| GraphError::io(path, e.error))?;
+    drop(registered);
     Ok(())
+}
+
+/// [`write_atomically`] for a text file, gzip-compressed when its name ends in `.gz` (as graph
+/// files are): for result files.
+pub fn write_text_file(path: &Path, write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
+    if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("gz")) {
+        write_atomically(path, |file| {
+            let mut encoder = flate2::write::GzEncoder::new(file, flate2::Compression::fast());
+            write(&mut encoder)?;
+            encoder.finish().map(drop)
+        })
+    } else {
+        write_atomically(path, write)
+    }
+}
+
+/// Where a symbolic link finally points (a link to a file that does not exist yet included).
+fn resolve_link(path: &Path) -> Result<PathBuf> {
+    let mut current = path.to_path_buf();
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&current) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let target = std::fs::read_link(&current).map_err(|e| GraphError::io(&current, e))?;
+                current = match current.parent() {
+                    Some(dir) if target.is_relative() => dir.join(target),
+                    _ => target,
+                };
+            }
+            _ => return Ok(current),
+        }
+    }
+    Err(GraphError::invalid(format!("{}: too many levels of symbolic links", path.display())))
+}
+
+/// Temporary files being written, removed by [`remove_temporaries`] if the process is stopped.
+static TEMPORARIES: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// A temporary file's place in [`TEMPORARIES`], given up when it is renamed or removed.
+struct Temporary(PathBuf);
+
+impl Temporary {
+    fn register(path: &Path) -> Temporary {
+        TEMPORARIES.lock().unwrap_or_else(|p| p.into_inner()).push(path.to_path_buf());
+        Temporary(path.to_path_buf())
+    }
+}
+
+impl Drop for Temporary {
+    fn drop(&mut self) {
+        TEMPORARIES.lock().unwrap_or_else(|p| p.into_inner()).retain(|p| *p != self.0);
+    }
+}
+
+/// Removes every temporary file a write in progress has made: for a signal handler about to end
+/// the process, so that an interrupted command leaves nothing half-written behind.
+pub fn remove_temporaries() {
+    let paths = std::mem::take(&mut *TEMPORARIES.lock().unwrap_or_else(|p| p.into_inner()));
+    for path in paths {
+        let _ = std::fs::remove_file(path);
+    }
 }
 
 fn write_format(graph: &Graph, format: Format, out: &mut dyn Write, progress: &dyn Progress) -> std::io::Result<()> {
