@@ -1,8 +1,6 @@
 //! Writing files as command-line tools do: through special files, along symbolic links, never
 //! leaving half a file or a temporary one behind.
 
-use std::io::Write;
-
 use grail_graph::io::{write_atomically, write_text_file};
 
 fn names(dir: &std::path::Path) -> Vec<String> {
