@@ -273,6 +273,10 @@ fn run_program(args: RunArgs, threads: usize, progress: &Bars) -> Result<()> {
             .with_context(|| format!("cannot write the result to {}", path.display()))?;
             written.push(path);
         }
+        if out_path.as_os_str() == "-" && !args.json {
+            // The values went to standard output: the summary would only be mixed into them.
+            return Ok(());
+        }
     }
     let time_ms = millis(output.stats.elapsed);
     if args.json {

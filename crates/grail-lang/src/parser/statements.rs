@@ -179,10 +179,9 @@ impl Parser {
                 };
                 if let Some(op) = op {
                     if !is_place(&expr) {
-                        self.report(
-                            Diagnostic::error("invalid left-hand side of an assignment", expr.span)
-                                .with_note("only a variable, a property (`v.dist`) or a field can be assigned"),
-                        );
+                        self.report(Diagnostic::error("invalid left-hand side of an assignment", expr.span).with_note(
+                            "only a variable, a property (`v.dist`, `u.neighbor(0).dist`) or a field can be assigned",
+                        ));
                     }
                     self.bump();
                     let value = self.expr()?;
@@ -288,10 +287,9 @@ impl Parser {
 }
 
 /// The grammar's `place`: a name, or a field chain that starts at a name.
+/// Whether an expression can stand left of `=`: a name, or a field of anything (a property of
+/// any `Node` or `Edge` expression, `u.neighbor(0).label`, `G.comp.find(u).label`; the checker
+/// says when the base is a value whose field cannot be written).
 fn is_place(expr: &Expr) -> bool {
-    match &expr.kind {
-        ExprKind::Name(_) => true,
-        ExprKind::Field { base, .. } => is_place(base),
-        _ => false,
-    }
+    matches!(expr.kind, ExprKind::Name(_) | ExprKind::Field { .. })
 }
