@@ -445,6 +445,10 @@ pub struct RunArgs {
     /// e.g. `all,coop=none` or `outline=all,np=tb+wp+fg,coop=warp,backoff=on,ldg=on,block=256`.
     #[arg(long, value_name = "CONFIG", default_value = "tuned")]
     pub opt: grail_algos::OptChoice,
+    /// For `pr`: draw the convergence (the ranks' L1 change per iteration) as a chart, an .svg
+    /// file.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -559,6 +563,9 @@ pub enum BenchCommand {
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// Also draw the table as a chart (an .svg file).
+        #[arg(long, value_name = "FILE.svg")]
+        plot: Option<PathBuf>,
     },
     /// The optimizations' effect (IrGL's Figures 8 and 9): per algorithm and graph, kernel and
     /// end-to-end time unoptimized, with each optimization alone, with all, and tuned, and the
@@ -584,6 +591,9 @@ pub enum BenchCommand {
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// Also draw the table as a chart (an .svg file).
+        #[arg(long, value_name = "FILE.svg")]
+        plot: Option<PathBuf>,
     },
     /// Time preparing the suite's input (undirected simple graph, degree order, reverse CSR) step
     /// by step on generated graphs, and the first run of a file: load plus prep.

@@ -6,6 +6,7 @@
 
 mod cli;
 mod commands;
+mod plot;
 mod progress;
 
 use std::process::ExitCode;

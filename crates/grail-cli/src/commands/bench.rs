@@ -28,7 +28,18 @@ use crate::progress::Bars;
 
 pub fn bench(command: BenchCommand, threads: usize, progress: &Bars) -> Result<()> {
     match command {
-        BenchCommand::Suite { graphs, algorithms, all_variants, repeat, no_verify, targets, device, opt, json } => {
+        BenchCommand::Suite {
+            graphs,
+            algorithms,
+            all_variants,
+            repeat,
+            no_verify,
+            targets,
+            device,
+            opt,
+            json,
+            plot,
+        } => {
             let algorithms = if algorithms.is_empty() { Algorithm::ALL.to_vec() } else { algorithms };
             let bench = SuiteBench {
                 graphs,
@@ -40,12 +51,14 @@ pub fn bench(command: BenchCommand, threads: usize, progress: &Bars) -> Result<(
                 device,
                 opt,
                 json,
+                plot,
                 threads,
             };
             super::bench_suite::suite(bench, progress)
         }
-        BenchCommand::Opts { graphs, algorithms, repeat, targets, device, json } => {
-            let bench = super::bench_opts::OptsBench { graphs, algorithms, repeat, targets, device, json, threads };
+        BenchCommand::Opts { graphs, algorithms, repeat, targets, device, json, plot } => {
+            let bench =
+                super::bench_opts::OptsBench { graphs, algorithms, repeat, targets, device, json, threads, plot };
             super::bench_opts::opts(bench, progress)
         }
         BenchCommand::Load { scale, repeat, dir, json } => load(scale, repeat.max(1), dir, json, progress),

@@ -59,6 +59,8 @@ pub struct OptsBench {
     pub device: usize,
     pub json: bool,
     pub threads: usize,
+    /// Also draw the speedups as an SVG chart here.
+    pub plot: Option<std::path::PathBuf>,
 }
 
 /// A program the table covers.
@@ -72,6 +74,9 @@ struct Program {
 }
 
 pub fn opts(bench: OptsBench, progress: &Bars) -> Result<()> {
+    if let Some(plot) = &bench.plot {
+        crate::plot::check_path(plot)?;
+    }
     let graphs = bench.graphs.iter().map(|g| parse_graph(g)).collect::<Result<Vec<_>>>()?;
     if let Some(target) = bench.targets.iter().find(|t| **t == Target::Reference) {
         bail!("--targets: {target} is not a generated target (expected cpu or gpu)");
@@ -129,6 +134,17 @@ pub fn opts(bench: OptsBench, progress: &Bars) -> Result<()> {
                 }
             }
         }
+    }
+    if let Some(plot) = &bench.plot {
+        crate::plot::table_bars(
+            plot,
+            "grail bench opts: speedup over unoptimized (end to end)",
+            "speedup over none (x)",
+            &rows,
+            |r| format!("{} {}", r["program"].as_str().unwrap_or(""), r["graph"].as_str().unwrap_or("")),
+            |r| r["config"].as_str().filter(|c| *c != "none").map(String::from),
+            |r| r["speedup"].as_f64(),
+        )?;
     }
     if bench.json {
         println!("{}", serde_json::to_string_pretty(&rows)?);

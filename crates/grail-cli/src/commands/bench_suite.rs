@@ -46,6 +46,8 @@ pub struct SuiteBench {
     pub device: usize,
     pub opt: grail_algos::OptChoice,
     pub json: bool,
+    /// Also draw the table as an SVG chart here.
+    pub plot: Option<std::path::PathBuf>,
     pub threads: usize,
 }
 
@@ -69,6 +71,9 @@ pub(super) fn parse_graph(spec: &str) -> Result<(String, Generator, bool)> {
 }
 
 pub fn suite(bench: SuiteBench, progress: &Bars) -> Result<()> {
+    if let Some(plot) = &bench.plot {
+        crate::plot::check_path(plot)?;
+    }
     let graphs = bench.graphs.iter().map(|g| parse_graph(g)).collect::<Result<Vec<_>>>()?;
     if let Some(target) = bench.targets.iter().find(|t| **t == Target::Reference) {
         bail!("--targets: {target} is not a generated target (expected cpu or gpu)");
@@ -126,6 +131,24 @@ pub fn suite(bench: SuiteBench, progress: &Bars) -> Result<()> {
                 rows.push(row);
             }
         }
+    }
+    if let Some(plot) = &bench.plot {
+        crate::plot::table_bars(
+            plot,
+            "grail bench suite: best time per algorithm and graph",
+            "time (ms)",
+            &rows,
+            |r| {
+                format!(
+                    "{} {} {}",
+                    r["algorithm"].as_str().unwrap_or(""),
+                    r["variant"].as_str().unwrap_or(""),
+                    r["graph"].as_str().unwrap_or("")
+                )
+            },
+            |r| r["target"].as_str().map(String::from),
+            |r| r["time_ms"].as_f64(),
+        )?;
     }
     if bench.json {
         println!("{}", serde_json::to_string_pretty(&rows)?);

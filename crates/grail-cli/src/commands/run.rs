@@ -68,6 +68,12 @@ fn run_suite(algorithm: Algorithm, args: RunArgs, threads: usize, progress: &Bar
         // Fail on a bad variant before spending time on loading.
         Variant::find(algorithm, params.variant.as_deref()).map_err(UsageError)?;
     }
+    if let Some(plot) = &args.plot {
+        if algorithm != Algorithm::Pr {
+            return Err(UsageError(format!("--plot draws PageRank's convergence; {algorithm} has none")).into());
+        }
+        crate::plot::check_path(plot)?;
+    }
     if args.json && args.output.as_deref().is_some_and(|p| p.as_os_str() == "-") {
         return Err(UsageError("--json and --output - would both write to standard output: choose one".into()).into());
     }
@@ -97,6 +103,21 @@ fn run_suite(algorithm: Algorithm, args: RunArgs, threads: usize, progress: &Bar
         }
     }
 
+    if let Some(plot) = &args.plot {
+        // The generated programs do not report each iteration's change: the curve is the
+        // reference power iteration's on the same graph and options, and the title says so.
+        let (reference, changes) = grail_graph::reference::pagerank_with_changes(&graph, &params.pagerank);
+        let ran = match &result.output {
+            grail_algos::Output::Ranks { iterations, .. } => format!("; the run took {iterations}"),
+            _ => String::new(),
+        };
+        let title = format!(
+            "PageRank convergence on {} ({} iterations of the reference power iteration{ran})",
+            args.graph.path().display(),
+            reference.iterations
+        );
+        crate::plot::convergence(plot, &title, "iteration", "L1 change of the ranks", "change", &changes)?;
+    }
     let time_ms = millis(result.time);
     let variant = result.variant.map(|v| v.name);
     if args.json {

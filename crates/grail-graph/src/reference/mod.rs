@@ -21,7 +21,7 @@ pub use bfs::{UNREACHED, bfs, verify_bfs};
 pub use cc::{connected_components, verify_components};
 pub use mis::{maximal_independent_set, verify_mis};
 pub use mst::{SpanningForest, minimum_spanning_forest, verify_msf};
-pub use pr::{PAGERANK_L1_TOLERANCE, PageRank, PageRankOptions, pagerank, verify_pagerank};
+pub use pr::{PAGERANK_L1_TOLERANCE, PageRank, PageRankOptions, pagerank, pagerank_with_changes, verify_pagerank};
 pub use sssp::{INFINITE_DISTANCE, sssp, verify_sssp};
 pub use tri::{triangles, verify_triangles};
 pub use union_find::UnionFind;

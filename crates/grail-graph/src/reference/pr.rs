@@ -55,10 +55,16 @@ pub struct PageRank {
 /// `tolerance * damping / (1 - damping)` of the exact ranks once it stops on `tolerance`, and
 /// one more iteration would change it by less than `tolerance * damping`.
 pub fn pagerank(graph: &Graph, options: &PageRankOptions) -> PageRank {
+    pagerank_with_changes(graph, options).0
+}
+
+/// [`pagerank`], and the L1 change of the ranks at each iteration (its convergence).
+pub fn pagerank_with_changes(graph: &Graph, options: &PageRankOptions) -> (PageRank, Vec<f64>) {
     let n = graph.num_nodes() as usize;
     if n == 0 {
-        return PageRank { ranks: Vec::new(), iterations: 0 };
+        return (PageRank { ranks: Vec::new(), iterations: 0 }, Vec::new());
     }
+    let mut changes = Vec::new();
     let d = options.damping;
     let mut ranks = vec![1.0 / n as f64; n];
     let mut next = vec![0.0; n];
@@ -66,13 +72,14 @@ pub fn pagerank(graph: &Graph, options: &PageRankOptions) -> PageRank {
     while iterations < options.max_iterations {
         power_step(graph, &ranks, d, &mut next);
         let change: f64 = ranks.iter().zip(&next).map(|(a, b)| (a - b).abs()).sum();
+        changes.push(change);
         std::mem::swap(&mut ranks, &mut next);
         iterations += 1;
         if change < options.tolerance {
             break;
         }
     }
-    PageRank { ranks, iterations }
+    (PageRank { ranks, iterations }, changes)
 }
 
 /// Checks that `ranks` are PageRank with the default damping, up to [`PAGERANK_L1_TOLERANCE`]
