@@ -2,7 +2,8 @@
 //!
 //! Exit status: 0 on success, 1 on any error (bad input, bad parameters, I/O), 2 on a usage
 //! error (from clap, or an unknown algorithm, variant or parameter), 3 when `--verify` rejects a
-//! result, 70 when generated code faults (on the CPU, the signal handler exits with it).
+//! result, 70 when generated code faults (on the CPU, the signal handler exits with it), 124 when
+//! `grail run --timeout` stopped a run, 128 + N when signal N (SIGINT, SIGTERM) interrupted grail.
 
 mod cli;
 mod commands;

@@ -82,3 +82,24 @@ fn demo_json_names_each_rows_variant() {
     assert!(!rows.is_empty());
     assert!(rows.iter().all(|r| r["variant"].is_string()), "{rows:?}");
 }
+
+#[test]
+fn a_runaway_program_is_stopped_by_the_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = dir.path().join("forever.grail");
+    std::fs::write(
+        &program,
+        "graph { node x: u32 = 0; }\noutput x;\n\
+         kernel spin() { forall u in G.nodes() { let mut i: u32 = 0; while u.x == 0 { i += 1; } } }\n\
+         fn main() { invoke spin(); }\n",
+    )
+    .unwrap();
+    let graph = dir.path().join("g.el");
+    std::fs::write(&graph, "0 1\n").unwrap();
+    let started = std::time::Instant::now();
+    let out = grail(&["run", program.to_str().unwrap(), "-g", graph.to_str().unwrap(), "--timeout", "1"]);
+    assert_eq!(out.status.code(), Some(124));
+    assert!(stderr(&out).contains("longer than --timeout 1 s"), "{}", stderr(&out));
+    assert!(started.elapsed().as_secs() < 60);
+    assert_eq!(grail(&["run", "bfs", "-g", graph.to_str().unwrap(), "--timeout", "-3"]).status.code(), Some(2));
+}

@@ -22,6 +22,12 @@ use crate::cli::RunArgs;
 use crate::progress::Bars;
 
 pub fn run(args: RunArgs, threads: usize, progress: &Bars) -> Result<()> {
+    if let Some(seconds) = args.timeout {
+        if !(seconds.is_finite() && seconds > 0.0) {
+            return Err(UsageError(format!("--timeout {seconds}: expected a positive number of seconds")).into());
+        }
+        watchdog(seconds);
+    }
     match args.program.parse::<Algorithm>() {
         Ok(algorithm) => run_suite(algorithm, args, threads, progress),
         Err(_)
@@ -174,6 +180,22 @@ fn run_suite(algorithm: Algorithm, args: RunArgs, threads: usize, progress: &Bar
 }
 
 /// The run's time; on the GPU, what the kernels and the copies took of it.
+/// Ends the process after `seconds`: generated code on either target may loop forever, and
+/// neither a CPU thread inside it nor a GPU kernel can be interrupted from outside, so the
+/// whole run stops, with a clear message, exit status 124 (as `timeout(1)`), and any file
+/// being written removed.
+fn watchdog(seconds: f64) {
+    std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs_f64(seconds));
+        grail_graph::io::remove_temporaries();
+        eprintln!("error: the run took longer than --timeout {seconds} s and was stopped");
+        std::process::exit(TIMEOUT_EXIT_CODE);
+    });
+}
+
+/// The exit status of a run stopped by `--timeout`.
+pub const TIMEOUT_EXIT_CODE: i32 = 124;
+
 /// What an algorithm assumes of an input that does not say, on standard error: weights of 1 on
 /// an unweighted graph, edges taken both ways on a directed one.
 fn note_assumptions(algorithm: Algorithm, graph: &Graph) {
