@@ -224,24 +224,8 @@ pub fn write_mesh(mesh: &Mesh, out: &Path, base: u32) -> Result<()> {
     })
 }
 
+/// Writes through grail's one atomic writer (standard output for `-`, special files written
+/// through, links followed, a temporary file renamed into place and removed on interrupt).
 fn write_atomically(path: &Path, write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
-    let fail = |source| MeshError::Io { path: path.display().to_string(), source };
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let tmp = tempfile_in(dir, path).map_err(fail)?;
-    let result = (|| {
-        let mut out = std::io::BufWriter::new(fs::File::create(&tmp)?);
-        write(&mut out)?;
-        out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-        fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result.map_err(fail)
-}
-
-/// A temporary name beside `path`.
-fn tempfile_in(dir: &Path, path: &Path) -> std::io::Result<PathBuf> {
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("mesh");
-    Ok(dir.join(format!(".{name}.{}.tmp", std::process::id())))
+    grail_graph::io::write_atomically(path, write).map_err(|e| MeshError::Invalid(e.to_string()))
 }
