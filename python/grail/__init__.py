@@ -7,6 +7,8 @@
     g2 = grail.from_scipy(matrix)                  # or from_networkx(G), Graph.from_csr(...)
     out = grail.Program.from_file("my.grail").run(g, params={"k": 3})
     out["score"]                                   # a property's values as a numpy array
+    s = grail.Session(g, target="gpu")             # many runs, the graph kept on the GPU
+    levels = [s.bfs(src) for src in (0, 5, 9)]
 
 Targets: "cpu" (default), "gpu", "gpu:N", "reference" (the sequential reference that checks the
 others). Errors raise grail.GrailError with grail's message.
@@ -21,6 +23,7 @@ from ._grail import (
     Graph,
     Program,
     ProgramOutput,
+    Session,
     __version__,
 )
 
@@ -28,6 +31,7 @@ __all__ = [
     "Graph",
     "Program",
     "ProgramOutput",
+    "Session",
     "GrailError",
     "UNREACHED",
     "INFINITE_DISTANCE",

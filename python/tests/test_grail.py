@@ -151,6 +151,19 @@ def test_a_program_with_parameters_and_outputs():
     assert grail.Program.suite("traverse").run(g).result == 1 + 2 + 2
 
 
+def test_a_session_gives_what_single_runs_give():
+    g = grail.from_scipy(random_graph(directed=False))
+    session = grail.Session(g, target="cpu")
+    for source in (0, 17, 123):
+        assert np.array_equal(session.bfs(source), g.bfs(source, target="reference"))
+        assert np.array_equal(session.sssp(source), g.sssp(source, target="reference"))
+    assert session.triangles() == g.triangles(target="reference")
+    ranks, iterations = session.pagerank()
+    assert iterations > 0 and abs(ranks.sum() - 1.0) < 1e-3  # f32 ranks (pull32)
+    with pytest.raises(grail.GrailError, match="source"):
+        session.bfs(10**6)
+
+
 def test_the_gpu_when_there_is_one():
     g = grail.from_scipy(random_graph(), weights="ignore")
     try:

@@ -82,6 +82,13 @@ impl<'g> Prepared<'g> {
     pub fn new(graph: Cow<'g, Graph>, time: Duration) -> Prepared<'g> {
         Prepared { graph, time, resident: Mutex::new(None) }
     }
+
+    /// The same input owning its graph (a clone of a graph shares its edge arrays, so this
+    /// copies no edges): for holders that outlive the original's borrow, such as a session.
+    pub fn into_owned(self) -> Prepared<'static> {
+        let resident = self.resident.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
+        Prepared { graph: Cow::Owned(self.graph.into_owned()), time: self.time, resident: Mutex::new(resident) }
+    }
 }
 
 /// What a program needs of its input, made by [`prepare_input`].

@@ -294,6 +294,58 @@ impl PyGraph {
     }
 }
 
+/// One graph, many runs: `Session(graph, target="gpu")` compiles each algorithm's program
+/// once, prepares the input once and, on a GPU, keeps the graph on the device between runs.
+#[pyclass(name = "Session", module = "grail")]
+struct PySession {
+    inner: std::sync::Mutex<grail::Session>,
+}
+
+impl PySession {
+    fn with<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut grail::Session) -> grail::Result<T> + Send,
+    ) -> PyResult<T> {
+        py.detach(|| {
+            let mut session = self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            f(&mut session)
+        })
+        .map_err(error)
+    }
+}
+
+#[pymethods]
+impl PySession {
+    #[new]
+    #[pyo3(signature = (graph, target="gpu"))]
+    fn new(graph: &PyGraph, target: &str) -> PyResult<PySession> {
+        let session = grail::Session::new(&graph.inner, parse_target(target)?).map_err(error)?;
+        Ok(PySession { inner: std::sync::Mutex::new(session) })
+    }
+
+    fn bfs<'py>(&self, py: Python<'py>, source: u32) -> PyResult<Bound<'py, PyArray1<u32>>> {
+        Ok(PyArray1::from_vec(py, self.with(py, |s| s.bfs(source))?))
+    }
+
+    fn sssp<'py>(&self, py: Python<'py>, source: u32) -> PyResult<Bound<'py, PyArray1<u64>>> {
+        Ok(PyArray1::from_vec(py, self.with(py, |s| s.sssp(source))?))
+    }
+
+    fn connected_components<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<u32>>> {
+        Ok(PyArray1::from_vec(py, self.with(py, |s| s.connected_components())?))
+    }
+
+    fn pagerank<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyArray1<f64>>, u32)> {
+        let result = self.with(py, |s| s.pagerank())?;
+        Ok((PyArray1::from_vec(py, result.ranks), result.iterations))
+    }
+
+    fn triangles(&self, py: Python<'_>) -> PyResult<u64> {
+        self.with(py, |s| s.triangles())
+    }
+}
+
 /// A grail program: `Program(source, name="program")`, `Program.from_file(path)`,
 /// `Program.suite(name)`; `program.run(graph, target="cpu", params={...})`.
 #[pyclass(name = "Program", module = "grail", frozen)]
@@ -435,6 +487,7 @@ impl PyProgramOutput {
 fn _grail(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyGraph>()?;
     m.add_class::<PyProgram>()?;
+    m.add_class::<PySession>()?;
     m.add_class::<PyProgramOutput>()?;
     m.add("GrailError", m.py().get_type::<GrailError>())?;
     m.add("UNREACHED", grail::UNREACHED)?;

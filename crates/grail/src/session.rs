@@ -32,20 +32,21 @@ use crate::graph::Graph;
 /// }
 /// # Ok::<(), grail::Error>(())
 /// ```
-pub struct Session<'g> {
-    graph: &'g Graph,
+pub struct Session {
+    graph: Graph,
     target: Target,
     threads: usize,
     device: Option<Device>,
     programs: HashMap<Algorithm, SuiteProgram>,
     /// Prepared inputs by what they hold (undirected simple, degree order, reverse, in-edge ids).
-    prepared: HashMap<[bool; 4], Prepared<'g>>,
+    prepared: HashMap<[bool; 4], Prepared<'static>>,
 }
 
-impl<'g> Session<'g> {
-    /// A session on `target` (the reference target has nothing to keep: use [`Graph`]'s
-    /// methods). Opens the GPU now, so a missing device is reported here.
-    pub fn new(graph: &'g Graph, target: Target) -> Result<Session<'g>> {
+impl Session {
+    /// A session on `graph` (shared, not copied: a graph's clone shares its edge arrays) and
+    /// `target` (the reference target has nothing to keep: use [`Graph`]'s methods). Opens the
+    /// GPU now, so a missing device is reported here.
+    pub fn new(graph: &Graph, target: Target) -> Result<Session> {
         let device = match target {
             Target::Gpu(device) => Some(Device::open(device)?),
             Target::Cpu => None,
@@ -53,6 +54,7 @@ impl<'g> Session<'g> {
                 return Err(Error::Usage("a session runs on Target::Cpu or Target::Gpu".into()));
             }
         };
+        let graph = graph.clone();
         Ok(Session { graph, target, threads: 0, device, programs: HashMap::new(), prepared: HashMap::new() })
     }
 
@@ -98,7 +100,6 @@ impl<'g> Session<'g> {
     }
 
     fn run<T: AlgorithmOutput>(&mut self, algorithm: Algorithm, source: Option<NodeId>) -> Result<T> {
-        let graph = self.graph.as_inner();
         let params = RunParams {
             source: source.map(u64::from),
             threads: self.threads,
@@ -115,11 +116,12 @@ impl<'g> Session<'g> {
             let program = match &self.device {
                 Some(device) => {
                     let key = TargetKey::gpu(&device.info().name);
-                    let config = tuning::resolve(OptChoice::Tuned, &key, &id, Some(graph)).config;
+                    let config = tuning::resolve(OptChoice::Tuned, &key, &id, Some(self.graph.as_inner())).config;
                     SuiteProgram::compile_gpu(variant, device.clone(), Some(&cache), &config)?
                 }
                 None => {
-                    let config = tuning::resolve(OptChoice::Tuned, &TargetKey::cpu(), &id, Some(graph)).config;
+                    let config =
+                        tuning::resolve(OptChoice::Tuned, &TargetKey::cpu(), &id, Some(self.graph.as_inner())).config;
                     SuiteProgram::compile(variant, &CCompiler::detect()?, Some(&cache), &config)?
                 }
             };
@@ -129,10 +131,10 @@ impl<'g> Session<'g> {
         let needs = program.needs();
         let key = [needs.undirected_simple, needs.degree_order, needs.reverse, needs.in_edge_ids];
         if !self.prepared.contains_key(&key) {
-            let prepared = program.prepare(self.graph.as_inner())?;
+            let prepared = program.prepare(self.graph.as_inner())?.into_owned();
             self.prepared.insert(key, prepared);
         }
-        let run = program.run_prepared(graph, &self.prepared[&key], &params)?;
+        let run = program.run_prepared(self.graph.as_inner(), &self.prepared[&key], &params)?;
         T::from_output(run.output).ok_or_else(|| {
             Error::Usage(format!("internal error (a bug in grail): {algorithm} gave another kind of result"))
         })
