@@ -300,9 +300,10 @@ pub struct ConvertArgs {
     #[arg(long, value_name = "FORMAT")]
     pub to: Option<Format>,
     /// Real edge weights that are not whole numbers (Matrix Market `real`): `round` them to the
-    /// nearest integer, or `ignore` them (read the graph unweighted); by default such a file is
+    /// nearest integer, `scale` them (the smallest positive weight becomes 1, ratios kept to
+    /// within rounding), or `ignore` them (read the graph unweighted); by default such a file is
     /// refused, since grail's weights are integers.
-    #[arg(long, value_name = "round|ignore")]
+    #[arg(long, value_name = "round|scale|ignore")]
     pub weights: Option<grail_graph::io::RealWeights>,
     /// The first node id in the file: 1 for files that number nodes from 1 (many SNAP edge
     /// lists; node `i` becomes `i - 1`).
@@ -365,9 +366,10 @@ pub struct GraphArgs {
     #[arg(long, value_name = "FORMAT")]
     pub format: Option<Format>,
     /// Real edge weights that are not whole numbers (Matrix Market `real`): `round` them to the
-    /// nearest integer, or `ignore` them (read the graph unweighted); by default such a file is
+    /// nearest integer, `scale` them (the smallest positive weight becomes 1, ratios kept to
+    /// within rounding), or `ignore` them (read the graph unweighted); by default such a file is
     /// refused, since grail's weights are integers.
-    #[arg(long, value_name = "round|ignore")]
+    #[arg(long, value_name = "round|scale|ignore")]
     pub weights: Option<grail_graph::io::RealWeights>,
     /// The first node id in the file: 1 for files that number nodes from 1 (many SNAP edge
     /// lists; node `i` becomes `i - 1`).
@@ -383,9 +385,10 @@ pub struct StatsArgs {
     #[arg(long, value_name = "FORMAT")]
     pub format: Option<Format>,
     /// Real edge weights that are not whole numbers (Matrix Market `real`): `round` them to the
-    /// nearest integer, or `ignore` them (read the graph unweighted); by default such a file is
+    /// nearest integer, `scale` them (the smallest positive weight becomes 1, ratios kept to
+    /// within rounding), or `ignore` them (read the graph unweighted); by default such a file is
     /// refused, since grail's weights are integers.
-    #[arg(long, value_name = "round|ignore")]
+    #[arg(long, value_name = "round|scale|ignore")]
     pub weights: Option<grail_graph::io::RealWeights>,
     /// The first node id in the file: 1 for files that number nodes from 1 (many SNAP edge
     /// lists; node `i` becomes `i - 1`).

@@ -53,6 +53,12 @@ fn real_weights_are_refused_unless_rounding_or_ignoring_is_asked_for() {
     assert!(ignored.status.success(), "{}", text(&ignored.stderr));
     let summary: serde_json::Value = serde_json::from_slice(&ignored.stdout).unwrap();
     assert_eq!(summary["max_distance"], 1, "{summary}");
+    let scaled = grail(&["run", "sssp", "-g", mtx, "--weights", "scale", "--json"]);
+    assert!(scaled.status.success(), "{}", text(&scaled.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&scaled.stdout).unwrap();
+    // 0.2 is the smallest: 0.3 -> 2 (1.5 rounded), 0.2 -> 1, 0.9 -> 5 (4.5 rounded); node 2 is
+    // reached through node 1 at 2 + 1 = 3.
+    assert_eq!(summary["max_distance"], 3, "{summary}");
     let bad = grail(&["run", "sssp", "-g", mtx, "--weights", "truncate"]);
     assert_eq!(bad.status.code(), Some(2));
 }

@@ -108,6 +108,8 @@ fn mtx_reads_every_supported_variant() {
         .unwrap()
     };
     assert_eq!(triples(&with(real, RealWeights::Round)), vec![(0, 1, 3), (1, 0, 1000), (1, 1, 0)]);
+    // Scaled: the smallest positive weight (0.49) becomes 1, the rest keep their ratios.
+    assert_eq!(triples(&with(real, RealWeights::Scale)), vec![(0, 1, 5), (1, 0, 2041), (1, 1, 1)]);
     let ignored = with(real, RealWeights::Ignore);
     assert!(!ignored.is_weighted());
     assert_eq!(ignored.num_edges(), 3);

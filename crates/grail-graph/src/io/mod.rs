@@ -132,6 +132,9 @@ pub enum RealWeights {
     Refuse,
     /// Round each to the nearest integer (halves away from zero).
     Round,
+    /// Multiply all by the factor that makes the smallest positive weight 1, then round: the
+    /// weights keep their ratios to within rounding.
+    Scale,
     /// Read the graph unweighted.
     Ignore,
 }
@@ -143,8 +146,9 @@ impl FromStr for RealWeights {
         match s {
             "refuse" => Ok(RealWeights::Refuse),
             "round" => Ok(RealWeights::Round),
+            "scale" => Ok(RealWeights::Scale),
             "ignore" => Ok(RealWeights::Ignore),
-            _ => Err(format!("--weights {s}: expected round, ignore or refuse")),
+            _ => Err(format!("--weights {s}: expected round, scale, ignore or refuse")),
         }
     }
 }

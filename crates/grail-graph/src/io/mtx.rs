@@ -18,8 +18,9 @@
 //! - `integer` values must be non-negative and fit in 32 bits. grail's edge weights are 32-bit
 //!   integers, so `real` values are never changed silently ([`RealWeights`]): by default a real
 //!   value that is not a whole number is an error naming it (`3.0` is read as 3); asked to, the
-//!   reader rounds them to the nearest integer (halves away from zero) or ignores them (the graph
-//!   is read unweighted). A negative value, NaN, an infinity, or one that rounds above `u32::MAX`
+//!   reader rounds them to the nearest integer (halves away from zero), scales them so that the
+//!   smallest positive one is 1 and rounds (ratios kept to within rounding), or ignores them (the
+//!   graph is read unweighted). A negative value, NaN, an infinity, or one that rounds above `u32::MAX`
 //!   is an error. Real values are parsed by the standard library (`1.5`, `2e3`, `.5`), after a
 //!   fast path for plain integers.
 //!
@@ -56,6 +57,8 @@ struct Header {
     entries: u64,
     nodes: u32,
     body: usize,
+    /// What real values are multiplied by before rounding (`--weights scale`), else 1.
+    scale: f64,
 }
 
 fn parse_with(
@@ -68,6 +71,9 @@ fn parse_with(
     let mut header = parse_header(&mut s).map_err(|e| e.locate(bytes))?;
     if header.field == Field::Real(RealWeights::Refuse) {
         header.field = Field::Real(real);
+    }
+    if real == RealWeights::Scale && matches!(header.field, Field::Real(_)) {
+        header.scale = scale_factor(bytes, &header).map_err(|e| e.locate(bytes))?;
     }
     progress.begin("parsing mtx", Some(bytes.len() as u64));
     progress.advance(header.body as u64);
@@ -162,7 +168,7 @@ fn parse_header(s: &mut Scanner) -> Result<Header, TextError> {
     let nodes = text::check_node_count(rows.max(cols), s)?;
     let entries = s.number("the entry count of 'ROWS COLS NNZ'")?;
     s.end_line("the entry count of 'ROWS COLS NNZ'")?;
-    Ok(Header { field, symmetric, rows, cols, entries, nodes, body: s.pos() })
+    Ok(Header { field, symmetric, rows, cols, entries, nodes, body: s.pos(), scale: 1.0 })
 }
 
 #[cold]
@@ -194,7 +200,7 @@ fn parse_chunk(bytes: &[u8], range: Range<usize>, h: &Header, slots: &mut EdgeSl
                 s.word();
                 1
             }
-            Field::Real(real) => real_weight(&mut s, real)?,
+            Field::Real(real) => real_weight(&mut s, real, h.scale)?,
         };
         s.end_line(if weighted { "the value" } else { "the column index of a pattern entry" })?;
         entries += 1;
@@ -217,13 +223,57 @@ fn push(slots: &mut EdgeSlots, weighted: bool, u: NodeId, v: NodeId, w: u32) {
 
 impl Field {
     fn weighted(self) -> bool {
-        matches!(self, Field::Integer | Field::Real(RealWeights::Refuse | RealWeights::Round))
+        matches!(self, Field::Integer | Field::Real(RealWeights::Refuse | RealWeights::Round | RealWeights::Scale))
     }
+}
+
+/// The factor `--weights scale` multiplies real values by: the one that makes the smallest
+/// positive value 1, so every weight keeps its ratio to the others to within rounding (a
+/// weight 1.5 times the smallest becomes 2). An error when the largest would not fit in 32 bits.
+fn scale_factor(bytes: &[u8], h: &Header) -> Result<f64, TextError> {
+    let (mut smallest, mut largest) = (f64::INFINITY, 0.0f64);
+    let mut s = Scanner::new(bytes, h.body..bytes.len());
+    while !s.is_done() {
+        s.skip_spaces();
+        match s.peek() {
+            None => break,
+            Some(b'\n' | b'%') => {
+                s.next_line();
+                continue;
+            }
+            Some(_) => {}
+        }
+        s.word();
+        s.skip_spaces();
+        s.word();
+        s.skip_spaces();
+        let token = s.word();
+        if let Some(value) = std::str::from_utf8(token).ok().and_then(|t| t.parse::<f64>().ok())
+            && value.is_finite()
+            && value > 0.0
+        {
+            smallest = smallest.min(value);
+            largest = largest.max(value);
+        }
+        s.next_line();
+    }
+    if !smallest.is_finite() {
+        return Ok(1.0);
+    }
+    let factor = 1.0 / smallest;
+    if (largest * factor).round() > f64::from(u32::MAX) {
+        return Err(s.error(format!(
+            "--weights scale: the largest weight is {:.3e} times the smallest, more than 32-bit weights hold; \
+             use --weights round",
+            largest / smallest
+        )));
+    }
+    Ok(factor)
 }
 
 /// A real value as a weight: a whole number as it is; another one rounded to the nearest integer
 /// when `real` says so, else an error. The weight must fit in 32 bits.
-fn real_weight(s: &mut Scanner, real: RealWeights) -> Result<u32, TextError> {
+fn real_weight(s: &mut Scanner, real: RealWeights, scale: f64) -> Result<u32, TextError> {
     let token = s.word();
     if token.is_empty() {
         return Err(s.error("expected a real value, found the end of the line"));
@@ -236,13 +286,15 @@ fn real_weight(s: &mut Scanner, real: RealWeights) -> Result<u32, TextError> {
             None => return Err(s.error(format!("expected a real value, found '{}'", text::quote(token)))),
         }
     };
+    let value = value * scale;
     let rounded = value.round();
     if value.is_nan() || value < 0.0 {
         Err(s.error(format!("value {} cannot be a weight: weights are non-negative", text::quote(token))))
     } else if value.is_finite() && rounded != value && real == RealWeights::Refuse {
         Err(s.error(format!(
             "value {} is not a whole number, and grail's edge weights are integers: read it with \
-             --weights round (nearest integer) or --weights ignore (unweighted)",
+             --weights round (nearest integer), --weights scale (smallest weight 1, ratios kept) or \
+             --weights ignore (unweighted)",
             text::quote(token)
         )))
     } else if rounded > f64::from(u32::MAX) {
