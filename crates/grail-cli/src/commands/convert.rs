@@ -44,6 +44,7 @@ pub fn convert(args: ConvertArgs, progress: &Bars) -> Result<()> {
     } else if args.with_reverse {
         graph.build_reverse();
     }
+    super::check_binary_to_terminal(&args.output, args.to)?;
     super::note_dropped_weights(&graph, &args.output, args.to);
     write_graph(&graph, &args.output, args.to, progress)
         .map_err(|e| match e {

@@ -17,6 +17,7 @@ pub fn gen_graph(args: GenArgs, progress: &Bars) -> Result<()> {
         )
         .into());
     }
+    super::check_binary_to_terminal(&common.output, common.format)?;
     let options = GenOptions { seed: common.seed, max_weight: common.max_weight };
     let graph = generate(&generator, &options, undirected, progress)
         .with_context(|| format!("cannot generate the {} graph", generator.name()))?;

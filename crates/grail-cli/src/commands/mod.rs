@@ -51,12 +51,31 @@ impl CleanArgs {
     }
 }
 
+/// Refuses to write a binary format to standard output when that is a terminal (it would only
+/// garble the screen); a pipe or a file takes it.
+pub fn check_binary_to_terminal(path: &std::path::Path, format: Option<grail_graph::io::Format>) -> Result<()> {
+    // SAFETY: isatty has no preconditions.
+    let terminal = unsafe { libc::isatty(1) } == 1;
+    if path.as_os_str() == "-"
+        && terminal
+        && let Ok(format) = grail_graph::io::output_format(path, format)
+        && format.is_binary()
+    {
+        return Err(UsageError(format!(
+            "-o -: {} is a binary format, and standard output is a terminal; redirect it to a file or a pipe",
+            format.name()
+        ))
+        .into());
+    }
+    Ok(())
+}
+
 /// Says so on standard error when writing `graph` to `path` drops its weights (an edge list
 /// holds none), rather than losing them silently.
 pub fn note_dropped_weights(graph: &Graph, path: &std::path::Path, format: Option<grail_graph::io::Format>) {
     if graph.out().weights().is_some()
         && let Ok(format) = grail_graph::io::output_format(path, format)
-        && !format.carries_weights()
+        && !format.stores_weights()
     {
         eprintln!(
             "note: {}: the {} format holds no edge weights, so the graph's weights are not written",

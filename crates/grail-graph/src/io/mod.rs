@@ -378,13 +378,6 @@ pub fn output_format(path: &Path, format: Option<Format>) -> Result<Format> {
     })
 }
 
-impl Format {
-    /// Whether files of this format hold edge weights (a plain edge list does not).
-    pub fn carries_weights(self) -> bool {
-        self != Format::EdgeList
-    }
-}
-
 /// Writes a graph file in the given format (or the one its extension names), gzip-compressed if
 /// the name ends in `.gz`. The file appears only once it is complete.
 pub fn write_graph(graph: &Graph, path: &Path, format: Option<Format>, progress: &dyn Progress) -> Result<()> {
