@@ -181,6 +181,5 @@ fn draw_error(error: impl std::fmt::Display) -> anyhow::Error {
 }
 
 fn write(path: &Path, svg: &str) -> Result<()> {
-    grail_graph::io::write_atomically(path, |out| out.write_all(svg.as_bytes()))
-        .with_context(|| format!("cannot write the chart to {}", path.display()))
+    grail_graph::io::write_atomically(path, |out| out.write_all(svg.as_bytes())).context("cannot write the chart")
 }

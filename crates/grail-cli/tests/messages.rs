@@ -25,6 +25,98 @@ fn a_missing_file_is_named_once_with_the_reason_once() {
     assert_eq!(text.matches("No such file or directory").count(), 1, "{text}");
 }
 
+/// The error message exactly: one `error:` line.
+fn error_line(out: &Output) -> String {
+    let text = stderr(out);
+    let errors: Vec<&str> = text.lines().filter(|l| l.starts_with("error: ")).collect();
+    assert_eq!(errors.len(), 1, "{text}");
+    errors[0].to_string()
+}
+
+#[test]
+fn errors_say_their_cause_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let graph = dir.path().join("g.el");
+    std::fs::write(&graph, "0 1\n").unwrap();
+    let graph = graph.to_str().unwrap();
+
+    let out = grail(&["run", "bfs", "-g", "/nonexistent/g.el"]);
+    assert_eq!(
+        error_line(&out),
+        "error: cannot load the graph: /nonexistent/g.el: No such file or directory (os error 2)"
+    );
+
+    // The temporary file beside the target is no part of the message.
+    let out = grail(&["run", "bfs", "-g", graph, "-o", "/nonexistent/levels.txt"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        error_line(&out),
+        "error: cannot write the result: /nonexistent/levels.txt: No such file or directory (os error 2)"
+    );
+    let out = grail(&["gen", "grid", "--rows", "3", "-o", "/nonexistent/grid.el"]);
+    assert_eq!(
+        error_line(&out),
+        "error: cannot write the generated graph: /nonexistent/grid.el: No such file or directory (os error 2)"
+    );
+
+    let out = grail(&["mesh", "check", "/nonexistent/m.node"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(error_line(&out), "error: /nonexistent/m.node: No such file or directory (os error 2)");
+
+    // A tuning database that cannot be read: an error for tune, a warning for run.
+    let database = dir.path().join("tuning.json");
+    std::fs::create_dir(&database).unwrap();
+    let tune = Command::new(env!("CARGO_BIN_EXE_grail"))
+        .args(["-q", "tune", "bfs", "-g", graph, "--budget", "1"])
+        .env("GRAIL_TUNING_DB", &database)
+        .env("GRAIL_CACHE_DIR", dir.path().join("cache"))
+        .output()
+        .unwrap();
+    assert_eq!(tune.status.code(), Some(1));
+    assert_eq!(
+        error_line(&tune),
+        format!("error: cannot read the tuning database {}: Is a directory (os error 21)", database.display())
+    );
+}
+
+#[test]
+fn a_cc_that_cannot_be_split_or_flags_that_fail_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("g.el");
+    std::fs::write(&input, "0 1\n").unwrap();
+    let run = |cc: &str, cflags: &str| {
+        Command::new(env!("CARGO_BIN_EXE_grail"))
+            .args(["-q", "run", "bfs", "-g", input.to_str().unwrap()])
+            .env("CC", cc)
+            .env("GRAIL_CFLAGS", cflags)
+            .env("GRAIL_CACHE_DIR", dir.path().join("cache"))
+            .output()
+            .unwrap()
+    };
+    let out = run("cc 'unclosed", "");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        error_line(&out).starts_with(
+            "error: no C compiler found: `cc 'unclosed` cannot be split into words (an unclosed single quote). "
+        ),
+        "{}",
+        stderr(&out)
+    );
+    let out = run("cc -DGRAIL_UNUSED='a b'", "-Werror=no-such-warning-grail");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains(
+            "check the flags added by $CC and $GRAIL_CFLAGS (-DGRAIL_UNUSED=a b -Werror=no-such-warning-grail); \
+             without them, this is a bug in grail:"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    // Quoted words reach the compiler whole.
+    let out = run("cc -DGRAIL_UNUSED='a b'", "'-DGRAIL_OTHER=c d'");
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
 #[test]
 fn compile_shows_what_run_runs_and_takes_variants() {
     let ir = |args: &[&str]| String::from_utf8(grail(args).stdout).unwrap();

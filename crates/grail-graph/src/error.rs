@@ -79,7 +79,7 @@ pub enum GraphError {
 
 impl GraphError {
     pub fn io(path: &Path, source: std::io::Error) -> Self {
-        GraphError::Io { path: path.to_path_buf(), cause: source }
+        GraphError::Io { path: path.to_path_buf(), cause: unwrap_io_error(source) }
     }
 
     pub fn invalid(message: impl Into<String>) -> Self {
@@ -88,3 +88,35 @@ impl GraphError {
 }
 
 pub type Result<T, E = GraphError> = std::result::Result<T, E>;
+
+/// The system's error inside `error` when `error` only wraps it with a path (as the `tempfile`
+/// crate's errors do: `No such file or directory (os error 2) at path "/dir/.name.XXXX.tmp"`):
+/// messages name their file themselves, once, and the temporary file's name means nothing to
+/// the reader. `tempfile` keeps the system's error private, so its words are taken from the
+/// message.
+pub fn unwrap_io_error(error: std::io::Error) -> std::io::Error {
+    if error.get_ref().is_none() {
+        return error;
+    }
+    let message = error.to_string();
+    match message.find(" at path \"") {
+        Some(at) if message.ends_with('"') => std::io::Error::new(error.kind(), &message[..at]),
+        _ => error,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_temporary_files_path_is_not_part_of_the_message() {
+        let wrapped = tempfile::Builder::new().tempfile_in("/nonexistent-grail-dir").unwrap_err();
+        assert!(wrapped.to_string().contains("at path"), "{wrapped}");
+        let error = GraphError::io(Path::new("/nonexistent-grail-dir/g.el"), wrapped);
+        assert_eq!(error.to_string(), "/nonexistent-grail-dir/g.el: No such file or directory (os error 2)");
+        assert!(std::error::Error::source(&error).is_none());
+        let plain = std::io::Error::other("disk on fire");
+        assert_eq!(GraphError::io(Path::new("x"), plain).to_string(), "x: disk on fire");
+    }
+}

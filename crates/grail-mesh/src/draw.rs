@@ -65,7 +65,7 @@ pub fn draw(mesh: &Mesh, path: &Path, style: Style) -> Result<usize> {
         paint(&root, mesh, &bad, &pixel, stroke)
     };
     let result = result.map_err(fail).and_then(|()| {
-        std::fs::rename(&tmp, path).map_err(|source| MeshError::Io { path: path.display().to_string(), source })
+        std::fs::rename(&tmp, path).map_err(|cause| MeshError::Io { path: path.display().to_string(), cause })
     });
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);

@@ -18,7 +18,7 @@ struct Lines {
 impl Lines {
     fn read(path: &Path) -> Result<Lines> {
         let text =
-            fs::read_to_string(path).map_err(|source| MeshError::Io { path: path.display().to_string(), source })?;
+            fs::read_to_string(path).map_err(|cause| MeshError::Io { path: path.display().to_string(), cause })?;
         let rows = text
             .lines()
             .enumerate()
@@ -147,9 +147,9 @@ pub fn read_poly(path: &Path) -> Result<(Mesh, u32)> {
     let (points, base) = if count == 0 {
         let node = path.with_extension("node");
         read_node(&node).map_err(|e| match e {
-            MeshError::Io { source, .. } => MeshError::Io {
+            MeshError::Io { cause, .. } => MeshError::Io {
                 path: format!("{} (the .poly file has no points, so they are read from it)", node.display()),
-                source,
+                cause,
             },
             other => other,
         })?

@@ -26,8 +26,10 @@ pub use mesh::{Mesh, NO_NEIGHBOR};
 /// What can go wrong reading, writing or checking a mesh.
 #[derive(Debug, thiserror::Error)]
 pub enum MeshError {
-    #[error("{path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    /// The message includes the system's, so the error has no `source` (which would print it
+    /// twice in a chain of causes).
+    #[error("{path}: {cause}")]
+    Io { path: String, cause: std::io::Error },
     /// A malformed file: where, and what is wrong.
     #[error("{path}:{line}: {message}")]
     Malformed { path: String, line: usize, message: String },

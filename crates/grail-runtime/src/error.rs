@@ -10,9 +10,10 @@ pub enum RuntimeError {
          system C compiler: install gcc or clang (for example `apt-get install gcc`), or set CC to a compiler's path"
     )]
     NoCompiler { program: String, problem: String },
-    /// The C compiler rejected generated code: a bug in grail's code generator, reported in full.
-    #[error("the C compiler `{program}` failed on generated code ({status}); this is a bug in grail:\n{log}")]
-    CompileFailed { program: String, status: String, log: String },
+    /// The C compiler rejected generated code: a bug in grail's code generator (or a flag the
+    /// user added, which `blame` then names), reported in full.
+    #[error("the C compiler `{program}` failed on generated code ({status}); {blame}:\n{log}")]
+    CompileFailed { program: String, status: String, blame: String, log: String },
     /// A built library could not be loaded.
     #[error("cannot load {}: {message}", path.display())]
     Load { path: PathBuf, message: String },
@@ -63,7 +64,7 @@ pub enum RuntimeError {
 
 impl RuntimeError {
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
-        RuntimeError::Io { path: path.into(), cause: source }
+        RuntimeError::Io { path: path.into(), cause: grail_graph::error::unwrap_io_error(source) }
     }
 }
 

@@ -97,8 +97,10 @@ pub struct CandidateRecord {
 /// Why the database could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum DbError {
-    #[error("cannot read the tuning database {path}: {source}")]
-    Read { path: PathBuf, source: std::io::Error },
+    /// The message includes the system's, so the error has no `source` (which would print it
+    /// twice in a chain of causes).
+    #[error("cannot read the tuning database {path}: {cause}")]
+    Read { path: PathBuf, cause: std::io::Error },
     #[error(
         "the tuning database {path} is not valid ({message}); move it away or delete it, and `grail tune` writes a \
          new one"
@@ -119,7 +121,7 @@ impl Database {
             Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
                 return Err(DbError::Corrupt { path: path.to_path_buf(), message: "it is not UTF-8 text".into() });
             }
-            Err(source) => return Err(DbError::Read { path: path.to_path_buf(), source }),
+            Err(cause) => return Err(DbError::Read { path: path.to_path_buf(), cause }),
         };
         Database::parse(&text, path)
     }

@@ -80,12 +80,12 @@ pub fn prep(graphs: &[String], repeat: u32, json: bool, progress: &Bars) -> Resu
                 .with_context(|| format!("cannot generate {label}"))?;
             progress.clear();
             let v1 = dir.path().join(format!("{label}-{input}-v1.gcsr"));
-            write_gcsr_version_1(&graph, &v1).with_context(|| format!("cannot write {}", v1.display()))?;
+            write_gcsr_version_1(&graph, &v1).context("cannot write the benchmark's graph")?;
             let v2 = dir.path().join(format!("{label}-{input}-v2.gcsr"));
             let mut prepared = graph.clone();
             prepared.build_reverse();
             write_graph(&prepared, &v2, Some(Format::Gcsr), &NoProgress)
-                .with_context(|| format!("cannot write {}", v2.display()))?;
+                .context("cannot write the benchmark's graph")?;
             drop(prepared);
             let row = measure(&label, input, &graph, [&v1, &v2], repeat.max(1))?;
             std::fs::remove_file(&v1).ok();

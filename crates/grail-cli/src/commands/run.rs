@@ -102,7 +102,7 @@ fn run_suite(algorithm: Algorithm, args: RunArgs, threads: usize, progress: &Bar
     };
     if let Some(path) = &args.output {
         grail_graph::io::write_text_file(path, |out| result.output.write_values(out))
-            .with_context(|| format!("cannot write the result to {}", path.display()))?;
+            .context("cannot write the result")?;
         if path.as_os_str() == "-" && !args.json {
             // The values went to standard output: the summary would only be mixed into them.
             return Ok(());
@@ -313,7 +313,7 @@ fn run_program(args: RunArgs, threads: usize, progress: &Bars) -> Result<()> {
                 Some(c) => write_collection(&output.collections[c], out),
                 None => write_outputs(module, &graph, &output.properties, out),
             })
-            .with_context(|| format!("cannot write the result to {}", path.display()))?;
+            .context("cannot write the result")?;
             written.push(path);
         }
         if out_path.as_os_str() == "-" && !args.json {

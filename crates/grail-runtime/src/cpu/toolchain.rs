@@ -1,7 +1,8 @@
 //! Building generated C into a shared library with the system C compiler, and loading it.
 //!
 //! The compiler is `$CC` (default `cc`), invoked as
-//! `$CC -std=c11 -O3 -march=native -fPIC -shared -pthread -fwrapv -o lib.so source.c -lm $GRAIL_CFLAGS`
+//! `$CC -std=c11 -O3 -march=native -fPIC -shared -pthread -fwrapv $GRAIL_CFLAGS -o lib.so source.c -lm`
+//! (`$CC` and `$GRAIL_CFLAGS` split into words as a shell would, quotes honoured)
 //! (`-fwrapv`: integer arithmetic wraps, as the language defines it).
 //! Built libraries are cached by a hash of the source, the compiler's path and version, and the
 //! flags, so a program is compiled once per machine and compiler.
@@ -89,12 +90,21 @@ impl CCompiler {
     /// `-O0` first), or `cc`, with extra flags from `$GRAIL_CFLAGS`.
     pub fn detect() -> Result<CCompiler> {
         let cc = std::env::var("CC").ok().filter(|cc| !cc.trim().is_empty()).unwrap_or_else(|| "cc".into());
-        let mut words = split_words(&cc)
-            .map_err(|problem| RuntimeError::NoCompiler { program: cc.clone(), problem: format!("$CC: {problem}") })?;
+        let mut words = split_words(&cc).map_err(|problem| RuntimeError::NoCompiler {
+            program: cc.clone(),
+            problem: format!("cannot be split into words ({problem})"),
+        })?;
         let program = words.remove(0);
         let extra = std::env::var("GRAIL_CFLAGS").unwrap_or_default();
-        let mut compiler =
-            CCompiler::with_leading(&program, words, extra.split_whitespace().map(String::from).collect())?;
+        let extra = if extra.trim().is_empty() {
+            Vec::new()
+        } else {
+            split_words(&extra).map_err(|problem| RuntimeError::NoCompiler {
+                program: cc.clone(),
+                problem: format!("cannot be given $GRAIL_CFLAGS, which cannot be split into words ({problem})"),
+            })?
+        };
+        let mut compiler = CCompiler::with_leading(&program, words, extra)?;
         compiler.program = program;
         Ok(compiler)
     }
@@ -166,9 +176,19 @@ impl CCompiler {
                 problem: format!("could not be run ({e})"),
             })?;
         if !output.status.success() {
+            let added: Vec<&str> = self.leading.iter().chain(&self.extra_flags).map(String::as_str).collect();
+            let blame = if added.is_empty() {
+                "this is a bug in grail".to_string()
+            } else {
+                format!(
+                    "check the flags added by $CC and $GRAIL_CFLAGS ({}); without them, this is a bug in grail",
+                    added.join(" ")
+                )
+            };
             return Err(RuntimeError::CompileFailed {
                 program: self.program.clone(),
                 status: output.status.to_string(),
+                blame,
                 log: compiler_log(&output.stderr, &output.stdout),
             });
         }
