@@ -7,7 +7,15 @@ use grail_algos::{Algorithm, Target};
 use grail_graph::io::Format;
 
 #[derive(Debug, Parser)]
-#[command(name = "grail", version, about = "grail: graph algorithms written once, run fast on CPUs and GPUs")]
+#[command(
+    name = "grail",
+    version,
+    about = "grail: graph algorithms written once, run fast on CPUs and GPUs",
+    after_help = "Exit status: 0 success; 1 an error (bad input, I/O, a failed build); 2 a usage error; 3 a verifier \
+                  rejected a result; 70 generated code faulted (an internal or software error: an index out of range \
+                  or a division by zero on the CPU, a kernel fault on the GPU); 124 `grail run --timeout` stopped \
+                  the run; 128 + N signal N (SIGINT, SIGTERM) interrupted grail."
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,

@@ -195,3 +195,13 @@ fn a_runaway_program_is_stopped_by_the_timeout() {
     assert!(started.elapsed().as_secs() < 60);
     assert_eq!(grail(&["run", "bfs", "-g", graph.to_str().unwrap(), "--timeout", "-3"]).status.code(), Some(2));
 }
+
+#[test]
+fn help_lists_the_exit_statuses() {
+    let help = String::from_utf8(grail(&["--help"]).stdout).unwrap();
+    for status in
+        ["0 success", "2 a usage error", "3 a verifier", "70 generated code faulted", "124 `grail run --timeout`"]
+    {
+        assert!(help.contains(status), "{status}: {help}");
+    }
+}
