@@ -461,7 +461,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
     /// Stop the run after this many seconds (a program that never ends, on either target): a
-    /// clear message and exit status 124.
+    /// message naming the kernel it was in, and exit status 124.
     #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<f64>,
 }

@@ -13,6 +13,8 @@ mod error;
 #[cfg(feature = "gpu")]
 pub mod gpu;
 mod host;
+mod running;
 
 pub use cache::ModuleCache;
 pub use error::{GpuError, Result, RuntimeError};
+pub use running::running_kernel;

@@ -179,17 +179,23 @@ fn run_suite(algorithm: Algorithm, args: RunArgs, threads: usize, progress: &Bar
     Ok(())
 }
 
-/// The run's time; on the GPU, what the kernels and the copies took of it.
 /// Ends the process after `seconds`: generated code on either target may loop forever, and
 /// neither a CPU thread inside it nor a GPU kernel can be interrupted from outside, so the
-/// whole run stops, with a clear message, exit status 124 (as `timeout(1)`), and any file
-/// being written removed.
+/// whole run stops, with a clear message naming the kernel it was in, exit status 124 (as
+/// `timeout(1)`), and any file being written removed.
+///
+/// The process ends with `_exit`, without the exit handlers of the libraries it loaded: the
+/// CUDA driver's would tear down a context whose kernel is still running, and could wait for it;
+/// ending the process is what always stops a kernel (as a kill does). Standard output is
+/// line-buffered, so at most a partial line of a program's `print` output is lost.
 fn watchdog(seconds: f64) {
     std::thread::spawn(move || {
         std::thread::sleep(std::time::Duration::from_secs_f64(seconds));
         grail_graph::io::remove_temporaries();
-        eprintln!("error: the run took longer than --timeout {seconds} s and was stopped");
-        std::process::exit(TIMEOUT_EXIT_CODE);
+        let kernel = grail_runtime::running_kernel().map(|k| format!(" in kernel `{k}`")).unwrap_or_default();
+        eprintln!("error: the run took longer than --timeout {seconds} s and was stopped{kernel}");
+        // SAFETY: _exit(2) ends the process at once; nothing after it runs.
+        unsafe { libc::_exit(TIMEOUT_EXIT_CODE) };
     });
 }
 
@@ -220,6 +226,7 @@ fn note_assumptions(algorithm: Algorithm, graph: &Graph) {
     }
 }
 
+/// The run's time; on the GPU, what the kernels and the copies took of it.
 fn print_time(time_ms: f64, load_ms: f64, gpu: Option<&GpuTimes>) {
     match gpu {
         None => println!("  time      {time_ms:.2} ms (load {load_ms:.1} ms)"),

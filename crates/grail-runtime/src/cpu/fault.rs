@@ -11,8 +11,10 @@
 //! name from an atomic pointer set before the kernel starts.
 
 use std::ffi::CString;
-use std::sync::Once;
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::{Arc, Once};
+
+use crate::running::Running;
 
 /// The exit status of a process whose kernel faulted (EX_SOFTWARE).
 pub const FAULT_EXIT_CODE: i32 = 70;
@@ -28,24 +30,26 @@ static ACTIVE: AtomicUsize = AtomicUsize::new(0);
 static mut PREVIOUS: [std::mem::MaybeUninit<libc::sigaction>; 3] = [std::mem::MaybeUninit::uninit(); 3];
 static INSTALL: Once = Once::new();
 
-/// A kernel's name, kept as a C string for the handler.
-pub(crate) struct KernelName(CString);
+/// A kernel's name, kept as a C string for the handler (and as text for a watchdog).
+pub(crate) struct KernelName(CString, Arc<str>);
 
 impl KernelName {
     pub fn new(name: &str) -> KernelName {
-        KernelName(CString::new(name.replace('\0', "?")).expect("no NUL left"))
+        KernelName(CString::new(name.replace('\0', "?")).expect("no NUL left"), name.into())
     }
 }
 
 /// Marks a kernel as running until dropped.
-pub(crate) struct KernelGuard(());
+pub(crate) struct KernelGuard {
+    _running: Running,
+}
 
 impl KernelGuard {
     pub fn enter(name: &KernelName) -> KernelGuard {
         INSTALL.call_once(install);
         CURRENT.store(name.0.as_ptr().cast_mut(), Ordering::Release);
         ACTIVE.fetch_add(1, Ordering::AcqRel);
-        KernelGuard(())
+        KernelGuard { _running: Running::enter(name.1.clone()) }
     }
 }
 

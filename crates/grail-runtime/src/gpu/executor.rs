@@ -558,8 +558,10 @@ impl<'a> GpuRun<'a> {
         format!("device {} ({})", info.ordinal, info.name)
     }
 
-    /// Waits for the device; a fault is reported against `kernel`.
+    /// Waits for the device; a fault is reported against `kernel`, and so is a run that a
+    /// watchdog ends while the host waits (`crate::running_kernel`).
     fn wait(&self, kernel: &str) -> Result<()> {
+        let _running = crate::running::Running::enter(kernel.into());
         buffer::synchronize().map_err(|e| self.fault(kernel, e))
     }
 
