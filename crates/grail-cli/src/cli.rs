@@ -187,9 +187,10 @@ pub struct CompileArgs {
     /// What to write: `ast` (the parsed program as canonical grail source), `ir` (the checked
     /// program lowered to grail's IR), `c` (the C the CPU backend compiles) or `cuda` (the CUDA
     /// C++ the GPU backend compiles with NVRTC).
-    #[arg(long, value_enum, value_name = "STAGE")]
-    pub emit: Emit,
-    /// Optimizations: `none` (the default here: the program as written) (unoptimized), `all`, or KEY=VALUE pairs after an optional preset,
+    /// Not needed for `--variant help`.
+    #[arg(long, value_enum, value_name = "STAGE", required_unless_present = "variant")]
+    pub emit: Option<Emit>,
+    /// Optimizations: `none` (the default here: the program as written, unoptimized), `all`, or KEY=VALUE pairs after an optional preset,
     /// e.g. `all,coop=none` or `outline=all,np=tb+wp+fg,coop=warp,backoff=on,ldg=on,block=256`.
     #[arg(long, value_name = "CONFIG", default_value = "none")]
     pub opt: grail_ir::OptConfig,

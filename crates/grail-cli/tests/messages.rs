@@ -133,6 +133,13 @@ fn variant_help_needs_no_graph_and_everything_else_does() {
     let help = grail(&["run", "sssp", "--variant", "help"]);
     assert!(help.status.success(), "{}", stderr(&help));
     assert!(String::from_utf8_lossy(&help.stdout).contains("nf"));
+    // compile and tune take it alike, with the same list.
+    for args in [&["compile", "sssp", "--variant", "help"][..], &["tune", "sssp", "--variant", "help"]] {
+        let listed = grail(args);
+        assert!(listed.status.success(), "{args:?}: {}", stderr(&listed));
+        assert_eq!(listed.stdout, help.stdout, "{args:?}");
+    }
+    assert_eq!(grail(&["compile", "sssp", "--variant", "wl"]).status.code(), Some(2));
     let missing = grail(&["run", "sssp", "--variant", "wl"]);
     assert_eq!(missing.status.code(), Some(2));
     assert!(stderr(&missing).contains("--graph"));

@@ -9,12 +9,21 @@ use grail_algos::{Algorithm, Variant};
 use crate::cli::{CompileArgs, Emit};
 
 pub fn compile(args: CompileArgs) -> Result<()> {
+    if let Some(algorithm) = args.program.to_str().and_then(|name| name.parse::<Algorithm>().ok())
+        && !args.program.is_file()
+        && super::variant_help(algorithm, args.variant.as_deref())
+    {
+        return Ok(());
+    }
+    let Some(emit) = args.emit else {
+        return Err(super::UsageError("--emit STAGE is required (only `--variant help` needs none)".into()).into());
+    };
     let program = resolve(&args.program, args.variant.as_deref())?;
     let optimized = || -> Result<grail_ir::Module> {
         grail_ir::optimize(super::check::lower_file(&program)?, &args.opt)
             .map_err(|e| anyhow::anyhow!("internal error (a bug in grail): {e}"))
     };
-    let text = match args.emit {
+    let text = match emit {
         Emit::Ast => grail_lang::print_program(&super::check::parse_file(&program)?),
         Emit::Ir => grail_ir::print(&optimized()?),
         Emit::C => grail_codegen::emit_c(&optimized()?).context("the C code generator failed")?,

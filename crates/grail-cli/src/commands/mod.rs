@@ -106,6 +106,19 @@ pub fn read_input(path: &std::path::Path, options: &ReadOptions, base: u8, progr
     Ok(graph)
 }
 
+/// `--variant help`: lists the algorithm's variants on standard output, and says whether it did
+/// (`grail run`, `grail compile` and `grail tune` take it alike, with no graph).
+pub fn variant_help(algorithm: grail_algos::Algorithm, variant: Option<&str>) -> bool {
+    if variant != Some("help") {
+        return false;
+    }
+    println!("variants of {algorithm} (the first is the default):");
+    for variant in grail_algos::Variant::of(algorithm) {
+        println!("  {:<10} {:<12} {}", variant.name, format!("({})", variant.program), variant.summary);
+    }
+    true
+}
+
 /// Reads the graph a command works on.
 pub fn load(args: &GraphArgs, build: BuildOptions, progress: &Bars) -> Result<Graph> {
     if args.graph.is_none() {

@@ -43,11 +43,7 @@ pub fn run(args: RunArgs, threads: usize, progress: &Bars) -> Result<()> {
 
 fn run_suite(algorithm: Algorithm, args: RunArgs, threads: usize, progress: &Bars) -> Result<()> {
     let target = args.target.unwrap_or(Target::Cpu);
-    if args.variant.as_deref() == Some("help") {
-        println!("variants of {algorithm} (the first is the default):");
-        for variant in Variant::of(algorithm) {
-            println!("  {:<10} {:<12} {}", variant.name, format!("({})", variant.program), variant.summary);
-        }
+    if super::variant_help(algorithm, args.variant.as_deref()) {
         return Ok(());
     }
     let mut params = RunParams {
@@ -291,7 +287,10 @@ fn run_program(args: RunArgs, threads: usize, progress: &Bars) -> Result<()> {
         bail!("--verify checks suite algorithms against their references; a program file has none");
     }
     if args.variant.is_some() || args.pr_tolerance.is_some() || args.pr_max_iterations.is_some() {
-        bail!("--variant and --pr-* are for suite algorithms; pass a program's parameters with --param NAME=VALUE");
+        return Err(UsageError(
+            "--variant and --pr-* are for suite algorithms; pass a program's parameters with --param NAME=VALUE".into(),
+        )
+        .into());
     }
     let lowered = super::check::lower_file(path)?;
     if args.output.is_some() && lowered.outputs.is_empty() && lowered.collection_outputs.is_empty() {

@@ -39,6 +39,11 @@ enum Subject {
 }
 
 pub fn tune(args: TuneArgs, threads: usize, progress: &Bars) -> Result<()> {
+    if let Ok(algorithm) = args.program.parse::<Algorithm>()
+        && super::variant_help(algorithm, args.variant.as_deref())
+    {
+        return Ok(());
+    }
     let target = args.target.unwrap_or(Target::Cpu);
     if target == Target::Reference {
         return Err(UsageError("grail tune measures generated code: --target cpu or gpu".into()).into());
