@@ -50,7 +50,8 @@ pub(super) fn castable(from: Type, to: Type) -> bool {
         // An element handle converts to its index, never back: handles come from `add` and
         // `forall`, so each names an element that exists.
         (Type::Element(_), Type::U32) => true,
-        (a, b) if a == b => matches!(a, Type::Element(_)),
+        // A conversion to the type a value has already is allowed (and does nothing).
+        (a, b) if a == b => matches!(a, Type::Element(_)) || is_numeric(a),
         _ => is_numeric(from) && is_numeric(to),
     }
 }
