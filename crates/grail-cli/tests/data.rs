@@ -1,17 +1,9 @@
 //! Data is never changed silently: what grail assumes is said, real weights are not rounded
 //! unless asked, 1-based files are read as such when asked and noticed when not.
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod common;
 
-fn grail(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_grail"))
-        .args(args)
-        .arg("--quiet")
-        .env("GRAIL_CACHE_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("grail-cache"))
-        .output()
-        .expect("grail runs")
-}
+use common::grail;
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()

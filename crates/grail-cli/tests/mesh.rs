@@ -1,16 +1,8 @@
 //! `grail mesh` as users run it.
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod common;
 
-fn grail(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_grail"))
-        .args(args)
-        .arg("--quiet")
-        .env("GRAIL_CACHE_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("grail-cache"))
-        .output()
-        .expect("grail runs")
-}
+use common::grail;
 
 #[test]
 fn generated_meshes_check_and_broken_ones_exit_3() {

@@ -1,16 +1,10 @@
 //! Messages say each thing once, and the commands agree with each other.
 
-use std::path::Path;
+mod common;
+
 use std::process::{Command, Output};
 
-fn grail(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_grail"))
-        .args(args)
-        .arg("--quiet")
-        .env("GRAIL_CACHE_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("grail-cache"))
-        .output()
-        .expect("grail runs")
-}
+use common::grail;
 
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()

@@ -1,17 +1,11 @@
 //! Output that behaves like other Unix tools: `-o -`, compressed results, and an interrupted
 //! write that leaves nothing behind.
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod common;
 
-fn grail(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_grail"))
-        .args(args)
-        .arg("--quiet")
-        .env("GRAIL_CACHE_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("grail-cache"))
-        .output()
-        .expect("grail runs")
-}
+use std::process::Command;
+
+use common::grail;
 
 #[test]
 fn dash_is_standard_output() {

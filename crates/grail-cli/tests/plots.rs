@@ -1,16 +1,10 @@
 //! `--plot FILE.svg` draws what the commands print.
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod common;
 
-fn grail(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_grail"))
-        .args(args)
-        .arg("--quiet")
-        .env("GRAIL_CACHE_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("grail-cache"))
-        .output()
-        .expect("grail runs")
-}
+use std::path::Path;
+
+use common::grail;
 
 /// The chart's text: title, axis descriptions, labels, legend.
 fn svg_text(path: &Path) -> String {
