@@ -132,7 +132,7 @@ mod tests {
 
     #[test]
     fn forest_prints_edges() {
-        let forest = Output::SpanningForest(SpanningForest { edges: vec![(0, 1, 3), (1, 2, 4)], weight: 7 });
+        let forest = Output::SpanningForest(SpanningForest { edges: vec![(0, 1, 3), (1, 2, 4)], weight: 7, real_weight: None });
         assert_eq!(text(&forest), "0 1 3\n1 2 4\n");
         assert_eq!(forest.headline()["weight"], 7);
     }

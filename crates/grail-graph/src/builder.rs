@@ -16,14 +16,17 @@ pub struct EdgeList {
     pub num_nodes: u32,
     pub sources: Vec<NodeId>,
     pub targets: Vec<NodeId>,
-    /// One weight per edge, or `None` for an unweighted graph.
+    /// One weight per edge, or `None` for an unweighted graph: a `u32`, or an `f32`'s bits
+    /// when `real`.
     pub weights: Option<Vec<Weight>>,
+    /// Whether `weights` holds real (`f32`) weights, as bits.
+    pub real: bool,
 }
 
 impl EdgeList {
     /// An empty list over `num_nodes` nodes.
     pub fn new(num_nodes: u32, weighted: bool) -> EdgeList {
-        EdgeList { num_nodes, sources: Vec::new(), targets: Vec::new(), weights: weighted.then(Vec::new) }
+        EdgeList { num_nodes, sources: Vec::new(), targets: Vec::new(), weights: weighted.then(Vec::new), real: false }
     }
 
     /// Unweighted edges from pairs.
@@ -33,6 +36,7 @@ impl EdgeList {
             sources: pairs.iter().map(|e| e.0).collect(),
             targets: pairs.iter().map(|e| e.1).collect(),
             weights: None,
+            real: false,
         }
     }
 
@@ -43,7 +47,22 @@ impl EdgeList {
             sources: triples.iter().map(|e| e.0).collect(),
             targets: triples.iter().map(|e| e.1).collect(),
             weights: Some(triples.iter().map(|e| e.2).collect()),
+            real: false,
         }
+    }
+
+    /// Edges with real weights from triples. Every weight must be a number (not NaN).
+    pub fn from_real_triples(num_nodes: u32, triples: &[(NodeId, NodeId, f32)]) -> Result<EdgeList> {
+        if let Some(e) = triples.iter().position(|t| t.2.is_nan()) {
+            return Err(GraphError::invalid(format!("the weight of edge {e} is NaN")));
+        }
+        Ok(EdgeList {
+            num_nodes,
+            sources: triples.iter().map(|e| e.0).collect(),
+            targets: triples.iter().map(|e| e.1).collect(),
+            weights: Some(triples.iter().map(|e| e.2.to_bits()).collect()),
+            real: true,
+        })
     }
 
     /// Appends an edge; `weight` is ignored by an unweighted list.
@@ -73,7 +92,8 @@ impl EdgeList {
             num_nodes: csr.num_nodes(),
             sources: csr.edge_sources(),
             targets: csr.targets().to_vec(),
-            weights: csr.weights().map(<[Weight]>::to_vec),
+            weights: csr.weight_words().map(<[Weight]>::to_vec),
+            real: csr.has_real_weights(),
         }
     }
 }
@@ -116,7 +136,7 @@ pub fn build_csr(mut edges: EdgeList, options: &BuildOptions) -> Result<Csr> {
     if options.symmetrize {
         symmetrize(&mut edges);
     }
-    let csr = scatter_by_source(&edges, options.remove_self_loops)?;
+    let csr = scatter_by_source(&edges, options.remove_self_loops)?.with_real_weights(edges.real);
     drop(edges);
     let csr = if options.sort || options.dedup { sort_adjacencies(csr) } else { csr };
     Ok(if options.dedup { dedup_sorted(csr) } else { csr })
@@ -324,6 +344,10 @@ fn for_each_group(
 
 /// Sorts every adjacency by target, then weight.
 pub fn sort_adjacencies(csr: Csr) -> Csr {
+    let real = csr.has_real_weights();
+    // Real weights sort by value through their order key, which is its own inverse's partner.
+    let key = |w: Weight| if real { crate::graph::real_weight_order_key(w) } else { w };
+    let unkey = |k: Weight| if real { crate::graph::real_weight_from_order_key(k) } else { k };
     let (offsets, mut targets, mut weights) = csr.into_parts();
     for_each_group(&offsets, &mut targets, weights.as_deref_mut(), |_, offs, targets, mut weights| {
         let base = offs[0];
@@ -335,21 +359,22 @@ pub fn sort_adjacencies(csr: Csr) -> Csr {
                 Some(weights) => {
                     // Sort (target, weight) pairs packed into one key.
                     keyed.clear();
-                    keyed.extend(range.clone().map(|i| (u64::from(targets[i]) << 32) | u64::from(weights[i])));
+                    keyed.extend(range.clone().map(|i| (u64::from(targets[i]) << 32) | u64::from(key(weights[i]))));
                     keyed.sort_unstable();
-                    for (i, key) in range.zip(&keyed) {
-                        targets[i] = (key >> 32) as NodeId;
-                        weights[i] = *key as Weight;
+                    for (i, packed) in range.zip(&keyed) {
+                        targets[i] = (packed >> 32) as NodeId;
+                        weights[i] = unkey(*packed as Weight);
                     }
                 }
             }
         }
     });
-    Csr::from_parts_unchecked(offsets, targets, weights)
+    Csr::from_parts_unchecked(offsets, targets, weights).with_real_weights(real)
 }
 
 /// Drops repeated targets from sorted adjacencies, keeping the first (lightest) of each.
 fn dedup_sorted(csr: Csr) -> Csr {
+    let real = csr.has_real_weights();
     let (offsets, mut targets, mut weights) = csr.into_parts();
     let n = offsets.len() - 1;
     // Compact each adjacency in place, and record its new length.
@@ -376,7 +401,7 @@ fn dedup_sorted(csr: Csr) -> Csr {
         new_offsets[u + 1] = new_offsets[u] + new_degree[u].load(std::sync::atomic::Ordering::Relaxed);
     }
     if new_offsets[n] == offsets[n] {
-        return Csr::from_parts_unchecked(offsets, targets, weights);
+        return Csr::from_parts_unchecked(offsets, targets, weights).with_real_weights(real);
     }
     let m = new_offsets[n] as usize;
     let compact = |old: &[u32]| -> Vec<u32> {
@@ -396,7 +421,7 @@ fn dedup_sorted(csr: Csr) -> Csr {
     };
     let targets = compact(&targets);
     let weights = weights.as_deref().map(compact);
-    Csr::from_parts_unchecked(new_offsets, targets, weights)
+    Csr::from_parts_unchecked(new_offsets, targets, weights).with_real_weights(real)
 }
 
 #[cfg(test)]

@@ -96,7 +96,8 @@ impl Facts {
 pub fn scan(csr: &Csr) -> Facts {
     let bounds = node_groups(csr.offsets());
     let targets = csr.targets();
-    let weights = csr.weights();
+    let weights = csr.weight_words();
+    let key = |w: u32| if csr.has_real_weights() { crate::graph::real_weight_order_key(w) } else { w };
     let (sorted, no_self_loops, no_duplicates) = (0..bounds.len() - 1)
         .into_par_iter()
         .map(|g| {
@@ -118,7 +119,7 @@ pub fn scan(csr: &Csr) -> Facts {
                     Some(w) => {
                         for (i, pair) in list.windows(2).enumerate() {
                             let same = pair[0] == pair[1];
-                            unsorted |= pair[0] > pair[1] || (same && w[i] > w[i + 1]);
+                            unsorted |= pair[0] > pair[1] || (same && key(w[i]) > key(w[i + 1]));
                             duplicates |= same;
                             loops |= pair[1] == u as NodeId;
                         }
@@ -138,7 +139,7 @@ pub fn scan(csr: &Csr) -> Facts {
 pub(crate) fn symmetric_given_transpose(csr: &Csr, transpose: &Csr) -> bool {
     csr.offsets() == transpose.offsets()
         && csr.targets() == transpose.targets()
-        && (csr.weights().is_none() || csr.weights() == transpose.weights())
+        && (csr.weight_words().is_none() || csr.weight_words() == transpose.weight_words())
 }
 
 /// A multiset fingerprint of edges: the wrapping sum of a keyed hash of each `(u, v, w)`, so
@@ -180,7 +181,7 @@ impl Fingerprint {
                 let (mut forward, mut backward) = (0u64, 0u64);
                 for u in bounds[g] as NodeId..bounds[g + 1] as NodeId {
                     let range = csr.edge_range(u);
-                    let weights = csr.weights().map(|w| &w[range.clone()]);
+                    let weights = csr.weight_words().map(|w| &w[range.clone()]);
                     for (i, &v) in csr.targets()[range].iter().enumerate() {
                         let w = weights.map_or(0, |w| w[i]);
                         forward = forward.wrapping_add(self.edge(u, v, w));

@@ -1,8 +1,8 @@
 //! Compressed sparse row storage and the [`Graph`] that carries it.
 //!
 //! Node ids are `u32` (so `u32::MAX` is free to mean "no node"), edge offsets `u64` (so a graph
-//! may have more than 4 billion edges). Weights, when present, are `u32`, summed in `u64` by
-//! path algorithms.
+//! may have more than 4 billion edges). Weights, when present, are integers (`u32`, summed in
+//! `u64` by path algorithms) or reals (`f32`, summed in `f64`): see [`WeightKind`].
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -20,6 +20,43 @@ pub type EdgeId = u64;
 /// An edge weight.
 pub type Weight = u32;
 
+/// What a graph's edge weights are.
+///
+/// Real weights are stored as `f32` (about 7 significant digits, as GPU graph codes keep them):
+/// the readers refuse a value that `f32` cannot hold (one that overflows, a non-zero one that
+/// would round to 0, NaN) rather than change it silently. Both kinds share one 32-bit column,
+/// so every reordering of edges carries either kind unchanged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WeightKind {
+    /// `u32` weights.
+    Integer,
+    /// `f32` weights.
+    Real,
+}
+
+impl WeightKind {
+    /// `"integer"` or `"real"`, for messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            WeightKind::Integer => "integer",
+            WeightKind::Real => "real",
+        }
+    }
+}
+
+/// The key that orders real weights as their values (for non-negative ones, their bits' order
+/// already does): flips the sign bit of positives and every bit of negatives.
+#[inline]
+pub fn real_weight_order_key(bits: u32) -> u32 {
+    if bits & 0x8000_0000 != 0 { !bits } else { bits | 0x8000_0000 }
+}
+
+/// The real weight's bits whose [`real_weight_order_key`] is `key`.
+#[inline]
+pub fn real_weight_from_order_key(key: u32) -> u32 {
+    if key & 0x8000_0000 != 0 { key & 0x7fff_ffff } else { !key }
+}
+
 /// The largest number of nodes a graph may have: `u32::MAX` itself is reserved for "no node".
 pub const MAX_NODES: u64 = u32::MAX as u64;
 
@@ -29,7 +66,9 @@ pub const MAX_NODES: u64 = u32::MAX as u64;
 pub struct Csr {
     offsets: Vec<u64>,
     targets: Vec<NodeId>,
+    /// One 32-bit word per edge: a `u32` weight, or an `f32`'s bits when `real`.
     weights: Option<Vec<Weight>>,
+    real: bool,
 }
 
 impl Csr {
@@ -37,7 +76,18 @@ impl Csr {
     /// node plus one, starts at 0, never decreases and ends at `targets.len()`; every target is a
     /// node; `weights`, if given, has one entry per edge.
     pub fn from_parts(offsets: Vec<u64>, targets: Vec<NodeId>, weights: Option<Vec<Weight>>) -> Result<Csr> {
-        let csr = Csr { offsets, targets, weights };
+        let csr = Csr { offsets, targets, weights, real: false };
+        csr.validate()?;
+        Ok(csr)
+    }
+
+    /// [`Csr::from_parts`] with real weights. Every weight must be a number (not NaN).
+    pub fn from_parts_real(offsets: Vec<u64>, targets: Vec<NodeId>, weights: Vec<f32>) -> Result<Csr> {
+        if let Some(e) = weights.iter().position(|w| w.is_nan()) {
+            return Err(GraphError::invalid(format!("the weight of edge {e} is NaN")));
+        }
+        let bits = weights.into_iter().map(f32::to_bits).collect();
+        let csr = Csr { offsets, targets, weights: Some(bits), real: true };
         csr.validate()?;
         Ok(csr)
     }
@@ -45,14 +95,21 @@ impl Csr {
     /// Assembles a CSR whose invariants the caller has established (the builder, the readers
     /// that checked as they parsed). Checked again in debug builds.
     pub(crate) fn from_parts_unchecked(offsets: Vec<u64>, targets: Vec<NodeId>, weights: Option<Vec<Weight>>) -> Csr {
-        let csr = Csr { offsets, targets, weights };
+        let csr = Csr { offsets, targets, weights, real: false };
         debug_assert!(csr.validate().is_ok(), "{:?}", csr.validate());
         csr
     }
 
     /// An empty graph of `num_nodes` nodes.
     pub fn empty(num_nodes: u32, weighted: bool) -> Csr {
-        Csr { offsets: vec![0; num_nodes as usize + 1], targets: Vec::new(), weights: weighted.then(Vec::new) }
+        Csr { offsets: vec![0; num_nodes as usize + 1], targets: Vec::new(), weights: weighted.then(Vec::new), real: false }
+    }
+
+    /// This CSR with its weight column read as `f32` bits when `real` (how the builders and
+    /// readers that move the column as words pass its kind on).
+    pub(crate) fn with_real_weights(mut self, real: bool) -> Csr {
+        self.real = real && self.weights.is_some();
+        self
     }
 
     fn validate(&self) -> Result<()> {
@@ -99,6 +156,16 @@ impl Csr {
         self.weights.is_some()
     }
 
+    /// The kind of the weights, or `None` for an unweighted graph.
+    pub fn weight_kind(&self) -> Option<WeightKind> {
+        self.weights.as_ref().map(|_| if self.real { WeightKind::Real } else { WeightKind::Integer })
+    }
+
+    /// Whether the weights are real (`f32`).
+    pub fn has_real_weights(&self) -> bool {
+        self.real && self.weights.is_some()
+    }
+
     /// The positions of `u`'s edges in [`Csr::targets`] and [`Csr::weights`].
     #[inline]
     pub fn edge_range(&self, u: NodeId) -> Range<usize> {
@@ -116,18 +183,35 @@ impl Csr {
         &self.targets[self.edge_range(u)]
     }
 
-    /// The weights of `u`'s edges, parallel to [`Csr::neighbors`].
+    /// The integer weights of `u`'s edges, parallel to [`Csr::neighbors`] (`None` for real ones).
     #[inline]
     pub fn neighbor_weights(&self, u: NodeId) -> Option<&[Weight]> {
         let range = self.edge_range(u);
-        self.weights.as_ref().map(|w| &w[range])
+        self.weights().map(|w| &w[range])
     }
 
     /// `u`'s edges as `(head, weight)`, with weight 1 when the graph is unweighted.
+    ///
+    /// # Panics
+    ///
+    /// If the weights are real: use [`Csr::real_weighted_neighbors`].
     pub fn weighted_neighbors(&self, u: NodeId) -> impl Iterator<Item = (NodeId, Weight)> + '_ {
+        assert!(!self.has_real_weights(), "integer weights asked of a graph with real weights");
         let range = self.edge_range(u);
         let weights = self.weights.as_ref().map(|w| &w[range.clone()]);
         self.targets[range].iter().enumerate().map(move |(i, &v)| (v, weights.map_or(1, |w| w[i])))
+    }
+
+    /// `u`'s edges as `(head, weight)` with the weight as `f64`, whatever its kind (1 when the
+    /// graph is unweighted).
+    pub fn real_weighted_neighbors(&self, u: NodeId) -> impl Iterator<Item = (NodeId, f64)> + '_ {
+        let range = self.edge_range(u);
+        let weights = self.weights.as_ref().map(|w| &w[range.clone()]);
+        let real = self.real;
+        self.targets[range].iter().enumerate().map(move |(i, &v)| {
+            let w = weights.map_or(1.0, |w| if real { f64::from(f32::from_bits(w[i])) } else { f64::from(w[i]) });
+            (v, w)
+        })
     }
 
     pub fn offsets(&self) -> &[u64] {
@@ -138,17 +222,53 @@ impl Csr {
         &self.targets
     }
 
+    /// The integer weights, or `None` when the graph is unweighted or its weights are real.
     pub fn weights(&self) -> Option<&[Weight]> {
+        self.weights.as_deref().filter(|_| !self.real)
+    }
+
+    /// The real weights, or `None` when the graph is unweighted or its weights are integers.
+    pub fn real_weights(&self) -> Option<&[f32]> {
+        self.weights.as_deref().filter(|_| self.real).map(bytemuck::cast_slice)
+    }
+
+    /// The weight column as stored, whatever its [`WeightKind`]: for the code that moves
+    /// weights without reading them (binary formats, device uploads).
+    pub fn weight_words(&self) -> Option<&[u32]> {
         self.weights.as_deref()
+    }
+
+    /// Every weight as `f64`, whatever its kind; `None` when the graph is unweighted.
+    pub fn weights_as_f64(&self) -> Option<Vec<f64>> {
+        if let Some(real) = self.real_weights() {
+            return Some(real.par_iter().map(|&w| f64::from(w)).collect());
+        }
+        self.weights().map(|w| w.par_iter().map(|&w| f64::from(w)).collect())
+    }
+
+    /// This CSR with integer weights that order as its real weights do
+    /// ([`real_weight_order_key`]): what algorithms that only compare weights (minimum spanning
+    /// forests) run on. A CSR without real weights comes back as it is.
+    pub fn with_weight_order_keys(&self) -> Csr {
+        let mut csr = self.clone();
+        if csr.real {
+            if let Some(words) = &mut csr.weights {
+                words.par_iter_mut().for_each(|w| *w = real_weight_order_key(*w));
+            }
+            csr.real = false;
+        }
+        csr
     }
 
     /// Drops the weights, keeping the structure.
     pub fn without_weights(mut self) -> Csr {
         self.weights = None;
+        self.real = false;
         self
     }
 
-    /// Takes the arrays apart: `(offsets, targets, weights)`.
+    /// Takes the arrays apart: `(offsets, targets, weights)`, the weights as stored (see
+    /// [`Csr::weight_words`]).
     pub fn into_parts(self) -> (Vec<u64>, Vec<NodeId>, Option<Vec<Weight>>) {
         (self.offsets, self.targets, self.weights)
     }
@@ -172,7 +292,7 @@ impl Csr {
     /// in parallel; the same on any thread count.
     pub fn transpose(&self) -> Csr {
         let t = crate::transpose::transpose(self, true, false);
-        Csr::from_parts_unchecked(t.offsets, t.sources, t.weights)
+        Csr::from_parts_unchecked(t.offsets, t.sources, t.weights).with_real_weights(self.real)
     }
 
     /// [`Csr::transpose`] without the weights.
@@ -185,7 +305,8 @@ impl Csr {
     /// each node's in-edges).
     pub fn transpose_with_ids(&self) -> (Csr, Vec<EdgeId>) {
         let t = crate::transpose::transpose(self, true, true);
-        (Csr::from_parts_unchecked(t.offsets, t.sources, t.weights), t.ids.expect("asked for"))
+        let csr = Csr::from_parts_unchecked(t.offsets, t.sources, t.weights).with_real_weights(self.real);
+        (csr, t.ids.expect("asked for"))
     }
 
     /// The largest out-degree, and a node that has it (0 for a graph without nodes).

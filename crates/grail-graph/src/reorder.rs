@@ -119,7 +119,7 @@ impl Permutation {
         let m = old.num_edges() as usize;
         let keep_edge_order = !graph.edge_props.is_empty();
         let mut targets = vec![0 as NodeId; m];
-        let mut weights = old.weights().filter(|_| weights).map(|_| vec![0; m]);
+        let mut weights = old.weight_words().filter(|_| weights).map(|_| vec![0; m]);
         let mut edge_order: Vec<EdgeId> = vec![0; if keep_edge_order { m } else { 0 }];
 
         let bounds = node_groups(&offsets);
@@ -166,7 +166,7 @@ impl Permutation {
                             let e = range.start + (key as u32) as usize;
                             targets[at] = (key >> 32) as NodeId;
                             if let Some(weights) = weights.as_deref_mut() {
-                                weights[at] = old.weights().unwrap()[e];
+                                weights[at] = old.weight_words().unwrap()[e];
                             }
                             if let Some(order) = order.as_deref_mut() {
                                 order[at] = e as EdgeId;
@@ -180,7 +180,7 @@ impl Permutation {
                         for &(v, e) in &edges {
                             targets[at] = v;
                             if let Some(weights) = weights.as_deref_mut() {
-                                weights[at] = old.weights().unwrap()[e as usize];
+                                weights[at] = old.weight_words().unwrap()[e as usize];
                             }
                             if let Some(order) = order.as_deref_mut() {
                                 order[at] = e;
@@ -196,7 +196,7 @@ impl Permutation {
         // too unless parallel edges were out of weight order.
         let known = graph.facts();
         let facts = Facts { sorted: known.sorted || known.no_duplicates || weights.is_none(), ..known };
-        let mut result = Graph::with_facts(Csr::from_parts_unchecked(offsets, targets, weights), facts);
+        let mut result = Graph::with_facts(Csr::from_parts_unchecked(offsets, targets, weights).with_real_weights(old.has_real_weights()), facts);
         result.node_props = graph.node_props.gather(&old_of_new);
         if keep_edge_order {
             result.edge_props = graph.edge_props.gather(&edge_order);

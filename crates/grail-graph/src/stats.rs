@@ -20,8 +20,10 @@ pub struct GraphStats {
     pub isolated_nodes: u64,
     /// Every edge `u -> v` has a matching `v -> u` of the same weight.
     pub symmetric: bool,
-    pub min_weight: Option<u32>,
-    pub max_weight: Option<u32>,
+    /// `"integer"` or `"real"`; `None` when unweighted.
+    pub weight_kind: Option<&'static str>,
+    pub min_weight: Option<f64>,
+    pub max_weight: Option<f64>,
 }
 
 impl GraphStats {
@@ -43,7 +45,7 @@ impl GraphStats {
             .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
         let isolated_nodes =
             (0..n).into_par_iter().filter(|&u| csr.degree(u) == 0 && in_degree.degree(u) == 0).count() as u64;
-        let weights = csr.weights().unwrap_or(&[]);
+        let weights = csr.weights_as_f64().unwrap_or_default();
         GraphStats {
             nodes: n,
             edges: csr.num_edges(),
@@ -55,8 +57,9 @@ impl GraphStats {
             duplicate_edges,
             isolated_nodes,
             symmetric: graph.is_symmetric(),
-            min_weight: weights.par_iter().copied().min(),
-            max_weight: weights.par_iter().copied().max(),
+            weight_kind: csr.weight_kind().map(|k| k.name()),
+            min_weight: weights.par_iter().copied().reduce_with(f64::min),
+            max_weight: weights.par_iter().copied().reduce_with(f64::max),
         }
     }
 }
@@ -72,6 +75,6 @@ mod tests {
         let stats = GraphStats::of(&build(edges, &BuildOptions::AS_GIVEN).unwrap());
         assert_eq!((stats.nodes, stats.edges, stats.self_loops, stats.duplicate_edges), (5, 4, 1, 1));
         assert_eq!((stats.max_out_degree, stats.max_in_degree, stats.isolated_nodes), (2, 3, 2));
-        assert_eq!((stats.min_weight, stats.max_weight, stats.symmetric), (Some(2), Some(9), false));
+        assert_eq!((stats.min_weight, stats.max_weight, stats.symmetric), (Some(2.0), Some(9.0), false));
     }
 }

@@ -38,7 +38,7 @@ pub(crate) fn transpose(csr: &Csr, weights: bool, ids: bool) -> Transposed {
     let n = csr.num_nodes() as usize;
     let m = csr.num_edges() as usize;
     let (offsets, targets) = (csr.offsets(), csr.targets());
-    let in_weights = if weights { csr.weights() } else { None };
+    let in_weights = if weights { csr.weight_words() } else { None };
     if m == 0 {
         return Transposed {
             offsets: vec![0; n + 1],
@@ -176,7 +176,7 @@ mod tests {
         let mut lists: Vec<Vec<(NodeId, Weight, EdgeId)>> = vec![Vec::new(); n];
         for u in 0..csr.num_nodes() {
             for e in csr.edge_range(u) {
-                let w = csr.weights().map_or(0, |w| w[e]);
+                let w = csr.weight_words().map_or(0, |w| w[e]);
                 lists[csr.targets()[e] as usize].push((u, w, e as EdgeId));
             }
         }

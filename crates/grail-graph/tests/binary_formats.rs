@@ -151,7 +151,8 @@ fn gcsr_damage_is_named() {
     assert_eq!(location, Location::Byte(8));
     assert!(text.contains("version 3 is not supported"), "{text}");
     let mut bad = bytes.clone();
-    bad[12] = 0x81;
+    bad[12] = 0x01;
+    bad[13] = 0x01;
     assert!(message(&bad, Format::Gcsr).1.contains("unknown flags"));
     let mut bad = bytes.clone();
     *bad.last_mut().unwrap() ^= 1;
@@ -410,4 +411,34 @@ fn gcsr_version_two_checks_the_reverse_csr() {
     let (location, text) = message(&bad, Format::Gcsr);
     assert_eq!(location, Location::Byte((reverse_at) as u64));
     assert!(text.contains("does not hold the same edges"), "{text}");
+}
+
+#[test]
+fn real_weights_round_trip_through_every_format_that_holds_them() {
+    use grail_graph::builder::{BuildOptions, EdgeList, build};
+    let triples = [(0, 1, 0.1f32), (1, 2, -2.5), (2, 0, 1e-30), (2, 2, 3.0e38), (0, 1, 0.3)];
+    let graph = build(EdgeList::from_real_triples(3, &triples).unwrap(), &BuildOptions::AS_GIVEN).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["g.gcsr", "g.mtx", "g.wel", "g.mtx.gz"] {
+        let path = dir.path().join(name);
+        grail_graph::io::write_graph(&graph, &path, None, &grail_graph::progress::NoProgress).unwrap();
+        let back = grail_graph::io::read_graph(&path, &Default::default(), &grail_graph::progress::NoProgress).unwrap();
+        assert_eq!(back.out().real_weights(), graph.out().real_weights(), "{name}");
+        assert_eq!(back.out().targets(), graph.out().targets(), "{name}");
+    }
+    for name in ["g.gr", "g.galois", "g.graph"] {
+        let err = grail_graph::io::write_graph(&graph, &dir.path().join(name), None, &grail_graph::progress::NoProgress)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("weights are real"), "{name}: {err}");
+        assert!(!dir.path().join(name).exists());
+    }
+    // Sorting and deduplicating keep the lightest parallel edge by value.
+    let simple = build(EdgeList::from_real_triples(3, &triples).unwrap(), &BuildOptions::UNDIRECTED).unwrap();
+    let w = |u: u32, v: u32| {
+        let csr = simple.out();
+        let at = csr.edge_range(u).find(|&e| csr.targets()[e] == v).unwrap();
+        csr.real_weights().unwrap()[at]
+    };
+    assert_eq!((w(0, 1), w(1, 0), w(1, 2), w(0, 2)), (0.1, 0.1, -2.5, 1e-30));
 }

@@ -92,12 +92,12 @@ fn mtx_reads_every_supported_variant() {
     assert!(!graph.is_weighted());
     assert_eq!(triples(&graph), vec![(0, 1, 1), (0, 2, 1), (1, 0, 1), (2, 2, 1), (2, 0, 1)]);
 
-    // Real weights are never changed silently: refused unless rounding or ignoring is asked for.
+    // Real weights are never changed silently: kept as real weights by default, made integers
+    // only when asked (and refused as integers unless rounding or ignoring is asked for).
     let real = "%%MatrixMarket matrix coordinate real general\n2 2 3\n1 2 2.5\n2 1 1e3\n2 2 0.49\n";
-    let refused = parse(real, Format::MatrixMarket).unwrap_err();
-    assert_eq!(refused.location, Location::Line(3));
-    assert!(refused.message.contains("value 2.5 is not a whole number") && refused.message.contains("--weights round"));
-    let with = |text: &str, how| {
+    let kept = parse(real, Format::MatrixMarket).unwrap();
+    assert_eq!(kept.out().real_weights(), Some(&[2.5, 1000.0, 0.49][..]));
+    let try_with = |text: &str, how| {
         grail_graph::io::parse_graph_with(
             text.as_bytes(),
             Format::MatrixMarket,
@@ -105,8 +105,11 @@ fn mtx_reads_every_supported_variant() {
             how,
             &NoProgress,
         )
-        .unwrap()
     };
+    let refused = try_with(real, RealWeights::Refuse).unwrap_err();
+    assert_eq!(refused.location, Location::Line(3));
+    assert!(refused.message.contains("value 2.5 is not a whole number") && refused.message.contains("--weights round"));
+    let with = |text: &str, how| try_with(text, how).unwrap();
     assert_eq!(triples(&with(real, RealWeights::Round)), vec![(0, 1, 3), (1, 0, 1000), (1, 1, 0)]);
     // Scaled: the smallest positive weight (0.49) becomes 1, the rest keep their ratios.
     assert_eq!(triples(&with(real, RealWeights::Scale)), vec![(0, 1, 5), (1, 0, 2041), (1, 1, 1)]);
@@ -115,9 +118,22 @@ fn mtx_reads_every_supported_variant() {
     assert_eq!(ignored.num_edges(), 3);
     let double = real.replace("real", "double");
     assert_eq!(with(&double, RealWeights::Round), with(real, RealWeights::Round));
-    // Whole real values need no asking.
+    // Whole real values need no asking to become integers.
     let whole = "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 2 3.0\n";
-    assert_eq!(triples(&parse(whole, Format::MatrixMarket).unwrap()), vec![(0, 1, 3)]);
+    assert_eq!(triples(&with(whole, RealWeights::Refuse)), vec![(0, 1, 3)]);
+    // A .wel file with a fractional weight has real weights; whole ones stay integers.
+    let wel = |text: &str, how| {
+        grail_graph::io::parse_graph_with(text.as_bytes(), Format::WeightedEdgeList, &BuildOptions::AS_GIVEN, how, &NoProgress)
+    };
+    let reals = wel("0 1 2\n1 0 0.25\n", RealWeights::Keep).unwrap();
+    assert_eq!(reals.out().real_weights(), Some(&[2.0, 0.25][..]));
+    assert_eq!(triples(&wel("0 1 2\n1 0 7\n", RealWeights::Keep).unwrap()), vec![(0, 1, 2), (1, 0, 7)]);
+    assert_eq!(triples(&wel("0 1 2\n1 0 0.25\n", RealWeights::Round).unwrap()), vec![(0, 1, 2), (1, 0, 0)]);
+    assert!(!wel("0 1 2\n1 0 0.25\n", RealWeights::Ignore).unwrap().is_weighted());
+    let too_big = wel("0 1 4294967296\n", RealWeights::Keep).unwrap_err();
+    assert!(too_big.message.contains("does not fit in 32 bits"), "{}", too_big.message);
+    let bad = wel("0 1 2\n1 0 x\n", RealWeights::Keep).unwrap_err();
+    assert_eq!(bad.location, Location::Line(2));
 }
 
 #[test]
@@ -179,15 +195,9 @@ fn mtx_rejects_malformed_input() {
         "integer value 4294967296 does not fit in 32 bits",
     );
     rejects(f, &(head("integer") + "3 3 1\n1 2 1.5\n"), Location::Line(3), "expected an integer value, found '1.5'");
-    rejects(f, &(head("real") + "3 3 1\n1 2 -0.5\n"), Location::Line(3), "value -0.5 cannot be a weight");
     rejects(f, &(head("real") + "3 3 1\n1 2 NaN\n"), Location::Line(3), "value NaN cannot be a weight");
-    rejects(
-        f,
-        &(head("real") + "3 3 1\n1 2 5e9\n"),
-        Location::Line(3),
-        "value 5e9 rounds to a weight that does not fit in 32 bits",
-    );
-    rejects(f, &(head("real") + "3 3 1\n1 2 inf\n"), Location::Line(3), "does not fit in 32 bits");
+    rejects(f, &(head("real") + "3 3 1\n1 2 inf\n"), Location::Line(3), "beyond the range of grail's real weights");
+    rejects(f, &(head("real") + "3 3 1\n1 2 1e-60\n"), Location::Line(3), "too small for grail's real weights");
     rejects(f, &(head("real") + "3 3 1\n1 2 one\n"), Location::Line(3), "expected a real value, found 'one'");
     rejects(
         f,

@@ -115,6 +115,8 @@ impl Type {
     pub const BOOL: Type = Type::Scalar(Scalar::Bool);
     pub const U32: Type = Type::Scalar(Scalar::U32);
     pub const U64: Type = Type::Scalar(Scalar::U64);
+    pub const F32: Type = Type::Scalar(Scalar::F32);
+    pub const F64: Type = Type::Scalar(Scalar::F64);
 
     pub fn scalar(self) -> Option<Scalar> {
         match self {

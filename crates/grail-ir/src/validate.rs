@@ -23,11 +23,11 @@ pub struct ValidationError {
 pub fn validate(module: &Module) -> Result<(), ValidationError> {
     let fail = |location: String, message: String| ValidationError { location, message };
     for (i, property) in module.properties.iter().enumerate() {
-        let is_integer = property.ty.scalar().is_some_and(Scalar::is_integer);
-        if property.is_weight && (property.owner != Owner::Edge || !is_integer) {
+        let is_number = property.ty.scalar().is_some_and(|s| s.is_integer() || s.is_float());
+        if property.is_weight && (property.owner != Owner::Edge || !is_number) {
             return Err(fail(
                 format!("property {}", property.name),
-                "only an integer edge property can hold the weights".into(),
+                "only a numeric edge property can hold the weights".into(),
             ));
         }
         check_type(module, property.ty).map_err(|m| fail(format!("property #{i}"), m))?;

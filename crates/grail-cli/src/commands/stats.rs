@@ -26,7 +26,7 @@ pub fn stats(args: StatsArgs, progress: &Bars) -> Result<()> {
         return Ok(());
     }
     let weights = match (stats.min_weight, stats.max_weight) {
-        (Some(lo), Some(hi)) => format!("{lo} to {hi}"),
+        (Some(lo), Some(hi)) => format!("{lo} to {hi} ({})", stats.weight_kind.unwrap_or("integer")),
         _ if stats.weighted => "none (no edges)".to_string(),
         _ => "unweighted".to_string(),
     };

@@ -226,7 +226,7 @@ fn concat(num_nodes: u32, weighted: bool, blocks: Vec<EdgeList>) -> EdgeList {
             }
         },
     );
-    EdgeList { num_nodes, sources, targets, weights: weighted.then_some(weights) }
+    EdgeList { num_nodes, sources, targets, weights: weighted.then_some(weights), real: false }
 }
 
 /// Draws `m` edges in parallel blocks of [`BLOCK_EDGES`], each block from its own random stream
@@ -259,7 +259,7 @@ fn draw_edges(
         None => blocks.for_each(|(b, (s, t))| work(b, s, t, None)),
     }
     progress.finish();
-    EdgeList { num_nodes, sources, targets, weights }
+    EdgeList { num_nodes, sources, targets, weights, real: false }
 }
 
 #[cfg(test)]

@@ -25,7 +25,8 @@
 //! no duplicate edges (only with bit 1); bit 4, symmetric (every `u -> v` of weight `w` has a
 //! `v -> u` of weight `w`, counting multiplicities); bit 5, the reverse CSR comes with the graph
 //! (its arrays are stored, except when bits 1 and 4 are set too: the reverse CSR of a sorted
-//! symmetric graph is the out-CSR itself); bit 6, in-edge ids are stored (only with bit 5).
+//! symmetric graph is the out-CSR itself); bit 6, in-edge ids are stored (only with bit 5);
+//! bit 7, the weights are real: each word is an `f32` (only with bit 0; NaN is refused).
 //! Other bits must be 0.
 //!
 //! Checksum: the bytes after the header are cut into 4 MiB blocks, each hashed with XXH3-64
@@ -67,7 +68,8 @@ const FLAG_NO_DUPLICATES: u32 = 1 << 3;
 const FLAG_SYMMETRIC: u32 = 1 << 4;
 const FLAG_REVERSE: u32 = 1 << 5;
 const FLAG_IN_EDGE_IDS: u32 = 1 << 6;
-const FLAGS_V2: u32 = (1 << 7) - 1;
+const FLAG_REAL_WEIGHTS: u32 = 1 << 7;
+const FLAGS_V2: u32 = (1 << 8) - 1;
 
 /// The bytes an array of `elements` `u32`s takes, padded to a multiple of 8; `None` on overflow.
 fn padded_u32_array(elements: u64) -> Option<u64> {
@@ -130,6 +132,10 @@ pub(crate) fn parse(bytes: &[u8], progress: &dyn Progress) -> Result<Graph, Pars
     if facts.no_duplicates && !facts.sorted {
         return Err(at(12, "flag 0x8 (no duplicates) is only valid with flag 0x2 (sorted)".into()));
     }
+    let real = flags & FLAG_REAL_WEIGHTS != 0;
+    if real && !weighted {
+        return Err(at(12, "flag 0x80 (real weights) is only valid with flag 0x1 (weighted)".into()));
+    }
     if has_ids && !has_reverse {
         return Err(at(12, "flag 0x40 (in-edge ids) is only valid with flag 0x20 (reverse CSR)".into()));
     }
@@ -154,10 +160,10 @@ pub(crate) fn parse(bytes: &[u8], progress: &dyn Progress) -> Result<Graph, Pars
             ),
         ));
     }
-    let out = read_csr(&mut reader, n, m, weighted, "")?;
+    let out = read_csr(&mut reader, n, m, weighted, real, "")?;
     let reverse = if reverse_stored {
         let reverse_at = reader.pos() as u64;
-        Some((reverse_at, read_csr(&mut reader, n, m, weighted, "reverse ")?))
+        Some((reverse_at, read_csr(&mut reader, n, m, weighted, real, "reverse ")?))
     } else {
         None
     };
@@ -185,7 +191,14 @@ pub(crate) fn parse(bytes: &[u8], progress: &dyn Progress) -> Result<Graph, Pars
 
 /// Reads one CSR's arrays (offsets, targets, weights), checking offsets and ids; returns where
 /// its targets start, and the CSR.
-fn read_csr(reader: &mut Reader, n: u64, m: u64, weighted: bool, which: &str) -> Result<(u64, Csr), ParseError> {
+fn read_csr(
+    reader: &mut Reader,
+    n: u64,
+    m: u64,
+    weighted: bool,
+    real: bool,
+    which: &str,
+) -> Result<(u64, Csr), ParseError> {
     let offsets_at = reader.pos() as u64;
     let offsets = decode_u64s(reader.take(8 * (n + 1), &format!("the {which}offsets"))?);
     if offsets[0] != 0 || offsets[n as usize] != m {
@@ -210,13 +223,17 @@ fn read_csr(reader: &mut Reader, n: u64, m: u64, weighted: bool, which: &str) ->
     }
     reader.align(8, "padding")?;
     let weights = if weighted {
+        let weights_at = reader.pos() as u64;
         let weights = decode_u32s(reader.take(4 * m, &format!("the {which}weights"))?);
+        if real && let Some(e) = weights.iter().position(|&w| f32::from_bits(w).is_nan()) {
+            return Err(at(weights_at + 4 * e as u64, format!("the {which}weight of edge {e} is NaN")));
+        }
         reader.align(8, "padding")?;
         Some(weights)
     } else {
         None
     };
-    Ok((targets_at, Csr::from_parts_unchecked(offsets, targets, weights)))
+    Ok((targets_at, Csr::from_parts_unchecked(offsets, targets, weights).with_real_weights(real)))
 }
 
 /// The first node (in id order) for which `bad` holds, scanning nodes in parallel.
@@ -233,14 +250,15 @@ fn check_facts(csr: &Csr, targets_at: u64, facts: Facts) -> Result<(), ParseErro
         return Ok(());
     }
     let found = scan(csr);
-    let (targets, weights, offsets) = (csr.targets(), csr.weights(), csr.offsets());
+    let (targets, weights, offsets) = (csr.targets(), csr.weight_words(), csr.offsets());
+    let key = |w: u32| if csr.has_real_weights() { crate::graph::real_weight_order_key(w) } else { w };
     // Whether edge `e` of node `u` breaks the claim: a self-loop, or out of order with (or equal
     // to) the edge before it in the same list.
     let self_loop = |u: NodeId, e: usize| targets[e] == u;
     let out_of_order = |u: NodeId, e: usize| {
         e > offsets[u as usize] as usize
             && (targets[e - 1] > targets[e]
-                || (targets[e - 1] == targets[e] && weights.is_some_and(|w| w[e - 1] > w[e])))
+                || (targets[e - 1] == targets[e] && weights.is_some_and(|w| key(w[e - 1]) > key(w[e]))))
     };
     let repeated = |u: NodeId, e: usize| e > offsets[u as usize] as usize && targets[e - 1] == targets[e];
     let claims: [(bool, &str, &EdgeTest); 3] = [
@@ -307,7 +325,7 @@ fn check_in_edge_ids(out: &Csr, reverse: &Csr, ids: &[EdgeId], ids_at: u64) -> R
         if !range.contains(&(e as usize)) || out.targets()[e as usize] != v {
             return Some(format!("in-edge {p} ({u} -> {v}) names out-edge {e}, which is not an edge {u} -> {v}"));
         }
-        if let (Some(rw), Some(w)) = (reverse.weights(), out.weights())
+        if let (Some(rw), Some(w)) = (reverse.weight_words(), out.weight_words())
             && rw[p] != w[e as usize]
         {
             return Some(format!("in-edge {p} has weight {}, but out-edge {e} has {}", rw[p], w[e as usize]));
@@ -353,6 +371,7 @@ pub(crate) fn write(graph: &Graph, out: &mut dyn Write) -> std::io::Result<()> {
     let mut flags = 0;
     for (set, flag) in [
         (csr.is_weighted(), FLAG_WEIGHTED),
+        (csr.has_real_weights(), FLAG_REAL_WEIGHTS),
         (facts.sorted, FLAG_SORTED),
         (facts.no_self_loops, FLAG_NO_SELF_LOOPS),
         (facts.no_duplicates, FLAG_NO_DUPLICATES),
@@ -389,6 +408,12 @@ pub(crate) fn write(graph: &Graph, out: &mut dyn Write) -> std::io::Result<()> {
 /// Writes version 1 (the out-edges only), for grail builds that read no other version.
 pub(crate) fn write_version_1(graph: &Graph, out: &mut dyn Write) -> std::io::Result<()> {
     let csr = graph.out();
+    if csr.has_real_weights() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "version 1 of .gcsr holds integer weights only; this graph's are real (write version 2)",
+        ));
+    }
     let mut payload = Vec::new();
     write_csr(&mut payload, csr)?;
     out.write_all(GCSR_MAGIC)?;
@@ -403,7 +428,7 @@ fn write_csr(payload: &mut Vec<u8>, csr: &Csr) -> std::io::Result<()> {
     write_u64s(payload, csr.offsets())?;
     write_u32s(payload, csr.targets())?;
     pad(payload);
-    if let Some(weights) = csr.weights() {
+    if let Some(weights) = csr.weight_words() {
         write_u32s(payload, weights)?;
         pad(payload);
     }

@@ -119,16 +119,18 @@ pub struct ReadOptions {
     pub format: Option<Format>,
     /// What to do to the edges after reading (default: keep them as stored).
     pub build: BuildOptions,
-    /// What to do with edge weights that are not whole numbers (Matrix Market `real`).
+    /// What to do with real edge weights (Matrix Market `real`, decimals in `.wel`).
     pub real_weights: RealWeights,
 }
 
-/// What to do with real edge weights that are not whole numbers: grail's weights are 32-bit
-/// integers, and a weight is never changed without being asked.
+/// What to do with real edge weights: keep them (the default), or make integer weights of them
+/// as asked. A weight is never changed without being asked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum RealWeights {
-    /// An error naming the value (the default).
+    /// Real weights, as `f32` (the default); a value `f32` cannot hold is an error naming it.
     #[default]
+    Keep,
+    /// Integer weights; a value that is not a whole number is an error naming it.
     Refuse,
     /// Round each to the nearest integer (halves away from zero).
     Round,
@@ -144,11 +146,12 @@ impl FromStr for RealWeights {
 
     fn from_str(s: &str) -> std::result::Result<RealWeights, String> {
         match s {
+            "keep" | "real" => Ok(RealWeights::Keep),
             "refuse" => Ok(RealWeights::Refuse),
             "round" => Ok(RealWeights::Round),
             "scale" => Ok(RealWeights::Scale),
             "ignore" => Ok(RealWeights::Ignore),
-            _ => Err(format!("--weights {s}: expected round, scale, ignore or refuse")),
+            _ => Err(format!("--weights {s}: expected keep, round, scale, ignore or refuse")),
         }
     }
 }
@@ -278,10 +281,10 @@ pub fn parse_graph(
     build: &BuildOptions,
     progress: &dyn Progress,
 ) -> Result<Graph, ParseError> {
-    parse_graph_with(bytes, format, build, RealWeights::Refuse, progress)
+    parse_graph_with(bytes, format, build, RealWeights::Keep, progress)
 }
 
-/// [`parse_graph`], saying what to do with real weights that are not whole numbers.
+/// [`parse_graph`], saying what to do with real weights.
 pub fn parse_graph_with(
     bytes: &[u8],
     format: Format,
@@ -302,7 +305,7 @@ pub fn parse_graph_with(
         Format::Dimacs => from_edges(dimacs::parse(bytes, progress)?, build),
         Format::MatrixMarket => from_edges(mtx::parse(bytes, real_weights, progress)?, build),
         Format::EdgeList => from_edges(edgelist::parse(bytes, false, progress)?, build),
-        Format::WeightedEdgeList => from_edges(edgelist::parse(bytes, true, progress)?, build),
+        Format::WeightedEdgeList => from_edges(edgelist::parse_weighted(bytes, real_weights, progress)?, build),
         Format::Metis => {
             let (edges, vertex_weights) = metis::parse(bytes, progress)?;
             let mut graph = from_edges(edges, build)?;
@@ -383,6 +386,13 @@ pub fn output_format(path: &Path, format: Option<Format>) -> Result<Format> {
 pub fn write_graph(graph: &Graph, path: &Path, format: Option<Format>, progress: &dyn Progress) -> Result<()> {
     let (_, compressed) = extension_of(path);
     let format = output_format(path, format)?;
+    if graph.out().has_real_weights() && matches!(format, Format::Dimacs | Format::Metis | Format::Galois) {
+        return Err(GraphError::invalid(format!(
+            "{} files hold integer weights, and this graph's weights are real: write .mtx, .wel or .gcsr, \
+             or read the graph with --weights round|scale to make them integers",
+            format.name()
+        )));
+    }
     if format == Format::Metis {
         metis::check_writable(graph)?;
     }

@@ -15,17 +15,19 @@
 //! - The graph has `max(ROWS, COLS)` nodes. Each entry `I J` (1-based, `I <= ROWS`,
 //!   `J <= COLS`) is the edge `I-1 -> J-1`; under `symmetric`, an off-diagonal entry is also the
 //!   edge `J-1 -> I-1`, and a diagonal entry is one self-loop. There must be exactly NNZ entries.
-//! - `integer` values must be non-negative and fit in 32 bits. grail's edge weights are 32-bit
-//!   integers, so `real` values are never changed silently ([`RealWeights`]): by default a real
-//!   value that is not a whole number is an error naming it (`3.0` is read as 3); asked to, the
-//!   reader rounds them to the nearest integer (halves away from zero), scales them so that the
-//!   smallest positive one is 1 and rounds (ratios kept to within rounding), or ignores them (the
-//!   graph is read unweighted). A negative value, NaN, an infinity, or one that rounds above `u32::MAX`
-//!   is an error. Real values are parsed by the standard library (`1.5`, `2e3`, `.5`), after a
-//!   fast path for plain integers.
+//! - `integer` values must be non-negative and fit in 32 bits (integer weights). `real` values
+//!   are never changed silently ([`RealWeights`]): by default they are real weights (`f32`; a
+//!   value `f32` cannot hold is an error); asked to, the reader makes integer weights of them,
+//!   refusing any that is not a whole number, rounding them to the nearest integer (halves away
+//!   from zero), scaling them so that the smallest positive one is 1 and rounding (ratios kept to
+//!   within rounding), or ignores them (the graph is read unweighted). As integers, a negative
+//!   value, NaN, an infinity, or one that rounds above `u32::MAX` is an error. Real values are
+//!   parsed by the standard library (`1.5`, `2e3`, `.5`), after a fast path for plain integers.
 //!
-//! The writer emits `coordinate integer general` for weighted graphs and `coordinate pattern
-//! general` otherwise, with one entry per edge in CSR order, so graphs round-trip exactly.
+//! The writer emits `coordinate integer general` or `coordinate real general` for weighted
+//! graphs and `coordinate pattern general` otherwise, with one entry per edge in CSR order, so
+//! graphs round-trip exactly (a real weight is written with the digits that read back as the
+//! same `f32`).
 
 use super::RealWeights;
 use std::io::Write;
@@ -73,7 +75,7 @@ fn parse_with(
         header.field = Field::Real(real);
     }
     if real == RealWeights::Scale && matches!(header.field, Field::Real(_)) {
-        header.scale = scale_factor(bytes, &header).map_err(|e| e.locate(bytes))?;
+        header.scale = text::scale_factor(bytes, header.body, 2).map_err(|e| e.locate(bytes))?;
     }
     progress.begin("parsing mtx", Some(bytes.len() as u64));
     progress.advance(header.body as u64);
@@ -93,6 +95,7 @@ fn parse_with(
         ));
     }
     edges.num_nodes = header.nodes;
+    edges.real = matches!(header.field, Field::Real(r) if text::keeps_reals(r));
     Ok(edges)
 }
 
@@ -200,7 +203,7 @@ fn parse_chunk(bytes: &[u8], range: Range<usize>, h: &Header, slots: &mut EdgeSl
                 s.word();
                 1
             }
-            Field::Real(real) => real_weight(&mut s, real, h.scale)?,
+            Field::Real(real) => text::real_weight(&mut s, real, h.scale)?,
         };
         s.end_line(if weighted { "the value" } else { "the column index of a pattern entry" })?;
         entries += 1;
@@ -223,91 +226,18 @@ fn push(slots: &mut EdgeSlots, weighted: bool, u: NodeId, v: NodeId, w: u32) {
 
 impl Field {
     fn weighted(self) -> bool {
-        matches!(self, Field::Integer | Field::Real(RealWeights::Refuse | RealWeights::Round | RealWeights::Scale))
-    }
-}
-
-/// The factor `--weights scale` multiplies real values by: the one that makes the smallest
-/// positive value 1, so every weight keeps its ratio to the others to within rounding (a
-/// weight 1.5 times the smallest becomes 2). An error when the largest would not fit in 32 bits.
-fn scale_factor(bytes: &[u8], h: &Header) -> Result<f64, TextError> {
-    let (mut smallest, mut largest) = (f64::INFINITY, 0.0f64);
-    let mut s = Scanner::new(bytes, h.body..bytes.len());
-    while !s.is_done() {
-        s.skip_spaces();
-        match s.peek() {
-            None => break,
-            Some(b'\n' | b'%') => {
-                s.next_line();
-                continue;
-            }
-            Some(_) => {}
-        }
-        s.word();
-        s.skip_spaces();
-        s.word();
-        s.skip_spaces();
-        let token = s.word();
-        if let Some(value) = std::str::from_utf8(token).ok().and_then(|t| t.parse::<f64>().ok())
-            && value.is_finite()
-            && value > 0.0
-        {
-            smallest = smallest.min(value);
-            largest = largest.max(value);
-        }
-        s.next_line();
-    }
-    if !smallest.is_finite() {
-        return Ok(1.0);
-    }
-    let factor = 1.0 / smallest;
-    if (largest * factor).round() > f64::from(u32::MAX) {
-        return Err(s.error(format!(
-            "--weights scale: the largest weight is {:.3e} times the smallest, more than 32-bit weights hold; \
-             use --weights round",
-            largest / smallest
-        )));
-    }
-    Ok(factor)
-}
-
-/// A real value as a weight: a whole number as it is; another one rounded to the nearest integer
-/// when `real` says so, else an error. The weight must fit in 32 bits.
-fn real_weight(s: &mut Scanner, real: RealWeights, scale: f64) -> Result<u32, TextError> {
-    let token = s.word();
-    if token.is_empty() {
-        return Err(s.error("expected a real value, found the end of the line"));
-    }
-    let value = if token.len() <= 19 && token.iter().all(u8::is_ascii_digit) {
-        token.iter().fold(0u64, |v, &d| v * 10 + u64::from(d - b'0')) as f64
-    } else {
-        match std::str::from_utf8(token).ok().and_then(|t| t.parse::<f64>().ok()) {
-            Some(value) => value,
-            None => return Err(s.error(format!("expected a real value, found '{}'", text::quote(token)))),
-        }
-    };
-    let value = value * scale;
-    let rounded = value.round();
-    if value.is_nan() || value < 0.0 {
-        Err(s.error(format!("value {} cannot be a weight: weights are non-negative", text::quote(token))))
-    } else if value.is_finite() && rounded != value && real == RealWeights::Refuse {
-        Err(s.error(format!(
-            "value {} is not a whole number, and grail's edge weights are integers: read it with \
-             --weights round (nearest integer), --weights scale (smallest weight 1, ratios kept) or \
-             --weights ignore (unweighted)",
-            text::quote(token)
-        )))
-    } else if rounded > f64::from(u32::MAX) {
-        Err(s.error(format!("value {} rounds to a weight that does not fit in 32 bits", text::quote(token))))
-    } else {
-        Ok(rounded as u32)
+        !matches!(self, Field::Pattern | Field::Real(RealWeights::Ignore))
     }
 }
 
 pub(crate) fn write(graph: &Graph, out: &mut dyn Write, progress: &dyn Progress) -> std::io::Result<()> {
     let csr = graph.out();
     let mut header =
-        format!("%%MatrixMarket matrix coordinate {} general\n", if csr.is_weighted() { "integer" } else { "pattern" })
+        format!("%%MatrixMarket matrix coordinate {} general\n", match csr.weight_kind() {
+            Some(crate::graph::WeightKind::Integer) => "integer",
+            Some(crate::graph::WeightKind::Real) => "real",
+            None => "pattern",
+        })
             .into_bytes();
     for (i, count) in [u64::from(csr.num_nodes()), u64::from(csr.num_nodes()), csr.num_edges()].into_iter().enumerate()
     {
@@ -343,5 +273,19 @@ mod tests {
         let text = b"%%MatrixMarket matrix coordinate real general\n2 2 4\n1 1 0.5\n1 2 2.49\n2 1 1e3\n2 2 7\n";
         let edges = parse_with(text, RealWeights::Round, &NoProgress, usize::MAX).unwrap();
         assert_eq!(edges.weights, Some(vec![1, 2, 1000, 7]));
+    }
+
+    #[test]
+    fn real_values_are_kept_as_f32() {
+        let text = b"%%MatrixMarket matrix coordinate real general\n2 2 3\n1 1 0.5\n1 2 0.3\n2 1 -1e3\n";
+        let edges = parse_with(text, RealWeights::Keep, &NoProgress, usize::MAX).unwrap();
+        assert!(edges.real);
+        let values: Vec<f32> = edges.weights.unwrap().into_iter().map(f32::from_bits).collect();
+        assert_eq!(values, vec![0.5, 0.3, -1000.0]);
+        for bad in ["1e39", "1e-50", "nan"] {
+            let text = format!("%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 {bad}\n");
+            let err = parse_with(text.as_bytes(), RealWeights::Keep, &NoProgress, usize::MAX).unwrap_err();
+            assert!(err.to_string().contains(bad), "{err}");
+        }
     }
 }

@@ -12,6 +12,7 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
+use crate::io::RealWeights;
 use crate::builder::EdgeList;
 use crate::error::{Location, ParseError};
 use crate::graph::{Csr, MAX_NODES, NodeId};
@@ -462,7 +463,7 @@ where
     sources.truncate(at);
     targets.truncate(at);
     weights.truncate(at);
-    Ok((EdgeList { num_nodes: 0, sources, targets, weights: weighted.then_some(weights) }, values))
+    Ok((EdgeList { num_nodes: 0, sources, targets, weights: weighted.then_some(weights), real: false }, values))
 }
 
 /// Edges parsed from one chunk.
@@ -498,7 +499,7 @@ pub(crate) fn assemble(num_nodes: u32, chunks: Vec<EdgeChunk>, weighted: bool) -
     }
     let (sources, (targets, weights)) =
         rayon::join(|| concat(sources), || rayon::join(|| concat(targets), || weighted.then(|| concat(weights))));
-    EdgeList { num_nodes, sources, targets, weights }
+    EdgeList { num_nodes, sources, targets, weights, real: false }
 }
 
 /// Concatenates arrays in parallel.
@@ -594,6 +595,7 @@ pub(crate) fn write_edge_lines(
     id_base: u64,
     weight_column: bool,
 ) -> std::io::Result<()> {
+    let real = csr.real_weights();
     write_chunked(csr, header, out, progress, |nodes, buf| {
         for u in nodes {
             for e in csr.edge_range(u) {
@@ -603,7 +605,14 @@ pub(crate) fn write_edge_lines(
                 push_u64(buf, u64::from(csr.targets()[e]) + id_base);
                 if weight_column {
                     buf.push(b' ');
-                    push_u64(buf, csr.weights().map_or(1, |w| u64::from(w[e])));
+                    match real {
+                        // Display writes the fewest digits that read back as the same f32.
+                        Some(real) => {
+                            use std::io::Write as _;
+                            let _ = write!(buf, "{}", real[e]);
+                        }
+                        None => push_u64(buf, csr.weights().map_or(1, |w| u64::from(w[e]))),
+                    }
                 }
                 buf.push(b'\n');
             }
@@ -725,4 +734,111 @@ mod tests {
             assert_eq!(buf, v.to_string().as_bytes());
         }
     }
+}
+
+/// What the value columns of a text format hold after [`real_weight`]: `u32` weights, or `f32`
+/// bits under [`RealWeights::Keep`].
+pub(crate) fn keeps_reals(real: RealWeights) -> bool {
+    real == RealWeights::Keep
+}
+
+/// A real value as a weight word. Under [`RealWeights::Keep`], the bits of the nearest `f32`,
+/// refusing one `f32` cannot hold (overflow, a non-zero value that would become 0, NaN);
+/// otherwise a whole number as it is, and another one rounded when `real` says so (after
+/// multiplying by `scale`), else an error; such a weight must be non-negative and fit in 32 bits.
+pub(crate) fn real_weight(s: &mut Scanner, real: RealWeights, scale: f64) -> Result<u32, TextError> {
+    let token = s.word();
+    if token.is_empty() {
+        return Err(s.error("expected a real value, found the end of the line"));
+    }
+    let value = if token.len() <= 19 && token.iter().all(u8::is_ascii_digit) {
+        token.iter().fold(0u64, |v, &d| v * 10 + u64::from(d - b'0')) as f64
+    } else {
+        match std::str::from_utf8(token).ok().and_then(|t| t.parse::<f64>().ok()) {
+            Some(value) => value,
+            None => return Err(s.error(format!("expected a real value, found '{}'", quote(token)))),
+        }
+    };
+    if real == RealWeights::Keep {
+        let single = value as f32;
+        return if value.is_nan() {
+            Err(s.error(format!("value {} cannot be a weight", quote(token))))
+        } else if single.is_infinite() {
+            Err(s.error(format!(
+                "value {} is beyond the range of grail's real weights (f32, finite, up to about \
+                 3.4e38)",
+                quote(token)
+            )))
+        } else if value != 0.0 && single == 0.0 {
+            Err(s.error(format!(
+                "value {} is too small for grail's real weights (f32) and would become 0; read it \
+                 with --weights scale",
+                quote(token)
+            )))
+        } else {
+            Ok(single.to_bits())
+        };
+    }
+    let value = value * scale;
+    let rounded = value.round();
+    if value.is_nan() || value < 0.0 {
+        Err(s.error(format!("value {} cannot be a weight: integer weights are non-negative", quote(token))))
+    } else if value.is_finite() && rounded != value && real == RealWeights::Refuse {
+        Err(s.error(format!(
+            "value {} is not a whole number, and --weights refuse asks for integer weights: read \
+             it with --weights keep (real weights, the default), round (nearest integer), scale \
+             (smallest weight 1, ratios kept) or ignore (unweighted)",
+            quote(token)
+        )))
+    } else if rounded > f64::from(u32::MAX) {
+        Err(s.error(format!("value {} rounds to a weight that does not fit in 32 bits", quote(token))))
+    } else {
+        Ok(rounded as u32)
+    }
+}
+
+/// The factor `--weights scale` multiplies real values by: the one that makes the smallest
+/// positive value 1, so every weight keeps its ratio to the others to within rounding (a
+/// weight 1.5 times the smallest becomes 2). `value_column` is the 0-based field of the value on
+/// each line (after `body`); lines starting with `%` or `#` are comments. An error when the
+/// largest would not fit in 32 bits.
+pub(crate) fn scale_factor(bytes: &[u8], body: usize, value_column: usize) -> Result<f64, TextError> {
+    let (mut smallest, mut largest) = (f64::INFINITY, 0.0f64);
+    let mut s = Scanner::new(bytes, body..bytes.len());
+    while !s.is_done() {
+        s.skip_spaces();
+        match s.peek() {
+            None => break,
+            Some(b'\n' | b'%' | b'#') => {
+                s.next_line();
+                continue;
+            }
+            Some(_) => {}
+        }
+        for _ in 0..value_column {
+            s.word();
+            s.skip_spaces();
+        }
+        let token = s.word();
+        if let Some(value) = std::str::from_utf8(token).ok().and_then(|t| t.parse::<f64>().ok())
+            && value.is_finite()
+            && value > 0.0
+        {
+            smallest = smallest.min(value);
+            largest = largest.max(value);
+        }
+        s.next_line();
+    }
+    if !smallest.is_finite() {
+        return Ok(1.0);
+    }
+    let factor = 1.0 / smallest;
+    if (largest * factor).round() > f64::from(u32::MAX) {
+        return Err(s.error(format!(
+            "--weights scale: the largest weight is {:.3e} times the smallest, more than 32-bit weights hold; \
+             use --weights round",
+            largest / smallest
+        )));
+    }
+    Ok(factor)
 }

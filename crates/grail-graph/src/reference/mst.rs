@@ -13,16 +13,48 @@ use crate::error::Result;
 use crate::graph::{Graph, NodeId, Weight};
 
 /// A spanning forest as undirected edges `(u, v, weight)`, and its total weight.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+///
+/// Over a graph with real weights, each edge's weight is the `f32`'s bits, `weight` is 0 and
+/// `real_weight` the total (summed in `f64`).
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct SpanningForest {
     pub edges: Vec<(NodeId, NodeId, Weight)>,
     pub weight: u64,
+    pub real_weight: Option<f64>,
+}
+
+impl SpanningForest {
+    /// The total weight as a number, whatever the weights' kind.
+    pub fn total(&self) -> f64 {
+        self.real_weight.unwrap_or(self.weight as f64)
+    }
+
+    /// A forest of `graph`'s edges from its integer twin over order keys
+    /// ([`crate::graph::Csr::with_weight_order_keys`]): each key back to the real weight's bits,
+    /// and the real total. A forest over integer weights comes back as it is.
+    pub fn from_order_keys(graph: &Graph, keyed: SpanningForest) -> SpanningForest {
+        if !graph.out().has_real_weights() {
+            return keyed;
+        }
+        let edges: Vec<_> =
+            keyed.edges.into_iter().map(|(u, v, key)| (u, v, crate::graph::real_weight_from_order_key(key))).collect();
+        let real_weight = edges.iter().map(|&(_, _, bits)| f64::from(f32::from_bits(bits))).sum();
+        SpanningForest { edges, weight: 0, real_weight: Some(real_weight) }
+    }
+}
+
+/// `graph` with integer weights ordered as its real ones, when they are real.
+fn keyed_graph(graph: &Graph) -> Option<Graph> {
+    graph.out().has_real_weights().then(|| Graph::from_csr(graph.out().with_weight_order_keys()))
 }
 
 /// A minimum spanning forest by Kruskal's algorithm: edges by increasing `(weight, u, v)` with
 /// `u < v`, each kept if it joins two trees. Edges come out as `(u, v, w)` with `u < v`, in the
 /// order they were kept. A parallel edge never beats a lighter one, as the lighter comes first.
 pub fn minimum_spanning_forest(graph: &Graph) -> SpanningForest {
+    if let Some(keyed) = keyed_graph(graph) {
+        return SpanningForest::from_order_keys(graph, minimum_spanning_forest(&keyed));
+    }
     let csr = graph.out();
     let mut candidates = Vec::with_capacity(graph.num_edges() as usize);
     for u in 0..graph.num_nodes() {
@@ -50,6 +82,27 @@ pub fn minimum_spanning_forest(graph: &Graph) -> SpanningForest {
 /// `nodes - components` edges); the weights sum to `forest.weight`; and that weight is the one
 /// the reference finds (all minimum spanning forests weigh the same).
 pub fn verify_msf(graph: &Graph, forest: &SpanningForest) -> Result<()> {
+    if let Some(keyed) = keyed_graph(graph) {
+        // Minimum over real weights is minimum over their order keys (all minimum forests have
+        // the same weights, so the same sum of keys); then the real total is checked.
+        let Some(total) = forest.real_weight else {
+            return Err(failure("the graph's weights are real, but the forest gives no real total"));
+        };
+        let edges: Vec<_> =
+            forest.edges.iter().map(|&(u, v, bits)| (u, v, crate::graph::real_weight_order_key(bits))).collect();
+        let weight = edges.iter().map(|&(_, _, key)| u64::from(key)).sum();
+        verify_msf(&keyed, &SpanningForest { edges, weight, real_weight: None })?;
+        let reals: Vec<f64> = forest.edges.iter().map(|&(_, _, bits)| f64::from(f32::from_bits(bits))).collect();
+        let sum: f64 = reals.iter().sum();
+        let scale: f64 = reals.iter().map(|w| w.abs()).sum();
+        if (sum - total).abs() > 1e-9 * scale.max(1.0) {
+            return Err(failure(format!("the forest's edges weigh {sum} in all, but its weight is given as {total}")));
+        }
+        return Ok(());
+    }
+    if forest.real_weight.is_some() {
+        return Err(failure("the forest gives a real total, but the graph's weights are integers"));
+    }
     let n = graph.num_nodes();
     let edges = &forest.edges;
     let mut trees = UnionFind::new(n);
@@ -191,7 +244,7 @@ mod tests {
         assert_eq!(forest.weight, 12);
         verify_msf(&g, &forest).unwrap();
         // Another order and orientation of the same forest.
-        let other = SpanningForest { edges: vec![(5, 4, 6), (2, 0, 3), (3, 2, 1), (2, 1, 2)], weight: 12 };
+        let other = SpanningForest { edges: vec![(5, 4, 6), (2, 0, 3), (3, 2, 1), (2, 1, 2)], weight: 12, real_weight: None };
         verify_msf(&g, &other).unwrap();
     }
 
@@ -199,7 +252,7 @@ mod tests {
     fn rejects_wrong_forests() {
         let g = sample();
         let check = |edges: Vec<(u32, u32, u32)>, weight: u64| {
-            verify_msf(&g, &SpanningForest { edges, weight }).unwrap_err().to_string()
+            verify_msf(&g, &SpanningForest { edges, weight, real_weight: None }).unwrap_err().to_string()
         };
         let e = check(vec![(2, 3, 1), (1, 2, 2), (0, 1, 4), (4, 5, 6)], 13);
         assert!(e.contains("weighs 13") && e.contains("weighs 12"), "{e}");
@@ -217,5 +270,24 @@ mod tests {
         assert!(e.contains("self-loop"), "{e}");
         let e = check(vec![(3, 9, 0)], 0);
         assert!(e.contains("node outside"), "{e}");
+    }
+
+    #[test]
+    fn real_weights_by_order() {
+        // Negative and fractional weights: the forest takes the lightest by value.
+        let triples = [(0, 1, 0.5), (1, 2, -2.0), (0, 2, 0.25), (2, 3, 1e-3), (1, 3, -1.5)];
+        let g = build(EdgeList::from_real_triples(4, &triples).unwrap(), &BuildOptions::AS_GIVEN).unwrap();
+        let forest = minimum_spanning_forest(&g);
+        let weights: Vec<f32> = forest.edges.iter().map(|e| f32::from_bits(e.2)).collect();
+        assert_eq!(weights, vec![-2.0, -1.5, 0.25]);
+        assert_eq!(forest.real_weight, Some(-3.25));
+        verify_msf(&g, &forest).unwrap();
+        let mut heavier = forest.clone();
+        heavier.edges[2] = (0, 1, 0.5f32.to_bits());
+        heavier.real_weight = Some(-3.0);
+        assert!(verify_msf(&g, &heavier).is_err());
+        let mut misstated = forest.clone();
+        misstated.real_weight = Some(-3.0);
+        assert!(verify_msf(&g, &misstated).unwrap_err().to_string().contains("given as -3"));
     }
 }

@@ -1,10 +1,13 @@
 //! Single-source shortest path distances.
 //!
 //! `distance[v]` is the minimum, over directed paths (over out-edges) from `source` to `v`, of
-//! the sum of the path's edge weights (`u32` weights summed in `u64`; every edge weighs 1 in an
-//! unweighted graph), so `distance[source] == 0`, or [`INFINITE_DISTANCE`] when there is no
-//! such path. A path has at most `n - 1 < 2^32` edges of weight below `2^32`, so a real
-//! distance never reaches `u64::MAX`.
+//! the sum of the path's edge weights, so `distance[source] == 0`, or an infinite distance when
+//! there is no such path. Integer weights (`u32`, 1 each in an unweighted graph) are summed in
+//! `u64` ([`sssp`]): a path has at most `n - 1 < 2^32` edges of weight below `2^32`, so a real
+//! distance never reaches [`INFINITE_DISTANCE`]. Real weights (`f32`, non-negative) are summed
+//! in `f64` along each path ([`sssp_real`], unreached nodes at `f64::INFINITY`): with
+//! non-negative weights, rounding is monotone (`a <= b` gives `a + w <= b + w`), so every
+//! label-correcting order finds the same least path sum, and the verifier can ask for equality.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -13,39 +16,149 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use rayon::prelude::*;
 
 use super::{assert_source, check_length, check_source, failure};
-use crate::error::Result;
-use crate::graph::{Graph, NodeId};
+use crate::error::{GraphError, Result};
+use crate::graph::{Csr, Graph, NodeId};
 
 /// The distance of a node that the source does not reach.
 pub const INFINITE_DISTANCE: u64 = u64::MAX;
 
-/// Shortest path distances from `source`: Dijkstra's algorithm with a binary heap.
+/// A distance type: `u64` sums of integer weights, `f64` sums of real ones.
+trait Distance: Copy + PartialEq + std::fmt::Display + Send + Sync {
+    const INFINITE: Self;
+    const ZERO: Self;
+    /// An edge weight as this type sums it.
+    type Weight: Copy + PartialEq + std::fmt::Display;
+    /// Where a distance plus a weight is compared without overflow.
+    type Wide: Copy + PartialOrd + std::fmt::Display;
+    fn wide(self) -> Self::Wide;
+    fn through(self, w: Self::Weight) -> Self::Wide;
+    fn narrow(wide: Self::Wide) -> Self;
+    fn is_zero(w: Self::Weight) -> bool;
+    /// A key that orders distances as `u64`s do (for the heap).
+    fn key(self) -> u64;
+    fn from_key(key: u64) -> Self;
+    fn edges(csr: &Csr, u: NodeId) -> impl Iterator<Item = (NodeId, Self::Weight)> + '_;
+}
+
+impl Distance for u64 {
+    const INFINITE: u64 = INFINITE_DISTANCE;
+    const ZERO: u64 = 0;
+    type Weight = u32;
+    type Wide = u128;
+    fn wide(self) -> u128 {
+        u128::from(self)
+    }
+    fn through(self, w: u32) -> u128 {
+        u128::from(self) + u128::from(w)
+    }
+    fn narrow(wide: u128) -> u64 {
+        wide as u64
+    }
+    fn is_zero(w: u32) -> bool {
+        w == 0
+    }
+    fn key(self) -> u64 {
+        self
+    }
+    fn from_key(key: u64) -> u64 {
+        key
+    }
+    fn edges(csr: &Csr, u: NodeId) -> impl Iterator<Item = (NodeId, u32)> + '_ {
+        csr.weighted_neighbors(u)
+    }
+}
+
+impl Distance for f64 {
+    const INFINITE: f64 = f64::INFINITY;
+    const ZERO: f64 = 0.0;
+    type Weight = f64;
+    type Wide = f64;
+    fn wide(self) -> f64 {
+        self
+    }
+    fn through(self, w: f64) -> f64 {
+        self + w
+    }
+    fn narrow(wide: f64) -> f64 {
+        wide
+    }
+    fn is_zero(w: f64) -> bool {
+        w == 0.0
+    }
+    // Non-negative doubles order as their bits do.
+    fn key(self) -> u64 {
+        self.to_bits()
+    }
+    fn from_key(key: u64) -> f64 {
+        f64::from_bits(key)
+    }
+    fn edges(csr: &Csr, u: NodeId) -> impl Iterator<Item = (NodeId, f64)> + '_ {
+        csr.real_weighted_neighbors(u)
+    }
+}
+
+/// Shortest path distances from `source` over integer weights: Dijkstra's algorithm with a
+/// binary heap.
 ///
 /// # Panics
-/// If `source` is not a node of `graph`.
+/// If `source` is not a node of `graph`, or the graph's weights are real (use [`sssp_real`]).
 pub fn sssp(graph: &Graph, source: NodeId) -> Vec<u64> {
+    dijkstra(graph, source)
+}
+
+/// Shortest path distances from `source`, summing each weight (real, integer, or 1 when
+/// unweighted) as `f64`; `f64::INFINITY` where there is no path.
+///
+/// # Panics
+/// If `source` is not a node of `graph`, or a weight is negative (see [`check_real_weights`]).
+pub fn sssp_real(graph: &Graph, source: NodeId) -> Vec<f64> {
+    if let Err(e) = check_real_weights(graph) {
+        panic!("{e}");
+    }
+    dijkstra(graph, source)
+}
+
+/// Checks that every real weight is non-negative, as shortest paths need.
+pub fn check_real_weights(graph: &Graph) -> Result<()> {
+    let Some(weights) = graph.out().real_weights() else { return Ok(()) };
+    match weights.par_iter().position_first(|&w| w < 0.0) {
+        None => Ok(()),
+        Some(e) => {
+            let sources = graph.out().edge_sources();
+            Err(GraphError::invalid(format!(
+                "shortest paths need non-negative weights, and edge {e} ({} -> {}) weighs {}",
+                sources[e],
+                graph.out().targets()[e],
+                weights[e]
+            )))
+        }
+    }
+}
+
+fn dijkstra<D: Distance>(graph: &Graph, source: NodeId) -> Vec<D> {
     assert_source(graph, source);
-    let mut distances = vec![INFINITE_DISTANCE; graph.num_nodes() as usize];
+    let mut distances = vec![D::INFINITE; graph.num_nodes() as usize];
     let mut heap = BinaryHeap::new();
-    distances[source as usize] = 0;
-    heap.push(Reverse((0u64, source)));
-    while let Some(Reverse((distance, u))) = heap.pop() {
-        if distance > distances[u as usize] {
+    distances[source as usize] = D::ZERO;
+    heap.push(Reverse((D::ZERO.key(), source)));
+    while let Some(Reverse((key, u))) = heap.pop() {
+        if key > distances[u as usize].key() {
             continue; // A stale entry: u was settled with a shorter distance.
         }
-        for (v, w) in graph.out().weighted_neighbors(u) {
-            let through_u = distance + u64::from(w);
-            if through_u < distances[v as usize] {
+        let distance = D::from_key(key);
+        for (v, w) in D::edges(graph.out(), u) {
+            let through_u = D::narrow(distance.through(w));
+            if through_u.key() < distances[v as usize].key() {
                 distances[v as usize] = through_u;
-                heap.push(Reverse((through_u, v)));
+                heap.push(Reverse((through_u.key(), v)));
             }
         }
     }
     distances
 }
 
-/// Checks that `distances` are the shortest path distances from `source`, without trusting any
-/// reference run.
+/// Checks that `distances` are the shortest path distances from `source` over integer weights,
+/// without trusting any reference run.
 ///
 /// The checks: the source is at distance 0; every edge `u -> v` out of a reached node reaches
 /// `v` with `distance[v] <= distance[u] + w`; and every reached node is reachable from the
@@ -56,9 +169,22 @@ pub fn sssp(graph: &Graph, source: NodeId) -> Vec<u64> {
 /// runs only when some tight edge weighs 0 (otherwise a tight in-edge per node suffices, see
 /// below). The edge checks run in parallel.
 pub fn verify_sssp(graph: &Graph, source: NodeId, distances: &[u64]) -> Result<()> {
+    verify_distances(graph, source, distances)
+}
+
+/// [`verify_sssp`] for the `f64` distances of [`sssp_real`] (the same checks, with each sum
+/// rounded as the algorithms round it).
+pub fn verify_sssp_real(graph: &Graph, source: NodeId, distances: &[f64]) -> Result<()> {
+    if let Some(v) = distances.iter().position(|d| d.is_nan() || *d < 0.0) {
+        return Err(failure(format!("node {v} has distance {}, which no path has", distances[v])));
+    }
+    verify_distances(graph, source, distances)
+}
+
+fn verify_distances<D: Distance>(graph: &Graph, source: NodeId, distances: &[D]) -> Result<()> {
     check_length(graph, distances.len(), "distances")?;
     check_source(graph, source)?;
-    if distances[source as usize] != 0 {
+    if distances[source as usize] != D::ZERO {
         return Err(failure(format!("source {source} has distance {} instead of 0", distances[source as usize])));
     }
     let csr = graph.out();
@@ -69,19 +195,19 @@ pub fn verify_sssp(graph: &Graph, source: NodeId, distances: &[u64]) -> Result<(
     let zero_weight_tight = AtomicBool::new(false);
     let first_bad = (0..graph.num_nodes()).into_par_iter().find_first(|&u| {
         let distance_u = distances[u as usize];
-        if distance_u == INFINITE_DISTANCE {
+        if distance_u == D::INFINITE {
             return false;
         }
-        for (v, w) in csr.weighted_neighbors(u) {
+        for (v, w) in D::edges(csr, u) {
             let distance_v = distances[v as usize];
-            // In u128: a garbage distance near u64::MAX must not wrap around.
-            let through_u = u128::from(distance_u) + u128::from(w);
-            if distance_v == INFINITE_DISTANCE || u128::from(distance_v) > through_u {
+            // Wide: a garbage distance near the top must not wrap around.
+            let through_u = distance_u.through(w);
+            if distance_v == D::INFINITE || distance_v.wide() > through_u {
                 return true;
             }
-            if u128::from(distance_v) == through_u {
+            if distance_v.wide() == through_u {
                 has_tight_in_edge[v as usize].store(true, Ordering::Relaxed);
-                if w == 0 {
+                if D::is_zero(w) {
                     zero_weight_tight.store(true, Ordering::Relaxed);
                 }
             }
@@ -90,16 +216,16 @@ pub fn verify_sssp(graph: &Graph, source: NodeId, distances: &[u64]) -> Result<(
     });
     if let Some(u) = first_bad {
         let distance_u = distances[u as usize];
-        for (v, w) in csr.weighted_neighbors(u) {
+        for (v, w) in D::edges(csr, u) {
             let distance_v = distances[v as usize];
-            let through_u = u128::from(distance_u) + u128::from(w);
-            if distance_v == INFINITE_DISTANCE {
+            let through_u = distance_u.through(w);
+            if distance_v == D::INFINITE {
                 return Err(failure(format!(
                     "edge {u} -> {v} (weight {w}): node {u} is reached (distance {distance_u}) but node {v} is \
                      marked unreached"
                 )));
             }
-            if u128::from(distance_v) > through_u {
+            if distance_v.wide() > through_u {
                 return Err(failure(format!(
                     "edge {u} -> {v} (weight {w}): node {v} has distance {distance_v}, more than node {u}'s \
                      distance {distance_u} + {w} = {through_u}"
@@ -108,7 +234,7 @@ pub fn verify_sssp(graph: &Graph, source: NodeId, distances: &[u64]) -> Result<(
         }
     }
     for (v, (&distance, tight)) in distances.iter().zip(&has_tight_in_edge).enumerate() {
-        if distance != INFINITE_DISTANCE && v != source as usize && !tight.load(Ordering::Relaxed) {
+        if distance != D::INFINITE && v != source as usize && !tight.load(Ordering::Relaxed) {
             return Err(failure(format!(
                 "node {v} has distance {distance} but no in-edge u -> {v} with distance[u] + weight == {distance}"
             )));
@@ -126,17 +252,15 @@ pub fn verify_sssp(graph: &Graph, source: NodeId, distances: &[u64]) -> Result<(
     let mut stack = vec![source];
     found[source as usize] = true;
     while let Some(u) = stack.pop() {
-        for (v, w) in csr.weighted_neighbors(u) {
-            if !found[v as usize]
-                && u128::from(distances[u as usize]) + u128::from(w) == u128::from(distances[v as usize])
-            {
+        for (v, w) in D::edges(csr, u) {
+            if !found[v as usize] && distances[u as usize].through(w) == distances[v as usize].wide() {
                 found[v as usize] = true;
                 stack.push(v);
             }
         }
     }
     for (v, (&distance, &found)) in distances.iter().zip(&found).enumerate() {
-        if distance != INFINITE_DISTANCE && !found {
+        if distance != D::INFINITE && !found {
             return Err(failure(format!(
                 "node {v} has distance {distance}, but no path of edges with distance[u] + weight == distance[v] \
                  leads to it from the source {source} (it is propped up by a cycle of zero-weight edges)"
@@ -186,6 +310,24 @@ mod tests {
         verify_sssp(&g, 0, &[0, 0, 0]).unwrap();
         let err = verify_sssp(&g, 1, &[0, 0, 0]).unwrap_err().to_string();
         assert!(err.contains("source 1 has distance 0") || err.contains("node 0"), "{err}");
+    }
+
+    #[test]
+    fn real_weights() {
+        let edges = EdgeList::from_real_triples(4, &[(0, 1, 0.5), (0, 2, 0.1), (2, 1, 0.2), (1, 3, 1.25)]).unwrap();
+        let g = build(edges, &BuildOptions::AS_GIVEN).unwrap();
+        let d = sssp_real(&g, 0);
+        let via_2 = f64::from(0.1f32) + f64::from(0.2f32);
+        assert_eq!(d, vec![0.0, via_2, f64::from(0.1f32), via_2 + 1.25]);
+        verify_sssp_real(&g, 0, &d).unwrap();
+        let mut wrong = d.clone();
+        wrong[1] = 0.5;
+        assert!(verify_sssp_real(&g, 0, &wrong).unwrap_err().to_string().contains("edge 2 -> 1"));
+        wrong[1] = f64::NAN;
+        assert!(verify_sssp_real(&g, 0, &wrong).is_err());
+        let negative = EdgeList::from_real_triples(2, &[(0, 1, -0.5)]).unwrap();
+        let g = build(negative, &BuildOptions::AS_GIVEN).unwrap();
+        assert!(check_real_weights(&g).unwrap_err().to_string().contains("weighs -0.5"));
     }
 
     #[test]

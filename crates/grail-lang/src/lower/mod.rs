@@ -462,7 +462,7 @@ impl<'a> Lowerer<'a> {
         for i in 0..self.props.len() {
             let ty = self.resolve_type(self.props[i].ast_ty);
             let prop = &self.props[i];
-            let is_weight = prop.owner == Owner::Edge && prop.name == "weight" && ty.is_some_and(types::is_integer);
+            let is_weight = prop.owner == Owner::Edge && prop.name == "weight" && ty.is_some_and(types::is_numeric);
             if is_weight && let Some(init) = prop.init {
                 let message = "`edge weight` is bound to the graph's weights and cannot have an initialiser";
                 self.report(Diagnostic::error(message, init.span));

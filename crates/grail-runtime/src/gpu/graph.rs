@@ -24,8 +24,8 @@ pub struct DeviceGraph {
     identity: (u32, u64, usize),
     pub(crate) offsets: DeviceBuffer,
     pub(crate) targets: DeviceBuffer,
-    /// The edge weights (`u32`): the graph's, or, for an unweighted graph, ones made here the first
-    /// time a program reads weights.
+    /// The edge weights as the graph stores them (`u32`, or `f32` bits for real weights), or,
+    /// for an unweighted graph, `u32` ones made here the first time a program reads them.
     pub(crate) weights: Option<DeviceBuffer>,
     pub(crate) reverse: Option<(DeviceBuffer, DeviceBuffer)>,
     pub(crate) in_edge_ids: Option<DeviceBuffer>,
@@ -59,7 +59,7 @@ impl DeviceGraph {
         let mut staging = None;
         let offsets = DeviceBuffer::from_slice_staged(&context, out.offsets(), "the graph's offsets", &mut staging)?;
         let targets = DeviceBuffer::from_slice_staged(&context, out.targets(), "the graph's edges", &mut staging)?;
-        let weights = match out.weights() {
+        let weights = match out.weight_words() {
             Some(w) => Some(DeviceBuffer::from_slice_staged(&context, w, "the graph's weights", &mut staging)?),
             None => None,
         };
@@ -139,7 +139,7 @@ impl DeviceGraph {
         }
         // An unweighted graph's edges weigh 1 each: for a program that reads weights, a column of
         // ones made on the device once (not 4 bytes an edge copied up every run).
-        if self.weights.is_none() && module.properties.iter().any(|p| p.is_weight) {
+        if self.weights.is_none() && module.properties.iter().any(|p| p.is_weight && p.ty == grail_ir::Type::U32) {
             let edges = graph.out().num_edges() as usize;
             self.weights = Some(DeviceBuffer::filled_u32(&self.context, edges, 1, "the unit edge weights")?);
         }

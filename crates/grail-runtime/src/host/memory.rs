@@ -197,16 +197,27 @@ impl<'g> Memory<'g> {
                 ))
             })?;
             let len = if property.owner == Owner::Node { n } else { m };
-            let in_place = borrow_weights && property.is_weight && property.ty == Type::U32 && !written[i];
-            if let (true, Some(weights)) = (in_place, graph.out().weights()) {
-                // Never written through: the pointer is `*mut` only to share the column type.
-                borrowed[i] = Some(ColumnRef::U32(Raw { ptr: weights.as_ptr().cast_mut(), len: weights.len() }));
-                owned.push(Column::U32(Vec::new()));
-                continue;
+            if property.is_weight {
+                check_weight_kind(module, property, graph.out())?;
+            }
+            let in_place = borrow_weights && property.is_weight && !written[i];
+            match (in_place, property.ty, graph.out().weights(), graph.out().real_weights()) {
+                // Never written through: the pointers are `*mut` only to share the column type.
+                (true, Type::U32, Some(weights), _) => {
+                    borrowed[i] = Some(ColumnRef::U32(Raw { ptr: weights.as_ptr().cast_mut(), len: weights.len() }));
+                    owned.push(Column::U32(Vec::new()));
+                    continue;
+                }
+                (true, Type::F32, _, Some(weights)) => {
+                    borrowed[i] = Some(ColumnRef::F32(Raw { ptr: weights.as_ptr().cast_mut(), len: weights.len() }));
+                    owned.push(Column::F32(Vec::new()));
+                    continue;
+                }
+                _ => {}
             }
             let mut column = Column::zeroed(ty, len);
             if property.is_weight && host.weights {
-                fill_weights(&mut column, graph.out().weights());
+                fill_weights(&mut column, graph.out());
             }
             owned.push(column);
         }
@@ -299,12 +310,16 @@ impl<'g> Memory<'g> {
 }
 
 /// The graph's weights converted to the property's integer type (1 where there are none).
-fn fill_weights(column: &mut Column, weights: Option<&[u32]>) {
+/// Fills a weight property's column from the graph's weights (1 each when it has none).
+/// Integer columns take integer weights only ([`check_weight_kind`] refuses real ones first).
+fn fill_weights(column: &mut Column, csr: &Csr) {
+    let (weights, real) = (csr.weights(), csr.real_weights());
     macro_rules! fill {
         ($v:expr, $t:ty) => {
-            match weights {
-                Some(w) => $v.iter_mut().zip(w).for_each(|(d, &s)| *d = s as $t),
-                None => $v.fill(1 as $t),
+            match (weights, real) {
+                (Some(w), _) => $v.iter_mut().zip(w).for_each(|(d, &s)| *d = s as $t),
+                (None, Some(w)) => $v.iter_mut().zip(w).for_each(|(d, &s)| *d = s as $t),
+                (None, None) => $v.fill(1 as $t),
             }
         };
     }
@@ -313,7 +328,23 @@ fn fill_weights(column: &mut Column, weights: Option<&[u32]>) {
         Column::U64(v) => fill!(v, u64),
         Column::I32(v) => fill!(v, i32),
         Column::I64(v) => fill!(v, i64),
-        // The validator allows weights only in integer properties.
-        Column::Bool(_) | Column::F32(_) | Column::F64(_) => {}
+        Column::F32(v) => fill!(v, f32),
+        Column::F64(v) => fill!(v, f64),
+        // The validator allows weights only in numeric properties.
+        Column::Bool(_) => {}
     }
+}
+
+/// Refuses to bind real weights to an integer `weight` property: the program would read
+/// them rounded, or as bits.
+pub(crate) fn check_weight_kind(module: &Module, property: &grail_ir::Property, csr: &Csr) -> Result<()> {
+    let integer = property.ty.scalar().is_some_and(|s| s.is_integer());
+    if integer && csr.has_real_weights() {
+        return Err(RuntimeError::Unsupported(format!(
+            "program `{}` reads integer weights (`edge weight: {}`), and this graph's weights are real: \
+             declare `edge weight: f32` (or f64), or read the graph with --weights round|scale",
+            module.name, property.ty
+        )));
+    }
+    Ok(())
 }
