@@ -17,7 +17,8 @@
 # graphs of each kind under each --opt configuration, then on graphs of several million edges;
 # compute-sanitizer's memcheck and racecheck on every default variant, unoptimized and with
 # every optimization, on a small graph (skipped where compute-sanitizer is not installed); the
-# collection programs, whose GPU output must equal the CPU's; the error paths (a bad device
+# real-weighted graphs (SSSP and MST, verified); the collection programs, whose GPU output must
+# equal the CPU's; the error paths (a bad device
 # index, a kernel fault, a full device heap).
 set -euo pipefail
 
@@ -121,6 +122,22 @@ for algo in sssp mst; do
             pass "$algo --opt $config on an unweighted graph"
         else
             fail "$algo --opt $config on an unweighted graph: $(tail -1 "$out/unweighted.$algo.$config.txt")"
+        fi
+    done
+done
+
+step "real weights: f32 weights, f64 distances, spanning forests by value"
+"$grail" -q gen rmat --scale 14 --undirected --max-weight 255 -o "$out/int14.wel" >/dev/null
+awk '{ printf "%s %s %.4f\n", $1, $2, $3 / 7.0 }' "$out/int14.wel" >"$out/real14.wel"
+for run in "sssp --variant nf" "sssp --variant wl" "mst"; do
+    for config in none all; do
+        log="$out/real.${run// /_}.$config.txt"
+        # shellcheck disable=SC2086 # the run's words are meant to split
+        if "$grail" -q run $run -g "$out/real14.wel" --target gpu --device "$device" --opt "$config" --verify \
+            >"$log" 2>&1; then
+            pass "$run --opt $config on real weights"
+        else
+            fail "$run --opt $config on real weights: $(tail -1 "$log")"
         fi
     done
 done

@@ -46,37 +46,46 @@ def load(path, format=None, undirected=False):
     return Graph.load(str(path), format=format, undirected=undirected)
 
 
-def _integer_weights(values, how):
-    """Edge weights as uint32: integral values as they are; others only as `how` says."""
+def _edge_weights(values, how):
+    """Edge weights for grail: uint32 when every value is a whole number in 0..2**32-1, else
+    real weights (float32); `how` may ask for "round" (integers), "real" or "ignore" (None)."""
     values = _np.asarray(values)
     if how == "ignore":
         return None
-    if values.dtype.kind == "f":
-        if how == "round":
-            values = _np.rint(values)
-        elif not _np.all(_np.isfinite(values)) or not _np.all(values == _np.rint(values)):
-            bad = values[~(_np.isfinite(values) & (values == _np.rint(values)))][0]
-            raise ValueError(
-                f"edge weight {bad} is not an integer, and grail's weights are 32-bit unsigned "
-                "integers: pass weights='round' to round them, or weights='ignore' to drop them"
-            )
-    if values.size and (values.min() < 0 or values.max() > 0xFFFFFFFF):
-        raise ValueError("edge weights must lie in 0..2**32-1")
-    return values.astype(_np.uint32)
+    if how not in ("auto", "round", "real"):
+        raise ValueError(f"weights={how!r}: expected 'auto', 'round', 'real' or 'ignore'")
+    if values.dtype.kind not in "fiub":
+        raise ValueError(f"edge weights must be numbers, not {values.dtype}")
+    if values.dtype.kind == "f" and not _np.all(_np.isfinite(values)):
+        bad = values[~_np.isfinite(values)][0]
+        raise ValueError(f"edge weight {bad} is not a finite number")
+    if how == "round":
+        values = _np.rint(values)
+    integral = values.dtype.kind != "f" or _np.all(values == _np.rint(values))
+    in_range = not values.size or (values.min() >= 0 and values.max() <= 0xFFFFFFFF)
+    if how != "real" and integral and in_range:
+        return values.astype(_np.uint32)
+    if how == "round":
+        raise ValueError("edge weights must lie in 0..2**32-1 to be rounded to integers")
+    real = values.astype(_np.float32)
+    if _np.any(_np.isinf(real)) or _np.any((real == 0) & (values != 0)):
+        raise ValueError("an edge weight is beyond what grail's real weights (float32) hold")
+    return real
 
 
 def from_scipy(matrix, weights="auto"):
     """A graph from a scipy.sparse matrix: entry (i, j) is an edge i -> j, its value the weight.
 
-    weights: "auto" (integral values become weights; others raise ValueError), "round" (round
-    them), "ignore" (an unweighted graph). The matrix must be square.
+    weights: "auto" (whole values in 0..2**32-1 become integer weights, others real weights,
+    float32), "round" (round them to integers), "real" (real weights whatever the values),
+    "ignore" (an unweighted graph). The matrix must be square.
     """
     csr = matrix.tocsr()
     rows, cols = csr.shape
     if rows != cols:
         raise ValueError(f"the matrix is {rows} x {cols}: an adjacency matrix is square")
     csr.sort_indices()
-    w = _integer_weights(csr.data, weights)
+    w = _edge_weights(csr.data, weights)
     return Graph.from_csr(
         _np.asarray(csr.indptr, dtype=_np.uint64),
         _np.asarray(csr.indices, dtype=_np.uint32),
@@ -105,7 +114,7 @@ def from_networkx(graph, weight="weight", weights="auto"):
                     has_weight = False
                 else:
                     values.append(data[weight])
-    w = _integer_weights(values, weights) if has_weight and values else None
+    w = _edge_weights(values, weights) if has_weight and values else None
     g = Graph.from_edges(
         len(nodes),
         _np.asarray(sources, dtype=_np.uint32),

@@ -99,11 +99,25 @@ def test_networkx_graphs_keep_their_node_order():
     assert distances[nodes.index("c")] == 7
 
 
-def test_real_weights_are_not_rounded_silently():
+def test_real_weights_are_kept_and_match_scipy():
     matrix = sp.csr_matrix(np.array([[0, 0.3, 0], [0, 0, 0.2], [0.9, 0, 0]]))
-    with pytest.raises(ValueError, match="not an integer"):
-        grail.from_scipy(matrix)
+    g = grail.from_scipy(matrix)
+    assert g.is_weighted and g.has_real_weights
+    assert g.csr()[2].dtype == np.float32
+    expected = csgraph.dijkstra(matrix.astype(np.float32).astype(np.float64), indices=0)
+    for target in ["cpu", "reference"]:
+        distances = g.sssp(0, target=target, verify=True)
+        assert distances.dtype == np.float64
+        np.testing.assert_allclose(distances, expected, rtol=1e-12)
+    # Rounding only when asked; dropping only when asked.
+    rounded = grail.from_scipy(matrix, weights="round")
+    assert not rounded.has_real_weights and list(rounded.sssp(0)) == [0, 0, 0]
     assert grail.from_scipy(matrix, weights="ignore").is_weighted is False
+    # The minimum spanning forest over real weights (edges taken both ways).
+    edges, total = g.minimum_spanning_forest(verify=True)
+    assert edges.shape == (2, 3) and abs(total - (np.float32(0.3) + np.float32(0.2))) < 1e-6
+    with pytest.raises(ValueError, match="finite"):
+        grail.from_scipy(sp.csr_matrix(np.array([[0, np.inf], [0, 0]])))
 
 
 def test_csr_round_trip_files_and_errors(tmp_path):

@@ -21,4 +21,4 @@ pub use output::Output;
 pub use programs::{PROGRAMS, program_source};
 pub use run::{RunParams, RunResult, run, verify};
 pub use tuning::OptChoice;
-pub use variant::{VARIANTS, Variant};
+pub use variant::{REAL_WEIGHT_VARIANTS, VARIANTS, Variant};

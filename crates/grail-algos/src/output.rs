@@ -12,6 +12,8 @@ pub enum Output {
     Levels(Vec<u32>),
     /// Distance per node; [`INFINITE_DISTANCE`] where there is none.
     Distances(Vec<u64>),
+    /// Distance per node over real weights; `f64::INFINITY` where there is none.
+    RealDistances(Vec<f64>),
     /// Component label (smallest node id of the component) per node.
     Components(Vec<u32>),
     /// Rank per node, and the iterations it took.
@@ -36,6 +38,10 @@ impl Output {
                 let reached = distances.iter().filter(|&&d| d != INFINITE_DISTANCE);
                 json!({ "reached": reached.clone().count(), "max_distance": reached.max().copied() })
             }
+            Output::RealDistances(distances) => {
+                let reached = distances.iter().copied().filter(|d| d.is_finite());
+                json!({ "reached": reached.clone().count(), "max_distance": reached.reduce(f64::max) })
+            }
             Output::Components(labels) => {
                 let mut sizes = std::collections::HashMap::<u32, u64>::new();
                 for &label in labels {
@@ -49,7 +55,10 @@ impl Output {
             }
             Output::Triangles(count) => json!({ "triangles": count }),
             Output::IndependentSet(in_set) => json!({ "size": in_set.iter().filter(|&&b| b).count() }),
-            Output::SpanningForest(forest) => json!({ "weight": forest.weight, "edges": forest.edges.len() }),
+            Output::SpanningForest(forest) => match forest.real_weight {
+                Some(total) => json!({ "weight": total, "edges": forest.edges.len() }),
+                None => json!({ "weight": forest.weight, "edges": forest.edges.len() }),
+            },
         };
         match value {
             Value::Object(map) => map,
@@ -86,11 +95,18 @@ impl Output {
                     },
                 )
             }
+            // Display writes the fewest digits that read back as the same f64.
+            Output::RealDistances(distances) => {
+                write_lines(out, distances, |w, &d| if d.is_finite() { write!(w, "{d}") } else { w.write_all(b"inf") })
+            }
             Output::Components(labels) => write_lines(out, labels, |w, l| write!(w, "{l}")),
             Output::Ranks { ranks, .. } => write_lines(out, ranks, |w, r| write!(w, "{r:.9e}")),
             Output::Triangles(count) => writeln!(out, "{count}"),
             Output::IndependentSet(in_set) => {
                 write_lines(out, in_set, |w, &b| w.write_all(if b { b"1" } else { b"0" }))
+            }
+            Output::SpanningForest(forest) if forest.real_weight.is_some() => {
+                write_lines(out, &forest.edges, |w, (u, v, bits)| write!(w, "{u} {v} {}", f32::from_bits(*bits)))
             }
             Output::SpanningForest(forest) => {
                 write_lines(out, &forest.edges, |w, (u, v, weight)| write!(w, "{u} {v} {weight}"))
@@ -128,11 +144,15 @@ mod tests {
         assert_eq!(levels.headline_text(), "max level 1, reached 2");
         let distances = Output::Distances(vec![INFINITE_DISTANCE, 5]);
         assert_eq!(text(&distances), "inf\n5\n");
+        let real = Output::RealDistances(vec![f64::INFINITY, 0.1 + 0.2, 0.0]);
+        assert_eq!(text(&real), "inf\n0.30000000000000004\n0\n");
+        assert_eq!(real.headline_text(), "max distance 3.000e-1, reached 2");
     }
 
     #[test]
     fn forest_prints_edges() {
-        let forest = Output::SpanningForest(SpanningForest { edges: vec![(0, 1, 3), (1, 2, 4)], weight: 7, real_weight: None });
+        let forest =
+            Output::SpanningForest(SpanningForest { edges: vec![(0, 1, 3), (1, 2, 4)], weight: 7, real_weight: None });
         assert_eq!(text(&forest), "0 1 3\n1 2 4\n");
         assert_eq!(forest.headline()["weight"], 7);
     }

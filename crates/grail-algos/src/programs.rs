@@ -13,6 +13,8 @@ pub const PROGRAMS: &[(&str, &str)] = &[
     ("pr_pull32", include_str!("../programs/pr_pull32.grail")),
     ("pr_residual", include_str!("../programs/pr_residual.grail")),
     ("sssp_bf", include_str!("../programs/sssp_bf.grail")),
+    ("sssp_nf_real", include_str!("../programs/sssp_nf_real.grail")),
+    ("sssp_wl_real", include_str!("../programs/sssp_wl_real.grail")),
     ("sssp_nf", include_str!("../programs/sssp_nf.grail")),
     ("sssp_wl", include_str!("../programs/sssp_wl.grail")),
     ("traverse", include_str!("../programs/traverse.grail")),

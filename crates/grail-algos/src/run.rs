@@ -66,6 +66,9 @@ pub struct RunResult {
 /// Runs `algorithm` on `graph` with `target`.
 pub fn run(algorithm: Algorithm, graph: &Graph, target: Target, params: &RunParams) -> Result<RunResult> {
     let source = if algorithm.needs_source() { params.source_in(graph)? } else { 0 };
+    if algorithm == Algorithm::Sssp {
+        reference::check_real_weights(graph)?;
+    }
     match target {
         Target::Reference => {
             if let Some(variant) = &params.variant {
@@ -91,7 +94,9 @@ pub fn run(algorithm: Algorithm, graph: &Graph, target: Target, params: &RunPara
             })
         }
         Target::Cpu | Target::Gpu => {
-            let variant = Variant::find(algorithm, params.variant.as_deref()).map_err(AlgoError::Usage)?;
+            let variant = Variant::find(algorithm, params.variant.as_deref())
+                .and_then(|v| v.for_weights(graph.out().weight_kind()))
+                .map_err(AlgoError::Usage)?;
             let cache = ModuleCache::default_location();
             let program_id = tuning::ProgramId::of_variant(variant)?;
             let (resolution, program) = if target == Target::Cpu {
@@ -126,6 +131,7 @@ pub fn run(algorithm: Algorithm, graph: &Graph, target: Target, params: &RunPara
 fn run_reference(algorithm: Algorithm, graph: &Graph, source: NodeId, params: &RunParams) -> Output {
     match algorithm {
         Algorithm::Bfs => Output::Levels(reference::bfs(graph, source)),
+        Algorithm::Sssp if graph.out().has_real_weights() => Output::RealDistances(reference::sssp_real(graph, source)),
         Algorithm::Sssp => Output::Distances(reference::sssp(graph, source)),
         Algorithm::Cc => Output::Components(reference::connected_components(graph)),
         Algorithm::Pr => {
@@ -144,6 +150,7 @@ pub fn verify(algorithm: Algorithm, graph: &Graph, params: &RunParams, output: &
     match (algorithm, output) {
         (Algorithm::Bfs, Output::Levels(levels)) => reference::verify_bfs(graph, params.source_in(graph)?, levels),
         (Algorithm::Sssp, Output::Distances(d)) => reference::verify_sssp(graph, params.source_in(graph)?, d),
+        (Algorithm::Sssp, Output::RealDistances(d)) => reference::verify_sssp_real(graph, params.source_in(graph)?, d),
         (Algorithm::Cc, Output::Components(labels)) => reference::verify_components(graph, labels),
         (Algorithm::Pr, Output::Ranks { ranks, .. }) => reference::verify_pagerank(graph, ranks),
         (Algorithm::Tri, Output::Triangles(count)) => reference::verify_triangles(graph, *count),

@@ -102,12 +102,20 @@ pub struct InputNeeds {
     pub reverse: bool,
     /// The reverse CSR with, for every in-edge, its out-edge id.
     pub in_edge_ids: bool,
+    /// Integer weights that order as real ones do, for a program that only compares weights
+    /// (MST) and reads them as `u32` (edge ids unchanged).
+    pub weight_order_keys: bool,
 }
 
 impl InputNeeds {
     /// The graph as it is.
-    pub const NONE: InputNeeds =
-        InputNeeds { undirected_simple: false, degree_order: false, reverse: false, in_edge_ids: false };
+    pub const NONE: InputNeeds = InputNeeds {
+        undirected_simple: false,
+        degree_order: false,
+        reverse: false,
+        in_edge_ids: false,
+        weight_order_keys: false,
+    };
 }
 
 /// Makes `graph` ready for a program that needs `needs`; borrows it when nothing is needed. Each
@@ -118,6 +126,9 @@ impl InputNeeds {
 pub fn prepare_input(graph: &Graph, needs: InputNeeds) -> Result<Prepared<'_>> {
     let start = Instant::now();
     let mut input = Cow::Borrowed(graph);
+    if needs.weight_order_keys && graph.out().has_real_weights() {
+        input = Cow::Owned(Graph::from_csr(graph.out().with_weight_order_keys()));
+    }
     if needs.undirected_simple {
         input = grail_graph::undirected::undirected_simple(graph);
     }
@@ -202,6 +213,7 @@ impl SuiteProgram {
             degree_order: self.variant.algorithm == Algorithm::Tri,
             reverse: analysis::needs_reverse(self.module()),
             in_edge_ids: analysis::needs_in_edge_ids(self.module()),
+            weight_order_keys: self.variant.algorithm == Algorithm::Mst,
         }
     }
 
@@ -234,6 +246,11 @@ impl SuiteProgram {
             }
         };
         let output = suite_output(self.variant.algorithm, self.module(), input, run.properties, run.result)?;
+        // A forest found over order keys carries the real weights of the original edges.
+        let output = match output {
+            Output::SpanningForest(keyed) => Output::SpanningForest(SpanningForest::from_order_keys(original, keyed)),
+            other => other,
+        };
         Ok(SuiteRun { output, stats: run.stats, gpu, prepare: prepared.time })
     }
 
@@ -306,7 +323,8 @@ fn suite_output(
         },
         Algorithm::Sssp => match output_column()? {
             (Owner::Node, Column::U64(distances)) => Output::Distances(distances),
-            _ => return Err(wrong("a u64 node property")),
+            (Owner::Node, Column::F64(distances)) => Output::RealDistances(distances),
+            _ => return Err(wrong("a u64 or f64 node property")),
         },
         Algorithm::Cc => match output_column()? {
             (Owner::Node, Column::U32(labels)) => Output::Components(labels),
@@ -348,5 +366,5 @@ pub fn forest_of(graph: &Graph, chosen: &[bool]) -> SpanningForest {
             }
         }
     }
-    SpanningForest { edges, weight }
+    SpanningForest { edges, weight, real_weight: None }
 }

@@ -71,7 +71,44 @@ pub const VARIANTS: &[Variant] = &[
     },
 ];
 
+/// The variants that run on graphs with real weights in place of the [`VARIANTS`] entry of
+/// the same algorithm and name (see [`Variant::for_weights`]).
+pub const REAL_WEIGHT_VARIANTS: &[Variant] = &[
+    Variant {
+        algorithm: Algorithm::Sssp,
+        name: "nf",
+        program: "sssp_nf_real",
+        summary: "near-far over real weights (f32 weights, f64 distances)",
+    },
+    Variant {
+        algorithm: Algorithm::Sssp,
+        name: "wl",
+        program: "sssp_wl_real",
+        summary: "data-driven worklist relaxation over real weights (f32 weights, f64 distances)",
+    },
+];
+
 impl Variant {
+    /// The variant to run on a graph whose weights are `kind`: itself, or for real weights its
+    /// real-weight twin (SSSP), or an error naming the variants that have one. Algorithms that
+    /// only compare weights (MST, through order keys) or ignore them run as they are.
+    pub fn for_weights(&'static self, kind: Option<grail_graph::WeightKind>) -> Result<&'static Variant, String> {
+        if kind != Some(grail_graph::WeightKind::Real) || self.algorithm != Algorithm::Sssp {
+            return Ok(self);
+        }
+        REAL_WEIGHT_VARIANTS.iter().find(|v| v.algorithm == self.algorithm && v.name == self.name).ok_or_else(|| {
+            let names: Vec<_> =
+                REAL_WEIGHT_VARIANTS.iter().filter(|v| v.algorithm == self.algorithm).map(|v| v.name).collect();
+            format!(
+                "{} variant '{}' reads integer weights, and this graph's weights are real: use --variant {}, or \
+                 read the graph with --weights round|scale",
+                self.algorithm,
+                self.name,
+                names.join(" or ")
+            )
+        })
+    }
+
     /// The variants of one algorithm, default first.
     pub fn of(algorithm: Algorithm) -> impl Iterator<Item = &'static Variant> {
         VARIANTS.iter().filter(move |v| v.algorithm == algorithm)
@@ -106,9 +143,17 @@ mod tests {
             let default = Variant::find(algorithm, None).unwrap();
             assert_eq!(default.algorithm, algorithm);
         }
-        for variant in VARIANTS {
+        for variant in VARIANTS.iter().chain(REAL_WEIGHT_VARIANTS) {
             assert!(crate::program_source(variant.program).is_some(), "{} has no program", variant.program);
         }
+        let real = Some(grail_graph::WeightKind::Real);
+        let nf = Variant::find(Algorithm::Sssp, None).unwrap();
+        assert_eq!(nf.for_weights(real).unwrap().program, "sssp_nf_real");
+        assert_eq!(nf.for_weights(Some(grail_graph::WeightKind::Integer)).unwrap(), nf);
+        let bf = Variant::find(Algorithm::Sssp, Some("bf")).unwrap();
+        assert!(bf.for_weights(real).unwrap_err().contains("--variant nf or wl"));
+        let mst = Variant::find(Algorithm::Mst, None).unwrap();
+        assert_eq!(mst.for_weights(real).unwrap(), mst);
         assert_eq!(Variant::find(Algorithm::Bfs, Some("do")).unwrap().program, "bfs_do");
         let error = Variant::find(Algorithm::Bfs, Some("nope")).unwrap_err();
         assert!(error.contains("do, wl"), "{error}");

@@ -115,6 +115,57 @@ fn every_variant_agrees_with_the_reference_on_random_small_graphs() {
     }
 }
 
+/// `random_graph(seed)` with real weights: the integer ones divided by 7 (ties kept), some 0,
+/// and with `negative` some below 0.
+fn real_weighted_graph(seed: u64, negative: bool) -> Graph {
+    let graph = random_graph(seed);
+    let csr = graph.out();
+    let mut edges = Vec::new();
+    for u in 0..graph.num_nodes() {
+        for (v, w) in csr.weighted_neighbors(u) {
+            let real = if w % 11 == 0 { 0.0 } else { w as f32 / 7.0 };
+            edges.push((u, v, if negative && w % 5 == 0 { -real } else { real }));
+        }
+    }
+    build(EdgeList::from_real_triples(graph.num_nodes(), &edges).unwrap(), &BuildOptions::AS_GIVEN).unwrap()
+}
+
+#[test]
+fn real_weights_give_verified_distances_and_forests() {
+    let dir = std::env::temp_dir().join(format!("grail-test-cache-real-{}", std::process::id()));
+    let cache = ModuleCache::at(dir);
+    let compiler = CCompiler::detect().expect("the tests need a C compiler");
+    let real = Some(grail_graph::WeightKind::Real);
+    let programs: Vec<SuiteProgram> = ["nf", "wl"]
+        .iter()
+        .map(|name| grail_algos::Variant::find(grail_algos::Algorithm::Sssp, Some(name)).unwrap())
+        .chain([grail_algos::Variant::find(grail_algos::Algorithm::Mst, None).unwrap()])
+        .map(|v| {
+            let v = v.for_weights(real).unwrap();
+            SuiteProgram::compile(v, &compiler, Some(&cache), &OptConfig::all()).unwrap()
+        })
+        .collect();
+    assert_eq!(programs[0].variant().program, "sssp_nf_real");
+    for seed in 0..120u64 {
+        for program in &programs {
+            let negative = program.variant().algorithm == grail_algos::Algorithm::Mst;
+            let graph = real_weighted_graph(seed, negative);
+            check(program, &graph, 1 + (seed % 2) as usize, &format!("real-weighted graph seed {seed}"));
+        }
+    }
+    // An integer program on real weights is refused, naming what to do.
+    let graph = real_weighted_graph(1, false);
+    let integer = SuiteProgram::compile(
+        grail_algos::Variant::find(grail_algos::Algorithm::Sssp, Some("bf")).unwrap(),
+        &compiler,
+        Some(&cache),
+        &OptConfig::all(),
+    )
+    .unwrap();
+    let err = integer.run(&graph, &RunParams::default()).unwrap_err().to_string();
+    assert!(err.contains("weights are real") && err.contains("--weights round"), "{err}");
+}
+
 #[test]
 fn every_variant_agrees_with_the_reference_on_generated_graphs() {
     let options = GenOptions { seed: 3, max_weight: Some(255) };

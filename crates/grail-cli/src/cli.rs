@@ -308,11 +308,11 @@ pub struct ConvertArgs {
     /// Output format, when the extension does not tell.
     #[arg(long, value_name = "FORMAT")]
     pub to: Option<Format>,
-    /// Real edge weights that are not whole numbers (Matrix Market `real`): `round` them to the
-    /// nearest integer, `scale` them (the smallest positive weight becomes 1, ratios kept to
-    /// within rounding), or `ignore` them (read the graph unweighted); by default such a file is
-    /// refused, since grail's weights are integers.
-    #[arg(long, value_name = "round|scale|ignore")]
+    /// Real edge weights (Matrix Market `real`, fractions in `.wel`): `keep` them as real
+    /// weights (f32; the default), or make integers of them: `round` to the nearest integer,
+    /// `scale` (the smallest positive weight becomes 1, ratios kept to within rounding), or
+    /// `refuse` any that is not whole; or `ignore` them (read the graph unweighted).
+    #[arg(long, value_name = "keep|round|scale|refuse|ignore")]
     pub weights: Option<grail_graph::io::RealWeights>,
     /// The first node id in the file: 1 for files that number nodes from 1 (many SNAP edge
     /// lists; node `i` becomes `i - 1`).
@@ -374,11 +374,11 @@ pub struct GraphArgs {
     /// Input format, when the extension and contents do not tell.
     #[arg(long, value_name = "FORMAT")]
     pub format: Option<Format>,
-    /// Real edge weights that are not whole numbers (Matrix Market `real`): `round` them to the
-    /// nearest integer, `scale` them (the smallest positive weight becomes 1, ratios kept to
-    /// within rounding), or `ignore` them (read the graph unweighted); by default such a file is
-    /// refused, since grail's weights are integers.
-    #[arg(long, value_name = "round|scale|ignore")]
+    /// Real edge weights (Matrix Market `real`, fractions in `.wel`): `keep` them as real
+    /// weights (f32; the default), or make integers of them: `round` to the nearest integer,
+    /// `scale` (the smallest positive weight becomes 1, ratios kept to within rounding), or
+    /// `refuse` any that is not whole; or `ignore` them (read the graph unweighted).
+    #[arg(long, value_name = "keep|round|scale|refuse|ignore")]
     pub weights: Option<grail_graph::io::RealWeights>,
     /// The first node id in the file: 1 for files that number nodes from 1 (many SNAP edge
     /// lists; node `i` becomes `i - 1`).
@@ -393,11 +393,11 @@ pub struct StatsArgs {
     /// Input format, when the extension and contents do not tell.
     #[arg(long, value_name = "FORMAT")]
     pub format: Option<Format>,
-    /// Real edge weights that are not whole numbers (Matrix Market `real`): `round` them to the
-    /// nearest integer, `scale` them (the smallest positive weight becomes 1, ratios kept to
-    /// within rounding), or `ignore` them (read the graph unweighted); by default such a file is
-    /// refused, since grail's weights are integers.
-    #[arg(long, value_name = "round|scale|ignore")]
+    /// Real edge weights (Matrix Market `real`, fractions in `.wel`): `keep` them as real
+    /// weights (f32; the default), or make integers of them: `round` to the nearest integer,
+    /// `scale` (the smallest positive weight becomes 1, ratios kept to within rounding), or
+    /// `refuse` any that is not whole; or `ignore` them (read the graph unweighted).
+    #[arg(long, value_name = "keep|round|scale|refuse|ignore")]
     pub weights: Option<grail_graph::io::RealWeights>,
     /// The first node id in the file: 1 for files that number nodes from 1 (many SNAP edge
     /// lists; node `i` becomes `i - 1`).

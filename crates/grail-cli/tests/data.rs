@@ -1,5 +1,5 @@
-//! Data is never changed silently: what grail assumes is said, real weights are not rounded
-//! unless asked, 1-based files are read as such when asked and noticed when not.
+//! Data is never changed silently: what grail assumes is said, real weights stay real (and are
+//! made integers only when asked), 1-based files are read as such when asked and noticed when not.
 
 mod common;
 
@@ -30,15 +30,49 @@ fn assumptions_are_said() {
 }
 
 #[test]
-fn real_weights_are_refused_unless_rounding_or_ignoring_is_asked_for() {
+fn real_weights_stay_real_unless_rounding_or_ignoring_is_asked_for() {
     let dir = tempfile::tempdir().unwrap();
     let mtx = dir.path().join("w.mtx");
     std::fs::write(&mtx, "%%MatrixMarket matrix coordinate real general\n3 3 3\n1 2 0.3\n2 3 0.2\n1 3 0.9\n").unwrap();
     let mtx = mtx.to_str().unwrap();
-    let refused = grail(&["run", "sssp", "-g", mtx]);
+    // Real distances on every target, verified: 0 -> 1 -> 2 is 0.3 + 0.2 (as f32s, summed in f64).
+    let expected = f64::from(0.3f32) + f64::from(0.2f32);
+    for target in ["reference", "cpu"] {
+        for variant in if target == "cpu" { vec!["nf", "wl"] } else { vec![] }.into_iter().map(Some).chain([None]) {
+            let mut args = vec!["run", "sssp", "-g", mtx, "--target", target, "--verify", "--json"];
+            if let Some(variant) = variant {
+                args.extend(["--variant", variant]);
+            }
+            let run = grail(&args);
+            assert!(run.status.success(), "{target} {variant:?}: {}", text(&run.stderr));
+            let summary: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+            assert_eq!(summary["max_distance"].as_f64(), Some(expected), "{summary}");
+        }
+    }
+    let values = dir.path().join("d.txt");
+    assert!(grail(&["run", "sssp", "-g", mtx, "-o", values.to_str().unwrap()]).status.success());
+    let lines: Vec<f64> = std::fs::read_to_string(&values).unwrap().lines().map(|l| l.parse().unwrap()).collect();
+    assert_eq!(lines, vec![0.0, f64::from(0.3f32), expected]);
+    let bf = grail(&["run", "sssp", "-g", mtx, "--variant", "bf"]);
+    assert_eq!(bf.status.code(), Some(2));
+    assert!(text(&bf.stderr).contains("weights are real") && text(&bf.stderr).contains("--variant nf or wl"));
+    let mst = grail(&["run", "mst", "-g", mtx, "--verify", "--json"]);
+    assert!(mst.status.success(), "{}", text(&mst.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&mst.stdout).unwrap();
+    assert!((summary["weight"].as_f64().unwrap() - 0.5).abs() < 1e-6, "{summary}");
+    let stats = grail(&["stats", mtx]);
+    assert!(text(&stats.stdout).contains("(real)"), "{}", text(&stats.stdout));
+    // Written back to formats that hold real weights, refused by those that hold integers.
+    let wel = dir.path().join("w.wel");
+    assert!(grail(&["convert", mtx, "-o", wel.to_str().unwrap()]).status.success());
+    assert_eq!(std::fs::read_to_string(&wel).unwrap(), "0 1 0.3\n0 2 0.9\n1 2 0.2\n");
+    let dimacs = grail(&["convert", mtx, "-o", dir.path().join("w.gr").to_str().unwrap()]);
+    assert_ne!(dimacs.status.code(), Some(0));
+    assert!(text(&dimacs.stderr).contains("weights are real"), "{}", text(&dimacs.stderr));
+    let refused = grail(&["run", "sssp", "-g", mtx, "--weights", "refuse"]);
     assert_eq!(refused.status.code(), Some(1));
     let message = text(&refused.stderr);
-    assert!(message.contains("line 3") && message.contains("0.3") && message.contains("--weights round"), "{message}");
+    assert!(message.contains("line 3") && message.contains("0.3") && message.contains("round (nearest"), "{message}");
     let rounded = grail(&["run", "sssp", "-g", mtx, "--weights", "round", "--verify"]);
     assert!(rounded.status.success(), "{}", text(&rounded.stderr));
     let ignored = grail(&["run", "sssp", "-g", mtx, "--weights", "ignore", "--json"]);

@@ -6,8 +6,8 @@
 //! Needs the NVRTC library, not a GPU. Without the library each test says it was skipped and
 //! passes, unless GRAIL_REQUIRE_NVRTC=1 (as in CI), which makes a missing library a failure.
 
-use grail_algos::VARIANTS;
 use grail_algos::suite::compile_source;
+use grail_algos::{REAL_WEIGHT_VARIANTS, VARIANTS};
 use grail_codegen::emit_cuda;
 use grail_ir::opt::{Outline, Schedulers};
 use grail_ir::{Aggregation, OptConfig, optimize};
@@ -55,7 +55,7 @@ fn every_suite_variant_compiles_under_every_scheduler_combination() {
         return;
     }
     for config in configurations() {
-        for variant in VARIANTS {
+        for variant in VARIANTS.iter().chain(REAL_WEIGHT_VARIANTS) {
             let source = grail_algos::program_source(variant.program).expect("an embedded program");
             compiles_cleanly_with(variant.program, source, &config);
         }
@@ -67,7 +67,7 @@ fn every_suite_variant_compiles_for_sm_90() {
     if !gpu::nvrtc_or_skip("every_suite_variant_compiles_for_sm_90") {
         return;
     }
-    for variant in VARIANTS {
+    for variant in VARIANTS.iter().chain(REAL_WEIGHT_VARIANTS) {
         let source = grail_algos::program_source(variant.program).expect("an embedded program");
         compiles_cleanly(variant.program, source);
     }

@@ -102,7 +102,12 @@ impl Csr {
 
     /// An empty graph of `num_nodes` nodes.
     pub fn empty(num_nodes: u32, weighted: bool) -> Csr {
-        Csr { offsets: vec![0; num_nodes as usize + 1], targets: Vec::new(), weights: weighted.then(Vec::new), real: false }
+        Csr {
+            offsets: vec![0; num_nodes as usize + 1],
+            targets: Vec::new(),
+            weights: weighted.then(Vec::new),
+            real: false,
+        }
     }
 
     /// This CSR with its weight column read as `f32` bits when `real` (how the builders and

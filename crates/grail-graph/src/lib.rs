@@ -24,7 +24,7 @@ pub mod undirected;
 pub use builder::{BuildOptions, EdgeList, build};
 pub use error::{GraphError, Location, ParseError, Result};
 pub use facts::Facts;
-pub use graph::{Csr, EdgeId, Graph, MAX_NODES, NodeId, Weight};
+pub use graph::{Csr, EdgeId, Graph, MAX_NODES, NodeId, Weight, WeightKind};
 pub use progress::{NoProgress, Progress};
 pub use properties::{Column, Properties, PropertyType, PropertyValue};
 pub use stats::GraphStats;

@@ -196,7 +196,10 @@ impl Permutation {
         // too unless parallel edges were out of weight order.
         let known = graph.facts();
         let facts = Facts { sorted: known.sorted || known.no_duplicates || weights.is_none(), ..known };
-        let mut result = Graph::with_facts(Csr::from_parts_unchecked(offsets, targets, weights).with_real_weights(old.has_real_weights()), facts);
+        let mut result = Graph::with_facts(
+            Csr::from_parts_unchecked(offsets, targets, weights).with_real_weights(old.has_real_weights()),
+            facts,
+        );
         result.node_props = graph.node_props.gather(&old_of_new);
         if keep_edge_order {
             result.edge_props = graph.edge_props.gather(&edge_order);

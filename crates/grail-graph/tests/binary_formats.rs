@@ -427,9 +427,10 @@ fn real_weights_round_trip_through_every_format_that_holds_them() {
         assert_eq!(back.out().targets(), graph.out().targets(), "{name}");
     }
     for name in ["g.gr", "g.galois", "g.graph"] {
-        let err = grail_graph::io::write_graph(&graph, &dir.path().join(name), None, &grail_graph::progress::NoProgress)
-            .unwrap_err()
-            .to_string();
+        let err =
+            grail_graph::io::write_graph(&graph, &dir.path().join(name), None, &grail_graph::progress::NoProgress)
+                .unwrap_err()
+                .to_string();
         assert!(err.contains("weights are real"), "{name}: {err}");
         assert!(!dir.path().join(name).exists());
     }

@@ -108,7 +108,10 @@ fn mtx_reads_every_supported_variant() {
     };
     let refused = try_with(real, RealWeights::Refuse).unwrap_err();
     assert_eq!(refused.location, Location::Line(3));
-    assert!(refused.message.contains("value 2.5 is not a whole number") && refused.message.contains("--weights round"));
+    assert!(
+        refused.message.contains("value 2.5 is not a whole number")
+            && refused.message.contains("round (nearest integer)")
+    );
     let with = |text: &str, how| try_with(text, how).unwrap();
     assert_eq!(triples(&with(real, RealWeights::Round)), vec![(0, 1, 3), (1, 0, 1000), (1, 1, 0)]);
     // Scaled: the smallest positive weight (0.49) becomes 1, the rest keep their ratios.
@@ -123,7 +126,13 @@ fn mtx_reads_every_supported_variant() {
     assert_eq!(triples(&with(whole, RealWeights::Refuse)), vec![(0, 1, 3)]);
     // A .wel file with a fractional weight has real weights; whole ones stay integers.
     let wel = |text: &str, how| {
-        grail_graph::io::parse_graph_with(text.as_bytes(), Format::WeightedEdgeList, &BuildOptions::AS_GIVEN, how, &NoProgress)
+        grail_graph::io::parse_graph_with(
+            text.as_bytes(),
+            Format::WeightedEdgeList,
+            &BuildOptions::AS_GIVEN,
+            how,
+            &NoProgress,
+        )
     };
     let reals = wel("0 1 2\n1 0 0.25\n", RealWeights::Keep).unwrap();
     assert_eq!(reals.out().real_weights(), Some(&[2.0, 0.25][..]));

@@ -83,18 +83,22 @@ impl PyGraph {
     }
 
     /// A graph from CSR arrays: `indptr` (uint64, one per node plus one), `indices` (uint32, each
-    /// edge's head), optional `weights` (uint32, one per edge). Every invariant is checked.
+    /// edge's head), optional `weights` (one per edge: uint32 integer weights, or float32 real
+    /// ones). Every invariant is checked.
     #[staticmethod]
     #[pyo3(signature = (indptr, indices, weights=None))]
     fn from_csr(
         indptr: PyReadonlyArray1<'_, u64>,
         indices: PyReadonlyArray1<'_, u32>,
-        weights: Option<PyReadonlyArray1<'_, u32>>,
+        weights: Option<Bound<'_, PyAny>>,
     ) -> PyResult<PyGraph> {
-        let weights = weights.map(|w| w.as_slice().map(<[u32]>::to_vec)).transpose()?;
-        let graph =
-            Graph::from_csr(indptr.as_slice()?.to_vec(), indices.as_slice()?.to_vec(), weights).map_err(error)?;
-        Ok(PyGraph { inner: graph })
+        let (indptr, indices) = (indptr.as_slice()?.to_vec(), indices.as_slice()?.to_vec());
+        let graph = match weights.as_ref().map(weight_array).transpose()? {
+            None => Graph::from_csr(indptr, indices, None),
+            Some(Weights::Integer(w)) => Graph::from_csr(indptr, indices, Some(w)),
+            Some(Weights::Real(w)) => Graph::from_csr_real(indptr, indices, w),
+        };
+        Ok(PyGraph { inner: graph.map_err(error)? })
     }
 
     /// A graph of `num_nodes` nodes from edge arrays (uint32 sources and targets, optional uint32
@@ -105,7 +109,7 @@ impl PyGraph {
         num_nodes: u32,
         sources: PyReadonlyArray1<'_, u32>,
         targets: PyReadonlyArray1<'_, u32>,
-        weights: Option<PyReadonlyArray1<'_, u32>>,
+        weights: Option<Bound<'_, PyAny>>,
     ) -> PyResult<PyGraph> {
         let (sources, targets) = (sources.as_slice()?, targets.as_slice()?);
         if sources.len() != targets.len() {
@@ -115,20 +119,21 @@ impl PyGraph {
                 targets.len()
             )));
         }
+        let weights = weights.as_ref().map(weight_array).transpose()?;
+        if let Some(len) = weights.as_ref().map(Weights::len)
+            && len != sources.len()
+        {
+            return Err(PyValueError::new_err(format!("{len} weights for {} edges: one per edge", sources.len())));
+        }
+        let pairs = sources.iter().copied().zip(targets.iter().copied());
         let graph = match weights {
-            Some(weights) => {
-                let weights = weights.as_slice()?;
-                if weights.len() != sources.len() {
-                    return Err(PyValueError::new_err(format!(
-                        "{} weights for {} edges: one per edge",
-                        weights.len(),
-                        sources.len()
-                    )));
-                }
-                let edges = sources.iter().zip(targets).zip(weights).map(|((&u, &v), &w)| (u, v, w));
-                Graph::from_weighted_edges(num_nodes, edges)
+            Some(Weights::Integer(w)) => {
+                Graph::from_weighted_edges(num_nodes, pairs.zip(w).map(|((u, v), w)| (u, v, w)))
             }
-            None => Graph::from_edges(num_nodes, sources.iter().copied().zip(targets.iter().copied())),
+            Some(Weights::Real(w)) => {
+                Graph::from_real_weighted_edges(num_nodes, pairs.zip(w).map(|((u, v), w)| (u, v, w)))
+            }
+            None => Graph::from_edges(num_nodes, pairs),
         };
         Ok(PyGraph { inner: graph.map_err(error)? })
     }
@@ -158,9 +163,20 @@ impl PyGraph {
         self.inner.is_weighted()
     }
 
-    /// The CSR arrays (copies): `(indptr, indices, weights or None)`.
+    /// Whether the weights are real (float32) rather than integers (uint32).
+    #[getter]
+    fn has_real_weights(&self) -> bool {
+        self.inner.has_real_weights()
+    }
+
+    /// The CSR arrays (copies): `(indptr, indices, weights or None)`; weights are uint32, or
+    /// float32 when real.
     fn csr<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let weights = self.inner.weights().map(|w| PyArray1::from_slice(py, w));
+        let weights = match (self.inner.weights(), self.inner.real_weights()) {
+            (Some(w), _) => Some(PyArray1::from_slice(py, w).into_any()),
+            (None, Some(w)) => Some(PyArray1::from_slice(py, w).into_any()),
+            (None, None) => None,
+        };
         (PyArray1::from_slice(py, self.inner.offsets()), PyArray1::from_slice(py, self.inner.targets()), weights)
             .into_pyobject(py)
     }
@@ -187,7 +203,8 @@ impl PyGraph {
         Ok(PyArray1::from_vec(py, go(py, run)?))
     }
 
-    /// Shortest-path distances from `source` (uint64; 2**64-1 where unreached).
+    /// Shortest-path distances from `source`: uint64 over integer weights (2**64-1 where
+    /// unreached), float64 over real ones (inf where unreached).
     #[pyo3(signature = (source=0, target="cpu", variant=None, opt=None, verify=false, threads=0))]
     #[allow(clippy::too_many_arguments)]
     fn sssp<'py>(
@@ -199,9 +216,14 @@ impl PyGraph {
         opt: Option<&str>,
         verify: bool,
         threads: usize,
-    ) -> PyResult<Bound<'py, PyArray1<u64>>> {
-        let run = Options { target, variant, opt, verify, threads }.apply(self.inner.sssp(source))?;
-        Ok(PyArray1::from_vec(py, go(py, run)?))
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let options = Options { target, variant, opt, verify, threads };
+        if self.inner.has_real_weights() {
+            let run = options.apply(self.inner.sssp_real(source))?;
+            return Ok(PyArray1::from_vec(py, go(py, run)?).into_any());
+        }
+        let run = options.apply(self.inner.sssp(source))?;
+        Ok(PyArray1::from_vec(py, go(py, run)?).into_any())
     }
 
     /// Connected component labels (the smallest node id of each component), edges taken as
@@ -285,12 +307,23 @@ impl PyGraph {
         opt: Option<&str>,
         verify: bool,
         threads: usize,
-    ) -> PyResult<(Bound<'py, PyAny>, u64)> {
+    ) -> PyResult<(Bound<'py, PyAny>, Py<PyAny>)> {
         let run = Options { target, variant, opt, verify, threads }.apply(self.inner.minimum_spanning_forest())?;
         let forest = go(py, run)?;
+        let rows = forest.edges.len();
+        if let Some(total) = forest.real_weight {
+            // Real weights: float64 rows, so the weight column holds the value, not its bits.
+            let flat: Vec<f64> = forest
+                .edges
+                .iter()
+                .flat_map(|&(u, v, w)| [f64::from(u), f64::from(v), f64::from(f32::from_bits(w))])
+                .collect();
+            let edges = PyArray1::from_vec(py, flat).reshape([rows, 3])?.into_any();
+            return Ok((edges, total.into_pyobject(py)?.into_any().unbind()));
+        }
         let flat: Vec<u32> = forest.edges.iter().flat_map(|&(u, v, w)| [u, v, w]).collect();
-        let edges = PyArray1::from_vec(py, flat).reshape([forest.edges.len(), 3])?.into_any();
-        Ok((edges, forest.weight))
+        let edges = PyArray1::from_vec(py, flat).reshape([rows, 3])?.into_any();
+        Ok((edges, forest.weight.into_pyobject(py)?.into_any().unbind()))
     }
 }
 
@@ -299,6 +332,8 @@ impl PyGraph {
 #[pyclass(name = "Session", module = "grail")]
 struct PySession {
     inner: std::sync::Mutex<grail::Session>,
+    /// The graph's weights are real: distances come back as float64.
+    real: bool,
 }
 
 impl PySession {
@@ -321,15 +356,18 @@ impl PySession {
     #[pyo3(signature = (graph, target="gpu"))]
     fn new(graph: &PyGraph, target: &str) -> PyResult<PySession> {
         let session = grail::Session::new(&graph.inner, parse_target(target)?).map_err(error)?;
-        Ok(PySession { inner: std::sync::Mutex::new(session) })
+        Ok(PySession { inner: std::sync::Mutex::new(session), real: graph.inner.has_real_weights() })
     }
 
     fn bfs<'py>(&self, py: Python<'py>, source: u32) -> PyResult<Bound<'py, PyArray1<u32>>> {
         Ok(PyArray1::from_vec(py, self.with(py, |s| s.bfs(source))?))
     }
 
-    fn sssp<'py>(&self, py: Python<'py>, source: u32) -> PyResult<Bound<'py, PyArray1<u64>>> {
-        Ok(PyArray1::from_vec(py, self.with(py, |s| s.sssp(source))?))
+    fn sssp<'py>(&self, py: Python<'py>, source: u32) -> PyResult<Bound<'py, PyAny>> {
+        if self.real {
+            return Ok(PyArray1::from_vec(py, self.with(py, |s| s.sssp_real(source))?).into_any());
+        }
+        Ok(PyArray1::from_vec(py, self.with(py, |s| s.sssp(source))?).into_any())
     }
 
     fn connected_components<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<u32>>> {
@@ -426,6 +464,33 @@ impl PyProgram {
 #[pyclass(name = "ProgramOutput", module = "grail", frozen)]
 struct PyProgramOutput {
     output: grail::ProgramOutput,
+}
+
+/// Edge weights from Python: a uint32 array (integer weights) or a float32 one (real weights).
+enum Weights {
+    Integer(Vec<u32>),
+    Real(Vec<f32>),
+}
+
+impl Weights {
+    fn len(&self) -> usize {
+        match self {
+            Weights::Integer(w) => w.len(),
+            Weights::Real(w) => w.len(),
+        }
+    }
+}
+
+fn weight_array(array: &Bound<'_, PyAny>) -> PyResult<Weights> {
+    if let Ok(w) = array.extract::<PyReadonlyArray1<'_, u32>>() {
+        return Ok(Weights::Integer(w.as_slice()?.to_vec()));
+    }
+    if let Ok(w) = array.extract::<PyReadonlyArray1<'_, f32>>() {
+        return Ok(Weights::Real(w.as_slice()?.to_vec()));
+    }
+    Err(PyValueError::new_err(
+        "weights must be a 1-D numpy array of uint32 (integer weights) or float32 (real weights)",
+    ))
 }
 
 fn column_to_numpy<'py>(py: Python<'py>, column: &Column) -> Bound<'py, PyAny> {

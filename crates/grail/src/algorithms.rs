@@ -82,6 +82,21 @@ impl AlgorithmOutput for Vec<u32> {
     }
 }
 
+/// Distances as `f64`: over real weights as computed, over integer ones converted (exact up
+/// to 2^53), infinity where there is no path.
+impl private::Sealed for Vec<f64> {}
+impl AlgorithmOutput for Vec<f64> {
+    fn from_output(output: Output) -> Option<Self> {
+        match output {
+            Output::RealDistances(d) => Some(d),
+            Output::Distances(d) => {
+                Some(d.into_iter().map(|d| if d == INFINITE_DISTANCE { f64::INFINITY } else { d as f64 }).collect())
+            }
+            _ => None,
+        }
+    }
+}
+
 outputs! {
     Vec<u64> => Output::Distances(d) => d;
     PageRank => Output::Ranks { ranks, iterations } => PageRank { ranks, iterations };
@@ -181,8 +196,13 @@ impl<'g, T: AlgorithmOutput> Run<'g, T> {
             variant: result.variant.map(|v| v.name),
             opt: result.opt.map(|c| c.to_string()),
         };
+        let real = matches!(result.output, Output::RealDistances(_));
         let value = T::from_output(result.output).ok_or_else(|| {
-            Error::Usage(format!("internal error (a bug in grail): {} gave another kind of result", self.algorithm))
+            if real {
+                Error::Usage("the graph's weights are real, so its distances are too: use sssp_real".into())
+            } else {
+                Error::Usage(format!("internal error (a bug in grail): {} gave another kind of result", self.algorithm))
+            }
         })?;
         Ok((value, info))
     }
@@ -210,9 +230,17 @@ impl Graph {
         Run::new(self, Algorithm::Bfs, Some(source))
     }
 
-    /// Shortest-path distances from `source` over the edge weights (1 each when unweighted);
-    /// [`INFINITE_DISTANCE`] where there is no path.
+    /// Shortest-path distances from `source` over integer edge weights (1 each when
+    /// unweighted); [`INFINITE_DISTANCE`] where there is no path. A graph with real weights
+    /// is an error: use [`Graph::sssp_real`].
     pub fn sssp(&self, source: NodeId) -> Run<'_, Vec<u64>> {
+        Run::new(self, Algorithm::Sssp, Some(source))
+    }
+
+    /// Shortest-path distances from `source` as `f64`, over real weights (`f32`, summed in
+    /// `f64`) or integer ones; `f64::INFINITY` where there is no path. Negative weights are an
+    /// error.
+    pub fn sssp_real(&self, source: NodeId) -> Run<'_, Vec<f64>> {
         Run::new(self, Algorithm::Sssp, Some(source))
     }
 

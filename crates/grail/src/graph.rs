@@ -54,6 +54,22 @@ impl Graph {
         Ok(Graph { inner: grail_graph::Graph::from_csr(Csr::from_parts(offsets, targets, weights)?) })
     }
 
+    /// [`Graph::from_csr`] with real weights (`f32`, one per edge; NaN is refused).
+    pub fn from_csr_real(offsets: Vec<u64>, targets: Vec<NodeId>, weights: Vec<f32>) -> Result<Graph> {
+        Ok(Graph { inner: grail_graph::Graph::from_csr(Csr::from_parts_real(offsets, targets, weights)?) })
+    }
+
+    /// A graph of `num_nodes` nodes from `(source, target, weight)` edges with real weights,
+    /// kept as given (NaN is refused).
+    pub fn from_real_weighted_edges(
+        num_nodes: u32,
+        edges: impl IntoIterator<Item = (NodeId, NodeId, f32)>,
+    ) -> Result<Graph> {
+        let triples: Vec<_> = edges.into_iter().collect();
+        let list = EdgeList::from_real_triples(num_nodes, &triples)?;
+        Ok(Graph { inner: grail_graph::build(list, &BuildOptions::AS_GIVEN)? })
+    }
+
     /// A graph of `num_nodes` nodes from `(source, target)` edges, kept as given (duplicates and
     /// self-loops included; see [`Graph::undirected`]).
     pub fn from_edges(num_nodes: u32, edges: impl IntoIterator<Item = (NodeId, NodeId)>) -> Result<Graph> {
@@ -98,7 +114,12 @@ impl Graph {
 
     /// Whether the edges carry weights (otherwise every edge weighs 1).
     pub fn is_weighted(&self) -> bool {
-        self.inner.out().weights().is_some()
+        self.inner.out().is_weighted()
+    }
+
+    /// Whether the weights are real (`f32`) rather than integers.
+    pub fn has_real_weights(&self) -> bool {
+        self.inner.out().has_real_weights()
     }
 
     /// The CSR offsets: node `u`'s out-edges are `offsets()[u]..offsets()[u + 1]`.
@@ -111,9 +132,14 @@ impl Graph {
         self.inner.out().targets()
     }
 
-    /// The weight of every edge, by edge id, when the graph is weighted.
+    /// The integer weight of every edge, by edge id, when the graph has integer weights.
     pub fn weights(&self) -> Option<&[Weight]> {
         self.inner.out().weights()
+    }
+
+    /// The real weight of every edge, by edge id, when the graph has real weights.
+    pub fn real_weights(&self) -> Option<&[f32]> {
+        self.inner.out().real_weights()
     }
 
     /// The substrate's graph, for the lower-level crates (`grail-graph`, `grail-runtime`).

@@ -39,7 +39,7 @@ pub struct Session {
     device: Option<Device>,
     programs: HashMap<Algorithm, SuiteProgram>,
     /// Prepared inputs by what they hold (undirected simple, degree order, reverse, in-edge ids).
-    prepared: HashMap<[bool; 4], Prepared<'static>>,
+    prepared: HashMap<[bool; 5], Prepared<'static>>,
 }
 
 impl Session {
@@ -71,6 +71,11 @@ impl Session {
 
     /// Shortest-path distances from `source`; see [`Graph::sssp`].
     pub fn sssp(&mut self, source: NodeId) -> Result<Vec<u64>> {
+        self.run(Algorithm::Sssp, Some(source))
+    }
+
+    /// Shortest-path distances from `source` as `f64`; see [`Graph::sssp_real`].
+    pub fn sssp_real(&mut self, source: NodeId) -> Result<Vec<f64>> {
         self.run(Algorithm::Sssp, Some(source))
     }
 
@@ -110,7 +115,9 @@ impl Session {
             ..RunParams::default()
         };
         if !self.programs.contains_key(&algorithm) {
-            let variant = Variant::find(algorithm, None).map_err(Error::Usage)?;
+            let variant = Variant::find(algorithm, None)
+                .and_then(|v| v.for_weights(self.graph.as_inner().out().weight_kind()))
+                .map_err(Error::Usage)?;
             let id = ProgramId::of_variant(variant)?;
             let cache = ModuleCache::default_location();
             let program = match &self.device {
@@ -129,14 +136,23 @@ impl Session {
         }
         let program = &self.programs[&algorithm];
         let needs = program.needs();
-        let key = [needs.undirected_simple, needs.degree_order, needs.reverse, needs.in_edge_ids];
+        let key =
+            [needs.undirected_simple, needs.degree_order, needs.reverse, needs.in_edge_ids, needs.weight_order_keys];
         if !self.prepared.contains_key(&key) {
             let prepared = program.prepare(self.graph.as_inner())?.into_owned();
             self.prepared.insert(key, prepared);
         }
+        if algorithm == Algorithm::Sssp {
+            grail_graph::reference::check_real_weights(self.graph.as_inner()).map_err(grail_algos::AlgoError::from)?;
+        }
         let run = program.run_prepared(self.graph.as_inner(), &self.prepared[&key], &params)?;
+        let real = matches!(run.output, grail_algos::Output::RealDistances(_));
         T::from_output(run.output).ok_or_else(|| {
-            Error::Usage(format!("internal error (a bug in grail): {algorithm} gave another kind of result"))
+            if real {
+                Error::Usage("the graph's weights are real, so its distances are too: use sssp_real".into())
+            } else {
+                Error::Usage(format!("internal error (a bug in grail): {algorithm} gave another kind of result"))
+            }
         })
     }
 }

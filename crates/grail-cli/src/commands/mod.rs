@@ -73,7 +73,7 @@ pub fn check_binary_to_terminal(path: &std::path::Path, format: Option<grail_gra
 /// Says so on standard error when writing `graph` to `path` drops its weights (an edge list
 /// holds none), rather than losing them silently.
 pub fn note_dropped_weights(graph: &Graph, path: &std::path::Path, format: Option<grail_graph::io::Format>) {
-    if graph.out().weights().is_some()
+    if graph.out().is_weighted()
         && let Ok(format) = grail_graph::io::output_format(path, format)
         && !format.stores_weights()
     {

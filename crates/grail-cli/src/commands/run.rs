@@ -201,7 +201,7 @@ pub const TIMEOUT_EXIT_CODE: i32 = 124;
 /// What an algorithm assumes of an input that does not say, on standard error: weights of 1 on
 /// an unweighted graph, edges taken both ways on a directed one.
 fn note_assumptions(algorithm: Algorithm, graph: &Graph) {
-    let weighted = graph.out().weights().is_some();
+    let weighted = graph.out().is_weighted();
     match algorithm {
         Algorithm::Sssp | Algorithm::Mst if !weighted => {
             eprintln!("note: the graph has no edge weights: {algorithm} takes every edge to weigh 1");

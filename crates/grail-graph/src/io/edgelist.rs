@@ -45,12 +45,14 @@ pub(crate) fn parse_weighted(bytes: &[u8], real: RealWeights, progress: &dyn Pro
 }
 
 /// A `.wel` file whose weights are read as real values (see [`text::real_weight`]).
-fn parse_reals(bytes: &[u8], real: RealWeights, progress: &dyn Progress, min_chunk: usize) -> Result<EdgeList, ParseError> {
-    let scale = if real == RealWeights::Scale {
-        text::scale_factor(bytes, 0, 2).map_err(|e| e.locate(bytes))?
-    } else {
-        1.0
-    };
+fn parse_reals(
+    bytes: &[u8],
+    real: RealWeights,
+    progress: &dyn Progress,
+    min_chunk: usize,
+) -> Result<EdgeList, ParseError> {
+    let scale =
+        if real == RealWeights::Scale { text::scale_factor(bytes, 0, 2).map_err(|e| e.locate(bytes))? } else { 1.0 };
     let mode = if real == RealWeights::Ignore { Weights::Skip } else { Weights::Real { real, scale } };
     let mut edges = parse_edges_with(bytes, mode, progress, min_chunk)?;
     edges.real = text::keeps_reals(real);
@@ -64,20 +66,27 @@ enum Weights {
     /// A third field is there, and ignored (`--weights ignore`).
     Skip,
     Integer,
-    Real { real: RealWeights, scale: f64 },
+    Real {
+        real: RealWeights,
+        scale: f64,
+    },
 }
 
 fn parse_with(bytes: &[u8], weighted: bool, progress: &dyn Progress, min_chunk: usize) -> Result<EdgeList, ParseError> {
     parse_edges_with(bytes, if weighted { Weights::Integer } else { Weights::None }, progress, min_chunk)
 }
 
-fn parse_edges_with(bytes: &[u8], mode: Weights, progress: &dyn Progress, min_chunk: usize) -> Result<EdgeList, ParseError> {
+fn parse_edges_with(
+    bytes: &[u8],
+    mode: Weights,
+    progress: &dyn Progress,
+    min_chunk: usize,
+) -> Result<EdgeList, ParseError> {
     let weighted = !matches!(mode, Weights::None | Weights::Skip);
     progress.begin(if weighted { "parsing wel" } else { "parsing el" }, Some(bytes.len() as u64));
     let ranges = text::chunk_ranges(bytes, 0, min_chunk);
-    let parsed = text::parse_edges(bytes, &ranges, 1, weighted, progress, |range, slots| {
-        parse_chunk(bytes, range, mode, slots)
-    });
+    let parsed =
+        text::parse_edges(bytes, &ranges, 1, weighted, progress, |range, slots| parse_chunk(bytes, range, mode, slots));
     progress.finish();
     let (mut edges, max_ids) = parsed?;
     // Ids are below u32::MAX, so the count fits.
@@ -86,7 +95,12 @@ fn parse_edges_with(bytes: &[u8], mode: Weights, progress: &dyn Progress, min_ch
 }
 
 /// Parses the lines of one chunk into `slots`; returns the largest id.
-fn parse_chunk(bytes: &[u8], range: Range<usize>, mode: Weights, slots: &mut EdgeSlots) -> Result<Option<u32>, TextError> {
+fn parse_chunk(
+    bytes: &[u8],
+    range: Range<usize>,
+    mode: Weights,
+    slots: &mut EdgeSlots,
+) -> Result<Option<u32>, TextError> {
     let weighted = !matches!(mode, Weights::None | Weights::Skip);
     let mut max_id = 0u32;
     let mut any = false;

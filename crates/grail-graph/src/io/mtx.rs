@@ -232,13 +232,15 @@ impl Field {
 
 pub(crate) fn write(graph: &Graph, out: &mut dyn Write, progress: &dyn Progress) -> std::io::Result<()> {
     let csr = graph.out();
-    let mut header =
-        format!("%%MatrixMarket matrix coordinate {} general\n", match csr.weight_kind() {
+    let mut header = format!(
+        "%%MatrixMarket matrix coordinate {} general\n",
+        match csr.weight_kind() {
             Some(crate::graph::WeightKind::Integer) => "integer",
             Some(crate::graph::WeightKind::Real) => "real",
             None => "pattern",
-        })
-            .into_bytes();
+        }
+    )
+    .into_bytes();
     for (i, count) in [u64::from(csr.num_nodes()), u64::from(csr.num_nodes()), csr.num_edges()].into_iter().enumerate()
     {
         text::push_u64(&mut header, count);

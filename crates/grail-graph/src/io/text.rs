@@ -12,10 +12,10 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
-use crate::io::RealWeights;
 use crate::builder::EdgeList;
 use crate::error::{Location, ParseError};
 use crate::graph::{Csr, MAX_NODES, NodeId};
+use crate::io::RealWeights;
 use crate::par::split_by_bounds;
 use crate::progress::Progress;
 
@@ -671,71 +671,6 @@ where
     write_batch(&previous)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn chunks_end_at_newlines_and_cover_everything() {
-        let text = b"1 2\n33 44\n555 666\n7 8\n9 10";
-        for min in 1..12 {
-            let ranges = chunk_ranges(text, 4, min);
-            assert_eq!(ranges.first().unwrap().start, 4);
-            assert_eq!(ranges.last().unwrap().end, text.len());
-            for w in ranges.windows(2) {
-                assert_eq!(w[0].end, w[1].start);
-                assert_eq!(text[w[0].end - 1], b'\n');
-            }
-        }
-        assert!(chunk_ranges(text, text.len(), 1).is_empty());
-    }
-
-    #[test]
-    fn numbers() {
-        let text = b"  12\t0 18446744073709551615 99999999999999999999999 x1 -4\n";
-        let mut s = Scanner::new(text, 0..text.len());
-        assert_eq!(s.number("a").unwrap(), 12);
-        assert_eq!(s.number("a").unwrap(), 0);
-        assert_eq!(s.number("a").unwrap(), u64::MAX);
-        assert_eq!(s.number("a").unwrap(), u64::MAX);
-        assert_eq!(s.number("a node id").unwrap_err().message, "expected a node id, found 'x1'");
-        assert!(s.number("a weight").unwrap_err().message.contains("negative"));
-        let err = s.number("a weight").unwrap_err();
-        assert_eq!(err.message, "expected a weight, found the end of the line");
-        assert_eq!(line_at(text, err.offset), 1);
-    }
-
-    #[test]
-    fn short_and_long_numbers_agree() {
-        for len in 1..=21 {
-            for digit in [b'1', b'9'] {
-                let token: Vec<u8> = std::iter::repeat_n(digit, len).collect();
-                for tail in [&b" 1234567"[..], b"\n", b"\t\t\t\t\t\t\t\t", b""] {
-                    let text = [&token[..], tail].concat();
-                    let mut s = Scanner::new(&text, 0..text.len());
-                    let expected = std::str::from_utf8(&token).unwrap().parse::<u64>().unwrap_or(u64::MAX);
-                    assert_eq!(s.number("n").unwrap(), expected, "{text:?}");
-                    assert_eq!(s.pos(), len);
-                }
-            }
-        }
-        for bad in [&b"12x4567 "[..], b"1234567x", b"-1234567", b"1.000000"] {
-            let mut s = Scanner::new(bad, 0..bad.len());
-            assert!(s.number("n").is_err(), "{bad:?}");
-        }
-    }
-
-    #[test]
-    fn formats_numbers() {
-        let mut buf = Vec::new();
-        for v in [0, 7, 9, 10, 99, 100, 101, 1000, 12345, 4294967295, u64::MAX] {
-            buf.clear();
-            push_u64(&mut buf, v);
-            assert_eq!(buf, v.to_string().as_bytes());
-        }
-    }
-}
-
 /// What the value columns of a text format hold after [`real_weight`]: `u32` weights, or `f32`
 /// bits under [`RealWeights::Keep`].
 pub(crate) fn keeps_reals(real: RealWeights) -> bool {
@@ -841,4 +776,69 @@ pub(crate) fn scale_factor(bytes: &[u8], body: usize, value_column: usize) -> Re
         )));
     }
     Ok(factor)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_end_at_newlines_and_cover_everything() {
+        let text = b"1 2\n33 44\n555 666\n7 8\n9 10";
+        for min in 1..12 {
+            let ranges = chunk_ranges(text, 4, min);
+            assert_eq!(ranges.first().unwrap().start, 4);
+            assert_eq!(ranges.last().unwrap().end, text.len());
+            for w in ranges.windows(2) {
+                assert_eq!(w[0].end, w[1].start);
+                assert_eq!(text[w[0].end - 1], b'\n');
+            }
+        }
+        assert!(chunk_ranges(text, text.len(), 1).is_empty());
+    }
+
+    #[test]
+    fn numbers() {
+        let text = b"  12\t0 18446744073709551615 99999999999999999999999 x1 -4\n";
+        let mut s = Scanner::new(text, 0..text.len());
+        assert_eq!(s.number("a").unwrap(), 12);
+        assert_eq!(s.number("a").unwrap(), 0);
+        assert_eq!(s.number("a").unwrap(), u64::MAX);
+        assert_eq!(s.number("a").unwrap(), u64::MAX);
+        assert_eq!(s.number("a node id").unwrap_err().message, "expected a node id, found 'x1'");
+        assert!(s.number("a weight").unwrap_err().message.contains("negative"));
+        let err = s.number("a weight").unwrap_err();
+        assert_eq!(err.message, "expected a weight, found the end of the line");
+        assert_eq!(line_at(text, err.offset), 1);
+    }
+
+    #[test]
+    fn short_and_long_numbers_agree() {
+        for len in 1..=21 {
+            for digit in [b'1', b'9'] {
+                let token: Vec<u8> = std::iter::repeat_n(digit, len).collect();
+                for tail in [&b" 1234567"[..], b"\n", b"\t\t\t\t\t\t\t\t", b""] {
+                    let text = [&token[..], tail].concat();
+                    let mut s = Scanner::new(&text, 0..text.len());
+                    let expected = std::str::from_utf8(&token).unwrap().parse::<u64>().unwrap_or(u64::MAX);
+                    assert_eq!(s.number("n").unwrap(), expected, "{text:?}");
+                    assert_eq!(s.pos(), len);
+                }
+            }
+        }
+        for bad in [&b"12x4567 "[..], b"1234567x", b"-1234567", b"1.000000"] {
+            let mut s = Scanner::new(bad, 0..bad.len());
+            assert!(s.number("n").is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn formats_numbers() {
+        let mut buf = Vec::new();
+        for v in [0, 7, 9, 10, 99, 100, 101, 1000, 12345, 4294967295, u64::MAX] {
+            buf.clear();
+            push_u64(&mut buf, v);
+            assert_eq!(buf, v.to_string().as_bytes());
+        }
+    }
 }

@@ -244,7 +244,8 @@ mod tests {
         assert_eq!(forest.weight, 12);
         verify_msf(&g, &forest).unwrap();
         // Another order and orientation of the same forest.
-        let other = SpanningForest { edges: vec![(5, 4, 6), (2, 0, 3), (3, 2, 1), (2, 1, 2)], weight: 12, real_weight: None };
+        let other =
+            SpanningForest { edges: vec![(5, 4, 6), (2, 0, 3), (3, 2, 1), (2, 1, 2)], weight: 12, real_weight: None };
         verify_msf(&g, &other).unwrap();
     }
 

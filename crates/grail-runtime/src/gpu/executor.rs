@@ -139,6 +139,16 @@ pub struct GpuTimes {
 }
 
 impl GpuProgram {
+    /// By property, whether its column is the resident graph's weight words themselves: a
+    /// weight column nothing writes, whose type is the words' kind (u32 for integer weights
+    /// or the unit ones, f32 for real weights).
+    fn weights_bound_on(&self, csr: &grail_graph::Csr) -> Vec<bool> {
+        let real = csr.has_real_weights();
+        (self.module.properties.iter().zip(&self.bound_weights))
+            .map(|(p, &b)| b && (p.ty == Type::F32) == real)
+            .collect()
+    }
+
     /// Emits CUDA, compiles it with NVRTC for `device` (through the cache when given) and loads it.
     pub fn compile(module: Module, device: Device, cache: Option<&ModuleCache>) -> Result<GpuProgram> {
         let source = grail_codegen::emit_cuda(&module)?;
@@ -294,15 +304,10 @@ impl GpuProgram {
         let params = bind_params(&self.module, graph, params)?;
         // Host copies of what the kernels alone read stay unbuilt; bound weights stay unfilled
         // (an unweighted graph's are the resident graph's unit weights, made on the device).
-        // A bound weight column reads the resident words as they are: only when its type is
-        // the graph's kind (u32 for integer weights or the unit ones, f32 for real weights).
-        let real = graph.out().has_real_weights();
-        let bound: Vec<bool> = (self.module.properties.iter().zip(&self.bound_weights))
-            .map(|(p, &b)| b && (p.ty == Type::F32) == real)
-            .collect();
+        let bound = self.weights_bound_on(graph.out());
         let fill_weights = self.module.properties.iter().zip(&bound).any(|(p, b)| p.is_weight && !b);
         let memory = Memory::with(&self.module, graph, HostArrays { weights: fill_weights, graph_arrays: false })?;
-        let mut run = GpuRun::new(self, context, memory, params, out, resident, &bound, fill_weights)?;
+        let mut run = GpuRun::new(self, context, memory, params, out, resident, fill_weights)?;
         run.times.upload += prepared;
         let result = interp::run_main(&self.module, &mut run);
         let (result, collections) = result.and_then(|result| Ok((result, run.collection_outputs()?)))?;
@@ -425,7 +430,6 @@ impl<'a> GpuRun<'a> {
         params: Vec<Value>,
         out: &'a mut dyn Write,
         graph: &DeviceGraph,
-        bound_weights: &[bool],
         host_has_weights: bool,
     ) -> Result<GpuRun<'a>> {
         let module = &program.module;
@@ -449,7 +453,9 @@ impl<'a> GpuRun<'a> {
             ctx.in_sources = sources.ptr();
         }
         let mut columns = Vec::with_capacity(memory.columns.len());
-        for ((column, property), bound) in memory.columns.iter().zip(&module.properties).zip(bound_weights) {
+        for ((column, property), bound) in
+            memory.columns.iter().zip(&module.properties).zip(&program.weights_bound_on(memory.out))
+        {
             let (_, size) = column.raw_bytes();
             let what = format!("property `{}`", property.name);
             // A weight column nothing writes is the resident graph's weights themselves.
