@@ -18,8 +18,9 @@
 # compute-sanitizer's memcheck and racecheck on every default variant, unoptimized and with
 # every optimization, on a small graph (skipped where compute-sanitizer is not installed); the
 # real-weighted graphs (SSSP and MST, verified); the collection programs, whose GPU output must
-# equal the CPU's; the error paths (a bad device
-# index, a kernel fault, a full device heap).
+# equal the CPU's; the error paths (a bad device index, a kernel fault, --checks finding a
+# division by zero and a pushed non-node, --timeout stopping a kernel that never ends, a full
+# device heap).
 set -euo pipefail
 
 quick=0
@@ -165,7 +166,7 @@ for program in triangle_list cells; do
     done
 done
 
-step "errors: a device that does not exist, a kernel that faults, a full device heap"
+step "errors: a device that does not exist, a kernel that faults, --checks, --timeout, a full device heap"
 set +e
 "$grail" -q run bfs -g "$out/r10.gcsr" --target gpu --device 99 >"$out/bad-device.txt" 2>&1
 code=$?
@@ -189,6 +190,57 @@ if [[ $code -eq 70 ]] && grep -q "kernel \`poke\` stopped" "$out/fault.txt"; the
     pass "kernel fault: exit 70, $(head -1 "$out/fault.txt")"
 else
     fail "kernel fault (exit $code): $(cat "$out/fault.txt")"
+fi
+
+# Checked mode finds what the CPU finds: a division by zero (exit 70), a pushed non-node (exit 1).
+cat >"$out/divide.grail" <<'EOF'
+graph { node level: u32 = 1; }
+param zero: u32 = 0;
+output level;
+kernel split() { forall u in G.nodes() { u.level = u.level / zero; } }
+fn main() { invoke split(); }
+EOF
+cat >"$out/push.grail" <<'EOF'
+graph { node level: u32; }
+param far: u32 = 4000000000;
+kernel spread() { forall u in worklist { push(far as Node); } }
+fn main() { iterate spread() initial [0 as Node] {} }
+EOF
+set +e
+"$grail" -q run "$out/divide.grail" -g "$out/r10.gcsr" --target gpu --device "$device" --checks >"$out/divide.txt" 2>&1
+code=$?
+set -e
+if [[ $code -eq 70 ]] && grep -q "kernel \`split\` stopped .*division or remainder by zero" "$out/divide.txt"; then
+    pass "--checks, division by zero: exit 70, $(head -1 "$out/divide.txt")"
+else
+    fail "--checks, division by zero (exit $code): $(cat "$out/divide.txt")"
+fi
+set +e
+"$grail" -q run "$out/push.grail" -g "$out/r10.gcsr" --target gpu --device "$device" --checks >"$out/push.txt" 2>&1
+code=$?
+set -e
+if [[ $code -eq 1 ]] && grep -q "kernel \`spread\` pushed node 4000000000" "$out/push.txt"; then
+    pass "--checks, pushed non-node: exit 1, $(head -1 "$out/push.txt")"
+else
+    fail "--checks, pushed non-node (exit $code): $(cat "$out/push.txt")"
+fi
+
+# A kernel that never ends is stopped by --timeout: exit 124, the kernel named. (The loop holds
+# an atomic: a loop without side effects may be compiled away.)
+cat >"$out/spin.grail" <<'EOF'
+graph { node x: u32 = 0; }
+output x;
+kernel spin() { forall u in G.nodes() { while !atomic_cas(u.x, 7, 0) {} } }
+fn main() { invoke spin(); }
+EOF
+set +e
+"$grail" -q run "$out/spin.grail" -g "$out/r10.gcsr" --target gpu --device "$device" --timeout 5 >"$out/spin.txt" 2>&1
+code=$?
+set -e
+if [[ $code -eq 124 ]] && grep -q "stopped in kernel \`spin\`" "$out/spin.txt"; then
+    pass "--timeout, a kernel that never ends: exit 124, $(head -1 "$out/spin.txt")"
+else
+    fail "--timeout, a kernel that never ends (exit $code): $(cat "$out/spin.txt")"
 fi
 
 # A billion elements of 16 bytes (and their lock and claim words) do not fit the device heap.

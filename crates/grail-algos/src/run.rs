@@ -31,6 +31,9 @@ pub struct RunParams {
     pub device: usize,
     /// The optimization configuration of the generated targets (`--opt`).
     pub opt: OptChoice,
+    /// On the GPU, check integer divisions and pushed items on the device (`--checks`), as the
+    /// CPU target always does.
+    pub checks: bool,
 }
 
 impl RunParams {
@@ -104,7 +107,8 @@ pub fn run(algorithm: Algorithm, graph: &Graph, target: Target, params: &RunPara
                 let program = SuiteProgram::compile(variant, &CCompiler::detect()?, Some(&cache), &resolution.config)?;
                 (resolution, program)
             } else {
-                let device = Device::open(params.device).map_err(grail_runtime::RuntimeError::from)?;
+                let device =
+                    Device::open(params.device).map_err(grail_runtime::RuntimeError::from)?.with_checks(params.checks);
                 let key = TargetKey::gpu(&device.info().name);
                 let resolution = tuning::resolve(params.opt, &key, &program_id, Some(graph));
                 let program = SuiteProgram::compile_gpu(variant, device, Some(&cache), &resolution.config)?;

@@ -13,7 +13,8 @@ use grail_graph::io::Format;
     about = "grail: graph algorithms written once, run fast on CPUs and GPUs",
     after_help = "Exit status: 0 success; 1 an error (bad input, I/O, a failed build); 2 a usage error; 3 a verifier \
                   rejected a result; 70 generated code faulted (an internal or software error: an index out of range \
-                  or a division by zero on the CPU, a kernel fault on the GPU); 124 `grail run --timeout` stopped \
+                  or a division by zero on the CPU, a kernel fault or, with --checks, a division by zero \
+                  on the GPU); 124 `grail run --timeout` stopped \
                   the run; 128 + N signal N (SIGINT, SIGTERM) interrupted grail."
 )]
 pub struct Cli {
@@ -461,6 +462,11 @@ pub struct RunArgs {
     /// file.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
+    /// On the GPU, check what the CPU target always checks: integer division or remainder by zero
+    /// (or of the type's minimum by -1) stops the run with exit status 70, and a pushed item that
+    /// is not a node of the graph with an error. Slower; the CPU's runs are checked anyway.
+    #[arg(long)]
+    pub checks: bool,
     /// Stop the run after this many seconds (a program that never ends, on either target): a
     /// message naming the kernel it was in, and exit status 124.
     #[arg(long, value_name = "SECONDS")]

@@ -183,7 +183,7 @@ fn a_runaway_program_is_stopped_by_the_timeout() {
     std::fs::write(
         &program,
         "graph { node x: u32 = 0; }\noutput x;\n\
-         kernel spin() { forall u in G.nodes() { let mut i: u32 = 0; while u.x == 0 { i += 1; } } }\n\
+         kernel spin() { forall u in G.nodes() { while !atomic_cas(u.x, 7, 0) {} } }\n\
          fn main() { invoke spin(); }\n",
     )
     .unwrap();
@@ -236,4 +236,26 @@ fn help_lists_the_exit_statuses() {
     {
         assert!(help.contains(status), "{status}: {help}");
     }
+}
+
+#[test]
+fn checks_are_accepted_on_the_cpu_which_always_checks() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = dir.path().join("divide.grail");
+    std::fs::write(
+        &program,
+        "graph { node level: u32 = 1; }\nparam zero: u32 = 0;\noutput level;\n\
+         kernel split() { forall u in G.nodes() { u.level = u.level / zero; } }\nfn main() { invoke split(); }\n",
+    )
+    .unwrap();
+    let graph = dir.path().join("g.el");
+    std::fs::write(&graph, "0 1\n").unwrap();
+    let (program, graph) = (program.to_str().unwrap(), graph.to_str().unwrap());
+    for extra in [&[][..], &["--checks"]] {
+        let out = grail(&[&["run", program, "-g", graph][..], extra].concat());
+        assert_eq!(out.status.code(), Some(70), "{}", stderr(&out));
+        assert!(stderr(&out).contains("kernel `split` stopped on an arithmetic fault"), "{}", stderr(&out));
+    }
+    let fine = grail(&["run", "bfs", "-g", graph, "--checks", "--verify"]);
+    assert!(fine.status.success(), "{}", stderr(&fine));
 }

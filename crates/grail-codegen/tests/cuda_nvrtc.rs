@@ -91,3 +91,40 @@ fn the_collection_programs_compile_for_sm_90() {
     compiles_cleanly("triangle_list", include_str!("../../grail-lang/tests/programs/triangle_list.grail"));
     compiles_cleanly("cells", include_str!("../../grail-lang/tests/programs/cells.grail"));
 }
+
+/// Checked mode (`grail run --checks`, `GRAIL_CHECKS` defined): every suite variant, and a
+/// program dividing every integer type in a kernel, a function and an outlined loop, compile
+/// without a warning, unoptimized and with every optimization; the divisions and pushes go
+/// through the checking helpers.
+#[test]
+fn checked_mode_compiles_for_sm_90() {
+    if !gpu::nvrtc_or_skip("checked_mode_compiles_for_sm_90") {
+        return;
+    }
+    let divide = include_str!("programs/divide.grail");
+    let programs = VARIANTS
+        .iter()
+        .map(|v| (v.program, grail_algos::program_source(v.program).expect("an embedded program")))
+        .chain([("divide", divide)]);
+    for (name, source) in programs {
+        for config in [OptConfig::NONE, OptConfig::all()] {
+            let module = optimize(compile_source(name, source).unwrap_or_else(|e| panic!("{e}")), &config).unwrap();
+            let cuda = emit_cuda(&module).unwrap_or_else(|e| panic!("{name} with {config}: {e}"));
+            if name == "divide" {
+                for helper in ["grail_div_i32(ctx", "grail_rem_i64(ctx", "grail_div_u32(ctx", "grail_rem_u64(ctx"] {
+                    assert!(cuda.contains(helper), "{helper} in {name} with {config}");
+                }
+                assert!(cuda.contains("grail_pushed(ctx"), "{name} with {config}");
+                compiles(name, &cuda, &config);
+            }
+            compiles(name, &format!("#define GRAIL_CHECKS 1\n{cuda}"), &config);
+        }
+    }
+
+    fn compiles(name: &str, cuda: &str, config: &OptConfig) {
+        let file = format!("{name}.cu");
+        let compiled =
+            gpu::compile(cuda, &file, "sm_90".parse().unwrap()).unwrap_or_else(|e| panic!("{name} with {config}: {e}"));
+        assert_eq!(compiled.log, "", "NVRTC warned about {file} with {config}:\n{}", compiled.log);
+    }
+}

@@ -53,6 +53,7 @@ fn run_suite(algorithm: Algorithm, args: RunArgs, threads: usize, progress: &Bar
         threads,
         device: args.device.unwrap_or(0),
         opt: args.opt,
+        checks: args.checks,
         ..Default::default()
     };
     if args.device.is_some() && target != Target::Gpu {
@@ -304,7 +305,7 @@ fn run_program(args: RunArgs, threads: usize, progress: &Bars) -> Result<()> {
     let load_ms = millis(start.elapsed());
     progress.clear();
     let cache = ModuleCache::default_location();
-    let builder = Builder::new(target, args.device.unwrap_or(0))?;
+    let builder = Builder::checked(target, args.device.unwrap_or(0), args.checks)?;
     let resolution = builder.resolve(args.opt, &program_id, Some(&graph));
     warn(&resolution.warnings);
     let opt = resolution.config;

@@ -26,9 +26,15 @@ pub enum Builder {
 impl Builder {
     /// The C compiler, or GPU `device`.
     pub fn new(target: Target, device: usize) -> Result<Builder> {
+        Builder::checked(target, device, false)
+    }
+
+    /// The C compiler, or GPU `device` in checked mode when `checks` (`--checks`; the CPU target
+    /// always checks).
+    pub fn checked(target: Target, device: usize, checks: bool) -> Result<Builder> {
         match target {
             Target::Cpu => Ok(Builder::Cpu(CCompiler::detect()?)),
-            Target::Gpu => Ok(Builder::Gpu(Device::open(device)?)),
+            Target::Gpu => Ok(Builder::Gpu(Device::open(device)?.with_checks(checks))),
             Target::Reference => bail!("the reference target compiles nothing (expected cpu or gpu)"),
         }
     }

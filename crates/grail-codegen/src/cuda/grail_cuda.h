@@ -191,7 +191,80 @@ typedef struct grail_ctx {
      * UINT64_MAX. */
     uint64_t items_cap;
     void *const *items_spill;
+    /* Checked mode's record of the first failed check (see grail_check_failed): three words. */
+    uint64_t *checks;
 } grail_ctx;
+
+/* ---- Checked mode (`grail run --checks`) ----
+ * Compiled with GRAIL_CHECKS defined, a program checks on the device what the CPU target's
+ * hardware and executor check: an integer division or remainder by zero, or of the type's
+ * minimum by -1 (a CPU faults on both; a GPU computes a meaningless value), and that every pushed
+ * item is a node of the graph (the CPU executor checks its worklists). The first failure is
+ * recorded in ctx->checks (word 0: what, a GRAIL_CHECK_* code; word 1: the value at fault; word
+ * 2, set by an outlined region: the index plus one of the kernel whose step found it) and
+ * the thread carries on with a harmless value (a quotient of 0, node 0 pushed), so the kernel
+ * ends normally and the context survives; the host reads the record after every wait and stops
+ * the run. A loop that never returns to the host in between (an outlined region's iterate, whose
+ * substitute pushes would keep it going) asks grail_checks_failed after each grid-wide step and
+ * leaves the region. Without GRAIL_CHECKS the helpers are the bare operations.
+ * Keep the codes in sync with `check` in crates/grail-runtime/src/gpu/executor.rs. */
+#define GRAIL_CHECK_DIVIDE 1u
+#define GRAIL_CHECK_PUSH 2u
+
+#ifdef GRAIL_CHECKS
+GRAIL_DEVICE void grail_check_failed(const grail_ctx *ctx, uint64_t what, uint64_t value) {
+    if (atomicCAS((unsigned long long *)ctx->checks, 0ull, (unsigned long long)what) == 0ull) {
+        ctx->checks[1] = value;
+    }
+}
+#define GRAIL_DIV_CHECK(ctx, bad)                                                             \
+    if (bad) {                                                                                 \
+        grail_check_failed(ctx, GRAIL_CHECK_DIVIDE, 0);                                       \
+        return 0;                                                                              \
+    }
+#else
+#define GRAIL_DIV_CHECK(ctx, bad)
+#endif
+
+/* Integer `a / b` and `a % b` of each type (BAD: the operands a CPU faults on), checked in
+ * checked mode. */
+#define GRAIL_DIVISION(T, NAME, BAD)                                                          \
+    GRAIL_DEVICE T grail_div_##NAME(const grail_ctx *ctx, T a, T b) {                         \
+        (void)ctx;                                                                              \
+        GRAIL_DIV_CHECK(ctx, BAD)                                                              \
+        return (T)(a / b);                                                                     \
+    }                                                                                          \
+    GRAIL_DEVICE T grail_rem_##NAME(const grail_ctx *ctx, T a, T b) {                         \
+        (void)ctx;                                                                              \
+        GRAIL_DIV_CHECK(ctx, BAD)                                                              \
+        return (T)(a % b);                                                                     \
+    }
+GRAIL_DIVISION(int32_t, i32, b == 0 || (b == -1 && a == INT32_MIN))
+GRAIL_DIVISION(int64_t, i64, b == 0 || (b == -1 && a == INT64_MIN))
+GRAIL_DIVISION(uint32_t, u32, b == 0)
+GRAIL_DIVISION(uint64_t, u64, b == 0)
+
+/* Whether a check has failed in this run (always false without GRAIL_CHECKS). */
+GRAIL_DEVICE bool grail_checks_failed(const grail_ctx *ctx) {
+#ifdef GRAIL_CHECKS
+    return *(volatile const uint64_t *)ctx->checks != 0ull;
+#else
+    (void)ctx;
+    return false;
+#endif
+}
+
+/* A pushed item, checked in checked mode to be a node of the graph (node 0 is pushed instead). */
+GRAIL_DEVICE uint32_t grail_pushed(const grail_ctx *ctx, uint32_t item) {
+#ifdef GRAIL_CHECKS
+    if ((uint64_t)item >= ctx->num_nodes) {
+        grail_check_failed(ctx, GRAIL_CHECK_PUSH, item);
+        return 0;
+    }
+#endif
+    (void)ctx;
+    return item;
+}
 
 /* ---- Thread indexing ---- */
 

@@ -331,14 +331,19 @@ impl Target for Cuda {
             Aggregation::Block if self.block_round.get() => {
                 let (valid, item) = schedule::block_push_slots(site);
                 e.line(depth, &format!("{valid} = true;"));
-                e.line(depth, &format!("{item} = {value};"));
+                e.line(depth, &format!("{item} = grail_pushed(ctx, {value});"));
                 return;
             }
             // The warp executor and the serial remainder run the same body outside block-wide
             // rounds: there a block-level site pushes by warp.
             Aggregation::Warp | Aggregation::Block => "grail_push_warp",
         };
-        e.line(depth, &format!("{push}(&ctx->pushes, {value});"));
+        e.line(depth, &format!("{push}(&ctx->pushes, grail_pushed(ctx, {value}));"));
+    }
+
+    fn divide(&self, op: BinaryOp, ty: Type, l: &str, r: &str) -> Result<String, CodegenError> {
+        let name = if op == BinaryOp::Div { "div" } else { "rem" };
+        Ok(format!("grail_{name}_{}(ctx, {l}, {r})", printer::type_suffix(ty)?))
     }
 
     fn retry(&self, e: &mut Emitter<'_, Self>, value: &str, depth: usize) {

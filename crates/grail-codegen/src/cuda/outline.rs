@@ -147,6 +147,13 @@ fn invoke_function(target: &Cuda, out: &mut String, module: &Module, k: KernelId
         line(3, "c->pushes.overflow = over_;");
         line(3, &format!("grail_k{k}_{p}_run(c, args, size_);"));
         line(3, "grail_grid_sync(S);");
+        // Checked mode: a failed check leaves the region, so the host sees it (its substitute
+        // values could otherwise keep an iterate going on the device forever).
+        line(3, "if (grail_checks_failed(c)) {");
+        line(4, &format!("if (grail_thread_index() == 0) c->checks[2] = {}ull;", k + 1));
+        line(4, "S->failed = true;");
+        line(4, "return result_;");
+        line(3, "}");
         line(3, "const uint64_t retried_ = grail_read_u64(&R->retry_len[step_ % GRAIL_RING]);");
         line(3, "const uint32_t overflow_ = *(volatile uint32_t *)over_;");
         line(3, "if (grail_thread_index() == 0) {");

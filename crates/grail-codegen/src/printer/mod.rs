@@ -87,6 +87,12 @@ pub(crate) trait Target: Sized {
         Ok(())
     }
 
+    /// An integer division or remainder (`op`) of type `ty`; by default C's operator (on the
+    /// CPU, the hardware faults on a zero divisor).
+    fn divide(&self, op: BinaryOp, ty: Type, l: &str, r: &str) -> Result<String, CodegenError> {
+        Ok(format!("(({})({l} {} {r}))", c_type(ty), op.symbol()))
+    }
+
     /// A read of property `property` through `access` (`P<i>[<element>]`); by default the
     /// access itself.
     fn load_property(&self, _e: &Emitter<'_, Self>, _property: PropertyId, access: String) -> String {
@@ -864,6 +870,9 @@ impl<'m, T: Target> Emitter<'m, T> {
                     }
                     _ if op.is_comparison() || matches!(op, BinaryOp::And | BinaryOp::Or) => {
                         format!("({l} {} {r})", op.symbol())
+                    }
+                    BinaryOp::Div | BinaryOp::Rem if matches!(ty, Type::Scalar(s) if s.is_integer()) => {
+                        self.target.divide(*op, ty, &l, &r)?
                     }
                     _ => format!("(({})({l} {} {r}))", c_type(ty), op.symbol()),
                 }

@@ -106,6 +106,7 @@ fn driver_version() -> Result<(u32, u32), GpuError> {
 pub struct Device {
     context: Arc<CudaContext>,
     info: DeviceInfo,
+    checks: bool,
 }
 
 impl Device {
@@ -121,7 +122,20 @@ impl Device {
         }
         let context = CudaContext::new(ordinal).map_err(|e| driver_error("cuDevicePrimaryCtxRetain", e))?;
         let info = query(&context, ordinal)?;
-        Ok(Device { context, info })
+        Ok(Device { context, info, checks: false })
+    }
+
+    /// This device in checked mode (`grail run --checks`) or not: programs compiled for it check
+    /// integer divisions and pushed items on the device, as the CPU target does (see
+    /// `grail_cuda.h`), and a failed check stops the run with an error.
+    pub fn with_checks(mut self, checks: bool) -> Device {
+        self.checks = checks;
+        self
+    }
+
+    /// Whether programs compiled for this device check divisions and pushes.
+    pub fn checks(&self) -> bool {
+        self.checks
     }
 
     pub fn info(&self) -> &DeviceInfo {

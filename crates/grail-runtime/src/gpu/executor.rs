@@ -94,6 +94,26 @@ impl std::fmt::Debug for GpuProgram {
     }
 }
 
+/// The error checked mode's record (`grail_cuda.h`'s `GRAIL_CHECK_*` code and the value at fault)
+/// stands for, worded as the CPU target words the same failure; `None` when no check failed.
+fn failed_check(kernel: &str, device: &str, num_nodes: u32, [what, value]: [u64; 2]) -> Option<RuntimeError> {
+    const DIVIDE: u64 = 1;
+    const PUSH: u64 = 2;
+    match what {
+        0 => None,
+        DIVIDE => Some(RuntimeError::Gpu(GpuError::KernelFault {
+            kernel: kernel.to_string(),
+            device: device.to_string(),
+            message: "an integer division or remainder by zero, or of the type's minimum by -1 (found by --checks)"
+                .into(),
+        })),
+        PUSH => Some(RuntimeError::program(format!(
+            "kernel `{kernel}` pushed node {value}, but the graph has {num_nodes} nodes"
+        ))),
+        other => Some(RuntimeError::program(format!("kernel `{kernel}` failed check {other}"))),
+    }
+}
+
 /// How a phase's item count is known.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum PhaseSize {
@@ -151,7 +171,10 @@ impl GpuProgram {
 
     /// Emits CUDA, compiles it with NVRTC for `device` (through the cache when given) and loads it.
     pub fn compile(module: Module, device: Device, cache: Option<&ModuleCache>) -> Result<GpuProgram> {
-        let source = grail_codegen::emit_cuda(&module)?;
+        let mut source = grail_codegen::emit_cuda(&module)?;
+        if device.checks() {
+            source.insert_str(0, "#define GRAIL_CHECKS 1\n");
+        }
         device.context().bind_to_thread().map_err(|e| call("cuCtxSetCurrent", e))?;
         let name = format!("{}.cu", module.name);
         let compiled = match cache {
@@ -387,6 +410,9 @@ struct GpuRun<'a> {
     retries: [DeviceList; 2],
     ctx: GpuCtx,
     invocation: u32,
+    /// Checked mode's record of the first failed check (`ctx.checks`), read after every wait
+    /// when the program was compiled with checks.
+    checks: DeviceBuffer,
 }
 
 /// The run's collections' segment tables; dropping them frees the segments, through a kernel
@@ -452,6 +478,8 @@ impl<'a> GpuRun<'a> {
             ctx.in_offsets = offsets.ptr();
             ctx.in_sources = sources.ptr();
         }
+        let checks = DeviceBuffer::zeroed(c, 24, "the checks' record")?;
+        ctx.checks = checks.ptr();
         let mut columns = Vec::with_capacity(memory.columns.len());
         for ((column, property), bound) in
             memory.columns.iter().zip(&module.properties).zip(&program.weights_bound_on(memory.out))
@@ -557,6 +585,7 @@ impl<'a> GpuRun<'a> {
             retries,
             ctx,
             invocation: 0,
+            checks,
         };
         run.times.upload += uploading.elapsed();
         Ok(run)
@@ -574,8 +603,23 @@ impl<'a> GpuRun<'a> {
     /// Waits for the device; a fault is reported against `kernel`, and so is a run that a
     /// watchdog ends while the host waits (`crate::running_kernel`).
     fn wait(&self, kernel: &str) -> Result<()> {
-        let _running = crate::running::Running::enter(kernel.into());
-        buffer::synchronize().map_err(|e| self.fault(kernel, e))
+        let running = crate::running::Running::enter(kernel.into());
+        buffer::synchronize().map_err(|e| self.fault(kernel, e))?;
+        drop(running);
+        if self.program.device.checks() {
+            let mut record = [0u64; 3];
+            self.checks.download(0, &mut record)?;
+            // An outlined region names the kernel whose step found the failure (word 2: its
+            // index plus one).
+            let kernel = match record[2] {
+                0 => kernel,
+                k => self.program.module.kernels.get(k as usize - 1).map_or(kernel, |k| k.name.as_str()),
+            };
+            if let Some(error) = failed_check(kernel, &self.device_name(), self.num_nodes(), [record[0], record[1]]) {
+                return Err(error);
+            }
+        }
+        Ok(())
     }
 
     fn fault(&self, kernel: &str, e: cudarc::driver::DriverError) -> RuntimeError {
@@ -1046,5 +1090,27 @@ impl Machine for GpuRun<'_> {
 
     fn run_outlined(&mut self, region: OutlineId, locals: &mut [Value]) -> Result<bool> {
         self.run_outlined_region(region, locals)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failed_checks_read_as_the_cpu_targets_errors() {
+        let device = "device 0 (a GPU)";
+        assert!(failed_check("k", device, 10, [0, 0]).is_none());
+        let divide = failed_check("split", device, 10, [1, 0]).unwrap();
+        assert!(matches!(divide, RuntimeError::Gpu(GpuError::KernelFault { .. })), "{divide:?}");
+        assert_eq!(
+            divide.to_string(),
+            "kernel `split` stopped on device 0 (a GPU): an integer division or remainder by zero, or of the type's \
+             minimum by -1 (found by --checks)"
+        );
+        assert_eq!(
+            failed_check("spread", device, 10, [2, 4_000_000_000]).unwrap().to_string(),
+            "the program failed: kernel `spread` pushed node 4000000000, but the graph has 10 nodes"
+        );
     }
 }

@@ -73,6 +73,8 @@ pub struct GpuCtx {
     pub acc: u64,
     pub items_cap: u64,
     pub items_spill: u64,
+    /// `uint64_t *checks`: checked mode's record of the first failed check (three words: what, the value, the kernel of an outlined region).
+    pub checks: u64,
 }
 
 /// `grail_list`: a worklist buffer of an outlined region.
@@ -173,6 +175,7 @@ pub fn layout_checks() -> String {
         ("acc", offset_of!(GpuCtx, acc)),
         ("items_cap", offset_of!(GpuCtx, items_cap)),
         ("items_spill", offset_of!(GpuCtx, items_spill)),
+        ("checks", offset_of!(GpuCtx, checks)),
     ];
     for (field, offset) in ctx {
         out += &check(format!("__builtin_offsetof(grail_ctx, {field})"), offset);
