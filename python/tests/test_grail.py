@@ -187,3 +187,18 @@ def test_the_gpu_when_there_is_one():
     assert np.array_equal(levels, g.bfs(0, target="reference"))
     # Unweighted: every edge weighs 1 on the device too.
     assert np.array_equal(g.sssp(0, target="gpu", verify=True), g.sssp(0, target="reference"))
+
+
+def test_a_timeout_stops_a_runaway_program():
+    g = grail.from_scipy(random_graph(), weights="ignore")
+    with pytest.raises(TimeoutError, match="time limit"):
+        g.bfs(0, timeout=1e-9)
+    spin = grail.Program(
+        "graph { node x: u32; }\nkernel touch() { forall u in G.nodes() { u.x = 1; } }\n"
+        "fn main() { while true { invoke touch(); } }\n",
+        "spin",
+    )
+    with pytest.raises(TimeoutError, match="time limit of 200ms"):
+        spin.run(g, timeout=0.2)
+    with pytest.raises(ValueError, match="positive"):
+        g.bfs(0, timeout=-1)

@@ -34,6 +34,12 @@ pub struct RunParams {
     /// On the GPU, check integer divisions and pushed items on the device (`--checks`), as the
     /// CPU target always does.
     pub checks: bool,
+    /// Stop a generated target's run that takes longer, at the next kernel invocation or host
+    /// loop round ([`grail_runtime::limits`]); compiling and preparing do not count.
+    pub time_limit: Option<std::time::Duration>,
+    /// Keep every loop of `main` on the host (no iteration outlining), so that each
+    /// invocation's reduction value can be traced ([`grail_runtime::limits::with_trace`]).
+    pub loops_on_host: bool,
 }
 
 impl RunParams {
@@ -102,15 +108,22 @@ pub fn run(algorithm: Algorithm, graph: &Graph, target: Target, params: &RunPara
                 .map_err(AlgoError::Usage)?;
             let cache = ModuleCache::default_location();
             let program_id = tuning::ProgramId::of_variant(variant)?;
+            let resolve = |key: &TargetKey| {
+                let mut resolution = tuning::resolve(params.opt, key, &program_id, Some(graph));
+                if params.loops_on_host {
+                    resolution.config.outline = grail_ir::opt::Outline::None;
+                }
+                resolution
+            };
             let (resolution, program) = if target == Target::Cpu {
-                let resolution = tuning::resolve(params.opt, &TargetKey::cpu(), &program_id, Some(graph));
+                let resolution = resolve(&TargetKey::cpu());
                 let program = SuiteProgram::compile(variant, &CCompiler::detect()?, Some(&cache), &resolution.config)?;
                 (resolution, program)
             } else {
                 let device =
                     Device::open(params.device).map_err(grail_runtime::RuntimeError::from)?.with_checks(params.checks);
                 let key = TargetKey::gpu(&device.info().name);
-                let resolution = tuning::resolve(params.opt, &key, &program_id, Some(graph));
+                let resolution = resolve(&key);
                 let program = SuiteProgram::compile_gpu(variant, device, Some(&cache), &resolution.config)?;
                 (resolution, program)
             };

@@ -222,29 +222,32 @@ impl SuiteProgram {
         let values = self.bind_params(original, params)?;
         let mut stdout = std::io::stdout();
         let input: &Graph = &prepared.graph;
-        let (run, gpu): (RunOutput, Option<GpuTimes>) = match &self.program {
-            Compiled::Cpu(program) => {
-                (program.run(input, &values, &RunOptions { threads: params.threads }, &mut stdout)?, None)
-            }
-            Compiled::Gpu(program) => {
-                let mut resident = prepared.resident.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-                if resident.as_ref().is_some_and(|r| r.ordinal() != program.device().info().ordinal) {
-                    *resident = None;
+        let run = || -> Result<(RunOutput, Option<GpuTimes>)> {
+            Ok(match &self.program {
+                Compiled::Cpu(program) => {
+                    (program.run(input, &values, &RunOptions { threads: params.threads }, &mut stdout)?, None)
                 }
-                // The first run copies the graph up: that counts in its time.
-                let mut made = Duration::ZERO;
-                if resident.is_none() {
-                    let device_graph = DeviceGraph::new(program.device(), input)?;
-                    made = device_graph.upload_time();
-                    *resident = Some(device_graph);
+                Compiled::Gpu(program) => {
+                    let mut resident = prepared.resident.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                    if resident.as_ref().is_some_and(|r| r.ordinal() != program.device().info().ordinal) {
+                        *resident = None;
+                    }
+                    // The first run copies the graph up: that counts in its time.
+                    let mut made = Duration::ZERO;
+                    if resident.is_none() {
+                        let device_graph = DeviceGraph::new(program.device(), input)?;
+                        made = device_graph.upload_time();
+                        *resident = Some(device_graph);
+                    }
+                    let device_graph = resident.as_mut().expect("made above");
+                    let (mut run, mut times) = program.run_on(input, device_graph, &values, &mut stdout)?;
+                    times.upload += made;
+                    run.stats.elapsed += made;
+                    (run, Some(times))
                 }
-                let device_graph = resident.as_mut().expect("made above");
-                let (mut run, mut times) = program.run_on(input, device_graph, &values, &mut stdout)?;
-                times.upload += made;
-                run.stats.elapsed += made;
-                (run, Some(times))
-            }
+            })
         };
+        let (run, gpu) = grail_runtime::limits::with_time_limit(params.time_limit, run)?;
         let output = suite_output(self.variant.algorithm, self.module(), input, run.properties, run.result)?;
         // A forest found over order keys carries the real weights of the original edges.
         let output = match output {

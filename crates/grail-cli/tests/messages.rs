@@ -71,6 +71,26 @@ fn errors_say_their_cause_once() {
         error_line(&tune),
         format!("error: cannot read the tuning database {}: Is a directory (os error 21)", database.display())
     );
+
+    // A cache folder that cannot be made says it is the cache folder, and how it was chosen.
+    let file = dir.path().join("plain");
+    std::fs::write(&file, "").unwrap();
+    for cache in [file.join("cache"), file.join("deeper").join("cache")] {
+        let run = Command::new(env!("CARGO_BIN_EXE_grail"))
+            .args(["-q", "run", "bfs", "-g", graph])
+            .env("GRAIL_CACHE_DIR", &cache)
+            .output()
+            .unwrap();
+        assert_eq!(run.status.code(), Some(1));
+        assert!(
+            error_line(&run).starts_with(&format!(
+                "error: cannot use {} as the folder of compiled modules ($GRAIL_CACHE_DIR, default ~/.cache/grail): ",
+                cache.display()
+            )),
+            "{}",
+            stderr(&run)
+        );
+    }
 }
 
 #[test]

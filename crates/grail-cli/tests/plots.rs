@@ -61,6 +61,16 @@ fn benchmarks_and_pagerank_draw_charts() {
     assert!(
         text.contains("PageRank convergence") && text.contains("L1 change of the ranks") && text.contains("iteration")
     );
+    // The curve is the run's own rounds (as many as the run reports), not the reference's.
+    let summary = grail(&["run", "pr", "-g", graph.to_str().unwrap(), "--json"]);
+    let summary: serde_json::Value = serde_json::from_slice(&summary.stdout).unwrap();
+    let rounds = summary["iterations"].as_u64().unwrap();
+    assert!(text.contains(&format!("({rounds} rounds, target cpu, variant pull32)")), "{rounds}");
+    let reference = dir.path().join("reference.svg");
+    let out =
+        grail(&["run", "pr", "-g", graph.to_str().unwrap(), "-t", "reference", "--plot", reference.to_str().unwrap()]);
+    assert!(out.status.success());
+    assert!(svg_text(&reference).contains("the reference power iteration"));
     // Only SVG, only for PageRank, and a bad place is an error.
     assert_eq!(grail(&["run", "pr", "-g", graph.to_str().unwrap(), "--plot", "x.png"]).status.code(), Some(2));
     assert_eq!(grail(&["run", "bfs", "-g", graph.to_str().unwrap(), "--plot", "x.svg"]).status.code(), Some(2));

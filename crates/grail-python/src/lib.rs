@@ -2,12 +2,16 @@
 //! package (`python/grail/`). Graphs, the suite algorithms and grail programs, with results as
 //! numpy arrays and errors as `grail.GrailError` carrying grail's messages. Runs release the GIL.
 
+// A method's arguments are the Python keyword arguments it takes (target=, variant=, opt=,
+// verify=, threads=, timeout=), one Rust argument each.
+#![allow(clippy::too_many_arguments)]
+
 use std::collections::HashMap;
 use std::path::PathBuf;
 
 use grail::{Column, Graph, LoadOptions, Program, Run, Target, Value};
 use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1};
-use pyo3::exceptions::{PyException, PyValueError};
+use pyo3::exceptions::{PyException, PyTimeoutError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyTuple};
 use pyo3::{IntoPyObjectExt, create_exception};
@@ -15,6 +19,9 @@ use pyo3::{IntoPyObjectExt, create_exception};
 create_exception!(grail, GrailError, PyException, "An error from grail, with grail's message.");
 
 fn error(e: grail::Error) -> PyErr {
+    if e.is_timeout() {
+        return PyTimeoutError::new_err(e.to_string());
+    }
     GrailError::new_err(e.to_string())
 }
 
@@ -40,6 +47,19 @@ struct Options<'a> {
     opt: Option<&'a str>,
     verify: bool,
     threads: usize,
+    /// Seconds; see `time_limit`.
+    timeout: Option<f64>,
+}
+
+/// A `timeout=` in seconds as a time limit: positive and finite, or an error.
+fn time_limit(timeout: Option<f64>) -> PyResult<Option<std::time::Duration>> {
+    match timeout {
+        None => Ok(None),
+        Some(seconds) if seconds > 0.0 && seconds.is_finite() => Ok(Some(std::time::Duration::from_secs_f64(seconds))),
+        Some(seconds) => {
+            Err(PyValueError::new_err(format!("timeout={seconds}: expected a positive number of seconds")))
+        }
+    }
 }
 
 impl Options<'_> {
@@ -53,6 +73,9 @@ impl Options<'_> {
         }
         if self.verify {
             run = run.verify();
+        }
+        if let Some(limit) = time_limit(self.timeout)? {
+            run = run.time_limit(limit);
         }
         Ok(run)
     }
@@ -187,8 +210,7 @@ impl PyGraph {
     }
 
     /// BFS levels from `source` (uint32; 4294967295 where unreached).
-    #[pyo3(signature = (source=0, target="cpu", variant=None, opt=None, verify=false, threads=0))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (source=0, target="cpu", variant=None, opt=None, verify=false, threads=0, timeout=None))]
     fn bfs<'py>(
         &self,
         py: Python<'py>,
@@ -198,15 +220,15 @@ impl PyGraph {
         opt: Option<&str>,
         verify: bool,
         threads: usize,
+        timeout: Option<f64>,
     ) -> PyResult<Bound<'py, PyArray1<u32>>> {
-        let run = Options { target, variant, opt, verify, threads }.apply(self.inner.bfs(source))?;
+        let run = Options { target, variant, opt, verify, threads, timeout }.apply(self.inner.bfs(source))?;
         Ok(PyArray1::from_vec(py, go(py, run)?))
     }
 
     /// Shortest-path distances from `source`: uint64 over integer weights (2**64-1 where
     /// unreached), float64 over real ones (inf where unreached).
-    #[pyo3(signature = (source=0, target="cpu", variant=None, opt=None, verify=false, threads=0))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (source=0, target="cpu", variant=None, opt=None, verify=false, threads=0, timeout=None))]
     fn sssp<'py>(
         &self,
         py: Python<'py>,
@@ -216,8 +238,9 @@ impl PyGraph {
         opt: Option<&str>,
         verify: bool,
         threads: usize,
+        timeout: Option<f64>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let options = Options { target, variant, opt, verify, threads };
+        let options = Options { target, variant, opt, verify, threads, timeout };
         if self.inner.has_real_weights() {
             let run = options.apply(self.inner.sssp_real(source))?;
             return Ok(PyArray1::from_vec(py, go(py, run)?).into_any());
@@ -228,7 +251,7 @@ impl PyGraph {
 
     /// Connected component labels (the smallest node id of each component), edges taken as
     /// undirected.
-    #[pyo3(signature = (target="cpu", variant=None, opt=None, verify=false, threads=0))]
+    #[pyo3(signature = (target="cpu", variant=None, opt=None, verify=false, threads=0, timeout=None))]
     fn connected_components<'py>(
         &self,
         py: Python<'py>,
@@ -237,14 +260,15 @@ impl PyGraph {
         opt: Option<&str>,
         verify: bool,
         threads: usize,
+        timeout: Option<f64>,
     ) -> PyResult<Bound<'py, PyArray1<u32>>> {
-        let run = Options { target, variant, opt, verify, threads }.apply(self.inner.connected_components())?;
+        let run =
+            Options { target, variant, opt, verify, threads, timeout }.apply(self.inner.connected_components())?;
         Ok(PyArray1::from_vec(py, go(py, run)?))
     }
 
     /// PageRank: `(ranks as float64, iterations)`.
-    #[pyo3(signature = (target="cpu", tolerance=None, max_iterations=None, variant=None, opt=None, verify=false, threads=0))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (target="cpu", tolerance=None, max_iterations=None, variant=None, opt=None, verify=false, threads=0, timeout=None))]
     fn pagerank<'py>(
         &self,
         py: Python<'py>,
@@ -255,6 +279,7 @@ impl PyGraph {
         opt: Option<&str>,
         verify: bool,
         threads: usize,
+        timeout: Option<f64>,
     ) -> PyResult<(Bound<'py, PyArray1<f64>>, u32)> {
         let mut run = self.inner.pagerank();
         if let Some(tolerance) = tolerance {
@@ -263,12 +288,12 @@ impl PyGraph {
         if let Some(iterations) = max_iterations {
             run = run.max_iterations(iterations);
         }
-        let result = go(py, Options { target, variant, opt, verify, threads }.apply(run)?)?;
+        let result = go(py, Options { target, variant, opt, verify, threads, timeout }.apply(run)?)?;
         Ok((PyArray1::from_vec(py, result.ranks), result.iterations))
     }
 
     /// The number of triangles of the undirected simple graph underlying this one.
-    #[pyo3(signature = (target="cpu", variant=None, opt=None, verify=false, threads=0))]
+    #[pyo3(signature = (target="cpu", variant=None, opt=None, verify=false, threads=0, timeout=None))]
     fn triangles(
         &self,
         py: Python<'_>,
@@ -277,12 +302,13 @@ impl PyGraph {
         opt: Option<&str>,
         verify: bool,
         threads: usize,
+        timeout: Option<f64>,
     ) -> PyResult<u64> {
-        go(py, Options { target, variant, opt, verify, threads }.apply(self.inner.triangles())?)
+        go(py, Options { target, variant, opt, verify, threads, timeout }.apply(self.inner.triangles())?)
     }
 
     /// A maximal independent set (bool per node) of the undirected simple graph underlying this one.
-    #[pyo3(signature = (target="cpu", variant=None, opt=None, verify=false, threads=0))]
+    #[pyo3(signature = (target="cpu", variant=None, opt=None, verify=false, threads=0, timeout=None))]
     fn maximal_independent_set<'py>(
         &self,
         py: Python<'py>,
@@ -291,14 +317,16 @@ impl PyGraph {
         opt: Option<&str>,
         verify: bool,
         threads: usize,
+        timeout: Option<f64>,
     ) -> PyResult<Bound<'py, PyArray1<bool>>> {
-        let run = Options { target, variant, opt, verify, threads }.apply(self.inner.maximal_independent_set())?;
+        let run =
+            Options { target, variant, opt, verify, threads, timeout }.apply(self.inner.maximal_independent_set())?;
         Ok(PyArray1::from_vec(py, go(py, run)?))
     }
 
     /// A minimum spanning forest: `(edges, weight)`, edges an (k, 3) uint32 array of
     /// `(u, v, weight)` rows with `u < v`.
-    #[pyo3(signature = (target="cpu", variant=None, opt=None, verify=false, threads=0))]
+    #[pyo3(signature = (target="cpu", variant=None, opt=None, verify=false, threads=0, timeout=None))]
     fn minimum_spanning_forest<'py>(
         &self,
         py: Python<'py>,
@@ -307,8 +335,10 @@ impl PyGraph {
         opt: Option<&str>,
         verify: bool,
         threads: usize,
+        timeout: Option<f64>,
     ) -> PyResult<(Bound<'py, PyAny>, Py<PyAny>)> {
-        let run = Options { target, variant, opt, verify, threads }.apply(self.inner.minimum_spanning_forest())?;
+        let run =
+            Options { target, variant, opt, verify, threads, timeout }.apply(self.inner.minimum_spanning_forest())?;
         let forest = go(py, run)?;
         let rows = forest.edges.len();
         if let Some(total) = forest.real_weight {
@@ -429,7 +459,7 @@ impl PyProgram {
 
     /// Compiles (cached) and runs the program on `graph`; `params` by name (numbers, bools, or
     /// text the parameter's type reads).
-    #[pyo3(signature = (graph, target="cpu", params=None, opt=None, threads=0))]
+    #[pyo3(signature = (graph, target="cpu", params=None, opt=None, threads=0, timeout=None))]
     fn run(
         &self,
         py: Python<'_>,
@@ -438,8 +468,12 @@ impl PyProgram {
         params: Option<&Bound<'_, PyDict>>,
         opt: Option<&str>,
         threads: usize,
+        timeout: Option<f64>,
     ) -> PyResult<PyProgramOutput> {
         let mut run = self.inner.on(&graph.inner).target(parse_target(target)?).threads(threads);
+        if let Some(limit) = time_limit(timeout)? {
+            run = run.time_limit(limit);
+        }
         if let Some(opt) = opt {
             run = run.opt(opt).map_err(error)?;
         }

@@ -61,12 +61,17 @@ impl ModuleCache {
                     .recursive(true)
                     .mode(0o700)
                     .create(&self.dir)
-                    .map_err(|e| RuntimeError::io(&self.dir, e))?;
+                    .map_err(|e| self.unusable(e))?;
             }
         }
         #[cfg(not(unix))]
-        std::fs::create_dir_all(&self.dir).map_err(|e| RuntimeError::io(&self.dir, e))?;
+        std::fs::create_dir_all(&self.dir).map_err(|e| self.unusable(e))?;
         self.check_private()
+    }
+
+    /// The error for a cache folder that cannot be made or read.
+    fn unusable(&self, cause: std::io::Error) -> RuntimeError {
+        RuntimeError::CacheDir { dir: self.dir.clone(), cause: grail_graph::error::unwrap_io_error(cause) }
     }
 
     /// Refuses a folder that users other than this one can write.
@@ -96,6 +101,7 @@ impl ModuleCache {
         let bytes = match std::fs::read(&path) {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) if !self.dir.is_dir() => return Err(self.unusable(e)),
             Err(e) => return Err(RuntimeError::io(&path, e)),
         };
         self.check_private()?;

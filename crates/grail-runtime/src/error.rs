@@ -27,6 +27,12 @@ pub enum RuntimeError {
     )]
     UnsafeCache { dir: PathBuf, why: String },
     /// A symbol the runtime expected is not in a loaded library.
+    #[error(
+        "cannot use {} as the folder of compiled modules ($GRAIL_CACHE_DIR, default ~/.cache/grail): {cause}",
+        dir.display()
+    )]
+    CacheDir { dir: PathBuf, cause: std::io::Error },
+
     #[error("{} has no symbol `{name}`", path.display())]
     MissingSymbol { path: PathBuf, name: String },
     /// The code generator cannot turn the program into C.
@@ -45,6 +51,13 @@ pub enum RuntimeError {
     #[error("the program has {expected} parameters, but {given} values were passed")]
     ParamCount { expected: usize, given: usize },
     /// Memory for something the run needs could not be had.
+    #[error("the run took longer than its time limit of {limit:?} and was stopped before {at}")]
+    TimedOut { limit: std::time::Duration, at: String },
+
+    /// The input does not suit the program (integer weights asked of a graph with real ones).
+    #[error("{0}")]
+    Input(String),
+
     #[error("out of memory: {what}")]
     OutOfMemory { what: String },
     /// The program did something it must not (divided by zero, indexed past the graph, ...).

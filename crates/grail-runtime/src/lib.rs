@@ -13,6 +13,7 @@ mod error;
 #[cfg(feature = "gpu")]
 pub mod gpu;
 mod host;
+pub mod limits;
 mod running;
 
 pub use cache::ModuleCache;

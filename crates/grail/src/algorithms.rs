@@ -149,6 +149,15 @@ impl<'g, T: AlgorithmOutput> Run<'g, T> {
         self
     }
 
+    /// Stops a run on a generated target that takes longer than `limit` with
+    /// an error for which [`Error::is_timeout`] holds: checked before each kernel invocation and each round of a loop of
+    /// the program's `main`, so a single kernel that never ends (or a loop a GPU runs whole) is
+    /// not interrupted. Compiling does not count.
+    pub fn time_limit(mut self, limit: std::time::Duration) -> Self {
+        self.params.time_limit = Some(limit);
+        self
+    }
+
     /// The suite program variant (`grail run ALGO --variant help` lists them), instead of the
     /// algorithm's default.
     pub fn variant(mut self, name: &str) -> Self {

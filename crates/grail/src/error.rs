@@ -33,6 +33,13 @@ impl From<grail_runtime::GpuError> for Error {
 }
 
 impl Error {
+    /// Whether the run was stopped by its time limit (`time_limit`).
+    pub fn is_timeout(&self) -> bool {
+        use grail_runtime::RuntimeError::TimedOut;
+        matches!(self, Error::Runtime(TimedOut { .. }))
+            || matches!(self, Error::Algorithm(grail_algos::AlgoError::Runtime(TimedOut { .. })))
+    }
+
     /// Whether a verifier rejected a result (as opposed to the run failing).
     pub fn is_verification_failure(&self) -> bool {
         matches!(self, Error::Graph(grail_graph::GraphError::Verification(_)))

@@ -10,9 +10,9 @@ use grail_graph::Column;
 use grail_ir::{Module, OptConfig, Owner, optimize};
 use grail_lang::SourceMap;
 use grail_lang::diagnostics::render_to_string;
-use grail_runtime::ModuleCache;
 use grail_runtime::cpu::{CCompiler, CpuProgram, RunOptions, RunOutput, Value};
 use grail_runtime::gpu::{Device, GpuProgram};
+use grail_runtime::{ModuleCache, limits};
 
 use crate::algorithms::Target;
 use crate::error::{Error, Result};
@@ -95,7 +95,15 @@ impl Program {
 
     /// Prepares a run on `graph`: choose the target and parameters, then [`ProgramRun::run`].
     pub fn on<'a>(&'a self, graph: &'a Graph) -> ProgramRun<'a> {
-        ProgramRun { program: self, graph, target: Target::Cpu, params: Vec::new(), opt: OptChoice::Tuned, threads: 0 }
+        ProgramRun {
+            program: self,
+            graph,
+            target: Target::Cpu,
+            params: Vec::new(),
+            opt: OptChoice::Tuned,
+            threads: 0,
+            time_limit: None,
+        }
     }
 }
 
@@ -109,6 +117,7 @@ pub struct ProgramRun<'a> {
     params: Vec<(String, String)>,
     opt: OptChoice,
     threads: usize,
+    time_limit: Option<Duration>,
 }
 
 impl ProgramRun<'_> {
@@ -139,6 +148,13 @@ impl ProgramRun<'_> {
         self
     }
 
+    /// Stops the run (not the compile) once it has taken longer than `limit`, with
+    /// an error for which [`Error::is_timeout`] holds; see [`crate::Run::time_limit`] for where it is checked.
+    pub fn time_limit(mut self, limit: Duration) -> Self {
+        self.time_limit = Some(limit);
+        self
+    }
+
     /// Compiles the program for the target (cached on disk after the first time) and runs it.
     /// What the program prints goes to standard output.
     pub fn run(self) -> Result<ProgramOutput> {
@@ -157,13 +173,15 @@ impl ProgramRun<'_> {
         let output: RunOutput = match self.target {
             Target::Cpu => {
                 let program = CpuProgram::compile(optimized(&TargetKey::cpu())?, &CCompiler::detect()?, Some(&cache))?;
-                program.run(graph, &values, &RunOptions { threads: self.threads }, &mut stdout)?
+                limits::with_time_limit(self.time_limit, || {
+                    program.run(graph, &values, &RunOptions { threads: self.threads }, &mut stdout)
+                })?
             }
             Target::Gpu(device) => {
                 let device = Device::open(device)?;
                 let key = TargetKey::gpu(&device.info().name);
                 let program = GpuProgram::compile(optimized(&key)?, device, Some(&cache))?;
-                program.run(graph, &values, &mut stdout)?.0
+                limits::with_time_limit(self.time_limit, || program.run(graph, &values, &mut stdout))?.0
             }
             Target::Reference => {
                 return Err(Error::Usage(

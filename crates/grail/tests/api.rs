@@ -153,3 +153,25 @@ fn a_gpu_session_agrees_with_the_reference_when_there_is_a_gpu() {
         graph.connected_components().on(Target::Reference).run().unwrap()
     );
 }
+
+#[test]
+fn a_time_limit_stops_runaway_runs_between_kernels() {
+    use std::time::{Duration, Instant};
+    let graph = sample();
+    let err = graph.bfs(0).time_limit(Duration::ZERO).run().unwrap_err();
+    assert!(err.is_timeout(), "{err}");
+    assert!(err.to_string().contains("time limit"), "{err}");
+    // A host loop that never ends stops soon after the limit, with a clean error.
+    let spin = Program::from_source(
+        "spin",
+        "graph { node x: u32; }\nkernel touch() { forall u in G.nodes() { u.x = 1; } }\n\
+         fn main() { while true { invoke touch(); } }\n",
+    )
+    .unwrap();
+    let started = Instant::now();
+    let err = spin.on(&graph).time_limit(Duration::from_millis(200)).run().unwrap_err();
+    assert!(err.is_timeout() && err.to_string().contains("time limit of 200ms"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(30));
+    // Without a limit, runs are unaffected.
+    assert!(graph.bfs(0).time_limit(Duration::from_secs(600)).run().is_ok());
+}

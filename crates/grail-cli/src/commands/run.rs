@@ -86,7 +86,11 @@ fn run_suite(algorithm: Algorithm, args: RunArgs, threads: usize, progress: &Bar
     progress.clear();
     note_assumptions(algorithm, &graph);
 
-    let result = run_algorithm(algorithm, &graph, target, &params)?;
+    // The convergence curve is the run's own: every round's L1 change, as the PageRank
+    // programs' `gather` (or `sweep`) reduces it, traced on the host (loops kept there).
+    params.loops_on_host |= args.plot.is_some();
+    let (result, trace) = grail_runtime::limits::with_trace(|| run_algorithm(algorithm, &graph, target, &params));
+    let result = result?;
     if let Some(resolution) = &result.resolution {
         warn(&resolution.warnings);
     }
@@ -107,18 +111,30 @@ fn run_suite(algorithm: Algorithm, args: RunArgs, threads: usize, progress: &Bar
     }
 
     if let Some(plot) = &args.plot {
-        // The generated programs do not report each iteration's change: the curve is the
-        // reference power iteration's on the same graph and options, and the title says so.
-        let (reference, changes) = grail_graph::reference::pagerank_with_changes(&graph, &params.pagerank);
-        let ran = match &result.output {
-            grail_algos::Output::Ranks { iterations, .. } => format!("; the run took {iterations}"),
-            _ => String::new(),
+        let changes: Vec<f64> = trace
+            .iter()
+            .filter(|(kernel, _)| kernel == "gather" || kernel == "sweep")
+            .filter_map(|(_, value)| match value {
+                grail_runtime::cpu::Value::F64(x) => Some(*x),
+                grail_runtime::cpu::Value::F32(x) => Some(f64::from(*x)),
+                _ => None,
+            })
+            .collect();
+        let name = args.graph.path().display();
+        let (changes, title) = if changes.is_empty() {
+            // The reference target, or a variant without rounds (residual push): the reference
+            // power iteration's curve on the same graph and options, and the title says so.
+            let (reference, changes) = grail_graph::reference::pagerank_with_changes(&graph, &params.pagerank);
+            let title = format!(
+                "PageRank convergence on {name} (the reference power iteration's {} rounds)",
+                reference.iterations
+            );
+            (changes, title)
+        } else {
+            let variant = result.variant.map_or(String::new(), |v| format!(", variant {}", v.name));
+            let title = format!("PageRank convergence on {name} ({} rounds, target {target}{variant})", changes.len());
+            (changes, title)
         };
-        let title = format!(
-            "PageRank convergence on {} ({} iterations of the reference power iteration{ran})",
-            args.graph.path().display(),
-            reference.iterations
-        );
         crate::plot::convergence(plot, &title, "iteration", "L1 change of the ranks", "change", &changes)?;
     }
     let time_ms = millis(result.time);

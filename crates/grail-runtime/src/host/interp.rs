@@ -140,6 +140,8 @@ impl<'a, M: Machine + ?Sized> Interp<'a, '_, M> {
 
     /// Runs a loop body; `Some(flow)` when the loop must end with that flow.
     fn loop_body(&mut self, frame: &mut Frame, body: &'a [Stmt]) -> Result<Option<Flow>> {
+        // Every round of a host loop is a point where a run past its time limit stops.
+        crate::limits::check("the next round of a loop in `main`")?;
         Ok(match self.block(frame, body)? {
             Flow::Normal | Flow::Continue => None,
             Flow::Break => Some(Flow::Normal),
@@ -232,7 +234,13 @@ impl<'a, M: Machine + ?Sized> Interp<'a, '_, M> {
 
     fn invoke_with(&mut self, frame: &mut Frame, kernel: KernelId, args: &'a [Expr]) -> Result<Option<Value>> {
         let args = args.iter().map(|a| self.eval(frame, a)).collect::<Result<Vec<_>>>()?;
-        self.m.invoke(kernel, &args)
+        let name = &self.module.kernels[kernel.index()].name;
+        crate::limits::check(&format!("kernel `{name}`"))?;
+        let value = self.m.invoke(kernel, &args)?;
+        if let Some(value) = &value {
+            crate::limits::record(name, value);
+        }
+        Ok(value)
     }
 
     /// A fresh worklist for a region's `initial`.

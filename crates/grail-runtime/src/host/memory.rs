@@ -340,7 +340,7 @@ fn fill_weights(column: &mut Column, csr: &Csr) {
 pub(crate) fn check_weight_kind(module: &Module, property: &grail_ir::Property, csr: &Csr) -> Result<()> {
     let integer = property.ty.scalar().is_some_and(|s| s.is_integer());
     if integer && csr.has_real_weights() {
-        return Err(RuntimeError::Unsupported(format!(
+        return Err(RuntimeError::Input(format!(
             "program `{}` reads integer weights (`edge weight: {}`), and this graph's weights are real: \
              declare `edge weight: f32` (or f64), or read the graph with --weights round|scale",
             module.name, property.ty
