@@ -50,7 +50,7 @@ fn node_fields(value: &Value) -> Vec<u32> {
     fields
         .iter()
         .map(|f| match f {
-            Value::Node(u) | Value::U32(u) => *u,
+            Value::Node(u) | Value::U32(u) | Value::Element(u) => *u,
             other => panic!("unexpected field {other:?}"),
         })
         .collect()
@@ -147,5 +147,54 @@ fn cells_are_added_locked_claimed_and_copied_exactly() {
         }
         assert_eq!(kinds, expected, "{nodes} nodes, {threads} threads");
         assert!(per_owner.iter().all(|&c| c == 4), "every node owns two cells, copied");
+    }
+}
+
+const REMOVAL: &str = include_str!("../../grail-lang/tests/programs/removal.grail");
+
+/// What `removal.grail` must leave: the groups removed (nodes with an edge of odd id sum), and
+/// the edges whose source keeps its group, in (source, target) order.
+fn removal_expected(graph: &Graph) -> (u32, Vec<(u32, u32)>) {
+    let csr = graph.out();
+    let mut removed = 0;
+    let mut alive = Vec::new();
+    for u in 0..graph.num_nodes() {
+        let neighbors = csr.neighbors(u);
+        if neighbors.iter().any(|&v| (u + v) % 2 == 1) {
+            removed += 1;
+        } else {
+            alive.extend(neighbors.iter().map(|&v| (u, v)));
+        }
+    }
+    (removed, alive)
+}
+
+#[test]
+fn removed_elements_go_once_are_skipped_and_not_output() {
+    let program = compile("removal", REMOVAL);
+    let options = GenOptions { seed: 9, max_weight: None };
+    let mut graphs: Vec<(String, Graph)> = (0..40).map(|s| (format!("random {s}"), random_simple_graph(s))).collect();
+    graphs.push(("rmat".into(), generate(&Generator::graph500(10), &options, true, &NoProgress).unwrap()));
+    for (what, graph) in &graphs {
+        let (removed, alive) = removal_expected(graph);
+        for threads in [1, 2, 3] {
+            let out = run(&program, graph, threads);
+            let expected = removed * 1_048_576 + alive.len() as u32;
+            assert_eq!(out.result, Some(Value::U32(expected)), "{what}, {threads} threads");
+            // Output holds only live elements: groups of nodes without an odd edge; members of
+            // those (the handle printed is the group's index, so compare the targets in order).
+            let groups = &out.collections[0];
+            let kept: Vec<u32> = (0..graph.num_nodes())
+                .filter(|&u| graph.out().degree(u) > 0 && !graph.out().neighbors(u).iter().any(|&v| (u + v) % 2 == 1))
+                .collect();
+            let mut group_nodes: Vec<u32> = groups.iter().map(|g| node_fields(g)[0]).collect();
+            group_nodes.sort_unstable();
+            assert_eq!(group_nodes, kept, "{what}: live groups");
+            let mut member_targets: Vec<u32> = out.collections[1].iter().map(|m| node_fields(m)[1]).collect();
+            let mut expected_targets: Vec<u32> = alive.iter().map(|e| e.1).collect();
+            member_targets.sort_unstable();
+            expected_targets.sort_unstable();
+            assert_eq!(member_targets, expected_targets, "{what}: live members");
+        }
     }
 }

@@ -309,7 +309,9 @@ pub(crate) fn walk_expr(expr: &Expr, visit: &mut impl FnMut(&Expr)) {
         | ExprKind::Cast(e)
         | ExprKind::Field(e, _)
         | ExprKind::SetFind { node: e, .. }
-        | ExprKind::CollectionAdd { value: e, .. } => children.push(e),
+        | ExprKind::CollectionAdd { value: e, .. }
+        | ExprKind::CollectionRemove { element: e, .. }
+        | ExprKind::CollectionHas { element: e, .. } => children.push(e),
         ExprKind::Neighbor { node, index, .. } => children.extend([&**node, &**index]),
         ExprKind::Binary(_, a, b) | ExprKind::SetUnion { a, b, .. } => children.extend([&**a, &**b]),
         ExprKind::Call(_, args) | ExprKind::Builtin(_, args) | ExprKind::Struct(_, args) => children.extend(args),

@@ -522,8 +522,19 @@ pub enum ExprKind {
         collection: CollectionId,
         value: Box<Expr>,
     },
-    /// The number of elements of a collection (`u32`).
+    /// The number of elements of a collection (`u32`): those added and not removed.
     CollectionLen(CollectionId),
+    /// Removes an element (marks it removed: its handle is never reused, its fields stay
+    /// readable); `true` for the one call that removed it. Kernels and functions only.
+    CollectionRemove {
+        collection: CollectionId,
+        element: Box<Expr>,
+    },
+    /// Whether an element has not been removed (`bool`). Kernels and functions only.
+    CollectionHas {
+        collection: CollectionId,
+        element: Box<Expr>,
+    },
 }
 
 /// What a parallel loop iterates.

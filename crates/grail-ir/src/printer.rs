@@ -357,6 +357,12 @@ impl<'m> Printer<'m> {
                 format!("{}.add({})", self.collection(*collection), self.expr(value))
             }
             ExprKind::CollectionLen(c) => format!("{}.len()", self.collection(*c)),
+            ExprKind::CollectionRemove { collection, element } => {
+                format!("{}.remove({})", self.collection(*collection), self.expr(element))
+            }
+            ExprKind::CollectionHas { collection, element } => {
+                format!("{}.has({})", self.collection(*collection), self.expr(element))
+            }
         }
     }
 

@@ -613,6 +613,14 @@ impl<'m> Checker<'m> {
                 self.collection(*id)?;
                 want(Type::U32)
             }
+            ExprKind::CollectionRemove { collection, element } | ExprKind::CollectionHas { collection, element } => {
+                if self.is_host() {
+                    return self.fail("removing or testing a collection element in host code");
+                }
+                let decl = self.collection(*collection)?;
+                self.expect(&format!("an element of collection {}", decl.name), element, Type::Element(*collection))?;
+                want(Type::BOOL)
+            }
         }
     }
 

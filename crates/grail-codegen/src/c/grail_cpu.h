@@ -28,8 +28,9 @@ typedef struct grail_buf {
 /* Collections. Element i lives in segment s = floor(log2(i / 1024 + 1)), which holds 1024 << s
  * elements; a segment is allocated by the first thread that adds into it and never moves, so
  * handles stay valid while other threads add. A segment stores each field of the element struct
- * as an array, then a lock word and a claim word per element: the generated code names the byte
- * offsets of these arrays in segment 0 (GRAIL_C<c>_F<f>, ..._LOCKS, ..._CLAIMS, ..._BYTES); in
+ * as an array, then a lock word, a claim word and a removed word per element: the generated code
+ * names the byte offsets of these arrays in segment 0 (GRAIL_C<c>_F<f>, ..._LOCKS, ..._CLAIMS,
+ * ..._GONE, ..._BYTES); in
  * segment s they are shifted left by s. Keep in sync with `GrailColl` in ffi.rs. */
 #define GRAIL_SEG_LOG 10
 #define GRAIL_SEGS 23
@@ -41,6 +42,8 @@ typedef struct grail_buf {
 typedef struct grail_coll {
     /* Elements added so far (reserved slots; may pass GRAIL_COLL_MAX only when failed is set). */
     uint64_t len;
+    /* Elements removed so far (each slot's removed word says which). */
+    uint64_t removed;
     void *segs[GRAIL_SEGS];
     /* 1 when allocating a segment failed, 2 when the collection is full; the runtime reports it. */
     uint32_t failed;
@@ -287,6 +290,28 @@ static inline uint64_t grail_coll_len(const grail_coll *c) {
     return n < GRAIL_COLL_MAX ? n : GRAIL_COLL_MAX;
 }
 
+/* Removal marks an element (its removed word, at `gone` in segment 0): loops over the collection
+ * skip it, its slot is not reused (handles held elsewhere never name another element), and its
+ * fields stay readable. A handle that is not an element (UINT32_MAX from a failed add) is never
+ * present and cannot be removed. */
+static inline bool grail_coll_has(const grail_coll *c, uint64_t gone, uint32_t i) {
+    if ((uint64_t)i >= grail_coll_len(c)) return false;
+    return __atomic_load_n((uint32_t *)grail_elem(c, gone, 4, i), __ATOMIC_RELAXED) == 0u;
+}
+
+/* Removes element i; true for the one call that removed it. */
+static inline bool grail_coll_remove(grail_coll *c, uint64_t gone, uint32_t i) {
+    if ((uint64_t)i >= grail_coll_len(c)) return false;
+    if (__atomic_exchange_n((uint32_t *)grail_elem(c, gone, 4, i), 1u, __ATOMIC_RELAXED) != 0u) return false;
+    __atomic_fetch_add(&c->removed, 1, __ATOMIC_RELAXED);
+    return true;
+}
+
+/* The number of elements present: added and not removed. */
+static inline uint64_t grail_coll_live(const grail_coll *c) {
+    return grail_coll_len(c) - __atomic_load_n(&c->removed, __ATOMIC_RELAXED);
+}
+
 /* Zeroes the 4-byte words at `offset` (in segment 0) of every allocated segment: the claim words,
  * when invocation numbers wrap around. */
 static inline void grail_coll_clear_words(grail_coll *c, uint64_t offset) {
@@ -300,6 +325,7 @@ void grail_coll_free(grail_coll *c) {
         c->segs[s] = NULL;
     }
     c->len = 0;
+    c->removed = 0;
     c->failed = 0;
 }
 

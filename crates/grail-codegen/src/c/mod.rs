@@ -139,6 +139,8 @@ impl Target for C {
             writeln!(out, "    v.f{f} = {};", element_field(c, f, *ty)).unwrap();
         }
         store_leaves(out, "    ", &flat, "");
+        // One slot more: whether the element was removed.
+        writeln!(out, "    flat[{}].u = !grail_coll_has(coll, GRAIL_C{c}_GONE, index);", flat.len()).unwrap();
         writeln!(out, "}}").unwrap();
     }
 

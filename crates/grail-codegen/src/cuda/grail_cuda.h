@@ -139,6 +139,8 @@ typedef struct grail_wl {
 typedef struct grail_coll {
     /* Elements added so far (reserved slots; may pass GRAIL_COLL_MAX only when failed is set). */
     uint64_t len;
+    /* Elements removed so far (each slot's removed word says which). */
+    uint64_t removed;
     void *segs[GRAIL_SEGS];
     /* 1 when allocating a segment failed, 2 when the collection is full; the runtime reports it. */
     uint32_t failed;
@@ -644,9 +646,9 @@ GRAIL_DEVICE void *grail_elem(const grail_coll *c, uint64_t offset, uint64_t siz
 }
 
 /* Reserves the next element, allocating its segment if no thread has (grail_segment_get). The
- * segment is not zeroed: the element's fields are written by its add, and its lock and claim
- * words (the last two arrays of the layout, whatever the fields) are zeroed here, so nothing
- * reads memory its creator did not write. False when the device heap is exhausted or the
+ * segment is not zeroed: the element's fields are written by its add, and its lock, claim and
+ * removed words (the last three arrays of the layout, whatever the fields) are zeroed here, so
+ * nothing reads memory its creator did not write. False when the device heap is exhausted or the
  * collection is full: `failed` says which, and the runtime stops the program. */
 GRAIL_DEVICE bool grail_coll_reserve(grail_coll *c, uint64_t seg0_bytes, uint64_t *index) {
     uint64_t i = atomicAdd(&c->len, (uint64_t)1);
@@ -661,9 +663,11 @@ GRAIL_DEVICE bool grail_coll_reserve(grail_coll *c, uint64_t seg0_bytes, uint64_
         atomicMax(&c->failed, 1u);
         return false;
     }
-    uint64_t claims = seg0_bytes - GRAIL_SEG_ARRAY(4), locks = claims - GRAIL_SEG_ARRAY(4);
+    uint64_t gone = seg0_bytes - GRAIL_SEG_ARRAY(4), claims = gone - GRAIL_SEG_ARRAY(4),
+             locks = claims - GRAIL_SEG_ARRAY(4);
     ((uint32_t *)(segment + (locks << s)))[k] = 0u;
     ((uint32_t *)(segment + (claims << s)))[k] = 0u;
+    ((uint32_t *)(segment + (gone << s)))[k] = 0u;
     *index = i;
     return true;
 }
@@ -674,10 +678,32 @@ GRAIL_DEVICE uint64_t grail_coll_len(const grail_coll *c) {
     return n < GRAIL_COLL_MAX ? n : GRAIL_COLL_MAX;
 }
 
+/* Removal marks an element (its removed word, at `gone` in segment 0): loops over the collection
+ * skip it, its slot is not reused (handles held elsewhere never name another element), and its
+ * fields stay readable. A handle that is not an element is never present and cannot be removed. */
+GRAIL_DEVICE bool grail_coll_has(const grail_coll *c, uint64_t gone, uint32_t i) {
+    if ((uint64_t)i >= grail_coll_len(c)) return false;
+    return *(volatile uint32_t *)grail_elem(c, gone, 4, i) == 0u;
+}
+
+/* Removes element i; true for the one call that removed it. */
+GRAIL_DEVICE bool grail_coll_remove(grail_coll *c, uint64_t gone, uint32_t i) {
+    if ((uint64_t)i >= grail_coll_len(c)) return false;
+    if (atomicExch((unsigned int *)grail_elem(c, gone, 4, i), 1u) != 0u) return false;
+    atomicAdd((unsigned long long *)&c->removed, 1ull);
+    return true;
+}
+
+/* The number of elements present: added and not removed. */
+GRAIL_DEVICE uint64_t grail_coll_live(const grail_coll *c) {
+    return grail_coll_len(c) - *(const volatile uint64_t *)&c->removed;
+}
+
 /* Frees a collection's segments; run by one device thread (device-heap memory is the device's). */
 GRAIL_DEVICE void grail_coll_free(grail_coll *c) {
     for (int s = 0; s < GRAIL_SEGS; s++) grail_segment_free(&c->segs[s]);
     c->len = 0;
+    c->removed = 0;
     c->failed = 0;
 }
 

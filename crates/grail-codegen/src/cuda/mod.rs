@@ -217,7 +217,15 @@ impl Target for Cuda {
         for (f, (_, ty)) in fields.iter().enumerate() {
             writeln!(out, "        v.f{f} = {};", element_field(c, f, *ty)).unwrap();
         }
-        store_leaves(out, "        ", &flat, &format!("j * {} + ", flat.len()));
+        // Each element's leaves, then one slot more: whether it was removed.
+        let width = flat.len() + 1;
+        store_leaves(out, "        ", &flat, &format!("j * {width} + "));
+        writeln!(
+            out,
+            "        flat[j * {width} + {}].u = !grail_coll_has(coll, GRAIL_C{c}_GONE, (uint32_t)i);",
+            flat.len()
+        )
+        .unwrap();
         writeln!(out, "    }}\n}}").unwrap();
         // Zeroing the claim words of every allocated segment.
         writeln!(out, "extern \"C\" __global__ void grail_c{c}_clear_claims(const grail_ctx ctx) {{").unwrap();

@@ -312,7 +312,8 @@ fn collection_support<T: Target>(target: &T, out: &mut String, module: &Module, 
     }
     writeln!(out, "#define GRAIL_C{c}_LOCKS {previous}").unwrap();
     writeln!(out, "#define GRAIL_C{c}_CLAIMS (GRAIL_C{c}_LOCKS + GRAIL_SEG_ARRAY(4))").unwrap();
-    writeln!(out, "#define GRAIL_C{c}_BYTES (GRAIL_C{c}_CLAIMS + GRAIL_SEG_ARRAY(4))").unwrap();
+    writeln!(out, "#define GRAIL_C{c}_GONE (GRAIL_C{c}_CLAIMS + GRAIL_SEG_ARRAY(4))").unwrap();
+    writeln!(out, "#define GRAIL_C{c}_BYTES (GRAIL_C{c}_GONE + GRAIL_SEG_ARRAY(4))").unwrap();
     writeln!(out, "{} uint32_t grail_c{c}_add(const grail_ctx *ctx, {elem_ty} v) {{", target.add_qualifier()).unwrap();
     writeln!(out, "    grail_coll *coll = &ctx->colls[{c}];").unwrap();
     writeln!(out, "    uint64_t i;").unwrap();
@@ -582,6 +583,14 @@ impl<'m, T: Target> Emitter<'m, T> {
         if let Some(item) = item {
             let var = self.local(forall.var);
             self.line(depth, &format!("{var} = {item};"));
+            if let Space::Collection(c) = forall.space {
+                // Removed elements are not visited.
+                let colls = self.ctx("colls");
+                self.line(
+                    depth,
+                    &format!("if (!grail_coll_has(&{colls}[{}], GRAIL_C{}_GONE, {var})) continue;", c.0, c.0),
+                );
+            }
             if let Some(filter) = &forall.filter {
                 let filter = self.expr(filter)?;
                 self.line(depth, &format!("if (!{filter}) continue;"));
@@ -917,7 +926,19 @@ impl<'m, T: Target> Emitter<'m, T> {
             ExprKind::CollectionAdd { collection, value } => {
                 format!("grail_c{}_add(ctx, {})", collection.0, self.expr(value)?)
             }
-            ExprKind::CollectionLen(c) => format!("((uint32_t)grail_coll_len(&{}[{}]))", self.ctx("colls"), c.0),
+            ExprKind::CollectionLen(c) => format!("((uint32_t)grail_coll_live(&{}[{}]))", self.ctx("colls"), c.0),
+            ExprKind::CollectionRemove { collection: c, element } => {
+                format!(
+                    "grail_coll_remove(&{}[{}], GRAIL_C{}_GONE, {})",
+                    self.ctx("colls"),
+                    c.0,
+                    c.0,
+                    self.expr(element)?
+                )
+            }
+            ExprKind::CollectionHas { collection: c, element } => {
+                format!("grail_coll_has(&{}[{}], GRAIL_C{}_GONE, {})", self.ctx("colls"), c.0, c.0, self.expr(element)?)
+            }
         })
     }
 

@@ -142,6 +142,7 @@ fn fold_of(body: &Block, locals: &[Local]) -> Option<Fold> {
                 | ExprKind::SetFind { .. }
                 | ExprKind::SetUnion { .. }
                 | ExprKind::CollectionAdd { .. }
+                | ExprKind::CollectionRemove { .. }
         )
     });
     (pure && !reads[acc.index()]).then(|| Fold { acc, op, value: value.clone() })

@@ -193,7 +193,8 @@ impl Checker<'_> {
                         ExprKind::Atomic { .. }
                         | ExprKind::SetFind { .. }
                         | ExprKind::SetUnion { .. }
-                        | ExprKind::CollectionAdd { .. } => writes = true,
+                        | ExprKind::CollectionAdd { .. }
+                        | ExprKind::CollectionRemove { .. } => writes = true,
                         ExprKind::Call(g, _) => pending.push(*g),
                         _ => {}
                     })

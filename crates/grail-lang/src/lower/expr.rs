@@ -799,7 +799,7 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    /// `G.coll.add(value)` and `G.coll.len()`.
+    /// `G.coll.add(value)`, `G.coll.len()`, `G.coll.remove(t)` and `G.coll.has(t)`.
     fn collection_method(
         &mut self,
         collection: CollectionId,
@@ -820,9 +820,39 @@ impl<'a> Lowerer<'a> {
                 self.arguments(args, &[], &callee, span)?;
                 Some(Expr::new(ExprKind::CollectionLen(collection), Type::U32))
             }
+            "remove" | "has" => {
+                match self.body.kind {
+                    BodyKind::Host { .. } => {
+                        let message = format!("host code cannot {} elements: kernels do", method.name);
+                        let diagnostic = Diagnostic::error(message, method.span)
+                            .with_note("`main` adds elements and counts them; kernels remove and test them");
+                        self.report(diagnostic);
+                        return None;
+                    }
+                    BodyKind::Function { id, .. } => {
+                        self.element_access[id.index()].get_or_insert(method.span);
+                    }
+                    _ => {}
+                }
+                let mut args = self.arguments(args, &[Some(Type::Element(collection))], &callee, span)?;
+                let element = Box::new(args.remove(0));
+                let kind = if method.name == "remove" {
+                    ExprKind::CollectionRemove { collection, element }
+                } else {
+                    ExprKind::CollectionHas { collection, element }
+                };
+                Some(Expr::new(kind, Type::BOOL))
+            }
             other => {
-                let message = format!("a collection has the methods `add` and `len`, not `{other}`");
-                self.error(message, method.span)
+                let mut diagnostic = Diagnostic::error(
+                    format!("a collection has the methods `add`, `len`, `remove` and `has`, not `{other}`"),
+                    method.span,
+                );
+                if let Some(close) = types::suggest(other, ["add", "len", "remove", "has"]) {
+                    diagnostic = diagnostic.with_note(format!("did you mean `{close}`?"));
+                }
+                self.report(diagnostic);
+                None
             }
         }
     }

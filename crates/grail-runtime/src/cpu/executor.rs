@@ -647,6 +647,7 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
     }
 
     /// The number of elements of a collection.
+    /// The slots of a collection: every element added, removed or not.
     fn coll_len(&self, id: CollectionId) -> u32 {
         let len = self.collections.colls[id.index()].len;
         len.min(u64::from(u32::MAX) - 1) as u32
@@ -691,11 +692,16 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
             leaf_types(self.module, element, &mut leaves);
             let get = self.program.collections[id.index()].get;
             let len = self.coll_len(id);
-            let mut flat = vec![GrailValue::default(); leaves.len()];
+            // One slot per leaf, and one more: whether the element was removed (then skipped).
+            let mut flat = vec![GrailValue::default(); leaves.len() + 1];
             let mut elements = Vec::with_capacity(len as usize);
             for i in 0..len {
-                // SAFETY: `i` is below the collection's length and `flat` has one slot per leaf.
+                // SAFETY: `i` is below the collection's length and `flat` has a slot per leaf and one.
                 unsafe { get(&*self.ctx, i, flat.as_mut_ptr()) };
+                // SAFETY: the get function wrote the removed flag as `u`.
+                if unsafe { flat[leaves.len()].u } != 0 {
+                    continue;
+                }
                 let mut values = flat.iter().zip(&leaves).map(|(v, ty)| Value::from_grail(*ty, *v));
                 elements.push(unflatten(self.module, element, &mut values)?);
             }
@@ -763,7 +769,7 @@ impl Machine for Run<'_, '_, '_> {
     }
 
     fn collection_len(&mut self, id: CollectionId) -> Result<u32> {
-        Ok(self.coll_len(id))
+        Ok(self.coll_len(id) - self.collections.colls[id.index()].removed as u32)
     }
 
     fn push_worklist(&mut self, items: Vec<u32>) -> Result<()> {

@@ -77,13 +77,15 @@ pub(crate) const GRAIL_SEGS: usize = 23;
 #[repr(C)]
 pub(crate) struct GrailColl {
     pub len: u64,
+    /// Elements removed (marked; their slots are not reused).
+    pub removed: u64,
     pub segs: [*mut c_void; GRAIL_SEGS],
     /// 1: a segment could not be allocated; 2: the collection is full.
     pub failed: u32,
 }
 
 impl GrailColl {
-    pub const EMPTY: GrailColl = GrailColl { len: 0, segs: [ptr::null_mut(); GRAIL_SEGS], failed: 0 };
+    pub const EMPTY: GrailColl = GrailColl { len: 0, removed: 0, segs: [ptr::null_mut(); GRAIL_SEGS], failed: 0 };
 }
 
 /// `grail_wbuf`: a growable array of 64-bit words (records of deferred loops), grown by

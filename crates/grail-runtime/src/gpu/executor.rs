@@ -958,10 +958,11 @@ impl<'a> GpuRun<'a> {
         Ok(())
     }
 
-    fn coll_len(&self, id: CollectionId) -> Result<u32> {
-        let mut len = [0u64];
-        self.colls.download(id.index() * std::mem::size_of::<GpuColl>(), &mut len)?;
-        Ok(len[0].min(u64::from(u32::MAX) - 1) as u32)
+    /// The slots of a collection (every element added, removed or not) and how many were removed.
+    fn coll_len(&self, id: CollectionId) -> Result<(u32, u32)> {
+        let mut words = [0u64; 2];
+        self.colls.download(id.index() * std::mem::size_of::<GpuColl>(), &mut words)?;
+        Ok((words[0].min(u64::from(u32::MAX) - 1) as u32, words[1] as u32))
     }
 
     /// The elements of every output collection, read back through the generated get kernels.
@@ -971,8 +972,9 @@ impl<'a> GpuRun<'a> {
             let element = Type::Struct(self.module.collections[id.index()].element);
             let mut leaves = Vec::new();
             leaf_types(self.module, element, &mut leaves);
-            let len = u64::from(self.coll_len(id)?);
-            let width = leaves.len().max(1);
+            let len = u64::from(self.coll_len(id)?.0);
+            // Each element's leaves, then whether it was removed (then skipped).
+            let width = leaves.len() + 1;
             let flat = DeviceBuffer::new(&self.context, len as usize * width * 8, "a collection's output")?;
             if len > 0 {
                 let (begin, dest) = (0u64, flat.ptr());
@@ -985,7 +987,7 @@ impl<'a> GpuRun<'a> {
             let mut values = vec![0u64; len as usize * width];
             flat.download(0, &mut values)?;
             let mut elements = Vec::with_capacity(len as usize);
-            for chunk in values.chunks(width).take(len as usize) {
+            for chunk in values.chunks(width).take(len as usize).filter(|chunk| chunk[leaves.len()] == 0) {
                 let mut fields =
                     chunk.iter().zip(&leaves).map(|(&bits, ty)| Value::from_grail(*ty, GrailValue { u: bits }));
                 elements.push(unflatten(self.module, element, &mut fields)?);
@@ -1069,7 +1071,8 @@ impl Machine for GpuRun<'_> {
     }
 
     fn collection_len(&mut self, id: CollectionId) -> Result<u32> {
-        self.coll_len(id)
+        let (slots, removed) = self.coll_len(id)?;
+        Ok(slots - removed)
     }
 
     fn push_worklist(&mut self, items: Vec<u32>) -> Result<()> {

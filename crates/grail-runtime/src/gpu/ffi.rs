@@ -36,6 +36,8 @@ pub const GRAIL_SEGS: usize = 23;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct GpuColl {
     pub len: u64,
+    /// Elements removed (marked; their slots are not reused).
+    pub removed: u64,
     pub segs: [u64; GRAIL_SEGS],
     /// 1: the device heap ran out; 2: the collection is full.
     pub failed: u32,
@@ -182,6 +184,7 @@ pub fn layout_checks() -> String {
     }
     for (field, offset) in [
         ("len", offset_of!(GpuColl, len)),
+        ("removed", offset_of!(GpuColl, removed)),
         ("segs", offset_of!(GpuColl, segs)),
         ("failed", offset_of!(GpuColl, failed)),
     ] {

@@ -513,6 +513,12 @@ impl<'a, M: Machine + ?Sized> Interp<'a, '_, M> {
                 self.m.collection_add(*collection, &value)?
             }
             ExprKind::CollectionLen(collection) => Value::U32(self.m.collection_len(*collection)?),
+            ExprKind::CollectionRemove { collection, .. } | ExprKind::CollectionHas { collection, .. } => {
+                return Err(program_error(format!(
+                    "host code cannot remove or test the elements of collection `{}`; kernels do",
+                    self.module.collections[collection.index()].name
+                )));
+            }
             ExprKind::NumEdges => Value::U64(self.m.memory().out.num_edges()),
             ExprKind::EdgeSource(edge) => {
                 let edge = self.eval(frame, edge)?;
