@@ -17,7 +17,7 @@ const N: u64 = (BLOCKS * THREADS_PER_BLOCK) as u64;
 const LOCKED: u64 = 16;
 /// The capacity of the worklist that must overflow.
 const SMALL_CAP: u64 = 100;
-/// `grail_coll` in u64 words: len, 23 segments, failed (and padding).
+/// `grail_coll` in u64 words: len, removed, 23 segments, failed (and padding).
 const COLL_WORDS: usize = size_of::<super::ffi::GpuColl>() / 8;
 
 /// The kernel's name.
@@ -179,10 +179,11 @@ fn defines() -> String {
         "#define GRAIL_LOCKED {LOCKED}u\n#define GRAIL_LOCK_WINS {}\n#define GRAIL_LOCKED_WRITES {}\n\
          #define GRAIL_ALL_WINS {}\n#define GRAIL_ALL_WRITES {}\n#define GRAIL_CLAIMS {}\n#define GRAIL_UNIONS {}\n\
          #define GRAIL_COLL_FAILS {}\n#define GRAIL_COLL_SUM {}\n#define GRAIL_COLL_SEEN {}\n\
-         /* collection 0: one u32 field, then lock and claim words, as the C target lays them out */\n\
+         /* collection 0: one u32 field, then lock, claim and removed words, as the C target lays them out */\n\
          #define GRAIL_C0_F0 ((uint64_t)0)\n#define GRAIL_C0_LOCKS (GRAIL_C0_F0 + GRAIL_SEG_ARRAY(4))\n\
          #define GRAIL_C0_CLAIMS (GRAIL_C0_LOCKS + GRAIL_SEG_ARRAY(4))\n\
-         #define GRAIL_C0_BYTES (GRAIL_C0_CLAIMS + GRAIL_SEG_ARRAY(4))\n",
+         #define GRAIL_C0_GONE (GRAIL_C0_CLAIMS + GRAIL_SEG_ARRAY(4))\n\
+         #define GRAIL_C0_BYTES (GRAIL_C0_GONE + GRAIL_SEG_ARRAY(4))\n",
         count::LOCK_WINS,
         count::LOCKED_WRITES,
         count::ALL_WINS,
@@ -494,10 +495,10 @@ impl Results {
         let (added, freed) = (&self.colls_added, &self.colls_freed);
         let elements = 3 * n;
         expect("coll_reserve counts every element", added[0] == elements, added[0].to_string());
-        let segments: Vec<bool> = added[1..24].iter().map(|&p| p != 0).collect();
+        let segments: Vec<bool> = added[2..25].iter().map(|&p| p != 0).collect();
         let two = segments[..2] == [true, true] && segments[2..].iter().all(|&s| !s);
         expect("coll_reserve allocates segments 0 and 1 for 3072 elements", two, format!("{segments:?}"));
-        expect("coll_reserve does not fail", added[24] as u32 == 0, (added[24] as u32).to_string());
+        expect("coll_reserve does not fail", added[25] as u32 == 0, (added[25] as u32).to_string());
         let fails = self.counts[count::COLL_FAILS];
         expect("element locks and claims behave", fails == 0, format!("{fails} failures"));
         let seen = self.counts[count::COLL_SEEN];
