@@ -198,3 +198,29 @@ fn removed_elements_go_once_are_skipped_and_not_output() {
         }
     }
 }
+
+const SPLIT_CELLS: &str = include_str!("../../grail-lang/tests/programs/split_cells.grail");
+
+#[test]
+fn a_worklist_of_elements_morphs_under_exclusive_and_retry() {
+    let program = compile("split_cells", SPLIT_CELLS);
+    let options = GenOptions { seed: 4, max_weight: None };
+    let mut graphs: Vec<(String, Graph)> = (0..30).map(|s| (format!("random {s}"), random_simple_graph(s))).collect();
+    graphs.push(("rmat".into(), generate(&Generator::graph500(9), &options, false, &NoProgress).unwrap()));
+    for (what, graph) in &graphs {
+        let expected_cells = u64::from(graph.num_nodes()) + graph.num_edges();
+        for threads in [1, 2, 3] {
+            let out = run(&program, graph, threads);
+            assert_eq!(out.result, Some(Value::U32(expected_cells as u32)), "{what}, {threads} threads");
+            assert_eq!(out.collections[0].len() as u64, expected_cells, "{what}: cells output");
+            assert!(out.collections[0].iter().all(|cell| node_fields(cell)[0] == 1), "{what}: a cell not split");
+            let Some(Column::U32(splits)) =
+                out.properties.iter().find(|c| matches!(c, Column::U32(v) if v.len() == graph.num_nodes() as usize))
+            else {
+                panic!("{what}: no splits column");
+            };
+            let degrees: Vec<u32> = (0..graph.num_nodes()).map(|u| graph.out().degree(u) as u32).collect();
+            assert_eq!(splits, &degrees, "{what}, {threads} threads: splits per node");
+        }
+    }
+}

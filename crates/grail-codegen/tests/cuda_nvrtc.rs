@@ -91,6 +91,7 @@ fn the_collection_programs_compile_for_sm_90() {
     compiles_cleanly("triangle_list", include_str!("../../grail-lang/tests/programs/triangle_list.grail"));
     compiles_cleanly("cells", include_str!("../../grail-lang/tests/programs/cells.grail"));
     compiles_cleanly("removal", include_str!("../../grail-lang/tests/programs/removal.grail"));
+    compiles_cleanly("split_cells", include_str!("../../grail-lang/tests/programs/split_cells.grail"));
 }
 
 /// Checked mode (`grail run --checks`, `GRAIL_CHECKS` defined): every suite variant, and a

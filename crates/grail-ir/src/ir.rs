@@ -277,6 +277,25 @@ pub struct Kernel {
 }
 
 impl Kernel {
+    /// What the kernel's worklist holds: the type of its `forall` over the worklist, or of what
+    /// it pushes; nodes when it does neither (or holds nodes).
+    pub fn worklist_item(&self) -> Type {
+        let mut item = None;
+        walk_block(&self.body.block, &mut |stmt| {
+            if item.is_some() {
+                return;
+            }
+            match stmt {
+                Stmt::ForAll(forall) if forall.space == Space::Worklist => {
+                    item = self.body.locals.get(forall.var.index()).map(|l| l.ty);
+                }
+                Stmt::Push { value, .. } => item = Some(value.ty),
+                _ => {}
+            }
+        });
+        item.unwrap_or(Type::Node)
+    }
+
     /// Whether invoking the kernel consumes the current worklist and makes its pushes the next
     /// one: it iterates `worklist` or it pushes (language spec, section 8). Other kernels leave
     /// the worklist as it is.

@@ -120,9 +120,9 @@ struct Scope {
     in_forall: bool,
     /// Inside an `Iterate` or `Pipe`.
     in_region: bool,
-    /// Inside a top-level parallel loop over nodes (worklist or all nodes), whose items can be
-    /// retried.
-    over_nodes: bool,
+    /// Inside a top-level parallel loop over the worklist or all nodes, whose items (of this
+    /// type) can be retried.
+    retry_items: Option<Type>,
 }
 
 struct Checker<'m> {
@@ -215,14 +215,14 @@ impl<'m> Checker<'m> {
             Stmt::ForAll(forall) => self.forall(forall, scope),
             Stmt::Push { value, .. } => {
                 self.kernel_only(stmt, scope)?;
-                self.expect("a worklist item", value, Type::Node)
+                self.expect("a worklist item", value, self.worklist_item())
             }
             Stmt::Retry { value } => {
                 self.kernel_only(stmt, scope)?;
-                if !scope.over_nodes {
-                    return self.fail("`retry` in a loop whose items are not nodes");
-                }
-                self.expect("a retried item", value, Type::Node)
+                let Some(items) = scope.retry_items else {
+                    return self.fail("`retry` in a loop whose items are neither the worklist's nor all nodes");
+                };
+                self.expect("a retried item", value, items)
             }
             Stmt::Reduce { value } => {
                 self.kernel_only(stmt, scope)?;
@@ -337,6 +337,14 @@ impl<'m> Checker<'m> {
         Ok(())
     }
 
+    /// What the kernel being checked holds in its worklist (nodes outside kernels).
+    fn worklist_item(&self) -> Type {
+        match self.role {
+            Role::Kernel(kernel) => kernel.worklist_item(),
+            _ => Type::Node,
+        }
+    }
+
     fn host_only(&self, what: &str) -> Check {
         if !self.is_host() {
             return self.fail(format!("{what} outside `main`"));
@@ -349,7 +357,8 @@ impl<'m> Checker<'m> {
             return self.fail("a parallel loop outside a kernel");
         }
         let item = match &forall.space {
-            Space::Worklist | Space::AllNodes => Type::Node,
+            Space::Worklist => self.worklist_item(),
+            Space::AllNodes => Type::Node,
             Space::AllEdges => Type::Edge,
             Space::Range(start, end) => {
                 self.expr(start)?;
@@ -379,9 +388,12 @@ impl<'m> Checker<'m> {
         if let Some(filter) = &forall.filter {
             self.expect("a `where` condition", filter, Type::BOOL)?;
         }
-        let over_nodes =
-            if nested { scope.over_nodes } else { matches!(forall.space, Space::Worklist | Space::AllNodes) };
-        self.block(&forall.body, Scope { in_forall: true, in_loop: false, over_nodes, ..scope })
+        let retry_items = match forall.space {
+            _ if nested => scope.retry_items,
+            Space::Worklist | Space::AllNodes => Some(item),
+            _ => None,
+        };
+        self.block(&forall.body, Scope { in_forall: true, in_loop: false, retry_items, ..scope })
     }
 
     fn invocation(&self, kernel: KernelId, args: &[Expr]) -> Result<&'m Kernel, ValidationError> {

@@ -87,7 +87,7 @@ fn broken_invariants_are_named() {
             forall.var = LocalId(2);
             forall.body = vec![Stmt::Retry { value: Expr::local(LocalId(1), Type::Node) }];
         },
-        "`retry` in a loop whose items are not nodes",
+        "`retry` in a loop whose items are neither the worklist's nor all nodes",
     );
     rejects(|m| m.main.block.push(push()), "outside a kernel's parallel loop");
     rejects(

@@ -303,9 +303,11 @@ pub enum StmtKind {
         iter: Expr,
         body: Block,
     },
-    /// `forall var in space [where filter] { }`: `space` is `Worklist`, a `Range` or an iterator.
+    /// `forall var [: ty] in space [where filter] { }`: `space` is `Worklist`, a `Range` or an
+    /// iterator; `ty` says what a worklist holds (nodes unless it names a collection).
     ForAll {
         var: Ident,
+        ty: Option<Type>,
         space: Expr,
         filter: Option<Expr>,
         body: Block,

@@ -246,8 +246,12 @@ impl Printer {
                 self.out.push(' ');
                 self.block(body);
             }
-            StmtKind::ForAll { var, space, filter, body } => {
-                let _ = write!(self.out, "forall {} in ", var.name);
+            StmtKind::ForAll { var, ty, space, filter, body } => {
+                let _ = write!(self.out, "forall {}", var.name);
+                if let Some(ty) = ty {
+                    let _ = write!(self.out, ": {}", ty.kind.name());
+                }
+                self.out.push_str(" in ");
                 self.condition(space);
                 if let Some(filter) = filter {
                     self.out.push_str(" where ");

@@ -212,6 +212,7 @@ typedef struct grail_ctx {
  * Keep the codes in sync with `check` in crates/grail-runtime/src/gpu/executor.rs. */
 #define GRAIL_CHECK_DIVIDE 1u
 #define GRAIL_CHECK_PUSH 2u
+#define GRAIL_CHECK_PUSH_ELEMENT 3u
 
 #ifdef GRAIL_CHECKS
 GRAIL_DEVICE void grail_check_failed(const grail_ctx *ctx, uint64_t what, uint64_t value) {
@@ -676,6 +677,20 @@ GRAIL_DEVICE bool grail_coll_reserve(grail_coll *c, uint64_t seg0_bytes, uint64_
 GRAIL_DEVICE uint64_t grail_coll_len(const grail_coll *c) {
     uint64_t n = *(const volatile uint64_t *)&c->len;
     return n < GRAIL_COLL_MAX ? n : GRAIL_COLL_MAX;
+}
+
+/* A pushed element of collection `coll`, checked in checked mode to be one of its elements
+ * (element 0 is pushed instead, and the run stops when the host next waits). */
+GRAIL_DEVICE uint32_t grail_pushed_element(const grail_ctx *ctx, int coll, uint32_t item) {
+#ifdef GRAIL_CHECKS
+    if ((uint64_t)item >= grail_coll_len(&ctx->colls[coll])) {
+        grail_check_failed(ctx, GRAIL_CHECK_PUSH_ELEMENT, item);
+        return 0;
+    }
+#endif
+    (void)ctx;
+    (void)coll;
+    return item;
 }
 
 /* Removal marks an element (its removed word, at `gone` in segment 0): loops over the collection

@@ -334,19 +334,24 @@ impl Target for Cuda {
 
     fn push(&self, e: &mut Emitter<'_, Self>, site: PushSite, value: &str, depth: usize) {
         let aggregation = e.kernel.and_then(|k| k.push_sites.get(site.index()).copied()).unwrap_or_default();
+        // Checked mode checks a pushed item against what the worklist holds.
+        let checked = match e.kernel.map(Kernel::worklist_item) {
+            Some(Type::Element(c)) => format!("grail_pushed_element(ctx, {}, {value})", c.0),
+            _ => format!("grail_pushed(ctx, {value})"),
+        };
         let push = match aggregation {
             Aggregation::None => "grail_push",
             Aggregation::Block if self.block_round.get() => {
                 let (valid, item) = schedule::block_push_slots(site);
                 e.line(depth, &format!("{valid} = true;"));
-                e.line(depth, &format!("{item} = grail_pushed(ctx, {value});"));
+                e.line(depth, &format!("{item} = {checked};"));
                 return;
             }
             // The warp executor and the serial remainder run the same body outside block-wide
             // rounds: there a block-level site pushes by warp.
             Aggregation::Warp | Aggregation::Block => "grail_push_warp",
         };
-        e.line(depth, &format!("{push}(&ctx->pushes, grail_pushed(ctx, {value}));"));
+        e.line(depth, &format!("{push}(&ctx->pushes, {checked});"));
     }
 
     fn divide(&self, op: BinaryOp, ty: Type, l: &str, r: &str) -> Result<String, CodegenError> {

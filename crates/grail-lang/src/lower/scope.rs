@@ -39,8 +39,9 @@ pub(super) struct Flow {
     pub in_loop: bool,
     /// Inside `iterate` or `pipe`.
     pub in_region: bool,
-    /// Inside a top-level `forall` whose items are nodes: `retry` is allowed.
-    pub over_nodes: bool,
+    /// Inside a top-level `forall` over the worklist or `G.nodes()`: `retry` is allowed, of
+    /// items of this type (nodes, or a worklist's collection elements).
+    pub retry_items: Option<Type>,
 }
 
 /// A name bound in a scope.
@@ -64,6 +65,9 @@ pub(super) struct BodyCx {
     pub uniform: Vec<bool>,
     scopes: Vec<Vec<(String, Binding)>>,
     pub push_sites: u32,
+    /// What a kernel's worklist holds (nodes, or one collection's elements), as first said by a
+    /// `forall x: T in worklist` or a `push`, and where.
+    pub worklist_items: Option<(Type, Span)>,
     /// Every name the body's source declares, with where: for "used before its declaration".
     pub declared: Vec<(String, Span)>,
 }
@@ -76,6 +80,7 @@ impl BodyCx {
             uniform: Vec::new(),
             scopes: vec![Vec::new()],
             push_sites: 0,
+            worklist_items: None,
             declared: Vec::new(),
         }
     }

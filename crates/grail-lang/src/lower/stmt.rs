@@ -121,8 +121,8 @@ impl<'a> Lowerer<'a> {
         let mut block = Vec::new();
         self.body.push_scope();
         for stmt in &ast.body.stmts {
-            if let ast::StmtKind::ForAll { var, space, filter, body } = &stmt.kind {
-                self.forall(var, space, filter.as_ref(), body, Flow::default(), &mut block);
+            if let ast::StmtKind::ForAll { var, ty, space, filter, body } = &stmt.kind {
+                self.forall(var, ty.as_ref(), space, filter.as_ref(), body, Flow::default(), &mut block);
             } else {
                 let diagnostic = Diagnostic::error("a kernel's body holds only `forall` loops", stmt.span)
                     .with_note("each top-level `forall` is one parallel phase; move this statement into one");
@@ -412,9 +412,9 @@ impl<'a> Lowerer<'a> {
                 }
             }
             S::For { var, iter, body } => self.for_loop(var, iter, body, flow, out),
-            S::ForAll { var, space, filter, body } => {
+            S::ForAll { var, ty, space, filter, body } => {
                 if self.body.kind.is_kernel() {
-                    self.forall(var, space, filter.as_ref(), body, flow, out);
+                    self.forall(var, ty.as_ref(), space, filter.as_ref(), body, flow, out);
                 } else {
                     let diagnostic = Diagnostic::error("`forall` is only allowed in kernels", span)
                         .with_note("write the parallel loop in a `kernel` and run it with `invoke`");
@@ -444,7 +444,7 @@ impl<'a> Lowerer<'a> {
             S::Return(value) => self.ret(value.as_ref(), span, flow, out),
             S::Push(value) => {
                 let ok = self.in_kernel_loop("`push`", span, flow);
-                let value = self.expect(value, Type::Node);
+                let value = self.expr(value, None).and_then(|value| self.worklist_push(value, span));
                 if let (true, Some(value)) = (ok, value) {
                     let site = PushSite(self.body.push_sites);
                     self.body.push_sites += 1;
@@ -453,14 +453,14 @@ impl<'a> Lowerer<'a> {
             }
             S::Retry(value) => {
                 let mut ok = self.in_kernel_loop("`retry`", span, flow);
-                if ok && !flow.over_nodes {
+                if ok && flow.retry_items.is_none() {
                     let diagnostic = Diagnostic::error("`retry` needs a `forall` over nodes", span).with_note(
                         "only the items of `forall u in worklist` and `forall u in G.nodes()` can be retried",
                     );
                     self.report(diagnostic);
                     ok = false;
                 }
-                let value = self.expect(value, Type::Node);
+                let value = self.expect(value, flow.retry_items.unwrap_or(Type::Node));
                 if let (true, Some(value)) = (ok, value) {
                     out.push(Stmt::Retry { value });
                 }
@@ -493,6 +493,23 @@ impl<'a> Lowerer<'a> {
                         call.callee.span,
                     )
                     .with_note("a kernel uses the worklist when it iterates `worklist` or pushes; otherwise loop with `iterate { ... } while cond;`");
+                    self.report(diagnostic);
+                }
+                if let (Some((kernel, _)), Some(first)) = (&called, initial.as_ref())
+                    && let Some(lowered) = self.lowered_kernel(*kernel)
+                    && let Type::Element(c) = lowered.worklist_item()
+                {
+                    let (name, coll) = (&call.callee.name, self.collections[c.index()].name.clone());
+                    let diagnostic = Diagnostic::error(
+                        format!("`initial` gives nodes, but `{name}`'s worklist holds elements of `{coll}`"),
+                        match first {
+                            ast::Initial::List { span, .. } => *span,
+                            ast::Initial::Expr(e) => e.span,
+                        },
+                    )
+                    .with_note(format!(
+                        "fill the worklist with a kernel that pushes them (`forall t in G.{coll} where ... {{ push(t); }}`), then `iterate {name}();`"
+                    ));
                     self.report(diagnostic);
                 }
                 let initial = initial.as_ref().map(|i| self.initial(i));
@@ -783,9 +800,11 @@ impl<'a> Lowerer<'a> {
     }
 
     /// A `forall` of a kernel: a phase at the top level, a nested loop over adjacency inside.
+    #[allow(clippy::too_many_arguments)]
     fn forall(
         &mut self,
         var: &ast::Ident,
+        ty: Option<&ast::Type>,
         space: &ast::Expr,
         filter: Option<&ast::Expr>,
         body: &ast::Block,
@@ -812,7 +831,7 @@ impl<'a> Lowerer<'a> {
             Some(other) => {
                 let (space_ir, item) = match other {
                     Iter::Collection(id) => (Space::Collection(id), Type::Element(id)),
-                    Iter::Worklist => (Space::Worklist, Type::Node),
+                    Iter::Worklist => (Space::Worklist, self.worklist_item_type(ty, space.span)),
                     Iter::AllNodes => (Space::AllNodes, Type::Node),
                     Iter::AllEdges => (Space::AllEdges, Type::Edge),
                     Iter::Range(start, end) => {
@@ -837,9 +856,20 @@ impl<'a> Lowerer<'a> {
         self.body.push_scope();
         let id = self.body.declare(&var.name, item, false, var.span, false);
         let filter = filter.map(|f| self.expect(f, Type::BOOL));
-        let over_nodes =
-            if top { matches!(space_ir, Some(Space::Worklist | Space::AllNodes)) } else { flow.over_nodes };
-        let inner = Flow { in_forall: true, in_loop: false, in_region: flow.in_region, over_nodes };
+        if let (Some(ty), false) = (ty, matches!(space_ir, Some(Space::Worklist))) {
+            let diagnostic = Diagnostic::error("only a `forall` over `worklist` takes a type", ty.span)
+                .with_note("the other spaces say what they hold: `G.nodes()` nodes, `G.tris` elements of `tris`");
+            self.report(diagnostic);
+        }
+        let retry_items = if top {
+            match (&space_ir, item) {
+                (Some(Space::Worklist | Space::AllNodes), Some(item)) => Some(item),
+                _ => None,
+            }
+        } else {
+            flow.retry_items
+        };
+        let inner = Flow { in_forall: true, in_loop: false, in_region: flow.in_region, retry_items };
         let body = self.block(body, inner);
         self.body.pop_scope();
         let (Some(space), Some(var)) = (space_ir, id) else { return };
@@ -849,5 +879,59 @@ impl<'a> Lowerer<'a> {
             Some(None) => return,
         };
         out.push(Stmt::ForAll(Box::new(ForAll { var, space, filter, body, schedule: Schedule::SERIAL })));
+    }
+
+    /// The item type of `forall x[: ty] in worklist`: nodes, or the elements of the collection
+    /// `ty` names; it must agree with the kernel's other worklist loops and pushes.
+    fn worklist_item_type(&mut self, ty: Option<&ast::Type>, span: Span) -> Type {
+        let item = match ty {
+            None => self.body.worklist_items.map_or(Type::Node, |(t, _)| t),
+            Some(ty) => match self.resolve_type(ty) {
+                Some(t @ (Type::Node | Type::Element(_))) => t,
+                Some(other) => {
+                    let message =
+                        format!("a worklist holds nodes or collection elements, not `{}`", self.type_name(other));
+                    let diagnostic = Diagnostic::error(message, ty.span).with_note(
+                        "write `forall u in worklist` for nodes, `forall t: tris in worklist` for elements of `tris`",
+                    );
+                    self.report(diagnostic);
+                    Type::Node
+                }
+                None => Type::Node,
+            },
+        };
+        self.agree_on_worklist_items(item, ty.map_or(span, |t| t.span));
+        item
+    }
+
+    /// A pushed value: a node, or an element of a collection, as the kernel's worklist holds.
+    fn worklist_push(&mut self, value: Expr, span: Span) -> Option<Expr> {
+        if !matches!(value.ty, Type::Node | Type::Element(_)) {
+            let message = format!("a worklist holds nodes or collection elements, not `{}`", self.type_name(value.ty));
+            return self.error(message, span);
+        }
+        self.agree_on_worklist_items(value.ty, span).then_some(value)
+    }
+
+    /// Records what the kernel's worklist holds, or reports a disagreement with what was said
+    /// before; false on a disagreement.
+    fn agree_on_worklist_items(&mut self, item: Type, span: Span) -> bool {
+        match self.body.worklist_items {
+            None => {
+                self.body.worklist_items = Some((item, span));
+                true
+            }
+            Some((seen, _)) if seen == item => true,
+            Some((seen, at)) => {
+                let message = format!(
+                    "this kernel's worklist holds `{}`, so it cannot also hold `{}`",
+                    self.type_name(seen),
+                    self.type_name(item)
+                );
+                let diagnostic = Diagnostic::error(message, span).with_label(at, "said here");
+                self.report(diagnostic);
+                false
+            }
+        }
     }
 }

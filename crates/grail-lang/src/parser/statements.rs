@@ -68,11 +68,12 @@ impl Parser {
             TokenKind::Keyword(Keyword::Forall) => {
                 self.bump();
                 let var = self.ident("a loop variable after `forall`")?;
+                let ty = if self.eat(&TokenKind::Colon) { Some(self.ty()?) } else { None };
                 self.expect_kw(Keyword::In, "after the loop variable")?;
                 let space = self.iteration_space(true)?;
                 let filter = if self.eat_kw(Keyword::Where) { Some(self.condition("`where`")?) } else { None };
                 let body = self.block()?;
-                StmtKind::ForAll { var, space, filter, body }
+                StmtKind::ForAll { var, ty, space, filter, body }
             }
             TokenKind::Keyword(Keyword::Break) => {
                 self.bump();

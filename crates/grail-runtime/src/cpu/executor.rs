@@ -419,6 +419,21 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
         self.memory.out.num_nodes()
     }
 
+    /// The items a worklist of `item`s may hold: the graph's nodes, or a collection's elements.
+    fn item_bound(&self, item: Type) -> ItemBound {
+        match item {
+            Type::Element(c) => {
+                let count = self.coll_len(c);
+                let name = &self.module.collections[c.index()].name;
+                ItemBound { count, noun: format!("element of `{name}`"), whole: format!("`{name}` has {count}") }
+            }
+            _ => {
+                let n = self.num_nodes();
+                ItemBound { count: n, noun: "node".into(), whole: format!("the graph has {n} nodes") }
+            }
+        }
+    }
+
     /// Runs kernel `id` once with the given arguments; returns its reduction's value.
     fn run_kernel(&mut self, id: KernelId, args: &[Value]) -> Result<Option<Value>> {
         let started = Instant::now();
@@ -454,7 +469,12 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
         let mut retries = 0u64;
         let mut split = 0u64;
         let guard = KernelGuard::enter(&code.name);
-        for &phase in &code.phases {
+        for (p, &phase) in code.phases.iter().enumerate() {
+            // Retried items are the phase's: the worklist's (nodes or elements) or nodes.
+            let retried_type = match kernel.body.block.get(p) {
+                Some(Stmt::ForAll(forall)) if forall.space == grail_ir::Space::Worklist => kernel.worklist_item(),
+                _ => Type::Node,
+            };
             self.ctx.items = input;
             self.ctx.item_count = input_len;
             self.ctx.retrying = 0;
@@ -477,7 +497,7 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
                     self.retry_items.extend_from_slice(state.retries.items());
                     state.retries.len = 0;
                 }
-                check_items(&self.retry_items, self.num_nodes(), kernel, "retried")?;
+                check_items(&self.retry_items, self.item_bound(retried_type), kernel, "retried")?;
                 self.ctx.items = self.retry_items.as_ptr();
                 self.ctx.item_count = self.retry_items.len() as u64;
                 self.ctx.retrying = 1;
@@ -497,7 +517,7 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
             for state in &self.threads.states {
                 self.spare.extend_from_slice(state.pushes.items());
             }
-            check_items(&self.spare, self.num_nodes(), kernel, "pushed")?;
+            check_items(&self.spare, self.item_bound(kernel.worklist_item()), kernel, "pushed")?;
             if let Some(current) = self.worklists.last_mut() {
                 std::mem::swap(current, &mut self.spare);
             }
@@ -835,12 +855,21 @@ unsafe impl Sync for ArgsPtr {}
 unsafe impl Send for CtxPtr {}
 unsafe impl Sync for CtxPtr {}
 
-/// Every item of a worklist the kernel made must be a node of the graph.
-fn check_items(items: &[u32], num_nodes: u32, kernel: &Kernel, what: &str) -> Result<()> {
+/// How many items of a worklist's kind exist, and what they are called (`node`, `element of
+/// tris`): every item must be below the count.
+struct ItemBound {
+    count: u32,
+    noun: String,
+    whole: String,
+}
+
+/// Every item of a worklist the kernel made must be a node of the graph (or an element of the
+/// collection its worklist holds).
+fn check_items(items: &[u32], bound: ItemBound, kernel: &Kernel, what: &str) -> Result<()> {
     match items.iter().copied().max() {
-        Some(max) if max >= num_nodes => Err(RuntimeError::program(format!(
-            "kernel `{}` {what} node {max}, but the graph has {num_nodes} nodes",
-            kernel.name
+        Some(max) if max >= bound.count => Err(RuntimeError::program(format!(
+            "kernel `{}` {what} {} {max}, but {}",
+            kernel.name, bound.noun, bound.whole
         ))),
         _ => Ok(()),
     }

@@ -99,6 +99,7 @@ impl std::fmt::Debug for GpuProgram {
 fn failed_check(kernel: &str, device: &str, num_nodes: u32, [what, value]: [u64; 2]) -> Option<RuntimeError> {
     const DIVIDE: u64 = 1;
     const PUSH: u64 = 2;
+    const PUSH_ELEMENT: u64 = 3;
     match what {
         0 => None,
         DIVIDE => Some(RuntimeError::Gpu(GpuError::KernelFault {
@@ -109,6 +110,9 @@ fn failed_check(kernel: &str, device: &str, num_nodes: u32, [what, value]: [u64;
         })),
         PUSH => Some(RuntimeError::program(format!(
             "kernel `{kernel}` pushed node {value}, but the graph has {num_nodes} nodes"
+        ))),
+        PUSH_ELEMENT => Some(RuntimeError::program(format!(
+            "kernel `{kernel}` pushed element {value}, which its worklist's collection does not have"
         ))),
         other => Some(RuntimeError::program(format!("kernel `{kernel}` failed check {other}"))),
     }
