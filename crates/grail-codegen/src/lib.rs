@@ -21,6 +21,10 @@ pub mod c;
 pub mod cuda;
 mod printer;
 
+/// The robust geometric predicates (`orient2d`, `incircle`), in C that both targets compile with
+/// their own `GRAIL_GEOM` qualifier.
+pub(crate) const GEOMETRY: &str = include_str!("geometry.h");
+
 pub use c::emit_c;
 pub use cuda::emit_cuda;
 

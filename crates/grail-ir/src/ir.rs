@@ -395,6 +395,12 @@ pub enum Builtin {
     Max,
     Abs,
     Sqrt,
+    /// `orient2d(ax, ay, bx, by, cx, cy) -> f64`: its sign says whether a, b, c turn
+    /// counterclockwise (+), clockwise (-) or are collinear (0), exactly.
+    Orient2d,
+    /// `incircle(ax, ay, bx, by, cx, cy, dx, dy) -> f64`: its sign says whether d is inside (+),
+    /// outside (-) or on (0) the circle through the counterclockwise a, b, c, exactly.
+    InCircle,
 }
 
 /// An atomic read-modify-write; every one yields whether it changed the stored value.

@@ -540,6 +540,19 @@ impl<'m> Checker<'m> {
                 self.arguments(&function.name, &function.body, function.params, args)?;
                 want(function.result)
             }
+            ExprKind::Builtin(builtin @ (Builtin::Orient2d | Builtin::InCircle), args) => {
+                if self.is_host() {
+                    return self.fail(format!("{builtin:?} in host code"));
+                }
+                let arity = if *builtin == Builtin::Orient2d { 6 } else { 8 };
+                if args.len() != arity {
+                    return self.fail(format!("{builtin:?} takes {arity} arguments, given {}", args.len()));
+                }
+                for arg in args {
+                    self.expect(&format!("an argument of {builtin:?}"), arg, Type::F64)?;
+                }
+                want(Type::F64)
+            }
             ExprKind::Builtin(builtin, args) => {
                 let arity = if matches!(builtin, Builtin::Min | Builtin::Max) { 2 } else { 1 };
                 if args.len() != arity {

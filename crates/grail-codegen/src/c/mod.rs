@@ -93,7 +93,11 @@ struct C {
 
 impl Target for C {
     fn prelude(&self) -> String {
-        format!("{CPU_HEADER}{}\n", printer::value_helpers("static inline"))
+        format!(
+            "{CPU_HEADER}{}\n#define GRAIL_GEOM static inline\n{}",
+            printer::value_helpers("static inline"),
+            crate::GEOMETRY
+        )
     }
 
     fn function_qualifier(&self) -> &'static str {

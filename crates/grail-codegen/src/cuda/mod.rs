@@ -113,9 +113,10 @@ impl Target for Cuda {
 
     fn prelude(&self) -> String {
         format!(
-            "{CUDA_HEADER}#define GRAIL_BLOCK {}\n{}{HELPERS}",
+            "{CUDA_HEADER}#define GRAIL_BLOCK {}\n{}{HELPERS}#define GRAIL_GEOM __device__ inline\n{}",
             self.block,
-            printer::value_helpers("__device__ inline")
+            printer::value_helpers("__device__ inline"),
+            crate::GEOMETRY
         )
     }
 

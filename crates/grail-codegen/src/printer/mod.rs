@@ -895,6 +895,11 @@ impl<'m, T: Target> Emitter<'m, T> {
                 }
                 format!("grail_f{}({})", id.0, parts.join(", "))
             }
+            ExprKind::Builtin(builtin @ (Builtin::Orient2d | Builtin::InCircle), args) => {
+                let args = args.iter().map(|a| self.expr(a)).collect::<Result<Vec<_>, _>>()?;
+                let name = if *builtin == Builtin::Orient2d { "grail_orient2d" } else { "grail_incircle" };
+                format!("{name}({})", args.join(", "))
+            }
             ExprKind::Builtin(builtin, args) => {
                 let args = args.iter().map(|a| self.expr(a)).collect::<Result<Vec<_>, _>>()?;
                 let suffix = type_suffix(ty)?;
@@ -904,6 +909,7 @@ impl<'m, T: Target> Emitter<'m, T> {
                     Builtin::Abs => format!("grail_abs_{suffix}({})", args[0]),
                     Builtin::Sqrt if ty == Type::Scalar(Scalar::F32) => format!("sqrtf({})", args[0]),
                     Builtin::Sqrt => format!("sqrt({})", args[0]),
+                    Builtin::Orient2d | Builtin::InCircle => unreachable!("matched above"),
                 }
             }
             ExprKind::Atomic { op, place, operands } => {

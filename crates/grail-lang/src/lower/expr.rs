@@ -541,6 +541,20 @@ impl<'a> Lowerer<'a> {
                 let ty = x.ty;
                 Some(Expr::new(ExprKind::Builtin(builtin, vec![x]), ty))
             }
+            "orient2d" | "incircle" => {
+                let (builtin, arity) = if name == "orient2d" { (Builtin::Orient2d, 6) } else { (Builtin::InCircle, 8) };
+                if call.args.len() != arity {
+                    return self.builtin_arity(call, arity);
+                }
+                if self.body.kind.is_host() {
+                    let message = format!("`{name}` is for kernels and the functions they call");
+                    return self.error(message, call.callee.span);
+                }
+                let f64_ty = Type::Scalar(Scalar::F64);
+                let args: Vec<Option<Expr>> = call.args.iter().map(|a| self.expect(a, f64_ty)).collect();
+                let args: Option<Vec<Expr>> = args.into_iter().collect();
+                Some(Expr::new(ExprKind::Builtin(builtin, args?), f64_ty))
+            }
             "print" => self.error("`print` is a statement; it has no value", span),
             _ => {
                 if let Some(op) = atomic_op(name) {

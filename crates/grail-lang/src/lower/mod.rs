@@ -69,6 +69,8 @@ const BUILTINS: &[&str] = &[
     "max",
     "abs",
     "sqrt",
+    "orient2d",
+    "incircle",
     "print",
     "atomic_min",
     "atomic_max",
