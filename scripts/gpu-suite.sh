@@ -168,6 +168,18 @@ for program in triangle_list cells removal split_cells predicates; do
     done
 done
 
+step "input collections: 300,000 linked elements copied up in bulk, read through their handles"
+seq 0 299999 | awk '{ print 3 * $1, ($1 + 7) % 300000, 0 }' >"$out/links.txt"
+file="$here/crates/grail-lang/tests/programs/linked_input.grail"
+if "$grail" -q run "$file" -g "$out/r10.gcsr" --input "links=$out/links.txt" --target cpu -o "$out/links.cpu" >/dev/null \
+    && "$grail" -q run "$file" -g "$out/r10.gcsr" --input "links=$out/links.txt" --target gpu --device "$device" \
+        -o "$out/links.gpu" >"$out/links.gpu.log" 2>&1 && cmp -s "$out/links.cpu" "$out/links.gpu"; then
+    pass "linked_input: the GPU's output equals the CPU's"
+else
+    cat "$out/links.gpu.log"
+    fail "linked_input on the GPU"
+fi
+
 step "errors: a device that does not exist, a kernel that faults, --checks, --timeout, a full device heap"
 set +e
 "$grail" -q run bfs -g "$out/r10.gcsr" --target gpu --device 99 >"$out/bad-device.txt" 2>&1

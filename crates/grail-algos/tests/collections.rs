@@ -224,3 +224,38 @@ fn a_worklist_of_elements_morphs_under_exclusive_and_retry() {
         }
     }
 }
+
+const LINKED_INPUT: &str = include_str!("../../grail-lang/tests/programs/linked_input.grail");
+
+#[test]
+fn input_collections_are_filled_in_order_before_main() {
+    let program = compile("linked_input", LINKED_INPUT);
+    let graph = random_simple_graph(1);
+    for n in [1u32, 2, 1000, 5000] {
+        let links: Vec<Value> = (0..n)
+            .map(|i| Value::Struct(vec![Value::U32(3 * i), Value::Element((i + 7) % n), Value::U32(0)]))
+            .collect();
+        for threads in [1, 3] {
+            let out = program
+                .run_with_inputs(
+                    &graph,
+                    &[],
+                    std::slice::from_ref(&links),
+                    &RunOptions { threads },
+                    &mut std::io::sink(),
+                )
+                .unwrap();
+            assert_eq!(out.result, Some(Value::U32(n)));
+            let sums: Vec<u32> = out.collections[0].iter().map(|l| node_fields(l)[2]).collect();
+            let expected: Vec<u32> = (0..n).map(|i| 3 * i + 3 * ((i + 7) % n)).collect();
+            assert_eq!(sums, expected, "{n} links, {threads} threads");
+        }
+    }
+    // Missing or malformed inputs are errors that say what the program takes.
+    let missing = program.run(&graph, &[], &RunOptions { threads: 1 }, &mut std::io::sink()).unwrap_err();
+    assert!(missing.to_string().contains("takes 1 input collection(s) (`links`), and 0 were given"), "{missing}");
+    let wrong = program
+        .run_with_inputs(&graph, &[], &[vec![Value::U32(1)]], &RunOptions { threads: 1 }, &mut std::io::sink())
+        .unwrap_err();
+    assert!(wrong.to_string().contains("element 0 of input collection `links` is not a `Link`"), "{wrong}");
+}

@@ -435,6 +435,10 @@ pub struct RunArgs {
     /// A program parameter, `name=value` (repeatable): `--param delta=512`.
     #[arg(long = "param", value_name = "NAME=VALUE", value_parser = parse_param)]
     pub params: Vec<(String, String)>,
+    /// An input collection of a program file (`input name;`), read from FILE as `--output`
+    /// writes collections: one element per line, its fields separated by spaces (repeatable).
+    #[arg(long = "input", value_name = "NAME=FILE", value_parser = parse_param)]
+    pub inputs: Vec<(String, String)>,
     /// Write the result: line i holds node i's value (`inf` where there is none); for mst one `u v w` line per edge.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,

@@ -102,3 +102,30 @@ fn compile_emits_cuda_for_the_gpu_backend() {
     assert!(cuda.contains("extern \"C\" __global__ void grail_k0_0("), "{cuda}");
     assert!(cuda.contains("__device__ __forceinline__ void grail_k0_0_run("), "{cuda}");
 }
+
+#[test]
+fn input_collections_come_from_files_in_the_output_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = concat!(env!("CARGO_MANIFEST_DIR"), "/../grail-lang/tests/programs/linked_input.grail");
+    let graph = write(dir.path(), "g.el", "0 1\n");
+    let n = 50u32;
+    let links: String = (0..n).map(|i| format!("{} {} 0\n", 3 * i, (i + 7) % n)).collect();
+    let links = write(dir.path(), "links.txt", &links);
+    let out = dir.path().join("out.txt");
+    let run = grail(&["run", program, "-g", &graph, "--input", &format!("links={links}"), "-o", out.to_str().unwrap()]);
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let written = std::fs::read_to_string(&out).unwrap();
+    let expected: String =
+        (0..n).map(|i| format!("{} {} {}\n", 3 * i, (i + 7) % n, 3 * i + 3 * ((i + 7) % n))).collect();
+    assert_eq!(written, expected);
+    // What is missing, unknown or malformed is named.
+    let missing = grail(&["run", program, "-g", &graph]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("--input links=FILE"));
+    let unknown = grail(&["run", program, "-g", &graph, "--input", &format!("links={links}"), "--input", "nodes=x"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    let bad = write(dir.path(), "bad.txt", "1 2 0\n1 x 0\n");
+    let malformed = grail(&["run", program, "-g", &graph, "--input", &format!("links={bad}")]);
+    assert_eq!(malformed.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&malformed.stderr).contains("bad.txt: line 2: `x` is not an element index"));
+}

@@ -190,6 +190,9 @@ pub struct Module {
     pub outputs: Vec<PropertyId>,
     /// Collections the program reports, every element with its fields.
     pub collection_outputs: Vec<CollectionId>,
+    /// The collections the runner fills before `main` starts (`input coll;`), in order: element
+    /// `i` of an input gets handle `i`, so inputs may hold handles into each other.
+    pub collection_inputs: Vec<CollectionId>,
     pub functions: Vec<Function>,
     pub kernels: Vec<Kernel>,
     /// The entry point: orchestration and scalar code, run by the host.

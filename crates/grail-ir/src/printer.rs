@@ -69,6 +69,9 @@ impl<'m> Printer<'m> {
         for &c in &m.collection_outputs {
             self.line(&format!("output {}", self.collection(c)));
         }
+        for &c in &m.collection_inputs {
+            self.line(&format!("input {}", self.collection(c)));
+        }
         for f in &m.functions {
             self.out.push('\n');
             self.enter(&f.body);

@@ -53,6 +53,11 @@ pub fn validate(module: &Module) -> Result<(), ValidationError> {
             return Err(fail("outputs".into(), format!("collection #{} does not exist", output.0)));
         }
     }
+    for &input in &module.collection_inputs {
+        if input.index() >= module.collections.len() {
+            return Err(fail("inputs".into(), format!("collection #{} does not exist", input.0)));
+        }
+    }
     for function in &module.functions {
         let checker = Checker::new(module, &function.body, Role::Function(function.result), &function.name);
         checker.params(function.params)?;

@@ -29,6 +29,8 @@ pub enum ItemKind {
     Graph(GraphBlock),
     Param(Param),
     Output(Output),
+    /// `input coll;`: a collection the runner fills before `main` starts.
+    Input(Output),
     Const(Const),
     Struct(StructDecl),
     Function(Function),

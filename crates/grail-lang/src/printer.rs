@@ -18,6 +18,7 @@ pub fn print_program(program: &Program) -> String {
                 (previous, &item.kind),
                 (ItemKind::Param(_), ItemKind::Param(_))
                     | (ItemKind::Output(_), ItemKind::Output(_))
+                    | (ItemKind::Input(_), ItemKind::Input(_))
                     | (ItemKind::Const(_), ItemKind::Const(_))
             );
             if !grouped {
@@ -129,6 +130,9 @@ impl Printer {
             }
             ItemKind::Output(output) => {
                 let _ = writeln!(self.out, "output {};", output.name.name);
+            }
+            ItemKind::Input(input) => {
+                let _ = writeln!(self.out, "input {};", input.name.name);
             }
             ItemKind::Const(constant) => {
                 let _ = write!(self.out, "const {}: {} = ", constant.name.name, constant.ty.kind.name());

@@ -65,7 +65,7 @@ macro_rules! keywords {
 
 keywords! {
     Graph => "graph", Node => "node", Edge => "edge", Set => "set", Collection => "collection",
-    Param => "param", Output => "output", Const => "const", Struct => "struct", Fn => "fn",
+    Param => "param", Output => "output", Input => "input", Const => "const", Struct => "struct", Fn => "fn",
     Kernel => "kernel", Let => "let", Mut => "mut", If => "if", Else => "else", While => "while",
     For => "for", Forall => "forall", In => "in", Where => "where", Break => "break",
     Continue => "continue", Return => "return", Push => "push", Retry => "retry",

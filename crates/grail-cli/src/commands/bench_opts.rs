@@ -304,7 +304,7 @@ impl<'a> Table<'a> {
             None => {
                 let compiled = self.builder.optimized(&program.lowered, config, self.cache)?;
                 let heads: u64 = self.graph.out().targets().iter().map(|&v| u64::from(v)).sum();
-                let (first, _) = compiled.run(self.graph, &[], bench.threads, &mut std::io::sink())?;
+                let (first, _) = compiled.run(self.graph, &[], &[], bench.threads, &mut std::io::sink())?;
                 if first.result != Some(Value::U64(heads)) {
                     return Err(grail_graph::GraphError::Verification(format!(
                         "{TRAVERSE} pushed ids summing to {}, not every edge's head once ({heads})",
@@ -313,7 +313,7 @@ impl<'a> Table<'a> {
                     .into());
                 }
                 for _ in 0..bench.repeat.max(1) {
-                    let (output, _) = compiled.run(self.graph, &[], bench.threads, &mut std::io::sink())?;
+                    let (output, _) = compiled.run(self.graph, &[], &[], bench.threads, &mut std::io::sink())?;
                     best = best.min(output.stats.elapsed);
                     best_kernel = best_kernel.min(kernel_time(&output.stats, Some(TRAVERSE)));
                 }

@@ -314,6 +314,7 @@ fn run_program(args: RunArgs, threads: usize, progress: &Bars) -> Result<()> {
         bail!("--output: {} declares no `output` to write", path.display());
     }
     let values = file_params(&lowered, &args.params, args.source)?;
+    let inputs = file_inputs(&lowered, &args.inputs)?;
     let program_id = ProgramId::of(&args.program, &lowered);
     // The input's class picks the tuned configuration, so the graph is loaded before compiling.
     let start = Instant::now();
@@ -328,7 +329,7 @@ fn run_program(args: RunArgs, threads: usize, progress: &Bars) -> Result<()> {
     let program = builder.optimized(&lowered, &opt, &cache)?;
     let module = program.module();
     let mut stdout = std::io::stdout();
-    let (output, gpu) = program.run(&graph, &values, threads, &mut stdout)?;
+    let (output, gpu) = program.run(&graph, &values, &inputs, threads, &mut stdout)?;
     let mut written = Vec::new();
     if let Some(out_path) = &args.output {
         for (path, what) in output_files(module, out_path) {
@@ -428,6 +429,31 @@ fn output_files(module: &Module, path: &Path) -> Vec<(PathBuf, Option<usize>)> {
         files.push((file, Some(i)));
     }
     files
+}
+
+/// The input collections of a program file, from `--input NAME=FILE`: each one the program
+/// declares, read in the format `--output` writes collections in.
+fn file_inputs(module: &Module, given: &[(String, String)]) -> Result<Vec<Vec<Value>>> {
+    let mut inputs = Vec::with_capacity(module.collection_inputs.len());
+    for &id in &module.collection_inputs {
+        let name = &module.collections[id.index()].name;
+        let Some((_, file)) = given.iter().find(|(n, _)| n == name) else {
+            return Err(UsageError(format!(
+                "{} takes input collection `{name}`: give it with --input {name}=FILE (one element per line)",
+                module.name
+            ))
+            .into());
+        };
+        let text = std::fs::read_to_string(file).with_context(|| format!("cannot read --input {name}={file}"))?;
+        let elements = grail_runtime::read_collection(module, id, &text).map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
+        inputs.push(elements);
+    }
+    if let Some((name, _)) =
+        given.iter().find(|(n, _)| !module.collection_inputs.iter().any(|id| &module.collections[id.index()].name == n))
+    {
+        return Err(UsageError(format!("--input {name}: {} has no input collection `{name}`", module.name)).into());
+    }
+    Ok(inputs)
 }
 
 /// Writes a collection: one line per element, its fields (nested structs' fields inline)

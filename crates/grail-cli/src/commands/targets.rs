@@ -110,13 +110,16 @@ impl FileProgram {
         &self,
         graph: &Graph,
         values: &[Option<Value>],
+        inputs: &[Vec<Value>],
         threads: usize,
         out: &mut dyn Write,
     ) -> Result<(RunOutput, Option<GpuTimes>)> {
         Ok(match self {
-            FileProgram::Cpu(program) => (program.run(graph, values, &RunOptions { threads }, out)?, None),
+            FileProgram::Cpu(program) => {
+                (program.run_with_inputs(graph, values, inputs, &RunOptions { threads }, out)?, None)
+            }
             FileProgram::Gpu(program) => {
-                let (output, times) = program.run(graph, values, out)?;
+                let (output, times) = program.run_with_inputs(graph, values, inputs, out)?;
                 (output, Some(times))
             }
         })

@@ -350,7 +350,7 @@ impl Measure for FileMeasure<'_> {
 
     fn run(&mut self, check: bool) -> Result<Sample> {
         let program = self.program.as_ref().expect("compiled before running");
-        let (output, gpu) = program.run(self.graph, &self.values, self.threads, &mut std::io::sink())?;
+        let (output, gpu) = program.run(self.graph, &self.values, &[], self.threads, &mut std::io::sink())?;
         self.runs += 1;
         let time = output.stats.elapsed;
         let kernel = match &gpu {

@@ -646,17 +646,10 @@ GRAIL_DEVICE void *grail_elem(const grail_coll *c, uint64_t offset, uint64_t siz
     return seg + (offset << s) + k * size;
 }
 
-/* Reserves the next element, allocating its segment if no thread has (grail_segment_get). The
- * segment is not zeroed: the element's fields are written by its add, and its lock, claim and
- * removed words (the last three arrays of the layout, whatever the fields) are zeroed here, so
- * nothing reads memory its creator did not write. False when the device heap is exhausted or the
- * collection is full: `failed` says which, and the runtime stops the program. */
-GRAIL_DEVICE bool grail_coll_reserve(grail_coll *c, uint64_t seg0_bytes, uint64_t *index) {
-    uint64_t i = atomicAdd(&c->len, (uint64_t)1);
-    if (i >= GRAIL_COLL_MAX) {
-        atomicMax(&c->failed, 2u);
-        return false;
-    }
+/* Makes slot i ready for its element: its segment allocated if no thread has yet
+ * (grail_segment_get), its lock, claim and removed words zeroed. False when the device heap is
+ * exhausted (then `failed` is 1). */
+GRAIL_DEVICE bool grail_coll_place(grail_coll *c, uint64_t seg0_bytes, uint64_t i) {
     uint64_t k;
     unsigned s = grail_segment(i, &k);
     char *segment = (char *)grail_segment_get(&c->segs[s], seg0_bytes << s);
@@ -669,6 +662,21 @@ GRAIL_DEVICE bool grail_coll_reserve(grail_coll *c, uint64_t seg0_bytes, uint64_
     ((uint32_t *)(segment + (locks << s)))[k] = 0u;
     ((uint32_t *)(segment + (claims << s)))[k] = 0u;
     ((uint32_t *)(segment + (gone << s)))[k] = 0u;
+    return true;
+}
+
+/* Reserves the next element, allocating its segment if no thread has (grail_segment_get). The
+ * segment is not zeroed: the element's fields are written by its add, and its lock, claim and
+ * removed words (the last three arrays of the layout, whatever the fields) are zeroed here, so
+ * nothing reads memory its creator did not write. False when the device heap is exhausted or the
+ * collection is full: `failed` says which, and the runtime stops the program. */
+GRAIL_DEVICE bool grail_coll_reserve(grail_coll *c, uint64_t seg0_bytes, uint64_t *index) {
+    uint64_t i = atomicAdd(&c->len, (uint64_t)1);
+    if (i >= GRAIL_COLL_MAX) {
+        atomicMax(&c->failed, 2u);
+        return false;
+    }
+    if (!grail_coll_place(c, seg0_bytes, i)) return false;
     *index = i;
     return true;
 }

@@ -228,6 +228,24 @@ impl Target for Cuda {
         )
         .unwrap();
         writeln!(out, "    }}\n}}").unwrap();
+        // Placing elements begin..begin+count from their leaves (an input collection).
+        writeln!(
+            out,
+            "extern \"C\" __global__ void grail_c{c}_put_host(const grail_ctx ctx, uint64_t begin, uint64_t count, const grail_value *flat) {{"
+        )
+        .unwrap();
+        writeln!(out, "    grail_coll *coll = &ctx.colls[{c}];").unwrap();
+        writeln!(out, "    for (uint64_t j = grail_thread_index(); j < count; j += grail_thread_count()) {{").unwrap();
+        writeln!(out, "        const uint64_t i = begin + j;").unwrap();
+        writeln!(out, "        if (!grail_coll_place(coll, GRAIL_C{c}_BYTES, i)) return;").unwrap();
+        writeln!(out, "        {elem_ty} v;\n        memset(&v, 0, sizeof v);").unwrap();
+        for (k, (path, ty)) in flat.iter().enumerate() {
+            writeln!(out, "        {path} = {};", from_value(*ty, &format!("flat[j * {} + {k}]", flat.len()))).unwrap();
+        }
+        for (f, (_, ty)) in fields.iter().enumerate() {
+            writeln!(out, "        {} = v.f{f};", element_field(c, f, *ty)).unwrap();
+        }
+        writeln!(out, "    }}\n}}").unwrap();
         // Zeroing the claim words of every allocated segment.
         writeln!(out, "extern \"C\" __global__ void grail_c{c}_clear_claims(const grail_ctx ctx) {{").unwrap();
         writeln!(out, "    const grail_coll *coll = &ctx.colls[{c}];").unwrap();

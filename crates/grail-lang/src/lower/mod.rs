@@ -171,6 +171,7 @@ struct Lowerer<'a> {
     kernels: Vec<KernelDecl<'a>>,
     main: Option<&'a ast::Function>,
     outputs: Vec<&'a ast::Ident>,
+    inputs: Vec<&'a ast::Ident>,
     values: HashMap<String, (Global, Span)>,
     graph_names: HashMap<String, (GraphName, Span)>,
     types: HashMap<String, StructId>,
@@ -188,6 +189,7 @@ struct Lowerer<'a> {
     main_result: Type,
     out_ids: Vec<PropertyId>,
     collection_outputs: Vec<CollectionId>,
+    collection_inputs: Vec<CollectionId>,
     /// The next `OutlineId` of `main`'s `iterate`/`pipe` regions.
     outlines: u32,
 }
@@ -207,6 +209,7 @@ impl<'a> Lowerer<'a> {
             kernels: Vec::new(),
             main: None,
             outputs: Vec::new(),
+            inputs: Vec::new(),
             values: HashMap::new(),
             graph_names: HashMap::new(),
             types: HashMap::new(),
@@ -220,6 +223,7 @@ impl<'a> Lowerer<'a> {
             main_result: Type::Unit,
             out_ids: Vec::new(),
             collection_outputs: Vec::new(),
+            collection_inputs: Vec::new(),
             outlines: 0,
         }
     }
@@ -296,6 +300,7 @@ impl<'a> Lowerer<'a> {
                     self.params.push(ParamDecl { name: param.name.name.clone(), ast: param, ty: None, default: None });
                 }
                 ast::ItemKind::Output(output) => self.outputs.push(&output.name),
+                ast::ItemKind::Input(input) => self.inputs.push(&input.name),
                 ast::ItemKind::Const(constant) => {
                     self.define(&constant.name, Global::Const(self.consts.len()));
                     self.consts.push(ConstDecl { ast: constant, ty: None, state: ConstState::Todo });
@@ -543,6 +548,7 @@ impl<'a> Lowerer<'a> {
             };
         }
         self.check_outputs();
+        self.check_inputs();
         for i in 0..self.consts.len() {
             let span = self.consts[i].ast.name.span;
             self.const_value(i, span);
@@ -586,6 +592,24 @@ impl<'a> Lowerer<'a> {
             return self.error(message, reduction.ty.span);
         }
         Some(ty)
+    }
+
+    /// `input coll;` names a collection, once each.
+    fn check_inputs(&mut self) {
+        for name in self.inputs.clone() {
+            match self.graph_names.get(&name.name).map(|(g, _)| *g) {
+                Some(GraphName::Collection(id)) if self.collection_inputs.contains(&id) => {
+                    self.report(Diagnostic::error(format!("`{}` is an input twice", name.name), name.span));
+                }
+                Some(GraphName::Collection(id)) => self.collection_inputs.push(id),
+                _ => {
+                    let message = format!("`input` names a collection, and `{}` is not one", name.name);
+                    let diagnostic = Diagnostic::error(message, name.span)
+                        .with_note("node and edge properties come from the graph; an input collection is filled by the runner before `main`");
+                    self.report(diagnostic);
+                }
+            }
+        }
     }
 
     fn check_outputs(&mut self) {
@@ -914,6 +938,7 @@ impl<'a> Lowerer<'a> {
             params,
             outputs: self.out_ids.clone(),
             collection_outputs: self.collection_outputs.clone(),
+            collection_inputs: self.collection_inputs.clone(),
             functions,
             kernels,
             main: std::mem::take(&mut self.main_body),

@@ -25,6 +25,12 @@ impl Parser {
                 self.semi("after the `output` declaration");
                 ItemKind::Output(Output { name })
             }
+            TokenKind::Keyword(Keyword::Input) => {
+                self.bump();
+                let name = self.ident("a collection name after `input`")?;
+                self.semi("after the `input` declaration");
+                ItemKind::Input(Output { name })
+            }
             TokenKind::Keyword(Keyword::Const) => {
                 self.bump();
                 let name = self.ident("a constant name after `const`")?;
@@ -61,7 +67,9 @@ impl Parser {
                 ItemKind::Kernel(Kernel { name, params, reduction, body })
             }
             _ => {
-                return Err(self.expected("an item (`graph`, `param`, `output`, `const`, `struct`, `fn` or `kernel`)"));
+                return Err(
+                    self.expected("an item (`graph`, `param`, `input`, `output`, `const`, `struct`, `fn` or `kernel`)")
+                );
             }
         };
         Ok(Item { kind, span: start.to(self.prev_span()) })

@@ -235,6 +235,7 @@ impl Parser {
                 Keyword::Graph
                     | Keyword::Param
                     | Keyword::Output
+                    | Keyword::Input
                     | Keyword::Const
                     | Keyword::Struct
                     | Keyword::Fn

@@ -256,6 +256,20 @@ impl CpuProgram {
         options: &RunOptions,
         out: &mut dyn Write,
     ) -> Result<RunOutput> {
+        self.run_with_inputs(graph, params, &[], options, out)
+    }
+
+    /// [`CpuProgram::run`] for a program with input collections (`input coll;`): `inputs` holds
+    /// one list of element values (`Value::Struct`s) per input, in declaration order; element `i`
+    /// of each gets handle `i`.
+    pub fn run_with_inputs(
+        &self,
+        graph: &Graph,
+        params: &[Option<Value>],
+        inputs: &[Vec<Value>],
+        options: &RunOptions,
+        out: &mut dyn Write,
+    ) -> Result<RunOutput> {
         let started = Instant::now();
         let params = bind_params(&self.module, graph, params)?;
         let mut param_values = Vec::with_capacity(params.len());
@@ -269,8 +283,9 @@ impl CpuProgram {
         let (result, stats, memory) = std::thread::scope(|scope| {
             let pool = Pool::start(scope, &state);
             let mut run = Run::new(self, memory, params, param_values, &pool, out);
-            let result =
-                interp::run_main(&self.module, &mut run).and_then(|result| Ok((result, run.collection_outputs()?)));
+            let result = interp::fill_inputs(&self.module, &mut run, inputs)
+                .and_then(|()| interp::run_main(&self.module, &mut run))
+                .and_then(|result| Ok((result, run.collection_outputs()?)));
             (result, run.stats, run.memory)
         });
         let (result, collections) = result?;

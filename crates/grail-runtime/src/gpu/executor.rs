@@ -147,6 +147,8 @@ struct KernelCode {
 struct CollectionCode {
     add: CudaFunction,
     get: CudaFunction,
+    /// Places elements `begin..begin + count` from their leaves (input collections).
+    put: CudaFunction,
     clear_claims: CudaFunction,
 }
 
@@ -222,6 +224,7 @@ impl GpuProgram {
             collections.push(CollectionCode {
                 add: loaded.function(&format!("grail_c{c}_add_host"))?,
                 get: loaded.function(&format!("grail_c{c}_get_host"))?,
+                put: loaded.function(&format!("grail_c{c}_put_host"))?,
                 clear_claims: loaded.function(&format!("grail_c{c}_clear_claims"))?,
             });
         }
@@ -302,10 +305,22 @@ impl GpuProgram {
     /// The graph is copied to the device for this run alone; [`GpuProgram::run_on`] runs on a
     /// graph made resident once ([`DeviceGraph`]).
     pub fn run(&self, graph: &Graph, params: &[Option<Value>], out: &mut dyn Write) -> Result<(RunOutput, GpuTimes)> {
+        self.run_with_inputs(graph, params, &[], out)
+    }
+
+    /// [`GpuProgram::run`] for a program with input collections, as
+    /// [`crate::cpu::CpuProgram::run_with_inputs`] takes them (copied up in bulk).
+    pub fn run_with_inputs(
+        &self,
+        graph: &Graph,
+        params: &[Option<Value>],
+        inputs: &[Vec<Value>],
+        out: &mut dyn Write,
+    ) -> Result<(RunOutput, GpuTimes)> {
         let started = Instant::now();
         let mut resident = DeviceGraph::new(&self.device, graph)?;
         let uploaded = resident.upload_time();
-        let (mut output, mut times) = self.run_on(graph, &mut resident, params, out)?;
+        let (mut output, mut times) = self.run_on_with_inputs(graph, &mut resident, params, inputs, out)?;
         times.upload += uploaded;
         output.stats.elapsed = started.elapsed();
         Ok((output, times))
@@ -319,6 +334,18 @@ impl GpuProgram {
         graph: &Graph,
         resident: &mut DeviceGraph,
         params: &[Option<Value>],
+        out: &mut dyn Write,
+    ) -> Result<(RunOutput, GpuTimes)> {
+        self.run_on_with_inputs(graph, resident, params, &[], out)
+    }
+
+    /// [`GpuProgram::run_on`] for a program with input collections.
+    pub fn run_on_with_inputs(
+        &self,
+        graph: &Graph,
+        resident: &mut DeviceGraph,
+        params: &[Option<Value>],
+        inputs: &[Vec<Value>],
         out: &mut dyn Write,
     ) -> Result<(RunOutput, GpuTimes)> {
         let started = Instant::now();
@@ -336,7 +363,8 @@ impl GpuProgram {
         let memory = Memory::with(&self.module, graph, HostArrays { weights: fill_weights, graph_arrays: false })?;
         let mut run = GpuRun::new(self, context, memory, params, out, resident, fill_weights)?;
         run.times.upload += prepared;
-        let result = interp::run_main(&self.module, &mut run);
+        let result =
+            interp::fill_inputs(&self.module, &mut run, inputs).and_then(|()| interp::run_main(&self.module, &mut run));
         let (result, collections) = result.and_then(|result| Ok((result, run.collection_outputs()?)))?;
         let downloaded = Instant::now();
         run.download_outputs()?;
@@ -434,6 +462,10 @@ impl DeviceCollections {
 
     fn download<T: Copy>(&self, offset: usize, out: &mut [T]) -> Result<()> {
         self.table.download(offset, out)
+    }
+
+    fn upload<T: Copy>(&self, offset: usize, values: &[T]) -> Result<()> {
+        self.table.upload(offset, values)
     }
 }
 
@@ -1072,6 +1104,43 @@ impl Machine for GpuRun<'_> {
         self.check_collections()?;
         let handle = self.read_counters()?[counter::SIZE] as u32;
         Ok(Value::Element(handle))
+    }
+
+    /// Copies the elements up at once and has the device place them, element `i` at slot `i`.
+    fn collection_fill(&mut self, id: CollectionId, values: &[Value]) -> Result<()> {
+        if values.is_empty() {
+            return Ok(());
+        }
+        let (slots, _) = self.coll_len(id)?;
+        if slots != 0 {
+            return Err(RuntimeError::Input(format!(
+                "input collection `{}` is filled once, before `main` starts",
+                self.module.collections[id.index()].name
+            )));
+        }
+        let count = values.len() as u64;
+        if count >= u64::from(u32::MAX) - 1 {
+            return Err(RuntimeError::program(format!(
+                "input collection `{}` has {count} elements, more than the {} a collection holds",
+                self.module.collections[id.index()].name,
+                u32::MAX - 1
+            )));
+        }
+        let mut flat = Vec::new();
+        for value in values {
+            flatten(value, &mut flat)?;
+        }
+        let what = format!("input collection `{}`", self.module.collections[id.index()].name);
+        let buffer = DeviceBuffer::from_slice(&self.context, &flat, &what)?;
+        let (begin, ptr) = (0u64, buffer.ptr());
+        let grid = count.div_ceil(u64::from(BLOCK)).min(4096) as u32;
+        let put = &self.program.collections[id.index()].put;
+        // SAFETY: (grail_ctx, uint64_t, uint64_t, const grail_value *): `flat` holds count elements' leaves.
+        unsafe { launch(put, grid, BLOCK, &mut [arg(&self.ctx), arg(&begin), arg(&count), arg(&ptr)])? };
+        self.wait("(filling an input collection)")?;
+        // The elements are in place: the collection holds them.
+        self.colls.upload(id.index() * std::mem::size_of::<GpuColl>(), &[count])?;
+        self.check_collections()
     }
 
     fn collection_len(&mut self, id: CollectionId) -> Result<u32> {

@@ -34,6 +34,14 @@ pub(crate) trait Machine {
     /// Runs a kernel once; its reduction's value.
     fn invoke(&mut self, kernel: KernelId, args: &[Value]) -> Result<Option<Value>>;
     fn collection_add(&mut self, id: CollectionId, value: &Value) -> Result<Value>;
+    /// Fills an empty collection with `values`, element `i` getting handle `i` (an input
+    /// collection, before `main` starts).
+    fn collection_fill(&mut self, id: CollectionId, values: &[Value]) -> Result<()> {
+        for value in values {
+            self.collection_add(id, value)?;
+        }
+        Ok(())
+    }
     fn collection_len(&mut self, id: CollectionId) -> Result<u32>;
     /// Starts a region's own worklist.
     fn push_worklist(&mut self, items: Vec<u32>) -> Result<()>;
@@ -56,6 +64,36 @@ pub(crate) trait Machine {
 /// Runs `main` on a machine; returns what it returned.
 pub(crate) fn run_main<M: Machine + ?Sized>(module: &Module, machine: &mut M) -> Result<Option<Value>> {
     Interp { module, m: machine }.main()
+}
+
+/// Fills the module's input collections (`input coll;`, in order) with `inputs`, one list of
+/// element values each, checking that every element is a value of the collection's struct.
+pub(crate) fn fill_inputs<M: Machine + ?Sized>(module: &Module, machine: &mut M, inputs: &[Vec<Value>]) -> Result<()> {
+    let names = |ids: &[grail_ir::CollectionId]| -> String {
+        ids.iter().map(|id| format!("`{}`", module.collections[id.index()].name)).collect::<Vec<_>>().join(", ")
+    };
+    if inputs.len() != module.collection_inputs.len() {
+        return Err(RuntimeError::Input(format!(
+            "the program `{}` takes {} input collection(s) ({}), and {} were given",
+            module.name,
+            module.collection_inputs.len(),
+            names(&module.collection_inputs),
+            inputs.len()
+        )));
+    }
+    for (&id, values) in module.collection_inputs.iter().zip(inputs) {
+        let element = Type::Struct(module.collections[id.index()].element);
+        if let Some(i) = values.iter().position(|v| !v.fits(element)) {
+            return Err(RuntimeError::Input(format!(
+                "element {i} of input collection `{}` is not a `{}`: {:?}",
+                module.collections[id.index()].name,
+                module.structs[module.collections[id.index()].element.index()].name,
+                values[i]
+            )));
+        }
+        machine.collection_fill(id, values)?;
+    }
+    Ok(())
 }
 
 /// The interpreter over one machine.

@@ -134,3 +134,41 @@ pub(crate) fn combine(op: ReduceOp, a: &Value, b: &Value) -> std::result::Result
         ReduceOp::All => ops::binary(BinaryOp::And, a, b)?,
     })
 }
+
+/// Reads the elements of collection `id` from text as `output` writes them: one element per
+/// line, its fields (nested structs' fields inline) separated by spaces or tabs; element handles
+/// are indices. Blank lines and lines starting with `#` are skipped. An error names the line.
+pub fn read_collection(
+    module: &Module,
+    id: grail_ir::CollectionId,
+    text: &str,
+) -> std::result::Result<Vec<Value>, String> {
+    let element = Type::Struct(module.collections[id.index()].element);
+    let mut leaves = Vec::new();
+    leaf_types(module, element, &mut leaves);
+    let mut elements = Vec::new();
+    for (number, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if words.len() != leaves.len() {
+            return Err(format!("line {}: {} fields, expected {}", number + 1, words.len(), leaves.len()));
+        }
+        let mut values = Vec::with_capacity(leaves.len());
+        for (word, &ty) in words.iter().zip(&leaves) {
+            let value = match ty {
+                Type::Element(_) => {
+                    word.parse::<u32>().map(Value::Element).map_err(|_| format!("`{word}` is not an element index"))
+                }
+                ty => Value::parse(ty, word),
+            };
+            values.push(Some(value.map_err(|e| format!("line {}: {e}", number + 1))?));
+        }
+        let value =
+            unflatten(module, element, &mut values.into_iter()).map_err(|e| format!("line {}: {e}", number + 1))?;
+        elements.push(value);
+    }
+    Ok(elements)
+}
