@@ -259,3 +259,33 @@ fn input_collections_are_filled_in_order_before_main() {
         .unwrap_err();
     assert!(wrong.to_string().contains("element 0 of input collection `links` is not a `Link`"), "{wrong}");
 }
+
+const COMPACTION: &str = include_str!("../../grail-lang/tests/programs/compaction.grail");
+
+#[test]
+fn compaction_moves_elements_down_and_renumbers_handles() {
+    let program = compile("compaction", COMPACTION);
+    for seed in 0..25 {
+        let graph = random_simple_graph(seed);
+        let (removed, alive) = removal_expected(&graph);
+        let groups = (0..graph.num_nodes()).filter(|&u| graph.out().degree(u) > 0).count() as u32 - removed;
+        for threads in [1, 3] {
+            let out = run(&program, &graph, threads);
+            let expected = groups * 1_048_576 + alive.len() as u32;
+            assert_eq!(out.result, Some(Value::U32(expected)), "seed {seed}, {threads} threads");
+            // After compaction the handles are 0..len: every member's group handle is in range.
+            let handles: Vec<u32> = out.collections[1].iter().map(|m| node_fields(m)[0]).collect();
+            assert!(handles.iter().all(|&h| h < groups), "seed {seed}: {handles:?}");
+        }
+    }
+    // Groups first: members still has removed elements, whose handles would dangle.
+    let swapped = COMPACTION.replace(
+        "let members = G.members.compact();\n    let groups = G.groups.compact();",
+        "let groups = G.groups.compact();\n    let members = G.members.compact();",
+    );
+    assert_ne!(swapped, COMPACTION);
+    let program = compile("compaction_swapped", &swapped);
+    let graph = random_simple_graph(3);
+    let err = program.run(&graph, &[], &RunOptions { threads: 2 }, &mut std::io::sink()).unwrap_err();
+    assert!(err.to_string().contains("cannot compact `groups`: `members` has removed elements"), "{err}");
+}

@@ -300,7 +300,8 @@ pub(crate) fn walk_expr(expr: &Expr, visit: &mut impl FnMut(&Expr)) {
         | ExprKind::Param(_)
         | ExprKind::NumNodes
         | ExprKind::NumEdges
-        | ExprKind::CollectionLen(_) => {}
+        | ExprKind::CollectionLen(_)
+        | ExprKind::CollectionCompact(_) => {}
         ExprKind::Load(place) => place_exprs(place, &mut |e| children.push(e)),
         ExprKind::EdgeSource(e)
         | ExprKind::EdgeTarget(e)

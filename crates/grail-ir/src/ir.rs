@@ -563,6 +563,10 @@ pub enum ExprKind {
         collection: CollectionId,
         element: Box<Expr>,
     },
+    /// Compacts a collection (its elements present move down to handles 0.. in order, and
+    /// handles to them held in collections are renumbered); yields the count (`u32`). Host code
+    /// only, outside `iterate` and `pipe`.
+    CollectionCompact(CollectionId),
 }
 
 /// What a parallel loop iterates.

@@ -360,6 +360,7 @@ impl<'m> Printer<'m> {
                 format!("{}.add({})", self.collection(*collection), self.expr(value))
             }
             ExprKind::CollectionLen(c) => format!("{}.len()", self.collection(*c)),
+            ExprKind::CollectionCompact(c) => format!("{}.compact()", self.collection(*c)),
             ExprKind::CollectionRemove { collection, element } => {
                 format!("{}.remove({})", self.collection(*collection), self.expr(element))
             }

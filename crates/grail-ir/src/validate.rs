@@ -643,6 +643,13 @@ impl<'m> Checker<'m> {
                 self.collection(*id)?;
                 want(Type::U32)
             }
+            ExprKind::CollectionCompact(id) => {
+                if !self.is_host() {
+                    return self.fail("compacting a collection outside host code");
+                }
+                self.collection(*id)?;
+                want(Type::U32)
+            }
             ExprKind::CollectionRemove { collection, element } | ExprKind::CollectionHas { collection, element } => {
                 if self.is_host() {
                     return self.fail("removing or testing a collection element in host code");

@@ -933,6 +933,11 @@ impl<'m, T: Target> Emitter<'m, T> {
                 format!("grail_c{}_add(ctx, {})", collection.0, self.expr(value)?)
             }
             ExprKind::CollectionLen(c) => format!("((uint32_t)grail_coll_live(&{}[{}]))", self.ctx("colls"), c.0),
+            ExprKind::CollectionCompact(_) => {
+                return Err(CodegenError::Internal(
+                    "compacting a collection in generated code (host code only)".into(),
+                ));
+            }
             ExprKind::CollectionRemove { collection: c, element } => {
                 format!(
                     "grail_coll_remove(&{}[{}], GRAIL_C{}_GONE, {})",

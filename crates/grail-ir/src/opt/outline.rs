@@ -147,6 +147,7 @@ impl Checker<'_> {
                         Some("its host code uses union-find sets".to_string())
                     }
                     ExprKind::CollectionAdd { .. } => Some("its host code adds to a collection".to_string()),
+                    ExprKind::CollectionCompact(_) => Some("its host code compacts a collection".to_string()),
                     ExprKind::Atomic { .. } => Some("its host code uses an atomic".to_string()),
                     ExprKind::Call(f, _) if self.function_writes(*f) => Some(format!(
                         "its host code calls `{}`, which writes (every thread would)",

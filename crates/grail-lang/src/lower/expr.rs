@@ -834,6 +834,14 @@ impl<'a> Lowerer<'a> {
                 self.arguments(args, &[], &callee, span)?;
                 Some(Expr::new(ExprKind::CollectionLen(collection), Type::U32))
             }
+            "compact" => {
+                self.arguments(args, &[], &callee, span)?;
+                if !self.body.kind.is_host() {
+                    let message = "only host code compacts a collection: kernels run while handles are in use";
+                    return self.error(message, method.span);
+                }
+                Some(Expr::new(ExprKind::CollectionCompact(collection), Type::U32))
+            }
             "remove" | "has" => {
                 match self.body.kind {
                     BodyKind::Host { .. } => {
@@ -859,10 +867,10 @@ impl<'a> Lowerer<'a> {
             }
             other => {
                 let mut diagnostic = Diagnostic::error(
-                    format!("a collection has the methods `add`, `len`, `remove` and `has`, not `{other}`"),
+                    format!("a collection has the methods `add`, `len`, `remove`, `has` and `compact`, not `{other}`"),
                     method.span,
                 );
-                if let Some(close) = types::suggest(other, ["add", "len", "remove", "has"]) {
+                if let Some(close) = types::suggest(other, ["add", "len", "remove", "has", "compact"]) {
                     diagnostic = diagnostic.with_note(format!("did you mean `{close}`?"));
                 }
                 self.report(diagnostic);

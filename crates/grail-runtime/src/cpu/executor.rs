@@ -718,29 +718,12 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
         Ok(())
     }
 
-    /// The elements of every output collection, read back through the C target's functions.
-    fn collection_outputs(&self) -> Result<Vec<Vec<Value>>> {
+    /// The elements of every output collection (removed ones left out).
+    fn collection_outputs(&mut self) -> Result<Vec<Vec<Value>>> {
         let mut outputs = Vec::with_capacity(self.module.collection_outputs.len());
-        for &id in &self.module.collection_outputs {
-            let element = Type::Struct(self.module.collections[id.index()].element);
-            let mut leaves = Vec::new();
-            leaf_types(self.module, element, &mut leaves);
-            let get = self.program.collections[id.index()].get;
-            let len = self.coll_len(id);
-            // One slot per leaf, and one more: whether the element was removed (then skipped).
-            let mut flat = vec![GrailValue::default(); leaves.len() + 1];
-            let mut elements = Vec::with_capacity(len as usize);
-            for i in 0..len {
-                // SAFETY: `i` is below the collection's length and `flat` has a slot per leaf and one.
-                unsafe { get(&*self.ctx, i, flat.as_mut_ptr()) };
-                // SAFETY: the get function wrote the removed flag as `u`.
-                if unsafe { flat[leaves.len()].u } != 0 {
-                    continue;
-                }
-                let mut values = flat.iter().zip(&leaves).map(|(v, ty)| Value::from_grail(*ty, *v));
-                elements.push(unflatten(self.module, element, &mut values)?);
-            }
-            outputs.push(elements);
+        for &id in &self.module.collection_outputs.clone() {
+            let slots = self.collection_read(id)?;
+            outputs.push(slots.into_iter().flatten().collect());
         }
         Ok(outputs)
     }
@@ -805,6 +788,35 @@ impl Machine for Run<'_, '_, '_> {
 
     fn collection_len(&mut self, id: CollectionId) -> Result<u32> {
         Ok(self.coll_len(id) - self.collections.colls[id.index()].removed as u32)
+    }
+
+    fn collection_read(&mut self, id: CollectionId) -> Result<Vec<Option<Value>>> {
+        let element = Type::Struct(self.module.collections[id.index()].element);
+        let mut leaves = Vec::new();
+        leaf_types(self.module, element, &mut leaves);
+        let get = self.program.collections[id.index()].get;
+        let len = self.coll_len(id);
+        // One slot per leaf, and one more: whether the element was removed.
+        let mut flat = vec![GrailValue::default(); leaves.len() + 1];
+        let mut slots = Vec::with_capacity(len as usize);
+        for i in 0..len {
+            // SAFETY: `i` is below the collection's length and `flat` has a slot per leaf and one.
+            unsafe { get(&*self.ctx, i, flat.as_mut_ptr()) };
+            // SAFETY: the get function wrote the removed flag as `u`.
+            if unsafe { flat[leaves.len()].u } != 0 {
+                slots.push(None);
+                continue;
+            }
+            let mut values = flat.iter().zip(&leaves).map(|(v, ty)| Value::from_grail(*ty, *v));
+            slots.push(Some(unflatten(self.module, element, &mut values)?));
+        }
+        Ok(slots)
+    }
+
+    fn collection_clear(&mut self, id: CollectionId) -> Result<()> {
+        // SAFETY: the segments were allocated by this program's code; nothing runs meanwhile.
+        unsafe { (self.collections.free)(&mut self.collections.colls[id.index()]) };
+        Ok(())
     }
 
     fn push_worklist(&mut self, items: Vec<u32>) -> Result<()> {

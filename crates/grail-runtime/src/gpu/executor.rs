@@ -1001,10 +1001,20 @@ impl<'a> GpuRun<'a> {
         Ok((words[0].min(u64::from(u32::MAX) - 1) as u32, words[1] as u32))
     }
 
-    /// The elements of every output collection, read back through the generated get kernels.
+    /// The elements of every output collection (removed ones left out).
     fn collection_outputs(&mut self) -> Result<Vec<Vec<Value>>> {
         let mut outputs = Vec::with_capacity(self.module.collection_outputs.len());
-        for &id in &self.module.collection_outputs {
+        for &id in &self.module.collection_outputs.clone() {
+            let slots = self.read_slots(id)?;
+            outputs.push(slots.into_iter().flatten().collect());
+        }
+        Ok(outputs)
+    }
+
+    /// Every slot of collection `id`, read back through its generated get kernel: its element,
+    /// or `None` where it was removed.
+    fn read_slots(&mut self, id: CollectionId) -> Result<Vec<Option<Value>>> {
+        {
             let element = Type::Struct(self.module.collections[id.index()].element);
             let mut leaves = Vec::new();
             leaf_types(self.module, element, &mut leaves);
@@ -1022,15 +1032,18 @@ impl<'a> GpuRun<'a> {
             }
             let mut values = vec![0u64; len as usize * width];
             flat.download(0, &mut values)?;
-            let mut elements = Vec::with_capacity(len as usize);
-            for chunk in values.chunks(width).take(len as usize).filter(|chunk| chunk[leaves.len()] == 0) {
+            let mut slots = Vec::with_capacity(len as usize);
+            for chunk in values.chunks(width).take(len as usize) {
+                if chunk[leaves.len()] != 0 {
+                    slots.push(None);
+                    continue;
+                }
                 let mut fields =
                     chunk.iter().zip(&leaves).map(|(&bits, ty)| Value::from_grail(*ty, GrailValue { u: bits }));
-                elements.push(unflatten(self.module, element, &mut fields)?);
+                slots.push(Some(unflatten(self.module, element, &mut fields)?));
             }
-            outputs.push(elements);
+            Ok(slots)
         }
-        Ok(outputs)
     }
 }
 
@@ -1104,6 +1117,18 @@ impl Machine for GpuRun<'_> {
         self.check_collections()?;
         let handle = self.read_counters()?[counter::SIZE] as u32;
         Ok(Value::Element(handle))
+    }
+
+    fn collection_read(&mut self, id: CollectionId) -> Result<Vec<Option<Value>>> {
+        self.read_slots(id)
+    }
+
+    fn collection_clear(&mut self, id: CollectionId) -> Result<()> {
+        // The one collection's segments, freed by a device thread (device-heap memory).
+        let (coll, count) = (self.colls.ptr() + (id.index() * std::mem::size_of::<GpuColl>()) as u64, 1u32);
+        // SAFETY: (grail_coll *, uint32_t): one collection of this run's table.
+        unsafe { launch(&self.program.colls_free, 1, 32, &mut [arg(&coll), arg(&count)])? };
+        self.wait("(clearing a collection)")
     }
 
     /// Copies the elements up at once and has the device place them, element `i` at slot `i`.

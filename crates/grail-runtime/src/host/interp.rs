@@ -34,6 +34,56 @@ pub(crate) trait Machine {
     /// Runs a kernel once; its reduction's value.
     fn invoke(&mut self, kernel: KernelId, args: &[Value]) -> Result<Option<Value>>;
     fn collection_add(&mut self, id: CollectionId, value: &Value) -> Result<Value>;
+    /// Every slot of a collection in handle order: its element, or `None` where it was removed.
+    fn collection_read(&mut self, id: CollectionId) -> Result<Vec<Option<Value>>>;
+    /// Empties a collection (its memory given back).
+    fn collection_clear(&mut self, id: CollectionId) -> Result<()>;
+    /// Compacts a collection: its elements present move down to handles 0.., in order, and
+    /// every handle to them held in any collection is renumbered; the new count. Refused when
+    /// an element present holds a handle to a removed one (it would dangle).
+    fn collection_compact(&mut self, module: &Module, id: CollectionId) -> Result<u32> {
+        let slots = self.collection_read(id)?;
+        let mut renumber = vec![u32::MAX; slots.len()];
+        let mut next = 0u32;
+        for (old, slot) in slots.iter().enumerate() {
+            if slot.is_some() {
+                renumber[old] = next;
+                next += 1;
+            }
+        }
+        let name = &module.collections[id.index()].name;
+        // Every collection whose elements hold handles into this one is rewritten (this one too).
+        for other in 0..module.collections.len() {
+            let other = CollectionId(other as u32);
+            let element = Type::Struct(module.collections[other.index()].element);
+            if other != id && !holds_handles(module, element, id) {
+                continue;
+            }
+            let elements = if other == id { slots.clone() } else { self.collection_read(other)? };
+            let mut kept = Vec::with_capacity(elements.len());
+            for (index, slot) in elements.into_iter().enumerate() {
+                let Some(mut value) = slot else {
+                    if other == id {
+                        continue;
+                    }
+                    return Err(RuntimeError::Input(format!(
+                        "cannot compact `{name}`: `{}` has removed elements, compact it first",
+                        module.collections[other.index()].name
+                    )));
+                };
+                renumber_handles(module, element, id, &renumber, &mut value).map_err(|old| {
+                    RuntimeError::program(format!(
+                        "cannot compact `{name}`: element {index} of `{}` holds a handle to its removed element {old}",
+                        module.collections[other.index()].name
+                    ))
+                })?;
+                kept.push(value);
+            }
+            self.collection_clear(other)?;
+            self.collection_fill(other, &kept)?;
+        }
+        Ok(next)
+    }
     /// Fills an empty collection with `values`, element `i` getting handle `i` (an input
     /// collection, before `main` starts).
     fn collection_fill(&mut self, id: CollectionId, values: &[Value]) -> Result<()> {
@@ -551,6 +601,7 @@ impl<'a, M: Machine + ?Sized> Interp<'a, '_, M> {
                 self.m.collection_add(*collection, &value)?
             }
             ExprKind::CollectionLen(collection) => Value::U32(self.m.collection_len(*collection)?),
+            ExprKind::CollectionCompact(collection) => Value::U32(self.m.collection_compact(self.module, *collection)?),
             ExprKind::CollectionRemove { collection, .. } | ExprKind::CollectionHas { collection, .. } => {
                 return Err(program_error(format!(
                     "host code cannot remove or test the elements of collection `{}`; kernels do",
@@ -731,4 +782,41 @@ fn atomic(op: AtomicOp, old: &Value, operands: &[Value]) -> std::result::Result<
             (new.clone(), swapped && !same_bits(v, new))
         }
     })
+}
+
+/// Whether values of type `ty` hold handles into collection `id`.
+fn holds_handles(module: &Module, ty: Type, id: CollectionId) -> bool {
+    match ty {
+        Type::Element(c) => c == id,
+        Type::Struct(s) => module.structs[s.index()].fields.iter().any(|(_, t)| holds_handles(module, *t, id)),
+        _ => false,
+    }
+}
+
+/// Renumbers the handles into collection `id` inside `value` (of type `ty`); the old index of
+/// a handle to a removed element as the error.
+fn renumber_handles(
+    module: &Module,
+    ty: Type,
+    id: CollectionId,
+    renumber: &[u32],
+    value: &mut Value,
+) -> std::result::Result<(), u32> {
+    match (ty, value) {
+        (Type::Element(c), Value::Element(handle)) if c == id => {
+            let new = renumber.get(*handle as usize).copied().unwrap_or(u32::MAX);
+            if new == u32::MAX {
+                return Err(*handle);
+            }
+            *handle = new;
+            Ok(())
+        }
+        (Type::Struct(s), Value::Struct(fields)) => {
+            for ((_, t), field) in module.structs[s.index()].fields.iter().zip(fields.iter_mut()) {
+                renumber_handles(module, *t, id, renumber, field)?;
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
 }
