@@ -202,3 +202,25 @@ def test_a_timeout_stops_a_runaway_program():
         spin.run(g, timeout=0.2)
     with pytest.raises(ValueError, match="positive"):
         g.bfs(0, timeout=-1)
+
+
+LINKED = """
+struct Link { value: u32, next: links, sum: u32 }
+graph { collection links: Link; }
+input links;
+output links;
+kernel add_next() { forall t in G.links { t.sum = t.value + t.next.value; } }
+fn main() -> u32 { invoke add_next(); return G.links.len(); }
+"""
+
+
+def test_input_collections_from_rows_or_text():
+    program = grail.Program(LINKED, name="linked")
+    g = grail.Graph.from_edges(2, np.array([0], dtype=np.uint32), np.array([1], dtype=np.uint32))
+    rows = [(3 * i, (i + 7) % 10, 0) for i in range(10)]
+    out = program.run(g, inputs={"links": rows})
+    assert out.result == 10
+    text = "".join(f"{a} {b} {c}\n" for a, b, c in rows)
+    assert program.run(g, inputs={"links": text}).result == 10
+    with pytest.raises(grail.GrailError, match="takes input collection `links`"):
+        program.run(g)

@@ -459,7 +459,7 @@ impl PyProgram {
 
     /// Compiles (cached) and runs the program on `graph`; `params` by name (numbers, bools, or
     /// text the parameter's type reads).
-    #[pyo3(signature = (graph, target="cpu", params=None, opt=None, threads=0, timeout=None))]
+    #[pyo3(signature = (graph, target="cpu", params=None, opt=None, threads=0, timeout=None, inputs=None))]
     fn run(
         &self,
         py: Python<'_>,
@@ -469,8 +469,29 @@ impl PyProgram {
         opt: Option<&str>,
         threads: usize,
         timeout: Option<f64>,
+        inputs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<PyProgramOutput> {
         let mut run = self.inner.on(&graph.inner).target(parse_target(target)?).threads(threads);
+        // Input collections: text as `output` writes them, or rows of field values.
+        if let Some(inputs) = inputs {
+            for (name, elements) in inputs.iter() {
+                let name: String = name.extract()?;
+                let text = match elements.extract::<String>() {
+                    Ok(text) => text,
+                    Err(_) => {
+                        let mut text = String::new();
+                        for row in elements.try_iter()? {
+                            let words: Vec<String> =
+                                row?.try_iter()?.map(|x| x.and_then(|x| python_word(&x))).collect::<PyResult<_>>()?;
+                            text.push_str(&words.join(" "));
+                            text.push('\n');
+                        }
+                        text
+                    }
+                };
+                run = run.input_text(&name, text);
+            }
+        }
         if let Some(limit) = time_limit(timeout)? {
             run = run.time_limit(limit);
         }
@@ -498,6 +519,14 @@ impl PyProgram {
 #[pyclass(name = "ProgramOutput", module = "grail", frozen)]
 struct PyProgramOutput {
     output: grail::ProgramOutput,
+}
+
+/// A field value from Python as grail reads it from text (`true`/`false` for booleans).
+fn python_word(value: &Bound<'_, PyAny>) -> PyResult<String> {
+    if value.is_instance_of::<PyBool>() {
+        return Ok(if value.extract::<bool>()? { "true" } else { "false" }.to_string());
+    }
+    Ok(value.str()?.to_string())
 }
 
 /// Edge weights from Python: a uint32 array (integer weights) or a float32 one (real weights).

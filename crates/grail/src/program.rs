@@ -100,6 +100,7 @@ impl Program {
             graph,
             target: Target::Cpu,
             params: Vec::new(),
+            inputs: Vec::new(),
             opt: OptChoice::Tuned,
             threads: 0,
             time_limit: None,
@@ -115,9 +116,18 @@ pub struct ProgramRun<'a> {
     graph: &'a Graph,
     target: Target,
     params: Vec<(String, String)>,
+    /// Input collections by name: their elements as values, or as text to read.
+    inputs: Vec<(String, InputElements)>,
     opt: OptChoice,
     threads: usize,
     time_limit: Option<Duration>,
+}
+
+/// An input collection's elements: values, or text in the format `output` writes.
+#[derive(Debug, Clone)]
+enum InputElements {
+    Values(Vec<Value>),
+    Text(String),
 }
 
 impl ProgramRun<'_> {
@@ -132,6 +142,20 @@ impl ProgramRun<'_> {
     /// wrong type are reported by [`ProgramRun::run`].
     pub fn param(mut self, name: &str, value: impl ToString) -> Self {
         self.params.push((name.to_string(), value.to_string()));
+        self
+    }
+
+    /// Fills input collection `name` (`input name;`) with `elements` (`Value::Struct`s of its
+    /// element struct, handles as `Value::Element(index)`); element `i` gets handle `i`.
+    pub fn input(mut self, name: &str, elements: Vec<Value>) -> Self {
+        self.inputs.push((name.to_string(), InputElements::Values(elements)));
+        self
+    }
+
+    /// Fills input collection `name` from text as `output` writes collections: one element per
+    /// line, its fields separated by spaces.
+    pub fn input_text(mut self, name: &str, text: impl Into<String>) -> Self {
+        self.inputs.push((name.to_string(), InputElements::Text(text.into())));
         self
     }
 
@@ -155,12 +179,39 @@ impl ProgramRun<'_> {
         self
     }
 
+    /// The input collections in declaration order, from what [`ProgramRun::input`] and
+    /// [`ProgramRun::input_text`] gave.
+    fn input_values(&self) -> Result<Vec<Vec<Value>>> {
+        let module = &self.program.module;
+        let declared = |n: &String| module.collection_inputs.iter().any(|c| &module.collections[c.index()].name == n);
+        if let Some((name, _)) = self.inputs.iter().find(|(n, _)| !declared(n)) {
+            return Err(Error::Usage(format!("the program `{}` has no input collection `{name}`", module.name)));
+        }
+        let mut inputs = Vec::with_capacity(module.collection_inputs.len());
+        for &id in &module.collection_inputs {
+            let name = &module.collections[id.index()].name;
+            let Some((_, elements)) = self.inputs.iter().rev().find(|(n, _)| n == name) else {
+                return Err(Error::Usage(format!(
+                    "the program `{}` takes input collection `{name}`: give it with .input(\"{name}\", ...)",
+                    module.name
+                )));
+            };
+            inputs.push(match elements {
+                InputElements::Values(values) => values.clone(),
+                InputElements::Text(text) => grail_runtime::read_collection(module, id, text)
+                    .map_err(|e| Error::Usage(format!("input `{name}`: {e}")))?,
+            });
+        }
+        Ok(inputs)
+    }
+
     /// Compiles the program for the target (cached on disk after the first time) and runs it.
     /// What the program prints goes to standard output.
     pub fn run(self) -> Result<ProgramOutput> {
         let module = &self.program.module;
         let mut values: Vec<Option<Value>> = vec![None; module.params.len()];
         grail_algos::suite::bind_named(module, &self.params, &mut values)?;
+        let inputs = self.input_values()?;
         let graph = self.graph.as_inner();
         let id = ProgramId::of(&module.name, module);
         let cache = ModuleCache::default_location();
@@ -174,14 +225,17 @@ impl ProgramRun<'_> {
             Target::Cpu => {
                 let program = CpuProgram::compile(optimized(&TargetKey::cpu())?, &CCompiler::detect()?, Some(&cache))?;
                 limits::with_time_limit(self.time_limit, || {
-                    program.run(graph, &values, &RunOptions { threads: self.threads }, &mut stdout)
+                    program.run_with_inputs(graph, &values, &inputs, &RunOptions { threads: self.threads }, &mut stdout)
                 })?
             }
             Target::Gpu(device) => {
                 let device = Device::open(device)?;
                 let key = TargetKey::gpu(&device.info().name);
                 let program = GpuProgram::compile(optimized(&key)?, device, Some(&cache))?;
-                limits::with_time_limit(self.time_limit, || program.run(graph, &values, &mut stdout))?.0
+                limits::with_time_limit(self.time_limit, || {
+                    program.run_with_inputs(graph, &values, &inputs, &mut stdout)
+                })?
+                .0
             }
             Target::Reference => {
                 return Err(Error::Usage(

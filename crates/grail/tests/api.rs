@@ -175,3 +175,23 @@ fn a_time_limit_stops_runaway_runs_between_kernels() {
     // Without a limit, runs are unaffected.
     assert!(graph.bfs(0).time_limit(Duration::from_secs(600)).run().is_ok());
 }
+
+#[test]
+fn input_collections_from_values_or_text() {
+    use grail::Value;
+    let source = include_str!("../../grail-lang/tests/programs/linked_input.grail");
+    let program = Program::from_source("linked_input", source).unwrap();
+    let graph = sample();
+    let n = 20u32;
+    let values: Vec<Value> =
+        (0..n).map(|i| Value::Struct(vec![Value::U32(i), Value::Element((i + 1) % n), Value::U32(0)])).collect();
+    let text: String = (0..n).map(|i| format!("{i} {} 0\n", (i + 1) % n)).collect();
+    for run in [program.on(&graph).input("links", values), program.on(&graph).input_text("links", text)] {
+        let out = run.run().unwrap();
+        assert_eq!(out.result(), Some(&Value::U32(n)));
+    }
+    let err = program.on(&graph).run().unwrap_err().to_string();
+    assert!(err.contains("takes input collection `links`"), "{err}");
+    let err = program.on(&graph).input_text("links", "").input_text("nodes", "").run().unwrap_err().to_string();
+    assert!(err.contains("no input collection `nodes`"), "{err}");
+}
