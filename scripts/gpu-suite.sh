@@ -146,7 +146,7 @@ done
 step "collection programs: GPU output equals CPU output"
 "$grail" -q gen rmat --scale 10 -o "$out/r10.gcsr" >/dev/null
 "$grail" -q gen road --nodes 2048 -o "$out/road11.gcsr" >/dev/null
-for program in triangle_list cells removal compaction split_cells predicates; do
+for program in triangle_list cells removal compaction split_cells predicates arrays; do
     file="$here/crates/grail-lang/tests/programs/$program.grail"
     for graph in r10 road11; do
         if "$grail" -q run "$file" -g "$out/$graph.gcsr" --target cpu -o "$out/$program.$graph.cpu" >/dev/null \
@@ -204,6 +204,24 @@ if [[ $code -eq 70 ]] && grep -q "kernel \`poke\` stopped" "$out/fault.txt"; the
     pass "kernel fault: exit 70, $(head -1 "$out/fault.txt")"
 else
     fail "kernel fault (exit $code): $(cat "$out/fault.txt")"
+fi
+
+# An array index past the end traps: exit 70, the kernel named.
+cat >"$out/past.grail" <<'EOF'
+graph { node level: u32; }
+param at: u32 = 4;
+output level;
+kernel past() { forall u in G.nodes() { let mut a: [u32; 4]; a[at] = 1; u.level = a[0]; } }
+fn main() { invoke past(); }
+EOF
+set +e
+"$grail" -q run "$out/past.grail" -g "$out/r10.gcsr" --target gpu --device "$device" >"$out/past.txt" 2>&1
+code=$?
+set -e
+if [[ $code -eq 70 ]] && grep -q "kernel \`past\` stopped" "$out/past.txt"; then
+    pass "array index past the end: exit 70, $(head -1 "$out/past.txt")"
+else
+    fail "array index past the end (exit $code): $(cat "$out/past.txt")"
 fi
 
 # Checked mode finds what the CPU finds: a division by zero (exit 70), a pushed non-node (exit 1).

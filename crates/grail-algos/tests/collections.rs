@@ -289,3 +289,39 @@ fn compaction_moves_elements_down_and_renumbers_handles() {
     let err = program.run(&graph, &[], &RunOptions { threads: 2 }, &mut std::io::sink()).unwrap_err();
     assert!(err.to_string().contains("cannot compact `groups`: `members` has removed elements"), "{err}");
 }
+
+const ARRAYS: &str = include_str!("../../grail-lang/tests/programs/arrays.grail");
+
+#[test]
+fn arrays_are_zeroed_local_scratch() {
+    let program = compile("arrays", ARRAYS);
+    let options = GenOptions { seed: 8, max_weight: None };
+    let mut graphs: Vec<Graph> = (0..30).map(random_simple_graph).collect();
+    graphs.push(generate(&Generator::graph500(10), &options, false, &NoProgress).unwrap());
+    for graph in &graphs {
+        let out = run(&program, graph, 2);
+        let column = |name: &str| -> Vec<u32> {
+            let index = program.module().properties.iter().position(|p| p.name == name).unwrap();
+            match &out.properties[index] {
+                Column::U32(v) => v.clone(),
+                other => panic!("{name}: {other:?}"),
+            }
+        };
+        let (first, second, third, near) = (column("first"), column("second"), column("third"), column("near"));
+        let csr = graph.out();
+        for u in 0..graph.num_nodes() {
+            // Largest three (with repeats, as the insertion keeps them).
+            let mut ids: Vec<u32> = csr.neighbors(u).to_vec();
+            ids.sort_unstable_by(|a, b| b.cmp(a));
+            let at = |i: usize| ids.get(i).copied().unwrap_or(u32::MAX);
+            assert_eq!((first[u as usize], second[u as usize], third[u as usize]), (at(0), at(1), at(2)), "node {u}");
+            let mut distinct = std::collections::BTreeSet::new();
+            for &v in csr.neighbors(u) {
+                distinct.insert(v);
+                distinct.extend(csr.neighbors(v).iter().copied());
+            }
+            distinct.remove(&u);
+            assert_eq!(near[u as usize] as usize, distinct.len().min(64), "node {u}");
+        }
+    }
+}

@@ -332,7 +332,8 @@ fn kernel_faults_name_the_kernel_and_exit_70() {
         "graph { node level: u32; }\nparam far: u32 = 4000000000;\nparam d: i32 = 0;\nparam which: u32 = 0;\n\
          kernel poke() { forall u in G.nodes() { let v = far as Node; v.level = 1; } }\n\
          kernel divide() -> sum i32 { forall u in G.nodes() { reduce 7 / d; } }\n\
-         fn main() { if which == 0 { invoke poke(); } else { let x = invoke divide(); } }\n",
+         kernel past() { forall u in G.nodes() { let mut a: [u32; 4]; a[which + 2] = 1; u.level = a[0]; } }\n\
+         fn main() { if which == 0 { invoke poke(); } else if which == 1 { let x = invoke divide(); } else { invoke past(); } }\n",
     )
     .unwrap();
     let (code, stderr) = fails(&["run", &program, "--graph", &graph]);
@@ -341,6 +342,14 @@ fn kernel_faults_name_the_kernel_and_exit_70() {
     let (code, stderr) = fails(&["run", &program, "--graph", &graph, "--param", "which=1"]);
     assert_eq!(code, 70, "{stderr}");
     assert!(stderr.contains("kernel `divide` stopped on an arithmetic fault"), "{stderr}");
+    // An array index past the end: a trap, reported once however many threads hit it.
+    let (code, stderr) = fails(&["run", &program, "--graph", &graph, "--param", "which=2"]);
+    assert_eq!(code, 70, "{stderr}");
+    assert_eq!(
+        stderr.matches("kernel `past` stopped on a trap: an array index past the array's end").count(),
+        1,
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -118,7 +118,7 @@ pub fn expr_local_reads(expr: &Expr, reads: &mut [bool]) {
 fn place_local_reads(place: &Place, reads: &mut [bool]) {
     match place {
         Place::Local(id) => reads[id.index()] = true,
-        Place::Field { base, .. } => place_local_reads(base, reads),
+        Place::Field { base, .. } | Place::Index { base, .. } => place_local_reads(base, reads),
         Place::Property { .. } | Place::ElementField { .. } => {}
     }
 }
@@ -126,7 +126,7 @@ fn place_local_reads(place: &Place, reads: &mut [bool]) {
 fn mark_local_written(place: &Place, writes: &mut [bool]) {
     match place {
         Place::Local(id) => writes[id.index()] = true,
-        Place::Field { base, .. } => mark_local_written(base, writes),
+        Place::Field { base, .. } | Place::Index { base, .. } => mark_local_written(base, writes),
         Place::Property { .. } | Place::ElementField { .. } => {}
     }
 }
@@ -134,7 +134,7 @@ fn mark_local_written(place: &Place, writes: &mut [bool]) {
 /// The local, property or element a place is a field of (or the place itself).
 pub fn root_place(place: &Place) -> &Place {
     match place {
-        Place::Field { base, .. } => root_place(base),
+        Place::Field { base, .. } | Place::Index { base, .. } => root_place(base),
         other => other,
     }
 }
@@ -186,7 +186,7 @@ pub fn written_by_kernels(module: &Module) -> Vec<bool> {
 fn mark_written(place: &Place, effects: &mut KernelEffects) {
     match place {
         Place::Property { property, .. } => effects.writes[property.index()] = true,
-        Place::Field { base, .. } => mark_written(base, effects),
+        Place::Field { base, .. } | Place::Index { base, .. } => mark_written(base, effects),
         Place::Local(_) | Place::ElementField { .. } => {}
     }
 }
@@ -288,6 +288,10 @@ pub(crate) fn place_exprs<'a>(place: &'a Place, visit: &mut impl FnMut(&'a Expr)
         Place::Local(_) => {}
         Place::Property { element, .. } | Place::ElementField { element, .. } => visit(element),
         Place::Field { base, .. } => place_exprs(base, visit),
+        Place::Index { base, index } => {
+            place_exprs(base, visit);
+            visit(index);
+        }
     }
 }
 
@@ -301,7 +305,8 @@ pub(crate) fn walk_expr(expr: &Expr, visit: &mut impl FnMut(&Expr)) {
         | ExprKind::NumNodes
         | ExprKind::NumEdges
         | ExprKind::CollectionLen(_)
-        | ExprKind::CollectionCompact(_) => {}
+        | ExprKind::CollectionCompact(_)
+        | ExprKind::Zeroed => {}
         ExprKind::Load(place) => place_exprs(place, &mut |e| children.push(e)),
         ExprKind::EdgeSource(e)
         | ExprKind::EdgeTarget(e)

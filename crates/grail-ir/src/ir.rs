@@ -41,6 +41,10 @@ id!(
     StructId
 );
 id!(
+    /// A fixed-length array type (`Module::arrays`).
+    ArrayId
+);
+id!(
     /// A device-and-host function.
     FunctionId
 );
@@ -106,6 +110,8 @@ pub enum Type {
     Struct(StructId),
     /// A handle to an element of a collection (its index, a `u32`).
     Element(CollectionId),
+    /// A fixed-length array (`[T; N]`), a local of kernels and the functions they call.
+    Array(ArrayId),
     /// No value: statements' calls, functions without a result.
     #[default]
     Unit,
@@ -176,10 +182,19 @@ pub struct CollectionDecl {
     pub element: StructId,
 }
 
+/// A fixed-length array type: `len` values of `element` (a scalar, `Node`, `Edge` or a handle).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ArrayDecl {
+    pub element: Type,
+    pub len: u32,
+}
+
 /// A compiled program.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Module {
     pub name: String,
+    /// The array types the program uses, by `ArrayId`.
+    pub arrays: Vec<ArrayDecl>,
     pub structs: Vec<StructDef>,
     pub properties: Vec<Property>,
     pub sets: Vec<SetDecl>,
@@ -492,6 +507,11 @@ pub enum Place {
         base: Box<Place>,
         field: u32,
     },
+    /// An item of an array-typed place; an index past the end stops the kernel.
+    Index {
+        base: Box<Place>,
+        index: Box<Expr>,
+    },
 }
 
 /// An expression and its type.
@@ -544,6 +564,8 @@ pub enum ExprKind {
         b: Box<Expr>,
     },
     Struct(StructId, Vec<Expr>),
+    /// A value of the type with every bit zero (an array `let` without an initialiser).
+    Zeroed,
     Field(Box<Expr>, u32),
     /// Appends a value of the collection's element struct; yields the new element's handle.
     CollectionAdd {
@@ -782,6 +804,7 @@ impl fmt::Display for Type {
             Type::Edge => f.write_str("Edge"),
             Type::Struct(id) => write!(f, "struct#{}", id.0),
             Type::Element(id) => write!(f, "element#{}", id.0),
+            Type::Array(id) => write!(f, "array#{}", id.0),
             Type::Unit => f.write_str("()"),
         }
     }

@@ -279,6 +279,10 @@ impl<'m> Printer<'m> {
         match ty {
             Type::Struct(id) => self.module.structs.get(id.index()).map_or_else(|| ty.to_string(), |s| s.name.clone()),
             Type::Element(id) => format!("{}.element", self.collection(id)),
+            Type::Array(id) => match self.module.arrays.get(id.index()) {
+                Some(a) => format!("[{}; {}]", self.ty(a.element), a.len),
+                None => ty.to_string(),
+            },
             _ => ty.to_string(),
         }
     }
@@ -305,6 +309,7 @@ impl<'m> Printer<'m> {
                 )
             }
             Place::Field { base, field } => format!("{}.{field}", self.place(base)),
+            Place::Index { base, index } => format!("{}[{}]", self.place(base), self.expr(index)),
         }
     }
 
@@ -315,6 +320,7 @@ impl<'m> Printer<'m> {
                 Const::Bool(_) => self.constant(*c),
             },
             ExprKind::Load(place) => self.place(place),
+            ExprKind::Zeroed => format!("zeroed:{}", self.ty(expr.ty)),
             ExprKind::Param(id) => {
                 format!("${}", self.module.params.get(id.index()).map_or("?", |p| p.name.as_str()))
             }

@@ -104,6 +104,13 @@ fn check_type(module: &Module, ty: Type) -> Result<(), String> {
         Type::Element(id) if id.index() >= module.collections.len() => {
             Err(format!("collection #{} does not exist", id.0))
         }
+        Type::Array(id) => match module.arrays.get(id.index()) {
+            None => Err(format!("array type #{} does not exist", id.0)),
+            Some(a) if a.len == 0 || matches!(a.element, Type::Array(_) | Type::Struct(_) | Type::Unit) => {
+                Err(format!("array type #{} holds {} x {}", id.0, a.len, a.element))
+            }
+            Some(a) => check_type(module, a.element),
+        },
         _ => Ok(()),
     }
 }
@@ -451,6 +458,22 @@ impl<'m> Checker<'m> {
                 let ty = self.place(base)?;
                 self.field(ty, *field)
             }
+            Place::Index { base, index } => {
+                if self.is_host() {
+                    return self.fail("an array in host code");
+                }
+                let Type::Array(id) = self.place(base)? else {
+                    return self.fail("indexing a place that is not an array");
+                };
+                let Some(decl) = self.module.arrays.get(id.index()) else {
+                    return self.fail(format!("array type #{} does not exist", id.0));
+                };
+                self.expr(index)?;
+                if !index.ty.scalar().is_some_and(Scalar::is_integer) {
+                    return self.fail(format!("an array index of type {}", index.ty));
+                }
+                Ok(decl.element)
+            }
         }
     }
 
@@ -482,6 +505,12 @@ impl<'m> Checker<'m> {
             }
         };
         match &expr.kind {
+            ExprKind::Zeroed => {
+                if !matches!(ty, Type::Array(_)) {
+                    return self.fail(format!("a zeroed value of type {ty}"));
+                }
+                Ok(())
+            }
             ExprKind::Const(c) => {
                 let ok = match c {
                     Const::Bool(_) => ty == Type::BOOL,

@@ -179,6 +179,8 @@ pub enum TypeKind {
     Edge,
     /// A struct type, resolved later.
     Named(String),
+    /// `[T; N]`: a fixed-length array of `N` values of `T`.
+    Array(Box<Type>, u64),
 }
 
 impl TypeKind {
@@ -198,8 +200,8 @@ impl TypeKind {
         }
     }
 
-    pub fn name(&self) -> &str {
-        match self {
+    pub fn name(&self) -> std::borrow::Cow<'_, str> {
+        std::borrow::Cow::Borrowed(match self {
             TypeKind::Bool => "bool",
             TypeKind::I32 => "i32",
             TypeKind::I64 => "i64",
@@ -210,7 +212,8 @@ impl TypeKind {
             TypeKind::Node => "Node",
             TypeKind::Edge => "Edge",
             TypeKind::Named(name) => name,
-        }
+            TypeKind::Array(element, len) => return format!("[{}; {len}]", element.kind.name()).into(),
+        })
     }
 }
 
@@ -282,7 +285,8 @@ pub enum StmtKind {
         mutable: bool,
         name: Ident,
         ty: Option<Type>,
-        value: Expr,
+        /// `None` only for an array (`let mut q: [u32; 8];`), which starts zeroed.
+        value: Option<Expr>,
     },
     /// `place op value;` where `place` is a name or a field chain.
     Assign {
@@ -486,6 +490,11 @@ pub enum ExprKind {
     Field {
         base: Box<Expr>,
         field: Ident,
+    },
+    /// `base[index]`: an item of an array.
+    Index {
+        base: Box<Expr>,
+        index: Box<Expr>,
     },
     StructLiteral {
         name: Ident,

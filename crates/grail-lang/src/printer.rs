@@ -62,7 +62,7 @@ fn contains_struct_literal(expr: &Expr) -> bool {
         ExprKind::Binary { lhs, rhs, .. } => contains_struct_literal(lhs) || contains_struct_literal(rhs),
         ExprKind::Range { start, end } => contains_struct_literal(start) || contains_struct_literal(end),
         ExprKind::Cast { expr, .. } => contains_struct_literal(expr),
-        ExprKind::Field { base, .. } => contains_struct_literal(base),
+        ExprKind::Field { base, .. } | ExprKind::Index { base, .. } => contains_struct_literal(base),
         ExprKind::MethodCall { receiver, .. } => contains_struct_literal(receiver),
         _ => false,
     }
@@ -75,7 +75,7 @@ fn starts_with_invoke(expr: &Expr) -> bool {
         ExprKind::Invoke(_) => true,
         ExprKind::Binary { lhs, .. } => starts_with_invoke(lhs),
         ExprKind::Cast { expr, .. } => starts_with_invoke(expr),
-        ExprKind::Field { base, .. } => starts_with_invoke(base),
+        ExprKind::Field { base, .. } | ExprKind::Index { base, .. } => starts_with_invoke(base),
         ExprKind::MethodCall { receiver, .. } => starts_with_invoke(receiver),
         _ => false,
     }
@@ -211,8 +211,10 @@ impl Printer {
                 if let Some(ty) = ty {
                     let _ = write!(self.out, ": {}", ty.kind.name());
                 }
-                self.out.push_str(" = ");
-                self.expr(value);
+                if let Some(value) = value {
+                    self.out.push_str(" = ");
+                    self.expr(value);
+                }
                 self.out.push(';');
             }
             StmtKind::Assign { place, op, value } => {
@@ -469,6 +471,12 @@ impl Printer {
             ExprKind::Field { base, field } => {
                 self.operand(base, precedence(base) < 13);
                 let _ = write!(self.out, ".{}", field.name);
+            }
+            ExprKind::Index { base, index } => {
+                self.operand(base, precedence(base) < 13);
+                self.out.push('[');
+                self.expr(index);
+                self.out.push(']');
             }
             ExprKind::StructLiteral { name, fields } => {
                 self.out.push_str(&name.name);

@@ -294,6 +294,11 @@ static inline uint64_t grail_coll_len(const grail_coll *c) {
  * skip it, its slot is not reused (handles held elsewhere never name another element), and its
  * fields stay readable. A handle that is not an element (UINT32_MAX from a failed add) is never
  * present and cannot be removed. */
+/* Item i of the C array `a` (an array local's `.v`); an index past the end stops the kernel
+ * (a trap, reported as a fault in the kernel). */
+#define GRAIL_AT(a, i) \
+    ((a)[(uint64_t)(i) < sizeof(a) / sizeof((a)[0]) ? (uint64_t)(i) : (__builtin_trap(), (uint64_t)0)])
+
 static inline bool grail_coll_has(const grail_coll *c, uint64_t gone, uint32_t i) {
     if ((uint64_t)i >= grail_coll_len(c)) return false;
     return __atomic_load_n((uint32_t *)grail_elem(c, gone, 4, i), __ATOMIC_RELAXED) == 0u;

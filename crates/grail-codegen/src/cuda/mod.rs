@@ -399,7 +399,7 @@ pub(crate) fn reduction(e: &Emitter<'_, Cuda>) -> Result<Reduction, CodegenError
         (Type::Scalar(Scalar::Bool), ReduceOp::Any | ReduceOp::Max) => "false",
         (Type::Scalar(Scalar::Bool), ReduceOp::All | ReduceOp::Min) => "true",
         (Type::Scalar(Scalar::Bool), _) | (_, ReduceOp::Any | ReduceOp::All) => return unsupported(),
-        (Type::Struct(_) | Type::Unit, _) => return unsupported(),
+        (Type::Struct(_) | Type::Array(_) | Type::Unit, _) => return unsupported(),
         (_, ReduceOp::Sum) => "0",
         (_, ReduceOp::Product) => "1",
         (Type::Scalar(Scalar::F32 | Scalar::F64), ReduceOp::Min) => "INFINITY",

@@ -163,6 +163,11 @@ pub(crate) fn emit<T: Target>(module: &Module, target: &T) -> Result<String, Cod
             s.fields.iter().enumerate().map(|(f, (_, ty))| format!(" {} f{f};", c_type(*ty))).collect();
         writeln!(out, "typedef struct grail_s{i} {{{fields} }} grail_s{i}; /* {} */", s.name).unwrap();
     }
+    // Arrays are structs holding a C array, so they are values (zeroed by `{0}`), and an item
+    // past the end stops the kernel (GRAIL_AT).
+    for (i, a) in module.arrays.iter().enumerate() {
+        writeln!(out, "typedef struct grail_a{i} {{ {} v[{}]; }} grail_a{i};", c_type(a.element), a.len).unwrap();
+    }
     for (c, collection) in module.collections.iter().enumerate() {
         collection_support(target, &mut out, module, c, collection);
     }
@@ -243,6 +248,7 @@ pub(crate) fn c_type(ty: Type) -> String {
         Type::Scalar(Scalar::F32) => "float".into(),
         Type::Scalar(Scalar::F64) => "double".into(),
         Type::Struct(id) => format!("grail_s{}", id.0),
+        Type::Array(id) => format!("grail_a{}", id.0),
         Type::Element(_) => "uint32_t".into(),
         Type::Unit => "void".into(),
     }
@@ -475,7 +481,7 @@ impl<'m, T: Target> Emitter<'m, T> {
                 continue;
             }
             let local = &self.body.locals[i];
-            let zero = if matches!(local.ty, Type::Struct(_)) { "{0}" } else { "0" };
+            let zero = if matches!(local.ty, Type::Struct(_) | Type::Array(_)) { "{0}" } else { "0" };
             self.line(1, &format!("{} {} = {zero};", c_type(local.ty), local_name(i, &local.name)));
         }
     }
@@ -840,6 +846,7 @@ impl<'m, T: Target> Emitter<'m, T> {
                 )
             }
             Place::Field { base, field } => format!("{}.f{field}", self.place(base)?),
+            Place::Index { base, index } => format!("GRAIL_AT({}.v, {})", self.place(base)?, self.expr(index)?),
         })
     }
 
@@ -851,6 +858,7 @@ impl<'m, T: Target> Emitter<'m, T> {
                 self.target.load_property(self, *property, self.place(place)?)
             }
             ExprKind::Load(place) => self.place(place)?,
+            ExprKind::Zeroed => self.target.struct_literal(&c_type(ty), &["0".to_string()]),
             ExprKind::Param(id) => format!("Q{}", id.0),
             ExprKind::NumNodes => format!("((uint32_t){})", self.ctx("num_nodes")),
             ExprKind::NumEdges => self.ctx("num_edges"),
@@ -966,6 +974,12 @@ impl<'m, T: Target> Emitter<'m, T> {
                     return Err(CodegenError::Internal("a field of a non-struct place".into()));
                 };
                 self.module.structs[id.index()].fields[*field as usize].1
+            }
+            Place::Index { base, .. } => {
+                let Type::Array(id) = self.place_type(base)? else {
+                    return Err(CodegenError::Internal("an item of a non-array place".into()));
+                };
+                self.module.arrays[id.index()].element
             }
         })
     }

@@ -168,7 +168,7 @@ impl Checker<'_> {
     fn struct_place(&self, place: &Place) -> bool {
         match place {
             Place::Local(id) => matches!(self.module.main.locals[id.index()].ty, Type::Struct(_)),
-            Place::Field { base, .. } => self.struct_place(base),
+            Place::Field { base, .. } | Place::Index { base, .. } => self.struct_place(base),
             Place::Property { .. } | Place::ElementField { .. } => false,
         }
     }

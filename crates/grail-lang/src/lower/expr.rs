@@ -213,6 +213,7 @@ impl<'a> Lowerer<'a> {
                 }
                 Some(self.lvalue(e)?.into_expr())
             }
+            K::Index { .. } => Some(self.lvalue(e)?.into_expr()),
             K::StructLiteral { name, fields } => self.struct_literal(name, fields, e.span),
             K::Range { .. } => self.error("a range `a..b` can only be iterated by `for` or `forall`", e.span),
             K::Invoke(_) => {
@@ -592,8 +593,9 @@ impl<'a> Lowerer<'a> {
                 if self.body.kind.is_host()
                     && let Some(at) = self.element_access_from(id)
                 {
-                    let message =
-                        format!("`main` cannot call `{name}`: it reads or writes collection elements' fields");
+                    let message = format!(
+                        "`main` cannot call `{name}`: it uses collection elements' fields or arrays, which only kernels have"
+                    );
                     let diagnostic = Diagnostic::error(message, call.span)
                         .with_label(at, "here")
                         .with_note("host code adds and counts elements; kernels read and write their fields");
@@ -929,6 +931,31 @@ impl<'a> Lowerer<'a> {
                 Some(Binding::Poisoned) => None,
                 None => Some(Lv::Value(self.name(ident)?)),
             },
+            ast::ExprKind::Index { base, index } => {
+                let base_lv = self.lvalue(base)?;
+                let index = self.expr(index, Some(Type::U32))?;
+                let Type::Array(array) = base_lv.ty() else {
+                    let message = format!("`[...]` indexes arrays, not `{}`", self.type_name(base_lv.ty()));
+                    return self.error(message, e.span);
+                };
+                if !types::is_integer(index.ty) {
+                    let message = format!("an array index is an integer, not `{}`", self.type_name(index.ty));
+                    return self.error(message, e.span);
+                }
+                if self.body.kind.is_host() {
+                    return self.error("arrays are for kernels and the functions they call", e.span);
+                }
+                self.note_kernel_only(e.span);
+                let ty = self.arrays[array.index()].element;
+                match base_lv {
+                    Lv::Place { place, root, .. } => Some(Lv::Place {
+                        place: Place::Index { base: Box::new(place), index: Box::new(index) },
+                        ty,
+                        root,
+                    }),
+                    Lv::Value(_) => self.error("only an array held in a variable can be indexed", e.span),
+                }
+            }
             ast::ExprKind::Field { base, field } if !matches!(base.kind, ast::ExprKind::Graph) => {
                 let base_lv = self.lvalue(base)?;
                 match base_lv.ty() {
@@ -1162,7 +1189,15 @@ impl<'a> Lowerer<'a> {
         match place {
             Place::Local(id) => self.body.uniform.get(id.index()).copied().unwrap_or(false),
             Place::Field { base, .. } => self.place_uniform(base),
-            Place::Property { .. } | Place::ElementField { .. } => false,
+            Place::Property { .. } | Place::ElementField { .. } | Place::Index { .. } => false,
+        }
+    }
+
+    /// Records that the function being lowered uses something only kernels have (element
+    /// fields, arrays), so that `main` may not call it.
+    pub(super) fn note_kernel_only(&mut self, at: Span) {
+        if let BodyKind::Function { id, .. } = self.body.kind {
+            self.element_access[id.index()].get_or_insert(at);
         }
     }
 }

@@ -175,6 +175,8 @@ struct Lowerer<'a> {
     values: HashMap<String, (Global, Span)>,
     graph_names: HashMap<String, (GraphName, Span)>,
     types: HashMap<String, StructId>,
+    /// The array types met so far, by `ArrayId`.
+    arrays: Vec<ir::ArrayDecl>,
     /// Per function: the functions it calls, with where.
     calls: Vec<Vec<(FunctionId, Span)>>,
     /// Per function: where it first reads or writes a collection element's field, which host
@@ -213,6 +215,7 @@ impl<'a> Lowerer<'a> {
             values: HashMap::new(),
             graph_names: HashMap::new(),
             types: HashMap::new(),
+            arrays: Vec::new(),
             calls: Vec::new(),
             element_access: Vec::new(),
             body: BodyCx::new(BodyKind::Const),
@@ -244,6 +247,10 @@ impl<'a> Lowerer<'a> {
             Type::Struct(id) => self.structs.get(id.index()).map_or("?".to_string(), |s| s.ast.name.name.clone()),
             Type::Element(id) => self.collections.get(id.index()).map_or("?".to_string(), |c| c.name.clone()),
             Type::Unit => "no value".to_string(),
+            Type::Array(id) => match self.arrays.get(id.index()) {
+                Some(a) => format!("[{}; {}]", self.type_name(a.element), a.len),
+                None => "?".to_string(),
+            },
             other => other.to_string(),
         }
     }
@@ -404,7 +411,30 @@ impl<'a> Lowerer<'a> {
         if let Some(builtin) = types::builtin(&ty.kind) {
             return Some(builtin);
         }
+        if let ast::TypeKind::Array(element, len) = &ty.kind {
+            let element = self.resolve_type(element)?;
+            if !matches!(element, Type::Scalar(_) | Type::Node | Type::Edge | Type::Element(_)) {
+                let message = format!(
+                    "an array holds numbers, `bool`, `Node`, `Edge` or handles, not `{}`",
+                    self.type_name(element)
+                );
+                return self.error(message, ty.span);
+            }
+            if *len == 0 || *len > 4096 {
+                return self.error(format!("an array holds 1 to 4096 items, not {len}"), ty.span);
+            }
+            let decl = ir::ArrayDecl { element, len: *len as u32 };
+            let id = match self.arrays.iter().position(|a| *a == decl) {
+                Some(i) => i,
+                None => {
+                    self.arrays.push(decl);
+                    self.arrays.len() - 1
+                }
+            };
+            return Some(Type::Array(ir::ArrayId(id as u32)));
+        }
         let name = ty.kind.name();
+        let name = name.as_ref();
         if let Some(id) = self.types.get(name) {
             return Some(Type::Struct(*id));
         }
@@ -927,6 +957,7 @@ impl<'a> Lowerer<'a> {
         }
         ir::Module {
             name: "program".to_string(),
+            arrays: self.arrays.clone(),
             structs,
             properties,
             sets: self.sets.iter().map(|name| ir::SetDecl { name: name.clone() }).collect(),

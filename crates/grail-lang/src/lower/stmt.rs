@@ -361,7 +361,21 @@ impl<'a> Lowerer<'a> {
         use ast::StmtKind as S;
         let span = stmt.span;
         match &stmt.kind {
-            S::Let { mutable, name, ty, value } => {
+            S::Let { mutable, name, ty, value: None } => {
+                // An array without an initialiser starts zeroed (the parser allows no other).
+                let declared = ty.as_ref().and_then(|t| self.resolve_type(t));
+                if declared.is_some() && !self.body.kind.is_host() {
+                    self.note_kernel_only(name.span);
+                }
+                if declared.is_some() && self.body.kind.is_host() {
+                    self.error::<()>("arrays are for kernels and the functions they call", name.span);
+                }
+                let id = self.body.declare(&name.name, declared, *mutable, name.span, false);
+                if let (Some(id), Some(ty)) = (id, declared) {
+                    out.push(Stmt::Assign { place: Place::Local(id), value: Expr::new(ExprKind::Zeroed, ty) });
+                }
+            }
+            S::Let { mutable, name, ty, value: Some(value) } => {
                 let declared = ty.as_ref().map(|t| self.resolve_type(t));
                 let lowered = match declared {
                     Some(None) => {

@@ -17,7 +17,7 @@ pub(super) fn builtin(kind: &ast::TypeKind) -> Option<Type> {
         ast::TypeKind::F64 => Type::Scalar(Scalar::F64),
         ast::TypeKind::Node => Type::Node,
         ast::TypeKind::Edge => Type::Edge,
-        ast::TypeKind::Named(_) => return None,
+        ast::TypeKind::Named(_) | ast::TypeKind::Array(..) => return None,
     })
 }
 

@@ -111,7 +111,18 @@ impl Parser {
         let saved = self.depth;
         let result = (|| {
             let mut expr = self.primary()?;
-            while self.eat(&TokenKind::Dot) {
+            loop {
+                if self.eat(&TokenKind::LBracket) {
+                    self.enter()?;
+                    let index = self.with_no_struct(false, |p| p.expr())?;
+                    self.expect(TokenKind::RBracket, "after an array index")?;
+                    let span = expr.span.to(self.prev_span());
+                    expr = Expr { kind: ExprKind::Index { base: Box::new(expr), index: Box::new(index) }, span };
+                    continue;
+                }
+                if !self.eat(&TokenKind::Dot) {
+                    break;
+                }
                 self.enter()?;
                 let name = self.ident("a field or method name after `.`")?;
                 if self.at(&TokenKind::LParen) {

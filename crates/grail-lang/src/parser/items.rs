@@ -175,8 +175,20 @@ impl Parser {
         Ok(GraphDecl { kind, span: start.to(self.prev_span()) })
     }
 
-    /// A type: a built-in type name or a struct name.
+    /// A type: a built-in type name, a struct name, or `[T; N]`.
     pub(super) fn ty(&mut self) -> PResult<Type> {
+        if self.at(&TokenKind::LBracket) {
+            let start = self.bump().span;
+            let element = self.ty()?;
+            self.expect(TokenKind::Semi, "and a length after an array's element type: `[u32; 16]`")?;
+            let TokenKind::Int { value, .. } = self.peek().clone() else {
+                return Err(self.expected("an array length (an integer)"));
+            };
+            self.bump();
+            self.expect(TokenKind::RBracket, "after the array length")?;
+            let span = start.to(self.prev_span());
+            return Ok(Type { kind: TypeKind::Array(Box::new(element), value), span });
+        }
         if let TokenKind::Ident(name) = self.peek() {
             let kind = TypeKind::from_name(name);
             let span = self.bump().span;

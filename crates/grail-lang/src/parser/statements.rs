@@ -45,8 +45,13 @@ impl Parser {
                 let mutable = self.eat_kw(Keyword::Mut);
                 let name = self.ident("a variable name after `let`")?;
                 let ty = if self.eat(&TokenKind::Colon) { Some(self.ty()?) } else { None };
-                self.expect(TokenKind::Eq, "and an initial value: every `let` needs one")?;
-                let value = self.expr()?;
+                let array = ty.as_ref().is_some_and(|t| matches!(t.kind, crate::ast::TypeKind::Array(..)));
+                let value = if array && self.at(&TokenKind::Semi) {
+                    None
+                } else {
+                    self.expect(TokenKind::Eq, "and an initial value: every `let` needs one (but an array's)")?;
+                    Some(self.expr()?)
+                };
                 self.semi("after the `let` statement");
                 StmtKind::Let { mutable, name, ty, value }
             }
@@ -292,5 +297,5 @@ impl Parser {
 /// any `Node` or `Edge` expression, `u.neighbor(0).label`, `G.comp.find(u).label`; the checker
 /// says when the base is a value whose field cannot be written).
 fn is_place(expr: &Expr) -> bool {
-    matches!(expr.kind, ExprKind::Name(_) | ExprKind::Field { .. })
+    matches!(expr.kind, ExprKind::Name(_) | ExprKind::Field { .. } | ExprKind::Index { .. })
 }

@@ -2,7 +2,8 @@
 //!
 //! Kernels are compiled C without bounds checks: an out-of-range node (`x as Node` with `x` past
 //! the graph), an edge id past the edges, or an integer division by zero or `MIN / -1` makes the
-//! hardware fault. While a kernel runs, a process-wide handler for SIGSEGV, SIGBUS and SIGFPE
+//! hardware fault; an array index past the end traps (SIGILL). While a kernel runs, a
+//! process-wide handler for SIGSEGV, SIGBUS, SIGFPE and SIGILL
 //! writes which kernel faulted and what that usually means, and exits with status
 //! [`FAULT_EXIT_CODE`]. Outside kernels the handler puts back the previous one (Rust's, which
 //! reports stack overflows) and lets the fault happen again under it.
@@ -19,15 +20,17 @@ use crate::running::Running;
 /// The exit status of a process whose kernel faulted (EX_SOFTWARE).
 pub const FAULT_EXIT_CODE: i32 = 70;
 
-const SIGNALS: [libc::c_int; 3] = [libc::SIGSEGV, libc::SIGBUS, libc::SIGFPE];
+const SIGNALS: [libc::c_int; 4] = [libc::SIGSEGV, libc::SIGBUS, libc::SIGFPE, libc::SIGILL];
 
 /// The running kernel's name (a C string owned by a [`KernelGuard`]'s caller), or null.
 static CURRENT: AtomicPtr<libc::c_char> = AtomicPtr::new(std::ptr::null_mut());
 /// How many runs are inside a kernel (several programs may run at once in one process).
 static ACTIVE: AtomicUsize = AtomicUsize::new(0);
+/// Set by the first thread that reports a fault.
+static REPORTING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// The handlers that were installed before ours, by position in [`SIGNALS`].
-static mut PREVIOUS: [std::mem::MaybeUninit<libc::sigaction>; 3] = [std::mem::MaybeUninit::uninit(); 3];
+static mut PREVIOUS: [std::mem::MaybeUninit<libc::sigaction>; 4] = [std::mem::MaybeUninit::uninit(); 4];
 static INSTALL: Once = Once::new();
 
 /// A kernel's name, kept as a C string for the handler (and as text for a watchdog).
@@ -96,6 +99,13 @@ extern "C" fn on_fault(signal: libc::c_int, _info: *mut libc::siginfo_t, _contex
         }
         return;
     }
+    // Several threads may fault at once: one reports and ends the process, the others wait.
+    if REPORTING.swap(true, Ordering::AcqRel) {
+        loop {
+            // SAFETY: pause(2) is async-signal-safe; the reporting thread's _exit ends us.
+            unsafe { libc::pause() };
+        }
+    }
     write_all(b"error: kernel `");
     // SAFETY: `name` points at a live NUL-terminated string while ACTIVE > 0.
     let len = unsafe { libc::strlen(name) };
@@ -105,6 +115,8 @@ extern "C" fn on_fault(signal: libc::c_int, _info: *mut libc::siginfo_t, _contex
             b"` stopped on an arithmetic fault: an integer division or remainder by zero, or of the \
               type's minimum by -1\n",
         );
+    } else if signal == libc::SIGILL {
+        write_all(b"` stopped on a trap: an array index past the array's end\n");
     } else {
         write_all(
             b"` stopped on an invalid memory access: most likely a node, edge or element index \

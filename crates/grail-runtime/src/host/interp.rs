@@ -510,6 +510,7 @@ impl<'a, M: Machine + ?Sized> Interp<'a, '_, M> {
     fn target(&mut self, frame: &mut Frame, place: &'a Place) -> Result<Target> {
         Ok(match place {
             Place::Local(id) => Target::Local(id.index(), Vec::new()),
+            Place::Index { .. } => return Err(program_error("host code has no arrays; kernels do")),
             Place::Property { property, element } => {
                 let element = self.eval(frame, element)?;
                 let index = element.as_u64().ok_or_else(|| program_error("a property element that is not an id"))?;
@@ -595,6 +596,7 @@ impl<'a, M: Machine + ?Sized> Interp<'a, '_, M> {
                 self.read(frame, &target)?
             }
             ExprKind::Param(id) => self.m.params()[id.index()].clone(),
+            ExprKind::Zeroed => return Err(program_error("host code has no arrays; kernels do")),
             ExprKind::NumNodes => Value::U32(self.num_nodes()),
             ExprKind::CollectionAdd { collection, value } => {
                 let value = self.eval(frame, value)?;

@@ -237,7 +237,7 @@ pub(crate) fn cast(value: &Value, ty: Type) -> OpResult {
             N::I(i) => i != 0,
             N::F(f) => f != 0.0,
         }),
-        Type::Struct(_) | Type::Element(_) | Type::Unit => return Err(format!("a cast to {ty}")),
+        Type::Struct(_) | Type::Element(_) | Type::Array(_) | Type::Unit => return Err(format!("a cast to {ty}")),
     })
 }
 

@@ -85,6 +85,7 @@ impl Value {
             Type::Edge => Value::Edge(int(u64::MAX)?),
             Type::Struct(_) => return Err("struct values cannot be given as text".into()),
             Type::Element(_) => return Err("collection elements cannot be given as text".into()),
+            Type::Array(_) => return Err("arrays cannot be given as text".into()),
             Type::Unit => return Err("there is no value of type ()".into()),
         })
     }
@@ -241,7 +242,7 @@ pub(crate) fn column_type(ty: Type) -> Option<PropertyType> {
         Type::Scalar(Scalar::U64) | Type::Edge => PropertyType::U64,
         Type::Scalar(Scalar::F32) => PropertyType::F32,
         Type::Scalar(Scalar::F64) => PropertyType::F64,
-        Type::Struct(_) | Type::Element(_) | Type::Unit => return None,
+        Type::Struct(_) | Type::Element(_) | Type::Array(_) | Type::Unit => return None,
     })
 }
 
