@@ -325,3 +325,27 @@ fn arrays_are_zeroed_local_scratch() {
         }
     }
 }
+
+const CAVITIES: &str = include_str!("../../grail-lang/tests/programs/cavities.grail");
+
+#[test]
+fn exclusive_owns_sets_gathered_at_run_time() {
+    let program = compile("cavities", CAVITIES);
+    let options = GenOptions { seed: 2, max_weight: None };
+    let mut graphs: Vec<Graph> = (0..30).map(random_simple_graph).collect();
+    graphs.push(generate(&Generator::graph500(9), &options, true, &NoProgress).unwrap());
+    for (g, graph) in graphs.iter().enumerate() {
+        let csr = graph.out();
+        let mut expected = vec![1u32; graph.num_nodes() as usize];
+        for u in 0..graph.num_nodes() {
+            for &v in csr.neighbors(u).iter().filter(|&&v| v != u).take(8) {
+                expected[v as usize] += 1;
+            }
+        }
+        for threads in [1, 3] {
+            let out = run(&program, graph, threads);
+            let Column::U32(hits) = &out.properties[0] else { panic!("hits is u32") };
+            assert_eq!(hits, &expected, "graph {g}, {threads} threads");
+        }
+    }
+}

@@ -96,6 +96,7 @@ fn the_collection_programs_compile_for_sm_90() {
     compiles_cleanly("linked_input", include_str!("../../grail-lang/tests/programs/linked_input.grail"));
     compiles_cleanly("compaction", include_str!("../../grail-lang/tests/programs/compaction.grail"));
     compiles_cleanly("arrays", include_str!("../../grail-lang/tests/programs/arrays.grail"));
+    compiles_cleanly("cavities", include_str!("../../grail-lang/tests/programs/cavities.grail"));
 }
 
 /// Checked mode (`grail run --checks`, `GRAIL_CHECKS` defined): every suite variant, and a

@@ -29,19 +29,34 @@ pub fn needs_in_edge_ids(module: &Module) -> bool {
 pub fn uses_locks(module: &Module) -> bool {
     any_stmt(
         module,
-        |s| matches!(s, Stmt::Lock { kind: LockKind::Atomic | LockKind::Exclusive, elements, .. } if locks_nodes(elements)),
+        |s| matches!(s, Stmt::Lock { kind: LockKind::Atomic | LockKind::Exclusive, elements, .. } if locks_nodes(module, elements)),
     )
 }
 
 /// Whether any kernel claims nodes (`single`).
 pub fn uses_claims(module: &Module) -> bool {
-    any_stmt(module, |s| matches!(s, Stmt::Lock { kind: LockKind::Single, elements, .. } if locks_nodes(elements)))
+    any_stmt(
+        module,
+        |s| matches!(s, Stmt::Lock { kind: LockKind::Single, elements, .. } if locks_nodes(module, elements)),
+    )
 }
 
 /// Whether a lock statement's elements are nodes (collection elements keep their lock and claim
 /// words in the collection's segments).
-fn locks_nodes(elements: &[Expr]) -> bool {
-    elements.first().is_some_and(|e| e.ty == Type::Node)
+fn locks_nodes(module: &Module, elements: &[Expr]) -> bool {
+    locked_item(module, elements) == Some(Type::Node)
+}
+
+/// What a lock statement locks: `Node` or a collection's `Element`, also when its one element is
+/// an array's first items (`exclusive(q.first(n))`).
+pub fn locked_item(module: &Module, elements: &[Expr]) -> Option<Type> {
+    match elements.first() {
+        Some(Expr { kind: ExprKind::ArrayPrefix { .. }, ty: Type::Array(id) }) => {
+            module.arrays.get(id.index()).map(|a| a.element)
+        }
+        Some(e) => Some(e.ty),
+        None => None,
+    }
 }
 
 /// What a kernel may change in the graph's state, the functions it calls included: the
@@ -320,6 +335,7 @@ pub(crate) fn walk_expr(expr: &Expr, visit: &mut impl FnMut(&Expr)) {
         | ExprKind::CollectionHas { element: e, .. } => children.push(e),
         ExprKind::Neighbor { node, index, .. } => children.extend([&**node, &**index]),
         ExprKind::Binary(_, a, b) | ExprKind::SetUnion { a, b, .. } => children.extend([&**a, &**b]),
+        ExprKind::ArrayPrefix { array, count } => children.extend([&**array, &**count]),
         ExprKind::Call(_, args) | ExprKind::Builtin(_, args) | ExprKind::Struct(_, args) => children.extend(args),
         ExprKind::Atomic { place, operands, .. } => {
             place_exprs(place, &mut |e| children.push(e));

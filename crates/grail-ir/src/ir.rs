@@ -566,6 +566,13 @@ pub enum ExprKind {
     Struct(StructId, Vec<Expr>),
     /// A value of the type with every bit zero (an array `let` without an initialiser).
     Zeroed,
+    /// The first `count` items of an array (`q.first(n)`): only as the one element of an
+    /// `Exclusive` lock, which then owns a set of elements known only as the kernel runs (a
+    /// cavity). Its type is the array's.
+    ArrayPrefix {
+        array: Box<Expr>,
+        count: Box<Expr>,
+    },
     Field(Box<Expr>, u32),
     /// Appends a value of the collection's element struct; yields the new element's handle.
     CollectionAdd {

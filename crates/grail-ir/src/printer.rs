@@ -321,6 +321,7 @@ impl<'m> Printer<'m> {
             },
             ExprKind::Load(place) => self.place(place),
             ExprKind::Zeroed => format!("zeroed:{}", self.ty(expr.ty)),
+            ExprKind::ArrayPrefix { array, count } => format!("{}.first({})", self.expr(array), self.expr(count)),
             ExprKind::Param(id) => {
                 format!("${}", self.module.params.get(id.index()).map_or("?", |p| p.name.as_str()))
             }

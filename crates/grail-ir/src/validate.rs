@@ -243,10 +243,27 @@ impl<'m> Checker<'m> {
                     _ => self.fail("`reduce` in a kernel without a reduction result"),
                 }
             }
-            Stmt::Lock { elements, body, otherwise, .. } => {
+            Stmt::Lock { kind: lock, elements, body, otherwise } => {
                 self.kernel_only(stmt, scope)?;
                 if elements.is_empty() {
                     return self.fail("a lock statement needs at least one element");
+                }
+                if let [Expr { kind: ExprKind::ArrayPrefix { array, count }, ty }] = elements.as_slice() {
+                    if *lock != LockKind::Exclusive {
+                        return self.fail("an array's items locked by a lock other than `exclusive`");
+                    }
+                    self.expect("a locked array", array, *ty)?;
+                    self.expr(count)?;
+                    if !count.ty.scalar().is_some_and(Scalar::is_integer) {
+                        return self.fail(format!("an item count of type {}", count.ty));
+                    }
+                    let Type::Array(id) = ty else { return self.fail("locking the items of a non-array") };
+                    let element = self.module.arrays.get(id.index()).map(|a| a.element);
+                    if !matches!(element, Some(Type::Node | Type::Element(_))) {
+                        return self.fail("locking the items of an array that holds neither nodes nor elements");
+                    }
+                    self.block(body, scope)?;
+                    return self.block(otherwise, scope);
                 }
                 // All nodes, or all elements of one collection: each kind has its own lock words.
                 let kind = elements[0].ty;
@@ -505,6 +522,7 @@ impl<'m> Checker<'m> {
             }
         };
         match &expr.kind {
+            ExprKind::ArrayPrefix { .. } => self.fail("an array's first items outside `exclusive`"),
             ExprKind::Zeroed => {
                 if !matches!(ty, Type::Array(_)) {
                     return self.fail(format!("a zeroed value of type {ty}"));

@@ -296,8 +296,8 @@ static inline uint64_t grail_coll_len(const grail_coll *c) {
  * present and cannot be removed. */
 /* Item i of the C array `a` (an array local's `.v`); an index past the end stops the kernel
  * (a trap, reported as a fault in the kernel). */
-#define GRAIL_AT(a, i) \
-    ((a)[(uint64_t)(i) < sizeof(a) / sizeof((a)[0]) ? (uint64_t)(i) : (__builtin_trap(), (uint64_t)0)])
+#define GRAIL_TRAP() __builtin_trap()
+#define GRAIL_AT(a, i) ((a)[(uint64_t)(i) < sizeof(a) / sizeof((a)[0]) ? (uint64_t)(i) : (GRAIL_TRAP(), (uint64_t)0)])
 
 static inline bool grail_coll_has(const grail_coll *c, uint64_t gone, uint32_t i) {
     if ((uint64_t)i >= grail_coll_len(c)) return false;

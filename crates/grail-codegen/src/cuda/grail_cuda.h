@@ -703,7 +703,8 @@ GRAIL_DEVICE uint32_t grail_pushed_element(const grail_ctx *ctx, int coll, uint3
 
 /* Item i of the C array `a` (an array local's `.v`); an index past the end stops the kernel
  * (a trap: a kernel fault the runtime reports). */
-#define GRAIL_AT(a, i) ((a)[(uint64_t)(i) < sizeof(a) / sizeof((a)[0]) ? (uint64_t)(i) : (__trap(), (uint64_t)0)])
+#define GRAIL_TRAP() __trap()
+#define GRAIL_AT(a, i) ((a)[(uint64_t)(i) < sizeof(a) / sizeof((a)[0]) ? (uint64_t)(i) : (GRAIL_TRAP(), (uint64_t)0)])
 
 /* Removal marks an element (its removed word, at `gone` in segment 0): loops over the collection
  * skip it, its slot is not reused (handles held elsewhere never name another element), and its

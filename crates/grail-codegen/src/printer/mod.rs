@@ -789,16 +789,37 @@ impl<'m, T: Target> Emitter<'m, T> {
         otherwise: &Block,
         depth: usize,
     ) -> Result<(), CodegenError> {
+        // An array's first items (`exclusive(q.first(n))`): the set is known only now.
+        let prefix = match elements {
+            [Expr { kind: ExprKind::ArrayPrefix { array, count }, ty: Type::Array(id) }] => {
+                Some((array, count, *id, self.module.arrays[id.index()].element))
+            }
+            _ => None,
+        };
+        let first = grail_ir::analysis::locked_item(self.module, elements);
         // Which lock and claim words: the nodes' (-1), or those in a collection's segments.
-        let (coll, lock_offset, claim_offset) = match elements.first().map(|e| e.ty) {
+        let (coll, lock_offset, claim_offset) = match first {
             Some(Type::Element(c)) => (c.0 as i64, format!("GRAIL_C{}_LOCKS", c.0), format!("GRAIL_C{}_CLAIMS", c.0)),
             _ => (-1, "0".to_string(), "0".to_string()),
         };
-        let elements = elements.iter().map(|e| self.expr(e)).collect::<Result<Vec<_>, _>>()?;
-        let count = elements.len();
         // Named by nesting, so a release of an outer lock inside an inner one's body (before a
         // `break`) names the outer lock.
         let nest = self.held.len();
+        if let Some((array, count, id, _)) = prefix {
+            let (array, count) = (self.expr(array)?, self.expr(count)?);
+            self.line(depth, "{");
+            self.line(depth + 1, &format!("grail_a{} ex{nest}_ = {array};", id.0));
+            let len = format!("(sizeof(ex{nest}_.v) / sizeof(ex{nest}_.v[0]))");
+            self.line(
+                depth + 1,
+                &format!("const int exn{nest}_ = (uint64_t)({count}) <= {len} ? (int)({count}) : (GRAIL_TRAP(), 0);"),
+            );
+            let acquire = format!("grail_lock_all(ctx, {coll}, {lock_offset}, ex{nest}_.v, exn{nest}_)");
+            let release = format!("grail_unlock_all(ctx, {coll}, {lock_offset}, ex{nest}_.v, exn{nest}_);");
+            return self.locked(depth, acquire, Some(release), body, otherwise);
+        }
+        let elements = elements.iter().map(|e| self.expr(e)).collect::<Result<Vec<_>, _>>()?;
+        let count = elements.len();
         self.line(depth, "{");
         let (acquire, release) = match kind {
             LockKind::Atomic => {
@@ -815,6 +836,19 @@ impl<'m, T: Target> Emitter<'m, T> {
             }
             LockKind::Single => (format!("grail_claim(ctx, {coll}, {claim_offset}, {})", elements[0]), None),
         };
+        self.locked(depth, acquire, release, body, otherwise)
+    }
+
+    /// The rest of a lock statement, after its opening `{` and what `acquire` needs: the body
+    /// when `acquire` succeeds (then `release`), else `otherwise`, and the closing `}`.
+    fn locked(
+        &mut self,
+        depth: usize,
+        acquire: String,
+        release: Option<String>,
+        body: &Block,
+        otherwise: &Block,
+    ) -> Result<(), CodegenError> {
         self.line(depth + 1, &format!("if ({acquire}) {{"));
         self.held.push(release.clone());
         let result = self.block(body, depth + 2);
@@ -859,6 +893,9 @@ impl<'m, T: Target> Emitter<'m, T> {
             }
             ExprKind::Load(place) => self.place(place)?,
             ExprKind::Zeroed => self.target.struct_literal(&c_type(ty), &["0".to_string()]),
+            ExprKind::ArrayPrefix { .. } => {
+                return Err(CodegenError::Internal("an array's first items outside `exclusive`".into()));
+            }
             ExprKind::Param(id) => format!("Q{}", id.0),
             ExprKind::NumNodes => format!("((uint32_t){})", self.ctx("num_nodes")),
             ExprKind::NumEdges => self.ctx("num_edges"),

@@ -689,6 +689,25 @@ impl<'a> Lowerer<'a> {
         out: &mut Vec<Stmt>,
     ) {
         let ok = self.in_kernel_loop(&format!("`{}`", kind.name()), span, flow);
+        // `exclusive(q.first(n))`: the first n items of an array, a set known only as the
+        // kernel runs (a cavity).
+        if let [target] = targets
+            && let ast::ExprKind::MethodCall { receiver, method, args } = &target.kind
+            && method.name == "first"
+        {
+            let prefix = self.array_prefix(receiver, args, target.span);
+            if prefix.is_some() && kind != LockKind::Exclusive {
+                let message =
+                    format!("`{}` takes listed elements; only `exclusive` takes an array's items", kind.name());
+                self.error::<()>(message, target.span);
+            }
+            let body = self.block(body, flow);
+            let otherwise = otherwise.map(|b| self.block(b, flow)).unwrap_or_default();
+            if let (true, Some(prefix), LockKind::Exclusive) = (ok, prefix, kind) {
+                out.push(Stmt::Lock { kind, elements: vec![prefix], body, otherwise });
+            }
+            return;
+        }
         // Nodes, or elements of one collection: the first target says which.
         let mut kind_ty: Option<Type> = None;
         let mut elements: Vec<Option<Expr>> = Vec::new();
@@ -947,5 +966,33 @@ impl<'a> Lowerer<'a> {
                 false
             }
         }
+    }
+
+    /// `q.first(n)` as the one target of `exclusive`: the first `n` items of array `q`, which
+    /// holds nodes or collection elements.
+    fn array_prefix(&mut self, receiver: &ast::Expr, args: &[ast::Expr], span: Span) -> Option<Expr> {
+        let array = self.expr(receiver, None)?;
+        let Type::Array(id) = array.ty else {
+            let message =
+                format!("`.first(n)` takes the first items of an array, not of a `{}`", self.type_name(array.ty));
+            return self.error(message, receiver.span);
+        };
+        if !matches!(self.arrays[id.index()].element, Type::Node | Type::Element(_)) {
+            let message = format!(
+                "`exclusive` locks nodes or collection elements, not the items of a `{}`",
+                self.type_name(array.ty)
+            );
+            return self.error(message, receiver.span);
+        }
+        let [count] = args else {
+            return self.error("`.first(n)` takes one argument: how many items", span);
+        };
+        let count = self.expr(count, Some(Type::U32))?;
+        if !types::is_integer(count.ty) {
+            let message = format!("`.first(n)` counts items with an integer, not `{}`", self.type_name(count.ty));
+            return self.error(message, span);
+        }
+        let ty = array.ty;
+        Some(Expr::new(ExprKind::ArrayPrefix { array: Box::new(array), count: Box::new(count) }, ty))
     }
 }

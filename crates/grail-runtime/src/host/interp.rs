@@ -596,7 +596,9 @@ impl<'a, M: Machine + ?Sized> Interp<'a, '_, M> {
                 self.read(frame, &target)?
             }
             ExprKind::Param(id) => self.m.params()[id.index()].clone(),
-            ExprKind::Zeroed => return Err(program_error("host code has no arrays; kernels do")),
+            ExprKind::Zeroed | ExprKind::ArrayPrefix { .. } => {
+                return Err(program_error("host code has no arrays; kernels do"));
+            }
             ExprKind::NumNodes => Value::U32(self.num_nodes()),
             ExprKind::CollectionAdd { collection, value } => {
                 let value = self.eval(frame, value)?;
