@@ -791,9 +791,7 @@ impl<'m, T: Target> Emitter<'m, T> {
     ) -> Result<(), CodegenError> {
         // An array's first items (`exclusive(q.first(n))`): the set is known only now.
         let prefix = match elements {
-            [Expr { kind: ExprKind::ArrayPrefix { array, count }, ty: Type::Array(id) }] => {
-                Some((array, count, *id, self.module.arrays[id.index()].element))
-            }
+            [Expr { kind: ExprKind::ArrayPrefix { array, count }, ty: Type::Array(id) }] => Some((array, count, *id)),
             _ => None,
         };
         let first = grail_ir::analysis::locked_item(self.module, elements);
@@ -805,7 +803,7 @@ impl<'m, T: Target> Emitter<'m, T> {
         // Named by nesting, so a release of an outer lock inside an inner one's body (before a
         // `break`) names the outer lock.
         let nest = self.held.len();
-        if let Some((array, count, id, _)) = prefix {
+        if let Some((array, count, id)) = prefix {
             let (array, count) = (self.expr(array)?, self.expr(count)?);
             self.line(depth, "{");
             self.line(depth + 1, &format!("grail_a{} ex{nest}_ = {array};", id.0));
