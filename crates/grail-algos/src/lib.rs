@@ -7,6 +7,7 @@
 //! Every target is checked by the same verifiers.
 
 mod algorithm;
+pub mod dmr;
 mod error;
 mod output;
 mod programs;

@@ -7,6 +7,7 @@ pub const PROGRAMS: &[(&str, &str)] = &[
     ("bfs_do", include_str!("../programs/bfs_do.grail")),
     ("cc", include_str!("../programs/cc.grail")),
     ("cc_afforest", include_str!("../programs/cc_afforest.grail")),
+    ("dmr", include_str!("../programs/dmr.grail")),
     ("mis", include_str!("../programs/mis.grail")),
     ("mst", include_str!("../programs/mst.grail")),
     ("pr", include_str!("../programs/pr.grail")),

@@ -82,9 +82,9 @@ pub enum MeshCommand {
 pub enum MeshTarget {
     /// The sequential reference refiner (Ruppert's and Chew's algorithms).
     Reference,
-    /// The grail program on every core (needs the morph machinery: not built yet).
+    /// The grail program (`dmr`) on every core.
     Cpu,
-    /// The grail program on a GPU (needs the morph machinery: not built yet).
+    /// The grail program (`dmr`) on a GPU (`--device`).
     Gpu,
 }
 
@@ -100,9 +100,12 @@ pub struct MeshRefineArgs {
     /// Who refines it.
     #[arg(long, value_enum, default_value_t = MeshTarget::Reference)]
     pub target: MeshTarget,
-    /// At most this many points are added.
+    /// At most this many points are added (the reference refiner).
     #[arg(long, value_name = "N", default_value_t = 100_000_000)]
     pub max_points: usize,
+    /// The GPU of --target gpu, numbered from 0.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub device: usize,
     /// Check the result with the mesh verifier (exit 3 when it fails).
     #[arg(long)]
     pub verify: bool,

@@ -32,9 +32,28 @@ fn generated_meshes_check_and_broken_ones_exit_3() {
     assert_eq!(summary["verified"], true);
     let again = grail(&["mesh", "check", &format!("{}.node", refined.display()), "--min-angle", "25"]);
     assert!(again.status.success());
-    let gpu = grail(&["mesh", "refine", &node, "--target", "gpu", "-o", refined.to_str().unwrap()]);
-    assert_eq!(gpu.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&gpu.stderr).contains("--target reference"));
+    // The grail program on the CPU: verified, every angle at least the bound.
+    let cpu = grail(&[
+        "mesh",
+        "refine",
+        &node,
+        "--target",
+        "cpu",
+        "--min-angle",
+        "25",
+        "--verify",
+        "--json",
+        "-o",
+        refined.to_str().unwrap(),
+    ]);
+    assert!(cpu.status.success(), "{}", String::from_utf8_lossy(&cpu.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&cpu.stdout).unwrap();
+    assert_eq!(
+        (summary["target"].as_str(), summary["bad_out"].as_u64(), summary["verified"].as_bool()),
+        (Some("cpu"), Some(0), Some(true))
+    );
+    let again = grail(&["mesh", "check", &format!("{}.node", refined.display()), "--min-angle", "25"]);
+    assert!(again.status.success());
     // Pictures.
     let svg = dir.path().join("m.svg");
     let drawn = grail(&["mesh", "draw", &node, "-o", svg.to_str().unwrap(), "--size", "300"]);

@@ -1,0 +1,105 @@
+//! Delaunay mesh refinement by the grail program `programs/dmr.grail` (Bowyer-Watson with
+//! Ruppert's boundary splitting), on the CPU or a GPU: the mesh goes in as the program's input
+//! collections (points, and triangles with their neighbours) and comes back from its outputs.
+
+use std::time::Duration;
+
+use grail_graph::{Csr, Graph};
+use grail_ir::OptConfig;
+use grail_mesh::{Mesh, NO_NEIGHBOR};
+use grail_runtime::ModuleCache;
+use grail_runtime::cpu::{CCompiler, CpuProgram, RunOptions, RunOutput, Value};
+use grail_runtime::gpu::{Device, GpuProgram};
+
+use crate::error::{AlgoError, Result};
+use crate::{Target, program_source};
+
+/// A refined mesh, and how long the program ran (on a GPU, also the kernels' time).
+#[derive(Debug, Clone)]
+pub struct Refined {
+    pub mesh: Mesh,
+    pub time: Duration,
+    pub kernel_time: Option<Duration>,
+}
+
+/// Refines `mesh` until no triangle has an angle below `min_angle` degrees, on `target`
+/// (`Cpu` with `threads` workers, or GPU `device`).
+pub fn refine(mesh: &Mesh, min_angle: f64, target: Target, device: usize, threads: usize) -> Result<Refined> {
+    if !(min_angle.is_finite() && (0.0..=34.0).contains(&min_angle)) {
+        return Err(AlgoError::Usage(format!("--min-angle {min_angle}: expected 0 to 34 degrees")));
+    }
+    let inputs = inputs(mesh)?;
+    let source = program_source("dmr").expect("dmr is a suite program");
+    let module = crate::suite::compile_source("dmr", source)?;
+    let module = grail_ir::optimize(module, &OptConfig::all())
+        .map_err(|e| AlgoError::Internal(format!("optimizing `dmr`: {e}")))?;
+    let cos_bound = Value::F64(min_angle.to_radians().cos());
+    let params = [Some(cos_bound)];
+    // The program reads no graph: an empty one stands in.
+    let graph = Graph::from_csr(Csr::empty(1, false));
+    let cache = ModuleCache::default_location();
+    let (output, kernel_time): (RunOutput, Option<Duration>) = match target {
+        Target::Cpu => {
+            let program = CpuProgram::compile(module, &CCompiler::detect()?, Some(&cache))?;
+            let output =
+                program.run_with_inputs(&graph, &params, &inputs, &RunOptions { threads }, &mut std::io::sink())?;
+            (output, None)
+        }
+        Target::Gpu => {
+            let device = Device::open(device).map_err(grail_runtime::RuntimeError::from)?;
+            let program = GpuProgram::compile(module, device, Some(&cache))?;
+            let (output, times) = program.run_with_inputs(&graph, &params, &inputs, &mut std::io::sink())?;
+            (output, Some(times.kernels))
+        }
+        Target::Reference => {
+            return Err(AlgoError::Usage("the reference refiner is grail_mesh::refine::reference".into()));
+        }
+    };
+    let time = output.stats.elapsed;
+    Ok(Refined { mesh: mesh_of(&output)?, time, kernel_time })
+}
+
+/// The program's inputs for `mesh`: its points, and its triangles with their neighbours.
+fn inputs(mesh: &Mesh) -> Result<Vec<Vec<Value>>> {
+    let points = mesh.points.iter().map(|p| Value::Struct(vec![Value::F64(p[0]), Value::F64(p[1])])).collect();
+    let across = mesh.neighbors().map_err(|e| AlgoError::Usage(format!("the mesh cannot be refined: {e}")))?;
+    let tris = mesh
+        .triangles
+        .iter()
+        .zip(&across)
+        .map(|(t, n)| {
+            let mut fields: Vec<Value> = t.iter().map(|&p| Value::Element(p)).collect();
+            fields.extend(n.iter().map(|&o| Value::Element(if o == NO_NEIGHBOR { 0 } else { o })));
+            fields.extend(n.iter().map(|&o| Value::Bool(o != NO_NEIGHBOR)));
+            Value::Struct(fields)
+        })
+        .collect();
+    Ok(vec![points, tris])
+}
+
+/// The refined mesh from the program's output collections (points, then live triangles).
+fn mesh_of(output: &RunOutput) -> Result<Mesh> {
+    let wrong = || AlgoError::Internal("dmr's outputs are not points and triangles".into());
+    let [points, tris] = output.collections.as_slice() else { return Err(wrong()) };
+    let points = points
+        .iter()
+        .map(|p| match p {
+            Value::Struct(xy) => match xy.as_slice() {
+                [Value::F64(x), Value::F64(y)] => Ok([*x, *y]),
+                _ => Err(wrong()),
+            },
+            _ => Err(wrong()),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let triangles = tris
+        .iter()
+        .map(|t| match t {
+            Value::Struct(fields) => match fields.as_slice() {
+                [Value::Element(a), Value::Element(b), Value::Element(c), ..] => Ok([*a, *b, *c]),
+                _ => Err(wrong()),
+            },
+            _ => Err(wrong()),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Mesh { points, triangles, ..Mesh::default() })
+}
