@@ -149,6 +149,13 @@ impl Target for Cuda {
         outline::regions(self, out, module)
     }
 
+    /// Element fields are read around the L1 cache: a kernel that morphs a collection reads
+    /// fields other multiprocessors write in the same invocation (under locks it has just
+    /// taken), and L1 is not coherent between multiprocessors.
+    fn load_element_field(&self, access: String, ty: &str) -> String {
+        format!("(*(volatile {ty} *)&{access})")
+    }
+
     fn load_property(&self, e: &Emitter<'_, Self>, property: PropertyId, access: String) -> String {
         let scalar = e.module.properties[property.index()].ty;
         let readable = !matches!(scalar, Type::Scalar(Scalar::Bool) | Type::Struct(_) | Type::Unit);

@@ -93,6 +93,12 @@ pub(crate) trait Target: Sized {
         Ok(format!("(({})({l} {} {r}))", c_type(ty), op.symbol()))
     }
 
+    /// A read of a collection element's field through `access` (an lvalue of C type `ty`); by
+    /// default the access itself.
+    fn load_element_field(&self, access: String, _ty: &str) -> String {
+        access
+    }
+
     /// A read of property `property` through `access` (`P<i>[<element>]`); by default the
     /// access itself.
     fn load_property(&self, _e: &Emitter<'_, Self>, _property: PropertyId, access: String) -> String {
@@ -888,6 +894,9 @@ impl<'m, T: Target> Emitter<'m, T> {
             ExprKind::Const(c) => constant(*c, ty),
             ExprKind::Load(place @ Place::Property { property, .. }) => {
                 self.target.load_property(self, *property, self.place(place)?)
+            }
+            ExprKind::Load(place @ Place::ElementField { .. }) => {
+                self.target.load_element_field(self.place(place)?, &c_type(ty))
             }
             ExprKind::Load(place) => self.place(place)?,
             ExprKind::Zeroed => self.target.struct_literal(&c_type(ty), &["0".to_string()]),
