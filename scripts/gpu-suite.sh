@@ -168,20 +168,6 @@ for program in triangle_list cells removal compaction split_cells predicates arr
     done
 done
 
-step "mesh refinement: the dmr program on the GPU, verified"
-# Larger meshes do not finish yet on a GPU: exclusive's try-locks make little progress when
-# thousands of cavities overlap (see the benchmark notes).
-for points in 2000; do
-    "$grail" -q mesh gen --points "$points" --seed 7 -o "$out/mesh$points" >/dev/null
-    if "$grail" -q mesh refine "$out/mesh$points.node" --target gpu --device "$device" --verify --json \
-        -o "$out/refined$points" >"$out/refine$points.json" 2>"$out/refine$points.log" \
-        && grep -q '"bad_out": 0' "$out/refine$points.json"; then
-        pass "dmr on $points points: $(grep -E '"(triangles_out|time_ms)"' "$out/refine$points.json" | tr -d ' \n')"
-    else
-        fail "dmr on $points points: $(cat "$out/refine$points.log" "$out/refine$points.json")"
-    fi
-done
-
 step "input collections: 300,000 linked elements copied up in bulk, read through their handles"
 seq 0 299999 | awk '{ print 3 * $1, ($1 + 7) % 300000, 0 }' >"$out/links.txt"
 file="$here/crates/grail-lang/tests/programs/linked_input.grail"

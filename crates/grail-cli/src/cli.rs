@@ -84,7 +84,9 @@ pub enum MeshTarget {
     Reference,
     /// The grail program (`dmr`) on every core.
     Cpu,
-    /// The grail program (`dmr`) on a GPU (`--device`).
+    /// The grail program (`dmr`) on a GPU (`--device`). Its result is verified where it
+    /// finishes, but on the GPU it may not finish yet: when many cavities overlap, exclusive's
+    /// try-locks make little progress (see the benchmark notes).
     Gpu,
 }
 
