@@ -82,7 +82,8 @@ pub enum MeshCommand {
 pub enum MeshTarget {
     /// The sequential reference refiner (Ruppert's and Chew's algorithms).
     Reference,
-    /// The grail program (`dmr`) on every core.
+    /// The grail program (`dmr`) on the CPU (one thread for now: with several, a rare race
+    /// is not fixed yet).
     Cpu,
     /// The grail program (`dmr`) on a GPU (`--device`). Its result is verified where it
     /// finishes, but on the GPU it may not finish yet: when many cavities overlap, exclusive's
