@@ -50,6 +50,21 @@ failures=0
 step() { echo; echo "== $*"; }
 pass() { echo "   ok: $*"; }
 fail() { echo "   FAILED: $*"; failures=$((failures + 1)); }
+# expect_exit LABEL STATUS PATTERN LOG COMMAND...: runs COMMAND into LOG; passes when it exits
+# with STATUS and LOG matches PATTERN (grep).
+expect_exit() {
+    local label=$1 want=$2 pattern=$3 log=$4 code
+    shift 4
+    set +e
+    "$@" >"$log" 2>&1
+    code=$?
+    set -e
+    if [[ $code -eq $want ]] && grep -q "$pattern" "$log"; then
+        pass "$label: exit $code, $(head -1 "$log")"
+    else
+        fail "$label (exit $code): $(cat "$log")"
+    fi
+}
 
 step "device $device: driver, NVRTC, self-test"
 if "$grail" devices --device "$device" | tee "$out/devices.txt"; then pass "self-test"; else fail "self-test"; fi
@@ -196,15 +211,8 @@ param far: u32 = 4000000000;
 kernel poke() { forall u in G.nodes() { let v = far as Node; v.level = 1; } }
 fn main() { invoke poke(); }
 EOF
-set +e
-"$grail" -q run "$out/fault.grail" -g "$out/r10.gcsr" --target gpu --device "$device" >"$out/fault.txt" 2>&1
-code=$?
-set -e
-if [[ $code -eq 70 ]] && grep -q "kernel \`poke\` stopped" "$out/fault.txt"; then
-    pass "kernel fault: exit 70, $(head -1 "$out/fault.txt")"
-else
-    fail "kernel fault (exit $code): $(cat "$out/fault.txt")"
-fi
+expect_exit "kernel fault" 70 "kernel \`poke\` stopped" "$out/fault.txt" \
+    "$grail" -q run "$out/fault.grail" -g "$out/r10.gcsr" --target gpu --device "$device"
 
 # An array index past the end traps: exit 70, the kernel named.
 cat >"$out/past.grail" <<'EOF'
@@ -214,15 +222,8 @@ output level;
 kernel past() { forall u in G.nodes() { let mut a: [u32; 4]; a[at] = 1; u.level = a[0]; } }
 fn main() { invoke past(); }
 EOF
-set +e
-"$grail" -q run "$out/past.grail" -g "$out/r10.gcsr" --target gpu --device "$device" >"$out/past.txt" 2>&1
-code=$?
-set -e
-if [[ $code -eq 70 ]] && grep -q "kernel \`past\` stopped" "$out/past.txt"; then
-    pass "array index past the end: exit 70, $(head -1 "$out/past.txt")"
-else
-    fail "array index past the end (exit $code): $(cat "$out/past.txt")"
-fi
+expect_exit "array index past the end" 70 "kernel \`past\` stopped" "$out/past.txt" \
+    "$grail" -q run "$out/past.grail" -g "$out/r10.gcsr" --target gpu --device "$device"
 
 # Checked mode finds what the CPU finds: a division by zero (exit 70), a pushed non-node (exit 1).
 cat >"$out/divide.grail" <<'EOF'
@@ -238,24 +239,10 @@ param far: u32 = 4000000000;
 kernel spread() { forall u in worklist { push(far as Node); } }
 fn main() { iterate spread() initial [0 as Node] {} }
 EOF
-set +e
-"$grail" -q run "$out/divide.grail" -g "$out/r10.gcsr" --target gpu --device "$device" --checks >"$out/divide.txt" 2>&1
-code=$?
-set -e
-if [[ $code -eq 70 ]] && grep -q "kernel \`split\` stopped .*division or remainder by zero" "$out/divide.txt"; then
-    pass "--checks, division by zero: exit 70, $(head -1 "$out/divide.txt")"
-else
-    fail "--checks, division by zero (exit $code): $(cat "$out/divide.txt")"
-fi
-set +e
-"$grail" -q run "$out/push.grail" -g "$out/r10.gcsr" --target gpu --device "$device" --checks >"$out/push.txt" 2>&1
-code=$?
-set -e
-if [[ $code -eq 1 ]] && grep -q "kernel \`spread\` pushed node 4000000000" "$out/push.txt"; then
-    pass "--checks, pushed non-node: exit 1, $(head -1 "$out/push.txt")"
-else
-    fail "--checks, pushed non-node (exit $code): $(cat "$out/push.txt")"
-fi
+expect_exit "--checks, division by zero" 70 "kernel \`split\` stopped .*division or remainder by zero" "$out/divide.txt" \
+    "$grail" -q run "$out/divide.grail" -g "$out/r10.gcsr" --target gpu --device "$device" --checks
+expect_exit "--checks, pushed non-node" 1 "kernel \`spread\` pushed node 4000000000" "$out/push.txt" \
+    "$grail" -q run "$out/push.grail" -g "$out/r10.gcsr" --target gpu --device "$device" --checks
 
 # A kernel that never ends is stopped by --timeout: exit 124, the kernel named. (The loop holds
 # an atomic: a loop without side effects may be compiled away.)
@@ -265,15 +252,8 @@ output x;
 kernel spin() { forall u in G.nodes() { while !atomic_cas(u.x, 7, 0) {} } }
 fn main() { invoke spin(); }
 EOF
-set +e
-"$grail" -q run "$out/spin.grail" -g "$out/r10.gcsr" --target gpu --device "$device" --timeout 5 >"$out/spin.txt" 2>&1
-code=$?
-set -e
-if [[ $code -eq 124 ]] && grep -q "stopped in kernel \`spin\`" "$out/spin.txt"; then
-    pass "--timeout, a kernel that never ends: exit 124, $(head -1 "$out/spin.txt")"
-else
-    fail "--timeout, a kernel that never ends (exit $code): $(cat "$out/spin.txt")"
-fi
+expect_exit "--timeout, a kernel that never ends" 124 "stopped in kernel \`spin\`" "$out/spin.txt" \
+    "$grail" -q run "$out/spin.grail" -g "$out/r10.gcsr" --target gpu --device "$device" --timeout 5
 
 # A billion elements of 16 bytes (and their lock and claim words) do not fit the device heap.
 cat >"$out/flood.grail" <<'EOF'
@@ -288,15 +268,8 @@ kernel flood() {
 fn main() -> u32 { invoke flood(); return G.cells.len(); }
 EOF
 "$grail" -q gen road --nodes 1048576 -o "$out/road20.gcsr" >/dev/null
-set +e
-"$grail" -q run "$out/flood.grail" -g "$out/road20.gcsr" --target gpu --device "$device" >"$out/flood.txt" 2>&1
-code=$?
-set -e
-if [[ $code -eq 1 ]] && grep -q "out of memory: the device heap, for collection .cells." "$out/flood.txt"; then
-    pass "device heap exhausted: exit 1, $(head -1 "$out/flood.txt")"
-else
-    fail "device heap exhausted (exit $code): $(cat "$out/flood.txt")"
-fi
+expect_exit "device heap exhausted" 1 "out of memory: the device heap, for collection .cells." "$out/flood.txt" \
+    "$grail" -q run "$out/flood.grail" -g "$out/road20.gcsr" --target gpu --device "$device"
 
 if [[ $baseline -eq 1 ]]; then
     step "baseline: default variants, GPU and CPU backend, best of 3"
