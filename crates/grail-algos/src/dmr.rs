@@ -25,12 +25,8 @@ pub struct Refined {
 /// Refines `mesh` until no triangle has an angle below `min_angle` degrees, on `target`
 /// (`Cpu`, or GPU `device`).
 ///
-/// On the CPU the program runs on one thread for now (`_threads` is not used): with several,
-/// a rare race (about one run in seven at 2-4 threads, on meshes of 1,000-3,000 points) leaves a
-/// triangle that is not Delaunay, which the verifier finds. On a GPU it may not finish on
-/// contended meshes (see the benchmark notes).
-pub fn refine(mesh: &Mesh, min_angle: f64, target: Target, device: usize, _threads: usize) -> Result<Refined> {
-    let threads = 1;
+/// On the CPU the program runs on `threads` threads (0: all cores).
+pub fn refine(mesh: &Mesh, min_angle: f64, target: Target, device: usize, threads: usize) -> Result<Refined> {
     if !(min_angle.is_finite() && (0.0..=34.0).contains(&min_angle)) {
         return Err(AlgoError::Usage(format!("--min-angle {min_angle}: expected 0 to 34 degrees")));
     }

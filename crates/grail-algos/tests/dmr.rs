@@ -1,22 +1,91 @@
 //! The refinement program (`dmr.grail`: Bowyer-Watson with Ruppert's boundary splitting) on the
-//! CPU: on random Delaunay meshes, what it leaves is a valid Delaunay triangulation of the same
-//! area with no angle below the bound, checked by grail-mesh's independent verifier.
+//! CPU, on one and several threads: on Delaunay meshes of random, clustered and co-circular
+//! points, what it leaves is a valid Delaunay triangulation of the same area with no angle below
+//! the bound, checked by grail-mesh's independent verifier.
 
 use grail_algos::Target;
 use grail_algos::dmr::refine;
+use grail_mesh::Mesh;
+use grail_mesh::generate::{delaunay, random_points};
+
+/// Uniform numbers in [0, 1) from a seed (splitmix64): enough for test inputs.
+struct Uniform(u64);
+
+impl Uniform {
+    fn next(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// Refines `mesh` on `threads` threads and checks the result; `what` names the mesh on failure.
+fn refines(mesh: &Mesh, bound: f64, threads: usize, what: &str) {
+    let before = grail_mesh::verify::check(mesh, bound, None);
+    let refined = refine(mesh, bound, Target::Cpu, 0, threads).unwrap();
+    let after = grail_mesh::verify::check(&refined.mesh, bound, Some(before.area));
+    assert!(after.is_valid(), "{what}, {threads} threads: {:?}", after.problems);
+    assert_eq!(after.bad, 0, "{what}, {threads} threads: {} bad before, {} after", before.bad, after.bad);
+    assert!(after.triangles >= before.triangles, "{what}");
+    if before.bad > 0 {
+        assert!(after.triangles > before.triangles, "{what}");
+    }
+}
+
+/// Points in a few tight clusters inside the unit square, with the square's corners (so the
+/// domain has no sharp corner, which no refiner can fix).
+fn clustered(count: usize, seed: u64) -> Vec<[f64; 2]> {
+    let mut rng = Uniform(seed);
+    let centers: Vec<[f64; 2]> = (0..4).map(|_| [rng.next(), rng.next()]).collect();
+    let mut points = vec![[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]];
+    for k in 0..count {
+        let c = centers[k % centers.len()];
+        let (r, a) = (0.05 * rng.next().sqrt(), std::f64::consts::TAU * rng.next());
+        points.push([(c[0] + r * a.cos()).clamp(0.0, 1.0), (c[1] + r * a.sin()).clamp(0.0, 1.0)]);
+    }
+    points
+}
+
+/// `count` points on a circle (every triangle's circumcircle is the same circle) and its center.
+fn on_a_circle(count: usize) -> Vec<[f64; 2]> {
+    let mut points: Vec<[f64; 2]> = (0..count)
+        .map(|k| {
+            let a = std::f64::consts::TAU * k as f64 / count as f64;
+            [0.5 + 0.5 * a.cos(), 0.5 + 0.5 * a.sin()]
+        })
+        .collect();
+    points.push([0.5, 0.5]);
+    points
+}
 
 #[test]
 fn refinement_leaves_a_valid_delaunay_mesh_without_bad_triangles() {
-    for (count, seed, bound) in [(30, 1, 30.0), (200, 2, 30.0), (1000, 3, 30.0), (3000, 4, 30.0), (500, 5, 20.0)] {
-        let mesh = grail_mesh::generate::random_points(count, 1.0, seed).unwrap();
-        let before = grail_mesh::verify::check(&mesh, bound, None);
-        assert!(before.bad > 0);
-        // The CPU runs the program on one thread for now (see grail_algos::dmr::refine).
-        let refined = refine(&mesh, bound, Target::Cpu, 0, 1).unwrap();
-        let after = grail_mesh::verify::check(&refined.mesh, bound, Some(before.area));
-        assert!(after.is_valid(), "{count} points: {:?}", after.problems);
-        assert_eq!(after.bad, 0, "{count} points: {} bad before, {} after", before.bad, after.bad);
-        assert!(after.triangles > before.triangles);
+    for (count, seed, bound) in [(30, 1, 30.0), (1000, 3, 30.0), (3000, 4, 30.0), (500, 5, 20.0)] {
+        let mesh = random_points(count, 1.0, seed).unwrap();
+        refines(&mesh, bound, 1, &format!("{count} random points"));
     }
-    assert!(refine(&grail_mesh::generate::random_points(10, 1.0, 1).unwrap(), 50.0, Target::Cpu, 0, 1).is_err());
+    assert!(refine(&random_points(10, 1.0, 1).unwrap(), 50.0, Target::Cpu, 0, 1).is_err());
+}
+
+#[test]
+fn several_threads_refine_many_small_meshes() {
+    for seed in 0..48u64 {
+        let count = 50 + 37 * seed as usize;
+        let threads = [2, 3, 4][seed as usize % 3];
+        let (what, mesh) = match seed % 3 {
+            0 => ("random", random_points(count, 1.0, seed).unwrap()),
+            1 => ("clustered", delaunay(&clustered(count, seed)).unwrap()),
+            _ => ("co-circular", delaunay(&on_a_circle(8 + seed as usize)).unwrap()),
+        };
+        refines(&mesh, 30.0, threads, &format!("{what} points, seed {seed}"));
+    }
+}
+
+#[test]
+fn several_threads_refine_larger_meshes() {
+    for (count, seed, threads) in [(3000, 11, 4), (3000, 12, 2), (2000, 13, 3)] {
+        refines(&random_points(count, 1.0, seed).unwrap(), 30.0, threads, &format!("{count} random points"));
+    }
 }
