@@ -1,8 +1,9 @@
 /* ---- Robust geometric predicates: grail_orient2d and grail_incircle ----
  *
  * Pasted into the C and the CUDA programs after their runtime header; GRAIL_GEOM is the target's
- * function qualifier. Each returns a double whose SIGN is exactly that of the determinant (the
- * magnitude approximates it): a mesh refined with them is never corrupted by round-off.
+ * function qualifier, GRAIL_GEOM_SLOW its qualifier for the exact paths, kept out of line. Each
+ * returns a double whose SIGN is exactly that of the determinant (the magnitude approximates it):
+ * a mesh refined with them is never corrupted by round-off.
  *
  * Method: the determinant is evaluated in floating point, and its sign trusted when its magnitude
  * exceeds an error bound proportional to the magnitude of its terms (the bounds of
@@ -72,6 +73,16 @@ GRAIL_GEOM int grail_add_product(double *acc, int len, const double *e, int elen
     return len;
 }
 
+/* The sign of orient2d's determinant, exactly (the slow path, out of line). */
+GRAIL_GEOM_SLOW double grail_orient2d_exact(double ax, double ay, double bx, double by, double cx, double cy) {
+    double acx[2], bcy[2], acy[2], bcx[2], sum[16];
+    int nacx = grail_diff(ax, cx, acx), nbcy = grail_diff(by, cy, bcy);
+    int nacy = grail_diff(ay, cy, acy), nbcx = grail_diff(bx, cx, bcx);
+    int n = grail_add_product(sum, 0, acx, nacx, bcy, nbcy, 1.0);
+    n = grail_add_product(sum, n, acy, nacy, bcx, nbcx, -1.0);
+    return sum[n - 1];
+}
+
 /* Positive when a, b, c turn counterclockwise, negative when clockwise, zero when collinear. */
 GRAIL_GEOM double grail_orient2d(double ax, double ay, double bx, double by, double cx, double cy) {
     double left = (ax - cx) * (by - cy);
@@ -79,12 +90,7 @@ GRAIL_GEOM double grail_orient2d(double ax, double ay, double bx, double by, dou
     double det = left - right;
     double bound = GRAIL_ORIENT_BOUND * (fabs(left) + fabs(right));
     if (det > bound || -det > bound) return det;
-    double acx[2], bcy[2], acy[2], bcx[2], sum[16];
-    int nacx = grail_diff(ax, cx, acx), nbcy = grail_diff(by, cy, bcy);
-    int nacy = grail_diff(ay, cy, acy), nbcx = grail_diff(bx, cx, bcx);
-    int n = grail_add_product(sum, 0, acx, nacx, bcy, nbcy, 1.0);
-    n = grail_add_product(sum, n, acy, nacy, bcx, nbcx, -1.0);
-    return sum[n - 1];
+    return grail_orient2d_exact(ax, ay, bx, by, cx, cy);
 }
 
 /* The exact square sum x*x + y*y of two expansions, into out (room for 16); its length. */
@@ -100,20 +106,11 @@ GRAIL_GEOM int grail_cross(const double *p, int np, const double *q, int nq, con
     return grail_add_product(out, n, r, nr, s, ns, -1.0);
 }
 
-/* Positive when d lies inside the circle through a, b, c (counterclockwise), negative outside,
- * zero on it. */
-GRAIL_GEOM double grail_incircle(double ax, double ay, double bx, double by, double cx, double cy, double dx,
-                                 double dy) {
-    double adx = ax - dx, ady = ay - dy, bdx = bx - dx, bdy = by - dy, cdx = cx - dx, cdy = cy - dy;
-    double bdxcdy = bdx * cdy, cdxbdy = cdx * bdy, alift = adx * adx + ady * ady;
-    double cdxady = cdx * ady, adxcdy = adx * cdy, blift = bdx * bdx + bdy * bdy;
-    double adxbdy = adx * bdy, bdxady = bdx * ady, clift = cdx * cdx + cdy * cdy;
-    double det = alift * (bdxcdy - cdxbdy) + blift * (cdxady - adxcdy) + clift * (adxbdy - bdxady);
-    double permanent = (fabs(bdxcdy) + fabs(cdxbdy)) * alift + (fabs(cdxady) + fabs(adxcdy)) * blift +
-                       (fabs(adxbdy) + fabs(bdxady)) * clift;
-    double bound = GRAIL_INCIRCLE_BOUND * permanent;
-    if (det > bound || -det > bound) return det;
-    /* Exactly: alift * (bdx cdy - cdx bdy) + blift * (cdx ady - adx cdy) + clift * (adx bdy - bdx ady). */
+/* The sign of incircle's determinant, exactly (the slow path, out of line: its expansions take
+ * 12 KB, which inlined copies would each reserve, on the GPU in every thread's local memory):
+ * alift * (bdx cdy - cdx bdy) + blift * (cdx ady - adx cdy) + clift * (adx bdy - bdx ady). */
+GRAIL_GEOM_SLOW double grail_incircle_exact(double ax, double ay, double bx, double by, double cx, double cy,
+                                            double dx, double dy) {
     double ex[2], ey[2], fx[2], fy[2], gx[2], gy[2], lift[16], cross[16], total[1536];
     int nex = grail_diff(ax, dx, ex), ney = grail_diff(ay, dy, ey);
     int nfx = grail_diff(bx, dx, fx), nfy = grail_diff(by, dy, fy);
@@ -129,4 +126,20 @@ GRAIL_GEOM double grail_incircle(double ax, double ay, double bx, double by, dou
     nc = grail_cross(ex, nex, fy, nfy, fx, nfx, ey, ney, cross);
     n = grail_add_product(total, n, lift, nl, cross, nc, 1.0);
     return total[n - 1];
+}
+
+/* Positive when d lies inside the circle through a, b, c (counterclockwise), negative outside,
+ * zero on it. */
+GRAIL_GEOM double grail_incircle(double ax, double ay, double bx, double by, double cx, double cy, double dx,
+                                 double dy) {
+    double adx = ax - dx, ady = ay - dy, bdx = bx - dx, bdy = by - dy, cdx = cx - dx, cdy = cy - dy;
+    double bdxcdy = bdx * cdy, cdxbdy = cdx * bdy, alift = adx * adx + ady * ady;
+    double cdxady = cdx * ady, adxcdy = adx * cdy, blift = bdx * bdx + bdy * bdy;
+    double adxbdy = adx * bdy, bdxady = bdx * ady, clift = cdx * cdx + cdy * cdy;
+    double det = alift * (bdxcdy - cdxbdy) + blift * (cdxady - adxcdy) + clift * (adxbdy - bdxady);
+    double permanent = (fabs(bdxcdy) + fabs(cdxbdy)) * alift + (fabs(cdxady) + fabs(adxcdy)) * blift +
+                       (fabs(adxbdy) + fabs(bdxady)) * clift;
+    double bound = GRAIL_INCIRCLE_BOUND * permanent;
+    if (det > bound || -det > bound) return det;
+    return grail_incircle_exact(ax, ay, bx, by, cx, cy, dx, dy);
 }

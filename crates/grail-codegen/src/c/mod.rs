@@ -94,7 +94,7 @@ struct C {
 impl Target for C {
     fn prelude(&self) -> String {
         format!(
-            "{CPU_HEADER}{}\n#define GRAIL_GEOM static inline\n{}",
+            "{CPU_HEADER}{}\n#define GRAIL_GEOM static inline\n#define GRAIL_GEOM_SLOW static __attribute__((noinline, unused))\n{}",
             printer::value_helpers("static inline"),
             crate::GEOMETRY
         )

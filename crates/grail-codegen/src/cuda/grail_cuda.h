@@ -761,9 +761,16 @@ GRAIL_DEVICE void grail_unlock(uint32_t *word) {
     atomicExch(word, 0u);
 }
 
-/* Exclusive: try once to lock every element; on any failure release what was taken. Elements
- * are locked in increasing id order (duplicates once), so two threads never each hold what the
- * other needs. Sorts `elements` in place (grail_unlock_all expects them sorted). */
+/* Exclusive: priority locks, so that overlapping claims cannot livelock. Each thread has a
+ * priority, its grid index + 2 (1 is what `atomic`'s try-lock writes), and an element's lock word
+ * holds its owner's. Elements are taken in increasing id order (duplicates once); meeting a word
+ * held by a higher priority (or by this thread itself), the thread gives way: it releases what
+ * it took and fails, and its item is retried. Meeting a lower priority, it waits: that owner
+ * either finishes its section or gives way itself. A thread only ever waits for lower
+ * priorities, so nothing waits in a cycle, and of the claims that overlap, the one of highest
+ * priority always succeeds; plain try-locks could let every one of them fail, over and over.
+ * (Waiting within a warp relies on independent thread scheduling, sm_70 and later.) Sorts
+ * `elements` in place (grail_unlock_all expects them sorted). */
 GRAIL_DEVICE bool grail_lock_all(const grail_ctx *ctx, int coll, uint64_t lock_offset, uint32_t *elements, int count) {
     for (int i = 1; i < count; i++)
         for (int j = i; j > 0 && elements[j - 1] > elements[j]; j--) {
@@ -771,15 +778,26 @@ GRAIL_DEVICE bool grail_lock_all(const grail_ctx *ctx, int coll, uint64_t lock_o
             elements[j] = elements[j - 1];
             elements[j - 1] = t;
         }
+    const uint32_t me = (uint32_t)grail_thread_index() + 2u;
     for (int i = 0; i < count; i++) {
         if (i > 0 && elements[i] == elements[i - 1]) continue;
-        if (!grail_trylock(grail_lock_word(ctx, coll, lock_offset, elements[i]))) {
+        uint32_t *word = grail_lock_word(ctx, coll, lock_offset, elements[i]);
+        for (;;) {
+            const uint32_t owner = atomicCAS(word, 0u, me);
+            if (owner == 0u) break;
+#if __CUDA_ARCH__ >= 700
+            if (owner < me && owner != 1u) {
+                __nanosleep(32);
+                continue;
+            }
+#endif
             for (int j = i - 1; j >= 0; j--)
                 if (j == 0 || elements[j] != elements[j - 1])
                     grail_unlock(grail_lock_word(ctx, coll, lock_offset, elements[j]));
             return false;
         }
     }
+    __threadfence(); /* acquire: the section's accesses stay after taking the locks */
     return true;
 }
 

@@ -113,7 +113,7 @@ impl Target for Cuda {
 
     fn prelude(&self) -> String {
         format!(
-            "{CUDA_HEADER}#define GRAIL_BLOCK {}\n{}{HELPERS}#define GRAIL_GEOM __device__ inline\n{}",
+            "{CUDA_HEADER}#define GRAIL_BLOCK {}\n{}{HELPERS}#define GRAIL_GEOM __device__ inline\n#define GRAIL_GEOM_SLOW __device__ __noinline__\n{}",
             self.block,
             printer::value_helpers("__device__ inline"),
             crate::GEOMETRY
