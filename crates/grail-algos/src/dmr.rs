@@ -18,15 +18,37 @@ use crate::{Target, program_source};
 #[derive(Debug, Clone)]
 pub struct Refined {
     pub mesh: Mesh,
+    /// False when the refinement stopped at its point budget with bad triangles left.
+    pub complete: bool,
     pub time: Duration,
     pub kernel_time: Option<Duration>,
 }
 
-/// Refines `mesh` until no triangle has an angle below `min_angle` degrees, on `target`
-/// (`Cpu`, or GPU `device`).
-///
-/// On the CPU the program runs on `threads` threads (0: all cores).
-pub fn refine(mesh: &Mesh, min_angle: f64, target: Target, device: usize, threads: usize) -> Result<Refined> {
+/// How to refine: the quality bound, the point budget, and where the program runs.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// No triangle may keep an angle below this many degrees (0 to 34).
+    pub min_angle: f64,
+    /// The most points the refined mesh may have; past it bad triangles are left (a domain with
+    /// input angles too small for the bound could otherwise be refined without end).
+    pub max_points: u32,
+    /// `Cpu`, or `Gpu` (on `device`).
+    pub target: Target,
+    pub device: usize,
+    /// CPU threads (0: one per core).
+    pub threads: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { min_angle: 30.0, max_points: u32::MAX, target: Target::Cpu, device: 0, threads: 0 }
+    }
+}
+
+/// Refines `mesh` until no triangle has an angle below `options.min_angle` degrees (or the mesh
+/// has `options.max_points` points).
+pub fn refine(mesh: &Mesh, options: &Options) -> Result<Refined> {
+    let Options { min_angle, max_points, target, device, threads } = *options;
     if !(min_angle.is_finite() && (0.0..=34.0).contains(&min_angle)) {
         return Err(AlgoError::Usage(format!("--min-angle {min_angle}: expected 0 to 34 degrees")));
     }
@@ -36,7 +58,7 @@ pub fn refine(mesh: &Mesh, min_angle: f64, target: Target, device: usize, thread
     let module = grail_ir::optimize(module, &OptConfig::all())
         .map_err(|e| AlgoError::Internal(format!("optimizing `dmr`: {e}")))?;
     let cos_bound = Value::F64(min_angle.to_radians().cos());
-    let params = [Some(cos_bound)];
+    let params = [Some(cos_bound), Some(Value::U32(max_points))];
     // The program reads no graph: an empty one stands in.
     let graph = Graph::from_csr(Csr::empty(1, false));
     let cache = ModuleCache::default_location();
@@ -58,13 +80,32 @@ pub fn refine(mesh: &Mesh, min_angle: f64, target: Target, device: usize, thread
         }
     };
     let time = output.stats.elapsed;
-    Ok(Refined { mesh: mesh_of(&output)?, time, kernel_time })
+    let refined = mesh_of(&output)?;
+    let complete = refined.points.len() < max_points as usize;
+    Ok(Refined { mesh: refined, complete, time, kernel_time })
 }
 
 /// The program's inputs for `mesh`: its points, and its triangles with their neighbours.
 fn inputs(mesh: &Mesh) -> Result<Vec<Vec<Value>>> {
     let points = mesh.points.iter().map(|p| Value::Struct(vec![Value::F64(p[0]), Value::F64(p[1])])).collect();
     let across = mesh.neighbors().map_err(|e| AlgoError::Usage(format!("the mesh cannot be refined: {e}")))?;
+    // The program keeps exactly the sides without a neighbour: a segment inside the domain (with
+    // triangles on both sides) would be refined across.
+    let mut boundary = std::collections::HashSet::new();
+    for (t, n) in mesh.triangles.iter().zip(&across) {
+        for i in 0..3 {
+            if n[i] == NO_NEIGHBOR {
+                let (u, v) = (t[(i + 1) % 3], t[(i + 2) % 3]);
+                boundary.insert((u.min(v), u.max(v)));
+            }
+        }
+    }
+    if let Some([u, v]) = mesh.segments.iter().find(|[u, v]| !boundary.contains(&((*u).min(*v), (*u).max(*v)))) {
+        return Err(AlgoError::Usage(format!(
+            "segment {u}-{v} lies inside the domain: the grail refiner keeps only the domain's boundary \
+             (refine domains with inner segments with --target reference)"
+        )));
+    }
     let tris = mesh
         .triangles
         .iter()

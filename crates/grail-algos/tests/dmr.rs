@@ -3,8 +3,7 @@
 //! points, what it leaves is a valid Delaunay triangulation of the same area with no angle below
 //! the bound, checked by grail-mesh's independent verifier.
 
-use grail_algos::Target;
-use grail_algos::dmr::refine;
+use grail_algos::dmr::{Options, refine};
 use grail_mesh::Mesh;
 use grail_mesh::generate::{delaunay, random_points};
 
@@ -24,7 +23,9 @@ impl Uniform {
 /// Refines `mesh` on `threads` threads and checks the result; `what` names the mesh on failure.
 fn refines(mesh: &Mesh, bound: f64, threads: usize, what: &str) {
     let before = grail_mesh::verify::check(mesh, bound, None);
-    let refined = refine(mesh, bound, Target::Cpu, 0, threads).unwrap();
+    let options = Options { min_angle: bound, threads, ..Options::default() };
+    let refined = refine(mesh, &options).unwrap();
+    assert!(refined.complete, "{what}");
     let after = grail_mesh::verify::check(&refined.mesh, bound, Some(before.area));
     assert!(after.is_valid(), "{what}, {threads} threads: {:?}", after.problems);
     assert_eq!(after.bad, 0, "{what}, {threads} threads: {} bad before, {} after", before.bad, after.bad);
@@ -66,7 +67,16 @@ fn refinement_leaves_a_valid_delaunay_mesh_without_bad_triangles() {
         let mesh = random_points(count, 1.0, seed).unwrap();
         refines(&mesh, bound, 1, &format!("{count} random points"));
     }
-    assert!(refine(&random_points(10, 1.0, 1).unwrap(), 50.0, Target::Cpu, 0, 1).is_err());
+    let too_sharp = Options { min_angle: 50.0, ..Options::default() };
+    assert!(refine(&random_points(10, 1.0, 1).unwrap(), &too_sharp).is_err());
+    // A point budget stops the refinement with bad triangles left, and says so.
+    let mesh = random_points(300, 1.0, 9).unwrap();
+    let budget = Options { max_points: 320, ..Options::default() };
+    let stopped = refine(&mesh, &budget).unwrap();
+    assert!(!stopped.complete);
+    let report = grail_mesh::verify::check(&stopped.mesh, 30.0, Some(mesh.area()));
+    assert!(report.is_valid(), "{:?}", report.problems);
+    assert!(report.bad > 0 && stopped.mesh.points.len() < 400);
 }
 
 #[test]
@@ -87,5 +97,17 @@ fn several_threads_refine_many_small_meshes() {
 fn several_threads_refine_larger_meshes() {
     for (count, seed, threads) in [(3000, 11, 4), (3000, 12, 2), (2000, 13, 3)] {
         refines(&random_points(count, 1.0, seed).unwrap(), 30.0, threads, &format!("{count} random points"));
+    }
+}
+
+#[test]
+fn a_square_with_holes_from_a_poly_file_keeps_its_holes() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/meshes/square-with-holes.poly");
+    let (domain, _) = grail_mesh::io::read_poly(std::path::Path::new(path)).unwrap();
+    let mesh = grail_mesh::refine::triangulate_domain(&domain).unwrap();
+    // The square less a 4 x 0.6 slot and a diamond of diagonal 3.
+    assert!((mesh.area() - (100.0 - 2.4 - 4.5)).abs() < 1e-9, "{}", mesh.area());
+    for (bound, threads) in [(30.0, 1), (33.0, 4), (25.0, 2)] {
+        refines(&mesh, bound, threads, &format!("the square with holes at {bound}°"));
     }
 }

@@ -82,12 +82,11 @@ pub enum MeshCommand {
 pub enum MeshTarget {
     /// The sequential reference refiner (Ruppert's and Chew's algorithms).
     Reference,
-    /// The grail program (`dmr`) on the CPU (one thread for now: with several, a rare race
-    /// is not fixed yet).
+    /// The grail program (`dmr`) on the CPU, on --threads threads. A .poly domain is
+    /// triangulated first (constrained Delaunay, holes removed); its segments must all be on the
+    /// domain's boundary.
     Cpu,
-    /// The grail program (`dmr`) on a GPU (`--device`). Its result is verified where it
-    /// finishes, but on the GPU it may not finish yet: when many cavities overlap, exclusive's
-    /// try-locks make little progress (see the benchmark notes).
+    /// The grail program (`dmr`) on a GPU (`--device`), as on the CPU.
     Gpu,
 }
 
@@ -103,7 +102,8 @@ pub struct MeshRefineArgs {
     /// Who refines it.
     #[arg(long, value_enum, default_value_t = MeshTarget::Reference)]
     pub target: MeshTarget,
-    /// At most this many points are added (the reference refiner).
+    /// At most this many points are added: past it the refinement stops with bad triangles
+    /// left, and says so.
     #[arg(long, value_name = "N", default_value_t = 100_000_000)]
     pub max_points: usize,
     /// The GPU of --target gpu, numbered from 0.

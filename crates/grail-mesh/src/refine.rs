@@ -87,6 +87,18 @@ pub fn reference(mesh: &Mesh, min_angle: f64, max_points: usize) -> Result<Refin
     Ok(Refined { mesh: refined, complete: result.refinement_complete })
 }
 
+/// The constrained Delaunay triangulation of a `.poly` domain (its points and segments), without
+/// the triangles outside it or in its holes, and with no point added: the starting mesh of a
+/// refinement that takes triangles. Its segments are the constraint edges that remain (a segment
+/// through other points comes back in pieces).
+pub fn triangulate_domain(domain: &Mesh) -> Result<Mesh> {
+    let triangulated = reference(domain, 0.0, 0)?;
+    if triangulated.mesh.triangles.is_empty() {
+        return Err(MeshError::Invalid("the domain encloses no area: no triangle lies inside it".into()));
+    }
+    Ok(triangulated.mesh)
+}
+
 /// Removes points no triangle uses (corners of excluded outer faces), renumbering the rest.
 fn drop_unused_points(mesh: &mut Mesh) {
     let mut used = vec![false; mesh.points.len()];

@@ -22,31 +22,35 @@ pub fn mesh(command: MeshCommand, threads: usize) -> Result<()> {
 
 fn refine(args: MeshRefineArgs, threads: usize) -> Result<()> {
     let is_poly = args.input.extension().is_some_and(|e| e == "poly");
-    if is_poly && args.target != MeshTarget::Reference {
-        bail!(super::UsageError(
-            "a .poly domain is refined by --target reference for now; --target cpu|gpu refine a mesh \
-             (IN.node with IN.ele), whose sides without a neighbour are its boundary"
-                .into()
-        ));
-    }
     let (input, base) = if is_poly { read_poly(&args.input)? } else { read_mesh(&args.input)? };
     let before = check(&input, args.min_angle, None);
     let start = Instant::now();
-    // The time is the refinement's own: for the grail program, its run (not compiling it).
-    let (target, refined, time) = match args.target {
+    // The time is the refinement's own: for the grail program, its run (not compiling it, nor
+    // triangulating a .poly domain first).
+    let (target, refined, time, domain_area) = match args.target {
         MeshTarget::Reference => {
             let refined = grail_mesh::refine::reference(&input, args.min_angle, args.max_points)?;
-            ("reference", refined, start.elapsed())
+            ("reference", refined, start.elapsed(), None)
         }
         MeshTarget::Cpu | MeshTarget::Gpu => {
             let (name, target) =
                 if args.target == MeshTarget::Cpu { ("cpu", Target::Cpu) } else { ("gpu", Target::Gpu) };
-            let refined = grail_algos::dmr::refine(&input, args.min_angle, target, args.device, threads)?;
-            (name, grail_mesh::refine::Refined { mesh: refined.mesh, complete: true }, refined.time)
+            let mesh = if is_poly { grail_mesh::refine::triangulate_domain(&input)? } else { input.clone() };
+            let added = u32::try_from(args.max_points).unwrap_or(u32::MAX);
+            let options = grail_algos::dmr::Options {
+                min_angle: args.min_angle,
+                max_points: u32::try_from(mesh.points.len()).unwrap_or(u32::MAX).saturating_add(added),
+                target,
+                device: args.device,
+                threads,
+            };
+            let refined = grail_algos::dmr::refine(&mesh, &options)?;
+            let complete = refined.complete;
+            (name, grail_mesh::refine::Refined { mesh: refined.mesh, complete }, refined.time, Some(mesh.area()))
         }
     };
     write_mesh(&refined.mesh, &args.output, base).context("cannot write the refined mesh")?;
-    let expected_area = (!input.triangles.is_empty()).then(|| input.area());
+    let expected_area = domain_area.or_else(|| (!input.triangles.is_empty()).then(|| input.area()));
     let after = check(&refined.mesh, args.min_angle, expected_area);
     if args.json {
         let summary = json!({
