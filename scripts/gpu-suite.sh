@@ -195,6 +195,20 @@ else
     fail "linked_input on the GPU"
 fi
 
+step "mesh refinement: dmr on the GPU, verified (a random mesh and a .poly domain with holes)"
+"$grail" -q mesh gen --points 2000 --seed 7 -o "$out/m2k" >/dev/null
+for input in "$out/m2k.node" "$here/examples/meshes/square-with-holes.poly"; do
+    name=$(basename "$input")
+    # The first run compiles the program (seconds); a refinement that does not end is a failure.
+    if timeout 180 "$grail" -q mesh refine "$input" --target gpu --device "$device" --verify --json \
+        -o "$out/refined-$name" >"$out/dmr-$name.json" 2>&1 && grep -q '"bad_out": 0' "$out/dmr-$name.json"; then
+        pass "dmr on $name: $(grep -o '"triangles_out": [0-9]*' "$out/dmr-$name.json"), verified"
+    else
+        cat "$out/dmr-$name.json"
+        fail "dmr on $name on the GPU"
+    fi
+done
+
 step "errors: a device that does not exist, a kernel that faults, --checks, --timeout, a full device heap"
 set +e
 "$grail" -q run bfs -g "$out/r10.gcsr" --target gpu --device 99 >"$out/bad-device.txt" 2>&1

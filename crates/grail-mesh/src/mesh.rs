@@ -1,7 +1,5 @@
 //! [`Mesh`]: points and triangles.
 
-use std::collections::HashMap;
-
 use crate::predicates::orient2d;
 use crate::{MeshError, Result};
 
@@ -48,22 +46,38 @@ impl Mesh {
     /// it, or [`NO_NEIGHBOR`]. An edge shared by more than two triangles, or twice in the same
     /// direction, is an error naming it.
     pub fn neighbors(&self) -> Result<Vec<[u32; 3]>> {
-        let mut across = vec![[NO_NEIGHBOR; 3]; self.triangles.len()];
-        let mut sides: HashMap<(u32, u32), (u32, usize)> = HashMap::with_capacity(self.triangles.len() * 3);
+        // Every side as (its points, lower first; the triangle; the side; whether it runs from
+        // the higher point), sorted so that the sides of one edge are next to each other: faster
+        // than hashing on meshes of millions of triangles.
+        let mut sides: Vec<(u64, u32, u8, bool)> = Vec::with_capacity(self.triangles.len() * 3);
         for (t, tri) in self.triangles.iter().enumerate() {
             for i in 0..3 {
                 let (a, b) = (tri[(i + 1) % 3], tri[(i + 2) % 3]);
-                if sides.insert((a, b), (t as u32, i)).is_some() {
-                    return Err(MeshError::Invalid(format!(
-                        "edge {a} -> {b} belongs to two triangles in the same direction (overlapping or flipped triangles)"
-                    )));
-                }
+                let key = (u64::from(a.min(b)) << 32) | u64::from(a.max(b));
+                sides.push((key, t as u32, i as u8, a > b));
             }
         }
-        for (&(a, b), &(t, i)) in &sides {
-            if let Some(&(u, j)) = sides.get(&(b, a)) {
-                across[t as usize][i] = u;
-                across[u as usize][j] = t;
+        sides.sort_unstable();
+        let mut across = vec![[NO_NEIGHBOR; 3]; self.triangles.len()];
+        for run in sides.chunk_by(|x, y| x.0 == y.0) {
+            let (a, b) = ((run[0].0 >> 32) as u32, run[0].0 as u32);
+            match run {
+                [_] => {}
+                [(_, t, i, down), (_, u, j, other)] if down != other => {
+                    across[*t as usize][*i as usize] = *u;
+                    across[*u as usize][*j as usize] = *t;
+                }
+                [_, _] => {
+                    return Err(MeshError::Invalid(format!(
+                        "edge {a} - {b} belongs to two triangles in the same direction (overlapping or flipped triangles)"
+                    )));
+                }
+                _ => {
+                    return Err(MeshError::Invalid(format!(
+                        "edge {a} - {b} belongs to {} triangles, some in the same direction (overlapping or flipped triangles)",
+                        run.len()
+                    )));
+                }
             }
         }
         Ok(across)
