@@ -58,7 +58,10 @@ pub fn refine(mesh: &Mesh, options: &Options) -> Result<Refined> {
     let module = grail_ir::optimize(module, &OptConfig::all())
         .map_err(|e| AlgoError::Internal(format!("optimizing `dmr`: {e}")))?;
     let cos_bound = Value::F64(min_angle.to_radians().cos());
-    let params = [Some(cos_bound), Some(Value::U32(max_points))];
+    // The off-center's height per unit of the shortest side (none for a bound of 0: nothing is bad).
+    let half = (min_angle / 2.0).to_radians();
+    let off_center = if half > 0.0 { 0.95 / (2.0 * half.tan()) } else { f64::MAX };
+    let params = [Some(cos_bound), Some(Value::U32(max_points)), Some(Value::F64(off_center))];
     // The program reads no graph: an empty one stands in.
     let graph = Graph::from_csr(Csr::empty(1, false));
     let cache = ModuleCache::default_location();
