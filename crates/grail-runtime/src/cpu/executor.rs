@@ -335,6 +335,12 @@ impl Drop for Collections {
 }
 
 /// One run in progress: memory, worklists, threads and statistics.
+/// The run's context shared with the threads that read collections back (they only read).
+struct SharedCtx<'c>(&'c GrailCtx);
+
+// SAFETY: the context is only read through this while no kernel runs.
+unsafe impl Sync for SharedCtx<'_> {}
+
 pub(super) struct Run<'a, 'r, 'p> {
     pub program: &'a CpuProgram,
     pub module: &'a Module,
@@ -790,27 +796,58 @@ impl Machine for Run<'_, '_, '_> {
         Ok(self.coll_len(id) - self.collections.colls[id.index()].removed as u32)
     }
 
+    /// As the trait's, with one buffer for every element's leaves (inputs run to millions).
+    fn collection_fill(&mut self, id: CollectionId, values: &[Value]) -> Result<()> {
+        let add = self.program.collections[id.index()].add;
+        let mut flat = Vec::new();
+        for value in values {
+            flat.clear();
+            flatten(value, &mut flat)?;
+            // SAFETY: as in `coll_add`.
+            unsafe { add(&*self.ctx, flat.as_ptr()) };
+        }
+        self.check_collections()
+    }
+
     fn collection_read(&mut self, id: CollectionId) -> Result<Vec<Option<Value>>> {
+        use rayon::prelude::*;
         let element = Type::Struct(self.module.collections[id.index()].element);
         let mut leaves = Vec::new();
         leaf_types(self.module, element, &mut leaves);
         let get = self.program.collections[id.index()].get;
         let len = self.coll_len(id);
-        // One slot per leaf, and one more: whether the element was removed.
-        let mut flat = vec![GrailValue::default(); leaves.len() + 1];
-        let mut slots = Vec::with_capacity(len as usize);
-        for i in 0..len {
-            // SAFETY: `i` is below the collection's length and `flat` has a slot per leaf and one.
-            unsafe { get(&*self.ctx, i, flat.as_mut_ptr()) };
-            // SAFETY: the get function wrote the removed flag as `u`.
-            if unsafe { flat[leaves.len()].u } != 0 {
-                slots.push(None);
-                continue;
-            }
-            let mut values = flat.iter().zip(&leaves).map(|(v, ty)| Value::from_grail(*ty, *v));
-            slots.push(Some(unflatten(self.module, element, &mut values)?));
-        }
-        Ok(slots)
+        // Reading only: the get function may run on several threads at once (millions of
+        // elements come back from a mesh refinement). Elements of a struct without nested structs
+        // skip the general unflattening.
+        let flat_fields = match element {
+            Type::Struct(s) => self.module.structs[s.index()].fields.iter().all(|(_, t)| !matches!(t, Type::Struct(_))),
+            _ => false,
+        };
+        let ctx = SharedCtx(&self.ctx);
+        let module = self.module;
+        (0..len)
+            .into_par_iter()
+            .map_init(
+                // One slot per leaf, and one more: whether the element was removed.
+                || vec![GrailValue::default(); leaves.len() + 1],
+                |flat, i| {
+                    let ctx = &ctx;
+                    // SAFETY: `i` is below the collection's length and `flat` has a slot per leaf
+                    // and one; the get function only reads the context and the segments.
+                    unsafe { get(ctx.0, i, flat.as_mut_ptr()) };
+                    // SAFETY: the get function wrote the removed flag as `u`.
+                    if unsafe { flat[leaves.len()].u } != 0 {
+                        return Ok(None);
+                    }
+                    let mut values = flat.iter().zip(&leaves).map(|(v, ty)| Value::from_grail(*ty, *v));
+                    if flat_fields {
+                        let fields = values.map(|v| v.ok_or_else(|| RuntimeError::program("a collection field")));
+                        return Ok(Some(Value::Struct(fields.collect::<Result<_>>()?)));
+                    }
+                    Ok(Some(unflatten(module, element, &mut values)?))
+                },
+            )
+            .collect()
     }
 
     fn collection_clear(&mut self, id: CollectionId) -> Result<()> {
