@@ -11,6 +11,8 @@
 
 use std::collections::HashSet;
 
+use rayon::prelude::*;
+
 use crate::predicates::{incircle, orient2d};
 use crate::{Mesh, NO_NEIGHBOR};
 
@@ -60,15 +62,20 @@ pub fn check(mesh: &Mesh, min_angle: f64, expected_area: Option<f64>) -> Report 
         report.problems = problems;
         return report;
     }
+    // The loops over triangles run on all cores (meshes have millions); problems keep their order.
+    let flipped: Vec<usize> = (0..mesh.triangles.len())
+        .into_par_iter()
+        .filter(|&t| {
+            let [a, b, c] = mesh.triangles[t].map(|v| mesh.points[v as usize]);
+            orient2d(a, b, c) <= 0.0
+        })
+        .collect();
+    for &t in flipped.iter().take(MAX_PROBLEMS) {
+        let tri = mesh.triangles[t];
+        push(&mut problems, format!("triangle {t} ({}, {}, {}) is clockwise or degenerate", tri[0], tri[1], tri[2]));
+    }
     let mut used = vec![false; n];
-    for (t, tri) in mesh.triangles.iter().enumerate() {
-        let [a, b, c] = tri.map(|v| mesh.points[v as usize]);
-        if orient2d(a, b, c) <= 0.0 {
-            push(
-                &mut problems,
-                format!("triangle {t} ({}, {}, {}) is clockwise or degenerate", tri[0], tri[1], tri[2]),
-            );
-        }
+    for tri in &mesh.triangles {
         for &v in tri {
             used[v as usize] = true;
         }
@@ -83,45 +90,53 @@ pub fn check(mesh: &Mesh, min_angle: f64, expected_area: Option<f64>) -> Report 
             None
         }
     };
-    if let Some(neighbors) = neighbors {
+    if let Some(neighbors) = &neighbors {
         let constrained: HashSet<(u32, u32)> = mesh.segments.iter().flat_map(|&[a, b]| [(a, b), (b, a)]).collect();
-        for (t, tri) in mesh.triangles.iter().enumerate() {
-            for i in 0..3 {
-                let u = neighbors[t][i];
-                if u == NO_NEIGHBOR || (u as usize) < t {
-                    continue;
-                }
-                let (a, b) = (tri[(i + 1) % 3], tri[(i + 2) % 3]);
-                if constrained.contains(&(a, b)) {
-                    continue;
-                }
-                let far =
-                    mesh.triangles[u as usize].iter().copied().find(|&v| v != a && v != b).expect("a third corner");
-                let [p, q, r] = tri.map(|v| mesh.points[v as usize]);
-                if incircle(p, q, r, mesh.points[far as usize]) > 0.0 {
-                    push(
-                        &mut problems,
+        let not_delaunay: Vec<String> = (0..mesh.triangles.len())
+            .into_par_iter()
+            .flat_map_iter(|t| {
+                let tri = mesh.triangles[t];
+                let constrained = &constrained;
+                (0..3).filter_map(move |i| {
+                    let u = neighbors[t][i];
+                    if u == NO_NEIGHBOR || (u as usize) < t {
+                        return None;
+                    }
+                    let (a, b) = (tri[(i + 1) % 3], tri[(i + 2) % 3]);
+                    if constrained.contains(&(a, b)) {
+                        return None;
+                    }
+                    let far = mesh.triangles[u as usize].iter().copied().find(|&v| v != a && v != b)?;
+                    let [p, q, r] = tri.map(|v| mesh.points[v as usize]);
+                    (incircle(p, q, r, mesh.points[far as usize]) > 0.0).then(|| {
                         format!(
                             "edge {a}-{b} is not Delaunay: point {far} of triangle {u} lies inside the circumcircle of triangle {t}"
-                        ),
-                    );
-                }
-            }
+                        )
+                    })
+                })
+            })
+            .collect();
+        for problem in not_delaunay {
+            push(&mut problems, problem);
         }
     }
     if problems.is_empty() {
         fans(mesh, &mut problems);
     }
-    if problems.is_empty() {
-        boundary_crossings(mesh, &mut problems);
+    if problems.is_empty()
+        && let Some(neighbors) = &neighbors
+    {
+        boundary_crossings(mesh, neighbors, &mut problems);
     }
-    for t in 0..mesh.triangles.len() {
-        let angle = mesh.min_angle(t);
-        report.min_angle = Some(report.min_angle.map_or(angle, |m: f64| m.min(angle)));
-        if angle < min_angle {
-            report.bad += 1;
-        }
-    }
+    let (smallest, bad) = (0..mesh.triangles.len())
+        .into_par_iter()
+        .map(|t| {
+            let angle = mesh.min_angle(t);
+            (angle, usize::from(angle < min_angle))
+        })
+        .reduce(|| (f64::INFINITY, 0), |x, y| (x.0.min(y.0), x.1 + y.1));
+    report.min_angle = (!mesh.triangles.is_empty()).then_some(smallest);
+    report.bad = bad;
     report.area = mesh.area();
     if let Some(expected) = expected_area
         && (report.area - expected).abs() > 1e-9 * expected.abs().max(1e-300)
@@ -137,49 +152,65 @@ pub fn check(mesh: &Mesh, min_angle: f64, expected_area: Option<f64>) -> Report 
 /// mesh, or a mesh folded over itself, breaks a fan or makes it turn twice.
 fn fans(mesh: &Mesh, problems: &mut Vec<String>) {
     let n = mesh.points.len();
-    // For each point, its link: the directed edges (next corner, corner after) of its triangles.
-    let mut link: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n];
+    // For each point, its link: the directed edges (next corner, corner after) of its
+    // triangles, point v's in link[start[v]..start[v + 1]].
+    let mut start = vec![0usize; n + 1];
     for tri in &mesh.triangles {
-        for i in 0..3 {
-            link[tri[i] as usize].push((tri[(i + 1) % 3], tri[(i + 2) % 3]));
+        for &v in tri {
+            start[v as usize + 1] += 1;
         }
     }
-    for (v, edges) in link.iter().enumerate() {
-        if edges.is_empty() {
-            continue;
+    for v in 0..n {
+        start[v + 1] += start[v];
+    }
+    let mut fill = start.clone();
+    let mut link = vec![(0u32, 0u32); start[n]];
+    for tri in &mesh.triangles {
+        for i in 0..3 {
+            let v = tri[i] as usize;
+            link[fill[v]] = (tri[(i + 1) % 3], tri[(i + 2) % 3]);
+            fill[v] += 1;
         }
-        // Follow the link from a start with no predecessor (a boundary point's path), or from
-        // anywhere (an inner point's cycle); every edge must be reached.
-        let start = edges.iter().position(|&(a, _)| !edges.iter().any(|&(_, b)| b == a)).unwrap_or(0);
-        let is_cycle = !edges.iter().any(|&(a, _)| !edges.iter().any(|&(_, b)| b == a));
-        let mut seen = 1;
-        let mut at = edges[start].1;
-        let mut turn = angle_at(mesh, v, edges[start]);
-        while seen < edges.len() {
-            let Some(next) = edges.iter().find(|&&(a, _)| a == at) else { break };
-            if is_cycle && next == &edges[start] {
-                break;
-            }
-            turn += angle_at(mesh, v, *next);
-            at = next.1;
-            seen += 1;
+    }
+    let found: Vec<String> =
+        (0..n).into_par_iter().filter_map(|v| fan_problem(mesh, v, &link[start[v]..start[v + 1]])).collect();
+    for problem in found {
+        push(problems, problem);
+    }
+}
+
+/// What is wrong with the fan of point `v`, whose link is `edges`, if anything.
+fn fan_problem(mesh: &Mesh, v: usize, edges: &[(u32, u32)]) -> Option<String> {
+    if edges.is_empty() {
+        return None;
+    }
+    // Follow the link from a start with no predecessor (a boundary point's path), or from
+    // anywhere (an inner point's cycle); every edge must be reached.
+    let start = edges.iter().position(|&(a, _)| !edges.iter().any(|&(_, b)| b == a)).unwrap_or(0);
+    let is_cycle = !edges.iter().any(|&(a, _)| !edges.iter().any(|&(_, b)| b == a));
+    let mut seen = 1;
+    let mut at = edges[start].1;
+    let mut turn = angle_at(mesh, v, edges[start]);
+    while seen < edges.len() {
+        let Some(next) = edges.iter().find(|&&(a, _)| a == at) else { break };
+        if is_cycle && next == &edges[start] {
+            break;
         }
-        if seen != edges.len() {
-            push(
-                problems,
-                format!("the triangles around point {v} do not form one fan: overlapping or disconnected triangles"),
-            );
-        } else if is_cycle && (turn - std::f64::consts::TAU).abs() > 1e-6 {
-            push(
-                problems,
-                format!(
-                    "the triangles around point {v} turn {:.1}° around it, not 360°: the mesh folds over itself",
-                    turn.to_degrees()
-                ),
-            );
-        } else if !is_cycle && turn >= std::f64::consts::TAU {
-            push(problems, format!("the triangles around boundary point {v} cover more than a full turn"));
-        }
+        turn += angle_at(mesh, v, *next);
+        at = next.1;
+        seen += 1;
+    }
+    if seen != edges.len() {
+        Some(format!("the triangles around point {v} do not form one fan: overlapping or disconnected triangles"))
+    } else if is_cycle && (turn - std::f64::consts::TAU).abs() > 1e-6 {
+        Some(format!(
+            "the triangles around point {v} turn {:.1}° around it, not 360°: the mesh folds over itself",
+            turn.to_degrees()
+        ))
+    } else if !is_cycle && turn >= std::f64::consts::TAU {
+        Some(format!("the triangles around boundary point {v} cover more than a full turn"))
+    } else {
+        None
     }
 }
 
@@ -194,8 +225,7 @@ fn angle_at(mesh: &Mesh, v: usize, side: (u32, u32)) -> f64 {
 /// No two boundary edges (sides of one triangle only) cross: with the fans above, the mesh is
 /// then a proper triangulation of the region its boundary encloses, with no overlaps. Edges are
 /// bucketed on a grid, so this costs about one test per edge.
-fn boundary_crossings(mesh: &Mesh, problems: &mut Vec<String>) {
-    let Ok(neighbors) = mesh.neighbors() else { return };
+fn boundary_crossings(mesh: &Mesh, neighbors: &[[u32; 3]], problems: &mut Vec<String>) {
     let mut edges = Vec::new();
     for (t, tri) in mesh.triangles.iter().enumerate() {
         for i in 0..3 {
