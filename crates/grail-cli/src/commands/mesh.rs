@@ -9,21 +9,34 @@ use grail_mesh::verify::check;
 use serde_json::json;
 
 use crate::cli::{MeshCheckArgs, MeshCommand, MeshDrawArgs, MeshGenArgs, MeshRefineArgs, MeshTarget};
+use crate::progress::Bars;
 use grail_algos::Target;
+use grail_graph::Progress;
 
-pub fn mesh(command: MeshCommand, threads: usize) -> Result<()> {
+pub fn mesh(command: MeshCommand, threads: usize, progress: &Bars) -> Result<()> {
     match command {
-        MeshCommand::Gen(args) => generate(args),
-        MeshCommand::Check(args) => check_mesh(args),
-        MeshCommand::Draw(args) => draw(args),
-        MeshCommand::Refine(args) => refine(args, threads),
+        MeshCommand::Gen(args) => generate(args, progress),
+        MeshCommand::Check(args) => check_mesh(args, progress),
+        MeshCommand::Draw(args) => draw(args, progress),
+        MeshCommand::Refine(args) => refine(args, threads, progress),
     }
 }
 
-fn refine(args: MeshRefineArgs, threads: usize) -> Result<()> {
+/// Runs `work` as one phase of the progress display (meshes of millions of triangles take
+/// seconds to read, refine, check and write).
+fn phase<T>(progress: &Bars, name: &str, work: impl FnOnce() -> T) -> T {
+    progress.begin(name, None);
+    let result = work();
+    progress.finish();
+    result
+}
+
+fn refine(args: MeshRefineArgs, threads: usize, progress: &Bars) -> Result<()> {
     let is_poly = args.input.extension().is_some_and(|e| e == "poly");
-    let (input, base) = if is_poly { read_poly(&args.input)? } else { read_mesh(&args.input)? };
-    let before = check(&input, args.min_angle, None);
+    let (input, base) =
+        phase(progress, "reading", || if is_poly { read_poly(&args.input) } else { read_mesh(&args.input) })?;
+    let before = phase(progress, "checking", || check(&input, args.min_angle, None));
+    progress.begin("refining", None);
     let start = Instant::now();
     // The time is the refinement's own: for the grail program, its run (not compiling it, nor
     // triangulating a .poly domain first).
@@ -49,9 +62,11 @@ fn refine(args: MeshRefineArgs, threads: usize) -> Result<()> {
             (name, grail_mesh::refine::Refined { mesh: refined.mesh, complete }, refined.time, Some(mesh.area()))
         }
     };
-    write_mesh(&refined.mesh, &args.output, base).context("cannot write the refined mesh")?;
+    progress.finish();
+    phase(progress, "writing", || write_mesh(&refined.mesh, &args.output, base))
+        .context("cannot write the refined mesh")?;
     let expected_area = domain_area.or_else(|| (!input.triangles.is_empty()).then(|| input.area()));
-    let after = check(&refined.mesh, args.min_angle, expected_area);
+    let after = phase(progress, "checking", || check(&refined.mesh, args.min_angle, expected_area));
     if args.json {
         let summary = json!({
             "input": args.input.display().to_string(),
@@ -91,16 +106,16 @@ fn refine(args: MeshRefineArgs, threads: usize) -> Result<()> {
     Ok(())
 }
 
-fn draw(args: MeshDrawArgs) -> Result<()> {
+fn draw(args: MeshDrawArgs, progress: &Bars) -> Result<()> {
     if !(args.min_angle.is_finite() && (0.0..60.0).contains(&args.min_angle)) {
         bail!(super::UsageError(format!("--min-angle {}: expected degrees in [0, 60)", args.min_angle)));
     }
     if !(64..=20_000).contains(&args.size) {
         bail!(super::UsageError(format!("--size {}: expected 64 to 20000 pixels", args.size)));
     }
-    let (mesh, _) = read_mesh(&args.input)?;
+    let (mesh, _) = phase(progress, "reading", || read_mesh(&args.input))?;
     let style = grail_mesh::draw::Style { size: args.size, min_angle: args.min_angle };
-    let bad = grail_mesh::draw::draw(&mesh, &args.output, style)?;
+    let bad = phase(progress, "drawing", || grail_mesh::draw::draw(&mesh, &args.output, style))?;
     println!(
         "drew {} triangles ({bad} with an angle below {}°, filled) to {}",
         mesh.triangles.len(),
@@ -110,7 +125,7 @@ fn draw(args: MeshDrawArgs) -> Result<()> {
     Ok(())
 }
 
-fn generate(args: MeshGenArgs) -> Result<()> {
+fn generate(args: MeshGenArgs, progress: &Bars) -> Result<()> {
     if args.points < 3 {
         return Err(super::UsageError(format!("--points {}: a triangulation needs at least 3", args.points)).into());
     }
@@ -118,9 +133,9 @@ fn generate(args: MeshGenArgs) -> Result<()> {
         return Err(super::UsageError(format!("--square {}: expected a positive side", args.square)).into());
     }
     let start = Instant::now();
-    let mesh = random_points(args.points, args.square, args.seed)?;
+    let mesh = phase(progress, "triangulating", || random_points(args.points, args.square, args.seed))?;
     let took = start.elapsed();
-    write_mesh(&mesh, &args.output, args.base).context("cannot write the mesh")?;
+    phase(progress, "writing", || write_mesh(&mesh, &args.output, args.base)).context("cannot write the mesh")?;
     let (node, ele) = mesh_paths(&args.output);
     println!(
         "wrote {} ({} points) and {} ({} triangles), Delaunay triangulation in {:.1} ms",
@@ -133,12 +148,12 @@ fn generate(args: MeshGenArgs) -> Result<()> {
     Ok(())
 }
 
-fn check_mesh(args: MeshCheckArgs) -> Result<()> {
+fn check_mesh(args: MeshCheckArgs, progress: &Bars) -> Result<()> {
     if !(args.min_angle.is_finite() && (0.0..60.0).contains(&args.min_angle)) {
         bail!(super::UsageError(format!("--min-angle {}: expected degrees in [0, 60)", args.min_angle)));
     }
-    let (mesh, base) = read_mesh(&args.input)?;
-    let report = check(&mesh, args.min_angle, None);
+    let (mesh, base) = phase(progress, "reading", || read_mesh(&args.input))?;
+    let report = phase(progress, "checking", || check(&mesh, args.min_angle, None));
     if args.json {
         let summary = json!({
             "mesh": args.input.display().to_string(),

@@ -36,7 +36,7 @@ pub fn dispatch(command: Command, threads: usize, progress: &Bars) -> Result<()>
         Command::Check(args) => check::check(args),
         Command::Compile(args) => compile::compile(args),
         Command::Devices(args) => devices::devices(args),
-        Command::Mesh(command) => mesh::mesh(command, threads),
+        Command::Mesh(command) => mesh::mesh(command, threads, progress),
     }
 }
 
