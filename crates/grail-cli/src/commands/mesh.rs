@@ -84,7 +84,23 @@ fn refine(args: MeshRefineArgs, threads: usize, progress: &Bars) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
         let (node, ele) = mesh_paths(&args.output);
-        println!("{}: {} triangles, {} below {}°", args.input.display(), before.triangles, before.bad, args.min_angle);
+        if is_poly {
+            println!(
+                "{}: a domain of {} points, {} segments, {} holes",
+                args.input.display(),
+                input.points.len(),
+                input.segments.len(),
+                input.holes.len()
+            );
+        } else {
+            println!(
+                "{}: {} triangles, {} below {}°",
+                args.input.display(),
+                before.triangles,
+                before.bad,
+                args.min_angle
+            );
+        }
         println!(
             "  refined   {} triangles, {} below {}°, min angle {:.2}° in {:.1} ms (target {target}){}",
             after.triangles,
