@@ -105,8 +105,8 @@ fn inputs(mesh: &Mesh) -> Result<Vec<Vec<Value>>> {
     }
     if let Some([u, v]) = mesh.segments.iter().find(|[u, v]| !boundary.contains(&((*u).min(*v), (*u).max(*v)))) {
         return Err(AlgoError::Usage(format!(
-            "segment {u}-{v} lies inside the domain: the grail refiner keeps only the domain's boundary \
-             (refine domains with inner segments with --target reference)"
+            "segment {u}-{v} lies inside the domain: the grail refiner keeps only the domain's boundary, \
+             not segments with the domain on both sides (not supported yet)"
         )));
     }
     let tris = mesh

@@ -78,3 +78,53 @@ fn generated_meshes_check_and_broken_ones_exit_3() {
     assert_eq!(missing.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("/nonexistent/mesh.node"));
 }
+
+#[test]
+fn poly_domains_refine_on_the_cpu_target_and_budgets_stop_refinement() {
+    let dir = tempfile::tempdir().unwrap();
+    let poly = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/meshes/square-with-holes.poly");
+    let out = dir.path().join("holes");
+    let run = grail(
+        &["mesh", "refine", poly, "--target", "cpu", "--min-angle", "32", "--verify", "--json", "-o"]
+            .into_iter()
+            .chain([out.to_str().unwrap()])
+            .collect::<Vec<_>>(),
+    );
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert_eq!((summary["bad_out"].as_u64(), summary["verified"].as_bool()), (Some(0), Some(true)), "{summary}");
+    assert_eq!(summary["complete"], true);
+    // The holes stay holes: the refined mesh covers the square less the slot and the diamond.
+    let checked = grail(&["mesh", "check", &format!("{}.node", out.display()), "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&checked.stdout).unwrap();
+    assert!((report["area"].as_f64().unwrap() - 93.1).abs() < 1e-9, "{report}");
+
+    // A budget of 10 points more on a mesh with many bad triangles: stopped, and said so.
+    let mesh = dir.path().join("m");
+    let generated = grail(&["mesh", "gen", "--points", "400", "--seed", "2", "-o", mesh.to_str().unwrap()]);
+    assert!(generated.status.success());
+    let node = format!("{}.node", mesh.display());
+    let stopped = grail(&[
+        "mesh",
+        "refine",
+        &node,
+        "--target",
+        "cpu",
+        "--max-points",
+        "10",
+        "--json",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(stopped.status.success(), "{}", String::from_utf8_lossy(&stopped.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&stopped.stdout).unwrap();
+    assert_eq!(summary["complete"], false, "{summary}");
+    assert!(summary["bad_out"].as_u64().unwrap() > 0);
+
+    // A segment inside the domain (a square with its diagonal) is refused with the reason.
+    let inner = dir.path().join("inner.poly");
+    std::fs::write(&inner, "4 2 0 0\n1 0 0\n2 1 0\n3 1 1\n4 0 1\n5 0\n1 1 2\n2 2 3\n3 3 4\n4 4 1\n5 1 3\n0\n").unwrap();
+    let refused = grail(&["mesh", "refine", inner.to_str().unwrap(), "--target", "cpu", "-o", out.to_str().unwrap()]);
+    assert_eq!(refused.status.code(), Some(2), "{}", String::from_utf8_lossy(&refused.stderr));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("lies inside the domain"));
+}

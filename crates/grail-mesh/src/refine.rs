@@ -4,7 +4,9 @@
 
 use std::collections::HashSet;
 
-use spade::{AngleLimit, ConstrainedDelaunayTriangulation, Point2, RefinementParameters, Triangulation};
+use spade::{
+    AngleLimit, ConstrainedDelaunayTriangulation, Point2, PositionInTriangulation, RefinementParameters, Triangulation,
+};
 
 use crate::{Mesh, MeshError, NO_NEIGHBOR, Result};
 
@@ -44,26 +46,7 @@ pub fn reference(mesh: &Mesh, min_angle: f64, max_points: usize) -> Result<Refin
             "minimum angle {min_angle}°: Delaunay refinement terminates for bounds up to about 34° (use 0 to 34)"
         )));
     }
-    let constraints = boundary(mesh)?;
-    let points: Vec<Point2<f64>> = mesh.points.iter().map(|p| Point2::new(p[0], p[1])).collect();
-    let edges: Vec<[usize; 2]> = constraints.iter().map(|&[a, b]| [a as usize, b as usize]).collect();
-    let mut conflicts = Vec::new();
-    let mut cdt =
-        ConstrainedDelaunayTriangulation::<Point2<f64>>::try_bulk_load_cdt(points, edges, |e| conflicts.push(e))
-            .map_err(|e| MeshError::Invalid(format!("cannot triangulate the domain: {e}")))?;
-    if cdt.num_vertices() != mesh.points.len() {
-        return Err(MeshError::Invalid(format!(
-            "the domain has {} points but only {} distinct ones: remove the duplicates",
-            mesh.points.len(),
-            cdt.num_vertices()
-        )));
-    }
-    if let Some([a, b]) = conflicts.first() {
-        return Err(MeshError::Invalid(format!(
-            "boundary segment {a}-{b} crosses another segment ({} such conflicts): segments may meet only at their ends",
-            conflicts.len()
-        )));
-    }
+    let mut cdt = constrained_triangulation(mesh)?;
     let parameters = RefinementParameters::<f64>::new()
         .with_angle_limit(AngleLimit::from_deg(min_angle))
         .with_max_additional_vertices(max_points)
@@ -81,22 +64,100 @@ pub fn reference(mesh: &Mesh, min_angle: f64, max_points: usize) -> Result<Refin
         .filter(|edge| edge.is_constraint_edge())
         .map(|edge| edge.vertices().map(|v| v.fix().index() as u32))
         .collect();
+    if triangles.is_empty() {
+        // spade decides what is inside by parity: a segment with the domain on both sides makes
+        // regions alternate, and a square with its diagonal comes out empty.
+        return Err(MeshError::Invalid(
+            "no triangle lies inside the domain (the reference refiner takes a segment inside the domain as a boundary between inside and outside)".into(),
+        ));
+    }
     let mut refined = Mesh { points, triangles, segments, holes: mesh.holes.clone() };
     refined.normalize()?;
     drop_unused_points(&mut refined);
     Ok(Refined { mesh: refined, complete: result.refinement_complete })
 }
 
-/// The constrained Delaunay triangulation of a `.poly` domain (its points and segments), without
-/// the triangles outside it or in its holes, and with no point added: the starting mesh of a
-/// refinement that takes triangles. Its segments are the constraint edges that remain (a segment
-/// through other points comes back in pieces).
+/// The constrained Delaunay triangulation of a `.poly` domain (its points and segments), with no
+/// point added, without the triangles outside it, as Triangle decides: those reachable from
+/// outside the convex hull, or from a hole's point, without crossing a segment. (A segment with
+/// the domain on both sides stays inside it.) The starting mesh of a refinement that takes
+/// triangles; its segments are the constraint edges (a segment through other points comes back in
+/// pieces).
 pub fn triangulate_domain(domain: &Mesh) -> Result<Mesh> {
-    let triangulated = reference(domain, 0.0, 0)?;
-    if triangulated.mesh.triangles.is_empty() {
+    let cdt = constrained_triangulation(domain)?;
+    let mut outside = HashSet::new();
+    let mut stack = Vec::new();
+    for face in cdt.inner_faces() {
+        if face.adjacent_edges().iter().any(|e| !e.is_constraint_edge() && e.rev().face().as_inner().is_none()) {
+            stack.push(face.fix());
+        }
+    }
+    for hole in &domain.holes {
+        match cdt.locate(Point2::new(hole[0], hole[1])) {
+            PositionInTriangulation::OnFace(face) => stack.push(face),
+            PositionInTriangulation::OnEdge(edge) => {
+                let edge = cdt.directed_edge(edge);
+                stack.extend([edge.face(), edge.rev().face()].iter().filter_map(|f| f.as_inner()).map(|f| f.fix()));
+            }
+            _ => {}
+        }
+    }
+    while let Some(face) = stack.pop() {
+        if !outside.insert(face) {
+            continue;
+        }
+        for edge in cdt.face(face).adjacent_edges() {
+            if let Some(next) = edge.rev().face().as_inner()
+                && !edge.is_constraint_edge()
+                && !outside.contains(&next.fix())
+            {
+                stack.push(next.fix());
+            }
+        }
+    }
+    let points: Vec<[f64; 2]> = cdt.vertices().map(|v| [v.position().x, v.position().y]).collect();
+    let triangles: Vec<[u32; 3]> = cdt
+        .inner_faces()
+        .filter(|face| !outside.contains(&face.fix()))
+        .map(|face| face.vertices().map(|v| v.fix().index() as u32))
+        .collect();
+    if triangles.is_empty() {
         return Err(MeshError::Invalid("the domain encloses no area: no triangle lies inside it".into()));
     }
-    Ok(triangulated.mesh)
+    let segments: Vec<[u32; 2]> = cdt
+        .undirected_edges()
+        .filter(|edge| edge.is_constraint_edge())
+        .map(|edge| edge.vertices().map(|v| v.fix().index() as u32))
+        .collect();
+    let mut mesh = Mesh { points, triangles, segments, holes: domain.holes.clone() };
+    mesh.normalize()?;
+    drop_unused_points(&mut mesh);
+    Ok(mesh)
+}
+
+/// The constrained Delaunay triangulation of `mesh`'s points with its boundary as constraints;
+/// duplicate points and crossing segments are errors.
+fn constrained_triangulation(mesh: &Mesh) -> Result<ConstrainedDelaunayTriangulation<Point2<f64>>> {
+    let constraints = boundary(mesh)?;
+    let points: Vec<Point2<f64>> = mesh.points.iter().map(|p| Point2::new(p[0], p[1])).collect();
+    let edges: Vec<[usize; 2]> = constraints.iter().map(|&[a, b]| [a as usize, b as usize]).collect();
+    let mut conflicts = Vec::new();
+    let cdt = ConstrainedDelaunayTriangulation::<Point2<f64>>::try_bulk_load_cdt(points, edges, |e| conflicts.push(e))
+        .map_err(|e| MeshError::Invalid(format!("cannot triangulate the domain: {e}")))?;
+    if cdt.num_vertices() != mesh.points.len() {
+        return Err(MeshError::Invalid(format!(
+            "the domain has {} points but only {} distinct ones: remove the duplicates",
+            mesh.points.len(),
+            cdt.num_vertices()
+        )));
+    }
+    if let Some([a, b]) = conflicts.first() {
+        return Err(MeshError::Invalid(format!(
+            "boundary segment {a}-{b} crosses another segment ({} such conflicts): segments may meet only at their ends",
+            conflicts.len()
+        )));
+    }
+    Ok(cdt)
 }
 
 /// Removes points no triangle uses (corners of excluded outer faces), renumbering the rest.
