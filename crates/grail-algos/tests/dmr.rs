@@ -101,7 +101,7 @@ fn several_threads_refine_larger_meshes() {
 }
 
 #[test]
-fn a_square_with_holes_from_a_poly_file_keeps_its_holes() {
+fn domains_with_holes_from_poly_files_keep_their_holes() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/meshes/square-with-holes.poly");
     let (domain, _) = grail_mesh::io::read_poly(std::path::Path::new(path)).unwrap();
     let mesh = grail_mesh::refine::triangulate_domain(&domain).unwrap();
@@ -109,5 +109,13 @@ fn a_square_with_holes_from_a_poly_file_keeps_its_holes() {
     assert!((mesh.area() - (100.0 - 2.4 - 4.5)).abs() < 1e-9, "{}", mesh.area());
     for (bound, threads) in [(30.0, 1), (33.0, 4), (25.0, 2)] {
         refines(&mesh, bound, threads, &format!("the square with holes at {bound}°"));
+    }
+    // A disk with three round holes: a fine boundary, graded inside.
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/meshes/plate-with-holes.poly");
+    let (domain, _) = grail_mesh::io::read_poly(std::path::Path::new(path)).unwrap();
+    let mesh = grail_mesh::refine::triangulate_domain(&domain).unwrap();
+    assert_eq!(mesh.points.len(), 200);
+    for threads in [1, 3] {
+        refines(&mesh, 30.0, threads, "the disk with three holes");
     }
 }
