@@ -1,7 +1,7 @@
 //! The refinement program (`dmr.grail`: Bowyer-Watson with Ruppert's boundary splitting) on the
-//! CPU, on one and several threads: on Delaunay meshes of random, clustered and co-circular
-//! points, what it leaves is a valid Delaunay triangulation of the same area with no angle below
-//! the bound, checked by grail-mesh's independent verifier.
+//! CPU, on one and several threads: on 160 Delaunay meshes of random, clustered and co-circular
+//! points and on `.poly` domains with holes, what it leaves is a valid Delaunay triangulation of
+//! the same area with no angle below the bound, checked by grail-mesh's independent verifier.
 
 use grail_algos::dmr::{Options, refine};
 use grail_mesh::Mesh;
@@ -81,8 +81,8 @@ fn refinement_leaves_a_valid_delaunay_mesh_without_bad_triangles() {
 
 #[test]
 fn several_threads_refine_many_small_meshes() {
-    for seed in 0..48u64 {
-        let count = 50 + 37 * seed as usize;
+    for seed in 0..160u64 {
+        let count = 20 + (37 * seed as usize) % 900;
         let threads = [2, 3, 4][seed as usize % 3];
         let (what, mesh) = match seed % 3 {
             0 => ("random", random_points(count, 1.0, seed).unwrap()),
