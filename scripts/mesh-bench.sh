@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Delaunay refinement by the grail program `dmr` on generated meshes, on the CPU and GPU targets,
+# every result verified, as a markdown table (the benchmark notes' dmr tables come from it).
+#
+#   scripts/mesh-bench.sh [--grail BIN] [--targets "cpu gpu"] [--repeat N] [--timeout S]
+#                         [--min-angle DEG] [--out DIR] POINTS...
+#
+# For each POINTS it generates the Delaunay triangulation of that many random points in the unit
+# square (`grail mesh gen --seed 7`), refines it with `grail mesh refine --target T --verify
+# --json` on each target (best of --repeat runs; the first GPU run compiles the program, which
+# the reported time excludes), and prints points, triangles in and out, and the time. A run that
+# fails, is rejected by the verifier or passes --timeout seconds is reported as such. With the
+# `triangle` Python package installed, scripts/mesh-compare.py adds Triangle's time on the same
+# meshes. Needs python3 (to read the JSON).
+set -euo pipefail
+
+grail=target/release/grail
+targets="cpu gpu"
+repeat=3
+timeout_s=300
+min_angle=30
+out=""
+points=()
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --grail) grail=$2; shift 2 ;;
+        --targets) targets=$2; shift 2 ;;
+        --repeat) repeat=$2; shift 2 ;;
+        --timeout) timeout_s=$2; shift 2 ;;
+        --min-angle) min_angle=$2; shift 2 ;;
+        --out) out=$2; shift 2 ;;
+        -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+        -*) echo "error: unknown option $1 (see --help)" >&2; exit 2 ;;
+        *)
+            if ! [[ $1 =~ ^[0-9]+$ ]] || (( $1 < 3 )); then
+                echo "error: $1: expected a number of points (3 or more)" >&2
+                exit 2
+            fi
+            points+=("$1"); shift ;;
+    esac
+done
+if [[ ${#points[@]} -eq 0 ]]; then
+    echo "error: give at least one number of points (see --help)" >&2
+    exit 2
+fi
+if [[ ! -x $grail ]]; then
+    echo "error: $grail is not an executable grail (build it with cargo build --release, or pass --grail)" >&2
+    exit 2
+fi
+here="$(cd "$(dirname "$0")/.." && pwd)"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+[[ -n $out ]] && mkdir -p "$out"
+
+# The field `key` of the JSON object in file $1.
+field() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
+
+echo "| points | triangles in | target | triangles out | best ms of $repeat | verified |"
+echo "| ---: | ---: | --- | ---: | ---: | --- |"
+meshes=()
+for n in "${points[@]}"; do
+    mesh="$work/m$n"
+    "$grail" -q mesh gen --points "$n" --seed 7 -o "$mesh" >/dev/null
+    meshes+=("$mesh.node")
+    for target in $targets; do
+        best=""
+        status="yes"
+        summary="$work/r$n-$target.json"
+        for ((run = 0; run < repeat; run++)); do
+            code=0
+            timeout "$timeout_s" "$grail" -q mesh refine "$mesh.node" --target "$target" --min-angle "$min_angle" \
+                --verify --json -o "$work/out" >"$summary" 2>"$work/err" || code=$?
+            if [[ $code -ne 0 ]]; then
+                status="no: exit $code ($(tail -1 "$work/err"))"
+                [[ $code -eq 124 ]] && status="no: over ${timeout_s} s"
+                break
+            fi
+            ms=$(field "$summary" time_ms)
+            if [[ -z $best ]] || python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) < float(sys.argv[2]) else 1)" "$ms" "$best"; then
+                best=$ms
+            fi
+        done
+        if [[ $status == yes ]]; then
+            [[ -n $out ]] && cp "$summary" "$out/"
+            printf '| %s | %s | %s | %s | %.1f | yes |\n' "$n" "$(field "$summary" triangles_in)" "$target" \
+                "$(field "$summary" triangles_out)" "$best"
+        else
+            printf '| %s | | %s | | | %s |\n' "$n" "$target" "$status"
+        fi
+    done
+done
+if python3 -c "import triangle" 2>/dev/null; then
+    echo
+    python3 "$here/scripts/mesh-compare.py" --grail "$grail" --target cpu --repeat "$repeat" \
+        --min-angle "$min_angle" "${meshes[@]}"
+fi
