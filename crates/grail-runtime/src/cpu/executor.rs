@@ -334,13 +334,13 @@ impl Drop for Collections {
     }
 }
 
-/// One run in progress: memory, worklists, threads and statistics.
 /// The run's context shared with the threads that read collections back (they only read).
 struct SharedCtx<'c>(&'c GrailCtx);
 
 // SAFETY: the context is only read through this while no kernel runs.
 unsafe impl Sync for SharedCtx<'_> {}
 
+/// One run in progress: memory, worklists, threads and statistics.
 pub(super) struct Run<'a, 'r, 'p> {
     pub program: &'a CpuProgram,
     pub module: &'a Module,
@@ -696,14 +696,20 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
 
     /// Adds an element (a `Value::Struct` of the collection's element type) from host code.
     fn coll_add(&mut self, id: CollectionId, value: &Value) -> Result<Value> {
-        let mut flat = Vec::new();
-        flatten(value, &mut flat)?;
+        let handle = self.add_flattened(id, value, &mut Vec::new())?;
+        self.check_collections()?;
+        Ok(Value::Element(handle))
+    }
+
+    /// Adds `value` to collection `id` through `flat`, a buffer for its leaves; the caller checks
+    /// the collections afterwards.
+    fn add_flattened(&mut self, id: CollectionId, value: &Value, flat: &mut Vec<GrailValue>) -> Result<u32> {
+        flat.clear();
+        flatten(value, flat)?;
         let add = self.program.collections[id.index()].add;
         // SAFETY: the context points at this run's live collections; `flat` holds one value per
         // scalar leaf of the element type, as the C target's add function reads them.
-        let handle = unsafe { add(&*self.ctx, flat.as_ptr()) };
-        self.check_collections()?;
-        Ok(Value::Element(handle))
+        Ok(unsafe { add(&*self.ctx, flat.as_ptr()) })
     }
 
     /// Fails if generated code could not grow a collection.
@@ -798,13 +804,9 @@ impl Machine for Run<'_, '_, '_> {
 
     /// As the trait's, with one buffer for every element's leaves (inputs run to millions).
     fn collection_fill(&mut self, id: CollectionId, values: &[Value]) -> Result<()> {
-        let add = self.program.collections[id.index()].add;
         let mut flat = Vec::new();
         for value in values {
-            flat.clear();
-            flatten(value, &mut flat)?;
-            // SAFETY: as in `coll_add`.
-            unsafe { add(&*self.ctx, flat.as_ptr()) };
+            self.add_flattened(id, value, &mut flat)?;
         }
         self.check_collections()
     }
@@ -817,12 +819,7 @@ impl Machine for Run<'_, '_, '_> {
         let get = self.program.collections[id.index()].get;
         let len = self.coll_len(id);
         // Reading only: the get function may run on several threads at once (millions of
-        // elements come back from a mesh refinement). Elements of a struct without nested structs
-        // skip the general unflattening.
-        let flat_fields = match element {
-            Type::Struct(s) => self.module.structs[s.index()].fields.iter().all(|(_, t)| !matches!(t, Type::Struct(_))),
-            _ => false,
-        };
+        // elements come back from a mesh refinement).
         let ctx = SharedCtx(&self.ctx);
         let module = self.module;
         (0..len)
@@ -840,10 +837,6 @@ impl Machine for Run<'_, '_, '_> {
                         return Ok(None);
                     }
                     let mut values = flat.iter().zip(&leaves).map(|(v, ty)| Value::from_grail(*ty, *v));
-                    if flat_fields {
-                        let fields = values.map(|v| v.ok_or_else(|| RuntimeError::program("a collection field")));
-                        return Ok(Some(Value::Struct(fields.collect::<Result<_>>()?)));
-                    }
                     Ok(Some(unflatten(module, element, &mut values)?))
                 },
             )
