@@ -8,6 +8,7 @@ use grail_graph::{Csr, Graph};
 use grail_ir::OptConfig;
 use grail_mesh::{Mesh, NO_NEIGHBOR};
 use grail_runtime::ModuleCache;
+use grail_runtime::Table;
 use grail_runtime::cpu::{CCompiler, CpuProgram, RunOptions, RunOutput, Value};
 use grail_runtime::gpu::{Device, GpuProgram};
 
@@ -52,9 +53,9 @@ pub fn refine(mesh: &Mesh, options: &Options) -> Result<Refined> {
     if !(min_angle.is_finite() && (0.0..=34.0).contains(&min_angle)) {
         return Err(AlgoError::Usage(format!("--min-angle {min_angle}: expected 0 to 34 degrees")));
     }
-    let inputs = inputs(mesh)?;
     let source = program_source("dmr").expect("dmr is a suite program");
     let module = crate::suite::compile_source("dmr", source)?;
+    let inputs = inputs(&module, mesh)?;
     let module = grail_ir::optimize(module, &OptConfig::all())
         .map_err(|e| AlgoError::Internal(format!("optimizing `dmr`: {e}")))?;
     let cos_bound = Value::F64(min_angle.to_radians().cos());
@@ -88,9 +89,9 @@ pub fn refine(mesh: &Mesh, options: &Options) -> Result<Refined> {
     Ok(Refined { mesh: refined, complete, time, kernel_time })
 }
 
-/// The program's inputs for `mesh`: its points, and its triangles with their neighbours.
-fn inputs(mesh: &Mesh) -> Result<Vec<Vec<Value>>> {
-    let points = mesh.points.iter().map(|p| Value::Struct(vec![Value::F64(p[0]), Value::F64(p[1])])).collect();
+/// The program's inputs for `mesh`: its points, and its triangles with their neighbours, as
+/// the tables of `module`'s input collections `points` and `tris`.
+fn inputs(module: &grail_ir::Module, mesh: &Mesh) -> Result<Vec<Table>> {
     let across = mesh.neighbors().map_err(|e| AlgoError::Usage(format!("the mesh cannot be refined: {e}")))?;
     // The program keeps exactly the sides without a neighbour: a segment inside the domain (with
     // triangles on both sides) would be refined across.
@@ -109,43 +110,40 @@ fn inputs(mesh: &Mesh) -> Result<Vec<Vec<Value>>> {
              not segments with the domain on both sides (not supported yet)"
         )));
     }
-    let tris = mesh
+    let [points_id, tris_id] = module.collection_inputs[..] else {
+        return Err(AlgoError::Internal("dmr's inputs are not points and triangles".into()));
+    };
+    // Rows as the program's structs lay them out: Point { x, y }; Tri { a, b, c, n0, n1, n2,
+    // e0, e1, e2 } (a neighbour's handle, and whether there is one).
+    let point_words = mesh.points.iter().flat_map(|p| [p[0].to_bits(), p[1].to_bits()]).collect();
+    let tri_words = mesh
         .triangles
         .iter()
         .zip(&across)
-        .map(|(t, n)| {
-            let mut fields: Vec<Value> = t.iter().map(|&p| Value::Element(p)).collect();
-            fields.extend(n.iter().map(|&o| Value::Element(if o == NO_NEIGHBOR { 0 } else { o })));
-            fields.extend(n.iter().map(|&o| Value::Bool(o != NO_NEIGHBOR)));
-            Value::Struct(fields)
+        .flat_map(|(t, n)| {
+            let handle = |o: u32| u64::from(if o == NO_NEIGHBOR { 0 } else { o });
+            let present = |o: u32| u64::from(o != NO_NEIGHBOR);
+            [t[0].into(), t[1].into(), t[2].into(), handle(n[0]), handle(n[1]), handle(n[2])].into_iter().chain([
+                present(n[0]),
+                present(n[1]),
+                present(n[2]),
+            ])
         })
         .collect();
-    Ok(vec![points, tris])
+    let table = |id, words| {
+        Table::from_words(Table::for_collection(module, id).leaves().to_vec(), words)
+            .map_err(|e| AlgoError::Internal(format!("dmr's inputs: {e}")))
+    };
+    Ok(vec![table(points_id, point_words)?, table(tris_id, tri_words)?])
 }
 
-/// The refined mesh from the program's output collections (points, then live triangles).
+/// The refined mesh from the program's output collections: points (x, y), then the live
+/// triangles' corners.
 fn mesh_of(output: &RunOutput) -> Result<Mesh> {
-    let wrong = || AlgoError::Internal("dmr's outputs are not points and triangles".into());
-    let [points, tris] = output.collections.as_slice() else { return Err(wrong()) };
-    let points = points
-        .iter()
-        .map(|p| match p {
-            Value::Struct(xy) => match xy.as_slice() {
-                [Value::F64(x), Value::F64(y)] => Ok([*x, *y]),
-                _ => Err(wrong()),
-            },
-            _ => Err(wrong()),
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let triangles = tris
-        .iter()
-        .map(|t| match t {
-            Value::Struct(fields) => match fields.as_slice() {
-                [Value::Element(a), Value::Element(b), Value::Element(c), ..] => Ok([*a, *b, *c]),
-                _ => Err(wrong()),
-            },
-            _ => Err(wrong()),
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let [points, faces] = output.collections.as_slice() else {
+        return Err(AlgoError::Internal("dmr's outputs are not points and faces".into()));
+    };
+    let points = (0..points.len()).map(|i| [points.f64(i, 0), points.f64(i, 1)]).collect();
+    let triangles = (0..faces.len()).map(|i| [faces.u32(i, 0), faces.u32(i, 1), faces.u32(i, 2)]).collect();
     Ok(Mesh { points, triangles, ..Mesh::default() })
 }

@@ -9,8 +9,8 @@ use grail_graph::builder::{BuildOptions, EdgeList, build};
 use grail_graph::generate::{GenOptions, Generator, generate};
 use grail_graph::properties::Column;
 use grail_graph::{Graph, NoProgress};
-use grail_runtime::ModuleCache;
 use grail_runtime::cpu::{CCompiler, CpuProgram, RunOptions, RunOutput, Value};
+use grail_runtime::{ModuleCache, Table};
 
 const TRIANGLE_LIST: &str = include_str!("../../grail-lang/tests/programs/triangle_list.grail");
 const CELLS: &str = include_str!("../../grail-lang/tests/programs/cells.grail");
@@ -45,15 +45,9 @@ fn random_simple_graph(seed: u64) -> Graph {
     undirected_simple(&build(edges, &BuildOptions::AS_GIVEN).unwrap()).unwrap()
 }
 
-fn node_fields(value: &Value) -> Vec<u32> {
-    let Value::Struct(fields) = value else { panic!("an element is a struct, got {value:?}") };
-    fields
-        .iter()
-        .map(|f| match f {
-            Value::Node(u) | Value::U32(u) | Value::Element(u) => *u,
-            other => panic!("unexpected field {other:?}"),
-        })
-        .collect()
+/// A row's leaves, all nodes, u32s or handles here.
+fn node_fields(row: &[u64]) -> Vec<u32> {
+    row.iter().map(|&word| u32::try_from(word).expect("a u32 leaf")).collect()
 }
 
 /// Every triangle w < u < v of the graph once, as (v, u, w), and per node how many it is in.
@@ -82,7 +76,7 @@ fn check_triangles(program: &CpuProgram, graph: &Graph, threads: usize, what: &s
     let output = run(program, graph, threads);
     let (expected, counts) = triangles_of(graph);
     let mut listed: Vec<[u32; 3]> = output.collections[0]
-        .iter()
+        .rows()
         .map(|t| {
             let f = node_fields(t);
             [f[0], f[1], f[2]]
@@ -132,7 +126,7 @@ fn cells_are_added_locked_claimed_and_copied_exactly() {
         assert_eq!(output.result, Some(Value::U32((2 * (1 + 2 * n) + n) as u32)), "{nodes} nodes");
         let mut kinds: BTreeMap<(u32, u32), u64> = BTreeMap::new();
         let mut per_owner = vec![0u32; nodes as usize];
-        for cell in &output.collections[0] {
+        for cell in output.collections[0].rows() {
             let f = node_fields(cell);
             *kinds.entry((f[1], f[2])).or_default() += 1;
             if f[1] != 7 {
@@ -187,10 +181,10 @@ fn removed_elements_go_once_are_skipped_and_not_output() {
             let kept: Vec<u32> = (0..graph.num_nodes())
                 .filter(|&u| graph.out().degree(u) > 0 && !graph.out().neighbors(u).iter().any(|&v| (u + v) % 2 == 1))
                 .collect();
-            let mut group_nodes: Vec<u32> = groups.iter().map(|g| node_fields(g)[0]).collect();
+            let mut group_nodes: Vec<u32> = groups.rows().map(|g| node_fields(g)[0]).collect();
             group_nodes.sort_unstable();
             assert_eq!(group_nodes, kept, "{what}: live groups");
-            let mut member_targets: Vec<u32> = out.collections[1].iter().map(|m| node_fields(m)[1]).collect();
+            let mut member_targets: Vec<u32> = out.collections[1].rows().map(|m| node_fields(m)[1]).collect();
             let mut expected_targets: Vec<u32> = alive.iter().map(|e| e.1).collect();
             member_targets.sort_unstable();
             expected_targets.sort_unstable();
@@ -213,7 +207,7 @@ fn a_worklist_of_elements_morphs_under_exclusive_and_retry() {
             let out = run(&program, graph, threads);
             assert_eq!(out.result, Some(Value::U32(expected_cells as u32)), "{what}, {threads} threads");
             assert_eq!(out.collections[0].len() as u64, expected_cells, "{what}: cells output");
-            assert!(out.collections[0].iter().all(|cell| node_fields(cell)[0] == 1), "{what}: a cell not split");
+            assert!(out.collections[0].rows().all(|cell| node_fields(cell)[0] == 1), "{what}: a cell not split");
             let Some(Column::U32(splits)) =
                 out.properties.iter().find(|c| matches!(c, Column::U32(v) if v.len() == graph.num_nodes() as usize))
             else {
@@ -232,9 +226,10 @@ fn input_collections_are_filled_in_order_before_main() {
     let program = compile("linked_input", LINKED_INPUT);
     let graph = random_simple_graph(1);
     for n in [1u32, 2, 1000, 5000] {
-        let links: Vec<Value> = (0..n)
+        let values: Vec<Value> = (0..n)
             .map(|i| Value::Struct(vec![Value::U32(3 * i), Value::Element((i + 7) % n), Value::U32(0)]))
             .collect();
+        let links = Table::from_values(program.module(), program.module().collection_inputs[0], &values).unwrap();
         for threads in [1, 3] {
             let out = program
                 .run_with_inputs(
@@ -246,7 +241,7 @@ fn input_collections_are_filled_in_order_before_main() {
                 )
                 .unwrap();
             assert_eq!(out.result, Some(Value::U32(n)));
-            let sums: Vec<u32> = out.collections[0].iter().map(|l| node_fields(l)[2]).collect();
+            let sums: Vec<u32> = out.collections[0].rows().map(|l| node_fields(l)[2]).collect();
             let expected: Vec<u32> = (0..n).map(|i| 3 * i + 3 * ((i + 7) % n)).collect();
             assert_eq!(sums, expected, "{n} links, {threads} threads");
         }
@@ -254,10 +249,16 @@ fn input_collections_are_filled_in_order_before_main() {
     // Missing or malformed inputs are errors that say what the program takes.
     let missing = program.run(&graph, &[], &RunOptions { threads: 1 }, &mut std::io::sink()).unwrap_err();
     assert!(missing.to_string().contains("takes 1 input collection(s) (`links`), and 0 were given"), "{missing}");
-    let wrong = program
-        .run_with_inputs(&graph, &[], &[vec![Value::U32(1)]], &RunOptions { threads: 1 }, &mut std::io::sink())
-        .unwrap_err();
-    assert!(wrong.to_string().contains("element 0 of input collection `links` is not a `Link`"), "{wrong}");
+    let mut narrow = Table::new(vec![grail_ir::Type::Scalar(grail_ir::Scalar::U32)]);
+    narrow.push(&[Value::U32(1)]).unwrap();
+    let wrong =
+        program.run_with_inputs(&graph, &[], &[narrow], &RunOptions { threads: 1 }, &mut std::io::sink()).unwrap_err();
+    assert!(
+        wrong.to_string().contains("input collection `links` takes rows of (u32, links, u32), given rows of (u32)"),
+        "{wrong}"
+    );
+    let not_a_link = Table::from_values(program.module(), program.module().collection_inputs[0], &[Value::U32(1)]);
+    assert!(not_a_link.unwrap_err().to_string().contains("element 0 of collection `links` is not a `Link`"));
 }
 
 const COMPACTION: &str = include_str!("../../grail-lang/tests/programs/compaction.grail");
@@ -274,7 +275,7 @@ fn compaction_moves_elements_down_and_renumbers_handles() {
             let expected = groups * 1_048_576 + alive.len() as u32;
             assert_eq!(out.result, Some(Value::U32(expected)), "seed {seed}, {threads} threads");
             // After compaction the handles are 0..len: every member's group handle is in range.
-            let handles: Vec<u32> = out.collections[1].iter().map(|m| node_fields(m)[0]).collect();
+            let handles: Vec<u32> = out.collections[1].rows().map(|m| node_fields(m)[0]).collect();
             assert!(handles.iter().all(|&h| h < groups), "seed {seed}: {handles:?}");
         }
     }

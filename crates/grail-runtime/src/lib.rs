@@ -18,5 +18,5 @@ mod running;
 
 pub use cache::ModuleCache;
 pub use error::{GpuError, Result, RuntimeError};
-pub use host::read_collection;
+pub use host::{Table, read_collection};
 pub use running::running_kernel;

@@ -52,6 +52,7 @@ pub use algorithms::{AlgorithmOutput, INFINITE_DISTANCE, PageRank, Run, RunInfo,
 pub use error::{Error, Result};
 pub use grail_graph::reference::SpanningForest;
 pub use grail_graph::{Column, NodeId, Weight};
+pub use grail_runtime::Table;
 pub use grail_runtime::cpu::Value;
 pub use graph::{Graph, LoadOptions};
 pub use program::{Program, ProgramOutput, ProgramRun, PropertyType};

@@ -12,7 +12,7 @@ use grail_lang::SourceMap;
 use grail_lang::diagnostics::render_to_string;
 use grail_runtime::cpu::{CCompiler, CpuProgram, RunOptions, RunOutput, Value};
 use grail_runtime::gpu::{Device, GpuProgram};
-use grail_runtime::{ModuleCache, limits};
+use grail_runtime::{ModuleCache, Table, limits};
 
 use crate::algorithms::Target;
 use crate::error::{Error, Result};
@@ -88,6 +88,18 @@ impl Program {
         self.module.outputs.iter().map(|&p| self.module.properties[p.index()].name.as_str()).collect()
     }
 
+    /// An empty table shaped for the elements of collection `name` (its rows hold the element
+    /// struct's leaves), to fill and give to [`ProgramRun::input_table`].
+    pub fn table(&self, name: &str) -> Result<Table> {
+        let module = &self.module;
+        let id = module
+            .collections
+            .iter()
+            .position(|c| c.name == name)
+            .ok_or_else(|| Error::Usage(format!("the program `{}` has no collection `{name}`", module.name)))?;
+        Ok(Table::for_collection(module, grail_ir::CollectionId(id as u32)))
+    }
+
     /// The lowered IR, for the lower-level crates.
     pub fn module(&self) -> &Module {
         &self.module
@@ -123,10 +135,11 @@ pub struct ProgramRun<'a> {
     time_limit: Option<Duration>,
 }
 
-/// An input collection's elements: values, or text in the format `output` writes.
+/// An input collection's elements: values, a table, or text in the format `output` writes.
 #[derive(Debug, Clone)]
 enum InputElements {
     Values(Vec<Value>),
+    Table(Table),
     Text(String),
 }
 
@@ -149,6 +162,14 @@ impl ProgramRun<'_> {
     /// element struct, handles as `Value::Element(index)`); element `i` gets handle `i`.
     pub fn input(mut self, name: &str, elements: Vec<Value>) -> Self {
         self.inputs.push((name.to_string(), InputElements::Values(elements)));
+        self
+    }
+
+    /// Fills input collection `name` with the rows of `table` ([`Table::for_collection`] of the
+    /// program's module makes one of the right shape); row `i` gets handle `i`. The fastest way
+    /// in for millions of elements.
+    pub fn input_table(mut self, name: &str, table: Table) -> Self {
+        self.inputs.push((name.to_string(), InputElements::Table(table)));
         self
     }
 
@@ -181,7 +202,7 @@ impl ProgramRun<'_> {
 
     /// The input collections in declaration order, from what [`ProgramRun::input`] and
     /// [`ProgramRun::input_text`] gave.
-    fn input_values(&self) -> Result<Vec<Vec<Value>>> {
+    fn input_tables(&self) -> Result<Vec<Table>> {
         let module = &self.program.module;
         let declared = |n: &String| module.collection_inputs.iter().any(|c| &module.collections[c.index()].name == n);
         if let Some((name, _)) = self.inputs.iter().find(|(n, _)| !declared(n)) {
@@ -197,7 +218,8 @@ impl ProgramRun<'_> {
                 )));
             };
             inputs.push(match elements {
-                InputElements::Values(values) => values.clone(),
+                InputElements::Values(values) => Table::from_values(module, id, values)?,
+                InputElements::Table(table) => table.clone(),
                 InputElements::Text(text) => grail_runtime::read_collection(module, id, text)
                     .map_err(|e| Error::Usage(format!("input `{name}`: {e}")))?,
             });
@@ -211,7 +233,7 @@ impl ProgramRun<'_> {
         let module = &self.program.module;
         let mut values: Vec<Option<Value>> = vec![None; module.params.len()];
         grail_algos::suite::bind_named(module, &self.params, &mut values)?;
-        let inputs = self.input_values()?;
+        let inputs = self.input_tables()?;
         let graph = self.graph.as_inner();
         let id = ProgramId::of(&module.name, module);
         let cache = ModuleCache::default_location();
@@ -295,6 +317,18 @@ impl ProgramOutput {
             return Err(Error::Usage(format!("the program `{}` has no property `{name}`", self.module.name)));
         };
         Ok(&self.output.properties[index])
+    }
+
+    /// The elements of output collection `name` (`output name;`), removed ones left out, in no
+    /// particular order (elements are added concurrently).
+    pub fn collection(&self, name: &str) -> Result<&Table> {
+        let module = &self.module;
+        module
+            .collection_outputs
+            .iter()
+            .position(|id| module.collections[id.index()].name == name)
+            .map(|i| &self.output.collections[i])
+            .ok_or_else(|| Error::Usage(format!("the program `{}` has no output collection `{name}`", module.name)))
     }
 
     /// The names of the properties the program declares as `output`.

@@ -186,10 +186,28 @@ fn input_collections_from_values_or_text() {
     let values: Vec<Value> =
         (0..n).map(|i| Value::Struct(vec![Value::U32(i), Value::Element((i + 1) % n), Value::U32(0)])).collect();
     let text: String = (0..n).map(|i| format!("{i} {} 0\n", (i + 1) % n)).collect();
-    for run in [program.on(&graph).input("links", values), program.on(&graph).input_text("links", text)] {
+    let mut table = program.table("links").unwrap();
+    for i in 0..n {
+        table.push(&[Value::U32(i), Value::Element((i + 1) % n), Value::U32(0)]).unwrap();
+    }
+    let runs = [
+        program.on(&graph).input("links", values),
+        program.on(&graph).input_text("links", text),
+        program.on(&graph).input_table("links", table),
+    ];
+    for run in runs {
         let out = run.run().unwrap();
         assert_eq!(out.result(), Some(&Value::U32(n)));
+        // Each link's sum is its value and the next one's, whatever order they come back in.
+        let links = out.collection("links").unwrap();
+        let mut sums: Vec<u32> = links.rows().map(|row| row[2] as u32).collect();
+        sums.sort_unstable();
+        let mut expected: Vec<u32> = (0..n).map(|i| i + (i + 1) % n).collect();
+        expected.sort_unstable();
+        assert_eq!(sums, expected);
+        assert!(out.collection("nodes").is_err());
     }
+    assert!(program.table("nodes").unwrap_err().to_string().contains("no collection `nodes`"));
     let err = program.on(&graph).run().unwrap_err().to_string();
     assert!(err.contains("takes input collection `links`"), "{err}");
     let err = program.on(&graph).input_text("links", "").input_text("nodes", "").run().unwrap_err().to_string();

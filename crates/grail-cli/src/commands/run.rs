@@ -11,9 +11,9 @@ use grail_algos::{Algorithm, Output, RunParams, Target, Variant, run as run_algo
 use grail_graph::properties::Column;
 use grail_graph::{BuildOptions, Graph};
 use grail_ir::{Module, Owner, Type};
-use grail_runtime::ModuleCache;
 use grail_runtime::cpu::{RunStats, Value};
 use grail_runtime::gpu::GpuTimes;
+use grail_runtime::{ModuleCache, Table};
 use serde_json::json;
 
 use super::targets::Builder;
@@ -433,7 +433,7 @@ fn output_files(module: &Module, path: &Path) -> Vec<(PathBuf, Option<usize>)> {
 
 /// The input collections of a program file, from `--input NAME=FILE`: each one the program
 /// declares, read in the format `--output` writes collections in.
-fn file_inputs(module: &Module, given: &[(String, String)]) -> Result<Vec<Vec<Value>>> {
+fn file_inputs(module: &Module, given: &[(String, String)]) -> Result<Vec<Table>> {
     let mut inputs = Vec::with_capacity(module.collection_inputs.len());
     for &id in &module.collection_inputs {
         let name = &module.collections[id.index()].name;
@@ -458,20 +458,14 @@ fn file_inputs(module: &Module, given: &[(String, String)]) -> Result<Vec<Vec<Va
 
 /// Writes a collection: one line per element, its fields (nested structs' fields inline)
 /// separated by spaces, `inf` for a type's largest value.
-fn write_collection(elements: &[Value], out: &mut dyn Write) -> std::io::Result<()> {
-    fn leaves(value: &Value, first: &mut bool, out: &mut dyn Write) -> std::io::Result<()> {
-        match value {
-            Value::Struct(fields) => fields.iter().try_for_each(|field| leaves(field, first, out)),
-            scalar => {
-                if !std::mem::replace(first, false) {
-                    out.write_all(b" ")?;
-                }
-                write!(out, "{scalar}")
+fn write_collection(elements: &Table, out: &mut dyn Write) -> std::io::Result<()> {
+    for row in 0..elements.len() {
+        for leaf in 0..elements.leaves().len() {
+            if leaf > 0 {
+                out.write_all(b" ")?;
             }
+            write!(out, "{}", elements.value(row, leaf))?;
         }
-    }
-    for element in elements {
-        leaves(element, &mut true, out)?;
         out.write_all(b"\n")?;
     }
     Ok(())

@@ -11,9 +11,9 @@ use grail_algos::tuning::TargetKey;
 use grail_algos::{Variant, tuning};
 use grail_graph::Graph;
 use grail_ir::{Module, OptConfig};
-use grail_runtime::ModuleCache;
 use grail_runtime::cpu::{CCompiler, CpuProgram, RunOptions, RunOutput, Value};
 use grail_runtime::gpu::{Device, GpuProgram, GpuTimes};
+use grail_runtime::{ModuleCache, Table};
 
 /// What compiles for a target.
 pub enum Builder {
@@ -110,7 +110,7 @@ impl FileProgram {
         &self,
         graph: &Graph,
         values: &[Option<Value>],
-        inputs: &[Vec<Value>],
+        inputs: &[Table],
         threads: usize,
         out: &mut dyn Write,
     ) -> Result<(RunOutput, Option<GpuTimes>)> {

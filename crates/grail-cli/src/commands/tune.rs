@@ -261,7 +261,13 @@ impl Outputs {
             .iter()
             .zip(output.collections)
             .map(|(id, elements)| {
-                let mut text: Vec<String> = elements.iter().map(|e| format!("{e:?}")).collect();
+                let mut text: Vec<String> = (0..elements.len())
+                    .map(|row| {
+                        let leaves =
+                            (0..elements.leaves().len()).map(|leaf| format!("{:?}", elements.value(row, leaf)));
+                        leaves.collect::<Vec<_>>().join(" ")
+                    })
+                    .collect();
                 text.sort_unstable();
                 (module.collections[id.index()].name.clone(), text)
             })

@@ -29,8 +29,9 @@ use crate::error::{Result, RuntimeError};
 use crate::host::interp::{self, Machine};
 use crate::host::memory::Memory;
 use crate::host::ops;
+use crate::host::table::Table;
 use crate::host::value::{Value, column_type};
-use crate::host::{accumulator_type, bind_params, combine, flatten, grail_values, identity, leaf_types, unflatten};
+use crate::host::{accumulator_type, bind_params, combine, flatten, grail_values, identity};
 
 /// Phases with fewer items than this run on the calling thread alone. Handing a phase to
 /// spinning workers costs about 0.2 us; below a few hundred items (road-network BFS levels)
@@ -133,8 +134,8 @@ pub struct RunOutput {
     /// What `main` returned.
     pub result: Option<Value>,
     /// The elements of each collection the program outputs (`Module::collection_outputs`, in
-    /// that order), each a `Value::Struct`.
-    pub collections: Vec<Vec<Value>>,
+    /// that order), removed ones left out.
+    pub collections: Vec<Table>,
     pub stats: RunStats,
 }
 
@@ -260,13 +261,13 @@ impl CpuProgram {
     }
 
     /// [`CpuProgram::run`] for a program with input collections (`input coll;`): `inputs` holds
-    /// one list of element values (`Value::Struct`s) per input, in declaration order; element `i`
-    /// of each gets handle `i`.
+    /// one table per input ([`Table::for_collection`]), in declaration order; row `i` of each
+    /// gets handle `i`.
     pub fn run_with_inputs(
         &self,
         graph: &Graph,
         params: &[Option<Value>],
-        inputs: &[Vec<Value>],
+        inputs: &[Table],
         options: &RunOptions,
         out: &mut dyn Write,
     ) -> Result<RunOutput> {
@@ -285,7 +286,7 @@ impl CpuProgram {
             let mut run = Run::new(self, memory, params, param_values, &pool, out);
             let result = interp::fill_inputs(&self.module, &mut run, inputs)
                 .and_then(|()| interp::run_main(&self.module, &mut run))
-                .and_then(|result| Ok((result, run.collection_outputs()?)));
+                .and_then(|result| Ok((result, interp::collection_outputs(&self.module, &mut run)?)));
             (result, run.stats, run.memory)
         });
         let (result, collections) = result?;
@@ -730,16 +731,6 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
         Ok(())
     }
 
-    /// The elements of every output collection (removed ones left out).
-    fn collection_outputs(&mut self) -> Result<Vec<Vec<Value>>> {
-        let mut outputs = Vec::with_capacity(self.module.collection_outputs.len());
-        for &id in &self.module.collection_outputs.clone() {
-            let slots = self.collection_read(id)?;
-            outputs.push(slots.into_iter().flatten().collect());
-        }
-        Ok(outputs)
-    }
-
     /// The threads' partial reductions combined, as a value of the reduction's type.
     fn combine(&self, op: ReduceOp, ty: Type) -> Result<Value> {
         let acc_ty = accumulator_type(ty);
@@ -802,45 +793,53 @@ impl Machine for Run<'_, '_, '_> {
         Ok(self.coll_len(id) - self.collections.colls[id.index()].removed as u32)
     }
 
-    /// As the trait's, with one buffer for every element's leaves (inputs run to millions).
-    fn collection_fill(&mut self, id: CollectionId, values: &[Value]) -> Result<()> {
-        let mut flat = Vec::new();
-        for value in values {
-            self.add_flattened(id, value, &mut flat)?;
+    fn collection_fill(&mut self, id: CollectionId, table: &Table) -> Result<()> {
+        let add = self.program.collections[id.index()].add;
+        let width = table.leaves().len();
+        for row in 0..table.len() {
+            let leaves = if width == 0 { [0u64].as_slice() } else { table.row(row) };
+            // SAFETY: the context points at this run's live collections; a row holds one word
+            // per scalar leaf of the element type (a grail_value's bits), as the C target's add
+            // function reads them.
+            unsafe { add(&*self.ctx, leaves.as_ptr().cast()) };
         }
         self.check_collections()
     }
 
-    fn collection_read(&mut self, id: CollectionId) -> Result<Vec<Option<Value>>> {
+    fn collection_read(&mut self, id: CollectionId) -> Result<(Table, Vec<bool>)> {
         use rayon::prelude::*;
-        let element = Type::Struct(self.module.collections[id.index()].element);
-        let mut leaves = Vec::new();
-        leaf_types(self.module, element, &mut leaves);
+        let mut table = Table::for_collection(self.module, id);
+        let width = table.leaves().len();
         let get = self.program.collections[id.index()].get;
-        let len = self.coll_len(id);
+        let len = self.coll_len(id) as usize;
+        let mut removed = vec![false; len];
+        // A row of one word for a struct without fields (dropped below).
+        let mut words = vec![0u64; len * width.max(1)];
         // Reading only: the get function may run on several threads at once (millions of
         // elements come back from a mesh refinement).
         let ctx = SharedCtx(&self.ctx);
-        let module = self.module;
-        (0..len)
-            .into_par_iter()
-            .map_init(
-                // One slot per leaf, and one more: whether the element was removed.
-                || vec![GrailValue::default(); leaves.len() + 1],
-                |flat, i| {
-                    let ctx = &ctx;
-                    // SAFETY: `i` is below the collection's length and `flat` has a slot per leaf
-                    // and one; the get function only reads the context and the segments.
-                    unsafe { get(ctx.0, i, flat.as_mut_ptr()) };
-                    // SAFETY: the get function wrote the removed flag as `u`.
-                    if unsafe { flat[leaves.len()].u } != 0 {
-                        return Ok(None);
+        words.par_chunks_mut(width.max(1)).zip(removed.par_iter_mut()).enumerate().for_each_init(
+            // One slot per leaf, and one more: whether the element was removed.
+            || vec![GrailValue::default(); width + 1],
+            |flat, (i, (row, gone))| {
+                let ctx = &ctx;
+                // SAFETY: `i` is below the collection's length and `flat` has a slot per leaf
+                // and one; the get function only reads the context and the segments.
+                unsafe { get(ctx.0, i as u32, flat.as_mut_ptr()) };
+                // SAFETY: every member of the union is a plain 64-bit value.
+                unsafe {
+                    *gone = flat[width].u != 0;
+                    for (word, leaf) in row.iter_mut().zip(flat.iter()) {
+                        *word = leaf.u;
                     }
-                    let mut values = flat.iter().zip(&leaves).map(|(v, ty)| Value::from_grail(*ty, *v));
-                    Ok(Some(unflatten(module, element, &mut values)?))
-                },
-            )
-            .collect()
+                }
+            },
+        );
+        if width == 0 {
+            words.clear();
+        }
+        table.set_words(len, words);
+        Ok((table, removed))
     }
 
     fn collection_clear(&mut self, id: CollectionId) -> Result<()> {

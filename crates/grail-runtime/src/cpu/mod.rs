@@ -17,7 +17,7 @@ pub(crate) mod ffi;
 mod pool;
 pub mod toolchain;
 
-pub use crate::host::Value;
+pub use crate::host::{Table, Value};
 pub use executor::{CpuProgram, KernelStats, RunOptions, RunOutput, RunStats};
 pub use fault::FAULT_EXIT_CODE;
 pub use toolchain::{CCompiler, NativeLibrary};

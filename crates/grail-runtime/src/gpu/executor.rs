@@ -39,8 +39,9 @@ use crate::cpu::{KernelStats, RunOutput, RunStats};
 use crate::error::{GpuError, Result, RuntimeError};
 use crate::host::interp::{self, Machine};
 use crate::host::memory::{ColumnRef, HostArrays, Memory};
+use crate::host::table::Table;
 use crate::host::value::Value;
-use crate::host::{accumulator_type, bind_params, flatten, grail_values, identity, leaf_types, ops, unflatten};
+use crate::host::{accumulator_type, bind_params, flatten, grail_values, identity, leaf_types, ops};
 
 /// Threads per block of the runtime's own kernels (the program's phases use the block size of
 /// its configuration, `Module::opt.block`, which its generated code is written for).
@@ -314,7 +315,7 @@ impl GpuProgram {
         &self,
         graph: &Graph,
         params: &[Option<Value>],
-        inputs: &[Vec<Value>],
+        inputs: &[Table],
         out: &mut dyn Write,
     ) -> Result<(RunOutput, GpuTimes)> {
         let started = Instant::now();
@@ -345,7 +346,7 @@ impl GpuProgram {
         graph: &Graph,
         resident: &mut DeviceGraph,
         params: &[Option<Value>],
-        inputs: &[Vec<Value>],
+        inputs: &[Table],
         out: &mut dyn Write,
     ) -> Result<(RunOutput, GpuTimes)> {
         let started = Instant::now();
@@ -365,8 +366,9 @@ impl GpuProgram {
         run.times.upload += prepared;
         let result =
             interp::fill_inputs(&self.module, &mut run, inputs).and_then(|()| interp::run_main(&self.module, &mut run));
-        let (result, collections) = result.and_then(|result| Ok((result, run.collection_outputs()?)))?;
         let downloaded = Instant::now();
+        let (result, collections) =
+            result.and_then(|result| Ok((result, interp::collection_outputs(&self.module, &mut run)?)))?;
         run.download_outputs()?;
         run.times.download += downloaded.elapsed();
         let GpuRun { memory, stats, times, .. } = run;
@@ -1001,49 +1003,32 @@ impl<'a> GpuRun<'a> {
         Ok((words[0].min(u64::from(u32::MAX) - 1) as u32, words[1] as u32))
     }
 
-    /// The elements of every output collection (removed ones left out).
-    fn collection_outputs(&mut self) -> Result<Vec<Vec<Value>>> {
-        let mut outputs = Vec::with_capacity(self.module.collection_outputs.len());
-        for &id in &self.module.collection_outputs.clone() {
-            let slots = self.read_slots(id)?;
-            outputs.push(slots.into_iter().flatten().collect());
+    /// Every slot of collection `id` (removed ones too), read back through its generated get
+    /// kernel, and which were removed.
+    fn read_slots(&mut self, id: CollectionId) -> Result<(Table, Vec<bool>)> {
+        let mut table = Table::for_collection(self.module, id);
+        let width = table.leaves().len();
+        let len = u64::from(self.coll_len(id)?.0);
+        // Each element's leaves, then whether it was removed.
+        let stride = width + 1;
+        let flat = DeviceBuffer::new(&self.context, len as usize * stride * 8, "a collection's output")?;
+        if len > 0 {
+            let (begin, dest) = (0u64, flat.ptr());
+            let grid = len.div_ceil(u64::from(BLOCK)).min(4096) as u32;
+            let get = &self.program.collections[id.index()].get;
+            // SAFETY: (grail_ctx, uint64_t, uint64_t, grail_value *): `flat` holds len * stride values.
+            unsafe { launch(get, grid, BLOCK, &mut [arg(&self.ctx), arg(&begin), arg(&len), arg(&dest)])? };
+            self.wait("(reading a collection)")?;
         }
-        Ok(outputs)
-    }
-
-    /// Every slot of collection `id`, read back through its generated get kernel: its element,
-    /// or `None` where it was removed.
-    fn read_slots(&mut self, id: CollectionId) -> Result<Vec<Option<Value>>> {
-        {
-            let element = Type::Struct(self.module.collections[id.index()].element);
-            let mut leaves = Vec::new();
-            leaf_types(self.module, element, &mut leaves);
-            let len = u64::from(self.coll_len(id)?.0);
-            // Each element's leaves, then whether it was removed (then skipped).
-            let width = leaves.len() + 1;
-            let flat = DeviceBuffer::new(&self.context, len as usize * width * 8, "a collection's output")?;
-            if len > 0 {
-                let (begin, dest) = (0u64, flat.ptr());
-                let grid = len.div_ceil(u64::from(BLOCK)).min(4096) as u32;
-                let get = &self.program.collections[id.index()].get;
-                // SAFETY: (grail_ctx, uint64_t, uint64_t, grail_value *): `flat` holds len * leaves values.
-                unsafe { launch(get, grid, BLOCK, &mut [arg(&self.ctx), arg(&begin), arg(&len), arg(&dest)])? };
-                self.wait("(reading a collection)")?;
-            }
-            let mut values = vec![0u64; len as usize * width];
-            flat.download(0, &mut values)?;
-            let mut slots = Vec::with_capacity(len as usize);
-            for chunk in values.chunks(width).take(len as usize) {
-                if chunk[leaves.len()] != 0 {
-                    slots.push(None);
-                    continue;
-                }
-                let mut fields =
-                    chunk.iter().zip(&leaves).map(|(&bits, ty)| Value::from_grail(*ty, GrailValue { u: bits }));
-                slots.push(Some(unflatten(self.module, element, &mut fields)?));
-            }
-            Ok(slots)
+        let mut values = vec![0u64; len as usize * stride];
+        flat.download(0, &mut values)?;
+        let removed: Vec<bool> = values.chunks(stride).map(|slot| slot[width] != 0).collect();
+        let mut words = Vec::with_capacity(len as usize * width);
+        for slot in values.chunks(stride) {
+            words.extend_from_slice(&slot[..width]);
         }
+        table.set_words(len as usize, words);
+        Ok((table, removed))
     }
 }
 
@@ -1119,7 +1104,7 @@ impl Machine for GpuRun<'_> {
         Ok(Value::Element(handle))
     }
 
-    fn collection_read(&mut self, id: CollectionId) -> Result<Vec<Option<Value>>> {
+    fn collection_read(&mut self, id: CollectionId) -> Result<(Table, Vec<bool>)> {
         self.read_slots(id)
     }
 
@@ -1131,9 +1116,9 @@ impl Machine for GpuRun<'_> {
         self.wait("(clearing a collection)")
     }
 
-    /// Copies the elements up at once and has the device place them, element `i` at slot `i`.
-    fn collection_fill(&mut self, id: CollectionId, values: &[Value]) -> Result<()> {
-        if values.is_empty() {
+    /// Copies the rows up at once and has the device place them, row `i` at slot `i`.
+    fn collection_fill(&mut self, id: CollectionId, table: &Table) -> Result<()> {
+        if table.is_empty() {
             return Ok(());
         }
         let (slots, _) = self.coll_len(id)?;
@@ -1143,24 +1128,15 @@ impl Machine for GpuRun<'_> {
                 self.module.collections[id.index()].name
             )));
         }
-        let count = values.len() as u64;
-        if count >= u64::from(u32::MAX) - 1 {
-            return Err(RuntimeError::program(format!(
-                "input collection `{}` has {count} elements, more than the {} a collection holds",
-                self.module.collections[id.index()].name,
-                u32::MAX - 1
-            )));
-        }
-        let mut flat = Vec::new();
-        for value in values {
-            flatten(value, &mut flat)?;
-        }
+        let count = table.len() as u64;
         let what = format!("input collection `{}`", self.module.collections[id.index()].name);
-        let buffer = DeviceBuffer::from_slice(&self.context, &flat, &what)?;
+        // A struct without fields has rows of no words: one word stands in for the buffer.
+        let words = if table.words().is_empty() { &[0u64][..] } else { table.words() };
+        let buffer = DeviceBuffer::from_slice(&self.context, words, &what)?;
         let (begin, ptr) = (0u64, buffer.ptr());
         let grid = count.div_ceil(u64::from(BLOCK)).min(4096) as u32;
         let put = &self.program.collections[id.index()].put;
-        // SAFETY: (grail_ctx, uint64_t, uint64_t, const grail_value *): `flat` holds count elements' leaves.
+        // SAFETY: (grail_ctx, uint64_t, uint64_t, const grail_value *): `words` holds count rows of leaves.
         unsafe { launch(put, grid, BLOCK, &mut [arg(&self.ctx), arg(&begin), arg(&count), arg(&ptr)])? };
         self.wait("(filling an input collection)")?;
         // The elements are in place: the collection holds them.

@@ -13,6 +13,7 @@ use grail_ir::*;
 
 use super::memory::Memory;
 use super::ops;
+use super::table::Table;
 use super::value::Value;
 use crate::error::{Result, RuntimeError};
 
@@ -34,19 +35,19 @@ pub(crate) trait Machine {
     /// Runs a kernel once; its reduction's value.
     fn invoke(&mut self, kernel: KernelId, args: &[Value]) -> Result<Option<Value>>;
     fn collection_add(&mut self, id: CollectionId, value: &Value) -> Result<Value>;
-    /// Every slot of a collection in handle order: its element, or `None` where it was removed.
-    fn collection_read(&mut self, id: CollectionId) -> Result<Vec<Option<Value>>>;
+    /// Every slot of a collection in handle order (removed ones too), and which were removed.
+    fn collection_read(&mut self, id: CollectionId) -> Result<(Table, Vec<bool>)>;
     /// Empties a collection (its memory given back).
     fn collection_clear(&mut self, id: CollectionId) -> Result<()>;
     /// Compacts a collection: its elements present move down to handles 0.., in order, and
     /// every handle to them held in any collection is renumbered; the new count. Refused when
     /// an element present holds a handle to a removed one (it would dangle).
     fn collection_compact(&mut self, module: &Module, id: CollectionId) -> Result<u32> {
-        let slots = self.collection_read(id)?;
+        let (slots, removed) = self.collection_read(id)?;
         let mut renumber = vec![u32::MAX; slots.len()];
         let mut next = 0u32;
-        for (old, slot) in slots.iter().enumerate() {
-            if slot.is_some() {
+        for (old, gone) in removed.iter().enumerate() {
+            if !gone {
                 renumber[old] = next;
                 next += 1;
             }
@@ -55,43 +56,48 @@ pub(crate) trait Machine {
         // Every collection whose elements hold handles into this one is rewritten (this one too).
         for other in 0..module.collections.len() {
             let other = CollectionId(other as u32);
-            let element = Type::Struct(module.collections[other.index()].element);
-            if other != id && !holds_handles(module, element, id) {
+            let handles: Vec<usize> = Table::for_collection(module, other)
+                .leaves()
+                .iter()
+                .enumerate()
+                .filter(|(_, ty)| **ty == Type::Element(id))
+                .map(|(leaf, _)| leaf)
+                .collect();
+            if other != id && handles.is_empty() {
                 continue;
             }
-            let elements = if other == id { slots.clone() } else { self.collection_read(other)? };
-            let mut kept = Vec::with_capacity(elements.len());
-            for (index, slot) in elements.into_iter().enumerate() {
-                let Some(mut value) = slot else {
-                    if other == id {
-                        continue;
+            let (mut table, removed) =
+                if other == id { (slots.clone(), removed.clone()) } else { self.collection_read(other)? };
+            if other != id && removed.iter().any(|&gone| gone) {
+                return Err(RuntimeError::Input(format!(
+                    "cannot compact `{name}`: `{}` has removed elements, compact it first",
+                    module.collections[other.index()].name
+                )));
+            }
+            table.retain_rows(|row| !removed[row]);
+            let width = table.leaves().len();
+            for (index, row) in table.words_mut().chunks_mut(width.max(1)).enumerate() {
+                for &leaf in &handles {
+                    let old = row[leaf];
+                    match renumber.get(old as usize) {
+                        Some(&new) if new != u32::MAX => row[leaf] = u64::from(new),
+                        _ => {
+                            return Err(RuntimeError::program(format!(
+                                "cannot compact `{name}`: element {index} of `{}` holds a handle to its removed element {old}",
+                                module.collections[other.index()].name
+                            )));
+                        }
                     }
-                    return Err(RuntimeError::Input(format!(
-                        "cannot compact `{name}`: `{}` has removed elements, compact it first",
-                        module.collections[other.index()].name
-                    )));
-                };
-                renumber_handles(module, element, id, &renumber, &mut value).map_err(|old| {
-                    RuntimeError::program(format!(
-                        "cannot compact `{name}`: element {index} of `{}` holds a handle to its removed element {old}",
-                        module.collections[other.index()].name
-                    ))
-                })?;
-                kept.push(value);
+                }
             }
             self.collection_clear(other)?;
-            self.collection_fill(other, &kept)?;
+            self.collection_fill(other, &table)?;
         }
         Ok(next)
     }
-    /// Fills an empty collection with `values`, element `i` getting handle `i` (an input
-    /// collection, before `main` starts).
-    fn collection_fill(&mut self, id: CollectionId, values: &[Value]) -> Result<()> {
-        for value in values {
-            self.collection_add(id, value)?;
-        }
-        Ok(())
-    }
+    /// Fills an empty collection with the rows of `table` (of the collection's leaves), row `i`
+    /// getting handle `i` (an input collection, before `main` starts).
+    fn collection_fill(&mut self, id: CollectionId, table: &Table) -> Result<()>;
     fn collection_len(&mut self, id: CollectionId) -> Result<u32>;
     /// Starts a region's own worklist.
     fn push_worklist(&mut self, items: Vec<u32>) -> Result<()>;
@@ -116,9 +122,9 @@ pub(crate) fn run_main<M: Machine + ?Sized>(module: &Module, machine: &mut M) ->
     Interp { module, m: machine }.main()
 }
 
-/// Fills the module's input collections (`input coll;`, in order) with `inputs`, one list of
-/// element values each, checking that every element is a value of the collection's struct.
-pub(crate) fn fill_inputs<M: Machine + ?Sized>(module: &Module, machine: &mut M, inputs: &[Vec<Value>]) -> Result<()> {
+/// Fills the module's input collections (`input coll;`, in order) with `inputs`, one table
+/// each, checking that its rows have the leaves of the collection's element struct.
+pub(crate) fn fill_inputs<M: Machine + ?Sized>(module: &Module, machine: &mut M, inputs: &[Table]) -> Result<()> {
     let names = |ids: &[grail_ir::CollectionId]| -> String {
         ids.iter().map(|id| format!("`{}`", module.collections[id.index()].name)).collect::<Vec<_>>().join(", ")
     };
@@ -131,19 +137,45 @@ pub(crate) fn fill_inputs<M: Machine + ?Sized>(module: &Module, machine: &mut M,
             inputs.len()
         )));
     }
-    for (&id, values) in module.collection_inputs.iter().zip(inputs) {
-        let element = Type::Struct(module.collections[id.index()].element);
-        if let Some(i) = values.iter().position(|v| !v.fits(element)) {
+    for (&id, table) in module.collection_inputs.iter().zip(inputs) {
+        let expected = Table::for_collection(module, id);
+        if table.leaves() != expected.leaves() {
+            let name = |ty: &Type| match ty {
+                Type::Element(c) => module.collections[c.index()].name.clone(),
+                ty => ty.to_string(),
+            };
+            let list = |leaves: &[Type]| leaves.iter().map(name).collect::<Vec<_>>().join(", ");
             return Err(RuntimeError::Input(format!(
-                "element {i} of input collection `{}` is not a `{}`: {:?}",
+                "input collection `{}` takes rows of ({}), given rows of ({})",
                 module.collections[id.index()].name,
-                module.structs[module.collections[id.index()].element.index()].name,
-                values[i]
+                list(expected.leaves()),
+                list(table.leaves())
             )));
         }
-        machine.collection_fill(id, values)?;
+        let count = table.len() as u64;
+        if count >= u64::from(u32::MAX) - 1 {
+            return Err(RuntimeError::program(format!(
+                "input collection `{}` has {count} elements, more than the {} a collection holds",
+                module.collections[id.index()].name,
+                u32::MAX - 1
+            )));
+        }
+        machine.collection_fill(id, table)?;
     }
     Ok(())
+}
+
+/// The elements present of every output collection of `module`, in declaration order.
+pub(crate) fn collection_outputs<M: Machine + ?Sized>(module: &Module, machine: &mut M) -> Result<Vec<Table>> {
+    let mut outputs = Vec::with_capacity(module.collection_outputs.len());
+    for &id in &module.collection_outputs {
+        let (mut table, removed) = machine.collection_read(id)?;
+        if removed.iter().any(|&gone| gone) {
+            table.retain_rows(|row| !removed[row]);
+        }
+        outputs.push(table);
+    }
+    Ok(outputs)
 }
 
 /// The interpreter over one machine.
@@ -786,41 +818,4 @@ fn atomic(op: AtomicOp, old: &Value, operands: &[Value]) -> std::result::Result<
             (new.clone(), swapped && !same_bits(v, new))
         }
     })
-}
-
-/// Whether values of type `ty` hold handles into collection `id`.
-fn holds_handles(module: &Module, ty: Type, id: CollectionId) -> bool {
-    match ty {
-        Type::Element(c) => c == id,
-        Type::Struct(s) => module.structs[s.index()].fields.iter().any(|(_, t)| holds_handles(module, *t, id)),
-        _ => false,
-    }
-}
-
-/// Renumbers the handles into collection `id` inside `value` (of type `ty`); the old index of
-/// a handle to a removed element as the error.
-fn renumber_handles(
-    module: &Module,
-    ty: Type,
-    id: CollectionId,
-    renumber: &[u32],
-    value: &mut Value,
-) -> std::result::Result<(), u32> {
-    match (ty, value) {
-        (Type::Element(c), Value::Element(handle)) if c == id => {
-            let new = renumber.get(*handle as usize).copied().unwrap_or(u32::MAX);
-            if new == u32::MAX {
-                return Err(*handle);
-            }
-            *handle = new;
-            Ok(())
-        }
-        (Type::Struct(s), Value::Struct(fields)) => {
-            for ((_, t), field) in module.structs[s.index()].fields.iter().zip(fields.iter_mut()) {
-                renumber_handles(module, *t, id, renumber, field)?;
-            }
-            Ok(())
-        }
-        _ => Ok(()),
-    }
 }

@@ -6,8 +6,10 @@
 pub(crate) mod interp;
 pub(crate) mod memory;
 pub(crate) mod ops;
+pub(crate) mod table;
 pub(crate) mod value;
 
+pub use table::Table;
 pub use value::Value;
 
 use grail_graph::Graph;
@@ -138,15 +140,10 @@ pub(crate) fn combine(op: ReduceOp, a: &Value, b: &Value) -> std::result::Result
 /// Reads the elements of collection `id` from text as `output` writes them: one element per
 /// line, its fields (nested structs' fields inline) separated by spaces or tabs; element handles
 /// are indices. Blank lines and lines starting with `#` are skipped. An error names the line.
-pub fn read_collection(
-    module: &Module,
-    id: grail_ir::CollectionId,
-    text: &str,
-) -> std::result::Result<Vec<Value>, String> {
-    let element = Type::Struct(module.collections[id.index()].element);
-    let mut leaves = Vec::new();
-    leaf_types(module, element, &mut leaves);
-    let mut elements = Vec::new();
+pub fn read_collection(module: &Module, id: grail_ir::CollectionId, text: &str) -> std::result::Result<Table, String> {
+    let mut table = Table::for_collection(module, id);
+    let leaves = table.leaves().to_vec();
+    let mut row = Vec::with_capacity(leaves.len());
     for (number, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
@@ -156,7 +153,7 @@ pub fn read_collection(
         if words.len() != leaves.len() {
             return Err(format!("line {}: {} fields, expected {}", number + 1, words.len(), leaves.len()));
         }
-        let mut values = Vec::with_capacity(leaves.len());
+        row.clear();
         for (word, &ty) in words.iter().zip(&leaves) {
             let value = match ty {
                 Type::Element(_) => {
@@ -164,11 +161,9 @@ pub fn read_collection(
                 }
                 ty => Value::parse(ty, word),
             };
-            values.push(Some(value.map_err(|e| format!("line {}: {e}", number + 1))?));
+            row.push(value.map_err(|e| format!("line {}: {e}", number + 1))?);
         }
-        let value =
-            unflatten(module, element, &mut values.into_iter()).map_err(|e| format!("line {}: {e}", number + 1))?;
-        elements.push(value);
+        table.push(&row).map_err(|e| format!("line {}: {e}", number + 1))?;
     }
-    Ok(elements)
+    Ok(table)
 }
