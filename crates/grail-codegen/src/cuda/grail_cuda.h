@@ -324,6 +324,14 @@ GRAIL_DEVICE uint64_t grail_backoff_item(uint64_t j, uint64_t size) {
     return (j % threads) * per_thread + j / threads;
 }
 
+/* The item of loop index j in the first pass of a kernel that retries: the items scattered
+ * (j times a prime, modulo the count: a permutation for any count below the prime), so that the
+ * threads running at once hold items from all over the worklist. Items pushed together tend to
+ * be neighbours (a cavity's new triangles), and neighbours running together conflict. */
+GRAIL_DEVICE uint64_t grail_first_item(uint64_t j, uint64_t size) {
+    return size < 2 ? j : (j * 2147483647ull) % size;
+}
+
 /* ---- Loads that see other threads' writes ---- */
 
 GRAIL_DEVICE uint32_t grail_load_u32(const uint32_t *p) {
@@ -642,7 +650,12 @@ GRAIL_DEVICE unsigned grail_segment(uint64_t i, uint64_t *position) {
 GRAIL_DEVICE void *grail_elem(const grail_coll *c, uint64_t offset, uint64_t size, uint64_t i) {
     uint64_t k;
     unsigned s = grail_segment(i, &k);
-    char *seg = (char *)grail_load_ptr(&c->segs[s]);
+    /* A segment's address never changes once set (the host frees segments only between launches),
+     * so a cached read that finds it set is current, and the compiler may reuse it; one that
+     * finds it unset (allocated since this multiprocessor last read the word) reads again around
+     * the cache. */
+    char *seg = (char *)c->segs[s];
+    if (seg == NULL) seg = (char *)grail_load_ptr(&c->segs[s]);
     return seg + (offset << s) + k * size;
 }
 
@@ -710,7 +723,8 @@ GRAIL_DEVICE uint32_t grail_pushed_element(const grail_ctx *ctx, int coll, uint3
  * skip it, its slot is not reused (handles held elsewhere never name another element), and its
  * fields stay readable. A handle that is not an element is never present and cannot be removed. */
 GRAIL_DEVICE bool grail_coll_has(const grail_coll *c, uint64_t gone, uint32_t i) {
-    if ((uint64_t)i >= grail_coll_len(c)) return false;
+    /* The count only grows during a launch: a cached read that covers i is enough. */
+    if ((uint64_t)i >= GRAIL_COLL_MAX || ((uint64_t)i >= c->len && (uint64_t)i >= grail_coll_len(c))) return false;
     return *(volatile uint32_t *)grail_elem(c, gone, 4, i) == 0u;
 }
 

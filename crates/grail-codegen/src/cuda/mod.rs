@@ -307,7 +307,7 @@ impl Target for Cuda {
             let retrying = e.ctx("retrying");
             schedule::Mapping {
                 limit: format!("({retrying} ? grail_backoff_limit(size) : size)"),
-                index: format!("({retrying} ? grail_backoff_item(j, size) : j)"),
+                index: format!("({retrying} ? grail_backoff_item(j, size) : grail_first_item(j, size))"),
             }
         } else {
             schedule::Mapping { limit: "size".into(), index: "j".into() }

@@ -152,9 +152,14 @@ impl Device {
         &self.context
     }
 
-    /// Compiles `source` for this device (a cubin for its architecture) through the cache.
+    /// Compiles `source` for this device (a cubin for its architecture) through the cache, with
+    /// the NVRTC options in `$GRAIL_NVRTC_FLAGS` (split at white space) added, as `$GRAIL_CFLAGS`
+    /// is to the C compiler's (for instance `-maxrregcount=64`).
     pub fn compile(&self, cache: &ModuleCache, source: &str, name: &str) -> Result<CompiledModule, GpuError> {
-        nvrtc::compile_cached(cache, source, name, &CompileOptions::new(self.arch()))
+        let mut options = CompileOptions::new(self.arch());
+        let flags = std::env::var("GRAIL_NVRTC_FLAGS").unwrap_or_default();
+        options.extra = flags.split_whitespace().map(str::to_string).collect();
+        nvrtc::compile_cached(cache, source, name, &options)
     }
 
     /// Loads a compiled module. A module for another architecture is refused with a message that
