@@ -213,10 +213,11 @@ impl Target for Cuda {
             writeln!(out, "    {path} = {};", from_value(*ty, &format!("flat[{k}]"))).unwrap();
         }
         writeln!(out, "    *handle = grail_c{c}_add(&ctx, v);\n}}").unwrap();
-        // Reading elements begin..begin+count back, flattened.
+        // Reading elements begin..begin+count back: their leaves, row after row, and whether each
+        // was removed (one byte each).
         writeln!(
             out,
-            "extern \"C\" __global__ void grail_c{c}_get_host(const grail_ctx ctx, uint64_t begin, uint64_t count, grail_value *flat) {{"
+            "extern \"C\" __global__ void grail_c{c}_get_host(const grail_ctx ctx, uint64_t begin, uint64_t count, grail_value *flat, uint8_t *gone) {{"
         )
         .unwrap();
         writeln!(out, "    const grail_coll *coll = &ctx.colls[{c}];").unwrap();
@@ -225,15 +226,8 @@ impl Target for Cuda {
         for (f, (_, ty)) in fields.iter().enumerate() {
             writeln!(out, "        v.f{f} = {};", element_field(c, f, *ty)).unwrap();
         }
-        // Each element's leaves, then one slot more: whether it was removed.
-        let width = flat.len() + 1;
-        store_leaves(out, "        ", &flat, &format!("j * {width} + "));
-        writeln!(
-            out,
-            "        flat[j * {width} + {}].u = !grail_coll_has(coll, GRAIL_C{c}_GONE, (uint32_t)i);",
-            flat.len()
-        )
-        .unwrap();
+        store_leaves(out, "        ", &flat, &format!("j * {} + ", flat.len()));
+        writeln!(out, "        gone[j] = !grail_coll_has(coll, GRAIL_C{c}_GONE, (uint32_t)i);").unwrap();
         writeln!(out, "    }}\n}}").unwrap();
         // Placing elements begin..begin+count from their leaves (an input collection).
         writeln!(

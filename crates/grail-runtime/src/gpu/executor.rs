@@ -1004,31 +1004,29 @@ impl<'a> GpuRun<'a> {
     }
 
     /// Every slot of collection `id` (removed ones too), read back through its generated get
-    /// kernel, and which were removed.
+    /// kernel (the leaves straight into the table's words), and which were removed.
     fn read_slots(&mut self, id: CollectionId) -> Result<(Table, Vec<bool>)> {
         let mut table = Table::for_collection(self.module, id);
         let width = table.leaves().len();
-        let len = u64::from(self.coll_len(id)?.0);
-        // Each element's leaves, then whether it was removed.
-        let stride = width + 1;
-        let flat = DeviceBuffer::new(&self.context, len as usize * stride * 8, "a collection's output")?;
+        let len = self.coll_len(id)?.0 as usize;
+        // At least a word and a byte: a device buffer is never empty.
+        let flat = DeviceBuffer::new(&self.context, (len * width * 8).max(8), "a collection's output")?;
+        let gone = DeviceBuffer::new(&self.context, len.max(1), "a collection's output")?;
         if len > 0 {
-            let (begin, dest) = (0u64, flat.ptr());
-            let grid = len.div_ceil(u64::from(BLOCK)).min(4096) as u32;
+            let (begin, count, dest, flags) = (0u64, len as u64, flat.ptr(), gone.ptr());
+            let grid = count.div_ceil(u64::from(BLOCK)).min(4096) as u32;
             let get = &self.program.collections[id.index()].get;
-            // SAFETY: (grail_ctx, uint64_t, uint64_t, grail_value *): `flat` holds len * stride values.
-            unsafe { launch(get, grid, BLOCK, &mut [arg(&self.ctx), arg(&begin), arg(&len), arg(&dest)])? };
+            // SAFETY: (grail_ctx, uint64_t, uint64_t, grail_value *, uint8_t *): `flat` holds
+            // len * width values and `gone` len bytes.
+            unsafe { launch(get, grid, BLOCK, &mut [arg(&self.ctx), arg(&begin), arg(&count), arg(&dest), arg(&flags)])? };
             self.wait("(reading a collection)")?;
         }
-        let mut values = vec![0u64; len as usize * stride];
-        flat.download(0, &mut values)?;
-        let removed: Vec<bool> = values.chunks(stride).map(|slot| slot[width] != 0).collect();
-        let mut words = Vec::with_capacity(len as usize * width);
-        for slot in values.chunks(stride) {
-            words.extend_from_slice(&slot[..width]);
-        }
-        table.set_words(len as usize, words);
-        Ok((table, removed))
+        let mut words = vec![0u64; len * width];
+        flat.download(0, &mut words)?;
+        let mut removed = vec![0u8; len];
+        gone.download(0, &mut removed)?;
+        table.set_words(len, words);
+        Ok((table, removed.into_iter().map(|flag| flag != 0).collect()))
     }
 }
 
