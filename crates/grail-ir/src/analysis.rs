@@ -206,6 +206,27 @@ fn mark_written(place: &Place, effects: &mut KernelEffects) {
     }
 }
 
+/// By collection, whether code that runs on the device side (a kernel, or a function, which a
+/// kernel may call) reads its count (`len()`). The CPU target counts the other collections' adds
+/// and removals per thread and totals them when the kernel ends; these must be counted as they
+/// happen.
+pub fn collections_counted_in_kernels(module: &Module) -> Vec<bool> {
+    let mut counted = vec![false; module.collections.len()];
+    let device_bodies = module.functions.iter().map(|f| &f.body).chain(module.kernels.iter().map(|k| &k.body));
+    for body in device_bodies {
+        walk_block(&body.block, &mut |stmt| {
+            stmt_exprs(stmt, &mut |expr| {
+                walk_expr(expr, &mut |e| {
+                    if let ExprKind::CollectionLen(c) = e.kind {
+                        counted[c.index()] = true;
+                    }
+                })
+            });
+        });
+    }
+    counted
+}
+
 /// Every body of the module.
 fn bodies(module: &Module) -> impl Iterator<Item = &Body> {
     module

@@ -107,7 +107,18 @@ typedef struct grail_thread {
     /* A phase with a split site defers its adjacency loops of at least this many iterations
      * (hubs) instead of running them; UINT64_MAX: none. Set by the runtime when it changes. */
     uint64_t split_min;
+    /* One per collection of the program (NULL when it has none): this thread's block of reserved
+     * slots and its uncounted removals (see grail_coll_reserve_slot). */
+    struct grail_slots *slots;
 } grail_thread;
+
+/* A thread's block of slots reserved in one collection, [next, end), and the removals it made
+ * and has not yet counted into the collection's `removed`. */
+typedef struct grail_slots {
+    uint64_t next;
+    uint64_t end;
+    uint64_t removed;
+} grail_slots;
 
 static inline void grail_buf_append(grail_buf *b, uint32_t item) {
     if (b->len == b->cap) {
@@ -262,12 +273,8 @@ static inline void *grail_elem(const grail_coll *c, uint64_t offset, uint64_t si
 
 /* Reserves the next element, allocating its segment (zeroed) if no thread has yet. False when
  * out of memory or full: `failed` says which, and the runtime stops the program. */
-static inline bool grail_coll_reserve(grail_coll *c, uint64_t seg0_bytes, uint64_t *index) {
-    uint64_t i = __atomic_fetch_add(&c->len, 1, __ATOMIC_RELAXED);
-    if (i >= GRAIL_COLL_MAX) {
-        __atomic_store_n(&c->failed, 2u, __ATOMIC_RELAXED);
-        return false;
-    }
+/* Makes sure slot i's segment is allocated (zeroed); false when memory ran out (`failed` is 1). */
+static inline bool grail_coll_segment(grail_coll *c, uint64_t seg0_bytes, uint64_t i) {
     uint64_t k;
     unsigned s = grail_segment(i, &k);
     if (!__atomic_load_n(&c->segs[s], __ATOMIC_ACQUIRE)) {
@@ -280,9 +287,56 @@ static inline bool grail_coll_reserve(grail_coll *c, uint64_t seg0_bytes, uint64
         if (!__atomic_compare_exchange_n(&c->segs[s], &expected, fresh, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
             free(fresh);
     }
+    return true;
+}
+
+static inline bool grail_coll_reserve(grail_coll *c, uint64_t seg0_bytes, uint64_t *index) {
+    uint64_t i = __atomic_fetch_add(&c->len, 1, __ATOMIC_RELAXED);
+    if (i >= GRAIL_COLL_MAX) {
+        __atomic_store_n(&c->failed, 2u, __ATOMIC_RELAXED);
+        return false;
+    }
+    if (!grail_coll_segment(c, seg0_bytes, i)) return false;
     *index = i;
     return true;
 }
+
+/* Slots a thread reserves at once in a kernel's adds (one shared atomic per block instead of one
+ * per element: with many threads adding, that counter's cache line was the kernel's bottleneck). */
+#define GRAIL_SLOT_BLOCK 64
+
+/* Reserves a slot for a kernel thread's next element: the next of its block `s`, or the first of
+ * a fresh block. A fresh block's slots are marked removed at once (`gone`), so that loops over
+ * the collection skip them until their adds have written them and cleared the mark; the slots a
+ * thread does not use stay removed, and the runtime counts them, with the removals in
+ * `s->removed`, into the collection once the kernel ends. Only for collections whose count no
+ * kernel reads (the codegen decides): until then, the count would include them. */
+static inline bool grail_coll_reserve_slot(grail_coll *c, uint64_t seg0_bytes, uint64_t gone, grail_slots *s,
+                                           uint64_t *index) {
+    if (s->next == s->end) {
+        uint64_t base = __atomic_fetch_add(&c->len, GRAIL_SLOT_BLOCK, __ATOMIC_RELAXED);
+        if (base >= GRAIL_COLL_MAX) {
+            __atomic_store_n(&c->failed, 2u, __ATOMIC_RELAXED);
+            return false;
+        }
+        uint64_t end = base + GRAIL_SLOT_BLOCK < GRAIL_COLL_MAX ? base + GRAIL_SLOT_BLOCK : GRAIL_COLL_MAX;
+        unsigned allocated = GRAIL_SEGS; /* the segment made sure of last (none yet) */
+        for (uint64_t i = base; i < end; i++) {
+            uint64_t k;
+            unsigned segment = grail_segment(i, &k);
+            if (segment != allocated) {
+                if (!grail_coll_segment(c, seg0_bytes, i)) return false;
+                allocated = segment;
+            }
+            __atomic_store_n((uint32_t *)grail_elem(c, gone, 4, i), 1u, __ATOMIC_RELAXED);
+        }
+        s->next = base;
+        s->end = end;
+    }
+    *index = s->next++;
+    return true;
+}
+
 
 /* The number of elements a loop over the collection visits. */
 static inline uint64_t grail_coll_len(const grail_coll *c) {
@@ -301,7 +355,8 @@ static inline uint64_t grail_coll_len(const grail_coll *c) {
 
 static inline bool grail_coll_has(const grail_coll *c, uint64_t gone, uint32_t i) {
     if ((uint64_t)i >= grail_coll_len(c)) return false;
-    return __atomic_load_n((uint32_t *)grail_elem(c, gone, 4, i), __ATOMIC_RELAXED) == 0u;
+    /* Acquire: an element added through a reserved slot is written before its mark is cleared. */
+    return __atomic_load_n((uint32_t *)grail_elem(c, gone, 4, i), __ATOMIC_ACQUIRE) == 0u;
 }
 
 /* Removes element i; true for the one call that removed it. */
@@ -309,6 +364,14 @@ static inline bool grail_coll_remove(grail_coll *c, uint64_t gone, uint32_t i) {
     if ((uint64_t)i >= grail_coll_len(c)) return false;
     if (__atomic_exchange_n((uint32_t *)grail_elem(c, gone, 4, i), 1u, __ATOMIC_RELAXED) != 0u) return false;
     __atomic_fetch_add(&c->removed, 1, __ATOMIC_RELAXED);
+    return true;
+}
+
+/* Removes element i for a kernel thread, counting it in `s` (see grail_coll_reserve_slot). */
+static inline bool grail_coll_remove_slot(grail_coll *c, uint64_t gone, uint32_t i, grail_slots *s) {
+    if ((uint64_t)i >= grail_coll_len(c)) return false;
+    if (__atomic_exchange_n((uint32_t *)grail_elem(c, gone, 4, i), 1u, __ATOMIC_RELAXED) != 0u) return false;
+    s->removed++;
     return true;
 }
 

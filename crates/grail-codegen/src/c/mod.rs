@@ -108,6 +108,10 @@ impl Target for C {
         "static inline"
     }
 
+    fn per_thread_slots(&self) -> bool {
+        true
+    }
+
     fn struct_literal(&self, ty: &str, fields: &[String]) -> String {
         format!("(({ty}){{{}}})", fields.join(", "))
     }

@@ -32,6 +32,13 @@ pub(crate) trait Target: Sized {
     /// The qualifier of a collection's add function (`static inline`, `__device__ inline`).
     fn add_qualifier(&self) -> &'static str;
 
+    /// Whether kernel threads reserve collection slots in blocks of their own and count their
+    /// removals themselves (`grail_slots`, through the thread state `t`), for the collections
+    /// whose count kernels do not read.
+    fn per_thread_slots(&self) -> bool {
+        false
+    }
+
     /// A value of struct type `ty` from its fields' expressions, in order.
     fn struct_literal(&self, ty: &str, fields: &[String]) -> String;
 
@@ -334,6 +341,32 @@ fn collection_support<T: Target>(target: &T, out: &mut String, module: &Module, 
         writeln!(out, "    {} = v.f{f};", element_field(c, f, *ty)).unwrap();
     }
     writeln!(out, "    return (uint32_t)i;\n}}").unwrap();
+    if target.per_thread_slots() {
+        // A kernel thread's add through its own block of slots: the fields are written before the
+        // slot's removed mark is cleared (release), so nobody reads the element half-written.
+        writeln!(
+            out,
+            "{} uint32_t grail_c{c}_add_slot(const grail_ctx *ctx, grail_slots *slots, {elem_ty} v) {{",
+            target.add_qualifier()
+        )
+        .unwrap();
+        writeln!(out, "    grail_coll *coll = &ctx->colls[{c}];").unwrap();
+        writeln!(out, "    uint64_t i;").unwrap();
+        writeln!(
+            out,
+            "    if (!grail_coll_reserve_slot(coll, GRAIL_C{c}_BYTES, GRAIL_C{c}_GONE, &slots[{c}], &i)) return UINT32_MAX;"
+        )
+        .unwrap();
+        for (f, (_, ty)) in fields.iter().enumerate() {
+            writeln!(out, "    {} = v.f{f};", element_field(c, f, *ty)).unwrap();
+        }
+        writeln!(
+            out,
+            "    __atomic_store_n((uint32_t *)grail_elem(coll, GRAIL_C{c}_GONE, 4, i), 0u, __ATOMIC_RELEASE);"
+        )
+        .unwrap();
+        writeln!(out, "    return (uint32_t)i;\n}}").unwrap();
+    }
     target.collection_entry_points(out, module, c, collection);
 }
 
@@ -422,6 +455,8 @@ pub(crate) struct Emitter<'m, T: Target> {
     /// For each enclosing loop, innermost last, how many locks were held when it started:
     /// `break` and `continue` release the ones taken since.
     loops: Vec<usize>,
+    /// By collection, whether kernel code reads its count (see [`Target::per_thread_slots`]).
+    counted: Vec<bool>,
 }
 
 impl<'m, T: Target> Emitter<'m, T> {
@@ -439,7 +474,17 @@ impl<'m, T: Target> Emitter<'m, T> {
             held: Vec::new(),
             loops: Vec::new(),
             region: false,
+            counted: if target.per_thread_slots() {
+                grail_ir::analysis::collections_counted_in_kernels(module)
+            } else {
+                Vec::new()
+            },
         }
+    }
+
+    /// Whether this code adds to and removes from collection `c` through the thread's own slots.
+    fn thread_slots_for(&self, c: grail_ir::CollectionId) -> bool {
+        self.target.per_thread_slots() && self.kernel.is_some() && !self.region && !self.counted[c.index()]
     }
 
     /// The local holding `ctx->field` (one of [`CTX_FIELDS`]), marked as used.
@@ -981,6 +1026,9 @@ impl<'m, T: Target> Emitter<'m, T> {
                 self.target.struct_literal(&c_type(ty), &fields)
             }
             ExprKind::Field(base, field) => format!("{}.f{field}", self.expr(base)?),
+            ExprKind::CollectionAdd { collection, value } if self.thread_slots_for(*collection) => {
+                format!("grail_c{}_add_slot(ctx, t->slots, {})", collection.0, self.expr(value)?)
+            }
             ExprKind::CollectionAdd { collection, value } => {
                 format!("grail_c{}_add(ctx, {})", collection.0, self.expr(value)?)
             }
@@ -989,6 +1037,16 @@ impl<'m, T: Target> Emitter<'m, T> {
                 return Err(CodegenError::Internal(
                     "compacting a collection in generated code (host code only)".into(),
                 ));
+            }
+            ExprKind::CollectionRemove { collection: c, element } if self.thread_slots_for(*c) => {
+                format!(
+                    "grail_coll_remove_slot(&{}[{}], GRAIL_C{}_GONE, {}, &t->slots[{}])",
+                    self.ctx("colls"),
+                    c.0,
+                    c.0,
+                    self.expr(element)?,
+                    c.0
+                )
             }
             ExprKind::CollectionRemove { collection: c, element } => {
                 format!(

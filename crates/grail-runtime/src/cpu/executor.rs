@@ -19,8 +19,8 @@ use grail_ir::{CollectionId, Kernel, KernelId, Module, ReduceOp, Stmt, Type};
 
 use super::fault::{KernelGuard, KernelName};
 use super::ffi::{
-    BufFreeFn, CollAddFn, CollClearFn, CollFreeFn, CollGetFn, GrailColl, GrailCtx, GrailThread, GrailValue, PhaseFn,
-    SizeFn, SplitFn, ThreadSlot, WBufFreeFn,
+    BufFreeFn, CollAddFn, CollClearFn, CollFreeFn, CollGetFn, GrailColl, GrailCtx, GrailSlots, GrailThread, GrailValue,
+    PhaseFn, SizeFn, SplitFn, ThreadSlot, WBufFreeFn,
 };
 use super::pool::{Job, Pool, PoolState};
 use super::toolchain::{CCompiler, NativeLibrary};
@@ -302,6 +302,8 @@ impl CpuProgram {
 /// The threads' `grail_thread`s; frees their buffers with the program's `grail_buf_free`.
 pub(super) struct ThreadStates {
     states: Vec<ThreadSlot>,
+    /// Each thread's `grail_slots`, one per collection (its state points at them).
+    slots: Vec<Box<[GrailSlots]>>,
     free: BufFreeFn,
     wfree: WBufFreeFn,
 }
@@ -410,7 +412,14 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
             sets: memory.sets.ptr,
             colls: collections.colls.as_mut_ptr(),
         });
-        let states = (0..pool.threads()).map(|_| ThreadSlot(GrailThread::new())).collect();
+        let mut states: Vec<ThreadSlot> = (0..pool.threads()).map(|_| ThreadSlot(GrailThread::new())).collect();
+        let mut slots: Vec<Box<[GrailSlots]>> =
+            states.iter().map(|_| vec![GrailSlots::default(); module.collections.len()].into_boxed_slice()).collect();
+        for (state, slots) in states.iter_mut().zip(&mut slots) {
+            if !slots.is_empty() {
+                state.slots = slots.as_mut_ptr();
+            }
+        }
         let stats =
             module.kernels.iter().map(|k| KernelStats { name: k.name.clone(), ..KernelStats::default() }).collect();
         Run {
@@ -423,7 +432,7 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
             worklists: vec![Vec::new()],
             ctx,
             _param_values: param_values,
-            threads: ThreadStates { states, free: program.buf_free, wfree: program.wbuf_free },
+            threads: ThreadStates { states, slots, free: program.buf_free, wfree: program.wbuf_free },
             collections,
             pool,
             spare: Vec::new(),
@@ -532,6 +541,7 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
         if self.threads.states.iter().any(|t| t.pushes.failed != 0) {
             return Err(RuntimeError::OutOfMemory { what: format!("the worklist kernel `{}` pushes to", kernel.name) });
         }
+        self.count_thread_slots();
         let pushes: u64 = self.threads.states.iter().map(|t| t.pushes.len).sum();
         if code.uses_worklist {
             self.spare.clear();
@@ -711,6 +721,18 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
         // SAFETY: the context points at this run's live collections; `flat` holds one value per
         // scalar leaf of the element type, as the C target's add function reads them.
         Ok(unsafe { add(&*self.ctx, flat.as_ptr()) })
+    }
+
+    /// Counts what the threads did through their own slots (`grail_slots`) into the collections:
+    /// their removals, and the slots of their blocks they did not use (left marked removed).
+    /// Their blocks end with the kernel.
+    fn count_thread_slots(&mut self) {
+        for slots in &mut self.threads.slots {
+            for (coll, slot) in self.collections.colls.iter_mut().zip(slots.iter_mut()) {
+                coll.removed += slot.removed + (slot.end - slot.next);
+                *slot = GrailSlots::default();
+            }
+        }
     }
 
     /// Fails if generated code could not grow a collection.

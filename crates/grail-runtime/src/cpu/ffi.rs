@@ -120,6 +120,8 @@ pub(crate) struct GrailThread {
     pub pushes: GrailBuf,
     pub acc: GrailValue,
     pub split_min: u64,
+    /// One per collection (null when the program has none).
+    pub slots: *mut GrailSlots,
 }
 
 impl GrailThread {
@@ -130,8 +132,19 @@ impl GrailThread {
             pushes: GrailBuf::EMPTY,
             acc: GrailValue::default(),
             split_min: u64::MAX,
+            slots: ptr::null_mut(),
         }
     }
+}
+
+/// `grail_slots`: a thread's block of reserved slots in one collection, `[next, end)`, and the
+/// removals it has not counted into the collection yet.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub(crate) struct GrailSlots {
+    pub next: u64,
+    pub end: u64,
+    pub removed: u64,
 }
 
 /// A `grail_thread` alone on its cache lines: threads update their own buffers' lengths on
@@ -205,6 +218,8 @@ mod tests {
                 case 13: return offsetof(grail_thread, split_min);
                 case 14: return offsetof(grail_thread, deferred);
                 case 15: return sizeof(grail_wbuf);
+                case 16: return offsetof(grail_thread, slots);
+                case 17: return sizeof(grail_slots);
                 default: return 0; }} }}\n",
             grail_codegen::c::CPU_HEADER.replace("#include <string.h>", "#include <string.h>\n#include <stddef.h>")
         );
@@ -228,6 +243,8 @@ mod tests {
             offset_of!(GrailThread, split_min),
             offset_of!(GrailThread, deferred),
             size_of::<GrailWBuf>(),
+            offset_of!(GrailThread, slots),
+            size_of::<GrailSlots>(),
         ];
         for (q, want) in expected.into_iter().enumerate() {
             assert_eq!(unsafe { layout(q as u32) }, want as u64, "layout query {q}");

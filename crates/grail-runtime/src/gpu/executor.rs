@@ -1018,7 +1018,9 @@ impl<'a> GpuRun<'a> {
             let get = &self.program.collections[id.index()].get;
             // SAFETY: (grail_ctx, uint64_t, uint64_t, grail_value *, uint8_t *): `flat` holds
             // len * width values and `gone` len bytes.
-            unsafe { launch(get, grid, BLOCK, &mut [arg(&self.ctx), arg(&begin), arg(&count), arg(&dest), arg(&flags)])? };
+            unsafe {
+                launch(get, grid, BLOCK, &mut [arg(&self.ctx), arg(&begin), arg(&count), arg(&dest), arg(&flags)])?
+            };
             self.wait("(reading a collection)")?;
         }
         let mut words = vec![0u64; len * width];
