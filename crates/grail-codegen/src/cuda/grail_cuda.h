@@ -638,11 +638,15 @@ GRAIL_DEVICE bool grail_atomic_cas_f64(double *p, double expected, double v) {
 
 /* ---- Collections ---- */
 
-/* The segment and the position in it of element i. */
+/* The segment and the position in it of element i. In 32-bit arithmetic: an element index is
+ * below GRAIL_COLL_MAX < 2^32, so (i >> GRAIL_SEG_LOG) + 1 stays below 2^22 and the segment's start
+ * below 2^32; 64-bit shifts and leading-zero counts cost the GPU several instructions each, and
+ * every field access pays this. */
 GRAIL_DEVICE unsigned grail_segment(uint64_t i, uint64_t *position) {
-    uint64_t q = (i >> GRAIL_SEG_LOG) + 1;
-    unsigned s = 63u - (unsigned)__clzll((long long)q);
-    *position = i - ((((uint64_t)1 << s) - 1) << GRAIL_SEG_LOG);
+    const uint32_t e = (uint32_t)i;
+    const uint32_t q = (e >> GRAIL_SEG_LOG) + 1u;
+    const unsigned s = 31u - (unsigned)__clz((int)q);
+    *position = e - (((1u << s) - 1u) << GRAIL_SEG_LOG);
     return s;
 }
 
@@ -656,7 +660,7 @@ GRAIL_DEVICE void *grail_elem(const grail_coll *c, uint64_t offset, uint64_t siz
      * the cache. */
     char *seg = (char *)c->segs[s];
     if (seg == NULL) seg = (char *)grail_load_ptr(&c->segs[s]);
-    return seg + (offset << s) + k * size;
+    return seg + (offset << s) + (uint32_t)k * size;
 }
 
 /* Makes slot i ready for its element: its segment allocated if no thread has yet
