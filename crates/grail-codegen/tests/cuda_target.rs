@@ -99,7 +99,9 @@ fn every_construct_of_the_kitchen_sink_has_its_device_form() {
         "grail_union(ctx, 0,",
         "grail_lock_all(ctx, -1, 0, ex0_, 2)",
         "grail_claim(ctx,",
-        "grail_f0(ctx,",
+        // Called inside a lock's section: the function's copy whose element reads are plain.
+        "grail_f0_locked(ctx,",
+        "__device__ double grail_f0_locked(const grail_ctx *ctx, double l0_x) /* half */ {",
         "grail_push(&ctx->retries, l0_u);",
         // All nodes: the retried items or the nodes themselves.
         "l0_u = (G_retrying ? G_items[i] : (uint32_t)i);",

@@ -150,10 +150,13 @@ impl Target for Cuda {
     }
 
     /// Element fields are read around the L1 cache: a kernel that morphs a collection reads
-    /// fields other multiprocessors write in the same invocation (under locks it has just
-    /// taken), and L1 is not coherent between multiprocessors.
-    fn load_element_field(&self, access: String, ty: &str) -> String {
-        format!("(*(volatile {ty} *)&{access})")
+    /// fields other multiprocessors write in the same invocation, and L1 is not coherent between
+    /// multiprocessors. Inside a lock's section they are plain loads, which the compiler may
+    /// reuse and L1 may serve: taking the locks ended with a fence (`__threadfence`, which on
+    /// sm_70 and later also invalidates L1: `CCTL.IVALL` in the SASS), and the elements the
+    /// section owns change only under its own hand.
+    fn load_element_field(&self, access: String, ty: &str, locked: bool) -> String {
+        if locked { access } else { format!("(*(volatile {ty} *)&{access})") }
     }
 
     fn load_property(&self, e: &Emitter<'_, Self>, property: PropertyId, access: String) -> String {
@@ -186,6 +189,8 @@ impl Target for Cuda {
     fn function_qualifier(&self) -> &'static str {
         "__device__"
     }
+
+    const LOCKED_FUNCTIONS: bool = true;
 
     fn add_qualifier(&self) -> &'static str {
         "__device__ inline"

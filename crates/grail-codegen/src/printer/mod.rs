@@ -100,11 +100,16 @@ pub(crate) trait Target: Sized {
         Ok(format!("(({})({l} {} {r}))", c_type(ty), op.symbol()))
     }
 
-    /// A read of a collection element's field through `access` (an lvalue of C type `ty`); by
+    /// A read of a collection element's field through `access` (an lvalue of C type `ty`);
+    /// `locked`: inside a section of `atomic` or `exclusive`, whose acquire fence comes first. By
     /// default the access itself.
-    fn load_element_field(&self, access: String, _ty: &str) -> String {
+    fn load_element_field(&self, access: String, _ty: &str, _locked: bool) -> String {
         access
     }
+
+    /// Whether each program function also gets a copy for calls from inside a lock's section
+    /// (`grail_f<i>_locked`), whose element reads are `locked` ones.
+    const LOCKED_FUNCTIONS: bool = false;
 
     /// A read of property `property` through `access` (`P<i>[<element>]`); by default the
     /// access itself.
@@ -185,18 +190,24 @@ pub(crate) fn emit<T: Target>(module: &Module, target: &T) -> Result<String, Cod
         collection_support(target, &mut out, module, c, collection);
     }
     let qualifier = target.function_qualifier();
-    for (i, f) in module.functions.iter().enumerate() {
-        writeln!(out, "{qualifier} {};", function_signature(i, f)).unwrap();
+    let copies: &[bool] = if T::LOCKED_FUNCTIONS { &[false, true] } else { &[false] };
+    for &locked in copies {
+        for (i, f) in module.functions.iter().enumerate() {
+            writeln!(out, "{qualifier} {};", function_signature(i, f, locked)).unwrap();
+        }
     }
-    for (i, f) in module.functions.iter().enumerate() {
-        let mut e = Emitter::new(target, module, &f.body, None);
-        let body = e.capture(|e| e.block(&f.body.block, 1))?;
-        e.line(0, &format!("{qualifier} {} {{", function_signature(i, f)));
-        e.views();
-        e.locals(f.params as usize);
-        e.out.push_str(&body);
-        e.line(0, "}");
-        out.push_str(&e.out);
+    for &locked in copies {
+        for (i, f) in module.functions.iter().enumerate() {
+            let mut e = Emitter::new(target, module, &f.body, None);
+            e.locked_body = locked;
+            let body = e.capture(|e| e.block(&f.body.block, 1))?;
+            e.line(0, &format!("{qualifier} {} {{", function_signature(i, f, locked)));
+            e.views();
+            e.locals(f.params as usize);
+            e.out.push_str(&body);
+            e.line(0, "}");
+            out.push_str(&e.out);
+        }
     }
     for (index, kernel) in module.kernels.iter().enumerate() {
         for (phase, stmt) in kernel.body.block.iter().enumerate() {
@@ -214,12 +225,14 @@ pub(crate) fn emit<T: Target>(module: &Module, target: &T) -> Result<String, Cod
     Ok(out)
 }
 
-fn function_signature(index: usize, f: &Function) -> String {
+/// Function `index`'s C signature; `locked`: its copy for calls from inside a lock's section.
+fn function_signature(index: usize, f: &Function, locked: bool) -> String {
     let mut params = vec!["const grail_ctx *ctx".to_string()];
     for (i, local) in f.body.locals.iter().take(f.params as usize).enumerate() {
         params.push(format!("{} {}", c_type(local.ty), local_name(i, &local.name)));
     }
-    format!("{} grail_f{index}({}) /* {} */", c_type(f.result), params.join(", "), f.name)
+    let suffix = if locked { "_locked" } else { "" };
+    format!("{} grail_f{index}{suffix}({}) /* {} */", c_type(f.result), params.join(", "), f.name)
 }
 
 /// Whether any `iterate` or `pipe` of `main` is outlined.
@@ -457,6 +470,9 @@ pub(crate) struct Emitter<'m, T: Target> {
     loops: Vec<usize>,
     /// By collection, whether kernel code reads its count (see [`Target::per_thread_slots`]).
     counted: Vec<bool>,
+    /// Emitting a function's copy for calls from inside a lock's section
+    /// ([`Target::LOCKED_FUNCTIONS`]).
+    pub locked_body: bool,
 }
 
 impl<'m, T: Target> Emitter<'m, T> {
@@ -474,12 +490,19 @@ impl<'m, T: Target> Emitter<'m, T> {
             held: Vec::new(),
             loops: Vec::new(),
             region: false,
+            locked_body: false,
             counted: if target.per_thread_slots() {
                 grail_ir::analysis::collections_counted_in_kernels(module)
             } else {
                 Vec::new()
             },
         }
+    }
+
+    /// Whether the code being emitted runs inside the section of an `atomic` or `exclusive` (whose
+    /// acquire fence comes first), or is a function's copy for such calls.
+    fn in_section(&self) -> bool {
+        self.locked_body || self.held.iter().any(Option::is_some)
     }
 
     /// Whether this code adds to and removes from collection `c` through the thread's own slots.
@@ -941,7 +964,7 @@ impl<'m, T: Target> Emitter<'m, T> {
                 self.target.load_property(self, *property, self.place(place)?)
             }
             ExprKind::Load(place @ Place::ElementField { .. }) => {
-                self.target.load_element_field(self.place(place)?, &c_type(ty))
+                self.target.load_element_field(self.place(place)?, &c_type(ty), self.in_section())
             }
             ExprKind::Load(place) => self.place(place)?,
             ExprKind::Zeroed => self.target.struct_literal(&c_type(ty), &["0".to_string()]),
@@ -990,7 +1013,8 @@ impl<'m, T: Target> Emitter<'m, T> {
                 for arg in args {
                     parts.push(self.expr(arg)?);
                 }
-                format!("grail_f{}({})", id.0, parts.join(", "))
+                let suffix = if T::LOCKED_FUNCTIONS && self.in_section() { "_locked" } else { "" };
+                format!("grail_f{}{suffix}({})", id.0, parts.join(", "))
             }
             ExprKind::Builtin(builtin @ (Builtin::Orient2d | Builtin::InCircle), args) => {
                 let args = args.iter().map(|a| self.expr(a)).collect::<Result<Vec<_>, _>>()?;
