@@ -47,6 +47,18 @@ fn locks_nodes(module: &Module, elements: &[Expr]) -> bool {
     locked_item(module, elements) == Some(Type::Node)
 }
 
+/// Whether `kernel` takes locks (`atomic`, `exclusive`) or claims on collection elements: a
+/// kernel that changes a collection's structure in place.
+pub fn locks_elements(module: &Module, kernel: &Kernel) -> bool {
+    let mut found = false;
+    walk_block(&kernel.body.block, &mut |stmt| {
+        if let Stmt::Lock { elements, .. } = stmt {
+            found |= matches!(locked_item(module, elements), Some(Type::Element(_)));
+        }
+    });
+    found
+}
+
 /// What a lock statement locks: `Node` or a collection's `Element`, also when its one element is
 /// an array's first items (`exclusive(q.first(n))`).
 pub fn locked_item(module: &Module, elements: &[Expr]) -> Option<Type> {

@@ -302,14 +302,20 @@ impl Target for Cuda {
             Items::AllNodes { retrying, item } => format!("({retrying} ? {item} : (uint32_t)i)"),
         };
         let backoff = self.backoff && e.kernel.is_some_and(grail_ir::opt::backoff::retries);
+        // A kernel that retries or locks collection elements (a morph kernel) takes its first
+        // pass's items scattered over the worklist (grail_first_item).
+        let scatter = e
+            .kernel
+            .is_some_and(|k| grail_ir::opt::backoff::retries(k) || grail_ir::analysis::locks_elements(e.module, k));
+        let first = if scatter { "grail_first_item(j, size)" } else { "j" };
         let mapping = if backoff {
             let retrying = e.ctx("retrying");
             schedule::Mapping {
                 limit: format!("({retrying} ? grail_backoff_limit(size) : size)"),
-                index: format!("({retrying} ? grail_backoff_item(j, size) : grail_first_item(j, size))"),
+                index: format!("({retrying} ? grail_backoff_item(j, size) : {first})"),
             }
         } else {
-            schedule::Mapping { limit: "size".into(), index: "j".into() }
+            schedule::Mapping { limit: "size".into(), index: first.into() }
         };
         let kernel_ir = e.kernel.ok_or_else(|| CodegenError::Internal("a phase outside a kernel".into()))?;
         let items = e.capture(|e| match grail_ir::opt::nested::site(forall) {
