@@ -346,39 +346,35 @@ fn collection_support<T: Target>(target: &T, out: &mut String, module: &Module, 
     writeln!(out, "#define GRAIL_C{c}_CLAIMS (GRAIL_C{c}_LOCKS + GRAIL_SEG_ARRAY(4))").unwrap();
     writeln!(out, "#define GRAIL_C{c}_GONE (GRAIL_C{c}_CLAIMS + GRAIL_SEG_ARRAY(4))").unwrap();
     writeln!(out, "#define GRAIL_C{c}_BYTES (GRAIL_C{c}_GONE + GRAIL_SEG_ARRAY(4))").unwrap();
-    writeln!(out, "{} uint32_t grail_c{c}_add(const grail_ctx *ctx, {elem_ty} v) {{", target.add_qualifier()).unwrap();
-    writeln!(out, "    grail_coll *coll = &ctx->colls[{c}];").unwrap();
-    writeln!(out, "    uint64_t i;").unwrap();
-    writeln!(out, "    if (!grail_coll_reserve(coll, GRAIL_C{c}_BYTES, &i)) return UINT32_MAX;").unwrap();
-    for (f, (_, ty)) in fields.iter().enumerate() {
-        writeln!(out, "    {} = v.f{f};", element_field(c, f, *ty)).unwrap();
-    }
-    writeln!(out, "    return (uint32_t)i;\n}}").unwrap();
-    if target.per_thread_slots() {
-        // A kernel thread's add through its own block of slots: the fields are written before the
-        // slot's removed mark is cleared (release), so nobody reads the element half-written.
-        writeln!(
-            out,
-            "{} uint32_t grail_c{c}_add_slot(const grail_ctx *ctx, grail_slots *slots, {elem_ty} v) {{",
-            target.add_qualifier()
-        )
-        .unwrap();
-        writeln!(out, "    grail_coll *coll = &ctx->colls[{c}];").unwrap();
-        writeln!(out, "    uint64_t i;").unwrap();
-        writeln!(
-            out,
-            "    if (!grail_coll_reserve_slot(coll, GRAIL_C{c}_BYTES, GRAIL_C{c}_GONE, &slots[{c}], &i)) return UINT32_MAX;"
-        )
-        .unwrap();
+    // An add function: `name(params)` reserves a slot with `reserve`, writes the fields, then
+    // runs `publish` (if any) before returning the handle.
+    let mut add_function = |signature: String, reserve: String, publish: Option<String>| {
+        writeln!(out, "{} uint32_t {signature} {{", target.add_qualifier()).unwrap();
+        writeln!(out, "    grail_coll *coll = &ctx->colls[{c}];\n    uint64_t i;").unwrap();
+        writeln!(out, "    if (!{reserve}) return UINT32_MAX;").unwrap();
         for (f, (_, ty)) in fields.iter().enumerate() {
             writeln!(out, "    {} = v.f{f};", element_field(c, f, *ty)).unwrap();
         }
-        writeln!(
-            out,
-            "    __atomic_store_n((uint32_t *)grail_elem(coll, GRAIL_C{c}_GONE, 4, i), 0u, __ATOMIC_RELEASE);"
-        )
-        .unwrap();
+        if let Some(publish) = publish {
+            writeln!(out, "    {publish}").unwrap();
+        }
         writeln!(out, "    return (uint32_t)i;\n}}").unwrap();
+    };
+    add_function(
+        format!("grail_c{c}_add(const grail_ctx *ctx, {elem_ty} v)"),
+        format!("grail_coll_reserve(coll, GRAIL_C{c}_BYTES, &i)"),
+        None,
+    );
+    if target.per_thread_slots() {
+        // A kernel thread's add through its own block of slots: the fields are written before the
+        // slot's removed mark is cleared (release), so nobody reads the element half-written.
+        add_function(
+            format!("grail_c{c}_add_slot(const grail_ctx *ctx, grail_slots *slots, {elem_ty} v)"),
+            format!("grail_coll_reserve_slot(coll, GRAIL_C{c}_BYTES, GRAIL_C{c}_GONE, &slots[{c}], &i)"),
+            Some(format!(
+                "__atomic_store_n((uint32_t *)grail_elem(coll, GRAIL_C{c}_GONE, 4, i), 0u, __ATOMIC_RELEASE);"
+            )),
+        );
     }
     target.collection_entry_points(out, module, c, collection);
 }
