@@ -1024,7 +1024,12 @@ impl<'a> GpuRun<'a> {
             self.wait("(reading a collection)")?;
         }
         let mut words = vec![0u64; len * width];
-        flat.download(0, &mut words)?;
+        {
+            // Through the pinned staging buffers: a mesh's triangles come back as hundreds of MB.
+            let mut staging = self.program.staging.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            // SAFETY: `words` holds len * width u64s, as many bytes as are copied.
+            unsafe { flat.download_staged(words.as_mut_ptr().cast(), words.len() * 8, &mut staging)? };
+        }
         let mut removed = vec![0u8; len];
         gone.download(0, &mut removed)?;
         table.set_words(len, words);
@@ -1132,7 +1137,10 @@ impl Machine for GpuRun<'_> {
         let what = format!("input collection `{}`", self.module.collections[id.index()].name);
         // A struct without fields has rows of no words: one word stands in for the buffer.
         let words = if table.words().is_empty() { &[0u64][..] } else { table.words() };
-        let buffer = DeviceBuffer::from_slice(&self.context, words, &what)?;
+        let buffer = {
+            let mut staging = self.program.staging.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            DeviceBuffer::from_slice_staged(&self.context, words, &what, &mut staging)?
+        };
         let (begin, ptr) = (0u64, buffer.ptr());
         let grid = count.div_ceil(u64::from(BLOCK)).min(4096) as u32;
         let put = &self.program.collections[id.index()].put;
