@@ -269,11 +269,13 @@ EOF
 expect_exit "--timeout, a kernel that never ends" 124 "stopped in kernel \`spin\`" "$out/spin.txt" \
     "$grail" -q run "$out/spin.grail" -g "$out/r10.gcsr" --target gpu --device "$device" --timeout 5
 
-# A billion elements of 16 bytes (and their lock and claim words) do not fit the device heap.
+# Four billion elements of 16 bytes (and their lock, claim and removed words) do not fit the device
+# heap (half the device's memory for a program with collections), and stay below a collection's
+# limit of 2^32 - 2: the adds that fail write their sink element, and the run stops with the error.
 cat >"$out/flood.grail" <<'EOF'
 struct Cell { owner: Node, step: u32, weight: u64 }
 graph { collection cells: Cell; }
-param per: u32 = 1000;
+param per: u32 = 4000;
 kernel flood() {
     forall u in G.nodes() {
         for i in 0..per { G.cells.add(Cell { owner: u, step: i, weight: 0 }); }

@@ -266,7 +266,7 @@ fn main() {
         "#define GRAIL_C0_F0 ((uint64_t)0) /* owner */",
         "#define GRAIL_C0_CLAIMS (GRAIL_C0_LOCKS + GRAIL_SEG_ARRAY(4))",
         "__device__ inline uint32_t grail_c0_add(const grail_ctx *ctx, grail_s1 v) {",
-        "if (!grail_coll_reserve(coll, GRAIL_C0_BYTES, &i)) return UINT32_MAX;",
+        "if (!grail_coll_reserve(coll, GRAIL_C0_BYTES, &i)) return grail_coll_sink(coll);",
         "extern \"C\" __global__ void grail_c0_add_host(const grail_ctx ctx, const grail_value *flat, uint32_t *handle) {",
         "    v.f1.f1 = (double)(flat[2].f);",
         "    v.f2 = (int64_t)(flat[3].i);",

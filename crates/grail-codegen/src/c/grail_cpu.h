@@ -271,8 +271,6 @@ static inline void *grail_elem(const grail_coll *c, uint64_t offset, uint64_t si
     return seg + (offset << s) + k * size;
 }
 
-/* Reserves the next element, allocating its segment (zeroed) if no thread has yet. False when
- * out of memory or full: `failed` says which, and the runtime stops the program. */
 /* Makes sure slot i's segment is allocated (zeroed); false when memory ran out (`failed` is 1). */
 static inline bool grail_coll_segment(grail_coll *c, uint64_t seg0_bytes, uint64_t i) {
     uint64_t k;
@@ -290,6 +288,8 @@ static inline bool grail_coll_segment(grail_coll *c, uint64_t seg0_bytes, uint64
     return true;
 }
 
+/* Reserves the next element, allocating its segment (zeroed) if no thread has yet. False when
+ * out of memory or full: `failed` says which, and the runtime stops the program. */
 static inline bool grail_coll_reserve(grail_coll *c, uint64_t seg0_bytes, uint64_t *index) {
     uint64_t i = __atomic_fetch_add(&c->len, 1, __ATOMIC_RELAXED);
     if (i >= GRAIL_COLL_MAX) {
@@ -338,6 +338,16 @@ static inline bool grail_coll_reserve_slot(grail_coll *c, uint64_t seg0_bytes, u
 }
 
 
+/* The handle a failed add returns: element 0, which the failing thread then writes instead of the
+ * element that could not be made, so that no access strays outside the collection's memory. The
+ * run is doomed: `failed` is set and the runtime stops the program with the collection's error
+ * when the kernel ends. A collection without element 0 stops the kernel (a trap). */
+static inline uint32_t grail_coll_sink(const grail_coll *c) {
+    if (__atomic_load_n(&c->segs[0], __ATOMIC_ACQUIRE)) return 0u;
+    __builtin_trap();
+    return 0u;
+}
+
 /* The number of elements a loop over the collection visits. */
 static inline uint64_t grail_coll_len(const grail_coll *c) {
     uint64_t n = __atomic_load_n(&c->len, __ATOMIC_ACQUIRE);
@@ -346,8 +356,7 @@ static inline uint64_t grail_coll_len(const grail_coll *c) {
 
 /* Removal marks an element (its removed word, at `gone` in segment 0): loops over the collection
  * skip it, its slot is not reused (handles held elsewhere never name another element), and its
- * fields stay readable. A handle that is not an element (UINT32_MAX from a failed add) is never
- * present and cannot be removed. */
+ * fields stay readable. A handle that is not an element is never present and cannot be removed. */
 /* Item i of the C array `a` (an array local's `.v`); an index past the end stops the kernel
  * (a trap, reported as a fault in the kernel). */
 #define GRAIL_TRAP() __builtin_trap()

@@ -698,6 +698,26 @@ GRAIL_DEVICE bool grail_coll_reserve(grail_coll *c, uint64_t seg0_bytes, uint64_
     return true;
 }
 
+/* The handle a failed add returns: element 0, which the failing thread then writes instead of the
+ * element that could not be made, so that no access strays outside the collection's memory (a
+ * handle past its end would name a segment never allocated). The run is doomed: `failed` is set,
+ * an outlined region leaves after its step (grail_colls_failed) and the host stops the program
+ * with the collection's error when it next waits. A collection without element 0 stops the
+ * kernel (a trap). */
+GRAIL_DEVICE uint32_t grail_coll_sink(const grail_coll *c) {
+    if ((uint64_t)(uintptr_t)grail_load_ptr(&c->segs[0]) > GRAIL_SEG_FAILED) return 0u;
+    __trap();
+    return 0u;
+}
+
+/* Whether one of the first `n` collections could not grow (see grail_coll_sink). */
+GRAIL_DEVICE bool grail_colls_failed(const grail_ctx *ctx, int n) {
+    for (int i = 0; i < n; i++) {
+        if (*(volatile const uint32_t *)&ctx->colls[i].failed != 0u) return true;
+    }
+    return false;
+}
+
 /* The number of elements a loop over the collection visits. */
 GRAIL_DEVICE uint64_t grail_coll_len(const grail_coll *c) {
     uint64_t n = *(const volatile uint64_t *)&c->len;

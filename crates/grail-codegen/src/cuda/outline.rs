@@ -154,6 +154,14 @@ fn invoke_function(target: &Cuda, out: &mut String, module: &Module, k: KernelId
         line(4, "S->failed = true;");
         line(4, "return result_;");
         line(3, "}");
+        // A collection that could not grow leaves the region too: the failing adds wrote their
+        // sink element, and the host reports the collection's error.
+        if !module.collections.is_empty() {
+            line(3, &format!("if (grail_colls_failed(c, {})) {{", module.collections.len()));
+            line(4, "S->failed = true;");
+            line(4, "return result_;");
+            line(3, "}");
+        }
         line(3, "const uint64_t retried_ = grail_read_u64(&R->retry_len[step_ % GRAIL_RING]);");
         line(3, "const uint32_t overflow_ = *(volatile uint32_t *)over_;");
         line(3, "if (grail_thread_index() == 0) {");

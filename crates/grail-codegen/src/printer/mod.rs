@@ -332,7 +332,7 @@ pub(crate) fn element_field(c: usize, f: usize, ty: Type) -> String {
 }
 
 /// A collection's layout macros, its add function for kernels (`grail_c<c>_add`: the element's
-/// handle, UINT32_MAX when the collection could not grow), then the target's entry points.
+/// handle; `grail_coll_sink` when the collection could not grow), then the target's entry points.
 fn collection_support<T: Target>(target: &T, out: &mut String, module: &Module, c: usize, collection: &CollectionDecl) {
     let fields = &module.structs[collection.element.index()].fields;
     let elem_ty = c_type(Type::Struct(collection.element));
@@ -351,7 +351,7 @@ fn collection_support<T: Target>(target: &T, out: &mut String, module: &Module, 
     let mut add_function = |signature: String, reserve: String, publish: Option<String>| {
         writeln!(out, "{} uint32_t {signature} {{", target.add_qualifier()).unwrap();
         writeln!(out, "    grail_coll *coll = &ctx->colls[{c}];\n    uint64_t i;").unwrap();
-        writeln!(out, "    if (!{reserve}) return UINT32_MAX;").unwrap();
+        writeln!(out, "    if (!{reserve}) return grail_coll_sink(coll);").unwrap();
         for (f, (_, ty)) in fields.iter().enumerate() {
             writeln!(out, "    {} = v.f{f};", element_field(c, f, *ty)).unwrap();
         }

@@ -286,12 +286,20 @@ impl GpuProgram {
         &self.device
     }
 
-    /// Sizes the device heap that collections and spilled worklist items come from: a sixteenth
-    /// of the device's memory, between 256 MiB and 8 GiB (the driver's default is 8 MiB). Set
-    /// before the first launch; a heap that is already larger is kept.
+    /// Sizes the device heap that collections and spilled worklist items come from (the driver's
+    /// default is 8 MiB). A program with collections keeps its elements there, so it gets half
+    /// the device's memory (a mesh of 10 million triangles refined needs about 7 GiB); one
+    /// without needs it only for worklists that outgrow their arrays, and gets a sixteenth, at
+    /// most 8 GiB, leaving the rest to the graph. At least 256 MiB either way. Set before the
+    /// first launch; a heap that is already larger is kept.
     fn reserve_heap(&self) -> Result<()> {
         let context = self.device.context();
-        let wanted = (self.device.info().total_memory as usize / 16).clamp(256 << 20, 8 << 30);
+        let total = self.device.info().total_memory as usize;
+        let wanted = if self.module.collections.is_empty() {
+            (total / 16).clamp(256 << 20, 8 << 30)
+        } else {
+            (total / 2).max(256 << 20)
+        };
         let current = context.get_limit(CUlimit::CU_LIMIT_MALLOC_HEAP_SIZE).unwrap_or(0);
         if current < wanted {
             context
