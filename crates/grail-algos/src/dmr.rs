@@ -38,30 +38,44 @@ pub struct Options {
     pub device: usize,
     /// CPU threads (0: one per core).
     pub threads: usize,
+    /// The optimizations `dmr` is compiled with (`OptConfig::all()` by default; the benchmark
+    /// switches them off one at a time).
+    pub opt: OptConfig,
+    /// Insert a bad triangle's off-center where it is nearer than its circumcenter (as Triangle
+    /// does): fewer points for the same bound. Off: circumcenters only.
+    pub off_centers: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { min_angle: 30.0, max_points: u32::MAX, target: Target::Cpu, device: 0, threads: 0 }
+        Options {
+            min_angle: 30.0,
+            max_points: u32::MAX,
+            target: Target::Cpu,
+            device: 0,
+            threads: 0,
+            opt: OptConfig::all(),
+            off_centers: true,
+        }
     }
 }
 
 /// Refines `mesh` until no triangle has an angle below `options.min_angle` degrees (or the mesh
 /// has `options.max_points` points).
 pub fn refine(mesh: &Mesh, options: &Options) -> Result<Refined> {
-    let Options { min_angle, max_points, target, device, threads } = *options;
+    let Options { min_angle, max_points, target, device, threads, opt, off_centers } = *options;
     if !(min_angle.is_finite() && (0.0..=34.0).contains(&min_angle)) {
         return Err(AlgoError::Usage(format!("--min-angle {min_angle}: expected 0 to 34 degrees")));
     }
     let source = program_source("dmr").expect("dmr is a suite program");
     let module = crate::suite::compile_source("dmr", source)?;
     let inputs = inputs(&module, mesh)?;
-    let module = grail_ir::optimize(module, &OptConfig::all())
+    let module = grail_ir::optimize(module, &opt)
         .map_err(|e| AlgoError::Internal(format!("optimizing `dmr`: {e}")))?;
     let cos_bound = Value::F64(min_angle.to_radians().cos());
     // The off-center's height per unit of the shortest side (none for a bound of 0: nothing is bad).
     let half = (min_angle / 2.0).to_radians();
-    let off_center = if half > 0.0 { 0.95 / (2.0 * half.tan()) } else { f64::MAX };
+    let off_center = if half > 0.0 && off_centers { 0.95 / (2.0 * half.tan()) } else { f64::MAX };
     let params = [Some(cos_bound), Some(Value::U32(max_points)), Some(Value::F64(off_center))];
     // The program reads no graph: an empty one stands in.
     let graph = Graph::from_csr(Csr::empty(1, false));

@@ -109,6 +109,15 @@ pub struct MeshRefineArgs {
     /// The GPU of --target gpu, numbered from 0.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub device: usize,
+    /// The optimizations the grail program is compiled with (cpu and gpu targets): `all` (the
+    /// default), `none`, or KEY=VALUE pairs after an optional preset, e.g. `all,outline=none`
+    /// or `all,scatter=off` (the keys as `grail run --opt` takes them).
+    #[arg(long, value_name = "CONFIG", default_value = "all")]
+    pub opt: grail_ir::OptConfig,
+    /// Insert circumcenters only, never off-centers (cpu and gpu targets): more triangles for
+    /// the same bound, as the refiners before off-centers made.
+    #[arg(long)]
+    pub circumcenters: bool,
     /// Check the result with the mesh verifier (exit 3 when it fails).
     #[arg(long)]
     pub verify: bool,

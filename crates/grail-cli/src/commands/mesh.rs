@@ -56,6 +56,8 @@ fn refine(args: MeshRefineArgs, threads: usize, progress: &Bars) -> Result<()> {
                 target,
                 device: args.device,
                 threads,
+                opt: args.opt,
+                off_centers: !args.circumcenters,
             };
             let refined = grail_algos::dmr::refine(&mesh, &options)?;
             let complete = refined.complete;
@@ -88,6 +90,9 @@ fn refine(args: MeshRefineArgs, threads: usize, progress: &Bars) -> Result<()> {
             "time_ms": time.as_secs_f64() * 1e3,
             // On a GPU, the kernels' share of time_ms (the rest: copying the mesh up and back).
             "kernel_ms": kernel_time.map(|t| t.as_secs_f64() * 1e3),
+            // The grail program's optimizations (the reference refiner has none).
+            "opt": (target != "reference").then(|| args.opt.to_string()),
+            "off_centers": (target != "reference").then_some(!args.circumcenters),
             "verified": args.verify.then(|| after.is_valid() && meets_bound),
         });
         println!("{}", serde_json::to_string_pretty(&summary)?);

@@ -48,7 +48,14 @@ mod schedule;
 pub fn emit_cuda(module: &Module) -> Result<String, CodegenError> {
     let read_only = if module.opt.ldg { grail_ir::opt::ldg::read_only(module) } else { Vec::new() };
     let target =
-        Cuda { block: module.opt.block, read_only, backoff: module.opt.backoff, block_round: Cell::new(false) };
+        Cuda {
+            block: module.opt.block,
+            read_only,
+            backoff: module.opt.backoff,
+            scatter: module.opt.scatter,
+            lockcache: module.opt.lockcache,
+            block_round: Cell::new(false),
+        };
     printer::emit(module, &target)
 }
 
@@ -102,6 +109,10 @@ pub(crate) struct Cuda {
     read_only: Vec<bool>,
     /// Retried items handed out in blocks (retry backoff).
     backoff: bool,
+    /// Morph kernels' first passes take their items scattered ([`grail_ir::OptConfig::scatter`]).
+    scatter: bool,
+    /// Plain loads of element fields in lock sections ([`grail_ir::OptConfig::lockcache`]).
+    lockcache: bool,
     /// Emitting a position of an executor round that every thread of a block makes together
     /// (thread block, fine-grained): a block-level push records its item for the round's
     /// `grail_push_block` ([`schedule`]) instead of pushing.
@@ -156,7 +167,7 @@ impl Target for Cuda {
     /// sm_70 and later also invalidates L1: `CCTL.IVALL` in the SASS), and the elements the
     /// section owns change only under its own hand.
     fn load_element_field(&self, access: String, ty: &str, locked: bool) -> String {
-        if locked { access } else { format!("(*(volatile {ty} *)&{access})") }
+        if locked && self.lockcache { access } else { format!("(*(volatile {ty} *)&{access})") }
     }
 
     fn load_property(&self, e: &Emitter<'_, Self>, property: PropertyId, access: String) -> String {
@@ -304,8 +315,8 @@ impl Target for Cuda {
         let backoff = self.backoff && e.kernel.is_some_and(grail_ir::opt::backoff::retries);
         // A kernel that retries or locks collection elements (a morph kernel) takes its first
         // pass's items scattered over the worklist (grail_first_item).
-        let scatter = e
-            .kernel
+        let scatter = self.scatter
+            && e.kernel
             .is_some_and(|k| grail_ir::opt::backoff::retries(k) || grail_ir::analysis::locks_elements(e.module, k));
         let first = if scatter { "grail_first_item(j, size)" } else { "j" };
         let mapping = if backoff {

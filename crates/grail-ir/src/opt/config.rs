@@ -75,6 +75,13 @@ pub struct OptConfig {
     /// Pipe unrolling (IrGL §4.4): an outlined `pipe` loop's body appears this many times per
     /// trip of the control kernel's loop (1: not unrolled).
     pub unroll: u32,
+    /// GPU: a morph kernel (one that retries, or locks collection elements) takes its first
+    /// pass's items scattered over the worklist, so that a warp's items are far apart in the
+    /// mesh and rarely fight over the same elements.
+    pub scatter: bool,
+    /// GPU: inside a lock section, element fields are read with plain (cacheable) loads: the
+    /// lock's acquire makes the owner's view current. Off: every element read goes around L1.
+    pub lockcache: bool,
 }
 
 impl Default for OptConfig {
@@ -103,6 +110,8 @@ impl OptConfig {
         block: 256,
         grid: 0,
         unroll: 1,
+        scatter: false,
+        lockcache: false,
     };
 
     /// Every optimization on, with its default parameters.
@@ -116,6 +125,8 @@ impl OptConfig {
             block: 256,
             grid: 0,
             unroll: 2,
+            scatter: true,
+            lockcache: true,
         }
     }
 
@@ -199,6 +210,8 @@ impl OptConfig {
             }
             "backoff" => self.backoff = on_off(value)?,
             "ldg" => self.ldg = on_off(value)?,
+            "scatter" => self.scatter = on_off(value)?,
+            "lockcache" => self.lockcache = on_off(value)?,
             "block" => {
                 let block: u32 = value.parse().map_err(|_| format!("block={value}: expected a number of threads"))?;
                 if !(32..=1024).contains(&block) || block % 32 != 0 {
@@ -230,7 +243,7 @@ impl OptConfig {
 }
 
 /// The keys, in the order `Display` prints them.
-const KEYS: &[&str] = &["outline", "np", "coop", "backoff", "ldg", "block", "grid", "unroll"];
+const KEYS: &[&str] = &["outline", "np", "coop", "backoff", "ldg", "block", "grid", "unroll", "scatter", "lockcache"];
 
 impl FromStr for OptConfig {
     type Err = ConfigError;
@@ -267,13 +280,15 @@ impl fmt::Display for OptConfig {
         };
         write!(
             f,
-            "outline={outline},np={},coop={coop},backoff={},ldg={},block={},grid={},unroll={}",
+            "outline={outline},np={},coop={coop},backoff={},ldg={},block={},grid={},unroll={},scatter={},lockcache={}",
             self.np,
             on_off(self.backoff),
             on_off(self.ldg),
             self.block,
             self.grid,
-            self.unroll
+            self.unroll,
+            on_off(self.scatter),
+            on_off(self.lockcache)
         )
     }
 }
@@ -287,7 +302,10 @@ mod tests {
         assert_eq!(OptConfig::parse("none").unwrap(), OptConfig::NONE);
         assert_eq!(OptConfig::parse("all").unwrap(), OptConfig::all());
         let text = OptConfig::all().to_string();
-        assert_eq!(text, "outline=all,np=tb+wp+fg,coop=warp,backoff=on,ldg=on,block=256,grid=0,unroll=2");
+        assert_eq!(
+            text,
+            "outline=all,np=tb+wp+fg,coop=warp,backoff=on,ldg=on,block=256,grid=0,unroll=2,scatter=on,lockcache=on"
+        );
         assert_eq!(OptConfig::parse(&text).unwrap(), OptConfig::all());
         for np in Schedulers::combinations() {
             let config = OptConfig { np, ..OptConfig::NONE };
