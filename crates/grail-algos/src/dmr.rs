@@ -10,7 +10,7 @@ use grail_mesh::{Mesh, NO_NEIGHBOR};
 use grail_runtime::ModuleCache;
 use grail_runtime::Table;
 use grail_runtime::cpu::{CCompiler, CpuProgram, RunOptions, RunOutput, Value};
-use grail_runtime::gpu::{Device, GpuProgram};
+use grail_runtime::gpu::{Device, GpuProgram, GpuTimes};
 
 use crate::error::{AlgoError, Result};
 use crate::{Target, program_source};
@@ -22,7 +22,8 @@ pub struct Refined {
     /// False when the refinement stopped at its point budget with bad triangles left.
     pub complete: bool,
     pub time: Duration,
-    pub kernel_time: Option<Duration>,
+    /// On a GPU: the kernels' share of `time`, and copying the mesh up and back.
+    pub gpu_times: Option<GpuTimes>,
 }
 
 /// How to refine: the quality bound, the point budget, and where the program runs.
@@ -70,8 +71,7 @@ pub fn refine(mesh: &Mesh, options: &Options) -> Result<Refined> {
     let source = program_source("dmr").expect("dmr is a suite program");
     let module = crate::suite::compile_source("dmr", source)?;
     let inputs = inputs(&module, mesh)?;
-    let module = grail_ir::optimize(module, &opt)
-        .map_err(|e| AlgoError::Internal(format!("optimizing `dmr`: {e}")))?;
+    let module = grail_ir::optimize(module, &opt).map_err(|e| AlgoError::Internal(format!("optimizing `dmr`: {e}")))?;
     let cos_bound = Value::F64(min_angle.to_radians().cos());
     // The off-center's height per unit of the shortest side (none for a bound of 0: nothing is bad).
     let half = (min_angle / 2.0).to_radians();
@@ -80,7 +80,7 @@ pub fn refine(mesh: &Mesh, options: &Options) -> Result<Refined> {
     // The program reads no graph: an empty one stands in.
     let graph = Graph::from_csr(Csr::empty(1, false));
     let cache = ModuleCache::default_location();
-    let (output, kernel_time): (RunOutput, Option<Duration>) = match target {
+    let (output, gpu_times): (RunOutput, Option<GpuTimes>) = match target {
         Target::Cpu => {
             let program = CpuProgram::compile(module, &CCompiler::detect()?, Some(&cache))?;
             let output =
@@ -91,7 +91,7 @@ pub fn refine(mesh: &Mesh, options: &Options) -> Result<Refined> {
             let device = Device::open(device).map_err(grail_runtime::RuntimeError::from)?;
             let program = GpuProgram::compile(module, device, Some(&cache))?;
             let (output, times) = program.run_with_inputs(&graph, &params, &inputs, &mut std::io::sink())?;
-            (output, Some(times.kernels))
+            (output, Some(times))
         }
         Target::Reference => {
             return Err(AlgoError::Usage("the reference refiner is grail_mesh::refine::reference".into()));
@@ -100,7 +100,7 @@ pub fn refine(mesh: &Mesh, options: &Options) -> Result<Refined> {
     let time = output.stats.elapsed;
     let refined = mesh_of(&output)?;
     let complete = refined.points.len() < max_points as usize;
-    Ok(Refined { mesh: refined, complete, time, kernel_time })
+    Ok(Refined { mesh: refined, complete, time, gpu_times })
 }
 
 /// The program's inputs for `mesh`: its points, and its triangles with their neighbours, as

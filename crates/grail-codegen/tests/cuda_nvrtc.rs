@@ -45,6 +45,8 @@ fn configurations() -> Vec<OptConfig> {
             block: blocks[i % 4],
             grid: (i % 3) as u32,
             unroll: 1 + (i % 3) as u32,
+            scatter: i % 2 == 1,
+            lockcache: i % 4 != 3,
         })
         .collect()
 }

@@ -40,7 +40,7 @@ fn refine(args: MeshRefineArgs, threads: usize, progress: &Bars) -> Result<()> {
     let start = Instant::now();
     // The time is the refinement's own: for the grail program, its run (not compiling it, nor
     // triangulating a .poly domain first).
-    let (target, refined, time, kernel_time, domain_area) = match args.target {
+    let (target, refined, time, gpu_times, domain_area) = match args.target {
         MeshTarget::Reference => {
             let refined = grail_mesh::refine::reference(&input, args.min_angle, args.max_points)?;
             ("reference", refined, start.elapsed(), None, None)
@@ -61,9 +61,9 @@ fn refine(args: MeshRefineArgs, threads: usize, progress: &Bars) -> Result<()> {
             };
             let refined = grail_algos::dmr::refine(&mesh, &options)?;
             let complete = refined.complete;
-            let kernel_time = refined.kernel_time;
+            let gpu_times = refined.gpu_times;
             let refined_mesh = grail_mesh::refine::Refined { mesh: refined.mesh, complete };
-            (name, refined_mesh, refined.time, kernel_time, Some(mesh.area()))
+            (name, refined_mesh, refined.time, gpu_times, Some(mesh.area()))
         }
     };
     progress.finish();
@@ -89,7 +89,11 @@ fn refine(args: MeshRefineArgs, threads: usize, progress: &Bars) -> Result<()> {
             "complete": refined.complete,
             "time_ms": time.as_secs_f64() * 1e3,
             // On a GPU, the kernels' share of time_ms (the rest: copying the mesh up and back).
-            "kernel_ms": kernel_time.map(|t| t.as_secs_f64() * 1e3),
+            "kernel_ms": gpu_times.as_ref().map(|t| t.kernels.as_secs_f64() * 1e3),
+            // On a GPU, copying the mesh up (with the program's input collections filled) and
+            // its result back, also parts of time_ms.
+            "upload_ms": gpu_times.as_ref().map(|t| t.upload.as_secs_f64() * 1e3),
+            "download_ms": gpu_times.as_ref().map(|t| t.download.as_secs_f64() * 1e3),
             // The grail program's optimizations (the reference refiner has none).
             "opt": (target != "reference").then(|| args.opt.to_string()),
             "off_centers": (target != "reference").then_some(!args.circumcenters),

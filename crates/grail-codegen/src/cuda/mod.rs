@@ -47,15 +47,14 @@ mod schedule;
 /// [`Module::opt`] configuration and marks select.
 pub fn emit_cuda(module: &Module) -> Result<String, CodegenError> {
     let read_only = if module.opt.ldg { grail_ir::opt::ldg::read_only(module) } else { Vec::new() };
-    let target =
-        Cuda {
-            block: module.opt.block,
-            read_only,
-            backoff: module.opt.backoff,
-            scatter: module.opt.scatter,
-            lockcache: module.opt.lockcache,
-            block_round: Cell::new(false),
-        };
+    let target = Cuda {
+        block: module.opt.block,
+        read_only,
+        backoff: module.opt.backoff,
+        scatter: module.opt.scatter,
+        lockcache: module.opt.lockcache,
+        block_round: Cell::new(false),
+    };
     printer::emit(module, &target)
 }
 
@@ -317,7 +316,7 @@ impl Target for Cuda {
         // pass's items scattered over the worklist (grail_first_item).
         let scatter = self.scatter
             && e.kernel
-            .is_some_and(|k| grail_ir::opt::backoff::retries(k) || grail_ir::analysis::locks_elements(e.module, k));
+                .is_some_and(|k| grail_ir::opt::backoff::retries(k) || grail_ir::analysis::locks_elements(e.module, k));
         let first = if scatter { "grail_first_item(j, size)" } else { "j" };
         let mapping = if backoff {
             let retrying = e.ctx("retrying");
