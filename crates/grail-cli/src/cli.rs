@@ -59,6 +59,40 @@ pub enum Command {
     /// `.node`/`.ele`/`.poly` formats: generate, check.
     #[command(subcommand)]
     Mesh(MeshCommand),
+    /// Survey propagation on a DIMACS CNF formula: writes a satisfying assignment as `v` lines;
+    /// exit 4 when none was found (survey propagation is a heuristic).
+    Sp(SpArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SpArgs {
+    /// The formula: a DIMACS CNF file (`p cnf VARS CLAUSES`, clauses ended by 0).
+    #[arg(value_name = "FILE")]
+    pub input: PathBuf,
+    /// Who solves it.
+    #[arg(long, value_enum, default_value_t = SpTarget::Reference)]
+    pub target: SpTarget,
+    /// Check the assignment clause by clause against the formula read again (exit 3 when it
+    /// fails).
+    #[arg(long)]
+    pub verify: bool,
+    /// Print JSON instead of a summary.
+    #[arg(long)]
+    pub json: bool,
+    /// Random seed of the survey updates' order and of WalkSAT.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Where to write the assignment (`v 1 -2 3 ... 0` lines); `-` for standard output.
+    #[arg(short, long, value_name = "ASSIGNMENT")]
+    pub output: Option<PathBuf>,
+}
+
+/// Who runs survey propagation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SpTarget {
+    /// The sequential reference (survey-inspired decimation finished by WalkSAT). The grail
+    /// program for the CPU and GPU targets is not built yet.
+    Reference,
 }
 
 #[derive(Debug, Subcommand)]
@@ -308,6 +342,25 @@ pub enum GenKind {
         nodes: u32,
         #[command(flatten)]
         common: GenCommon,
+    },
+    /// Random k-SAT formula (not a graph), written as DIMACS CNF: ratio x vars clauses of k
+    /// distinct variables, each negated with probability 1/2.
+    Sat {
+        /// Number of variables.
+        #[arg(long)]
+        vars: usize,
+        /// Clauses per variable (4.2 is near the 3-SAT threshold).
+        #[arg(long)]
+        ratio: f64,
+        /// Literals per clause (3 to 6).
+        #[arg(long, default_value_t = 3)]
+        k: usize,
+        /// Random seed; the same seed gives the same formula on any machine and thread count.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Where to write the formula (`-` for standard output).
+        #[arg(short, long, value_name = "FILE")]
+        output: PathBuf,
     },
 }
 

@@ -60,8 +60,11 @@ fn main() -> ExitCode {
                     )
             });
             eprintln!("error: {error:#}");
+            let unsolved = error.chain().any(|e| e.downcast_ref::<commands::NoAssignment>().is_some());
             ExitCode::from(if fault {
                 grail_runtime::cpu::FAULT_EXIT_CODE as u8
+            } else if unsolved {
+                4
             } else if verification {
                 3
             } else if commands::is_usage_error(&error) {

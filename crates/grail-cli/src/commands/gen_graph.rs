@@ -4,11 +4,22 @@ use anyhow::{Context, Result};
 use grail_graph::generate::{GenOptions, Generator, generate};
 use grail_graph::io::write_graph;
 
-use crate::cli::{GenArgs, GenCommon, GenKind};
+use crate::cli::{GenArgs, GenKind};
 use crate::progress::Bars;
 
 pub fn gen_graph(args: GenArgs, progress: &Bars) -> Result<()> {
-    let (generator, undirected, common) = generator_of(args.kind);
+    // The generator, whether its edges go both ways, and the shared options.
+    let (generator, undirected, common) = match args.kind {
+        GenKind::Sat { vars, ratio, k, seed, output } => return super::sat::generate(vars, ratio, k, seed, &output),
+        GenKind::Rmat { scale, edge_factor, a, b, c, no_permute, undirected, common } => {
+            (Generator::Rmat { scale, edge_factor, a, b, c, permute: !no_permute }, undirected, common)
+        }
+        GenKind::Random { nodes, degree, undirected, common } => {
+            (Generator::Uniform { nodes, average_degree: degree }, undirected, common)
+        }
+        GenKind::Grid { rows, cols, common } => (Generator::Grid { rows, cols: cols.unwrap_or(rows) }, true, common),
+        GenKind::Road { nodes, common } => (Generator::Road { nodes }, true, common),
+    };
     if matches!(generator, Generator::Road { .. }) && common.max_weight.is_some() {
         return Err(super::UsageError(
             "--max-weight does not apply to road graphs: their weights are the edges' Euclidean lengths \
@@ -39,18 +50,4 @@ pub fn gen_graph(args: GenArgs, progress: &Bars) -> Result<()> {
         if graph.is_weighted() { ", weighted" } else { "" }
     );
     Ok(())
-}
-
-/// The generator a command line describes, whether its edges go both ways, and the shared options.
-pub fn generator_of(kind: GenKind) -> (Generator, bool, GenCommon) {
-    match kind {
-        GenKind::Rmat { scale, edge_factor, a, b, c, no_permute, undirected, common } => {
-            (Generator::Rmat { scale, edge_factor, a, b, c, permute: !no_permute }, undirected, common)
-        }
-        GenKind::Random { nodes, degree, undirected, common } => {
-            (Generator::Uniform { nodes, average_degree: degree }, undirected, common)
-        }
-        GenKind::Grid { rows, cols, common } => (Generator::Grid { rows, cols: cols.unwrap_or(rows) }, true, common),
-        GenKind::Road { nodes, common } => (Generator::Road { nodes }, true, common),
-    }
 }

@@ -12,6 +12,7 @@ mod devices;
 mod gen_graph;
 mod mesh;
 mod run;
+mod sat;
 mod stats;
 mod targets;
 mod tune;
@@ -21,7 +22,9 @@ use grail_graph::io::{ReadOptions, read_graph};
 use grail_graph::{BuildOptions, Graph};
 
 use crate::cli::{CleanArgs, Command, GraphArgs};
+
 use crate::progress::Bars;
+pub use sat::NoAssignment;
 
 /// Runs a subcommand; `threads` is the --threads value, 0 when not given (one per core).
 pub fn dispatch(command: Command, threads: usize, progress: &Bars) -> Result<()> {
@@ -37,6 +40,7 @@ pub fn dispatch(command: Command, threads: usize, progress: &Bars) -> Result<()>
         Command::Compile(args) => compile::compile(args),
         Command::Devices(args) => devices::devices(args),
         Command::Mesh(command) => mesh::mesh(command, threads, progress),
+        Command::Sp(args) => sat::sp(args, progress),
     }
 }
 

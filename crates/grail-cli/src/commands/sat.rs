@@ -1,0 +1,113 @@
+//! `grail gen sat` and `grail sp`: random k-SAT formulas, and survey propagation on a formula.
+
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use grail_graph::Progress;
+use grail_sat::{SpOptions, SpStatus, check, random_ksat, read_cnf, survey_propagation, write_solution};
+use serde_json::json;
+
+use crate::cli::{SpArgs, SpTarget};
+use crate::progress::Bars;
+
+/// Survey propagation ended without an assignment (exit 4): not an error in the formula or the
+/// program, but the heuristic's honest failure.
+#[derive(Debug)]
+pub struct NoAssignment(String);
+
+impl std::fmt::Display for NoAssignment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "no satisfying assignment found ({}); survey propagation is a heuristic: near the threshold it can fail",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for NoAssignment {}
+
+/// Writes the random formula `grail gen sat` describes.
+pub fn generate(vars: usize, ratio: f64, k: usize, seed: u64, output: &Path) -> Result<()> {
+    let formula = random_ksat(vars, ratio, k, seed).context("cannot generate the formula")?;
+    grail_sat::write_cnf(&formula, output).context("cannot write the formula")?;
+    eprintln!(
+        "wrote {}: {} variables, {} clauses of {k} literals",
+        output.display(),
+        formula.num_vars(),
+        formula.num_clauses()
+    );
+    Ok(())
+}
+
+pub fn sp(args: SpArgs, progress: &Bars) -> Result<()> {
+    progress.begin("reading", None);
+    let formula = read_cnf(&args.input)?;
+    progress.finish();
+    progress.begin("solving", None);
+    let start = Instant::now();
+    let outcome = match args.target {
+        SpTarget::Reference => survey_propagation(&formula, &SpOptions { seed: args.seed, ..SpOptions::default() })?,
+    };
+    let time = start.elapsed();
+    progress.finish();
+    // The assignment checked against the formula as the file holds it, read again: nothing of
+    // the solver's own copy is trusted.
+    let verified = match (&outcome.assignment, args.verify) {
+        (Some(assignment), true) => {
+            let report = check(&read_cnf(&args.input)?, assignment);
+            if !report.is_satisfied() {
+                return Err(grail_graph::GraphError::Verification(format!(
+                    "the assignment does not satisfy {}: {report}",
+                    args.input.display()
+                ))
+                .into());
+            }
+            Some(true)
+        }
+        _ => None,
+    };
+    if let (Some(assignment), Some(output)) = (&outcome.assignment, &args.output) {
+        write_solution(assignment, output).context("cannot write the assignment")?;
+    }
+    let status = match outcome.status {
+        SpStatus::Satisfied => "satisfied",
+        SpStatus::Contradiction => "contradiction",
+        SpStatus::NotConverged => "surveys did not converge",
+        SpStatus::WalkSatFailed => "WalkSAT found no assignment for the simplified formula",
+    };
+    if args.json {
+        let summary = json!({
+            "input": args.input.display().to_string(),
+            "target": "reference",
+            "variables": formula.num_vars(),
+            "clauses": formula.num_clauses(),
+            "satisfied": outcome.is_satisfied(),
+            "status": status,
+            "vars_fixed_by_sp": outcome.fixed_by_sp,
+            "vars_fixed_by_propagation": outcome.fixed_by_propagation,
+            "survey_sweeps": outcome.iterations,
+            "decimation_steps": outcome.decimation_steps,
+            "walksat_clauses": outcome.walksat_clauses,
+            "walksat_flips": outcome.walksat_flips,
+            "time_ms": time.as_secs_f64() * 1e3,
+            "verified": verified,
+        });
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    } else {
+        println!("{}: {} variables, {} clauses", args.input.display(), formula.num_vars(), formula.num_clauses());
+        println!(
+            "  {status} in {:.1} ms: {} variables fixed by surveys, {} by unit propagation, {} clauses left to WalkSAT ({} flips)",
+            time.as_secs_f64() * 1e3,
+            outcome.fixed_by_sp,
+            outcome.fixed_by_propagation,
+            outcome.walksat_clauses,
+            outcome.walksat_flips
+        );
+        if verified == Some(true) {
+            println!("  verified: every clause satisfied");
+        }
+    }
+    if outcome.is_satisfied() { Ok(()) } else { Err(NoAssignment(status.to_string()).into()) }
+}

@@ -1,0 +1,54 @@
+//! `grail gen sat` and `grail sp` as users run them.
+
+mod common;
+
+use common::grail;
+
+#[test]
+fn generated_formulas_are_solved_verified_and_failures_exit_4() {
+    let dir = tempfile::tempdir().unwrap();
+    let cnf = dir.path().join("f.cnf");
+    let cnf = cnf.to_str().unwrap();
+    let generated = grail(&["gen", "sat", "--vars", "2000", "--ratio", "3.8", "--seed", "5", "-o", cnf]);
+    assert!(generated.status.success(), "{}", String::from_utf8_lossy(&generated.stderr));
+    let text = std::fs::read_to_string(cnf).unwrap();
+    assert!(text.lines().any(|l| l == "p cnf 2000 7600"), "header missing");
+    // Solved, the assignment verified here and by the command.
+    let solution = dir.path().join("f.sol");
+    let run = grail(&["sp", cnf, "--verify", "--json", "-o", solution.to_str().unwrap()]);
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    for key in ["satisfied", "vars_fixed_by_sp", "time_ms"] {
+        assert!(!summary[key].is_null(), "{key} missing: {summary}");
+    }
+    assert_eq!(summary["satisfied"], true);
+    assert_eq!(summary["verified"], true);
+    let formula = grail_sat::read_cnf(std::path::Path::new(cnf)).unwrap();
+    let assignment = grail_sat::read_solution(&solution, formula.num_vars()).unwrap();
+    assert!(grail_sat::check(&formula, &assignment).is_satisfied());
+    // Far past the threshold there is no assignment: exit 4, and no assignment file.
+    let over = dir.path().join("u.cnf");
+    let over = over.to_str().unwrap();
+    assert!(grail(&["gen", "sat", "--vars", "6", "--ratio", "60", "-o", over]).status.success());
+    let none = dir.path().join("u.sol");
+    let failed = grail(&["sp", over, "-o", none.to_str().unwrap()]);
+    assert_eq!(failed.status.code(), Some(4), "{}", String::from_utf8_lossy(&failed.stderr));
+    assert!(String::from_utf8_lossy(&failed.stderr).contains("no satisfying assignment found"));
+    assert!(!none.exists());
+}
+
+#[test]
+fn malformed_formulas_and_impossible_parameters_are_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.cnf");
+    std::fs::write(&bad, "c a comment\np cnf 3 2\n1 -2 0\n2 4 0\n").unwrap();
+    let run = grail(&["sp", bad.to_str().unwrap()]);
+    assert_eq!(run.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(stderr.contains("bad.cnf:4:") && stderr.contains("variable 4"), "{stderr}");
+    let out = dir.path().join("x.cnf");
+    let run = grail(&["gen", "sat", "--vars", "10", "--ratio", "4", "--k", "9", "-o", out.to_str().unwrap()]);
+    assert!(!run.status.success());
+    assert!(String::from_utf8_lossy(&run.stderr).contains("3 to 6"));
+    assert!(!out.exists());
+}
