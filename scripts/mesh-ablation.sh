@@ -48,8 +48,8 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# The field `key` of the JSON object in file $1.
-field() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
+# shellcheck source=mesh-runs.sh
+source "$(dirname "$0")/mesh-runs.sh"
 
 # label | arguments of `grail mesh refine`
 configs=(
@@ -69,29 +69,10 @@ echo "| --- | ---: | ---: | ---: | --- |"
 for config in "${configs[@]}"; do
     label=${config%%|*}
     read -r -a flags <<<"${config#*|}"
-    best=""
-    kernels=""
-    status="yes"
-    summary="$work/summary.json"
-    for ((run = 0; run < repeat; run++)); do
-        code=0
-        timeout "$timeout_s" "$grail" -q mesh refine "$mesh.node" --target "$target" "${flags[@]}" \
-            --verify --json -o "$work/out" >"$summary" 2>"$work/err" || code=$?
-        if [[ $code -ne 0 ]]; then
-            status="no: exit $code ($(tail -1 "$work/err"))"
-            [[ $code -eq 124 ]] && status="no: over ${timeout_s} s"
-            break
-        fi
-        ms=$(field "$summary" time_ms)
-        if [[ -z $best ]] || python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) < float(sys.argv[2]) else 1)" "$ms" "$best"; then
-            best=$ms
-            kernels=$(field "$summary" kernel_ms)
-            triangles=$(field "$summary" triangles_out)
-        fi
-    done
+    best_refinement "$repeat" "$timeout_s" "$work" "$grail" -q mesh refine "$mesh.node" --target "$target" "${flags[@]}"
     if [[ $status == yes ]]; then
-        [[ $kernels == None ]] && kernels="" || kernels=$(printf '%.1f' "$kernels")
-        printf '| %s (`%s`) | %s | %.1f | %s | yes |\n' "$label" "${flags[*]}" "$triangles" "$best" "$kernels"
+        printf '| %s (`%s`) | %s | %.1f | %s | yes |\n' "$label" "${flags[*]}" "$(field "$work/best.json" triangles_out)" \
+            "$best" "$(best_kernels "$work")"
     else
         printf '| %s (`%s`) | | | | %s |\n' "$label" "${flags[*]}" "$status"
     fi

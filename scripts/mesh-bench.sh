@@ -53,8 +53,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 [[ -n $out ]] && mkdir -p "$out"
 
-# The field `key` of the JSON object in file $1.
-field() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
+# shellcheck source=mesh-runs.sh
+source "$(dirname "$0")/mesh-runs.sh"
 
 echo "| points | triangles in | target | triangles out | best ms of $repeat | of which GPU kernels | verified |"
 echo "| ---: | ---: | --- | ---: | ---: | ---: | --- |"
@@ -64,29 +64,12 @@ for n in "${points[@]}"; do
     "$grail" -q mesh gen --points "$n" --seed 7 -o "$mesh" >/dev/null
     meshes+=("$mesh.node")
     for target in $targets; do
-        best=""
-        status="yes"
-        summary="$work/r$n-$target.json"
-        for ((run = 0; run < repeat; run++)); do
-            code=0
-            timeout "$timeout_s" "$grail" -q mesh refine "$mesh.node" --target "$target" --min-angle "$min_angle" \
-                --verify --json -o "$work/out" >"$summary" 2>"$work/err" || code=$?
-            if [[ $code -ne 0 ]]; then
-                status="no: exit $code ($(tail -1 "$work/err"))"
-                [[ $code -eq 124 ]] && status="no: over ${timeout_s} s"
-                break
-            fi
-            ms=$(field "$summary" time_ms)
-            if [[ -z $best ]] || python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) < float(sys.argv[2]) else 1)" "$ms" "$best"; then
-                best=$ms
-                kernels=$(field "$summary" kernel_ms)
-            fi
-        done
+        best_refinement "$repeat" "$timeout_s" "$work" "$grail" -q mesh refine "$mesh.node" --target "$target" \
+            --min-angle "$min_angle"
         if [[ $status == yes ]]; then
-            [[ -n $out ]] && cp "$summary" "$out/"
-            [[ $kernels == None ]] && kernels="" || kernels=$(printf '%.1f' "$kernels")
-            printf '| %s | %s | %s | %s | %.1f | %s | yes |\n' "$n" "$(field "$summary" triangles_in)" "$target" \
-                "$(field "$summary" triangles_out)" "$best" "$kernels"
+            [[ -n $out ]] && cp "$work/best.json" "$out/r$n-$target.json"
+            printf '| %s | %s | %s | %s | %.1f | %s | yes |\n' "$n" "$(field "$work/best.json" triangles_in)" "$target" \
+                "$(field "$work/best.json" triangles_out)" "$best" "$(best_kernels "$work")"
         else
             printf '| %s | | %s | | | | %s |\n' "$n" "$target" "$status"
         fi
