@@ -10,6 +10,8 @@
 //!   against, so it is written to be obviously right rather than fast;
 //! - [`points_to`]: the solution ([`PointsTo`]), its text format and [`compare`], which names the
 //!   first variable two solutions disagree on;
+//! - [`check_solution`]: the independent check that a solution satisfies every constraint (a
+//!   fixed point, so sound; minimality is checked by comparing with the reference);
 //! - [`llvm`]: constraints extracted from textual LLVM IR (what `clang -S -emit-llvm` writes),
 //!   field- and context-insensitively, with a [`Warning`] for everything the model leaves out.
 
@@ -18,14 +20,16 @@ pub mod llvm;
 pub mod points_to;
 mod solve;
 pub mod text;
+mod verify;
 
 pub use constraints::{Constraint, Constraints, VarId, check_name};
-pub use llvm::{Warning, extract_llvm};
+pub use llvm::{Warning, extract_llvm, read_llvm};
 pub use points_to::{
     Difference, PointsTo, compare, parse_points_to, read_points_to, write_points_to, write_points_to_into,
 };
 pub use solve::solve_sequential;
 pub use text::{parse_constraints, read_constraints, write_constraints, write_constraints_into};
+pub use verify::{Violation, check_solution};
 
 /// What can go wrong reading, writing or extracting constraints and solutions.
 #[derive(Debug, thiserror::Error)]

@@ -129,6 +129,12 @@ pub fn extract_llvm(text: &str, file_name: &str) -> Result<(Constraints, Vec<War
     Ok(builder.finish())
 }
 
+/// Reads an LLVM IR file and extracts its constraints ([`extract_llvm`], errors and warnings
+/// naming the file as given).
+pub fn read_llvm(path: &std::path::Path) -> Result<(Constraints, Vec<Warning>)> {
+    extract_llvm(&crate::read_text(path)?, &path.display().to_string())
+}
+
 /// An error: the line and what is wrong.
 type Bad = (usize, String);
 type Parsed<T> = std::result::Result<T, Bad>;
