@@ -11,6 +11,7 @@ pub mod error;
 pub mod facts;
 pub mod generate;
 pub mod graph;
+pub mod insert;
 pub mod io;
 mod par;
 pub mod progress;

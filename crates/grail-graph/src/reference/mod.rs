@@ -22,7 +22,7 @@ pub use cc::{connected_components, verify_components};
 pub use mis::{maximal_independent_set, verify_mis};
 pub use mst::{SpanningForest, minimum_spanning_forest, verify_msf};
 pub use pr::{PAGERANK_L1_TOLERANCE, PageRank, PageRankOptions, pagerank, pagerank_with_changes, verify_pagerank};
-pub use sssp::{INFINITE_DISTANCE, check_real_weights, sssp, sssp_real, verify_sssp, verify_sssp_real};
+pub use sssp::{INFINITE_DISTANCE, check_real_weights, repair_sssp, sssp, sssp_real, verify_sssp, verify_sssp_real};
 pub use tri::{triangles, verify_triangles};
 pub use union_find::UnionFind;
 

@@ -157,6 +157,43 @@ fn dijkstra<D: Distance>(graph: &Graph, source: NodeId) -> Vec<D> {
     distances
 }
 
+/// Repairs `distances` (shortest path distances over integer weights before `inserted` was
+/// added to `graph`; `graph` holds the inserted edges now) into the distances of the graph as it
+/// is: the sequential reference of incremental SSSP. Insertions only lower distances, so
+/// Dijkstra's algorithm restarted from the heads of the inserted edges that offer a shorter path
+/// visits only the nodes whose distance falls. Returns how many nodes' distances fell.
+///
+/// # Panics
+/// If `distances` does not have one entry per node, or an inserted edge names a node the graph
+/// does not have.
+pub fn repair_sssp(graph: &Graph, distances: &mut [u64], inserted: &[crate::insert::Insertion]) -> usize {
+    assert_eq!(distances.len(), graph.num_nodes() as usize, "one distance per node");
+    let mut lowered = vec![false; distances.len()];
+    let mut heap = BinaryHeap::new();
+    let mut lower = |v: NodeId, d: u64, distances: &mut [u64], heap: &mut BinaryHeap<Reverse<(u64, NodeId)>>| {
+        if d < distances[v as usize] {
+            distances[v as usize] = d;
+            lowered[v as usize] = true;
+            heap.push(Reverse((d, v)));
+        }
+    };
+    for &(u, v, w) in inserted {
+        let du = distances[u as usize];
+        if du != INFINITE_DISTANCE {
+            lower(v, du + u64::from(w), distances, &mut heap);
+        }
+    }
+    while let Some(Reverse((d, u))) = heap.pop() {
+        if d > distances[u as usize] {
+            continue; // Stale.
+        }
+        for (v, w) in graph.out().weighted_neighbors(u) {
+            lower(v, d + u64::from(w), distances, &mut heap);
+        }
+    }
+    lowered.iter().filter(|&&l| l).count()
+}
+
 /// Checks that `distances` are the shortest path distances from `source` over integer weights,
 /// without trusting any reference run.
 ///
