@@ -8,6 +8,7 @@
 
 mod algorithm;
 pub mod dmr;
+pub mod dsssp;
 mod error;
 mod output;
 mod programs;

@@ -8,6 +8,7 @@ pub const PROGRAMS: &[(&str, &str)] = &[
     ("cc", include_str!("../programs/cc.grail")),
     ("cc_afforest", include_str!("../programs/cc_afforest.grail")),
     ("dmr", include_str!("../programs/dmr.grail")),
+    ("dsssp", include_str!("../programs/dsssp.grail")),
     ("mis", include_str!("../programs/mis.grail")),
     ("mst", include_str!("../programs/mst.grail")),
     ("pr", include_str!("../programs/pr.grail")),

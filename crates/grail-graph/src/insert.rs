@@ -8,7 +8,7 @@
 
 use rayon::prelude::*;
 
-use crate::error::{GraphError, Result};
+use crate::error::{GraphError, Location, ParseError, Result};
 use crate::graph::{Csr, NodeId, Weight};
 use crate::par::{node_groups, split_by_bounds};
 
@@ -83,6 +83,87 @@ impl Csr {
     }
 }
 
+/// Reads a file of batches of insertions: one `u v w` line per edge (0-based node ids; `w`, a
+/// non-negative integer weight, may be left out for 1), batches separated by one or more blank
+/// lines, `#` starting a comment. Every error names the file and the line.
+pub fn read_batches(path: &std::path::Path) -> Result<Vec<Vec<Insertion>>> {
+    let bytes = std::fs::read(path).map_err(|e| GraphError::io(path, e))?;
+    parse_batches(&bytes).map_err(|e| e.in_file(path))
+}
+
+/// [`read_batches`] on the bytes of such a file.
+pub fn parse_batches(bytes: &[u8]) -> Result<Vec<Vec<Insertion>>, ParseError> {
+    let mut batches = Vec::new();
+    let mut current = Vec::new();
+    for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
+        let at = Location::Line(i as u64 + 1);
+        let line = std::str::from_utf8(line).map_err(|_| ParseError::new(at, "the line is not UTF-8"))?;
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            if !current.is_empty() {
+                batches.push(std::mem::take(&mut current));
+            }
+            continue;
+        }
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        if !(2..=3).contains(&fields.len()) {
+            return Err(ParseError::new(
+                at,
+                format!("expected `u v` or `u v w` (an edge to insert), found {} fields", fields.len()),
+            ));
+        }
+        let number = |text: &str, what: &str| -> Result<u32, ParseError> {
+            text.parse::<u32>()
+                .map_err(|_| ParseError::new(at, format!("{what} `{text}` is not a number from 0 to 4294967295")))
+        };
+        let u = number(fields[0], "the source")?;
+        let v = number(fields[1], "the target")?;
+        let w = match fields.get(2) {
+            Some(text) => number(text, "the weight")?,
+            None => 1,
+        };
+        current.push((u, v, w));
+    }
+    if !current.is_empty() {
+        batches.push(current);
+    }
+    Ok(batches)
+}
+
+/// `count` batches of `size` random edges between the `num_nodes` nodes, weights uniform in
+/// `[1, max_weight]`: the same for a seed, whatever the machine.
+pub fn random_batches(
+    num_nodes: NodeId,
+    count: usize,
+    size: usize,
+    max_weight: Weight,
+    seed: u64,
+) -> Vec<Vec<Insertion>> {
+    assert!(num_nodes > 0 && max_weight > 0, "random insertions need nodes and a positive weight bound");
+    let mut state = seed ^ 0x6a09_e667_f3bc_c909;
+    let mut next = move || {
+        // splitmix64
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    let below = |r: u64, n: u64| ((u128::from(r) * u128::from(n)) >> 64) as u64;
+    (0..count)
+        .map(|_| {
+            (0..size)
+                .map(|_| {
+                    let u = below(next(), u64::from(num_nodes)) as NodeId;
+                    let v = below(next(), u64::from(num_nodes)) as NodeId;
+                    let w = 1 + below(next(), u64::from(max_weight)) as Weight;
+                    (u, v, w)
+                })
+                .collect()
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -108,6 +189,26 @@ mod tests {
         let heavy = csr.with_inserted(&[(1, 0, 8)]).unwrap();
         assert_eq!(edges(&heavy), vec![(0, 1, 1), (1, 0, 8)]);
         assert!(csr.with_inserted(&[]).unwrap().targets() == csr.targets());
+    }
+
+    #[test]
+    fn batch_files_split_at_blank_lines_and_name_bad_lines() {
+        let text = b"# two batches\n0 1 5\n1 2\n\n\n2 0 7 # back\n";
+        assert_eq!(parse_batches(text).unwrap(), vec![vec![(0, 1, 5), (1, 2, 1)], vec![(2, 0, 7)]]);
+        assert!(parse_batches(b"\n\n").unwrap().is_empty());
+        let err = parse_batches(b"0 1 2\n0 -1 2\n").unwrap_err();
+        assert_eq!(err.location, Location::Line(2));
+        assert!(err.message.contains("`-1`"), "{}", err.message);
+        assert!(parse_batches(b"0 1 2 3\n").unwrap_err().message.contains("4 fields"));
+    }
+
+    #[test]
+    fn random_batches_are_in_range_and_repeatable() {
+        let batches = random_batches(10, 3, 50, 4, 9);
+        assert_eq!(batches.len(), 3);
+        assert!(batches.iter().flatten().all(|&(u, v, w)| u < 10 && v < 10 && (1..=4).contains(&w)));
+        assert_eq!(batches, random_batches(10, 3, 50, 4, 9));
+        assert_ne!(batches, random_batches(10, 3, 50, 4, 10));
     }
 
     #[test]
