@@ -50,7 +50,8 @@ impl Violation {
             _ => String::new(),
         };
         let others = match self.violated {
-            1 => String::new(),
+            0 | 1 => String::new(),
+            2 => "; 1 more constraint does not hold".into(),
             n => format!("; {} more constraints do not hold", n - 1),
         };
         format!(
