@@ -62,6 +62,10 @@ pub enum Command {
     /// Survey propagation on a DIMACS CNF formula: writes a satisfying assignment as `v` lines;
     /// exit 4 when none was found (survey propagation is a heuristic).
     Sp(SpArgs),
+    /// Inclusion-based (Andersen) points-to analysis: constraints extracted from a C program's
+    /// LLVM IR, and solved.
+    #[command(subcommand)]
+    Pta(PtaCommand),
 }
 
 #[derive(Debug, Args)]
@@ -92,6 +96,57 @@ pub struct SpArgs {
 pub enum SpTarget {
     /// The sequential reference (survey-inspired decimation finished by WalkSAT). The grail
     /// program for the CPU and GPU targets is not built yet.
+    Reference,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PtaCommand {
+    /// Extract points-to constraints from textual LLVM IR (`clang -S -emit-llvm -O0 -g0 -o
+    /// PROG.ll PROG.c`); a summary and a warning for each construct the model leaves out go to
+    /// standard error.
+    Extract(PtaExtractArgs),
+    /// Solve points-to constraints: each pointer's set of the objects it may point to.
+    Solve(PtaSolveArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PtaExtractArgs {
+    /// The program: textual LLVM IR (a `.ll` file).
+    #[arg(value_name = "PROG.ll")]
+    pub input: PathBuf,
+    /// Where to write the constraints (`p = &a`, `p = q`, `p = *q`, `*p = q` lines); `-` for
+    /// standard output.
+    #[arg(short, long, value_name = "CONSTRAINTS")]
+    pub output: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct PtaSolveArgs {
+    /// The constraints: a file as `grail pta extract` writes it.
+    #[arg(value_name = "CONSTRAINTS")]
+    pub input: PathBuf,
+    /// Who solves them.
+    #[arg(long, value_enum, default_value_t = PtaTarget::Reference)]
+    pub target: PtaTarget,
+    /// Check that the solution satisfies every constraint of the file read again (a fixed
+    /// point, so sound; exit 3 when it does not). Minimality is not checked: other solvers are
+    /// checked by equality with the reference's solution.
+    #[arg(long)]
+    pub verify: bool,
+    /// Print JSON instead of a summary.
+    #[arg(long)]
+    pub json: bool,
+    /// Where to write the solution (one line per pointer, `name: target target ...`, sorted);
+    /// `-` for standard output.
+    #[arg(short, long, value_name = "POINTS_TO")]
+    pub output: Option<PathBuf>,
+}
+
+/// Who solves points-to constraints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PtaTarget {
+    /// The sequential worklist solver, the reference. The grail program for the CPU and GPU
+    /// targets is not built yet.
     Reference,
 }
 

@@ -11,6 +11,7 @@ mod demo;
 mod devices;
 mod gen_graph;
 mod mesh;
+mod pta;
 mod run;
 mod sat;
 mod stats;
@@ -41,6 +42,7 @@ pub fn dispatch(command: Command, threads: usize, progress: &Bars) -> Result<()>
         Command::Devices(args) => devices::devices(args),
         Command::Mesh(command) => mesh::mesh(command, threads, progress),
         Command::Sp(args) => sat::sp(args, progress),
+        Command::Pta(command) => pta::pta(command, progress),
     }
 }
 
