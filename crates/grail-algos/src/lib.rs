@@ -13,6 +13,7 @@ mod error;
 mod output;
 mod programs;
 mod run;
+pub mod sp;
 pub mod suite;
 pub mod tuning;
 mod variant;

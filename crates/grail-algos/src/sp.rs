@@ -1,0 +1,254 @@
+//! Survey propagation by the grail program `programs/sp.grail`, on the CPU or a GPU: the
+//! formula becomes its factor graph (variables, then clauses, as nodes; an edge from a clause
+//! to each of its variables, weighing 1 for a negated literal), the program runs surveys,
+//! decimation and unit propagation on it, deleting clauses and literals by marking, and what
+//! is left when the surveys become trivial is finished by WalkSAT here, as in grail-sat's
+//! sequential reference ([`grail_sat::survey_propagation`]). Every assignment returned has been
+//! checked against the formula.
+
+use std::time::{Duration, Instant};
+
+use grail_graph::{Column, Csr, Graph};
+use grail_ir::{Module, OptConfig};
+use grail_runtime::ModuleCache;
+use grail_runtime::cpu::{CCompiler, CpuProgram, RunOptions, RunOutput, Value};
+use grail_runtime::gpu::{Device, GpuProgram, GpuTimes};
+use grail_sat::{Assignment, Formula, SpOptions, SpOutcome, SpStatus, WalkSatOptions, check, walksat_outcome};
+
+use crate::error::{AlgoError, Result};
+use crate::{Target, program_source};
+
+/// Mixed into the seed for WalkSAT, as the reference does.
+const WALKSAT_SEED: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// Where and how to run.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// `Cpu` or `Gpu`.
+    pub target: Target,
+    pub device: usize,
+    /// CPU threads (0: one per core).
+    pub threads: usize,
+    pub opt: OptConfig,
+    /// The surveys' and WalkSAT's settings, as the reference takes them.
+    pub sp: SpOptions,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { target: Target::Cpu, device: 0, threads: 0, opt: OptConfig::all(), sp: SpOptions::default() }
+    }
+}
+
+/// What a run did, and how long its parts took.
+#[derive(Debug, Clone)]
+pub struct Solved {
+    pub outcome: SpOutcome,
+    /// The grail program's run (surveys, decimation, propagation).
+    pub program_time: Duration,
+    /// On a GPU: its kernels' share, and the copies.
+    pub gpu_times: Option<GpuTimes>,
+    /// WalkSAT on what was left.
+    pub walksat_time: Duration,
+}
+
+/// Survey propagation on `formula` with the grail program; see the module's notes.
+pub fn solve(formula: &Formula, options: &Options) -> Result<Solved> {
+    let sp = &options.sp;
+    let bad = |message: String| Err(AlgoError::Usage(message));
+    if !(sp.epsilon.is_finite() && sp.epsilon > 0.0) {
+        return bad(format!("survey propagation epsilon {}: expected a positive number", sp.epsilon));
+    }
+    if !(sp.fix_fraction > 0.0 && sp.fix_fraction <= 1.0) {
+        return bad(format!("survey propagation fix fraction {}: expected a fraction in (0, 1]", sp.fix_fraction));
+    }
+    if !(sp.trivial > 0.0 && sp.trivial <= 1.0) {
+        return bad(format!("survey propagation trivial-survey bound {}: expected a number in (0, 1]", sp.trivial));
+    }
+    let mut outcome = SpOutcome {
+        status: SpStatus::Contradiction,
+        assignment: None,
+        fixed_by_sp: 0,
+        fixed_by_propagation: 0,
+        iterations: 0,
+        decimation_steps: 0,
+        walksat_clauses: 0,
+        walksat_flips: 0,
+    };
+    let Some(clauses) = clean_clauses(formula) else {
+        return Ok(Solved { outcome, program_time: Duration::ZERO, gpu_times: None, walksat_time: Duration::ZERO });
+    };
+    let n = formula.num_vars();
+    let graph = factor_graph(n, &clauses)?;
+    let source = program_source("sp").expect("sp is a suite program");
+    let module = crate::suite::compile_source("sp", source)?;
+    let module =
+        grail_ir::optimize(module, &options.opt).map_err(|e| AlgoError::Internal(format!("optimizing `sp`: {e}")))?;
+    let params = params(&module, n, sp)?;
+    let cache = ModuleCache::default_location();
+    let (output, gpu_times) = match options.target {
+        Target::Cpu => {
+            let program = CpuProgram::compile(module.clone(), &CCompiler::detect()?, Some(&cache))?;
+            let output =
+                program.run(&graph, &params, &RunOptions { threads: options.threads }, &mut std::io::sink())?;
+            (output, None)
+        }
+        Target::Gpu => {
+            let device = Device::open(options.device).map_err(grail_runtime::RuntimeError::from)?;
+            let program = GpuProgram::compile(module.clone(), device, Some(&cache))?;
+            let (output, times) = program.run(&graph, &params, &mut std::io::sink())?;
+            (output, Some(times))
+        }
+        Target::Reference => {
+            return bad("the reference survey propagation is grail_sat::survey_propagation".into());
+        }
+    };
+    let program_time = output.stats.elapsed;
+    let (values, satisfied, packed) = results(&module, output)?;
+    outcome.iterations = (packed & 0xFFFF_FFFF) as usize;
+    outcome.decimation_steps = ((packed >> 32) & 0xFF_FFFF) as usize;
+    outcome.fixed_by_sp = values[..n].iter().filter(|&&v| v == 1 || v == 2).count();
+    outcome.fixed_by_propagation = values[..n].iter().filter(|&&v| v == 3 || v == 4).count();
+    match packed >> 56 {
+        0 => {}
+        1 => return Ok(Solved { outcome, program_time, gpu_times, walksat_time: Duration::ZERO }),
+        2 => {
+            outcome.status = SpStatus::NotConverged;
+            return Ok(Solved { outcome, program_time, gpu_times, walksat_time: Duration::ZERO });
+        }
+        other => return Err(AlgoError::Internal(format!("sp returned status {other}"))),
+    }
+    // What is left: the clauses not deleted, without their false literals.
+    let mut fixed: Vec<Option<bool>> = values[..n].iter().map(|&v| (v != 0).then_some(v % 2 == 1)).collect();
+    let mut rest_literals = Vec::new();
+    let mut rest_starts = vec![0];
+    for (c, clause) in clauses.iter().enumerate() {
+        if satisfied[n + c] {
+            continue;
+        }
+        rest_literals.extend(clause.iter().filter(|&&l| fixed[l.unsigned_abs() as usize - 1].is_none()));
+        rest_starts.push(rest_literals.len());
+    }
+    outcome.walksat_clauses = rest_starts.len() - 1;
+    let started = Instant::now();
+    if outcome.walksat_clauses > 0 {
+        let rest = Formula::from_flat(n, rest_literals, rest_starts)
+            .map_err(|e| AlgoError::Internal(format!("the simplified formula: {e}")))?;
+        let search = WalkSatOptions {
+            max_flips: sp.walksat_max_flips,
+            noise: sp.walksat_noise,
+            seed: sp.seed ^ WALKSAT_SEED,
+            start: None,
+        };
+        let found = walksat_outcome(&rest, &search).map_err(|e| AlgoError::Usage(e.to_string()))?;
+        outcome.walksat_flips = found.flips;
+        let Some(found) = found.assignment else {
+            outcome.status = SpStatus::WalkSatFailed;
+            return Ok(Solved { outcome, program_time, gpu_times, walksat_time: started.elapsed() });
+        };
+        for (value, found) in fixed.iter_mut().zip(found.values()) {
+            value.get_or_insert(found.unwrap_or(false));
+        }
+    }
+    let walksat_time = started.elapsed();
+    let assignment = Assignment::from_values(fixed.into_iter().map(|v| Some(v.unwrap_or(false))).collect());
+    let report = check(formula, &assignment);
+    if !report.is_satisfied() {
+        return Err(AlgoError::Internal(format!(
+            "the grail survey propagation's assignment fails the verifier: {report}"
+        )));
+    }
+    outcome.status = SpStatus::Satisfied;
+    outcome.assignment = Some(assignment);
+    Ok(Solved { outcome, program_time, gpu_times, walksat_time })
+}
+
+/// The clauses with repeated literals merged and tautologies dropped (as the reference does);
+/// `None` if a clause is empty.
+fn clean_clauses(formula: &Formula) -> Option<Vec<Vec<i32>>> {
+    let mut clauses = Vec::with_capacity(formula.num_clauses());
+    for clause in formula.clauses() {
+        if clause.is_empty() {
+            return None;
+        }
+        let mut kept: Vec<i32> = Vec::with_capacity(clause.len());
+        let mut tautology = false;
+        for &l in clause {
+            if kept.contains(&-l) {
+                tautology = true;
+                break;
+            }
+            if !kept.contains(&l) {
+                kept.push(l);
+            }
+        }
+        if !tautology {
+            clauses.push(kept);
+        }
+    }
+    Some(clauses)
+}
+
+/// Nodes `0..n` are the variables, `n + c` clause `c`; an edge from each clause to each of its
+/// variables, weighing 1 when the literal is negated.
+fn factor_graph(n: usize, clauses: &[Vec<i32>]) -> Result<Graph> {
+    let nodes = n + clauses.len();
+    if nodes >= u32::MAX as usize {
+        return Err(AlgoError::Usage(format!(
+            "{n} variables and {} clauses: the factor graph needs fewer than 2^32 nodes",
+            clauses.len()
+        )));
+    }
+    let mut offsets = vec![0u64; n + 1];
+    let literals: usize = clauses.iter().map(Vec::len).sum();
+    let mut targets = Vec::with_capacity(literals);
+    let mut weights = Vec::with_capacity(literals);
+    for clause in clauses {
+        for &l in clause {
+            targets.push(l.unsigned_abs() - 1);
+            weights.push(u32::from(l < 0));
+        }
+        offsets.push(targets.len() as u64);
+    }
+    let csr = Csr::from_parts(offsets, targets, Some(weights))
+        .map_err(|e| AlgoError::Internal(format!("the factor graph: {e}")))?;
+    Ok(Graph::from_csr(csr))
+}
+
+fn params(module: &Module, n: usize, sp: &SpOptions) -> Result<Vec<Option<Value>>> {
+    let max_sweeps = u32::try_from(sp.max_iterations).unwrap_or(u32::MAX);
+    module
+        .params
+        .iter()
+        .map(|p| {
+            Ok(Some(match p.name.as_str() {
+                "vars" => Value::U32(n as u32),
+                "epsilon" => Value::F64(sp.epsilon),
+                "trivial" => Value::F64(sp.trivial),
+                "fraction" => Value::F64(sp.fix_fraction),
+                "max_sweeps" => Value::U32(max_sweeps),
+                "seed" => Value::U64(sp.seed),
+                other => return Err(AlgoError::Internal(format!("sp has an unexpected parameter `{other}`"))),
+            }))
+        })
+        .collect()
+}
+
+/// The program's outputs: each node's value, each node's `satisfied`, and what `main` returned.
+fn results(module: &Module, mut output: RunOutput) -> Result<(Vec<u32>, Vec<bool>, u64)> {
+    let wrong = || AlgoError::Internal("sp's outputs are not value (u32) and satisfied (bool)".into());
+    let [value_id, satisfied_id] = module.outputs[..] else { return Err(wrong()) };
+    let values = match std::mem::replace(&mut output.properties[value_id.index()], Column::Bool(Vec::new())) {
+        Column::U32(values) => values,
+        _ => return Err(wrong()),
+    };
+    let satisfied = match std::mem::replace(&mut output.properties[satisfied_id.index()], Column::Bool(Vec::new())) {
+        Column::Bool(satisfied) => satisfied,
+        _ => return Err(wrong()),
+    };
+    let packed = match output.result {
+        Some(Value::U64(packed)) => packed,
+        _ => return Err(AlgoError::Internal("sp's main did not return its status".into())),
+    };
+    Ok((values, satisfied, packed))
+}

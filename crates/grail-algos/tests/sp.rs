@@ -1,0 +1,63 @@
+//! Survey propagation by the grail program (`sp.grail`) on the CPU: random k-SAT formulas
+//! solved with their assignments checked clause by clause, surveys that do the work near the
+//! threshold, honest failures on unsatisfiable formulas, and formulas with units, repeated
+//! literals and tautologies.
+
+use grail_algos::Target;
+use grail_algos::sp::{Options, solve};
+use grail_sat::{Formula, SpOptions, SpStatus, check, random_ksat};
+
+fn options(seed: u64, threads: usize) -> Options {
+    Options { target: Target::Cpu, threads, sp: SpOptions { seed, ..SpOptions::default() }, ..Options::default() }
+}
+
+#[test]
+fn random_3sat_near_the_threshold_is_solved_with_the_surveys_doing_work() {
+    for seed in 0..3 {
+        let formula = random_ksat(3000, 4.0, 3, seed).unwrap();
+        let solved = solve(&formula, &options(seed, 1 + seed as usize % 3)).unwrap();
+        let outcome = &solved.outcome;
+        assert_eq!(outcome.status, SpStatus::Satisfied, "seed {seed}: {outcome:?}");
+        assert!(check(&formula, outcome.assignment.as_ref().unwrap()).is_satisfied());
+        assert!(outcome.fixed_by_sp > 0 && outcome.decimation_steps > 0, "seed {seed}: {outcome:?}");
+        assert!(outcome.walksat_clauses < formula.num_clauses(), "{outcome:?}");
+    }
+}
+
+#[test]
+fn k_from_4_to_6_and_easy_formulas() {
+    for (k, ratio) in [(4, 8.0), (5, 16.0), (6, 30.0)] {
+        let formula = random_ksat(800, ratio, k, k as u64).unwrap();
+        let outcome = solve(&formula, &options(1, 2)).unwrap().outcome;
+        assert_eq!(outcome.status, SpStatus::Satisfied, "k {k}: {outcome:?}");
+        assert!(check(&formula, outcome.assignment.as_ref().unwrap()).is_satisfied());
+    }
+    // Far below the threshold the surveys are trivial at once: WalkSAT does everything.
+    let easy = random_ksat(500, 2.0, 3, 1).unwrap();
+    let outcome = solve(&easy, &options(0, 2)).unwrap().outcome;
+    assert!(outcome.is_satisfied());
+    assert_eq!((outcome.fixed_by_sp, outcome.decimation_steps), (0, 0));
+}
+
+#[test]
+fn units_repeats_and_tautologies_are_handled_and_contradictions_reported() {
+    // x1; (-x1 or x2); (x2 or x2 or -x3); (x3 or -x3); (-x2 or x3 or x4)
+    let formula = Formula::new(4, [vec![1], vec![-1, 2], vec![2, 2, -3], vec![3, -3], vec![-2, 3, 4]]).unwrap();
+    let outcome = solve(&formula, &options(0, 1)).unwrap().outcome;
+    assert!(outcome.is_satisfied(), "{outcome:?}");
+    let assignment = outcome.assignment.unwrap();
+    assert_eq!((assignment.value(1), assignment.value(2)), (Some(true), Some(true)));
+    assert!(outcome.fixed_by_propagation >= 2);
+    // Every assignment of three variables is excluded: unit propagation or WalkSAT fails, and
+    // no assignment is claimed.
+    let all8: Vec<Vec<i32>> =
+        (0..8).map(|bits| (1..=3).map(|v| if bits >> (v - 1) & 1 == 1 { -v } else { v }).collect()).collect();
+    let unsat = Formula::new(3, all8).unwrap();
+    let mut opts = options(0, 1);
+    opts.sp.walksat_max_flips = 10_000;
+    let outcome = solve(&unsat, &opts).unwrap().outcome;
+    assert!(!outcome.is_satisfied() && outcome.assignment.is_none(), "{outcome:?}");
+    // x1 and -x1: a contradiction found by propagation.
+    let outcome = solve(&Formula::new(1, [vec![1], vec![-1]]).unwrap(), &options(0, 1)).unwrap().outcome;
+    assert_eq!(outcome.status, SpStatus::Contradiction);
+}
