@@ -102,8 +102,8 @@ pub enum SpTarget {
 #[derive(Debug, Subcommand)]
 pub enum PtaCommand {
     /// Extract points-to constraints from textual LLVM IR (`clang -S -emit-llvm -O0 -g0 -o
-    /// PROG.ll PROG.c`); a summary and a warning for each construct the model leaves out go to
-    /// standard error.
+    /// PROG.ll PROG.c`, with `-fno-discard-value-names` for the source's names of locals); a
+    /// summary and a warning for each construct the model leaves out go to standard error.
     Extract(PtaExtractArgs),
     /// Solve points-to constraints: each pointer's set of the objects it may point to.
     Solve(PtaSolveArgs),
@@ -128,9 +128,9 @@ pub struct PtaSolveArgs {
     /// Who solves them.
     #[arg(long, value_enum, default_value_t = PtaTarget::Reference)]
     pub target: PtaTarget,
-    /// Check that the solution satisfies every constraint of the file read again (a fixed
-    /// point, so sound; exit 3 when it does not). Minimality is not checked: other solvers are
-    /// checked by equality with the reference's solution.
+    /// Check that the solution satisfies every constraint (a fixed point, so sound; exit 3 when
+    /// one does not hold), by a checker that shares no code with the solvers. Minimality is not
+    /// checked: other solvers are checked by equality with the reference's solution.
     #[arg(long)]
     pub verify: bool,
     /// Print JSON instead of a summary.
