@@ -249,15 +249,17 @@ impl Engine {
             }
             Engine::Cpu { update, threads, .. } => {
                 let inputs = update_inputs(update.module(), before, batch)?;
+                let params = vec![None; update.module().params.len()];
                 let output =
-                    update.run_with_inputs(graph, &[], &inputs, &RunOptions { threads: *threads }, &mut sink())?;
+                    update.run_with_inputs(graph, &params, &inputs, &RunOptions { threads: *threads }, &mut sink())?;
                 let compute = output.stats.elapsed;
                 Ok((distances_of(update.module(), output)?, Timing { total: started.elapsed(), compute }))
             }
             Engine::Gpu { update, .. } => {
                 let inputs = update_inputs(update.module(), before, batch)?;
                 let mut resident = DeviceGraph::new(update.device(), graph)?;
-                let (output, times) = update.run_on_with_inputs(graph, &mut resident, &[], &inputs, &mut sink())?;
+                let params = vec![None; update.module().params.len()];
+                let (output, times) = update.run_on_with_inputs(graph, &mut resident, &params, &inputs, &mut sink())?;
                 let distances = distances_of(update.module(), output)?;
                 Ok((distances, Timing { total: started.elapsed(), compute: times.kernels }))
             }
