@@ -209,6 +209,20 @@ for input in "$out/m2k.node" "$here/examples/meshes/square-with-holes.poly"; do
     fi
 done
 
+step "incremental SSSP: dsssp on the GPU, every batch verified against Dijkstra's and a run from scratch"
+"$grail" -q gen rmat --scale 16 --max-weight 100 --seed 3 -o "$out/dsssp-rmat.gcsr" >/dev/null
+"$grail" -q gen road --nodes 65536 --seed 3 -o "$out/dsssp-road.gcsr" >/dev/null
+for graph in "$out/dsssp-rmat.gcsr" "$out/dsssp-road.gcsr"; do
+    name=$(basename "$graph" .gcsr)
+    if timeout 300 "$grail" -q dsssp --graph "$graph" --target gpu --device "$device" --random-batches 4 \
+        --batch-size 0.1% --verify --json >"$out/$name.json" 2>&1 && grep -q '"verified": true' "$out/$name.json"; then
+        pass "dsssp on $name: 4 batches, verified"
+    else
+        cat "$out/$name.json"
+        fail "dsssp on $name on the GPU"
+    fi
+done
+
 step "errors: a device that does not exist, a kernel that faults, --checks, --timeout, a full device heap"
 set +e
 "$grail" -q run bfs -g "$out/r10.gcsr" --target gpu --device 99 >"$out/bad-device.txt" 2>&1

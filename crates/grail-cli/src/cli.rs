@@ -66,6 +66,106 @@ pub enum Command {
     /// LLVM IR, and solved.
     #[command(subcommand)]
     Pta(PtaCommand),
+    /// Incremental shortest paths: edges inserted in batches, the distances repaired after each
+    /// (and, for comparison, solved again from scratch); deletions are not supported.
+    Dsssp(DssspArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DssspArgs {
+    /// The graph file (any format `grail run --graph` reads), with integer weights or none.
+    #[arg(long, short, value_name = "FILE")]
+    pub graph: PathBuf,
+    /// Input format, when the extension and contents do not tell.
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<grail_graph::io::Format>,
+    /// The first node id in the graph file: 1 for files that number nodes from 1.
+    #[arg(long, value_name = "0|1", default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=1))]
+    pub base: u8,
+    /// The source node (0-based), or `max-degree` for the node with the most out-edges (on
+    /// generated power-law graphs node 0 may reach nothing).
+    #[arg(long, default_value = "0")]
+    pub source: SourceNode,
+    /// The insertions: `u v w` lines (0-based ids, weight 1 when left out), batches separated
+    /// by blank lines, `#` comments.
+    #[arg(long, value_name = "FILE", conflicts_with = "random_batches")]
+    pub updates: Option<PathBuf>,
+    /// Insert K batches of random edges instead (weights up to the graph's largest).
+    #[arg(long, value_name = "K")]
+    pub random_batches: Option<usize>,
+    /// Edges per random batch: a count, or a share of the graph's edges such as `0.1%`.
+    #[arg(long, value_name = "B")]
+    pub batch_size: Option<BatchSize>,
+    /// Seed of the random batches.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Who repairs the distances: `reference` (Dijkstra's restarted from the inserted edges),
+    /// `cpu` or `gpu` (the grail program `dsssp`).
+    #[arg(long, default_value = "cpu")]
+    pub target: grail_algos::Target,
+    /// The GPU of --target gpu, numbered from 0.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub device: usize,
+    /// The optimizations the grail programs are compiled with, as `grail run --opt` takes them.
+    #[arg(long, value_name = "CONFIG", default_value = "all")]
+    pub opt: grail_ir::OptConfig,
+    /// Do not solve each batch from scratch for comparison.
+    #[arg(long)]
+    pub no_fresh: bool,
+    /// Check the distances after every batch against a fresh Dijkstra's (exit 3 when they
+    /// differ).
+    #[arg(long)]
+    pub verify: bool,
+    /// Print JSON instead of a summary.
+    #[arg(long)]
+    pub json: bool,
+    /// Where to write the final distances, one line per node (`inf` unreached); `-` for
+    /// standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+/// A source node: an id, or the node with the most out-edges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SourceNode {
+    Id(u64),
+    MaxDegree,
+}
+
+impl std::str::FromStr for SourceNode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s == "max-degree" {
+            return Ok(SourceNode::MaxDegree);
+        }
+        s.parse().map(SourceNode::Id).map_err(|_| format!("`{s}`: expected a node id or `max-degree`"))
+    }
+}
+
+/// A batch size: a number of edges, or a share of the graph's edges (`0.1%`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum BatchSize {
+    Edges(usize),
+    Percent(f64),
+}
+
+impl std::str::FromStr for BatchSize {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || format!("`{s}`: expected a number of edges (1 or more) or a share such as 0.1%");
+        match s.strip_suffix('%') {
+            Some(share) => match share.trim().parse::<f64>() {
+                Ok(p) if p > 0.0 && p <= 100.0 => Ok(BatchSize::Percent(p)),
+                _ => Err(bad()),
+            },
+            None => match s.parse::<usize>() {
+                Ok(n) if n > 0 => Ok(BatchSize::Edges(n)),
+                _ => Err(bad()),
+            },
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -74,8 +174,15 @@ pub struct SpArgs {
     #[arg(value_name = "FILE")]
     pub input: PathBuf,
     /// Who solves it.
-    #[arg(long, value_enum, default_value_t = SpTarget::Reference)]
+    #[arg(long, value_enum, default_value_t = SpTarget::Cpu)]
     pub target: SpTarget,
+    /// The GPU of --target gpu, numbered from 0.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub device: usize,
+    /// The optimizations the grail program is compiled with (cpu and gpu targets), as `grail
+    /// run --opt` takes them.
+    #[arg(long, value_name = "CONFIG", default_value = "all")]
+    pub opt: grail_ir::OptConfig,
     /// Check the assignment clause by clause against the formula read again (exit 3 when it
     /// fails).
     #[arg(long)]
@@ -83,7 +190,8 @@ pub struct SpArgs {
     /// Print JSON instead of a summary.
     #[arg(long)]
     pub json: bool,
-    /// Random seed of the survey updates' order and of WalkSAT.
+    /// Random seed of the initial surveys (and, for the reference, of their update order) and
+    /// of WalkSAT.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Where to write the assignment (`v 1 -2 3 ... 0` lines); `-` for standard output.
@@ -94,9 +202,14 @@ pub struct SpArgs {
 /// Who runs survey propagation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum SpTarget {
-    /// The sequential reference (survey-inspired decimation finished by WalkSAT). The grail
-    /// program for the CPU and GPU targets is not built yet.
+    /// The sequential reference (survey-inspired decimation finished by WalkSAT; clauses
+    /// updated one at a time in random order).
     Reference,
+    /// The grail program (`sp`) on the CPU, on --threads threads: every clause's surveys updated
+    /// at once, decimation and unit propagation in the program, WalkSAT on the host.
+    Cpu,
+    /// The grail program (`sp`) on a GPU (`--device`), as on the CPU.
+    Gpu,
 }
 
 #[derive(Debug, Subcommand)]

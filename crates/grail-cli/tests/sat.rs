@@ -26,6 +26,13 @@ fn generated_formulas_are_solved_verified_and_failures_exit_4() {
     let formula = grail_sat::read_cnf(std::path::Path::new(cnf)).unwrap();
     let assignment = grail_sat::read_solution(&solution, formula.num_vars()).unwrap();
     assert!(grail_sat::check(&formula, &assignment).is_satisfied());
+    // The grail program ran (the default target, cpu); the reference solves it too.
+    assert_eq!(summary["target"], "cpu");
+    assert!(summary["program_ms"].as_f64().is_some(), "{summary}");
+    let reference = grail(&["sp", cnf, "--target", "reference", "--verify", "--json"]);
+    assert!(reference.status.success(), "{}", String::from_utf8_lossy(&reference.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&reference.stdout).unwrap();
+    assert_eq!((summary["target"].as_str(), summary["verified"].as_bool()), (Some("reference"), Some(true)));
     // Far past the threshold there is no assignment: exit 4, and no assignment file.
     let over = dir.path().join("u.cnf");
     let over = over.to_str().unwrap();

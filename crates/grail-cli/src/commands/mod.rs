@@ -9,6 +9,7 @@ mod compile;
 mod convert;
 mod demo;
 mod devices;
+mod dsssp;
 mod gen_graph;
 mod mesh;
 mod pta;
@@ -41,8 +42,9 @@ pub fn dispatch(command: Command, threads: usize, progress: &Bars) -> Result<()>
         Command::Compile(args) => compile::compile(args),
         Command::Devices(args) => devices::devices(args),
         Command::Mesh(command) => mesh::mesh(command, threads, progress),
-        Command::Sp(args) => sat::sp(args, progress),
+        Command::Sp(args) => sat::sp(args, threads, progress),
         Command::Pta(command) => pta::pta(command, progress),
+        Command::Dsssp(args) => dsssp::dsssp(args, threads, progress),
     }
 }
 

@@ -10,6 +10,7 @@ use serde_json::json;
 
 use crate::cli::{SpArgs, SpTarget};
 use crate::progress::Bars;
+use grail_algos::Target;
 
 /// Survey propagation ended without an assignment (exit 4): not an error in the formula or the
 /// program, but the heuristic's honest failure.
@@ -41,14 +42,32 @@ pub fn generate(vars: usize, ratio: f64, k: usize, seed: u64, output: &Path) -> 
     Ok(())
 }
 
-pub fn sp(args: SpArgs, progress: &Bars) -> Result<()> {
+pub fn sp(args: SpArgs, threads: usize, progress: &Bars) -> Result<()> {
     progress.begin("reading", None);
     let formula = read_cnf(&args.input)?;
     progress.finish();
     progress.begin("solving", None);
     let start = Instant::now();
+    let sp_options = SpOptions { seed: args.seed, ..SpOptions::default() };
+    let grail_options = |target| grail_algos::sp::Options {
+        target,
+        device: args.device,
+        threads,
+        opt: args.opt,
+        sp: sp_options,
+    };
+    // The grail program's part (surveys, decimation, propagation) and, on a GPU, its kernels'.
+    let mut program_ms = None;
+    let mut kernels_ms = None;
     let outcome = match args.target {
-        SpTarget::Reference => survey_propagation(&formula, &SpOptions { seed: args.seed, ..SpOptions::default() })?,
+        SpTarget::Reference => survey_propagation(&formula, &sp_options)?,
+        SpTarget::Cpu | SpTarget::Gpu => {
+            let target = if args.target == SpTarget::Cpu { Target::Cpu } else { Target::Gpu };
+            let solved = grail_algos::sp::solve(&formula, &grail_options(target))?;
+            program_ms = Some(solved.program_time.as_secs_f64() * 1e3);
+            kernels_ms = solved.gpu_times.map(|t| t.kernels.as_secs_f64() * 1e3);
+            solved.outcome
+        }
     };
     let time = start.elapsed();
     progress.finish();
@@ -80,7 +99,9 @@ pub fn sp(args: SpArgs, progress: &Bars) -> Result<()> {
     if args.json {
         let summary = json!({
             "input": args.input.display().to_string(),
-            "target": "reference",
+            "target": target_name(args.target),
+            "program_ms": program_ms,
+            "kernels_ms": kernels_ms,
             "variables": formula.num_vars(),
             "clauses": formula.num_clauses(),
             "satisfied": outcome.is_satisfied(),
@@ -110,4 +131,12 @@ pub fn sp(args: SpArgs, progress: &Bars) -> Result<()> {
         }
     }
     if outcome.is_satisfied() { Ok(()) } else { Err(NoAssignment(status.to_string()).into()) }
+}
+
+fn target_name(target: SpTarget) -> &'static str {
+    match target {
+        SpTarget::Reference => "reference",
+        SpTarget::Cpu => "cpu",
+        SpTarget::Gpu => "gpu",
+    }
 }

@@ -1,0 +1,139 @@
+//! `grail dsssp`: incremental single-source shortest paths over batches of edge insertions.
+
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use grail_algos::Output;
+use grail_algos::dsssp::{BatchReport, Options, Timing, run};
+use grail_graph::io::ReadOptions;
+use grail_graph::{BuildOptions, Progress};
+use serde_json::json;
+
+use crate::cli::{BatchSize, DssspArgs, SourceNode};
+use crate::commands::{UsageError, read_input};
+use crate::progress::Bars;
+
+pub fn dsssp(args: DssspArgs, threads: usize, progress: &Bars) -> Result<()> {
+    let options = ReadOptions { format: args.format, build: BuildOptions::default(), real_weights: Default::default() };
+    let graph = read_input(&args.graph, &options, args.base, progress)?;
+    let source = match args.source {
+        SourceNode::Id(id) => graph.check_node(id, "source node")?,
+        SourceNode::MaxDegree if graph.num_nodes() > 0 => graph.out().max_degree().0,
+        SourceNode::MaxDegree => {
+            return Err(UsageError("the graph has no nodes, so there is no source node".into()).into());
+        }
+    };
+    let batches = match (&args.updates, args.random_batches) {
+        (Some(path), _) => grail_graph::insert::read_batches(path).context("cannot read the updates")?,
+        (None, Some(count)) => {
+            let size = match args.batch_size {
+                Some(BatchSize::Edges(size)) => size,
+                Some(BatchSize::Percent(percent)) => {
+                    ((graph.num_edges() as f64 * percent / 100.0).round() as usize).max(1)
+                }
+                None => {
+                    return Err(UsageError(
+                        "--random-batches needs --batch-size (edges, or a share such as 0.1%)".into(),
+                    )
+                    .into());
+                }
+            };
+            if graph.num_nodes() == 0 {
+                return Err(UsageError("the graph has no nodes to insert edges between".into()).into());
+            }
+            let max_weight = graph.out().weights().and_then(|w| w.iter().copied().max()).unwrap_or(1).max(1);
+            grail_graph::insert::random_batches(graph.num_nodes(), count, size, max_weight, args.seed)
+        }
+        (None, None) => {
+            return Err(
+                UsageError("give the insertions: --updates FILE, or --random-batches K --batch-size B".into()).into()
+            );
+        }
+    };
+    let edges_before = graph.num_edges();
+    let run_options = Options {
+        target: args.target,
+        device: args.device,
+        threads,
+        opt: args.opt,
+        fresh: !args.no_fresh,
+        verify: args.verify,
+    };
+    progress.begin("updating", Some(batches.len() as u64));
+    let report = run(graph, source, &batches, &run_options, |_| progress.advance(1))?;
+    progress.finish();
+    if let Some(path) = &args.output {
+        grail_graph::io::write_text_file(path, |out| Output::Distances(report.distances.clone()).write_values(out))
+            .context("cannot write the distances")?;
+    }
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let timing = |t: &Timing| json!({ "total_ms": ms(t.total), "compute_ms": ms(t.compute) });
+    let speedup = |b: &BatchReport| b.fresh.map(|f| f.compute.as_secs_f64() / b.update.compute.as_secs_f64().max(1e-9));
+    if args.json {
+        let batches: Vec<_> = report
+            .batches
+            .iter()
+            .map(|b| {
+                json!({
+                    "batch": b.index,
+                    "inserted": b.inserted,
+                    "edges": b.edges,
+                    "lowered": b.lowered,
+                    "merge_ms": ms(b.merge),
+                    "update_ms": ms(b.update.compute),
+                    "update_total_ms": ms(b.update.total),
+                    "fresh_ms": b.fresh.map(|f| ms(f.compute)),
+                    "fresh_total_ms": b.fresh.map(|f| ms(f.total)),
+                    "speedup": speedup(b),
+                    "verified": b.verified,
+                })
+            })
+            .collect();
+        let summary = json!({
+            "graph": args.graph.display().to_string(),
+            "nodes": report.graph.num_nodes(),
+            "edges_before": edges_before,
+            "edges_after": report.graph.num_edges(),
+            "source": source,
+            "target": args.target.name(),
+            "opt": args.opt.to_string(),
+            "initial": timing(&report.initial),
+            "batches": batches,
+            "time_ms": report.batches.iter().map(|b| ms(b.update.compute)).sum::<f64>(),
+            "verified": args.verify,
+        });
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+        return Ok(());
+    }
+    if args.output.as_deref().is_some_and(|p| p.as_os_str() == "-") {
+        return Ok(()); // The distances went to standard output.
+    }
+    println!(
+        "{}: {} nodes, {} edges; source {source}; {} batches on {}",
+        args.graph.display(),
+        report.graph.num_nodes(),
+        edges_before,
+        report.batches.len(),
+        args.target
+    );
+    println!("  initial solve: {:.2} ms ({:.2} ms computing)", ms(report.initial.total), ms(report.initial.compute));
+    for b in &report.batches {
+        let fresh = match (b.fresh, speedup(b)) {
+            (Some(f), Some(x)) => {
+                format!("; from scratch {:.2} ms ({:.2} computing): {x:.1}x", ms(f.total), ms(f.compute))
+            }
+            _ => String::new(),
+        };
+        println!(
+            "  batch {}: {} edges in, {} distances lowered; update {:.2} ms ({:.2} computing, {:.2} inserting){fresh}{}",
+            b.index,
+            b.inserted,
+            b.lowered,
+            ms(b.update.total),
+            ms(b.update.compute),
+            ms(b.merge),
+            if b.verified { "; verified" } else { "" }
+        );
+    }
+    Ok(())
+}
