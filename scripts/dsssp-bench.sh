@@ -52,7 +52,7 @@ for spec in "${graphs[@]}"; do
     for target in $targets; do
         for size in $sizes; do
             json="$out/$(basename "$file").$target.${size%\%}.json"
-            if ! "$grail" -q dsssp --graph "$file" --target "$target" --random-batches "$batches" \
+            if ! "$grail" -q dsssp --graph "$file" --source max-degree --target "$target" --random-batches "$batches" \
                 --batch-size "$size" --verify --json >"$json" 2>"$json.err"; then
                 echo "| $spec | | | $target | $size | failed: $(tail -1 "$json.err") | | | | |"
                 continue

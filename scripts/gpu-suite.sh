@@ -223,6 +223,19 @@ for graph in "$out/dsssp-rmat.gcsr" "$out/dsssp-road.gcsr"; do
     fi
 done
 
+step "survey propagation: sp on the GPU, the assignment verified (3-SAT near the threshold, and 5-SAT)"
+for spec in "20000 4.0 3" "5000 16 5"; do
+    read -r vars ratio k <<<"$spec"
+    "$grail" -q gen sat --vars "$vars" --ratio "$ratio" --k "$k" --seed 2 -o "$out/sat-$k.cnf" >/dev/null
+    if timeout 300 "$grail" -q sp "$out/sat-$k.cnf" --target gpu --device "$device" --verify --json \
+        -o "$out/sat-$k.sol" >"$out/sp-$k.json" 2>&1 && grep -q '"verified": true' "$out/sp-$k.json"; then
+        pass "sp on $vars variables, k $k, ratio $ratio: $(grep -o '"vars_fixed_by_sp": [0-9]*' "$out/sp-$k.json"), verified"
+    else
+        cat "$out/sp-$k.json"
+        fail "sp on $vars variables, k $k on the GPU"
+    fi
+done
+
 step "errors: a device that does not exist, a kernel that faults, --checks, --timeout, a full device heap"
 set +e
 "$grail" -q run bfs -g "$out/r10.gcsr" --target gpu --device 99 >"$out/bad-device.txt" 2>&1

@@ -49,16 +49,12 @@ pub fn sp(args: SpArgs, threads: usize, progress: &Bars) -> Result<()> {
     progress.begin("solving", None);
     let start = Instant::now();
     let sp_options = SpOptions { seed: args.seed, ..SpOptions::default() };
-    let grail_options = |target| grail_algos::sp::Options {
-        target,
-        device: args.device,
-        threads,
-        opt: args.opt,
-        sp: sp_options,
-    };
+    let grail_options =
+        |target| grail_algos::sp::Options { target, device: args.device, threads, opt: args.opt, sp: sp_options };
     // The grail program's part (surveys, decimation, propagation) and, on a GPU, its kernels'.
     let mut program_ms = None;
     let mut kernels_ms = None;
+    let mut walksat_ms = None;
     let outcome = match args.target {
         SpTarget::Reference => survey_propagation(&formula, &sp_options)?,
         SpTarget::Cpu | SpTarget::Gpu => {
@@ -66,6 +62,7 @@ pub fn sp(args: SpArgs, threads: usize, progress: &Bars) -> Result<()> {
             let solved = grail_algos::sp::solve(&formula, &grail_options(target))?;
             program_ms = Some(solved.program_time.as_secs_f64() * 1e3);
             kernels_ms = solved.gpu_times.map(|t| t.kernels.as_secs_f64() * 1e3);
+            walksat_ms = Some(solved.walksat_time.as_secs_f64() * 1e3);
             solved.outcome
         }
     };
@@ -102,6 +99,7 @@ pub fn sp(args: SpArgs, threads: usize, progress: &Bars) -> Result<()> {
             "target": target_name(args.target),
             "program_ms": program_ms,
             "kernels_ms": kernels_ms,
+            "walksat_ms": walksat_ms,
             "variables": formula.num_vars(),
             "clauses": formula.num_clauses(),
             "satisfied": outcome.is_satisfied(),

@@ -118,6 +118,9 @@ impl Target for C {
 
     /// `uint32_t grail_c<c>_add_host(ctx, const grail_value *)` appends an element given as its
     /// flattened fields and returns its handle (UINT32_MAX when the collection could not grow),
+    /// `uint32_t grail_c<c>_grow_host(ctx, uint64_t count, uint64_t *base)` reserves `count`
+    /// slots at once (0 when the collection could not grow) and `void grail_c<c>_put_host(ctx,
+    /// uint64_t, const grail_value *)` writes one of them, from any thread (bulk filling),
     /// `void grail_c<c>_get_host(ctx, uint32_t, grail_value *)` reads one back, and
     /// `void grail_c<c>_clear_claims(grail_coll *)` zeroes its claim words.
     fn collection_entry_points(&self, out: &mut String, module: &Module, c: usize, collection: &CollectionDecl) {
@@ -132,6 +135,35 @@ impl Target for C {
             writeln!(out, "    {path} = {};", from_value(*ty, &format!("flat[{k}]"))).unwrap();
         }
         writeln!(out, "    return grail_c{c}_add(ctx, v);\n}}").unwrap();
+        // Bulk filling (input collections): grow by `count` slots at once, their segments made,
+        // then write each slot from any thread.
+        writeln!(
+            out,
+            "uint32_t grail_c{c}_grow_host(const grail_ctx *ctx, uint64_t count, uint64_t *base) {{\n    \
+             grail_coll *coll = &ctx->colls[{c}];\n    \
+             uint64_t first = __atomic_fetch_add(&coll->len, count, __ATOMIC_RELAXED);\n    \
+             if (first + count > GRAIL_COLL_MAX) {{ __atomic_store_n(&coll->failed, 2u, __ATOMIC_RELAXED); return 0; }}\n    \
+             for (uint64_t i = first; i < first + count; ) {{\n        \
+             if (!grail_coll_segment(coll, GRAIL_C{c}_BYTES, i)) return 0;\n        \
+             uint64_t k;\n        \
+             unsigned s = grail_segment(i, &k);\n        \
+             i += ((uint64_t)1 << (s + GRAIL_SEG_LOG)) - k;\n    \
+             }}\n    \
+             *base = first;\n    \
+             return 1;\n}}"
+        )
+        .unwrap();
+        writeln!(out, "void grail_c{c}_put_host(const grail_ctx *ctx, uint64_t i, const grail_value *flat) {{")
+            .unwrap();
+        writeln!(out, "    grail_coll *coll = &ctx->colls[{c}];\n    {elem_ty} v;\n    memset(&v, 0, sizeof v);")
+            .unwrap();
+        for (k, (path, ty)) in flat.iter().enumerate() {
+            writeln!(out, "    {path} = {};", from_value(*ty, &format!("flat[{k}]"))).unwrap();
+        }
+        for (f, (_, ty)) in fields.iter().enumerate() {
+            writeln!(out, "    {} = v.f{f};", element_field(c, f, *ty)).unwrap();
+        }
+        writeln!(out, "}}").unwrap();
         writeln!(
             out,
             "void grail_c{c}_clear_claims(grail_coll *coll) {{ grail_coll_clear_words(coll, GRAIL_C{c}_CLAIMS); }}"

@@ -19,8 +19,8 @@ use grail_ir::{CollectionId, Kernel, KernelId, Module, ReduceOp, Stmt, Type};
 
 use super::fault::{KernelGuard, KernelName};
 use super::ffi::{
-    BufFreeFn, CollAddFn, CollClearFn, CollFreeFn, CollGetFn, GrailColl, GrailCtx, GrailSlots, GrailThread, GrailValue,
-    PhaseFn, SizeFn, SplitFn, ThreadSlot, WBufFreeFn,
+    BufFreeFn, CollAddFn, CollClearFn, CollFreeFn, CollGetFn, CollGrowFn, CollPutFn, GrailColl, GrailCtx, GrailSlots,
+    GrailThread, GrailValue, PhaseFn, SizeFn, SplitFn, ThreadSlot, WBufFreeFn,
 };
 use super::pool::{Job, Pool, PoolState};
 use super::toolchain::{CCompiler, NativeLibrary};
@@ -84,6 +84,8 @@ impl std::fmt::Debug for CpuProgram {
 #[derive(Clone, Copy)]
 struct CollectionCode {
     add: CollAddFn,
+    grow: CollGrowFn,
+    put: CollPutFn,
     get: CollGetFn,
     clear_claims: CollClearFn,
 }
@@ -221,8 +223,10 @@ impl CpuProgram {
             // SAFETY: the C target emits these signatures for every collection.
             let add: CollAddFn = unsafe { library.function(&format!("grail_c{c}_add_host"))? };
             let get: CollGetFn = unsafe { library.function(&format!("grail_c{c}_get_host"))? };
+            let grow: CollGrowFn = unsafe { library.function(&format!("grail_c{c}_grow_host"))? };
+            let put: CollPutFn = unsafe { library.function(&format!("grail_c{c}_put_host"))? };
             let clear_claims: CollClearFn = unsafe { library.function(&format!("grail_c{c}_clear_claims"))? };
-            collections.push(CollectionCode { add, get, clear_claims });
+            collections.push(CollectionCode { add, grow, put, get, clear_claims });
         }
         Ok(CpuProgram {
             module,
@@ -340,7 +344,8 @@ impl Drop for Collections {
 /// The run's context shared with the threads that read collections back (they only read).
 struct SharedCtx<'c>(&'c GrailCtx);
 
-// SAFETY: the context is only read through this while no kernel runs.
+// SAFETY: the context is only read through this while no kernel runs (a bulk fill writes the
+// elements its collections point to, each slot from one thread).
 unsafe impl Sync for SharedCtx<'_> {}
 
 /// One run in progress: memory, worklists, threads and statistics.
@@ -816,15 +821,26 @@ impl Machine for Run<'_, '_, '_> {
     }
 
     fn collection_fill(&mut self, id: CollectionId, table: &Table) -> Result<()> {
-        let add = self.program.collections[id.index()].add;
+        use rayon::prelude::*;
+        let code = self.program.collections[id.index()];
         let width = table.leaves().len();
-        for row in 0..table.len() {
-            let leaves = if width == 0 { [0u64].as_slice() } else { table.row(row) };
-            // SAFETY: the context points at this run's live collections; a row holds one word
-            // per scalar leaf of the element type (a grail_value's bits), as the C target's add
-            // function reads them.
-            unsafe { add(&*self.ctx, leaves.as_ptr().cast()) };
+        // All the slots at once, then the rows written on every core: row `r` becomes element
+        // `base + r` (0 + r for an input, filled into an empty collection).
+        let mut base = 0u64;
+        // SAFETY: the context points at this run's live collections; no kernel runs meanwhile.
+        if unsafe { (code.grow)(&*self.ctx, table.len() as u64, &mut base) } == 0 {
+            return self.check_collections();
         }
+        let ctx = SharedCtx(&self.ctx);
+        let empty = [0u64];
+        (0..table.len()).into_par_iter().with_min_len(4096).for_each(|row| {
+            let ctx = &ctx;
+            let leaves = if width == 0 { empty.as_slice() } else { table.row(row) };
+            // SAFETY: the slot was reserved above and its segment made; each row writes only its
+            // own slot; a row holds one word per scalar leaf of the element type (a
+            // grail_value's bits), as the C target's put function reads them.
+            unsafe { (code.put)(ctx.0, base + row as u64, leaves.as_ptr().cast()) };
+        });
         self.check_collections()
     }
 

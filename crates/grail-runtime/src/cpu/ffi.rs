@@ -182,6 +182,10 @@ pub(crate) type WBufFreeFn = unsafe extern "C" fn(*mut GrailWBuf);
 pub(crate) type CollFreeFn = unsafe extern "C" fn(*mut GrailColl);
 /// `uint32_t grail_c<c>_add_host(const grail_ctx *, const grail_value *flat)`.
 pub(crate) type CollAddFn = unsafe extern "C" fn(*const GrailCtx, *const GrailValue) -> u32;
+/// `uint32_t grail_c<c>_grow_host(const grail_ctx *, uint64_t count, uint64_t *base)`.
+pub(crate) type CollGrowFn = unsafe extern "C" fn(*const GrailCtx, u64, *mut u64) -> u32;
+/// `void grail_c<c>_put_host(const grail_ctx *, uint64_t index, const grail_value *flat)`.
+pub(crate) type CollPutFn = unsafe extern "C" fn(*const GrailCtx, u64, *const GrailValue);
 /// `void grail_c<c>_clear_claims(grail_coll *)`.
 pub(crate) type CollClearFn = unsafe extern "C" fn(*mut GrailColl);
 /// `void grail_c<c>_get_host(const grail_ctx *, uint32_t index, grail_value *flat)`.
