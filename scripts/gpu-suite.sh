@@ -223,8 +223,8 @@ for graph in "$out/dsssp-rmat.gcsr" "$out/dsssp-road.gcsr"; do
     fi
 done
 
-step "survey propagation: sp on the GPU, the assignment verified (3-SAT near the threshold, and 5-SAT)"
-for spec in "20000 4.0 3" "5000 16 5"; do
+step "survey propagation: sp on the GPU, the assignment verified (3-SAT and 5-SAT near their thresholds)"
+for spec in "20000 4.0 3" "5000 20 5"; do
     read -r vars ratio k <<<"$spec"
     "$grail" -q gen sat --vars "$vars" --ratio "$ratio" --k "$k" --seed 2 -o "$out/sat-$k.cnf" >/dev/null
     if timeout 300 "$grail" -q sp "$out/sat-$k.cnf" --target gpu --device "$device" --verify --json \
