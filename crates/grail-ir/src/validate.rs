@@ -635,6 +635,7 @@ impl<'m> Checker<'m> {
                 let integer = target.scalar().is_some_and(Scalar::is_integer);
                 let ok = match target {
                     Type::BOOL => !arithmetic,
+                    Type::Node | Type::Edge | Type::Element(_) => *op == AtomicOp::Cas,
                     _ if bitwise => integer,
                     _ => target.is_numeric(),
                 };

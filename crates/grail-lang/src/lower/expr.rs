@@ -673,8 +673,10 @@ impl<'a> Lowerer<'a> {
         };
         let arithmetic = matches!(op, AtomicOp::Add | AtomicOp::Sub);
         let bitwise = matches!(op, AtomicOp::And | AtomicOp::Or);
+        // Handles (nodes, edges, elements) are compared and swapped: a lock-free list's head.
         let ok = match ty {
             Type::Scalar(Scalar::Bool) => !arithmetic,
+            Type::Node | Type::Edge | Type::Element(_) => op == AtomicOp::Cas,
             _ if bitwise => types::is_integer(ty),
             _ => types::is_numeric(ty),
         };

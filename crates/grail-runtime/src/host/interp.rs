@@ -43,6 +43,14 @@ pub(crate) trait Machine {
     /// every handle to them held in any collection is renumbered; the new count. Refused when
     /// an element present holds a handle to a removed one (it would dangle).
     fn collection_compact(&mut self, module: &Module, id: CollectionId) -> Result<u32> {
+        if let Some(property) = module.properties.iter().find(|p| p.ty == Type::Element(id)) {
+            return Err(RuntimeError::program(format!(
+                "cannot compact `{}`: the property `{}` holds handles to its elements (only handles held in \
+                 collections are renumbered)",
+                module.collections[id.index()].name,
+                property.name
+            )));
+        }
         let (slots, removed) = self.collection_read(id)?;
         let mut renumber = vec![u32::MAX; slots.len()];
         let mut next = 0u32;

@@ -238,11 +238,12 @@ pub(crate) fn column_type(ty: Type) -> Option<PropertyType> {
         Type::Scalar(Scalar::Bool) => PropertyType::Bool,
         Type::Scalar(Scalar::I32) => PropertyType::I32,
         Type::Scalar(Scalar::I64) => PropertyType::I64,
-        Type::Scalar(Scalar::U32) | Type::Node => PropertyType::U32,
+        // An element handle is its index (a node's list head, say).
+        Type::Scalar(Scalar::U32) | Type::Node | Type::Element(_) => PropertyType::U32,
         Type::Scalar(Scalar::U64) | Type::Edge => PropertyType::U64,
         Type::Scalar(Scalar::F32) => PropertyType::F32,
         Type::Scalar(Scalar::F64) => PropertyType::F64,
-        Type::Struct(_) | Type::Element(_) | Type::Array(_) | Type::Unit => return None,
+        Type::Struct(_) | Type::Array(_) | Type::Unit => return None,
     })
 }
 
