@@ -12,6 +12,7 @@ pub mod dsssp;
 mod error;
 mod output;
 mod programs;
+pub mod pta;
 mod run;
 pub mod sp;
 pub mod suite;

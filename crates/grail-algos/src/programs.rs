@@ -14,6 +14,7 @@ pub const PROGRAMS: &[(&str, &str)] = &[
     ("pr", include_str!("../programs/pr.grail")),
     ("pr_pull32", include_str!("../programs/pr_pull32.grail")),
     ("pr_residual", include_str!("../programs/pr_residual.grail")),
+    ("pta", include_str!("../programs/pta.grail")),
     ("sp", include_str!("../programs/sp.grail")),
     ("sssp_bf", include_str!("../programs/sssp_bf.grail")),
     ("sssp_nf_real", include_str!("../programs/sssp_nf_real.grail")),

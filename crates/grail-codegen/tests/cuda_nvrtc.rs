@@ -100,8 +100,6 @@ fn the_collection_programs_compile_for_sm_90() {
     compiles_cleanly("arrays", include_str!("../../grail-lang/tests/programs/arrays.grail"));
     compiles_cleanly("cavities", include_str!("../../grail-lang/tests/programs/cavities.grail"));
     compiles_cleanly("dmr", include_str!("../../grail-algos/programs/dmr.grail"));
-    compiles_cleanly("dsssp", include_str!("../../grail-algos/programs/dsssp.grail"));
-    compiles_cleanly("sp", include_str!("../../grail-algos/programs/sp.grail"));
 }
 
 /// Checked mode (`grail run --checks`, `GRAIL_CHECKS` defined): every suite variant, and a
