@@ -239,11 +239,18 @@ pub struct PtaSolveArgs {
     #[arg(value_name = "CONSTRAINTS")]
     pub input: PathBuf,
     /// Who solves them.
-    #[arg(long, value_enum, default_value_t = PtaTarget::Reference)]
+    #[arg(long, value_enum, default_value_t = PtaTarget::Cpu)]
     pub target: PtaTarget,
+    /// The GPU of --target gpu, numbered from 0.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub device: usize,
+    /// The optimizations the grail program is compiled with (cpu and gpu targets), as `grail
+    /// run --opt` takes them.
+    #[arg(long, value_name = "CONFIG", default_value = "all")]
+    pub opt: grail_ir::OptConfig,
     /// Check that the solution satisfies every constraint (a fixed point, so sound; exit 3 when
-    /// one does not hold), by a checker that shares no code with the solvers. Minimality is not
-    /// checked: other solvers are checked by equality with the reference's solution.
+    /// one does not hold), by a checker that shares no code with the solvers; for the cpu and
+    /// gpu targets, also that it equals the reference's solution set by set (so least).
     #[arg(long)]
     pub verify: bool,
     /// Print JSON instead of a summary.
@@ -258,9 +265,14 @@ pub struct PtaSolveArgs {
 /// Who solves points-to constraints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum PtaTarget {
-    /// The sequential worklist solver, the reference. The grail program for the CPU and GPU
-    /// targets is not built yet.
+    /// The sequential worklist solver, the reference.
     Reference,
+    /// The grail program (`pta`) on the CPU, on --threads threads: sparse bit-vector sets grown
+    /// in place, copy edges added as loads and stores resolve, rounds of evaluation and
+    /// pull-based propagation.
+    Cpu,
+    /// The grail program (`pta`) on a GPU (`--device`), as on the CPU.
+    Gpu,
 }
 
 #[derive(Debug, Subcommand)]

@@ -43,7 +43,7 @@ pub fn dispatch(command: Command, threads: usize, progress: &Bars) -> Result<()>
         Command::Devices(args) => devices::devices(args),
         Command::Mesh(command) => mesh::mesh(command, threads, progress),
         Command::Sp(args) => sat::sp(args, threads, progress),
-        Command::Pta(command) => pta::pta(command, progress),
+        Command::Pta(command) => pta::pta(command, threads, progress),
         Command::Dsssp(args) => dsssp::dsssp(args, threads, progress),
     }
 }

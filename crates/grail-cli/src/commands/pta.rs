@@ -16,10 +16,10 @@ use super::{UsageError, millis};
 use crate::cli::{PtaCommand, PtaExtractArgs, PtaSolveArgs, PtaTarget};
 use crate::progress::Bars;
 
-pub fn pta(command: PtaCommand, progress: &Bars) -> Result<()> {
+pub fn pta(command: PtaCommand, threads: usize, progress: &Bars) -> Result<()> {
     match command {
         PtaCommand::Extract(args) => extract(args, progress),
-        PtaCommand::Solve(args) => solve(args, progress),
+        PtaCommand::Solve(args) => solve(args, threads, progress),
     }
 }
 
@@ -51,7 +51,7 @@ fn extract(args: PtaExtractArgs, progress: &Bars) -> Result<()> {
     Ok(())
 }
 
-fn solve(args: PtaSolveArgs, progress: &Bars) -> Result<()> {
+fn solve(args: PtaSolveArgs, threads: usize, progress: &Bars) -> Result<()> {
     let to_stdout = args.output.as_deref() == Some(Path::new("-"));
     if to_stdout && args.json {
         return Err(UsageError("--json and -o - would both write to standard output; give -o a file".into()).into());
@@ -62,11 +62,42 @@ fn solve(args: PtaSolveArgs, progress: &Bars) -> Result<()> {
     let constraints = read?;
     progress.begin("solving", None);
     let start = Instant::now();
+    // The grail program's rounds and, on a GPU, its kernels' time.
+    let mut rounds = None;
+    let mut kernels = None;
     let points_to = match args.target {
         PtaTarget::Reference => solve_sequential(&constraints),
+        PtaTarget::Cpu | PtaTarget::Gpu => {
+            let options = grail_algos::pta::Options {
+                target: if args.target == PtaTarget::Cpu { grail_algos::Target::Cpu } else { grail_algos::Target::Gpu },
+                device: args.device,
+                threads,
+                opt: args.opt,
+            };
+            let solved = grail_algos::pta::solve(&constraints, &options)?;
+            rounds = Some(solved.rounds);
+            kernels = solved.gpu_times.map(|t| millis(t.kernels));
+            solved.points_to
+        }
     };
     let time = start.elapsed();
     progress.finish();
+    // A solver other than the reference must find the reference's sets, the least solution.
+    let mut reference_time = None;
+    if args.verify && args.target != PtaTarget::Reference {
+        progress.begin("solving with the reference", None);
+        let start = Instant::now();
+        let expected = solve_sequential(&constraints);
+        reference_time = Some(start.elapsed());
+        progress.finish();
+        if let Some(difference) = grail_pta::compare(&points_to, &expected) {
+            return Err(grail_graph::GraphError::Verification(format!(
+                "the solution differs from the reference's: {}",
+                difference.describe(&constraints)
+            ))
+            .into());
+        }
+    }
     // Every constraint checked against the finished sets by a checker that shares no code with
     // the solvers. It proves the solution sound (a fixed point), not least: a solver other than
     // the reference is checked for that by equality with the reference's solution.
@@ -95,7 +126,14 @@ fn solve(args: PtaSolveArgs, progress: &Bars) -> Result<()> {
         let [a, c, l, s] = constraints.counts();
         let summary = json!({
             "input": args.input.display().to_string(),
-            "target": "reference",
+            "target": match args.target {
+                PtaTarget::Reference => "reference",
+                PtaTarget::Cpu => "cpu",
+                PtaTarget::Gpu => "gpu",
+            },
+            "rounds": rounds,
+            "kernels_ms": kernels,
+            "reference_ms": reference_time.map(millis),
             "variables": constraints.num_vars(),
             "constraints": constraints.len(),
             "constraints_by_kind": { "address_of": a, "copy": c, "load": l, "store": s },
