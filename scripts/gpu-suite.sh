@@ -236,6 +236,27 @@ for spec in "20000 4.0 3" "5000 20 5"; do
     fi
 done
 
+step "points-to analysis: pta on the GPU equals the reference (a ring of 400 functions through a shared table)"
+{
+    for f in $(seq 0 399); do
+        echo "f$f.p = &f$f.x"
+        echo "f$f.q = &malloc@f$f"
+        echo "*f$f.q = f$f.p"
+        echo "f$f.r = *f$f.q"
+        echo "f$(( (f + 1) % 400 )).arg = f$f.r"
+        echo "f$f.p = f$f.arg"
+        echo "@table = &malloc@f$f"
+        if (( f % 7 == 0 )); then echo "f$f.t = *@table"; echo "*f$f.t = f$f.p"; fi
+    done
+} >"$out/ring.cons"
+if timeout 300 "$grail" -q pta solve "$out/ring.cons" --target gpu --device "$device" --verify --json \
+    -o "$out/ring.pts" >"$out/pta.json" 2>&1 && grep -q '"verified": true' "$out/pta.json"; then
+    pass "pta on $(grep -o '"constraints": [0-9]*' "$out/pta.json"), $(grep -o '"facts": [0-9]*' "$out/pta.json"), equal to the reference"
+else
+    cat "$out/pta.json"
+    fail "pta on the GPU"
+fi
+
 step "errors: a device that does not exist, a kernel that faults, --checks, --timeout, a full device heap"
 set +e
 "$grail" -q run bfs -g "$out/r10.gcsr" --target gpu --device 99 >"$out/bad-device.txt" 2>&1
