@@ -90,9 +90,14 @@ pub struct DssspArgs {
     /// by blank lines, `#` comments.
     #[arg(long, value_name = "FILE", conflicts_with = "random_batches")]
     pub updates: Option<PathBuf>,
-    /// Insert K batches of random edges instead (weights up to the graph's largest).
+    /// Insert K batches of random edges instead: uniformly random endpoints (weights up to the
+    /// graph's largest), or with --local short-cuts between nearby nodes.
     #[arg(long, value_name = "K")]
     pub random_batches: Option<usize>,
+    /// Random batches with locality: each edge joins a node to the end of a random walk of 2-4
+    /// out-edges from it, weighing half to all of the walk (new roads between nearby places).
+    #[arg(long, requires = "random_batches")]
+    pub local: bool,
     /// Edges per random batch: a count, or a share of the graph's edges such as `0.1%`.
     #[arg(long, value_name = "B")]
     pub batch_size: Option<BatchSize>,

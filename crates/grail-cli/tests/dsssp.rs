@@ -60,6 +60,21 @@ fn batches_from_a_file_and_at_random_are_repaired_and_verified() {
     assert!(random.status.success(), "{}", String::from_utf8_lossy(&random.stderr));
     let text = String::from_utf8_lossy(&random.stdout);
     assert!(text.contains("batch 3: 3 edges in") && text.contains("verified"), "{text}");
+    let local = grail(&[
+        "dsssp",
+        "--graph",
+        graph.to_str().unwrap(),
+        "--random-batches",
+        "2",
+        "--batch-size",
+        "4",
+        "--local",
+        "--target",
+        "reference",
+        "--verify",
+    ]);
+    assert!(local.status.success(), "{}", String::from_utf8_lossy(&local.stderr));
+    assert!(String::from_utf8_lossy(&local.stdout).contains("batch 2: 4 edges in"));
 }
 
 #[test]

@@ -164,6 +164,48 @@ pub fn random_batches(
         .collect()
 }
 
+/// `count` batches of `size` edges with locality, as new roads or links between nearby places:
+/// each joins a random node to the end of a random walk of 2 to 4 out-edges from it (or to a
+/// random node when the walk gets stuck), weighing the walk's total weight times a factor in
+/// [1/2, 1) (a shortcut, but not a free one; at least 1). The same for a seed, whatever the
+/// machine.
+pub fn random_local_batches(csr: &Csr, count: usize, size: usize, seed: u64) -> Vec<Vec<Insertion>> {
+    let n = csr.num_nodes();
+    assert!(n > 0, "random insertions need nodes");
+    assert!(!csr.has_real_weights(), "local insertions weigh integer walks");
+    let mut state = seed ^ 0x3c6e_f372_fe94_f82b;
+    let mut next = move || {
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    let below = |r: u64, n: u64| ((u128::from(r) * u128::from(n)) >> 64) as u64;
+    let mut edge = || {
+        let u = below(next(), u64::from(n)) as NodeId;
+        let hops = 2 + below(next(), 3);
+        let (mut at, mut length) = (u, 0u64);
+        for _ in 0..hops {
+            let degree = csr.degree(at);
+            if degree == 0 {
+                break;
+            }
+            let i = csr.edge_range(at).start + below(next(), degree) as usize;
+            length += u64::from(csr.weights().map_or(1, |w| w[i]));
+            at = csr.targets()[i];
+        }
+        if at == u {
+            at = below(next(), u64::from(n)) as NodeId;
+            length = 1;
+        }
+        let factor = 0.5 + 0.5 * (below(next(), 1 << 20) as f64 / f64::from(1u32 << 20));
+        let weight = ((length as f64 * factor) as u64).clamp(1, u64::from(Weight::MAX)) as Weight;
+        (u, at, weight)
+    };
+    (0..count).map(|_| (0..size).map(|_| edge()).collect()).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -209,6 +251,26 @@ mod tests {
         assert!(batches.iter().flatten().all(|&(u, v, w)| u < 10 && v < 10 && (1..=4).contains(&w)));
         assert_eq!(batches, random_batches(10, 3, 50, 4, 9));
         assert_ne!(batches, random_batches(10, 3, 50, 4, 10));
+    }
+
+    #[test]
+    fn local_batches_join_nearby_nodes_by_shorter_walks() {
+        // A path 0 -> 1 -> ... -> 99, each edge weighing 10.
+        let offsets: Vec<u64> = (0..=100u64).map(|v| v.min(99)).collect();
+        let csr = Csr::from_parts(offsets, (1..100).collect(), Some(vec![10; 99])).unwrap();
+        let batches = random_local_batches(&csr, 2, 200, 3);
+        assert_eq!(batches, random_local_batches(&csr, 2, 200, 3));
+        for &(u, v, w) in batches.iter().flatten() {
+            if v > u {
+                // Along the path: 2 to 4 hops ahead (fewer where the path ends), cheaper than
+                // the walk but at least half.
+                let hops = v - u;
+                assert!((2..=4).contains(&hops) || v == 99, "{u} -> {v}");
+                assert!((5 * hops..10 * hops).contains(&w), "{u} -> {v} weighs {w}");
+            } else {
+                assert_eq!(w, 1, "a stuck walk gives a random edge of weight 1");
+            }
+        }
     }
 
     #[test]

@@ -41,8 +41,15 @@ pub fn dsssp(args: DssspArgs, threads: usize, progress: &Bars) -> Result<()> {
             if graph.num_nodes() == 0 {
                 return Err(UsageError("the graph has no nodes to insert edges between".into()).into());
             }
-            let max_weight = graph.out().weights().and_then(|w| w.iter().copied().max()).unwrap_or(1).max(1);
-            grail_graph::insert::random_batches(graph.num_nodes(), count, size, max_weight, args.seed)
+            if args.local {
+                if graph.out().has_real_weights() {
+                    return Err(UsageError("--local weighs integer walks; the graph has real weights".into()).into());
+                }
+                grail_graph::insert::random_local_batches(graph.out(), count, size, args.seed)
+            } else {
+                let max_weight = graph.out().weights().and_then(|w| w.iter().copied().max()).unwrap_or(1).max(1);
+                grail_graph::insert::random_batches(graph.num_nodes(), count, size, max_weight, args.seed)
+            }
         }
         (None, None) => {
             return Err(
