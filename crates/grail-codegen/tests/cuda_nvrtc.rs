@@ -83,6 +83,12 @@ fn every_embedded_program_compiles_for_sm_90() {
     for (name, source) in grail_algos::PROGRAMS {
         compiles_cleanly(name, source);
     }
+    // The programs no suite variant runs (the variants' test covers the others under every
+    // configuration) also with every optimization: outlined regions, schedulers, aggregation.
+    let variant_programs: Vec<&str> = grail_algos::VARIANTS.iter().map(|v| v.program).collect();
+    for (name, source) in grail_algos::PROGRAMS.iter().filter(|(name, _)| !variant_programs.contains(name)) {
+        compiles_cleanly_with(name, source, &OptConfig::all());
+    }
 }
 
 #[test]
