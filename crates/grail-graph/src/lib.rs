@@ -3,8 +3,9 @@
 //! Everything the compiler and runtimes stand on: CSR storage ([`Graph`], [`Csr`]), typed
 //! property columns ([`Properties`]), a parallel deterministic builder ([`builder`]), readers and
 //! writers for the formats users have files in ([`io`]), generators ([`generate`]), reorderings
-//! ([`reorder`]), and the sequential reference algorithms with their verifiers ([`mod@reference`]),
-//! which are the oracles every backend is checked against.
+//! ([`reorder`]), partitioning among devices ([`partition`]), and the sequential reference
+//! algorithms with their verifiers ([`mod@reference`]), which are the oracles every backend is
+//! checked against.
 
 pub mod builder;
 pub mod error;
@@ -14,6 +15,7 @@ pub mod graph;
 pub mod insert;
 pub mod io;
 mod par;
+pub mod partition;
 pub mod progress;
 pub mod properties;
 pub mod reference;

@@ -1,0 +1,747 @@
+//! Graph partitioning: which part (device) owns each node, and each part's subgraph.
+//!
+//! A partitioning gives every node one owner among `K` parts. Following Falcon (§4.7, §5.10) and
+//! Groute (§4.6.1), a node and all of its out-edges live in the part that owns it; an edge whose
+//! target another part owns reaches a *ghost* (Falcon's remote node) of the part, a local copy of
+//! that node holding no edges of its own. [`Partitioning::parts`] builds each part's subgraph in
+//! local ids: its owned nodes first, in increasing global id, then its ghosts, in increasing
+//! global id.
+//!
+//! Five [`Method`]s: contiguous id ranges of equal node counts ([`Method::Ranges`]) or of equal
+//! edge counts (Falcon's ordered partitioning, [`Method::Ordered`]); nodes sorted by degree and
+//! dealt out (Falcon's degree-based partitioning, [`Method::Degree`]); a seeded hash
+//! ([`Method::Random`], Totem's and Falcon's random partitioning); and METIS's multilevel k-way
+//! edge-cut minimization ([`Method::Metis`], what Groute partitions with), on the undirected
+//! simple graph underlying the input, through the system's METIS library.
+//!
+//! Everything here runs in parallel and gives the same result on any number of threads.
+
+use std::fmt;
+use std::io::Write;
+use std::path::Path;
+use std::str::FromStr;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+
+use rayon::prelude::*;
+
+use crate::error::{GraphError, Location, ParseError, Result};
+use crate::graph::{Csr, Graph, NodeId};
+use crate::par::{DisjointWriter, node_groups, split_by_bounds};
+
+/// How nodes are assigned to parts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Method {
+    /// METIS's multilevel k-way partitioning (`METIS_PartGraphKway`), minimizing the edges cut
+    /// of the undirected simple graph underlying the input, every node of weight 1 (so parts
+    /// have about equal node counts, within METIS's default 3% imbalance). METIS may leave a
+    /// part empty.
+    Metis,
+    /// Falcon's ordered partitioning: contiguous ranges of node ids, each holding about `m / K`
+    /// out-edges (and at least one node; a graph without edges is cut as [`Method::Ranges`]).
+    Ordered,
+    /// Falcon's degree-based partitioning: nodes sorted by out-degree, largest first (ties by
+    /// id), dealt to the parts in a snake order (`0, 1, ..., K-1, K-1, ..., 1, 0, 0, 1, ...`) so
+    /// that every part gets a similar mix of degrees.
+    Degree,
+    /// Each node to the part a hash of its id and the seed picks. Parts have about equal node
+    /// counts; a small graph may leave one empty.
+    Random,
+    /// Contiguous ranges of node ids of equal node counts (differing by at most one).
+    Ranges,
+}
+
+impl Method {
+    /// Every method, in the order the CLI lists them.
+    pub const ALL: [Method; 5] = [Method::Metis, Method::Ordered, Method::Degree, Method::Random, Method::Ranges];
+
+    /// The method's name as the CLI spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Metis => "metis",
+            Method::Ordered => "ordered",
+            Method::Degree => "degree",
+            Method::Random => "random",
+            Method::Ranges => "ranges",
+        }
+    }
+}
+
+impl fmt::Display for Method {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Method {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Method, String> {
+        Method::ALL.into_iter().find(|m| m.name() == s).ok_or_else(|| {
+            let names: Vec<&str> = Method::ALL.iter().map(|m| m.name()).collect();
+            format!("unknown partitioning method `{s}` (expected one of {})", names.join(", "))
+        })
+    }
+}
+
+/// The part that owns each node of a graph.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Partitioning {
+    parts: u32,
+    /// The part of each node.
+    owner: Vec<u32>,
+}
+
+/// Partitions `graph` into `parts` parts by `method`; `seed` drives [`Method::Random`] and
+/// METIS's own randomness (the other methods ignore it). The same inputs give the same
+/// partitioning on any number of threads.
+///
+/// `parts` must be between 1 and the node count: more parts than nodes would leave parts empty
+/// whatever the method, so it is refused. (Random and METIS may still leave a part empty when
+/// `parts` is close to the node count; the others never do.) METIS's failures, and graphs too
+/// large for its 32-bit indices, are errors.
+pub fn partition(graph: &Graph, parts: u32, method: Method, seed: u64) -> Result<Partitioning> {
+    let n = graph.num_nodes();
+    if parts == 0 {
+        return Err(GraphError::invalid("the number of parts must be at least 1"));
+    }
+    if n == 0 {
+        return Err(GraphError::invalid("a graph without nodes cannot be partitioned"));
+    }
+    if parts > n {
+        return Err(GraphError::invalid(format!(
+            "cannot cut a graph of {n} node{} into {parts} parts: some would be empty (at most {n} parts)",
+            if n == 1 { "" } else { "s" }
+        )));
+    }
+    let owner = match method {
+        Method::Ranges => ranges(n, parts),
+        Method::Ordered => ordered(graph.out(), parts),
+        Method::Degree => by_degree(graph.out(), parts),
+        Method::Random => random(n, parts, seed),
+        Method::Metis => metis(graph, parts, seed)?,
+    };
+    Ok(Partitioning { parts, owner })
+}
+
+/// Node `v`'s part when `n` nodes are cut into `parts` ranges by `bounds` (`parts + 1` values
+/// from 0 to `n`, increasing).
+fn owners_from_bounds(n: u32, bounds: &[u32]) -> Vec<u32> {
+    let mut owner = vec![0u32; n as usize];
+    let pieces = split_by_bounds(&mut owner, &bounds.iter().map(|&b| b as usize).collect::<Vec<_>>());
+    pieces
+        .into_par_iter()
+        .enumerate()
+        .for_each(|(p, piece)| piece.par_iter_mut().with_min_len(1 << 14).for_each(|o| *o = p as u32));
+    owner
+}
+
+fn ranges(n: u32, parts: u32) -> Vec<u32> {
+    let bounds: Vec<u32> = (0..=parts).map(|p| (u64::from(n) * u64::from(p) / u64::from(parts)) as u32).collect();
+    owners_from_bounds(n, &bounds)
+}
+
+fn ordered(csr: &Csr, parts: u32) -> Vec<u32> {
+    let n = csr.num_nodes();
+    let offsets = csr.offsets();
+    let m = csr.num_edges();
+    if m == 0 {
+        // Nothing to balance: equal node counts.
+        return ranges(n, parts);
+    }
+    let mut bounds = vec![0u32];
+    for p in 1..parts {
+        let goal = (u128::from(m) * u128::from(p) / u128::from(parts)) as u64;
+        // The node boundary whose edge offset is nearest the goal.
+        let after = offsets.partition_point(|&o| o < goal).min(n as usize);
+        let cut = if after > 0 && goal - offsets[after - 1] < offsets[after] - goal { after - 1 } else { after };
+        // Every part keeps at least one node: after the previous bound, and leaving one node to
+        // each part still to come.
+        let low = bounds[p as usize - 1] + 1;
+        let high = n - (parts - p);
+        bounds.push((cut as u32).clamp(low, high));
+    }
+    bounds.push(n);
+    owners_from_bounds(n, &bounds)
+}
+
+fn by_degree(csr: &Csr, parts: u32) -> Vec<u32> {
+    let n = csr.num_nodes();
+    // Largest degree first, ties by id: one sortable word per node (degrees past 2^32 - 1, which
+    // no graph of u32 nodes can give a node many of, tie there).
+    let mut keys: Vec<u64> = (0..n)
+        .into_par_iter()
+        .map(|u| ((u64::from(u32::MAX) - csr.degree(u).min(u64::from(u32::MAX))) << 32) | u64::from(u))
+        .collect();
+    keys.par_sort_unstable();
+    let mut owner = vec![0u32; n as usize];
+    let writer = DisjointWriter::new(&mut owner);
+    let k = u64::from(parts);
+    keys.par_iter().enumerate().with_min_len(1 << 14).for_each(|(i, &key)| {
+        let (round, j) = (i as u64 / k, i as u64 % k);
+        let part = if round % 2 == 0 { j } else { k - 1 - j };
+        // SAFETY: the keys hold every node once, so each node's slot is written by one item.
+        unsafe { writer.write((key & 0xffff_ffff) as usize, part as u32) };
+    });
+    owner
+}
+
+/// A 64-bit mix of `x` (splitmix64's finalizer).
+#[inline]
+fn mix(mut x: u64) -> u64 {
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+fn random(n: u32, parts: u32, seed: u64) -> Vec<u32> {
+    let key = mix(seed ^ 0x6772_6169_6c70_6172);
+    (0..n)
+        .into_par_iter()
+        .map(|u| {
+            let h = mix(key ^ mix(u64::from(u).wrapping_add(0x9e37_79b9_7f4a_7c15)));
+            ((u128::from(h) * u128::from(parts)) >> 64) as u32
+        })
+        .collect()
+}
+
+/// METIS keeps its random state in globals (GKlib's generator), so two partitionings running at
+/// once would disturb each other's results: calls take turns.
+static METIS_LOCK: Mutex<()> = Mutex::new(());
+
+fn metis(graph: &Graph, parts: u32, seed: u64) -> Result<Vec<u32>> {
+    let n = graph.num_nodes();
+    if parts == 1 {
+        return Ok(vec![0; n as usize]);
+    }
+    type Idx = metis::Idx;
+    let simple = crate::undirected::undirected_simple(graph);
+    let csr = simple.out();
+    let entries = csr.num_edges();
+    let limit = Idx::MAX as u64;
+    if u64::from(n) > limit || entries > limit {
+        return Err(GraphError::invalid(format!(
+            "the graph is too large for METIS: its undirected simple graph has {n} nodes and {entries} adjacency \
+             entries (each edge twice), and the system's METIS takes at most {limit} of either (32-bit indices)"
+        )));
+    }
+    let xadj: Vec<Idx> = csr.offsets().par_iter().map(|&o| o as Idx).collect();
+    let adjncy: Vec<Idx> = csr.targets().par_iter().map(|&t| t as Idx).collect();
+    drop(simple);
+    let mut part: Vec<Idx> = vec![0; n as usize];
+    let metis_seed = ((seed ^ (seed >> 32)) & 0x7fff_ffff) as Idx;
+    let failed = |e: &dyn fmt::Display| GraphError::invalid(format!("METIS could not partition the graph: {e}"));
+    let input = metis::Graph::new(1, parts as Idx, &xadj, &adjncy).map_err(|e| failed(&e))?;
+    {
+        let _turn = METIS_LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        input.set_option(metis::option::Seed(metis_seed)).part_kway(&mut part).map_err(|e| failed(&e))?;
+    }
+    if let Some(bad) = part.par_iter().find_any(|&&p| p < 0 || p as u64 >= u64::from(parts)) {
+        return Err(GraphError::invalid(format!("METIS returned part {bad}, outside 0 to {}", parts - 1)));
+    }
+    Ok(part.into_par_iter().map(|p| p as u32).collect())
+}
+
+/// How many edges a partitioning cuts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EdgeCut {
+    /// Directed edges (as stored: an undirected edge counts twice) whose endpoints different
+    /// parts own.
+    pub edges: u64,
+    /// `edges` as a share of all edges (0 for a graph without edges).
+    pub share: f64,
+}
+
+/// How evenly a partitioning spreads nodes and edges: the largest part's count over the mean
+/// part's (1 is perfect; `K` is everything in one part).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Balance {
+    /// The most nodes a part owns, over `n / K`.
+    pub nodes: f64,
+    /// The most out-edges a part's nodes have, over `m / K` (1 for a graph without edges).
+    pub edges: f64,
+}
+
+/// One part's counts, as [`Report`] gives them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PartCounts {
+    /// The nodes it owns.
+    pub nodes: u64,
+    /// Its owned nodes' out-edges.
+    pub edges: u64,
+    /// Those of its edges whose target another part owns.
+    pub cut_edges: u64,
+    /// The distinct nodes of other parts its edges reach.
+    pub ghosts: u64,
+}
+
+/// What a partitioning does to a graph: per-part counts, the edge cut, the balance.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    /// One entry per part.
+    pub parts: Vec<PartCounts>,
+    /// The graph's nodes.
+    pub nodes: u64,
+    /// The graph's directed edges.
+    pub edges: u64,
+}
+
+impl Report {
+    pub fn edge_cut(&self) -> EdgeCut {
+        let edges = self.parts.iter().map(|p| p.cut_edges).sum();
+        EdgeCut { edges, share: if self.edges == 0 { 0.0 } else { edges as f64 / self.edges as f64 } }
+    }
+
+    pub fn balance(&self) -> Balance {
+        let k = self.parts.len() as f64;
+        let ratio = |most: u64, total: u64| if total == 0 { 1.0 } else { most as f64 * k / total as f64 };
+        Balance {
+            nodes: ratio(self.parts.iter().map(|p| p.nodes).max().unwrap_or(0), self.nodes),
+            edges: ratio(self.parts.iter().map(|p| p.edges).max().unwrap_or(0), self.edges),
+        }
+    }
+}
+
+/// The nodes grouped by part: `order[starts[p]..starts[p + 1]]` are part `p`'s nodes in
+/// increasing id, and `rank[v]` is `v`'s position among its part's nodes.
+struct Grouping {
+    order: Vec<NodeId>,
+    starts: Vec<usize>,
+    rank: Vec<u32>,
+}
+
+impl Partitioning {
+    /// A partitioning given as each node's part, every one below `parts`.
+    pub fn from_owner(parts: u32, owner: Vec<u32>) -> Result<Partitioning> {
+        if parts == 0 {
+            return Err(GraphError::invalid("the number of parts must be at least 1"));
+        }
+        if owner.len() as u64 > crate::graph::MAX_NODES {
+            return Err(GraphError::invalid(format!("{} nodes is more than a graph may have", owner.len())));
+        }
+        if let Some(u) = crate::par::first_index(owner.len(), |u| owner[u] >= parts) {
+            return Err(GraphError::invalid(format!(
+                "node {u} is in part {}, but there are only {parts} parts",
+                owner[u]
+            )));
+        }
+        Ok(Partitioning { parts, owner })
+    }
+
+    /// The number of parts.
+    pub fn num_parts(&self) -> u32 {
+        self.parts
+    }
+
+    /// The number of nodes partitioned.
+    pub fn num_nodes(&self) -> u32 {
+        self.owner.len() as u32
+    }
+
+    /// The part of every node.
+    pub fn owner(&self) -> &[u32] {
+        &self.owner
+    }
+
+    /// The part of `u`.
+    #[inline]
+    pub fn owner_of(&self, u: NodeId) -> u32 {
+        self.owner[u as usize]
+    }
+
+    /// The part of every node.
+    pub fn into_owner(self) -> Vec<u32> {
+        self.owner
+    }
+
+    fn check_graph(&self, graph: &Graph) {
+        assert_eq!(
+            self.owner.len(),
+            graph.num_nodes() as usize,
+            "a partitioning of {} nodes applied to a graph of {}",
+            self.owner.len(),
+            graph.num_nodes()
+        );
+    }
+
+    /// Per part: nodes, out-edges and cut out-edges (ghosts left at 0).
+    fn counts(&self, graph: &Graph) -> Vec<PartCounts> {
+        self.check_graph(graph);
+        let csr = graph.out();
+        let k = self.parts as usize;
+        let owner = &self.owner;
+        (0..graph.num_nodes())
+            .into_par_iter()
+            .with_min_len(1 << 12)
+            .fold(
+                || vec![PartCounts::default(); k],
+                |mut counts, u| {
+                    let p = owner[u as usize];
+                    let c = &mut counts[p as usize];
+                    c.nodes += 1;
+                    c.edges += csr.degree(u);
+                    c.cut_edges += csr.neighbors(u).iter().filter(|&&v| owner[v as usize] != p).count() as u64;
+                    counts
+                },
+            )
+            .reduce(
+                || vec![PartCounts::default(); k],
+                |mut a, b| {
+                    for (x, y) in a.iter_mut().zip(b) {
+                        x.nodes += y.nodes;
+                        x.edges += y.edges;
+                        x.cut_edges += y.cut_edges;
+                    }
+                    a
+                },
+            )
+    }
+
+    /// The directed edges whose endpoints different parts own.
+    pub fn edge_cut(&self, graph: &Graph) -> EdgeCut {
+        self.report_without_ghosts(graph).edge_cut()
+    }
+
+    /// The largest part's nodes and edges over the mean's.
+    pub fn balance(&self, graph: &Graph) -> Balance {
+        self.report_without_ghosts(graph).balance()
+    }
+
+    fn report_without_ghosts(&self, graph: &Graph) -> Report {
+        Report { parts: self.counts(graph), nodes: u64::from(graph.num_nodes()), edges: graph.num_edges() }
+    }
+
+    /// Every part's nodes, edges, cut edges and ghosts, with the edge cut and balance they make.
+    pub fn report(&self, graph: &Graph) -> Report {
+        let mut report = self.report_without_ghosts(graph);
+        let grouping = self.grouping();
+        let csr = graph.out();
+        let owner = &self.owner;
+        // One part after another, a node's mark says the last part that counted it as a ghost:
+        // the first of that part's edges to reach it swaps the part in, and counts it.
+        let mark: Vec<AtomicU32> = (0..owner.len()).into_par_iter().map(|_| AtomicU32::new(0)).collect();
+        for (p, counts) in report.parts.iter_mut().enumerate() {
+            let tag = p as u32 + 1;
+            let nodes = &grouping.order[grouping.starts[p]..grouping.starts[p + 1]];
+            counts.ghosts = nodes
+                .par_iter()
+                .with_min_len(256)
+                .map(|&u| {
+                    csr.neighbors(u)
+                        .iter()
+                        .filter(|&&v| {
+                            owner[v as usize] != p as u32 && mark[v as usize].swap(tag, Ordering::Relaxed) != tag
+                        })
+                        .count() as u64
+                })
+                .sum();
+        }
+        report
+    }
+
+    /// The nodes grouped by part, each group in increasing id (a stable counting sort, in
+    /// parallel blocks).
+    fn grouping(&self) -> Grouping {
+        const BLOCK: usize = 1 << 16;
+        let k = self.parts as usize;
+        let n = self.owner.len();
+        let mut block_counts: Vec<Vec<u32>> = self
+            .owner
+            .par_chunks(BLOCK)
+            .map(|block| {
+                let mut counts = vec![0u32; k];
+                for &p in block {
+                    counts[p as usize] += 1;
+                }
+                counts
+            })
+            .collect();
+        let mut totals = vec![0usize; k];
+        for counts in &block_counts {
+            for (t, &c) in totals.iter_mut().zip(counts) {
+                *t += c as usize;
+            }
+        }
+        let mut starts = Vec::with_capacity(k + 1);
+        starts.push(0usize);
+        for t in &totals {
+            starts.push(starts.last().unwrap() + t);
+        }
+        // Each block's first position in each part's group.
+        let mut next: Vec<usize> = starts[..k].to_vec();
+        for counts in &mut block_counts {
+            for (c, at) in counts.iter_mut().zip(&mut next) {
+                let here = *at;
+                *at += *c as usize;
+                *c = here as u32;
+            }
+        }
+        let mut order = vec![0 as NodeId; n];
+        let mut rank = vec![0u32; n];
+        let writer = DisjointWriter::new(&mut order);
+        self.owner.par_chunks(BLOCK).zip(rank.par_chunks_mut(BLOCK)).zip(block_counts).enumerate().for_each(
+            |(b, ((block, ranks), mut at))| {
+                for (i, (&p, r)) in block.iter().zip(ranks).enumerate() {
+                    let pos = at[p as usize] as usize;
+                    at[p as usize] += 1;
+                    *r = (pos - starts[p as usize]) as u32;
+                    // SAFETY: positions handed to different blocks and parts never overlap.
+                    unsafe { writer.write(pos, (b * BLOCK + i) as NodeId) };
+                }
+            },
+        );
+        Grouping { order, starts, rank }
+    }
+
+    /// Each part's subgraph: its owned nodes' out-edges (with their weights) in local ids, its
+    /// ghosts, and the maps between local and global ids. Built in parallel; the same on any
+    /// number of threads.
+    ///
+    /// # Panics
+    ///
+    /// If the partitioning is not of `graph`'s node count.
+    pub fn parts(&self, graph: &Graph) -> Vec<Part> {
+        self.check_graph(graph);
+        let Grouping { order, starts, rank } = self.grouping();
+        let ids = Arc::new(GlobalIds { owner: self.owner.clone(), rank });
+        (0..self.parts)
+            .into_par_iter()
+            .map(|p| build_part(graph.out(), p, order[starts[p as usize]..starts[p as usize + 1]].to_vec(), &ids))
+            .collect()
+    }
+
+    /// Writes the partition file: line `i` holds node `i`'s part (METIS's partition file
+    /// format; `-` is standard output).
+    pub fn write(&self, path: &Path) -> Result<()> {
+        const BLOCK: usize = 1 << 16;
+        let pieces: Vec<Vec<u8>> = self
+            .owner
+            .par_chunks(BLOCK)
+            .map(|block| {
+                let mut text = Vec::with_capacity(block.len() * 3);
+                for &p in block {
+                    writeln!(text, "{p}").expect("writing to memory");
+                }
+                text
+            })
+            .collect();
+        crate::io::write_atomically(path, |out| pieces.iter().try_for_each(|piece| out.write_all(piece)))
+    }
+
+    /// Reads a partition file (one part per line, line `i` for node `i`, as [`Partitioning::write`]
+    /// and METIS write it) for a graph of `nodes` nodes. The part count is `parts` when given
+    /// (every part must be below it), else one more than the largest part named.
+    pub fn read(path: &Path, nodes: u32, parts: Option<u32>) -> Result<Partitioning> {
+        let bytes = std::fs::read(path).map_err(|e| GraphError::io(path, e))?;
+        Self::parse(&bytes, nodes, parts).map_err(|e| e.in_file(path))
+    }
+
+    /// [`Partitioning::read`] of bytes already in memory.
+    pub fn parse(bytes: &[u8], nodes: u32, parts: Option<u32>) -> std::result::Result<Partitioning, ParseError> {
+        let mut owner = Vec::with_capacity(nodes as usize);
+        let mut lines = bytes.split(|&b| b == b'\n').enumerate().peekable();
+        while let Some((i, line)) = lines.next() {
+            let line_no = Location::Line(i as u64 + 1);
+            let text = line.strip_suffix(b"\r").unwrap_or(line).trim_ascii();
+            if text.is_empty() {
+                if lines.peek().is_none() {
+                    break;
+                }
+                return Err(ParseError::new(line_no, "an empty line: every line holds the part of one node"));
+            }
+            if owner.len() == nodes as usize {
+                return Err(ParseError::new(line_no, format!("more lines than the graph's {nodes} nodes")));
+            }
+            let part = std::str::from_utf8(text).ok().and_then(|t| t.parse::<u32>().ok()).ok_or_else(|| {
+                ParseError::new(line_no, format!("expected a part number, found `{}`", String::from_utf8_lossy(text)))
+            })?;
+            if let Some(k) = parts
+                && part >= k
+            {
+                return Err(ParseError::new(line_no, format!("part {part}, but there are only {k} parts")));
+            }
+            owner.push(part);
+        }
+        if owner.len() != nodes as usize {
+            return Err(ParseError::new(
+                Location::Whole,
+                format!("{} lines for a graph of {nodes} nodes: there must be one per node", owner.len()),
+            ));
+        }
+        let parts = parts.unwrap_or_else(|| owner.iter().max().map_or(1, |&p| p + 1));
+        Ok(Partitioning { parts, owner })
+    }
+}
+
+/// Every node's part and its position among that part's nodes, shared by all the parts.
+#[derive(Debug)]
+struct GlobalIds {
+    owner: Vec<u32>,
+    rank: Vec<u32>,
+}
+
+/// One part of a partitioned graph: its owned nodes with their out-edges, and the ghosts those
+/// edges reach, in local ids.
+///
+/// Local ids `0..num_owned()` are the owned nodes in increasing global id; `num_owned()..` are
+/// the ghosts, in increasing global id. The local CSR has a row for every local node; ghosts'
+/// rows are empty. Each owned node's edges are in the graph's order, with the graph's weights.
+#[derive(Debug, Clone)]
+pub struct Part {
+    id: u32,
+    csr: Csr,
+    owned: Vec<NodeId>,
+    ghosts: Vec<NodeId>,
+    ids: Arc<GlobalIds>,
+}
+
+impl Part {
+    /// The part's number.
+    pub fn id(&self) -> u32 {
+        self.id
+    }
+
+    /// The part's edges in local ids; ghosts' rows are empty.
+    pub fn csr(&self) -> &Csr {
+        &self.csr
+    }
+
+    /// The global ids of the owned nodes (local id = position).
+    pub fn owned(&self) -> &[NodeId] {
+        &self.owned
+    }
+
+    /// The global ids of the ghosts (local id = `num_owned()` + position).
+    pub fn ghosts(&self) -> &[NodeId] {
+        &self.ghosts
+    }
+
+    pub fn num_owned(&self) -> u32 {
+        self.owned.len() as u32
+    }
+
+    pub fn num_ghosts(&self) -> u32 {
+        self.ghosts.len() as u32
+    }
+
+    /// Owned nodes and ghosts.
+    pub fn num_local(&self) -> u32 {
+        self.csr.num_nodes()
+    }
+
+    /// The part's out-edges.
+    pub fn num_edges(&self) -> u64 {
+        self.csr.num_edges()
+    }
+
+    /// Whether the part owns global node `u`.
+    pub fn owns(&self, u: NodeId) -> bool {
+        self.ids.owner[u as usize] == self.id
+    }
+
+    /// The global id of local node `local`.
+    ///
+    /// # Panics
+    ///
+    /// If `local` is not below [`Part::num_local`].
+    pub fn global(&self, local: u32) -> NodeId {
+        let local = local as usize;
+        if local < self.owned.len() { self.owned[local] } else { self.ghosts[local - self.owned.len()] }
+    }
+
+    /// The local id of global node `u`: its owned id, its ghost id, or `None` when the part
+    /// neither owns it nor reaches it.
+    pub fn local(&self, u: NodeId) -> Option<u32> {
+        if self.owns(u) {
+            Some(self.ids.rank[u as usize])
+        } else {
+            self.ghosts.binary_search(&u).ok().map(|i| (self.owned.len() + i) as u32)
+        }
+    }
+
+    /// The global id of every local node (owned, then ghosts).
+    pub fn local_to_global(&self) -> Vec<NodeId> {
+        let mut ids = Vec::with_capacity(self.owned.len() + self.ghosts.len());
+        ids.extend_from_slice(&self.owned);
+        ids.extend_from_slice(&self.ghosts);
+        ids
+    }
+}
+
+/// Offsets `[0, d0, d0 + d1, ...]` of `len` rows of degree `degree(i)`, summed in parallel blocks.
+fn prefix_offsets(len: usize, degree: impl Fn(usize) -> u64 + Sync) -> Vec<u64> {
+    const BLOCK: usize = 1 << 14;
+    let mut offsets = vec![0u64; len + 1];
+    offsets[1..].par_chunks_mut(BLOCK).enumerate().for_each(|(b, block)| {
+        let mut sum = 0;
+        for (i, slot) in block.iter_mut().enumerate() {
+            sum += degree(b * BLOCK + i);
+            *slot = sum;
+        }
+    });
+    let block_sums: Vec<u64> = offsets[1..].chunks(BLOCK).map(|block| *block.last().unwrap()).collect();
+    let mut base = Vec::with_capacity(block_sums.len());
+    let mut sum = 0;
+    for s in block_sums {
+        base.push(sum);
+        sum += s;
+    }
+    offsets[1..].par_chunks_mut(BLOCK).zip(base).for_each(|(block, base)| block.iter_mut().for_each(|o| *o += base));
+    offsets
+}
+
+fn build_part(csr: &Csr, id: u32, owned: Vec<NodeId>, ids: &Arc<GlobalIds>) -> Part {
+    let owner = &ids.owner;
+    let rank = &ids.rank;
+    let n_owned = owned.len();
+    let owned_offsets = prefix_offsets(n_owned, |i| csr.degree(owned[i]));
+    let bounds = node_groups(&owned_offsets);
+    // The ghosts: every remote target, sorted, each once.
+    let mut ghosts: Vec<NodeId> = bounds
+        .par_windows(2)
+        .flat_map_iter(|w| {
+            let mut remote: Vec<NodeId> = owned[w[0]..w[1]]
+                .iter()
+                .flat_map(|&u| csr.neighbors(u).iter().copied().filter(|&v| owner[v as usize] != id))
+                .collect();
+            remote.sort_unstable();
+            remote.dedup();
+            remote
+        })
+        .collect();
+    ghosts.par_sort_unstable();
+    ghosts.dedup();
+    let n_local = n_owned + ghosts.len();
+    let m = owned_offsets[n_owned];
+    let mut offsets = owned_offsets;
+    offsets.resize(n_local + 1, m);
+    let edge_bounds: Vec<usize> = bounds.iter().map(|&b| offsets[b] as usize).collect();
+    let mut targets = vec![0 as NodeId; m as usize];
+    split_by_bounds(&mut targets, &edge_bounds).into_par_iter().enumerate().for_each(|(g, piece)| {
+        let mut at = 0;
+        for &u in &owned[bounds[g]..bounds[g + 1]] {
+            for &v in csr.neighbors(u) {
+                piece[at] = if owner[v as usize] == id {
+                    rank[v as usize]
+                } else {
+                    (n_owned + ghosts.binary_search(&v).expect("every remote target is a ghost")) as NodeId
+                };
+                at += 1;
+            }
+        }
+    });
+    let weights = csr.weight_words().map(|words| {
+        let mut local = vec![0u32; m as usize];
+        split_by_bounds(&mut local, &edge_bounds).into_par_iter().enumerate().for_each(|(g, piece)| {
+            let mut at = 0;
+            for &u in &owned[bounds[g]..bounds[g + 1]] {
+                let range = csr.edge_range(u);
+                piece[at..at + range.len()].copy_from_slice(&words[range.clone()]);
+                at += range.len();
+            }
+        });
+        local
+    });
+    let local = Csr::from_parts_unchecked(offsets, targets, weights).with_real_weights(csr.has_real_weights());
+    Part { id, csr: local, owned, ghosts, ids: Arc::clone(ids) }
+}
