@@ -69,6 +69,10 @@ pub enum Command {
     /// Incremental shortest paths: edges inserted in batches, the distances repaired after each
     /// (and, for comparison, solved again from scratch); deletions are not supported.
     Dsssp(DssspArgs),
+    /// Partition a graph among K devices: every node gets an owner (METIS's edge-cut
+    /// minimization, contiguous id ranges by nodes or edges, degree-sorted dealing, or a hash);
+    /// prints the edge cut, the balance and each part's nodes, edges and ghosts.
+    Partition(PartitionArgs),
 }
 
 #[derive(Debug, Args)]
@@ -655,6 +659,38 @@ pub struct StatsArgs {
     pub weights: Option<grail_graph::io::RealWeights>,
     /// The first node id in the file: 1 for files that number nodes from 1 (many SNAP edge
     /// lists; node `i` becomes `i - 1`).
+    #[arg(long, value_name = "0|1", default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=1))]
+    pub base: u8,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct PartitionArgs {
+    /// The graph file (any format `grail stats` reads).
+    pub input: PathBuf,
+    /// How many parts (devices): from 1 to the graph's node count.
+    #[arg(long, short = 'k', value_name = "K", value_parser = clap::value_parser!(u32).range(1..))]
+    pub parts: u32,
+    /// `metis` (METIS's k-way edge-cut minimization on the undirected simple graph, equal node
+    /// counts), `ordered` (contiguous id ranges of about m/K out-edges each), `degree` (nodes
+    /// sorted by degree, dealt out so every part gets a similar mix), `random` (a seeded hash of
+    /// each id) or `ranges` (contiguous id ranges of equal node counts).
+    #[arg(long, short, value_name = "metis|ordered|degree|random|ranges")]
+    pub method: grail_graph::partition::Method,
+    /// Seed for `random` and for METIS's own randomness; the same seed gives the same parts on
+    /// any thread count.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Write each node's part to FILE, one per line (line i: node i's part, METIS's partition
+    /// file format); `-` is standard output (the report then goes to standard error).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Input format, when the extension and contents do not tell.
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<Format>,
+    /// The first node id in the file: 1 for files that number nodes from 1.
     #[arg(long, value_name = "0|1", default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=1))]
     pub base: u8,
     /// Print JSON instead of a table.

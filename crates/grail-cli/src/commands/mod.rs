@@ -12,6 +12,7 @@ mod devices;
 mod dsssp;
 mod gen_graph;
 mod mesh;
+mod partition;
 mod pta;
 mod run;
 mod sat;
@@ -45,6 +46,7 @@ pub fn dispatch(command: Command, threads: usize, progress: &Bars) -> Result<()>
         Command::Sp(args) => sat::sp(args, threads, progress),
         Command::Pta(command) => pta::pta(command, threads, progress),
         Command::Dsssp(args) => dsssp::dsssp(args, threads, progress),
+        Command::Partition(args) => partition::partition(args, progress),
     }
 }
 
