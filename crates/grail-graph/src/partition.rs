@@ -20,7 +20,7 @@ use std::fmt;
 use std::io::Write;
 use std::path::Path;
 use std::str::FromStr;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
@@ -413,30 +413,39 @@ impl Partitioning {
 
     /// Every part's nodes, edges, cut edges and ghosts, with the edge cut and balance they make.
     pub fn report(&self, graph: &Graph) -> Report {
-        let mut report = self.report_without_ghosts(graph);
+        self.check_graph(graph);
         let grouping = self.grouping();
         let csr = graph.out();
         let owner = &self.owner;
         // One part after another, a node's mark says the last part that counted it as a ghost:
         // the first of that part's edges to reach it swaps the part in, and counts it.
         let mark: Vec<AtomicU32> = (0..owner.len()).into_par_iter().map(|_| AtomicU32::new(0)).collect();
-        for (p, counts) in report.parts.iter_mut().enumerate() {
-            let tag = p as u32 + 1;
-            let nodes = &grouping.order[grouping.starts[p]..grouping.starts[p + 1]];
-            counts.ghosts = nodes
-                .par_iter()
-                .with_min_len(256)
-                .map(|&u| {
-                    csr.neighbors(u)
-                        .iter()
-                        .filter(|&&v| {
-                            owner[v as usize] != p as u32 && mark[v as usize].swap(tag, Ordering::Relaxed) != tag
-                        })
-                        .count() as u64
-                })
-                .sum();
-        }
-        report
+        let parts = (0..self.parts as usize)
+            .map(|p| {
+                let tag = p as u32 + 1;
+                let nodes = &grouping.order[grouping.starts[p]..grouping.starts[p + 1]];
+                let (edges, cut_edges, ghosts) = nodes
+                    .par_iter()
+                    .with_min_len(256)
+                    .map(|&u| {
+                        let (mut cut, mut ghosts) = (0u64, 0u64);
+                        for &v in csr.neighbors(u) {
+                            if owner[v as usize] != p as u32 {
+                                cut += 1;
+                                // Read first: a node many edges reach is swapped once, not by each.
+                                let mark = &mark[v as usize];
+                                if mark.load(Ordering::Relaxed) != tag && mark.swap(tag, Ordering::Relaxed) != tag {
+                                    ghosts += 1;
+                                }
+                            }
+                        }
+                        (csr.degree(u), cut, ghosts)
+                    })
+                    .reduce(|| (0, 0, 0), |a, b| (a.0 + b.0, a.1 + b.1, a.2 + b.2));
+                PartCounts { nodes: nodes.len() as u64, edges, cut_edges, ghosts }
+            })
+            .collect();
+        Report { parts, nodes: u64::from(graph.num_nodes()), edges: graph.num_edges() }
     }
 
     /// The nodes grouped by part, each group in increasing id (a stable counting sort, in
@@ -503,7 +512,9 @@ impl Partitioning {
     pub fn parts(&self, graph: &Graph) -> Vec<Part> {
         self.check_graph(graph);
         let Grouping { order, starts, rank } = self.grouping();
-        let ids = Arc::new(GlobalIds { owner: self.owner.clone(), rank });
+        let ids = Arc::new(GlobalIds {
+            packed: self.owner.par_iter().zip(rank).map(|(&p, r)| (u64::from(p) << 32) | u64::from(r)).collect(),
+        });
         (0..self.parts)
             .into_par_iter()
             .map(|p| build_part(graph.out(), p, order[starts[p as usize]..starts[p as usize + 1]].to_vec(), &ids))
@@ -573,11 +584,18 @@ impl Partitioning {
     }
 }
 
-/// Every node's part and its position among that part's nodes, shared by all the parts.
+/// Every node's part (high word) and its position among that part's nodes (low word), in one
+/// word so that the build reads one place per edge; shared by all the parts.
 #[derive(Debug)]
 struct GlobalIds {
-    owner: Vec<u32>,
-    rank: Vec<u32>,
+    packed: Vec<u64>,
+}
+
+impl GlobalIds {
+    #[inline]
+    fn owner(&self, u: NodeId) -> u32 {
+        (self.packed[u as usize] >> 32) as u32
+    }
 }
 
 /// One part of a partitioned graph: its owned nodes with their out-edges, and the ghosts those
@@ -636,7 +654,7 @@ impl Part {
 
     /// Whether the part owns global node `u`.
     pub fn owns(&self, u: NodeId) -> bool {
-        self.ids.owner[u as usize] == self.id
+        self.ids.owner(u) == self.id
     }
 
     /// The global id of local node `local`.
@@ -653,7 +671,7 @@ impl Part {
     /// neither owns it nor reaches it.
     pub fn local(&self, u: NodeId) -> Option<u32> {
         if self.owns(u) {
-            Some(self.ids.rank[u as usize])
+            Some(self.ids.packed[u as usize] as u32)
         } else {
             self.ghosts.binary_search(&u).ok().map(|i| (self.owned.len() + i) as u32)
         }
@@ -690,29 +708,107 @@ fn prefix_offsets(len: usize, degree: impl Fn(usize) -> u64 + Sync) -> Vec<u64> 
     offsets
 }
 
+/// Where a part's ghosts are found among its local ids.
+enum GhostIndex {
+    /// The ghosts' global ids, sorted: a binary search (for parts whose edges are few next to
+    /// the node count).
+    Sorted,
+    /// A bit per node of the graph, set for the ghosts, with the number of bits set before
+    /// each word: the ghost's rank in two reads.
+    Bitmap { words: Vec<u64>, before: Vec<u32> },
+}
+
+impl GhostIndex {
+    /// The position of ghost `v` among the ghosts.
+    #[inline]
+    fn rank(&self, ghosts: &[NodeId], v: NodeId) -> u32 {
+        match self {
+            GhostIndex::Sorted => ghosts.binary_search(&v).expect("every remote target is a ghost") as u32,
+            GhostIndex::Bitmap { words, before } => {
+                let (w, bit) = (v as usize / 64, v % 64);
+                before[w] + (words[w] & ((1u64 << bit) - 1)).count_ones()
+            }
+        }
+    }
+}
+
+/// The targets of part `id`'s edges that other parts own, each once, sorted, and the index to
+/// find them by: a bitmap over the graph's nodes when the part has enough edges to pay for
+/// one (set by every edge, then read in order), else the targets gathered and sorted.
+fn find_ghosts(
+    csr: &Csr,
+    id: u32,
+    owned: &[NodeId],
+    bounds: &[usize],
+    edges: u64,
+    ids: &GlobalIds,
+) -> (Vec<NodeId>, GhostIndex) {
+    let n = csr.num_nodes() as usize;
+    let remote = |u: NodeId| csr.neighbors(u).iter().copied().filter(move |&v| ids.owner(v) != id);
+    if edges < (n / 8) as u64 {
+        let mut ghosts: Vec<NodeId> = bounds
+            .par_windows(2)
+            .flat_map_iter(|w| {
+                let mut found: Vec<NodeId> = owned[w[0]..w[1]].iter().flat_map(|&u| remote(u)).collect();
+                found.sort_unstable();
+                found.dedup();
+                found
+            })
+            .collect();
+        ghosts.par_sort_unstable();
+        ghosts.dedup();
+        return (ghosts, GhostIndex::Sorted);
+    }
+    const BLOCK: usize = 1 << 12;
+    let marks: Vec<AtomicU64> = (0..n.div_ceil(64)).into_par_iter().map(|_| AtomicU64::new(0)).collect();
+    bounds.par_windows(2).for_each(|w| {
+        for &u in &owned[w[0]..w[1]] {
+            for v in remote(u) {
+                let (word, bit) = (&marks[v as usize / 64], 1u64 << (v % 64));
+                // Read first: a hub's word is set once, not fought over by every thread.
+                if word.load(Ordering::Relaxed) & bit == 0 {
+                    word.fetch_or(bit, Ordering::Relaxed);
+                }
+            }
+        }
+    });
+    let words: Vec<u64> = marks.into_par_iter().map(AtomicU64::into_inner).collect();
+    let block_counts: Vec<u32> =
+        words.par_chunks(BLOCK).map(|block| block.iter().map(|w| w.count_ones()).sum()).collect();
+    let mut block_starts = Vec::with_capacity(block_counts.len());
+    let mut total = 0u32;
+    for c in block_counts {
+        block_starts.push(total);
+        total += c;
+    }
+    let mut before = vec![0u32; words.len()];
+    let mut ghosts = vec![0 as NodeId; total as usize];
+    let writer = DisjointWriter::new(&mut ghosts);
+    words.par_chunks(BLOCK).zip(before.par_chunks_mut(BLOCK)).zip(block_starts).enumerate().for_each(
+        |(b, ((block, before), mut at))| {
+            for (i, (&word, slot)) in block.iter().zip(before).enumerate() {
+                *slot = at;
+                let mut bits = word;
+                while bits != 0 {
+                    let v = (b * BLOCK + i) * 64 + bits.trailing_zeros() as usize;
+                    // SAFETY: each block writes its own range of positions, from its start on.
+                    unsafe { writer.write(at as usize, v as NodeId) };
+                    at += 1;
+                    bits &= bits - 1;
+                }
+            }
+        },
+    );
+    (ghosts, GhostIndex::Bitmap { words, before })
+}
+
 fn build_part(csr: &Csr, id: u32, owned: Vec<NodeId>, ids: &Arc<GlobalIds>) -> Part {
-    let owner = &ids.owner;
-    let rank = &ids.rank;
     let n_owned = owned.len();
     let owned_offsets = prefix_offsets(n_owned, |i| csr.degree(owned[i]));
     let bounds = node_groups(&owned_offsets);
-    // The ghosts: every remote target, sorted, each once.
-    let mut ghosts: Vec<NodeId> = bounds
-        .par_windows(2)
-        .flat_map_iter(|w| {
-            let mut remote: Vec<NodeId> = owned[w[0]..w[1]]
-                .iter()
-                .flat_map(|&u| csr.neighbors(u).iter().copied().filter(|&v| owner[v as usize] != id))
-                .collect();
-            remote.sort_unstable();
-            remote.dedup();
-            remote
-        })
-        .collect();
-    ghosts.par_sort_unstable();
-    ghosts.dedup();
-    let n_local = n_owned + ghosts.len();
     let m = owned_offsets[n_owned];
+    let (ghosts, index) = find_ghosts(csr, id, &owned, &bounds, m, ids);
+    let n_local = n_owned + ghosts.len();
     let mut offsets = owned_offsets;
     offsets.resize(n_local + 1, m);
     let edge_bounds: Vec<usize> = bounds.iter().map(|&b| offsets[b] as usize).collect();
@@ -721,11 +817,9 @@ fn build_part(csr: &Csr, id: u32, owned: Vec<NodeId>, ids: &Arc<GlobalIds>) -> P
         let mut at = 0;
         for &u in &owned[bounds[g]..bounds[g + 1]] {
             for &v in csr.neighbors(u) {
-                piece[at] = if owner[v as usize] == id {
-                    rank[v as usize]
-                } else {
-                    (n_owned + ghosts.binary_search(&v).expect("every remote target is a ghost")) as NodeId
-                };
+                let slot = ids.packed[v as usize];
+                piece[at] =
+                    if (slot >> 32) as u32 == id { slot as u32 } else { n_owned as NodeId + index.rank(&ghosts, v) };
                 at += 1;
             }
         }
@@ -744,4 +838,44 @@ fn build_part(csr: &Csr, id: u32, owned: Vec<NodeId>, ids: &Arc<GlobalIds>) -> P
     });
     let local = Csr::from_parts_unchecked(offsets, targets, weights).with_real_weights(csr.has_real_weights());
     Part { id, csr: local, owned, ghosts, ids: Arc::clone(ids) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generate::{GenOptions, Generator, generate};
+
+    /// Both ghost indexes find the same ghosts and rank them alike, whichever a part's size picks.
+    #[test]
+    fn both_ghost_indexes_agree() {
+        let graph = generate(&Generator::graph500(11), &GenOptions::default(), false, &crate::NoProgress).unwrap();
+        let csr = graph.out();
+        for method in [Method::Random, Method::Ranges, Method::Degree] {
+            for k in [2, 3, 7, 300] {
+                let partitioning = partition(&graph, k, method, 5).unwrap();
+                let Grouping { order, starts, rank } = partitioning.grouping();
+                let ids = GlobalIds {
+                    packed: partitioning
+                        .owner
+                        .iter()
+                        .zip(rank)
+                        .map(|(&p, r)| (u64::from(p) << 32) | u64::from(r))
+                        .collect(),
+                };
+                for p in 0..k {
+                    let owned = &order[starts[p as usize]..starts[p as usize + 1]];
+                    let offsets = prefix_offsets(owned.len(), |i| csr.degree(owned[i]));
+                    let bounds = node_groups(&offsets);
+                    let (sorted, by_search) = find_ghosts(csr, p, owned, &bounds, 0, &ids);
+                    let (mapped, by_bitmap) = find_ghosts(csr, p, owned, &bounds, u64::MAX, &ids);
+                    assert!(matches!(by_search, GhostIndex::Sorted) && matches!(by_bitmap, GhostIndex::Bitmap { .. }));
+                    assert_eq!(sorted, mapped);
+                    for (i, &v) in sorted.iter().enumerate() {
+                        assert_eq!(by_search.rank(&sorted, v), i as u32);
+                        assert_eq!(by_bitmap.rank(&mapped, v), i as u32);
+                    }
+                }
+            }
+        }
+    }
 }
