@@ -253,8 +253,11 @@ fn demo_runs_and_verifies_everything() {
     for target in ["cpu", "reference"] {
         let records = json(&["demo", "--scale", "8", "--json", "--target", target]);
         let records = records.as_array().unwrap();
-        assert_eq!(records.len(), 4 * 7);
+        // Seven suite algorithms on four graphs, then the four morph algorithms.
+        assert_eq!(records.len(), 4 * 7 + 4);
         assert!(records.iter().all(|r| r["verified"] == true && r["target"] == target));
+        let morph: Vec<&str> = records[28..].iter().map(|r| r["algorithm"].as_str().unwrap()).collect();
+        assert_eq!(morph, ["dmr", "sp", "pta", "dsssp"]);
     }
 }
 
