@@ -7,10 +7,9 @@ use std::time::Duration;
 use grail_graph::{Csr, Graph};
 use grail_ir::OptConfig;
 use grail_mesh::{Mesh, NO_NEIGHBOR};
-use grail_runtime::ModuleCache;
 use grail_runtime::Table;
-use grail_runtime::cpu::{CCompiler, CpuProgram, RunOptions, RunOutput, Value};
-use grail_runtime::gpu::{Device, GpuProgram, GpuTimes};
+use grail_runtime::cpu::{RunOutput, Value};
+use grail_runtime::gpu::GpuTimes;
 
 use crate::error::{AlgoError, Result};
 use crate::{Target, program_source};
@@ -79,24 +78,7 @@ pub fn refine(mesh: &Mesh, options: &Options) -> Result<Refined> {
     let params = [Some(cos_bound), Some(Value::U32(max_points)), Some(Value::F64(off_center))];
     // The program reads no graph: an empty one stands in.
     let graph = Graph::from_csr(Csr::empty(1, false));
-    let cache = ModuleCache::default_location();
-    let (output, gpu_times): (RunOutput, Option<GpuTimes>) = match target {
-        Target::Cpu => {
-            let program = CpuProgram::compile(module, &CCompiler::detect()?, Some(&cache))?;
-            let output =
-                program.run_with_inputs(&graph, &params, &inputs, &RunOptions { threads }, &mut std::io::sink())?;
-            (output, None)
-        }
-        Target::Gpu => {
-            let device = Device::open(device).map_err(grail_runtime::RuntimeError::from)?;
-            let program = GpuProgram::compile(module, device, Some(&cache))?;
-            let (output, times) = program.run_with_inputs(&graph, &params, &inputs, &mut std::io::sink())?;
-            (output, Some(times))
-        }
-        Target::Reference => {
-            return Err(AlgoError::Usage("the reference refiner is grail_mesh::refine::reference".into()));
-        }
-    };
+    let (output, gpu_times) = crate::suite::run_module(module, target, device, threads, &graph, &params, &inputs)?;
     let time = output.stats.elapsed;
     let refined = mesh_of(&output)?;
     let complete = refined.points.len() < max_points as usize;

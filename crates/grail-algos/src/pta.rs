@@ -9,9 +9,8 @@ use std::time::Duration;
 use grail_graph::{Csr, Graph};
 use grail_ir::OptConfig;
 use grail_pta::{Constraint, Constraints, PointsTo, VarId};
-use grail_runtime::ModuleCache;
-use grail_runtime::cpu::{CCompiler, CpuProgram, RunOptions, RunOutput, Value};
-use grail_runtime::gpu::{Device, GpuProgram, GpuTimes};
+use grail_runtime::cpu::{RunOutput, Value};
+use grail_runtime::gpu::GpuTimes;
 
 use crate::error::{AlgoError, Result};
 use crate::{Target, program_source};
@@ -71,24 +70,8 @@ pub fn solve(constraints: &Constraints, options: &Options) -> Result<Solved> {
     let module =
         grail_ir::optimize(module, &options.opt).map_err(|e| AlgoError::Internal(format!("optimizing `pta`: {e}")))?;
     let params: Vec<Option<Value>> = vec![None; module.params.len()];
-    let cache = ModuleCache::default_location();
-    let (output, gpu_times) = match options.target {
-        Target::Cpu => {
-            let program = CpuProgram::compile(module, &CCompiler::detect()?, Some(&cache))?;
-            let output =
-                program.run(&graph, &params, &RunOptions { threads: options.threads }, &mut std::io::sink())?;
-            (output, None)
-        }
-        Target::Gpu => {
-            let device = Device::open(options.device).map_err(grail_runtime::RuntimeError::from)?;
-            let program = GpuProgram::compile(module, device, Some(&cache))?;
-            let (output, times) = program.run(&graph, &params, &mut std::io::sink())?;
-            (output, Some(times))
-        }
-        Target::Reference => {
-            return Err(AlgoError::Usage("the reference solver is grail_pta::solve_sequential".into()));
-        }
-    };
+    let (output, gpu_times) =
+        crate::suite::run_module(module, options.target, options.device, options.threads, &graph, &params, &[])?;
     let time = output.stats.elapsed;
     let (points_to, rounds) = points_to_of(n, output)?;
     Ok(Solved { points_to, rounds, time, gpu_times })

@@ -10,9 +10,8 @@ use std::time::{Duration, Instant};
 
 use grail_graph::{Column, Csr, Graph};
 use grail_ir::{Module, OptConfig};
-use grail_runtime::ModuleCache;
-use grail_runtime::cpu::{CCompiler, CpuProgram, RunOptions, RunOutput, Value};
-use grail_runtime::gpu::{Device, GpuProgram, GpuTimes};
+use grail_runtime::cpu::{RunOutput, Value};
+use grail_runtime::gpu::GpuTimes;
 use grail_sat::{Assignment, Formula, SpOptions, SpOutcome, SpStatus, WalkSatOptions, check, walksat_outcome};
 
 use crate::error::{AlgoError, Result};
@@ -55,26 +54,8 @@ pub struct Solved {
 /// Survey propagation on `formula` with the grail program; see the module's notes.
 pub fn solve(formula: &Formula, options: &Options) -> Result<Solved> {
     let sp = &options.sp;
-    let bad = |message: String| Err(AlgoError::Usage(message));
-    if !(sp.epsilon.is_finite() && sp.epsilon > 0.0) {
-        return bad(format!("survey propagation epsilon {}: expected a positive number", sp.epsilon));
-    }
-    if !(sp.fix_fraction > 0.0 && sp.fix_fraction <= 1.0) {
-        return bad(format!("survey propagation fix fraction {}: expected a fraction in (0, 1]", sp.fix_fraction));
-    }
-    if !(sp.trivial > 0.0 && sp.trivial <= 1.0) {
-        return bad(format!("survey propagation trivial-survey bound {}: expected a number in (0, 1]", sp.trivial));
-    }
-    let mut outcome = SpOutcome {
-        status: SpStatus::Contradiction,
-        assignment: None,
-        fixed_by_sp: 0,
-        fixed_by_propagation: 0,
-        iterations: 0,
-        decimation_steps: 0,
-        walksat_clauses: 0,
-        walksat_flips: 0,
-    };
+    grail_sat::check_options(sp).map_err(|e| AlgoError::Usage(e.to_string()))?;
+    let mut outcome = SpOutcome::unsolved(SpStatus::Contradiction);
     let Some(clauses) = clean_clauses(formula) else {
         return Ok(Solved { outcome, program_time: Duration::ZERO, gpu_times: None, walksat_time: Duration::ZERO });
     };
@@ -85,24 +66,15 @@ pub fn solve(formula: &Formula, options: &Options) -> Result<Solved> {
     let module =
         grail_ir::optimize(module, &options.opt).map_err(|e| AlgoError::Internal(format!("optimizing `sp`: {e}")))?;
     let params = params(&module, n, sp)?;
-    let cache = ModuleCache::default_location();
-    let (output, gpu_times) = match options.target {
-        Target::Cpu => {
-            let program = CpuProgram::compile(module.clone(), &CCompiler::detect()?, Some(&cache))?;
-            let output =
-                program.run(&graph, &params, &RunOptions { threads: options.threads }, &mut std::io::sink())?;
-            (output, None)
-        }
-        Target::Gpu => {
-            let device = Device::open(options.device).map_err(grail_runtime::RuntimeError::from)?;
-            let program = GpuProgram::compile(module.clone(), device, Some(&cache))?;
-            let (output, times) = program.run(&graph, &params, &mut std::io::sink())?;
-            (output, Some(times))
-        }
-        Target::Reference => {
-            return bad("the reference survey propagation is grail_sat::survey_propagation".into());
-        }
-    };
+    let (output, gpu_times) = crate::suite::run_module(
+        module.clone(),
+        options.target,
+        options.device,
+        options.threads,
+        &graph,
+        &params,
+        &[],
+    )?;
     let program_time = output.stats.elapsed;
     let (values, satisfied, packed) = results(&module, output)?;
     outcome.iterations = (packed & 0xFFFF_FFFF) as usize;

@@ -40,6 +40,40 @@ pub fn optimized(variant: &Variant, opt: &OptConfig) -> Result<Module> {
     optimize(module, opt).map_err(|e| AlgoError::Internal(format!("optimizing `{}` with {opt}: {e}", variant.program)))
 }
 
+/// Compiles `module` (already optimized) for `target` and runs it once on `graph` with its
+/// parameters and input collections: on the CPU on `threads` threads (0: every core), or on GPU
+/// `device`, which also gives the GPU's times. For the morph programs' drivers (`dmr`, `sp`,
+/// `pta`), which run a program once per call (their references are called directly).
+pub(crate) fn run_module(
+    module: Module,
+    target: crate::Target,
+    device: usize,
+    threads: usize,
+    graph: &Graph,
+    params: &[Option<Value>],
+    inputs: &[grail_runtime::Table],
+) -> Result<(RunOutput, Option<GpuTimes>)> {
+    let cache = ModuleCache::default_location();
+    match target {
+        crate::Target::Cpu => {
+            let program = CpuProgram::compile(module, &CCompiler::detect()?, Some(&cache))?;
+            let output =
+                program.run_with_inputs(graph, params, inputs, &RunOptions { threads }, &mut std::io::sink())?;
+            Ok((output, None))
+        }
+        crate::Target::Gpu => {
+            let device = Device::open(device).map_err(grail_runtime::RuntimeError::from)?;
+            let program = GpuProgram::compile(module, device, Some(&cache))?;
+            let (output, times) = program.run_with_inputs(graph, params, inputs, &mut std::io::sink())?;
+            Ok((output, Some(times)))
+        }
+        crate::Target::Reference => Err(AlgoError::Usage(format!(
+            "`{}` runs on the cpu or gpu target; the reference is a separate function",
+            module.name
+        ))),
+    }
+}
+
 /// A suite variant compiled for a target, ready to run on any number of graphs.
 pub struct SuiteProgram {
     variant: &'static Variant,
