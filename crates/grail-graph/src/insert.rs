@@ -6,6 +6,8 @@
 //! edges come last. The cost is one copy of the edge arrays (memory bandwidth), however small
 //! the batch; what a batch costs to repair is the algorithm's business.
 
+use rand::{RngExt, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
 use rayon::prelude::*;
 
 use crate::error::{GraphError, Location, ParseError, Result};
@@ -140,24 +142,14 @@ pub fn random_batches(
     seed: u64,
 ) -> Vec<Vec<Insertion>> {
     assert!(num_nodes > 0 && max_weight > 0, "random insertions need nodes and a positive weight bound");
-    let mut state = seed ^ 0x6a09_e667_f3bc_c909;
-    let mut next = move || {
-        // splitmix64
-        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    };
-    let below = |r: u64, n: u64| ((u128::from(r) * u128::from(n)) >> 64) as u64;
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     (0..count)
         .map(|_| {
             (0..size)
                 .map(|_| {
-                    let u = below(next(), u64::from(num_nodes)) as NodeId;
-                    let v = below(next(), u64::from(num_nodes)) as NodeId;
-                    let w = 1 + below(next(), u64::from(max_weight)) as Weight;
-                    (u, v, w)
+                    let u = rng.random_range(0..num_nodes);
+                    let v = rng.random_range(0..num_nodes);
+                    (u, v, rng.random_range(1..=max_weight))
                 })
                 .collect()
         })
@@ -173,33 +165,25 @@ pub fn random_local_batches(csr: &Csr, count: usize, size: usize, seed: u64) -> 
     let n = csr.num_nodes();
     assert!(n > 0, "random insertions need nodes");
     assert!(!csr.has_real_weights(), "local insertions weigh integer walks");
-    let mut state = seed ^ 0x3c6e_f372_fe94_f82b;
-    let mut next = move || {
-        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    };
-    let below = |r: u64, n: u64| ((u128::from(r) * u128::from(n)) >> 64) as u64;
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     let mut edge = || {
-        let u = below(next(), u64::from(n)) as NodeId;
-        let hops = 2 + below(next(), 3);
+        let u = rng.random_range(0..n);
+        let hops = rng.random_range(2..=4);
         let (mut at, mut length) = (u, 0u64);
         for _ in 0..hops {
             let degree = csr.degree(at);
             if degree == 0 {
                 break;
             }
-            let i = csr.edge_range(at).start + below(next(), degree) as usize;
+            let i = csr.edge_range(at).start + rng.random_range(0..degree) as usize;
             length += u64::from(csr.weights().map_or(1, |w| w[i]));
             at = csr.targets()[i];
         }
         if at == u {
-            at = below(next(), u64::from(n)) as NodeId;
+            at = rng.random_range(0..n);
             length = 1;
         }
-        let factor = 0.5 + 0.5 * (below(next(), 1 << 20) as f64 / f64::from(1u32 << 20));
+        let factor = rng.random_range(0.5..1.0);
         let weight = ((length as f64 * factor) as u64).clamp(1, u64::from(Weight::MAX)) as Weight;
         (u, at, weight)
     };

@@ -24,7 +24,7 @@ pub use assignment::Assignment;
 pub use dimacs::{parse_cnf, parse_solution, read_cnf, read_solution, write_cnf, write_solution};
 pub use formula::{Formula, MAX_VARIABLES};
 pub use generate::random_ksat;
-pub use sp::{SpOptions, SpOutcome, SpStatus, survey_propagation};
+pub use sp::{SpOptions, SpOutcome, SpStatus, check_options, survey_propagation};
 pub use verify::{Report, UnsatisfiedClause, check};
 pub use walksat::{WalkSatOptions, WalkSatOutcome, walksat, walksat_outcome};
 

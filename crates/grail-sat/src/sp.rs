@@ -106,6 +106,21 @@ pub struct SpOutcome {
 }
 
 impl SpOutcome {
+    /// Nothing done yet, and no assignment: the outcome a run starts from, `status` until it
+    /// finds one.
+    pub fn unsolved(status: SpStatus) -> SpOutcome {
+        SpOutcome {
+            status,
+            assignment: None,
+            fixed_by_sp: 0,
+            fixed_by_propagation: 0,
+            iterations: 0,
+            decimation_steps: 0,
+            walksat_clauses: 0,
+            walksat_flips: 0,
+        }
+    }
+
     /// Whether an assignment was found.
     pub fn is_satisfied(&self) -> bool {
         self.status == SpStatus::Satisfied
@@ -124,16 +139,7 @@ pub fn survey_propagation(formula: &Formula, options: &SpOptions) -> Result<SpOu
     }
     let n = formula.num_vars();
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(options.seed);
-    let mut outcome = SpOutcome {
-        status: SpStatus::Contradiction,
-        assignment: None,
-        fixed_by_sp: 0,
-        fixed_by_propagation: 0,
-        iterations: 0,
-        decimation_steps: 0,
-        walksat_clauses: 0,
-        walksat_flips: 0,
-    };
+    let mut outcome = SpOutcome::unsolved(SpStatus::Contradiction);
     let Some(mut work) = Work::new(formula, &mut rng) else {
         return Ok(outcome);
     };
@@ -199,7 +205,8 @@ pub fn survey_propagation(formula: &Formula, options: &SpOptions) -> Result<SpOu
     Ok(outcome)
 }
 
-fn check_options(options: &SpOptions) -> Result<()> {
+/// Refuses options out of range, naming the option and what it takes.
+pub fn check_options(options: &SpOptions) -> Result<()> {
     let bad = |what: &str, value: f64, expected: &str| {
         Err(SatError::Invalid(format!("survey propagation {what} {value}: expected {expected}")))
     };
