@@ -14,6 +14,7 @@ pub mod generate;
 pub mod graph;
 pub mod insert;
 pub mod io;
+pub mod metis;
 mod par;
 pub mod partition;
 pub mod progress;

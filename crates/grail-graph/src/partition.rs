@@ -12,7 +12,8 @@
 //! dealt out (Falcon's degree-based partitioning, [`Method::Degree`]); a seeded hash
 //! ([`Method::Random`], Totem's and Falcon's random partitioning); and METIS's multilevel k-way
 //! edge-cut minimization ([`Method::Metis`], what Groute partitions with), on the undirected
-//! simple graph underlying the input, through the system's METIS library.
+//! simple graph underlying the input, through the system's METIS library (loaded when asked for:
+//! [`crate::metis`]).
 //!
 //! Everything here runs in parallel and gives the same result on any number of threads.
 
@@ -20,8 +21,8 @@ use std::fmt;
 use std::io::Write;
 use std::path::Path;
 use std::str::FromStr;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
 
@@ -205,41 +206,13 @@ fn random(n: u32, parts: u32, seed: u64) -> Vec<u32> {
         .collect()
 }
 
-/// METIS keeps its random state in globals (GKlib's generator), so two partitionings running at
-/// once would disturb each other's results: calls take turns.
-static METIS_LOCK: Mutex<()> = Mutex::new(());
-
 fn metis(graph: &Graph, parts: u32, seed: u64) -> Result<Vec<u32>> {
     let n = graph.num_nodes();
     if parts == 1 {
         return Ok(vec![0; n as usize]);
     }
-    type Idx = metis::Idx;
     let simple = crate::undirected::undirected_simple(graph);
-    let csr = simple.out();
-    let entries = csr.num_edges();
-    let limit = Idx::MAX as u64;
-    if u64::from(n) > limit || entries > limit {
-        return Err(GraphError::invalid(format!(
-            "the graph is too large for METIS: its undirected simple graph has {n} nodes and {entries} adjacency \
-             entries (each edge twice), and the system's METIS takes at most {limit} of either (32-bit indices)"
-        )));
-    }
-    let xadj: Vec<Idx> = csr.offsets().par_iter().map(|&o| o as Idx).collect();
-    let adjncy: Vec<Idx> = csr.targets().par_iter().map(|&t| t as Idx).collect();
-    drop(simple);
-    let mut part: Vec<Idx> = vec![0; n as usize];
-    let metis_seed = ((seed ^ (seed >> 32)) & 0x7fff_ffff) as Idx;
-    let failed = |e: &dyn fmt::Display| GraphError::invalid(format!("METIS could not partition the graph: {e}"));
-    let input = metis::Graph::new(1, parts as Idx, &xadj, &adjncy).map_err(|e| failed(&e))?;
-    {
-        let _turn = METIS_LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        input.set_option(metis::option::Seed(metis_seed)).part_kway(&mut part).map_err(|e| failed(&e))?;
-    }
-    if let Some(bad) = part.par_iter().find_any(|&&p| p < 0 || p as u64 >= u64::from(parts)) {
-        return Err(GraphError::invalid(format!("METIS returned part {bad}, outside 0 to {}", parts - 1)));
-    }
-    Ok(part.into_par_iter().map(|p| p as u32).collect())
+    crate::metis::part_graph_kway(simple.out().offsets(), simple.out().targets(), parts, seed)
 }
 
 /// How many edges a partitioning cuts.
