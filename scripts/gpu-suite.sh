@@ -214,7 +214,7 @@ step "incremental SSSP: dsssp on the GPU, every batch verified against Dijkstra'
 "$grail" -q gen road --nodes 65536 --seed 3 -o "$out/dsssp-road.gcsr" >/dev/null
 for graph in "$out/dsssp-rmat.gcsr" "$out/dsssp-road.gcsr"; do
     name=$(basename "$graph" .gcsr)
-    if timeout 300 "$grail" -q dsssp --graph "$graph" --target gpu --device "$device" --random-batches 4 \
+    if timeout 300 "$grail" -q dsssp --graph "$graph" --source max-degree --target gpu --device "$device" --random-batches 4 \
         --batch-size 0.1% --verify --json >"$out/$name.json" 2>&1 && grep -q '"verified": true' "$out/$name.json"; then
         pass "dsssp on $name: 4 batches, verified"
     else
