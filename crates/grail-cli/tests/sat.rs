@@ -45,6 +45,21 @@ fn generated_formulas_are_solved_verified_and_failures_exit_4() {
 }
 
 #[test]
+fn an_empty_clause_is_reported_as_unsatisfiable_and_the_assignment_keeps_stdout_to_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.cnf");
+    std::fs::write(&empty, "p cnf 2 2\n1 2 0\n0\n").unwrap();
+    let run = grail(&["sp", empty.to_str().unwrap()]);
+    assert_eq!(run.status.code(), Some(4));
+    assert!(String::from_utf8_lossy(&run.stderr).contains("empty clause, so it is unsatisfiable"));
+    let free = dir.path().join("free.cnf");
+    std::fs::write(&free, "p cnf 3 0\n").unwrap();
+    let run = grail(&["sp", free.to_str().unwrap(), "-o", "-"]);
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    assert_eq!(String::from_utf8_lossy(&run.stdout).trim(), "v -1 -2 -3 0");
+}
+
+#[test]
 fn malformed_formulas_and_impossible_parameters_are_clear_errors() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.cnf");

@@ -13,17 +13,25 @@ use crate::progress::Bars;
 use grail_algos::Target;
 
 /// Survey propagation ended without an assignment (exit 4): not an error in the formula or the
-/// program, but the heuristic's honest failure.
+/// program, but the heuristic's honest failure, or a formula that plainly has none.
 #[derive(Debug)]
-pub struct NoAssignment(String);
+pub struct NoAssignment {
+    reason: String,
+    /// The formula is known to have no assignment (an empty clause), not just none found.
+    unsatisfiable: bool,
+}
 
 impl std::fmt::Display for NoAssignment {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "no satisfying assignment found ({}); survey propagation is a heuristic: near the threshold it can fail",
-            self.0
-        )
+        if self.unsatisfiable {
+            write!(f, "no satisfying assignment: {}", self.reason)
+        } else {
+            write!(
+                f,
+                "no satisfying assignment found ({}); survey propagation is a heuristic: near the threshold it can fail",
+                self.reason
+            )
+        }
     }
 }
 
@@ -115,20 +123,39 @@ pub fn sp(args: SpArgs, threads: usize, progress: &Bars) -> Result<()> {
         });
         println!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
-        println!("{}: {} variables, {} clauses", args.input.display(), formula.num_vars(), formula.num_clauses());
-        println!(
-            "  {status} in {:.1} ms: {} variables fixed by surveys, {} by unit propagation, {} clauses left to WalkSAT ({} flips)",
-            time.as_secs_f64() * 1e3,
-            outcome.fixed_by_sp,
-            outcome.fixed_by_propagation,
-            outcome.walksat_clauses,
-            outcome.walksat_flips
-        );
+        let mut lines = vec![
+            format!("{}: {} variables, {} clauses", args.input.display(), formula.num_vars(), formula.num_clauses()),
+            format!(
+                "  {status} in {:.1} ms: {} variables fixed by surveys, {} by unit propagation, {} clauses left to WalkSAT ({} flips)",
+                time.as_secs_f64() * 1e3,
+                outcome.fixed_by_sp,
+                outcome.fixed_by_propagation,
+                outcome.walksat_clauses,
+                outcome.walksat_flips
+            ),
+        ];
         if verified == Some(true) {
-            println!("  verified: every clause satisfied");
+            lines.push("  verified: every clause satisfied".into());
+        }
+        // Under `-o -` the assignment has standard output to itself.
+        let to_stdout = args.output.as_deref().is_some_and(|o| o.as_os_str() == "-");
+        for line in lines {
+            if to_stdout {
+                eprintln!("{line}");
+            } else {
+                println!("{line}");
+            }
         }
     }
-    if outcome.is_satisfied() { Ok(()) } else { Err(NoAssignment(status.to_string()).into()) }
+    if formula.has_empty_clause() {
+        let reason = "the formula has an empty clause, so it is unsatisfiable".into();
+        return Err(NoAssignment { reason, unsatisfiable: true }.into());
+    }
+    if outcome.is_satisfied() {
+        Ok(())
+    } else {
+        Err(NoAssignment { reason: status.to_string(), unsatisfiable: false }.into())
+    }
 }
 
 fn target_name(target: SpTarget) -> &'static str {
