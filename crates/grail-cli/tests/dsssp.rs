@@ -98,6 +98,8 @@ fn bad_batches_and_parameters_are_clear_errors() {
     assert_eq!(run.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&run.stderr).contains("--random-batches"));
     assert!(!out.exists());
+    let run = grail(&["dsssp", "--graph", g, "--random-batches", "1", "--batch-size", "1", "--json", "-o", "-"]);
+    assert_eq!(run.status.code(), Some(2));
     let run = grail(&["dsssp", "--graph", g, "--random-batches", "2", "--batch-size", "0"]);
     assert_eq!(run.status.code(), Some(2));
     let run = grail(&["dsssp", "--graph", g, "--source", "9", "--random-batches", "1", "--batch-size", "1"]);

@@ -14,6 +14,9 @@ use crate::commands::{UsageError, read_input};
 use crate::progress::Bars;
 
 pub fn dsssp(args: DssspArgs, threads: usize, progress: &Bars) -> Result<()> {
+    if args.json && args.output.as_deref().is_some_and(|p| p.as_os_str() == "-") {
+        return Err(UsageError("--json and -o - would both write to standard output; give -o a file".into()).into());
+    }
     let options = ReadOptions { format: args.format, build: BuildOptions::default(), real_weights: Default::default() };
     let graph = read_input(&args.graph, &options, args.base, progress)?;
     let source = match args.source {
