@@ -676,8 +676,9 @@ pub struct PartitionArgs {
     /// `metis` (METIS's k-way edge-cut minimization on the undirected simple graph, equal node
     /// counts), `ordered` (contiguous id ranges of about m/K out-edges each), `degree` (nodes
     /// sorted by degree, dealt out so every part gets a similar mix), `random` (a seeded hash of
-    /// each id) or `ranges` (contiguous id ranges of equal node counts).
-    #[arg(long, short, value_name = "metis|ordered|degree|random|ranges")]
+    /// each id), `ranges` (contiguous id ranges of equal node counts) or `metis-edges` (METIS
+    /// with each node weighing 1 plus its out-degree: about equal edges per part).
+    #[arg(long, short, value_name = "metis|ordered|degree|random|ranges|metis-edges")]
     pub method: grail_graph::partition::Method,
     /// Seed for `random` and for METIS's own randomness; the same seed gives the same parts on
     /// any thread count.

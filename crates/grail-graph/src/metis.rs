@@ -135,8 +135,15 @@ impl Indices {
 }
 
 /// `METIS_PartGraphKway` on the undirected graph `offsets`/`targets` (each edge both ways, no
-/// self-loops): a part in `0..parts` per node, with METIS's seed set from `seed`.
-pub(crate) fn part_graph_kway(offsets: &[u64], targets: &[u32], parts: u32, seed: u64) -> Result<Vec<u32>> {
+/// self-loops), nodes weighing `weights` (1 each when `None`): a part in `0..parts` per node,
+/// with METIS's seed set from `seed`.
+pub(crate) fn part_graph_kway(
+    offsets: &[u64],
+    targets: &[u32],
+    weights: Option<&[u64]>,
+    parts: u32,
+    seed: u64,
+) -> Result<Vec<u32>> {
     let metis = library()?;
     let n = offsets.len() - 1;
     let limit: u64 = if metis.idx_bytes == 8 { i64::MAX as u64 } else { i32::MAX as u64 };
@@ -148,7 +155,17 @@ pub(crate) fn part_graph_kway(offsets: &[u64], targets: &[u32], parts: u32, seed
             metis.idx_bytes * 8
         )));
     }
+    // METIS sums the weights in idx_t: their total must fit too.
+    let total_weight = weights.map_or(0, |w| w.iter().sum::<u64>());
+    if total_weight > limit {
+        return Err(GraphError::invalid(format!(
+            "the graph is too large for this METIS: its nodes weigh {total_weight} in all (1 plus the degree each), \
+             and the system's METIS ({}-bit indices) takes at most {limit}",
+            metis.idx_bytes * 8
+        )));
+    }
     let bytes = metis.idx_bytes;
+    let mut vwgt = weights.map(|w| Indices::new(bytes, w.iter().copied()));
     let mut xadj = Indices::new(bytes, offsets.iter().copied());
     let mut adjncy = Indices::new(bytes, targets.iter().map(|&t| u64::from(t)));
     let mut part = Indices::new(bytes, std::iter::repeat_n(0, n));
@@ -166,16 +183,17 @@ pub(crate) fn part_graph_kway(offsets: &[u64], targets: &[u32], parts: u32, seed
         }
         options.set(OPTION_SEED, ((seed ^ (seed >> 32)) & 0x7fff_ffff) as i64);
         let null = std::ptr::null_mut();
+        let vwgt = vwgt.as_mut().map_or(null, Indices::ptr);
         // SAFETY: every array has the length and width METIS reads (n + 1 offsets, one target
-        // per adjacency entry, n parts, single values for the counts); the weights and target
-        // fractions are absent (null), as METIS allows.
+        // per adjacency entry, n node weights or none, n parts, single values for the counts);
+        // the other weights and the target fractions are absent (null), as METIS allows.
         unsafe {
             (metis.part_graph_kway)(
                 nvtxs.ptr(),
                 ncon.ptr(),
                 xadj.ptr(),
                 adjncy.ptr(),
-                null,
+                vwgt,
                 null,
                 null,
                 nparts.ptr(),
