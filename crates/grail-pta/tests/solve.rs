@@ -1,6 +1,10 @@
 //! The sequential reference solver: known answers, agreement with the definition (a naive
 //! fixpoint over all constraints) on random sets, and its speed on large ones.
 
+mod common;
+
+use common::random_constraints;
+
 use std::collections::BTreeSet;
 
 use grail_pta::{Constraint, Constraints, PointsTo, compare, parse_constraints, solve_sequential};
@@ -141,27 +145,6 @@ fn naive(c: &Constraints) -> PointsTo {
             return PointsTo::from_sets(sets.into_iter().map(|s| s.into_iter().collect()).collect());
         }
     }
-}
-
-fn random_constraints() -> impl Strategy<Value = Constraints> {
-    (1u32..12).prop_flat_map(|n| {
-        proptest::collection::vec((0u8..4, 0..n, 0..n), 0..40).prop_map(move |raw| {
-            let mut c = Constraints::new();
-            for v in 0..n {
-                c.var(&format!("v{v}")).unwrap();
-            }
-            for (kind, dst, src) in raw {
-                c.push(match kind {
-                    0 => Constraint::AddressOf { dst, src },
-                    1 => Constraint::Copy { dst, src },
-                    2 => Constraint::Load { dst, src },
-                    _ => Constraint::Store { dst, src },
-                })
-                .unwrap();
-            }
-            c
-        })
-    })
 }
 
 proptest! {

@@ -1,7 +1,11 @@
 //! The fixed-point checker: it passes the reference's solutions and every superset that is a
 //! fixed point, and it catches any one fact taken from a least solution.
 
-use grail_pta::{Constraint, Constraints, PointsTo, VarId, check_solution, parse_constraints, solve_sequential};
+mod common;
+
+use common::random_constraints;
+
+use grail_pta::{Constraints, PointsTo, VarId, check_solution, parse_constraints, solve_sequential};
 use proptest::prelude::*;
 
 fn constraints(text: &str) -> Constraints {
@@ -58,27 +62,6 @@ fn extra_targets_are_not_its_business() {
     let n = c.num_vars() as VarId;
     let everything = PointsTo::from_sets(vec![(0..n).collect(); n as usize]);
     assert_eq!(check_solution(&c, &everything), Ok(()));
-}
-
-fn random_constraints() -> impl Strategy<Value = Constraints> {
-    (1u32..12).prop_flat_map(|n| {
-        proptest::collection::vec((0u8..4, 0..n, 0..n), 0..40).prop_map(move |raw| {
-            let mut c = Constraints::new();
-            for v in 0..n {
-                c.var(&format!("v{v}")).unwrap();
-            }
-            for (kind, dst, src) in raw {
-                c.push(match kind {
-                    0 => Constraint::AddressOf { dst, src },
-                    1 => Constraint::Copy { dst, src },
-                    2 => Constraint::Load { dst, src },
-                    _ => Constraint::Store { dst, src },
-                })
-                .unwrap();
-            }
-            c
-        })
-    })
 }
 
 proptest! {
