@@ -41,8 +41,9 @@ pub enum Command {
     /// Find the fastest optimization configuration of a program on an input, verifying every
     /// candidate, and record it for the input's class: `grail run` then uses it by default.
     Tune(TuneArgs),
-    /// Generate graphs of each kind, run and verify every algorithm, print a summary (grail's
-    /// main job on built-in inputs).
+    /// Generate inputs of each kind, run and verify every algorithm (the suite on graphs, then
+    /// the morph algorithms: mesh refinement, SP, PTA, incremental SSSP), print a summary
+    /// (grail's main job on built-in inputs).
     Demo(DemoArgs),
     /// Benchmarks of grail itself.
     #[command(subcommand)]
@@ -56,7 +57,7 @@ pub enum Command {
     /// NVRTC, the device runtime header, module loading).
     Devices(DevicesArgs),
     /// Triangle meshes (the input and output of Delaunay mesh refinement), in Triangle's
-    /// `.node`/`.ele`/`.poly` formats: generate, check.
+    /// `.node`/`.ele`/`.poly` formats: generate, check, refine, draw.
     #[command(subcommand)]
     Mesh(MeshCommand),
     /// Survey propagation on a DIMACS CNF formula: writes a satisfying assignment as `v` lines;
