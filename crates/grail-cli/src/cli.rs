@@ -204,6 +204,22 @@ pub struct SpArgs {
     /// of WalkSAT.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// The share of the free variables one decimation step fixes (at least one variable).
+    #[arg(long, value_name = "F", default_value_t = 0.01)]
+    pub fix_fraction: f64,
+    /// Surveys have converged when a sweep moves none by more than this.
+    #[arg(long, value_name = "EPS", default_value_t = 0.001)]
+    pub epsilon: f64,
+    /// Sweeps allowed for one convergence (then the run ends: surveys did not converge).
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    pub max_sweeps: usize,
+    /// WalkSAT's flips on what the surveys leave.
+    #[arg(long, value_name = "N", default_value_t = 100_000_000)]
+    pub walksat_flips: u64,
+    /// WalkSAT's noise (the probability of a random walk step); by default 0.5 for 3-SAT, 0.4
+    /// for 4-SAT and 0.3 for longer clauses.
+    #[arg(long, value_name = "P")]
+    pub noise: Option<f64>,
     /// Where to write the assignment (`v 1 -2 3 ... 0` lines); `-` for standard output.
     #[arg(short, long, value_name = "ASSIGNMENT")]
     pub output: Option<PathBuf>,

@@ -44,6 +44,26 @@ fn generated_formulas_are_solved_verified_and_failures_exit_4() {
     assert!(!none.exists());
 }
 
+/// Where the surveys are trivial WalkSAT does everything, and its noise is chosen by the clause
+/// length: random 5-SAT at ratio 16 is out of reach at 3-SAT's 0.5.
+#[test]
+fn walksat_noise_follows_the_clause_length() {
+    let dir = tempfile::tempdir().unwrap();
+    let cnf = dir.path().join("k5.cnf");
+    let cnf = cnf.to_str().unwrap();
+    assert!(
+        grail(&["gen", "sat", "--vars", "3000", "--ratio", "16", "--k", "5", "--seed", "2", "-o", cnf])
+            .status
+            .success()
+    );
+    let run = grail(&["sp", cnf, "--verify", "--json"]);
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert_eq!((summary["walksat_noise"].as_f64(), summary["verified"].as_bool()), (Some(0.3), Some(true)));
+    let forced = grail(&["sp", cnf, "--noise", "0.5", "--walksat-flips", "200000", "--json"]);
+    assert_eq!(forced.status.code(), Some(4), "{}", String::from_utf8_lossy(&forced.stdout));
+}
+
 #[test]
 fn an_empty_clause_is_reported_as_unsatisfiable_and_the_assignment_keeps_stdout_to_itself() {
     let dir = tempfile::tempdir().unwrap();
@@ -72,5 +92,16 @@ fn malformed_formulas_and_impossible_parameters_are_clear_errors() {
     let run = grail(&["gen", "sat", "--vars", "10", "--ratio", "4", "--k", "9", "-o", out.to_str().unwrap()]);
     assert!(!run.status.success());
     assert!(String::from_utf8_lossy(&run.stderr).contains("3 to 6"));
+    for (flag, value, says) in
+        [("--fix-fraction", "0", "fix fraction"), ("--noise", "1.5", "noise"), ("--max-sweeps", "0", "iteration")]
+    {
+        let run = grail(&["sp", bad.to_str().unwrap(), flag, value]);
+        assert_eq!(run.status.code(), Some(2), "{flag} {value}");
+        assert!(
+            String::from_utf8_lossy(&run.stderr).contains(says),
+            "{flag}: {}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+    }
     assert!(!out.exists());
 }

@@ -57,6 +57,18 @@ pub fn walksat(formula: &Formula, options: &WalkSatOptions) -> Result<Option<Ass
     walksat_outcome(formula, options).map(|outcome| outcome.assignment)
 }
 
+/// A WalkSAT noise suited to `formula`'s longest clause: 0.5 for 3-SAT, 0.4 for 4-SAT and 0.3
+/// from 5 literals on. Longer clauses break less often when flipped, so fewer random steps
+/// serve: on random 5-SAT of 5,000 variables at ratio 16 (where the surveys are trivial and
+/// WalkSAT does everything) 0.3 finds an assignment in about 35,000 flips and 0.5 none in 10^8.
+pub fn suggested_noise(formula: &Formula) -> f64 {
+    match formula.clauses().map(<[i32]>::len).max().unwrap_or(0) {
+        0..=3 => 0.5,
+        4 => 0.4,
+        _ => 0.3,
+    }
+}
+
 /// [`walksat`], with the number of flips it made.
 pub fn walksat_outcome(formula: &Formula, options: &WalkSatOptions) -> Result<WalkSatOutcome> {
     if !(0.0..=1.0).contains(&options.noise) {

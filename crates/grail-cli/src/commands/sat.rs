@@ -51,12 +51,25 @@ pub fn generate(vars: usize, ratio: f64, k: usize, seed: u64, output: &Path) -> 
 }
 
 pub fn sp(args: SpArgs, threads: usize, progress: &Bars) -> Result<()> {
+    let mut sp_options = SpOptions {
+        seed: args.seed,
+        fix_fraction: args.fix_fraction,
+        epsilon: args.epsilon,
+        max_iterations: args.max_sweeps,
+        walksat_max_flips: args.walksat_flips,
+        walksat_noise: args.noise.unwrap_or(0.5),
+        ..SpOptions::default()
+    };
+    // Out-of-range settings are usage errors, before anything runs.
+    grail_sat::check_options(&sp_options).map_err(|e| super::UsageError(e.to_string()))?;
     progress.begin("reading", None);
     let formula = read_cnf(&args.input)?;
     progress.finish();
+    if args.noise.is_none() {
+        sp_options.walksat_noise = grail_sat::suggested_noise(&formula);
+    }
     progress.begin("solving", None);
     let start = Instant::now();
-    let sp_options = SpOptions { seed: args.seed, ..SpOptions::default() };
     let grail_options =
         |target| grail_algos::sp::Options { target, device: args.device, threads, opt: args.opt, sp: sp_options };
     // The grail program's part (surveys, decimation, propagation) and, on a GPU, its kernels'.
@@ -118,6 +131,7 @@ pub fn sp(args: SpArgs, threads: usize, progress: &Bars) -> Result<()> {
             "decimation_steps": outcome.decimation_steps,
             "walksat_clauses": outcome.walksat_clauses,
             "walksat_flips": outcome.walksat_flips,
+            "walksat_noise": sp_options.walksat_noise,
             "time_ms": time.as_secs_f64() * 1e3,
             "verified": verified,
         });
