@@ -10,6 +10,7 @@ use grail_graph::generate::{GenOptions, Generator, generate};
 use grail_graph::insert::{Insertion, random_batches};
 use grail_graph::reference::sssp;
 use grail_graph::{Graph, NoProgress};
+use grail_ir::OptConfig;
 
 fn graphs() -> Vec<(String, Graph)> {
     let generators = [
@@ -52,7 +53,10 @@ fn repaired_distances_equal_fresh_ones_after_every_batch() {
     for (i, (what, graph)) in graphs().into_iter().enumerate() {
         let batches = batches(&graph, i as u64);
         for threads in [1, 3] {
-            let options = Options { target: Target::Cpu, threads, verify: true, fresh: true, ..Options::default() };
+            // One thread with no optimization (no outlined region), three with every one.
+            let opt = if threads == 1 { OptConfig::NONE } else { OptConfig::all() };
+            let options =
+                Options { target: Target::Cpu, threads, opt, verify: true, fresh: true, ..Options::default() };
             let mut seen = 0;
             let report = run(graph.clone(), 0, &batches, &options, |b| {
                 seen += 1;

@@ -5,6 +5,7 @@
 
 use grail_algos::Target;
 use grail_algos::pta::{Options, solve};
+use grail_ir::OptConfig;
 use grail_pta::{Constraint, Constraints, compare, solve_sequential};
 
 /// Numbers from a seed (splitmix64).
@@ -41,7 +42,9 @@ fn random_constraints(vars: u32, count: usize, seed: u64) -> Constraints {
 
 fn agrees(constraints: &Constraints, threads: usize, what: &str) -> u32 {
     let expected = solve_sequential(constraints);
-    let options = Options { target: Target::Cpu, threads, ..Options::default() };
+    // Every optimization, or none (no outlined region), by thread count.
+    let opt = if threads == 2 { OptConfig::NONE } else { OptConfig::all() };
+    let options = Options { target: Target::Cpu, threads, opt, ..Options::default() };
     let solved = solve(constraints, &options).unwrap_or_else(|e| panic!("{what}: {e}"));
     if let Some(difference) = compare(&solved.points_to, &expected) {
         panic!("{what}, {threads} threads: {}", difference.describe(constraints));

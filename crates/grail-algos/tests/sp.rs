@@ -5,10 +5,13 @@
 
 use grail_algos::Target;
 use grail_algos::sp::{Options, solve};
+use grail_ir::OptConfig;
 use grail_sat::{Formula, SpOptions, SpStatus, check, random_ksat};
 
+/// One thread with no optimization (no outlined region), more with every one.
 fn options(seed: u64, threads: usize) -> Options {
-    Options { target: Target::Cpu, threads, sp: SpOptions { seed, ..SpOptions::default() }, ..Options::default() }
+    let opt = if threads == 1 { OptConfig::NONE } else { OptConfig::all() };
+    Options { target: Target::Cpu, device: 0, threads, opt, sp: SpOptions { seed, ..SpOptions::default() } }
 }
 
 #[test]
