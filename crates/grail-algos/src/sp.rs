@@ -3,8 +3,10 @@
 //! to each of its variables, weighing 1 for a negated literal), the program runs surveys,
 //! decimation and unit propagation on it, deleting clauses and literals by marking, and what
 //! is left when the surveys become trivial is finished by WalkSAT here, as in grail-sat's
-//! sequential reference ([`grail_sat::survey_propagation`]). Every assignment returned has been
-//! checked against the formula.
+//! sequential reference ([`grail_sat::survey_propagation`]); unlike the reference, what is left
+//! when the surveys stop converging goes to WalkSAT too (updating every clause at once
+//! converges less surely near the threshold), and `converged` says so. Every assignment
+//! returned has been checked against the formula.
 
 use std::time::{Duration, Instant};
 
@@ -84,10 +86,9 @@ pub fn solve(formula: &Formula, options: &Options) -> Result<Solved> {
     match packed >> 56 {
         0 => {}
         1 => return Ok(Solved { outcome, program_time, gpu_times, walksat_time: Duration::ZERO }),
-        2 => {
-            outcome.status = SpStatus::NotConverged;
-            return Ok(Solved { outcome, program_time, gpu_times, walksat_time: Duration::ZERO });
-        }
+        // The surveys stopped converging: what decimation has left may still be easy, so
+        // WalkSAT gets it (an assignment it finds is checked like any other).
+        2 => outcome.converged = false,
         other => return Err(AlgoError::Internal(format!("sp returned status {other}"))),
     }
     // What is left: the clauses not deleted, without their false literals.
@@ -115,7 +116,7 @@ pub fn solve(formula: &Formula, options: &Options) -> Result<Solved> {
         let found = walksat_outcome(&rest, &search).map_err(|e| AlgoError::Usage(e.to_string()))?;
         outcome.walksat_flips = found.flips;
         let Some(found) = found.assignment else {
-            outcome.status = SpStatus::WalkSatFailed;
+            outcome.status = if outcome.converged { SpStatus::WalkSatFailed } else { SpStatus::NotConverged };
             return Ok(Solved { outcome, program_time, gpu_times, walksat_time: started.elapsed() });
         };
         for (value, found) in fixed.iter_mut().zip(found.values()) {

@@ -42,6 +42,21 @@ fn k_from_4_to_6_and_easy_formulas() {
     assert_eq!((outcome.fixed_by_sp, outcome.decimation_steps), (0, 0));
 }
 
+/// Small formulas this near the threshold often keep the surveys from converging (updating
+/// every clause at once oscillates); what decimation left then goes to WalkSAT.
+#[test]
+fn what_is_left_when_the_surveys_stop_converging_goes_to_walksat() {
+    let mut rescued = 0;
+    for seed in [3, 5, 6] {
+        let formula = random_ksat(256, 4.0, 3, seed).unwrap();
+        let outcome = solve(&formula, &options(1, 2)).unwrap().outcome;
+        assert_eq!(outcome.status, SpStatus::Satisfied, "seed {seed}: {outcome:?}");
+        assert!(check(&formula, outcome.assignment.as_ref().unwrap()).is_satisfied());
+        rescued += usize::from(!outcome.converged);
+    }
+    assert!(rescued > 0, "no formula exercised the path");
+}
+
 #[test]
 fn units_repeats_and_tautologies_are_handled_and_contradictions_reported() {
     // x1; (-x1 or x2); (x2 or x2 or -x3); (x3 or -x3); (-x2 or x3 or x4)

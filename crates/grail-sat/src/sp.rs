@@ -103,6 +103,9 @@ pub struct SpOutcome {
     pub walksat_clauses: usize,
     /// Flips WalkSAT made.
     pub walksat_flips: u64,
+    /// False when the last convergence failed and WalkSAT finished what decimation had left
+    /// (the grail program does that; this reference stops with `NotConverged` instead).
+    pub converged: bool,
 }
 
 impl SpOutcome {
@@ -118,6 +121,7 @@ impl SpOutcome {
             decimation_steps: 0,
             walksat_clauses: 0,
             walksat_flips: 0,
+            converged: true,
         }
     }
 

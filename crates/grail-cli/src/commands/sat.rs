@@ -132,6 +132,7 @@ pub fn sp(args: SpArgs, threads: usize, progress: &Bars) -> Result<()> {
             "walksat_clauses": outcome.walksat_clauses,
             "walksat_flips": outcome.walksat_flips,
             "walksat_noise": sp_options.walksat_noise,
+            "surveys_converged": outcome.converged,
             "time_ms": time.as_secs_f64() * 1e3,
             "verified": verified,
         });
