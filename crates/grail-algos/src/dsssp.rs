@@ -19,7 +19,7 @@ use std::io::sink;
 use std::time::{Duration, Instant};
 
 use grail_graph::insert::Insertion;
-use grail_graph::reference::{INFINITE_DISTANCE, check_real_weights, repair_sssp, sssp};
+use grail_graph::reference::{INFINITE_DISTANCE, repair_sssp, sssp};
 use grail_graph::{Column, Graph, GraphError, NodeId};
 use grail_ir::{Module, OptConfig};
 use grail_runtime::ModuleCache;
@@ -29,7 +29,7 @@ use grail_runtime::gpu::{Device, DeviceGraph, GpuProgram};
 use rayon::prelude::*;
 
 use crate::error::{AlgoError, Result};
-use crate::{Algorithm, Target, Variant, program_source};
+use crate::{Algorithm, Target, Variant};
 
 /// How to run: where, and what to measure and check besides the repair.
 #[derive(Debug, Clone)]
@@ -105,7 +105,6 @@ pub fn run(
     options: &Options,
     mut each: impl FnMut(&BatchReport),
 ) -> Result<Report> {
-    check_real_weights(&graph)?;
     if graph.out().has_real_weights() {
         return Err(AlgoError::Graph(GraphError::invalid(
             "incremental SSSP takes integer weights; the graph has real ones (read it with --weights round|scale)",
@@ -183,10 +182,7 @@ enum Engine {
 impl Engine {
     fn new(options: &Options) -> Result<Engine> {
         let modules = || -> Result<(Module, Module)> {
-            let source = program_source("dsssp").expect("dsssp is a suite program");
-            let update = crate::suite::compile_source("dsssp", source)?;
-            let update = grail_ir::optimize(update, &options.opt)
-                .map_err(|e| AlgoError::Internal(format!("optimizing `dsssp`: {e}")))?;
+            let update = crate::suite::optimized_program("dsssp", &options.opt)?;
             let variant = Variant::find(Algorithm::Sssp, None).expect("sssp has a default variant");
             Ok((update, crate::suite::optimized(variant, &options.opt)?))
         };

@@ -12,8 +12,8 @@ use grail_pta::{Constraint, Constraints, PointsTo, VarId};
 use grail_runtime::cpu::{RunOutput, Value};
 use grail_runtime::gpu::GpuTimes;
 
+use crate::Target;
 use crate::error::{AlgoError, Result};
-use crate::{Target, program_source};
 
 /// Where to run.
 #[derive(Debug, Clone)]
@@ -65,10 +65,7 @@ pub fn solve(constraints: &Constraints, options: &Options) -> Result<Solved> {
         return Err(AlgoError::Usage(format!("{n} variables: the grail solver handles fewer than 2^31")));
     }
     let graph = constraint_graph(constraints)?;
-    let source = program_source("pta").expect("pta is a suite program");
-    let module = crate::suite::compile_source("pta", source)?;
-    let module =
-        grail_ir::optimize(module, &options.opt).map_err(|e| AlgoError::Internal(format!("optimizing `pta`: {e}")))?;
+    let module = crate::suite::optimized_program("pta", &options.opt)?;
     let params: Vec<Option<Value>> = vec![None; module.params.len()];
     let (output, gpu_times) =
         crate::suite::run_module(module, options.target, options.device, options.threads, &graph, &params, &[])?;

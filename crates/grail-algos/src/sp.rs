@@ -16,8 +16,8 @@ use grail_runtime::cpu::{RunOutput, Value};
 use grail_runtime::gpu::GpuTimes;
 use grail_sat::{Assignment, Formula, SpOptions, SpOutcome, SpStatus, WalkSatOptions, check, walksat_outcome};
 
+use crate::Target;
 use crate::error::{AlgoError, Result};
-use crate::{Target, program_source};
 
 /// Mixed into the seed for WalkSAT, as the reference does.
 const WALKSAT_SEED: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -63,10 +63,7 @@ pub fn solve(formula: &Formula, options: &Options) -> Result<Solved> {
     };
     let n = formula.num_vars();
     let graph = factor_graph(n, &clauses)?;
-    let source = program_source("sp").expect("sp is a suite program");
-    let module = crate::suite::compile_source("sp", source)?;
-    let module =
-        grail_ir::optimize(module, &options.opt).map_err(|e| AlgoError::Internal(format!("optimizing `sp`: {e}")))?;
+    let module = crate::suite::optimized_program("sp", &options.opt)?;
     let params = params(&module, n, sp)?;
     let (output, gpu_times) = crate::suite::run_module(
         module.clone(),

@@ -35,9 +35,15 @@ pub fn compile_source(name: &str, source: &str) -> Result<Module> {
 
 /// A suite variant's program compiled to the IR and optimized with `opt`.
 pub fn optimized(variant: &Variant, opt: &OptConfig) -> Result<Module> {
-    let source = crate::program_source(variant.program).expect("every variant names a suite program");
-    let module = compile_source(variant.program, source)?;
-    optimize(module, opt).map_err(|e| AlgoError::Internal(format!("optimizing `{}` with {opt}: {e}", variant.program)))
+    optimized_program(variant.program, opt)
+}
+
+/// The suite program `name` (`programs/NAME.grail`) compiled to the IR and optimized with `opt`.
+pub fn optimized_program(name: &str, opt: &OptConfig) -> Result<Module> {
+    let source =
+        crate::program_source(name).ok_or_else(|| AlgoError::Internal(format!("no suite program `{name}`")))?;
+    let module = compile_source(name, source)?;
+    optimize(module, opt).map_err(|e| AlgoError::Internal(format!("optimizing `{name}` with {opt}: {e}")))
 }
 
 /// Compiles `module` (already optimized) for `target` and runs it once on `graph` with its

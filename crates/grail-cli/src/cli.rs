@@ -76,6 +76,20 @@ pub enum Command {
     Partition(PartitionArgs),
 }
 
+/// Where a grail program runs and how it is compiled, for the commands whose `--target cpu|gpu`
+/// runs one (`grail mesh refine`, `sp`, `pta solve`, `dsssp`).
+#[derive(Debug, Args, Clone, Copy)]
+pub struct ProgramArgs {
+    /// The GPU of --target gpu, numbered from 0.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub device: usize,
+    /// The optimizations the grail program is compiled with (cpu and gpu targets): `all` (the
+    /// default), `none`, or KEY=VALUE pairs after an optional preset, e.g. `all,outline=none`
+    /// or `all,scatter=off` (the keys as `grail run --opt` takes them).
+    #[arg(long, value_name = "CONFIG", default_value = "all")]
+    pub opt: grail_ir::OptConfig,
+}
+
 #[derive(Debug, Args)]
 pub struct DssspArgs {
     /// The graph file (any format `grail run --graph` reads), with integer weights or none.
@@ -113,12 +127,8 @@ pub struct DssspArgs {
     /// `cpu` or `gpu` (the grail program `dsssp`).
     #[arg(long, default_value = "cpu")]
     pub target: grail_algos::Target,
-    /// The GPU of --target gpu, numbered from 0.
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    pub device: usize,
-    /// The optimizations the grail programs are compiled with, as `grail run --opt` takes them.
-    #[arg(long, value_name = "CONFIG", default_value = "all")]
-    pub opt: grail_ir::OptConfig,
+    #[command(flatten)]
+    pub program: ProgramArgs,
     /// Do not solve each batch from scratch for comparison.
     #[arg(long)]
     pub no_fresh: bool,
@@ -186,13 +196,8 @@ pub struct SpArgs {
     /// Who solves it.
     #[arg(long, value_enum, default_value_t = SpTarget::Cpu)]
     pub target: SpTarget,
-    /// The GPU of --target gpu, numbered from 0.
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    pub device: usize,
-    /// The optimizations the grail program is compiled with (cpu and gpu targets), as `grail
-    /// run --opt` takes them.
-    #[arg(long, value_name = "CONFIG", default_value = "all")]
-    pub opt: grail_ir::OptConfig,
+    #[command(flatten)]
+    pub program: ProgramArgs,
     /// Check the assignment clause by clause against the formula read again (exit 3 when it
     /// fails).
     #[arg(long)]
@@ -267,13 +272,8 @@ pub struct PtaSolveArgs {
     /// Who solves them.
     #[arg(long, value_enum, default_value_t = PtaTarget::Cpu)]
     pub target: PtaTarget,
-    /// The GPU of --target gpu, numbered from 0.
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    pub device: usize,
-    /// The optimizations the grail program is compiled with (cpu and gpu targets), as `grail
-    /// run --opt` takes them.
-    #[arg(long, value_name = "CONFIG", default_value = "all")]
-    pub opt: grail_ir::OptConfig,
+    #[command(flatten)]
+    pub program: ProgramArgs,
     /// Check that the solution satisfies every constraint (a fixed point, so sound; exit 3 when
     /// one does not hold), by a checker that shares no code with the solvers; for the cpu and
     /// gpu targets, also that it equals the reference's solution set by set (so least).
@@ -346,14 +346,8 @@ pub struct MeshRefineArgs {
     /// left, and says so.
     #[arg(long, value_name = "N", default_value_t = 100_000_000)]
     pub max_points: usize,
-    /// The GPU of --target gpu, numbered from 0.
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    pub device: usize,
-    /// The optimizations the grail program is compiled with (cpu and gpu targets): `all` (the
-    /// default), `none`, or KEY=VALUE pairs after an optional preset, e.g. `all,outline=none`
-    /// or `all,scatter=off` (the keys as `grail run --opt` takes them).
-    #[arg(long, value_name = "CONFIG", default_value = "all")]
-    pub opt: grail_ir::OptConfig,
+    #[command(flatten)]
+    pub program: ProgramArgs,
     /// Insert circumcenters only, never off-centers (cpu and gpu targets): more triangles for
     /// the same bound, as the refiners before off-centers made.
     #[arg(long)]

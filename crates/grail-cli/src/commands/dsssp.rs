@@ -63,9 +63,9 @@ pub fn dsssp(args: DssspArgs, threads: usize, progress: &Bars) -> Result<()> {
     let edges_before = graph.num_edges();
     let run_options = Options {
         target: args.target,
-        device: args.device,
+        device: args.program.device,
         threads,
-        opt: args.opt,
+        opt: args.program.opt,
         fresh: !args.no_fresh,
         verify: args.verify,
     };
@@ -106,7 +106,7 @@ pub fn dsssp(args: DssspArgs, threads: usize, progress: &Bars) -> Result<()> {
             "edges_after": report.graph.num_edges(),
             "source": source,
             "target": args.target.name(),
-            "opt": args.opt.to_string(),
+            "opt": args.program.opt.to_string(),
             "initial": timing(&report.initial),
             "batches": batches,
             "time_ms": report.batches.iter().map(|b| ms(b.update.compute)).sum::<f64>(),

@@ -54,9 +54,9 @@ fn refine(args: MeshRefineArgs, threads: usize, progress: &Bars) -> Result<()> {
                 min_angle: args.min_angle,
                 max_points: u32::try_from(mesh.points.len()).unwrap_or(u32::MAX).saturating_add(added),
                 target,
-                device: args.device,
+                device: args.program.device,
                 threads,
-                opt: args.opt,
+                opt: args.program.opt,
                 off_centers: !args.circumcenters,
             };
             let refined = grail_algos::dmr::refine(&mesh, &options)?;
@@ -95,7 +95,7 @@ fn refine(args: MeshRefineArgs, threads: usize, progress: &Bars) -> Result<()> {
             "upload_ms": gpu_times.as_ref().map(|t| t.upload.as_secs_f64() * 1e3),
             "download_ms": gpu_times.as_ref().map(|t| t.download.as_secs_f64() * 1e3),
             // The grail program's optimizations (the reference refiner has none).
-            "opt": (target != "reference").then(|| args.opt.to_string()),
+            "opt": (target != "reference").then(|| args.program.opt.to_string()),
             "off_centers": (target != "reference").then_some(!args.circumcenters),
             "verified": args.verify.then(|| after.is_valid() && meets_bound),
         });

@@ -70,9 +70,9 @@ fn solve(args: PtaSolveArgs, threads: usize, progress: &Bars) -> Result<()> {
         PtaTarget::Cpu | PtaTarget::Gpu => {
             let options = grail_algos::pta::Options {
                 target: if args.target == PtaTarget::Cpu { grail_algos::Target::Cpu } else { grail_algos::Target::Gpu },
-                device: args.device,
+                device: args.program.device,
                 threads,
-                opt: args.opt,
+                opt: args.program.opt,
             };
             let solved = grail_algos::pta::solve(&constraints, &options)?;
             rounds = Some(solved.rounds);

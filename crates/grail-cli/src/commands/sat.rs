@@ -70,8 +70,13 @@ pub fn sp(args: SpArgs, threads: usize, progress: &Bars) -> Result<()> {
     }
     progress.begin("solving", None);
     let start = Instant::now();
-    let grail_options =
-        |target| grail_algos::sp::Options { target, device: args.device, threads, opt: args.opt, sp: sp_options };
+    let grail_options = |target| grail_algos::sp::Options {
+        target,
+        device: args.program.device,
+        threads,
+        opt: args.program.opt,
+        sp: sp_options,
+    };
     // The grail program's part (surveys, decimation, propagation) and, on a GPU, its kernels'.
     let mut program_ms = None;
     let mut kernels_ms = None;
