@@ -1,6 +1,7 @@
 //! Whole-module questions the runtimes ask before they run a program: which graph arrays it
 //! reads (the reverse CSR, edge sources, in-edge ids) and which synchronisation state it needs
-//! (locks, claims). Each answer covers every body: functions, kernels and `main`.
+//! (locks, claims), and whether it can run on a partitioned graph. Each answer covers every body:
+//! functions, kernels and `main`.
 
 use crate::ir::*;
 
@@ -84,11 +85,7 @@ pub struct KernelEffects {
 /// The effects of kernel `kernel` (see [`KernelEffects`]).
 pub fn kernel_effects(module: &Module, kernel: KernelId) -> KernelEffects {
     let mut effects = KernelEffects { writes: vec![false; module.properties.len()], sets: false };
-    // Functions reached so far; each body is walked once.
-    let mut queued = vec![false; module.functions.len()];
-    let mut pending = vec![&module.kernels[kernel.index()].body];
-    while let Some(body) = pending.pop() {
-        let mut calls = Vec::new();
+    for body in kernel_bodies(module, kernel) {
         walk_block(&body.block, &mut |stmt| {
             if let Stmt::Assign { place, .. } = stmt {
                 mark_written(place, &mut effects);
@@ -97,18 +94,110 @@ pub fn kernel_effects(module: &Module, kernel: KernelId) -> KernelEffects {
                 walk_expr(expr, &mut |e| match &e.kind {
                     ExprKind::Atomic { place, .. } => mark_written(place, &mut effects),
                     ExprKind::SetFind { .. } | ExprKind::SetUnion { .. } => effects.sets = true,
-                    ExprKind::Call(function, _) => calls.push(*function),
                     _ => {}
                 })
             });
         });
-        for function in calls {
-            if !std::mem::replace(&mut queued[function.index()], true) {
-                pending.push(&module.functions[function.index()].body);
-            }
-        }
     }
     effects
+}
+
+/// How a kernel (with the functions it calls) writes one property: a partitioned run merges
+/// what kernels wrote into ghosts with the operator these imply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PropertyWrites {
+    /// An assignment (`=`, `+=`, ...), to the property or one of its struct fields.
+    pub plain: bool,
+    pub min: bool,
+    pub max: bool,
+    /// `atomic_add` or `atomic_sub`: both merge by sum.
+    pub add: bool,
+    pub and: bool,
+    pub or: bool,
+    pub cas: bool,
+}
+
+impl PropertyWrites {
+    /// Whether the kernel writes the property at all.
+    pub fn any(&self) -> bool {
+        let PropertyWrites { plain, min, max, add, and, or, cas } = *self;
+        plain || min || max || add || and || or || cas
+    }
+
+    /// The atomics among the writes that each imply a merge operator, as the program spells them.
+    fn merges(&self) -> Vec<&'static str> {
+        [
+            (self.min, "atomic_min"),
+            (self.max, "atomic_max"),
+            (self.add, "atomic_add/sub"),
+            (self.and, "atomic_and"),
+            (self.or, "atomic_or"),
+        ]
+        .into_iter()
+        .filter_map(|(written, name)| written.then_some(name))
+        .collect()
+    }
+}
+
+/// How kernel `kernel` writes each property, by property id (see [`PropertyWrites`]).
+pub fn kernel_property_writes(module: &Module, kernel: KernelId) -> Vec<PropertyWrites> {
+    let mut writes = vec![PropertyWrites::default(); module.properties.len()];
+    for body in kernel_bodies(module, kernel) {
+        walk_block(&body.block, &mut |stmt| {
+            if let Stmt::Assign { place, .. } = stmt
+                && let Some(property) = stored_property(place)
+            {
+                writes[property.index()].plain = true;
+            }
+            stmt_exprs(stmt, &mut |expr| {
+                walk_expr(expr, &mut |e| {
+                    if let ExprKind::Atomic { op, place, .. } = &e.kind
+                        && let Some(property) = stored_property(place)
+                    {
+                        let w = &mut writes[property.index()];
+                        match op {
+                            AtomicOp::Min => w.min = true,
+                            AtomicOp::Max => w.max = true,
+                            AtomicOp::Add | AtomicOp::Sub => w.add = true,
+                            AtomicOp::And => w.and = true,
+                            AtomicOp::Or => w.or = true,
+                            AtomicOp::Cas => w.cas = true,
+                        }
+                    }
+                })
+            });
+        });
+    }
+    writes
+}
+
+/// The kernel's body, then the body of every function it reaches through calls, each once.
+fn kernel_bodies(module: &Module, kernel: KernelId) -> impl Iterator<Item = &Body> {
+    std::iter::once(&module.kernels[kernel.index()].body)
+        .chain(reached_functions(module, kernel).into_iter().map(|f| &module.functions[f.index()].body))
+}
+
+/// The functions a kernel calls, directly or through other functions, each once, in the order
+/// they are found.
+fn reached_functions(module: &Module, kernel: KernelId) -> Vec<FunctionId> {
+    let mut queued = vec![false; module.functions.len()];
+    let mut reached = Vec::new();
+    let mut pending = vec![&module.kernels[kernel.index()].body];
+    while let Some(body) = pending.pop() {
+        walk_block(&body.block, &mut |stmt| {
+            stmt_exprs(stmt, &mut |expr| {
+                walk_expr(expr, &mut |e| {
+                    if let ExprKind::Call(function, _) = e.kind
+                        && !std::mem::replace(&mut queued[function.index()], true)
+                    {
+                        reached.push(function);
+                        pending.push(&module.functions[function.index()].body);
+                    }
+                })
+            });
+        });
+    }
+    reached
 }
 
 /// Which locals a block reads and which it assigns (loop variables and invocation results
@@ -237,6 +326,191 @@ pub fn collections_counted_in_kernels(module: &Module) -> Vec<bool> {
         });
     }
     counted
+}
+
+/// Why a module cannot run on a partitioned graph, one sentence each (empty: it can). A part holds
+/// its own nodes with their out-edges and ghost copies of the remote heads, numbered by local ids;
+/// after each invocation, what kernels wrote into ghosts is merged into the owners.
+pub fn partition_obstacles(module: &Module) -> Vec<String> {
+    let mut obstacles = Vec::new();
+    for collection in &module.collections {
+        obstacles.push(format!("it declares the collection `{}`: collections live on one device", collection.name));
+    }
+    for set in &module.sets {
+        obstacles.push(format!("it declares the union-find set `{}`: union-find sets live on one device", set.name));
+    }
+    for property in &module.properties {
+        if let Some(handle) = held_handle(module, property.ty) {
+            let what = match handle {
+                Type::Edge => "an Edge".to_string(),
+                Type::Element(c) => format!("a handle of `{}`", module.collections[c.index()].name),
+                _ => "a Node".to_string(),
+            };
+            let inside = if handle == property.ty { "" } else { " in a field" };
+            obstacles.push(format!(
+                "the property `{}` holds {what}{inside}: handles are local ids on a part",
+                property.name
+            ));
+        }
+    }
+    // Kernels and the functions they call run on every part; the rest of the functions and
+    // `main` only on the host.
+    let mut on_parts = vec![false; module.functions.len()];
+    for (k, kernel) in module.kernels.iter().enumerate() {
+        let id = KernelId(k as u32);
+        let who = format!("the kernel `{}`", kernel.name);
+        part_obstacles(module, &kernel.body, &who, &mut obstacles);
+        for function in reached_functions(module, id) {
+            if !std::mem::replace(&mut on_parts[function.index()], true) {
+                let function = &module.functions[function.index()];
+                let who = format!("the function `{}` (called from the kernel `{}`)", function.name, kernel.name);
+                part_obstacles(module, &function.body, &who, &mut obstacles);
+            }
+        }
+        for (property, writes) in module.properties.iter().zip(kernel_property_writes(module, id)) {
+            let merges = writes.merges();
+            if merges.len() > 1 {
+                let both = if merges.len() == 2 { "both " } else { "" };
+                obstacles.push(format!(
+                    "{who} writes the property `{}` with {both}{}: the ghosts' values could not be merged \
+                     into their owners with one operator",
+                    property.name,
+                    and_list(&merges)
+                ));
+            }
+        }
+    }
+    for (function, _) in module.functions.iter().zip(on_parts).filter(|&(_, on_parts)| !on_parts) {
+        reverse_obstacle(&function.body, &format!("the function `{}`", function.name), &mut obstacles);
+    }
+    reverse_obstacle(&module.main, "`main`", &mut obstacles);
+    obstacles
+}
+
+/// The obstacles of a body run on every part (a kernel's, or a function's a kernel calls).
+fn part_obstacles(module: &Module, body: &Body, who: &str, obstacles: &mut Vec<String>) {
+    reverse_obstacle(body, who, obstacles);
+    let mut lock_kinds = Vec::new();
+    // The loops over every node or edge (`for v in G.nodes()` lowers to one over the ids), and
+    // their counters: a loop's own cast of its counter to a node is not reported again.
+    let mut whole_loops = Vec::new();
+    let mut counters = Vec::new();
+    walk_block(&body.block, &mut |stmt| match stmt {
+        Stmt::For { var, end, .. } if matches!(end.kind, ExprKind::NumNodes | ExprKind::NumEdges) => {
+            let whole = if end.kind == ExprKind::NumNodes {
+                ("node", "G.nodes()", "a part holds only its own nodes and their ghosts")
+            } else {
+                ("edge", "G.edges()", "a part holds only its own nodes' out-edges")
+            };
+            if !whole_loops.contains(&whole) {
+                whole_loops.push(whole);
+            }
+            counters.push(*var);
+        }
+        Stmt::Lock { kind: kind @ (LockKind::Atomic | LockKind::Exclusive), elements, .. }
+            if locks_nodes(module, elements) && !lock_kinds.contains(kind) =>
+        {
+            lock_kinds.push(*kind)
+        }
+        _ => {}
+    });
+    if !lock_kinds.is_empty() {
+        let kinds: Vec<_> = lock_kinds.iter().map(|k| format!("`{}`", k.name())).collect();
+        obstacles.push(format!(
+            "{who} locks nodes with {}: a node's lock exists once per part, so sections on different \
+             devices would not exclude each other",
+            and_list(&kinds)
+        ));
+    }
+    for (item, iterator, why) in whole_loops {
+        obstacles.push(format!("{who} loops over every {item} in sequence (`for .. in {iterator}`): {why}"));
+    }
+    let mut params = Vec::new();
+    let mut casts = Vec::new();
+    walk_block(&body.block, &mut |stmt| {
+        stmt_exprs(stmt, &mut |expr| {
+            walk_expr(expr, &mut |e| match &e.kind {
+                ExprKind::Param(id) if module.params[id.index()].ty == Type::Node && !params.contains(id) => {
+                    params.push(*id)
+                }
+                ExprKind::Cast(value)
+                    if matches!(e.ty, Type::Node | Type::Edge)
+                        && !matches!(value.ty, Type::Node | Type::Edge)
+                        && !matches!(value.kind, ExprKind::Load(Place::Local(l)) if counters.contains(&l))
+                        && !casts.contains(&e.ty) =>
+                {
+                    casts.push(e.ty)
+                }
+                _ => {}
+            })
+        });
+    });
+    for id in params {
+        obstacles.push(format!(
+            "{who} reads the Node parameter `{}`: node parameters go to `main` only (kernels see a part's \
+             local ids)",
+            module.params[id.index()].name
+        ));
+    }
+    for ty in casts {
+        let (what, name) = if ty == Type::Node { ("a node", "Node") } else { ("an edge", "Edge") };
+        obstacles.push(format!("{who} turns an integer into {what} (`as {name}`): ids in kernels are local to a part"));
+    }
+}
+
+/// The obstacle of any body, the host's included: reading the graph's in-edges.
+fn reverse_obstacle(body: &Body, who: &str, obstacles: &mut Vec<String>) {
+    let mut reads = Vec::new();
+    let mut note = |what: &'static str| {
+        if !reads.contains(&what) {
+            reads.push(what);
+        }
+    };
+    walk_block(&body.block, &mut |stmt| {
+        let adjacency = match stmt {
+            Stmt::ForEach { adjacency, .. } => Some(*adjacency),
+            Stmt::ForAll(forall) => match forall.space {
+                Space::Adjacent(adjacency, _) => Some(adjacency),
+                _ => None,
+            },
+            _ => None,
+        };
+        match adjacency {
+            Some(Adjacency::InEdges) => note("in-edges"),
+            Some(Adjacency::InNeighbors) => note("in-neighbours"),
+            _ => {}
+        }
+        stmt_exprs(stmt, &mut |expr| {
+            walk_expr(expr, &mut |e| match e.kind {
+                ExprKind::Neighbor { reverse: true, .. } => note("in-neighbours"),
+                ExprKind::Degree { reverse: true, .. } => note("in-degrees"),
+                _ => {}
+            })
+        });
+    });
+    if !reads.is_empty() {
+        obstacles.push(format!("{who} reads {}: a part holds only its own nodes' out-edges", and_list(&reads)));
+    }
+}
+
+/// The handle a value of type `ty` holds, itself or in a struct field or array item.
+fn held_handle(module: &Module, ty: Type) -> Option<Type> {
+    match ty {
+        Type::Node | Type::Edge | Type::Element(_) => Some(ty),
+        Type::Struct(id) => module.structs[id.index()].fields.iter().find_map(|&(_, field)| held_handle(module, field)),
+        Type::Array(id) => held_handle(module, module.arrays[id.index()].element),
+        Type::Scalar(_) | Type::Unit => None,
+    }
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(items: &[impl AsRef<str>]) -> String {
+    let items: Vec<&str> = items.iter().map(AsRef::as_ref).collect();
+    match items.split_last() {
+        Some((last, [])) => last.to_string(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => String::new(),
+    }
 }
 
 /// Every body of the module.
@@ -426,6 +700,44 @@ mod tests {
         let module = with_adjacency(Adjacency::InNeighbors);
         assert!(needs_reverse(&module));
         assert!(!needs_in_edge_ids(&module));
+    }
+
+    #[test]
+    fn bfs_writes_its_level_plainly_and_runs_partitioned() {
+        let module = bfs();
+        let writes = kernel_property_writes(&module, KernelId(0));
+        assert_eq!(writes, [PropertyWrites { plain: true, ..Default::default() }]);
+        assert!(writes[0].any());
+        assert!(!PropertyWrites::default().any());
+        assert!(partition_obstacles(&module).is_empty());
+    }
+
+    /// BFS with `level[v] = next` replaced by atomics of the given operators.
+    fn bfs_with_atomics(ops: &[AtomicOp]) -> Module {
+        bfs_with(|stmt| {
+            let Stmt::ForEach { body, .. } = stmt else { unreachable!() };
+            let Stmt::If { then, .. } = &mut body[1] else { unreachable!() };
+            let Stmt::Assign { place, value } = then.remove(0) else { unreachable!() };
+            for &op in ops.iter().rev() {
+                let operands = vec![value.clone(); op.operands()];
+                let atomic = ExprKind::Atomic { op, place: place.clone(), operands };
+                then.insert(0, Stmt::Eval(Expr::new(atomic, Type::BOOL)));
+            }
+        })
+    }
+
+    #[test]
+    fn atomics_are_told_apart_and_two_merges_are_an_obstacle() {
+        let module = bfs_with_atomics(&[AtomicOp::Sub, AtomicOp::Cas]);
+        let writes = kernel_property_writes(&module, KernelId(0));
+        assert_eq!(writes, [PropertyWrites { add: true, cas: true, ..Default::default() }]);
+        assert!(partition_obstacles(&module).is_empty());
+        let module = bfs_with_atomics(&[AtomicOp::Min, AtomicOp::Or]);
+        assert_eq!(
+            partition_obstacles(&module),
+            ["the kernel `expand` writes the property `level` with both atomic_min and atomic_or: the ghosts' \
+              values could not be merged into their owners with one operator"]
+        );
     }
 
     #[test]

@@ -1,0 +1,268 @@
+//! What a partitioned run needs to know of a program, on programs written in grail: how each
+//! kernel writes each property (the operator that merges ghosts into owners) and why a program
+//! cannot run partitioned at all.
+
+use grail_ir::analysis::{PropertyWrites, kernel_property_writes, partition_obstacles};
+use grail_ir::{KernelId, Module};
+use grail_lang::{SourceMap, compile};
+
+fn lower(source: &str) -> Module {
+    let mut files = SourceMap::new();
+    let file = files.add("test.grail", source);
+    let (module, diagnostics) = compile(files.text(file), file, "test");
+    module.unwrap_or_else(|| panic!("{diagnostics:?}"))
+}
+
+fn suite_program(name: &str) -> Module {
+    let path = format!("{}/../grail-algos/programs/{name}.grail", env!("CARGO_MANIFEST_DIR"));
+    lower(&std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}")))
+}
+
+/// How kernel `kernel` writes property `property`, both by name.
+fn writes(module: &Module, kernel: &str, property: &str) -> PropertyWrites {
+    let k = module.kernels.iter().position(|k| k.name == kernel).unwrap_or_else(|| panic!("no kernel {kernel}"));
+    let p = module.properties.iter().position(|p| p.name == property).unwrap_or_else(|| panic!("no {property}"));
+    kernel_property_writes(module, KernelId(k as u32))[p]
+}
+
+/// The obstacles, each of which must mention every one of its `needles`, one obstacle per list.
+fn assert_obstacles(module: &Module, expected: &[&[&str]]) {
+    let obstacles = partition_obstacles(module);
+    assert_eq!(obstacles.len(), expected.len(), "{obstacles:#?}");
+    for needles in expected {
+        assert!(
+            obstacles.iter().any(|o| needles.iter().all(|n| o.contains(n))),
+            "no obstacle mentions all of {needles:?}: {obstacles:#?}"
+        );
+    }
+}
+
+const PLAIN: PropertyWrites =
+    PropertyWrites { plain: true, min: false, max: false, add: false, and: false, or: false, cas: false };
+
+#[test]
+fn bfs_writes_its_level_plainly_and_runs_partitioned() {
+    let module = suite_program("bfs");
+    assert_eq!(writes(&module, "expand", "level"), PLAIN);
+    assert!(partition_obstacles(&module).is_empty());
+}
+
+#[test]
+fn sssp_merges_distances_by_min() {
+    let module = suite_program("sssp_wl");
+    assert_eq!(writes(&module, "relax", "dist"), PropertyWrites { min: true, ..Default::default() });
+    assert!(!writes(&module, "relax", "weight").any());
+    assert!(partition_obstacles(&module).is_empty());
+}
+
+#[test]
+fn atomic_add_and_atomic_sub_both_merge_by_sum() {
+    // pr_residual also claims nodes with `single`, which a part can do alone.
+    let module = suite_program("pr_residual");
+    assert_eq!(writes(&module, "push_residual", "residual"), PropertyWrites { add: true, ..Default::default() });
+    assert_eq!(writes(&module, "push_residual", "rank"), PLAIN);
+    assert!(partition_obstacles(&module).is_empty());
+}
+
+#[test]
+fn writes_through_called_functions_count() {
+    let module = lower(
+        "
+graph { node best: u32; node seen: bool; }
+fn offer(v: Node, x: u32) { atomic_max(v.best, x); }
+fn mark(v: Node) { v.seen = true; }
+kernel spread() {
+    forall u in G.nodes() {
+        forall v in u.neighbors() { offer(v, u as u32); mark(v); }
+        atomic_or(u.seen, true);
+    }
+}
+fn main() { invoke spread(); }
+",
+    );
+    assert_eq!(writes(&module, "spread", "best"), PropertyWrites { max: true, ..Default::default() });
+    assert_eq!(writes(&module, "spread", "seen"), PropertyWrites { plain: true, or: true, ..Default::default() });
+    assert!(partition_obstacles(&module).is_empty());
+}
+
+#[test]
+fn collections_sets_and_in_edges_are_obstacles() {
+    assert_obstacles(&suite_program("cc"), &[&["union-find set `comp`"]]);
+    assert_obstacles(&suite_program("pr"), &[&["kernel `gather`", "in-neighbours", "out-edges"]]);
+    let dmr = partition_obstacles(&suite_program("dmr"));
+    for name in ["`points`", "`tris`", "`faces`"] {
+        assert!(dmr.iter().any(|o| o.contains(name) && o.contains("collection")), "{dmr:#?}");
+    }
+    let module = lower(
+        "
+graph { node fan: u32; }
+kernel count() { forall v in G.nodes() { for e in v.in_edges() { v.fan += 1; } } }
+fn main() -> u32 { invoke count(); return (0 as Node).in_degree(); }
+",
+    );
+    assert_obstacles(&module, &[&["kernel `count`", "in-edges"], &["`main`", "in-degrees"]]);
+}
+
+#[test]
+fn node_locks_are_an_obstacle_and_claims_are_not() {
+    let module = lower(
+        "
+graph { node count: u32; }
+kernel bump() {
+    forall u in G.nodes() {
+        forall v in u.neighbors() { atomic(v) { v.count += 1; } }
+        exclusive(u) { u.count += 1; }
+    }
+}
+kernel reset() { forall u in G.nodes() { single(u) { u.count = 0; } } }
+fn main() { invoke bump(); invoke reset(); }
+",
+    );
+    assert_obstacles(&module, &[&["kernel `bump`", "`atomic` and `exclusive`", "lock"]]);
+}
+
+#[test]
+fn properties_holding_handles_are_obstacles() {
+    let module = lower(
+        "
+graph { node parent: Node; node via: Edge; node depth: u32; }
+kernel root() { forall u in G.nodes() { u.parent = u; u.depth = 0; } }
+fn main() { invoke root(); }
+",
+    );
+    assert_obstacles(
+        &module,
+        &[&["property `parent`", "a Node", "local ids"], &["property `via`", "an Edge", "local ids"]],
+    );
+}
+
+#[test]
+fn node_parameters_are_for_main_only() {
+    let module = lower(
+        "
+graph { node hops: u32 = INF; }
+param source: Node;
+param target: Node;
+param limit: u32 = 3;
+fn is_target(u: Node) -> bool { return u == target; }
+fn is_source(u: Node) -> bool { return u == source; }
+kernel mark() {
+    forall u in G.nodes() where u.hops > limit {
+        if u == source || is_target(u) { u.hops = 0; }
+    }
+}
+fn main() -> bool { invoke mark(); source.hops = 0; return is_source(target); }
+",
+    );
+    assert_obstacles(
+        &module,
+        &[
+            &["kernel `mark`", "Node parameter `source`", "`main`"],
+            &["function `is_target` (called from the kernel `mark`)", "Node parameter `target`"],
+        ],
+    );
+}
+
+#[test]
+fn integers_turned_into_nodes_or_edges_in_kernels_are_obstacles() {
+    let module = lower(
+        "
+graph { node next: u32; node seen: bool; node pick: u64; edge used: bool; }
+fn edge_of(u: Node) -> Edge { return u.pick as Edge; }
+kernel follow() {
+    forall u in G.nodes() {
+        let v = u.next as Node;
+        v.seen = true;
+        let w = v as Node;
+        w.seen = true;
+    }
+}
+kernel choose() { forall u in G.nodes() where u.pick != INF { edge_of(u).used = true; } }
+kernel ids() { forall u in G.nodes() { u.next = u as u32; } }
+fn main() { (0 as Node).seen = true; invoke follow(); invoke choose(); invoke ids(); }
+",
+    );
+    assert_obstacles(
+        &module,
+        &[
+            &["kernel `follow`", "integer into a node (`as Node`)"],
+            &["function `edge_of` (called from the kernel `choose`)", "integer into an edge (`as Edge`)"],
+        ],
+    );
+}
+
+#[test]
+fn sequential_loops_over_the_whole_graph_in_kernels_are_obstacles() {
+    let module = lower(
+        "
+graph { node total: u64; }
+kernel sum_all() {
+    forall u in G.nodes() {
+        let mut s: u64 = 0;
+        for v in G.nodes() { s += v.degree() as u64; }
+        u.total = s;
+    }
+}
+kernel edges_all() { forall u in G.nodes() where u.degree() == 0 { for e in G.edges() { u.total += 1; } } }
+kernel scale() { forall u in G.nodes() { u.total = u.total / G.num_nodes() as u64; } }
+fn main() {
+    for v in G.nodes() { v.total = 1; }
+    invoke sum_all();
+    invoke edges_all();
+    invoke scale();
+}
+",
+    );
+    // `for v in G.nodes()` casts its counter to a node: the loop is reported, not the cast.
+    assert_obstacles(
+        &module,
+        &[&["kernel `sum_all`", "every node", "G.nodes()"], &["kernel `edges_all`", "every edge", "G.edges()"]],
+    );
+}
+
+#[test]
+fn two_merge_operators_on_one_property_in_one_kernel_are_an_obstacle() {
+    let module = lower(
+        "
+graph { node x: u64; node y: u64; node z: u32; }
+fn lower_x(v: Node) { atomic_min(v.x, 1); }
+kernel mix() {
+    forall u in G.nodes() {
+        forall v in u.neighbors() {
+            lower_x(v);
+            atomic_add(v.x, 2);
+            atomic_max(v.y, 3);
+            v.y = 4;
+            atomic_cas(v.z, 0, 1);
+            v.z = 2;
+        }
+    }
+}
+kernel add_x() { forall u in G.nodes() { atomic_add(u.x, 1); } }
+fn main() { invoke mix(); invoke add_x(); }
+",
+    );
+    assert_eq!(writes(&module, "mix", "x"), PropertyWrites { min: true, add: true, ..Default::default() });
+    assert_eq!(writes(&module, "mix", "y"), PropertyWrites { plain: true, max: true, ..Default::default() });
+    assert_eq!(writes(&module, "mix", "z"), PropertyWrites { plain: true, cas: true, ..Default::default() });
+    // Only `x` in `mix`: `add_x` alone merges `x` by sum, and invocations merge one at a time.
+    assert_obstacles(&module, &[&["kernel `mix`", "property `x`", "atomic_min and atomic_add"]]);
+}
+
+#[test]
+fn every_suite_program_is_analysed() {
+    let dir = format!("{}/../grail-algos/programs", env!("CARGO_MANIFEST_DIR"));
+    let mut partitionable = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "grail") {
+            let module = lower(&std::fs::read_to_string(&path).unwrap());
+            if partition_obstacles(&module).is_empty() {
+                partitionable.push(path.file_stem().unwrap().to_string_lossy().into_owned());
+            }
+        }
+    }
+    for name in ["bfs", "sssp_wl", "pr_residual"] {
+        assert!(partitionable.iter().any(|p| p == name), "{name} not among {partitionable:?}");
+    }
+}
