@@ -40,6 +40,9 @@ pub struct RunParams {
     /// Keep every loop of `main` on the host (no iteration outlining), so that each
     /// invocation's reduction value can be traced ([`grail_runtime::limits::with_trace`]).
     pub loops_on_host: bool,
+    /// Run on several devices, the graph partitioned among them (`--devices`), instead of the
+    /// target's one device; the target must then be the CPU (the default).
+    pub multi: Option<crate::suite::MultiParams>,
 }
 
 impl RunParams {
@@ -70,6 +73,8 @@ pub struct RunResult {
     /// Where `opt` came from, the input's class when it was computed, and any warning about the
     /// tuning database.
     pub resolution: Option<tuning::Resolution>,
+    /// On several devices: the partitioning and the parts' figures.
+    pub multi: Option<crate::suite::MultiReport>,
 }
 
 /// Runs `algorithm` on `graph` with `target`.
@@ -77,6 +82,11 @@ pub fn run(algorithm: Algorithm, graph: &Graph, target: Target, params: &RunPara
     let source = if algorithm.needs_source() { params.source_in(graph)? } else { 0 };
     if algorithm == Algorithm::Sssp {
         reference::check_real_weights(graph)?;
+    }
+    if params.multi.is_some() && target != Target::Cpu {
+        return Err(AlgoError::Usage(
+            "a run over several devices names them with --devices instead of a --target".into(),
+        ));
     }
     match target {
         Target::Reference => {
@@ -100,12 +110,16 @@ pub fn run(algorithm: Algorithm, graph: &Graph, target: Target, params: &RunPara
                 gpu: None,
                 opt: None,
                 resolution: None,
+                multi: None,
             })
         }
         Target::Cpu | Target::Gpu => {
-            let variant = Variant::find(algorithm, params.variant.as_deref())
-                .and_then(|v| v.for_weights(graph.out().weight_kind()))
-                .map_err(AlgoError::Usage)?;
+            let variant = match &params.multi {
+                Some(_) => partitionable_variant(algorithm, params.variant.as_deref(), graph)?,
+                None => Variant::find(algorithm, params.variant.as_deref())
+                    .and_then(|v| v.for_weights(graph.out().weight_kind()))
+                    .map_err(AlgoError::Usage)?,
+            };
             let cache = ModuleCache::default_location();
             let program_id = tuning::ProgramId::of_variant(variant)?;
             let resolve = |key: &TargetKey| {
@@ -115,7 +129,17 @@ pub fn run(algorithm: Algorithm, graph: &Graph, target: Target, params: &RunPara
                 }
                 resolution
             };
-            let (resolution, program) = if target == Target::Cpu {
+            let (resolution, program) = if let Some(multi) = &params.multi {
+                let resolution = resolve(&TargetKey::cpu());
+                let program = SuiteProgram::compile_multi(
+                    variant,
+                    &multi.devices,
+                    &CCompiler::detect()?,
+                    Some(&cache),
+                    &resolution.config,
+                )?;
+                (resolution, program)
+            } else if target == Target::Cpu {
                 let resolution = resolve(&TargetKey::cpu());
                 let program = SuiteProgram::compile(variant, &CCompiler::detect()?, Some(&cache), &resolution.config)?;
                 (resolution, program)
@@ -140,9 +164,42 @@ pub fn run(algorithm: Algorithm, graph: &Graph, target: Target, params: &RunPara
                 gpu: run.gpu,
                 opt: Some(opt),
                 resolution: Some(resolution),
+                multi: run.multi,
             })
         }
     }
+}
+
+/// The variant a partitioned run uses: the one named, or the algorithm's first variant whose
+/// program can run on a partitioned graph; an error gives the reasons the others cannot.
+fn partitionable_variant(algorithm: Algorithm, name: Option<&str>, graph: &Graph) -> Result<&'static Variant> {
+    let weights = graph.out().weight_kind();
+    let obstacles = |variant: &'static Variant| -> Result<Vec<String>> {
+        let module = crate::suite::optimized(variant, &grail_ir::OptConfig::default())?;
+        Ok(grail_ir::analysis::partition_obstacles(&module))
+    };
+    if name.is_some() {
+        let variant = Variant::find(algorithm, name).and_then(|v| v.for_weights(weights)).map_err(AlgoError::Usage)?;
+        let reasons = obstacles(variant)?;
+        if !reasons.is_empty() {
+            return Err(AlgoError::Usage(format!(
+                "{algorithm} variant '{}' cannot run on a partitioned graph: {}",
+                variant.name,
+                reasons.join("; ")
+            )));
+        }
+        return Ok(variant);
+    }
+    let mut refused = Vec::new();
+    for variant in Variant::of(algorithm) {
+        let Ok(variant) = variant.for_weights(weights) else { continue };
+        let reasons = obstacles(variant)?;
+        if reasons.is_empty() {
+            return Ok(variant);
+        }
+        refused.push(format!("'{}': {}", variant.name, reasons.join("; ")));
+    }
+    Err(AlgoError::Usage(format!("no {algorithm} variant can run on a partitioned graph ({})", refused.join(" | "))))
 }
 
 fn run_reference(algorithm: Algorithm, graph: &Graph, source: NodeId, params: &RunParams) -> Output {

@@ -15,6 +15,7 @@ use grail_lang::diagnostics::render_to_string;
 use grail_runtime::ModuleCache;
 use grail_runtime::cpu::{CCompiler, CpuProgram, RunOptions, RunOutput, RunStats, Value};
 use grail_runtime::gpu::{Device, DeviceGraph, GpuProgram, GpuTimes};
+use grail_runtime::multi::{MultiOptions, MultiProgram, PartFigures, SyncStats};
 
 use crate::algorithm::Algorithm;
 use crate::error::{AlgoError, Result};
@@ -90,6 +91,35 @@ pub struct SuiteProgram {
 enum Compiled {
     Cpu(Box<CpuProgram>),
     Gpu(Box<GpuProgram>),
+    /// Partitioned over several devices (the run's `RunParams::multi` says how).
+    Multi(Box<MultiProgram>),
+}
+
+/// A run over several devices (`--devices`): which devices, how they cooperate, how the graph
+/// is split among them.
+#[derive(Debug, Clone)]
+pub struct MultiParams {
+    pub devices: Vec<grail_runtime::multi::Device>,
+    pub mode: grail_runtime::multi::Mode,
+    pub partition: grail_graph::partition::Method,
+    /// The seed of the random partitioning.
+    pub seed: u64,
+}
+
+/// How a partitioned run went.
+#[derive(Debug, Clone)]
+pub struct MultiReport {
+    pub devices: Vec<grail_runtime::multi::Device>,
+    pub mode: grail_runtime::multi::Mode,
+    pub partition: grail_graph::partition::Method,
+    /// Choosing every node's part (not counted in the run's time, as loading is not).
+    pub partition_time: Duration,
+    /// Building the parts' local graphs (counted in the run's time).
+    pub split_time: Duration,
+    /// The share of the graph's edges that cross parts.
+    pub edge_cut: f64,
+    pub parts: Vec<PartFigures>,
+    pub sync: SyncStats,
 }
 
 /// What one run produced.
@@ -103,6 +133,8 @@ pub struct SuiteRun {
     /// Time spent preparing the input the program needs (see [`Prepared`]), not counted in
     /// `stats.elapsed`.
     pub prepare: Duration,
+    /// On several devices: how the graph was split and the parts synchronized.
+    pub multi: Option<MultiReport>,
 }
 
 /// The graph a variant runs on, made ready before the timed run: the undirected simple graph
@@ -214,6 +246,21 @@ impl SuiteProgram {
         Ok(SuiteProgram { variant, program: Compiled::Gpu(Box::new(program)) })
     }
 
+    /// Compiles `variant`'s program for partitioned runs over `devices` (each run then says
+    /// how to split the graph: [`RunParams::multi`]); refused, with the reasons, when the
+    /// program cannot be partitioned.
+    pub fn compile_multi(
+        variant: &'static Variant,
+        devices: &[grail_runtime::multi::Device],
+        compiler: &CCompiler,
+        cache: Option<&ModuleCache>,
+        opt: &OptConfig,
+    ) -> Result<Self> {
+        let module = optimized(variant, opt)?;
+        let program = MultiProgram::compile(module, devices, compiler, cache)?;
+        Ok(SuiteProgram { variant, program: Compiled::Multi(Box::new(program)) })
+    }
+
     pub fn variant(&self) -> &'static Variant {
         self.variant
     }
@@ -223,6 +270,7 @@ impl SuiteProgram {
         match &self.program {
             Compiled::Cpu(program) => program.module(),
             Compiled::Gpu(program) => program.module(),
+            Compiled::Multi(program) => program.module(),
         }
     }
 
@@ -231,6 +279,7 @@ impl SuiteProgram {
         match &self.program {
             Compiled::Cpu(program) => program.c_source(),
             Compiled::Gpu(program) => program.cuda_source(),
+            Compiled::Multi(_) => "",
         }
     }
 
@@ -262,10 +311,26 @@ impl SuiteProgram {
         let values = self.bind_params(original, params)?;
         let mut stdout = std::io::stdout();
         let input: &Graph = &prepared.graph;
+        let mut multi = None;
         let run = || -> Result<(RunOutput, Option<GpuTimes>)> {
             Ok(match &self.program {
                 Compiled::Cpu(program) => {
                     (program.run(input, &values, &RunOptions { threads: params.threads }, &mut stdout)?, None)
+                }
+                Compiled::Multi(program) => {
+                    let how = params.multi.as_ref().ok_or_else(|| {
+                        AlgoError::Usage("a program compiled for several devices runs with RunParams::multi".into())
+                    })?;
+                    if how.devices != program.devices() {
+                        return Err(AlgoError::Usage(format!(
+                            "the program was compiled for the devices {:?}, and the run asks for {:?}",
+                            program.devices(),
+                            how.devices
+                        )));
+                    }
+                    let (output, report) = run_partitioned(program, input, how, &values, params.threads, &mut stdout)?;
+                    multi = Some(report);
+                    (output, None)
                 }
                 Compiled::Gpu(program) => {
                     let mut resident = prepared.resident.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -294,7 +359,7 @@ impl SuiteProgram {
             Output::SpanningForest(keyed) => Output::SpanningForest(SpanningForest::from_order_keys(original, keyed)),
             other => other,
         };
-        Ok(SuiteRun { output, stats: run.stats, gpu, prepare: prepared.time })
+        Ok(SuiteRun { output, stats: run.stats, gpu, prepare: prepared.time, multi })
     }
 
     /// One value per program parameter: `source` and the PageRank options from `params`,
@@ -316,6 +381,35 @@ impl SuiteProgram {
         bind_named(module, &params.program_params, &mut values)?;
         Ok(values)
     }
+}
+
+/// Splits `graph` as `how` says and runs `program` on the parts: what the run left (columns in
+/// global ids) and how it went. The partitioning's time is reported apart from the run's.
+pub fn run_partitioned(
+    program: &MultiProgram,
+    graph: &Graph,
+    how: &MultiParams,
+    values: &[Option<Value>],
+    threads: usize,
+    out: &mut dyn std::io::Write,
+) -> Result<(RunOutput, MultiReport)> {
+    let started = Instant::now();
+    let partitioning = grail_graph::partition::partition(graph, how.devices.len() as u32, how.partition, how.seed)?;
+    let partition_time = started.elapsed();
+    let edge_cut = partitioning.edge_cut(graph).share;
+    let options = MultiOptions { threads, mode: how.mode };
+    let run = program.run(graph, &partitioning, values, &options, out)?;
+    let report = MultiReport {
+        devices: how.devices.clone(),
+        mode: how.mode,
+        partition: how.partition,
+        partition_time,
+        split_time: run.split,
+        edge_cut,
+        parts: run.parts,
+        sync: run.sync,
+    };
+    Ok((run.output, report))
 }
 
 /// Sets the parameters given as `name=value` text, checking names and types.

@@ -729,6 +729,19 @@ pub struct RunArgs {
     /// The GPU for `--target gpu`, numbered from 0 as `grail devices` lists them.
     #[arg(long, value_name = "N")]
     pub device: Option<usize>,
+    /// Run on several devices, the graph partitioned among them (instead of --target):
+    /// comma-separated `cpu` (a group of the CPU's cores; the threads are shared among the CPU
+    /// devices), `cpu*K` (K of them), `gpu:N`, `gpu` (GPU 0) or `all` (every GPU).
+    #[arg(long, value_name = "LIST", conflicts_with_all = ["target", "device"])]
+    pub devices: Option<String>,
+    /// How the devices of --devices cooperate: `bsp` (bulk-synchronous supersteps, ghosts merged
+    /// into their owners after every kernel) or `async` (not built yet).
+    #[arg(long, value_name = "bsp|async", requires = "devices")]
+    pub mode: Option<grail_runtime::multi::Mode>,
+    /// How --devices splits the graph, as `grail partition --method` (default: metis where the
+    /// system's METIS is installed, else ordered).
+    #[arg(long, value_name = "METHOD", requires = "devices")]
+    pub partition: Option<grail_graph::partition::Method>,
     /// Which of the algorithm's grail programs runs on a generated target (`grail run ALGO
     /// --variant help` lists them); each algorithm has a default.
     #[arg(long, value_name = "NAME")]

@@ -136,6 +136,8 @@ fn every_reduction_folds_the_grid_into_the_result() {
             let acc = stream.clone_htod(&[identity]).unwrap();
             let ctx = GpuCtx {
                 num_nodes: N,
+                graph_nodes: N,
+                node_slots: N,
                 num_edges: 0,
                 out_offsets: ptr(&offsets, &stream),
                 out_targets: ptr(&targets, &stream),
@@ -181,6 +183,8 @@ fn a_bfs_step_sizes_sets_levels_and_pushes() {
     let size = stream.alloc_zeros::<u64>(1).unwrap();
     let ctx = GpuCtx {
         num_nodes: N,
+        graph_nodes: N,
+        node_slots: N,
         out_offsets: ptr(&offsets, &stream),
         out_targets: ptr(&targets, &stream),
         props: ptr(&props, &stream),

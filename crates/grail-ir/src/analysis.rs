@@ -445,6 +445,12 @@ fn part_obstacles(module: &Module, body: &Body, who: &str, obstacles: &mut Vec<S
             })
         });
     });
+    if reads_remote_adjacency(body) {
+        obstacles.push(format!(
+            "{who} reads the edges, neighbours or degree of a node other than its loop's item: a ghost's \
+             edges are on its owner's part"
+        ));
+    }
     for id in params {
         obstacles.push(format!(
             "{who} reads the Node parameter `{}`: node parameters go to `main` only (kernels see a part's \
@@ -456,6 +462,42 @@ fn part_obstacles(module: &Module, body: &Body, who: &str, obstacles: &mut Vec<S
         let (what, name) = if ty == Type::Node { ("a node", "Node") } else { ("an edge", "Edge") };
         obstacles.push(format!("{who} turns an integer into {what} (`as {name}`): ids in kernels are local to a part"));
     }
+}
+
+/// Whether a body (a kernel's, or a function's a kernel calls) reads the adjacency (edges,
+/// neighbours, degree) of a node that is not an item of a loop over all nodes or the worklist:
+/// on a part only owned nodes have edges. Conservative: a copy of the item in another local,
+/// or a function's node parameter, counts as another node.
+fn reads_remote_adjacency(body: &Body) -> bool {
+    let mut items = Vec::new();
+    walk_block(&body.block, &mut |stmt| {
+        if let Stmt::ForAll(forall) = stmt
+            && matches!(forall.space, Space::Worklist | Space::AllNodes)
+        {
+            items.push(forall.var);
+        }
+    });
+    let is_item = |node: &Expr| matches!(node.kind, ExprKind::Load(Place::Local(l)) if items.contains(&l));
+    let mut remote = false;
+    walk_block(&body.block, &mut |stmt| {
+        match stmt {
+            Stmt::ForEach { node, .. } => remote |= !is_item(node),
+            Stmt::ForAll(forall) => {
+                if let Space::Adjacent(_, node) = &forall.space {
+                    remote |= !is_item(node);
+                }
+            }
+            _ => {}
+        }
+        stmt_exprs(stmt, &mut |expr| {
+            walk_expr(expr, &mut |e| {
+                if let ExprKind::Degree { node, .. } | ExprKind::Neighbor { node, .. } = &e.kind {
+                    remote |= !is_item(node);
+                }
+            })
+        });
+    });
+    remote
 }
 
 /// The obstacle of any body, the host's included: reading the graph's in-edges.

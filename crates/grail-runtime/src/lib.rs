@@ -14,6 +14,7 @@ mod error;
 pub mod gpu;
 mod host;
 pub mod limits;
+pub mod multi;
 mod running;
 
 pub use cache::ModuleCache;

@@ -5,14 +5,17 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
+use grail_algos::suite::{MultiParams, MultiReport};
 use grail_algos::suite::{bind_named, forest_of};
 use grail_algos::tuning::{ProgramId, Resolution};
 use grail_algos::{Algorithm, Output, RunParams, Target, Variant, run as run_algorithm, verify};
+use grail_graph::partition::Method;
 use grail_graph::properties::Column;
 use grail_graph::{BuildOptions, Graph};
 use grail_ir::{Module, Owner, Type};
 use grail_runtime::cpu::{RunStats, Value};
 use grail_runtime::gpu::GpuTimes;
+use grail_runtime::multi::MultiProgram;
 use grail_runtime::{ModuleCache, Table};
 use serde_json::json;
 
@@ -59,6 +62,7 @@ fn run_suite(algorithm: Algorithm, args: RunArgs, threads: usize, progress: &Bar
     if args.device.is_some() && target != Target::Gpu {
         return Err(UsageError("--device chooses the GPU of --target gpu".into()).into());
     }
+    params.multi = multi_params(&args)?;
     if let Some(tolerance) = args.pr_tolerance {
         anyhow::ensure!(tolerance > 0.0 && tolerance.is_finite(), "--pr-tolerance must be a positive number");
         params.pagerank.tolerance = tolerance;
@@ -139,10 +143,14 @@ fn run_suite(algorithm: Algorithm, args: RunArgs, threads: usize, progress: &Bar
     }
     let time_ms = millis(result.time);
     let variant = result.variant.map(|v| v.name);
+    let target = match &result.multi {
+        Some(report) => devices_text(report),
+        None => target.to_string(),
+    };
     if args.json {
         let mut summary = json!({
             "algorithm": algorithm.name(),
-            "target": target.name(),
+            "target": target,
             "variant": variant,
             "graph": args.graph.path().display().to_string(),
             "nodes": graph.num_nodes(),
@@ -157,6 +165,9 @@ fn run_suite(algorithm: Algorithm, args: RunArgs, threads: usize, progress: &Bar
         }
         if let Some(gpu) = &result.gpu {
             summary.as_object_mut().expect("object").extend(gpu_json(gpu));
+        }
+        if let Some(report) = &result.multi {
+            summary["multi"] = multi_json(report);
         }
         if algorithm.needs_source() {
             summary["source"] = params.source_in(&graph)?.into();
@@ -175,6 +186,9 @@ fn run_suite(algorithm: Algorithm, args: RunArgs, threads: usize, progress: &Bar
             graph.num_edges(),
         );
         print_time(time_ms, load_ms, result.gpu.as_ref());
+        if let Some(report) = &result.multi {
+            print_multi(report, result.time);
+        }
         if let Some(resolution) = &result.resolution {
             print_opt(resolution);
         }
@@ -290,6 +304,88 @@ fn gpu_json(gpu: &GpuTimes) -> serde_json::Map<String, serde_json::Value> {
     }
 }
 
+/// A program file compiled for one device, or for the parts of a partitioned run.
+enum Compiled {
+    One(super::targets::FileProgram),
+    Parts(Box<MultiProgram>, MultiParams),
+}
+
+/// The partitioned run `--devices`, `--mode` and `--partition` ask for, if any.
+fn multi_params(args: &RunArgs) -> Result<Option<MultiParams>> {
+    let Some(list) = &args.devices else { return Ok(None) };
+    let gpus = || -> std::result::Result<u32, String> {
+        grail_runtime::gpu::device_count().map(|n| n as u32).map_err(|e| format!("cannot count the GPUs: {e}"))
+    };
+    let devices = grail_runtime::multi::parse_devices(list, gpus).map_err(|e| UsageError(format!("--devices: {e}")))?;
+    let partition =
+        args.partition.unwrap_or(if grail_graph::metis::available() { Method::Metis } else { Method::Ordered });
+    Ok(Some(MultiParams { devices, mode: args.mode.unwrap_or_default(), partition, seed: 1 }))
+}
+
+/// `devices cpu,gpu:0 (bsp, metis)`.
+fn devices_text(report: &MultiReport) -> String {
+    let devices: Vec<String> = report.devices.iter().map(ToString::to_string).collect();
+    format!("devices {} ({}, {} partitioning)", devices.join(","), report.mode, report.partition.name())
+}
+
+/// The parts of a partitioned run and where its time went.
+fn print_multi(report: &MultiReport, total: std::time::Duration) {
+    let share = |part: std::time::Duration| 100.0 * part.as_secs_f64() / total.as_secs_f64().max(1e-9);
+    println!(
+        "  split     {:.1}% of the edges cut; partitioning {:.1} ms (not in the time), parts built in {:.1} ms",
+        100.0 * report.edge_cut,
+        millis(report.partition_time),
+        millis(report.split_time)
+    );
+    println!(
+        "  steps     {} supersteps: computing {:.2} ms ({:.0}%), synchronizing {:.2} ms ({:.0}%): {} ghosts merged, {} copied, {} pushes forwarded",
+        report.sync.steps,
+        millis(report.sync.compute),
+        share(report.sync.compute),
+        millis(report.sync.sync),
+        share(report.sync.sync),
+        report.sync.merged,
+        report.sync.copied,
+        report.sync.forwarded
+    );
+    for (i, part) in report.parts.iter().enumerate() {
+        let threads = if part.threads > 0 { format!(", {} threads", part.threads) } else { String::new() };
+        println!(
+            "  part {i}    {}{threads}: {} nodes, {} edges, {} ghosts; kernels {:.2} ms",
+            part.device,
+            part.nodes,
+            part.edges,
+            part.ghosts,
+            millis(part.kernel_time)
+        );
+    }
+}
+
+fn multi_json(report: &MultiReport) -> serde_json::Value {
+    json!({
+        "devices": report.devices.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        "mode": report.mode.to_string(),
+        "partition": report.partition.name(),
+        "edge_cut": report.edge_cut,
+        "partition_ms": millis(report.partition_time),
+        "split_ms": millis(report.split_time),
+        "steps": report.sync.steps,
+        "compute_ms": millis(report.sync.compute),
+        "sync_ms": millis(report.sync.sync),
+        "merged": report.sync.merged,
+        "copied": report.sync.copied,
+        "forwarded": report.sync.forwarded,
+        "parts": report.parts.iter().map(|p| json!({
+            "device": p.device.to_string(),
+            "nodes": p.nodes,
+            "edges": p.edges,
+            "ghosts": p.ghosts,
+            "threads": p.threads,
+            "kernel_ms": millis(p.kernel_time),
+        })).collect::<Vec<_>>(),
+    })
+}
+
 /// Runs a user's program file on the CPU or a GPU.
 fn run_program(args: RunArgs, threads: usize, progress: &Bars) -> Result<()> {
     let path = Path::new(&args.program);
@@ -326,10 +422,35 @@ fn run_program(args: RunArgs, threads: usize, progress: &Bars) -> Result<()> {
     let resolution = builder.resolve(args.opt, &program_id, Some(&graph));
     warn(&resolution.warnings);
     let opt = resolution.config;
-    let program = builder.optimized(&lowered, &opt, &cache)?;
-    let module = program.module();
     let mut stdout = std::io::stdout();
-    let (output, gpu) = program.run(&graph, &values, &inputs, threads, &mut stdout)?;
+    // One device, or parts of the graph on several.
+    let program = match multi_params(&args)? {
+        Some(how) => {
+            let module = grail_ir::optimize(lowered.clone(), &opt)
+                .map_err(|e| anyhow::anyhow!("internal error (a bug in grail): optimizing with {opt}: {e}"))?;
+            let compiler = grail_runtime::cpu::CCompiler::detect()?;
+            Compiled::Parts(Box::new(MultiProgram::compile(module, &how.devices, &compiler, Some(&cache))?), how)
+        }
+        None => Compiled::One(builder.optimized(&lowered, &opt, &cache)?),
+    };
+    let (module, output, gpu, report) = match &program {
+        Compiled::One(program) => {
+            let (output, gpu) = program.run(&graph, &values, &inputs, threads, &mut stdout)?;
+            (program.module(), output, gpu, None)
+        }
+        Compiled::Parts(program, how) => {
+            if !inputs.is_empty() {
+                return Err(UsageError("--input: a run over several devices takes no input collections".into()).into());
+            }
+            let (output, report) =
+                grail_algos::suite::run_partitioned(program, &graph, how, &values, threads, &mut stdout)?;
+            (program.module(), output, None, Some(report))
+        }
+    };
+    let target = match &report {
+        Some(report) => devices_text(report),
+        None => target.to_string(),
+    };
     let mut written = Vec::new();
     if let Some(out_path) = &args.output {
         for (path, what) in output_files(module, out_path) {
@@ -349,7 +470,7 @@ fn run_program(args: RunArgs, threads: usize, progress: &Bars) -> Result<()> {
     if args.json {
         let mut summary = json!({
             "program": args.program,
-            "target": target.name(),
+            "target": target,
             "graph": args.graph.path().display().to_string(),
             "nodes": graph.num_nodes(),
             "edges": graph.num_edges(),
@@ -361,6 +482,9 @@ fn run_program(args: RunArgs, threads: usize, progress: &Bars) -> Result<()> {
         summary.as_object_mut().expect("object").extend(opt_json(&resolution));
         if let Some(gpu) = &gpu {
             summary.as_object_mut().expect("object").extend(gpu_json(gpu));
+        }
+        if let Some(report) = &report {
+            summary["multi"] = multi_json(report);
         }
         if args.stats {
             summary["stats"] = stats_json(Some(&output.stats));
@@ -375,6 +499,9 @@ fn run_program(args: RunArgs, threads: usize, progress: &Bars) -> Result<()> {
             graph.num_edges()
         );
         print_time(time_ms, load_ms, gpu.as_ref());
+        if let Some(report) = &report {
+            print_multi(report, output.stats.elapsed);
+        }
         print_opt(&resolution);
         if let Some(result) = &output.result {
             println!("  result    {result}");

@@ -82,6 +82,15 @@ typedef struct grail_ctx {
     uint32_t *sets;
     /* The program's collections, by collection id. */
     grail_coll *colls;
+    /* The whole graph's node and edge counts (`G.num_nodes()`, `G.num_edges()`). On a part of a
+     * partitioned graph, num_nodes and num_edges are the part's own (owned nodes, their edges). */
+    uint64_t graph_nodes;
+    uint64_t graph_edges;
+    /* Node slots: the length of node columns, the part's owned nodes then its ghosts (equal to
+     * num_nodes on one device). */
+    uint64_t node_slots;
+    /* On a part, the global id of every local node (what `u as u32` gives); NULL otherwise. */
+    const uint32_t *global_ids;
 } grail_ctx;
 
 /* A growable array of 64-bit words: a thread's records of deferred loops; freed with

@@ -147,7 +147,7 @@ typedef struct grail_coll {
 } grail_coll;
 
 /* Everything a kernel sees, all in device memory; passed to a kernel by value.
- * The fields up to `colls` are grail_cpu.h's grail_ctx, in its order.
+ * The fields up to `global_ids` are grail_cpu.h's grail_ctx, in its order.
  * Keep in sync with `GpuCtx` in crates/grail-runtime/src/gpu/ffi.rs (its #[repr(C)] mirror). */
 typedef struct grail_ctx {
     uint64_t num_nodes;
@@ -182,6 +182,12 @@ typedef struct grail_ctx {
     uint32_t *sets;
     /* The program's collections, by collection id. */
     grail_coll *colls;
+    /* The whole graph's node and edge counts, node slots and local nodes' global ids, as in
+     * grail_cpu.h. */
+    uint64_t graph_nodes;
+    uint64_t graph_edges;
+    uint64_t node_slots;
+    const uint32_t *global_ids;
     /* Where the kernel pushes (its output worklist) and where it puts items to retry. */
     grail_wl pushes;
     grail_wl retries;
@@ -260,7 +266,7 @@ GRAIL_DEVICE bool grail_checks_failed(const grail_ctx *ctx) {
 /* A pushed item, checked in checked mode to be a node of the graph (node 0 is pushed instead). */
 GRAIL_DEVICE uint32_t grail_pushed(const grail_ctx *ctx, uint32_t item) {
 #ifdef GRAIL_CHECKS
-    if ((uint64_t)item >= ctx->num_nodes) {
+    if ((uint64_t)item >= ctx->node_slots) {
         grail_check_failed(ctx, GRAIL_CHECK_PUSH, item);
         return 0;
     }
@@ -1073,7 +1079,7 @@ GRAIL_DEVICE grail_value grail_read_value(const grail_value *p) {
 GRAIL_DEVICE uint32_t grail_next_invocation(const grail_ctx *ctx, grail_state *S) {
     S->invocation++;
     if (S->invocation == 0u) {
-        for (uint64_t u = grail_thread_index(); u < ctx->num_nodes; u += grail_thread_count()) ctx->claims[u] = 0u;
+        for (uint64_t u = grail_thread_index(); u < ctx->node_slots; u += grail_thread_count()) ctx->claims[u] = 0u;
         grail_grid_sync(S);
         S->invocation = 1u;
     }

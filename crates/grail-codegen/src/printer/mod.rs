@@ -422,6 +422,9 @@ const CTX_FIELDS: &[(&str, &str)] = &[
     ("items_cap", "const uint64_t"),
     ("items_spill", "void *const *const"),
     ("colls", "grail_coll *const"),
+    ("graph_nodes", "const uint64_t"),
+    ("graph_edges", "const uint64_t"),
+    ("global_ids", "const uint32_t *const restrict"),
 ];
 
 /// The per-thread state a phase uses: pushes, retries, a partial reduction.
@@ -968,8 +971,8 @@ impl<'m, T: Target> Emitter<'m, T> {
                 return Err(CodegenError::Internal("an array's first items outside `exclusive`".into()));
             }
             ExprKind::Param(id) => format!("Q{}", id.0),
-            ExprKind::NumNodes => format!("((uint32_t){})", self.ctx("num_nodes")),
-            ExprKind::NumEdges => self.ctx("num_edges"),
+            ExprKind::NumNodes => format!("((uint32_t){})", self.ctx("graph_nodes")),
+            ExprKind::NumEdges => self.ctx("graph_edges"),
             ExprKind::EdgeSource(e) => format!("{}[{}]", self.ctx("edge_sources"), self.expr(e)?),
             ExprKind::EdgeTarget(e) => format!("{}[{}]", self.ctx("out_targets"), self.expr(e)?),
             ExprKind::Degree { node, reverse } => {
@@ -1001,6 +1004,12 @@ impl<'m, T: Target> Emitter<'m, T> {
                     }
                     _ => format!("(({})({l} {} {r}))", c_type(ty), op.symbol()),
                 }
+            }
+            // A node's number is its global id: on a part of a partitioned graph, local ids
+            // map through `global_ids` (only one branch of the conditional is evaluated).
+            ExprKind::Cast(e) if e.ty == Type::Node && ty != Type::Node => {
+                let (node, ids) = (self.expr(e)?, self.ctx("global_ids"));
+                format!("(({})({ids} ? {ids}[{node}] : {node}))", c_type(ty))
             }
             ExprKind::Cast(e) => format!("(({}){})", c_type(ty), self.expr(e)?),
             ExprKind::Call(id, args) => {

@@ -303,6 +303,70 @@ impl CpuProgram {
     }
 }
 
+impl CpuProgram {
+    /// A run of this program on one part of a partitioned graph (`crate::multi`): `graph` is the
+    /// part's local graph (owned nodes, then ghosts), `params` the run's parameters with node
+    /// parameters in the part's local ids, `pool` the part's threads.
+    pub(crate) fn part_run<'a, 'r, 'p>(
+        &'a self,
+        graph: &'a Graph,
+        params: Vec<Value>,
+        shape: &PartShape<'a>,
+        pool: &'r Pool<'p>,
+        out: &'a mut dyn Write,
+    ) -> Result<Run<'a, 'r, 'p>> {
+        let mut param_values = Vec::with_capacity(params.len());
+        grail_values(&params, "parameters", &mut param_values)?;
+        let memory = Memory::borrowing_weights(&self.module, graph)?;
+        let mut run = Run::new(self, memory, params, param_values, pool, out);
+        run.ctx.num_nodes = shape.owned.into();
+        run.ctx.graph_nodes = shape.graph_nodes;
+        run.ctx.graph_edges = shape.graph_edges;
+        run.ctx.global_ids = shape.global_ids.as_ptr();
+        Ok(run)
+    }
+}
+
+/// What a part's run needs to know of the whole graph: kernels over all nodes run over its
+/// `owned` nodes (local ids below it; the ghosts follow), `G.num_nodes()` and `G.num_edges()`
+/// are the graph's, and a node's number (`u as u32`) is its global id.
+pub(crate) struct PartShape<'s> {
+    pub owned: u32,
+    pub graph_nodes: u64,
+    pub graph_edges: u64,
+    pub global_ids: &'s [u32],
+}
+
+impl crate::multi::PartRun for Run<'_, '_, '_> {
+    fn gather(&mut self, property: grail_ir::PropertyId, at: crate::multi::Indices<'_>, out: &mut Vec<u64>) {
+        let column = self.memory.columns[property.index()];
+        out.clear();
+        at.for_each(|i| out.push(column.bits(i)));
+    }
+
+    fn scatter(&mut self, property: grail_ir::PropertyId, at: crate::multi::Indices<'_>, words: &[u64]) {
+        let column = self.memory.columns[property.index()];
+        let mut words = words.iter();
+        at.for_each(|i| {
+            column.set_bits(i, *words.next().expect("a word per index"));
+        });
+    }
+
+    fn take_worklist(&mut self) -> Vec<u32> {
+        self.worklists.last_mut().map(std::mem::take).unwrap_or_default()
+    }
+
+    fn set_worklist(&mut self, items: Vec<u32>) {
+        if let Some(current) = self.worklists.last_mut() {
+            *current = items;
+        }
+    }
+
+    fn kernel_stats(&self) -> &[KernelStats] {
+        &self.stats
+    }
+}
+
 /// The threads' `grail_thread`s; frees their buffers with the program's `grail_buf_free`.
 pub(super) struct ThreadStates {
     states: Vec<ThreadSlot>,
@@ -349,7 +413,7 @@ struct SharedCtx<'c>(&'c GrailCtx);
 unsafe impl Sync for SharedCtx<'_> {}
 
 /// One run in progress: memory, worklists, threads and statistics.
-pub(super) struct Run<'a, 'r, 'p> {
+pub(crate) struct Run<'a, 'r, 'p> {
     pub program: &'a CpuProgram,
     pub module: &'a Module,
     pub memory: Memory<'a>,
@@ -416,6 +480,10 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
             invocation: 0,
             sets: memory.sets.ptr,
             colls: collections.colls.as_mut_ptr(),
+            graph_nodes: out_csr.num_nodes().into(),
+            graph_edges: out_csr.num_edges(),
+            node_slots: out_csr.num_nodes().into(),
+            global_ids: std::ptr::null(),
         });
         let mut states: Vec<ThreadSlot> = (0..pool.threads()).map(|_| ThreadSlot(GrailThread::new())).collect();
         let mut slots: Vec<Box<[GrailSlots]>> =

@@ -67,6 +67,10 @@ pub(crate) struct GrailCtx {
     pub invocation: u32,
     pub sets: *mut u32,
     pub colls: *mut GrailColl,
+    pub graph_nodes: u64,
+    pub graph_edges: u64,
+    pub node_slots: u64,
+    pub global_ids: *const u32,
 }
 
 /// The number of segments of a collection (`GRAIL_SEGS`).

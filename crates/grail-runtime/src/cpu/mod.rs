@@ -11,10 +11,10 @@
 //! - `pool.rs`: the run's worker threads, dynamic chunking, persistent parallel regions;
 //! - `fault.rs`: the message and exit status when generated code faults.
 
-mod executor;
+pub(crate) mod executor;
 mod fault;
 pub(crate) mod ffi;
-mod pool;
+pub(crate) mod pool;
 pub mod toolchain;
 
 pub use crate::host::{Table, Value};

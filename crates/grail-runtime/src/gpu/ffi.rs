@@ -70,6 +70,12 @@ pub struct GpuCtx {
     pub sets: u64,
     /// `grail_coll *colls`: the program's collections.
     pub colls: u64,
+    /// The whole graph's counts, the node slots and the local nodes' global ids (0 = none), as
+    /// in `GrailCtx`.
+    pub graph_nodes: u64,
+    pub graph_edges: u64,
+    pub node_slots: u64,
+    pub global_ids: u64,
     pub pushes: GpuWorklist,
     pub retries: GpuWorklist,
     pub acc: u64,

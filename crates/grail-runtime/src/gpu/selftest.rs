@@ -255,6 +255,8 @@ pub fn run(device: &Device) -> Result<(), GpuError> {
     let (gathered_ptr, _g) = gathered.device_ptr(&stream);
     let ctx = GpuCtx {
         num_nodes: N,
+        graph_nodes: N,
+        node_slots: N,
         locks: locks_ptr,
         claims: claims_ptr,
         invocation: 1,

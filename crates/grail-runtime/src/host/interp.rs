@@ -27,6 +27,10 @@ pub(crate) trait Machine {
     fn print(&mut self, line: &str) -> Result<()>;
     /// Element `index` (checked against [`Memory::columns`]' lengths) of a property.
     fn read_property(&mut self, property: PropertyId, index: usize) -> Result<Value>;
+    /// The number of elements of a property (nodes or edges).
+    fn property_len(&self, property: PropertyId) -> usize {
+        self.memory().columns[property.index()].len()
+    }
     /// Stores element `index` of a property; false when the value does not fit the column.
     fn write_property(&mut self, property: PropertyId, index: usize, value: &Value) -> Result<bool>;
     /// Union-find parent number `index` (set s, node u at `s * n + u`).
@@ -554,7 +558,7 @@ impl<'a, M: Machine + ?Sized> Interp<'a, '_, M> {
             Place::Property { property, element } => {
                 let element = self.eval(frame, element)?;
                 let index = element.as_u64().ok_or_else(|| program_error("a property element that is not an id"))?;
-                let len = self.m.memory().columns[property.index()].len();
+                let len = self.m.property_len(*property);
                 if index >= len as u64 {
                     let owner = self.module.properties[property.index()].owner;
                     let per = if owner == Owner::Node { "node" } else { "edge" };

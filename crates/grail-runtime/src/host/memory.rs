@@ -116,6 +116,37 @@ impl ColumnRef {
         })
     }
 
+    /// Element `i`'s bits in a word (signed integers sign-extended, floats as their bits, a bool
+    /// as 0 or 1): how partitioned runs move values between parts. `i` must be in range.
+    pub fn bits(self, i: usize) -> u64 {
+        /// An element within range (the caller's indices are the part's own).
+        fn at<T: Copy>(r: Raw<T>, i: usize) -> T {
+            r.get(i).unwrap_or_else(|| panic!("element {i} of a column of {}", r.len))
+        }
+        match self {
+            ColumnRef::Bool(r) => u64::from(at(r, i)),
+            ColumnRef::I32(r) => at(r, i) as i64 as u64,
+            ColumnRef::I64(r) => at(r, i) as u64,
+            ColumnRef::U32(r) => u64::from(at(r, i)),
+            ColumnRef::U64(r) => at(r, i),
+            ColumnRef::F32(r) => u64::from(at(r, i).to_bits()),
+            ColumnRef::F64(r) => at(r, i).to_bits(),
+        }
+    }
+
+    /// Stores element `i` from its bits as [`ColumnRef::bits`] gives them; false if out of range.
+    pub fn set_bits(self, i: usize, word: u64) -> bool {
+        match self {
+            ColumnRef::Bool(r) => r.set(i, word != 0),
+            ColumnRef::I32(r) => r.set(i, word as i32),
+            ColumnRef::I64(r) => r.set(i, word as i64),
+            ColumnRef::U32(r) => r.set(i, word as u32),
+            ColumnRef::U64(r) => r.set(i, word),
+            ColumnRef::F32(r) => r.set(i, f32::from_bits(word as u32)),
+            ColumnRef::F64(r) => r.set(i, f64::from_bits(word)),
+        }
+    }
+
     /// Writes element `i`; false if out of range or the value does not fit the column.
     pub fn write(self, i: usize, value: &Value) -> bool {
         match (self, value) {

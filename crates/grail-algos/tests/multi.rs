@@ -1,0 +1,215 @@
+//! Partitioned runs on CPU devices: every suite variant whose program can run on a partitioned
+//! graph, on 1, 2, 3 and 4 devices, with every partition method, on random multigraphs and on
+//! generated graphs, checked by the suite's verifiers; and the programs that cannot be
+//! partitioned refused with their reasons.
+
+use std::sync::OnceLock;
+
+use grail_algos::suite::{MultiParams, SuiteProgram};
+use grail_algos::{Algorithm, RunParams, Target, VARIANTS, Variant, run, verify};
+use grail_graph::builder::{BuildOptions, EdgeList, build};
+use grail_graph::generate::{GenOptions, Generator, generate};
+use grail_graph::partition::Method;
+use grail_graph::{Graph, NoProgress};
+use grail_ir::OptConfig;
+use grail_runtime::ModuleCache;
+use grail_runtime::cpu::CCompiler;
+use grail_runtime::multi::{Device, Mode};
+
+/// Whether METIS is there to test; without it its cases are skipped, unless
+/// GRAIL_REQUIRE_METIS=1 (CI) makes that a failure.
+fn methods() -> Vec<Method> {
+    let mut methods = vec![Method::Ordered, Method::Degree, Method::Random, Method::Ranges];
+    if grail_graph::metis::available() {
+        methods.extend([Method::Metis, Method::MetisEdges]);
+    } else {
+        assert!(
+            std::env::var("GRAIL_REQUIRE_METIS").as_deref() != Ok("1"),
+            "GRAIL_REQUIRE_METIS=1 but the system's METIS cannot be loaded"
+        );
+        eprintln!("METIS is not installed: its cases are skipped");
+    }
+    methods
+}
+
+fn multi(devices: usize, method: Method) -> MultiParams {
+    MultiParams { devices: vec![Device::Cpu; devices], mode: Mode::Bsp, partition: method, seed: 7 }
+}
+
+/// The variants that can run partitioned, each compiled once for 1..=4 CPU devices.
+fn programs() -> &'static [(usize, SuiteProgram)] {
+    static PROGRAMS: OnceLock<Vec<(usize, SuiteProgram)>> = OnceLock::new();
+    PROGRAMS.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("grail-test-cache-multi-{}", std::process::id()));
+        let cache = ModuleCache::at(dir);
+        let compiler = CCompiler::detect().expect("the tests need a C compiler");
+        let mut programs = Vec::new();
+        for variant in partitionable() {
+            for k in 1..=4 {
+                let program = SuiteProgram::compile_multi(
+                    variant,
+                    &vec![Device::Cpu; k],
+                    &compiler,
+                    Some(&cache),
+                    &OptConfig::all(),
+                )
+                .unwrap_or_else(|e| panic!("{}: {e}", variant.program));
+                programs.push((k, program));
+            }
+        }
+        programs
+    })
+}
+
+fn partitionable() -> Vec<&'static Variant> {
+    VARIANTS
+        .iter()
+        .filter(|v| {
+            let module = grail_algos::suite::optimized(v, &OptConfig::all()).unwrap();
+            grail_ir::analysis::partition_obstacles(&module).is_empty()
+        })
+        .collect()
+}
+
+#[test]
+fn the_partitionable_variants_include_one_of_each_algorithm_of_the_several_devices_issue() {
+    let names: Vec<&str> = partitionable().iter().map(|v| v.program).collect();
+    for program in ["bfs", "sssp_wl", "cc_lp", "pr_residual"] {
+        assert!(names.contains(&program), "{program} not among {names:?}");
+    }
+}
+
+/// A small deterministic generator (SplitMix64), so failures reproduce from the printed seed.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        (z ^ (z >> 31)) % n
+    }
+}
+
+/// A random weighted multigraph with self-loops, duplicates and isolated nodes.
+fn random_graph(seed: u64) -> Graph {
+    let mut rng = Rng(seed);
+    let n = 1 + rng.below(60) as u32;
+    let m = rng.below(u64::from(n) * 4 + 1);
+    let mut edges = EdgeList::new(n, true);
+    for _ in 0..m {
+        let u = rng.below(u64::from(n)) as u32;
+        let v = if rng.below(10) == 0 { u } else { rng.below(u64::from(n)) as u32 };
+        edges.push(u, v, 1 + rng.below(50) as u32);
+    }
+    build(edges, &BuildOptions::AS_GIVEN).expect("a valid edge list builds")
+}
+
+fn check(k: usize, program: &SuiteProgram, graph: &Graph, method: Method, threads: usize, what: &str) {
+    let variant = program.variant();
+    let params = RunParams {
+        threads,
+        source: Some(u64::from(graph.num_nodes() / 3)),
+        multi: Some(multi(k, method)),
+        ..Default::default()
+    };
+    let context = || {
+        format!(
+            "{} on {what} ({} nodes, {} edges), {k} CPU devices, {} partitioning, {threads} threads",
+            variant.program,
+            graph.num_nodes(),
+            graph.num_edges(),
+            method.name()
+        )
+    };
+    let run = program.run(graph, &params).unwrap_or_else(|e| panic!("{}: {e}", context()));
+    if let Err(e) = verify(variant.algorithm, graph, &params, &run.output) {
+        panic!("{}: {e}", context());
+    }
+    let report = run.multi.expect("a partitioned run reports its parts");
+    assert_eq!(report.parts.len(), k);
+    if report.parts.iter().any(|p| p.ghosts > 0) {
+        assert!(report.sync.copied > 0, "{}: ghosts never refreshed", context());
+    }
+    assert_eq!(report.parts.iter().map(|p| u64::from(p.nodes)).sum::<u64>(), u64::from(graph.num_nodes()));
+}
+
+#[test]
+fn every_partitionable_variant_agrees_with_the_reference_on_1_to_4_cpu_devices() {
+    let methods = methods();
+    for seed in 0..24u64 {
+        let graph = random_graph(seed);
+        let method = methods[seed as usize % methods.len()];
+        for (k, program) in programs() {
+            if *k as u32 > graph.num_nodes() {
+                continue;
+            }
+            check(*k, program, &graph, method, 1, &format!("random graph seed {seed}"));
+        }
+    }
+}
+
+#[test]
+fn every_partition_method_gives_the_same_verified_results_on_generated_graphs() {
+    let weighted = GenOptions { seed: 3, max_weight: Some(100) };
+    let graphs = [
+        ("rmat", generate(&Generator::graph500(10), &weighted, false, &NoProgress).unwrap()),
+        ("grid", generate(&Generator::Grid { rows: 40, cols: 30 }, &weighted, true, &NoProgress).unwrap()),
+    ];
+    for (name, graph) in &graphs {
+        for method in methods() {
+            for (k, program) in programs().iter().filter(|(k, _)| *k >= 2) {
+                check(*k, program, graph, method, 2, name);
+            }
+        }
+    }
+}
+
+#[test]
+fn the_suite_runs_partitioned_through_run_with_the_first_partitionable_variant() {
+    let graph = random_graph(11);
+    for algorithm in [Algorithm::Bfs, Algorithm::Sssp, Algorithm::Cc, Algorithm::Pr] {
+        let params = RunParams { multi: Some(multi(2, Method::Ordered)), threads: 2, ..Default::default() };
+        let result = run(algorithm, &graph, Target::Cpu, &params).unwrap_or_else(|e| panic!("{algorithm}: {e}"));
+        verify(algorithm, &graph, &params, &result.output).unwrap_or_else(|e| panic!("{algorithm}: {e}"));
+        let variant = result.variant.expect("a generated target");
+        let module = grail_algos::suite::optimized(variant, &OptConfig::default()).unwrap();
+        assert!(grail_ir::analysis::partition_obstacles(&module).is_empty(), "{}", variant.program);
+        assert_eq!(result.multi.expect("parts reported").parts.len(), 2);
+    }
+}
+
+#[test]
+fn programs_that_cannot_be_partitioned_are_refused_with_their_reasons() {
+    let graph = random_graph(5);
+    let refused = |algorithm, variant: &str| {
+        let params =
+            RunParams { variant: Some(variant.into()), multi: Some(multi(2, Method::Ordered)), ..Default::default() };
+        run(algorithm, &graph, Target::Cpu, &params).expect_err("refused").to_string()
+    };
+    let message = refused(Algorithm::Cc, "uf");
+    assert!(message.contains("union-find") && message.contains("cannot run on a partitioned graph"), "{message}");
+    let message = refused(Algorithm::Pr, "pull");
+    assert!(message.contains("in-neighbours"), "{message}");
+    let message = refused(Algorithm::Tri, "merge");
+    assert!(message.contains("other than its loop's item"), "{message}");
+    let message = run(
+        Algorithm::Mst,
+        &graph,
+        Target::Cpu,
+        &RunParams { multi: Some(multi(2, Method::Ordered)), ..Default::default() },
+    )
+    .expect_err("no MST variant can be partitioned")
+    .to_string();
+    assert!(message.contains("no mst variant") || message.contains("no MST variant"), "{message}");
+    let message = run(
+        Algorithm::Bfs,
+        &graph,
+        Target::Gpu,
+        &RunParams { multi: Some(multi(2, Method::Ordered)), ..Default::default() },
+    )
+    .expect_err("--devices replaces --target")
+    .to_string();
+    assert!(message.contains("--devices"), "{message}");
+}

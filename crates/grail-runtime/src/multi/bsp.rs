@@ -1,0 +1,531 @@
+//! The bulk-synchronous partitioned machine (Falcon §5.10): `main` is interpreted once, on the
+//! host, against a [`Machine`] whose every invocation runs the kernel on all parts at once and
+//! then synchronizes them:
+//!
+//! 1. pushes of ghosts go to their owners' worklists (in the owner's local ids);
+//! 2. for each node property the kernel writes, every ghost whose value changed is merged into
+//!    its owner with the kernel's [`Merge`];
+//! 3. the owners' values are copied to every ghost of theirs;
+//! 4. the parts' reductions are combined with the kernel's operator.
+//!
+//! Host code sees the graph in global ids: a node's property lives with its owner (a write
+//! also goes to its ghosts), an edge's with its source's owner.
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use grail_graph::partition::Part;
+use grail_graph::{Column, Graph, PropertyType};
+use grail_ir::{CollectionId, KernelId, Module, Owner, PropertyId};
+
+use super::merge::Merge;
+use super::{Indices, PartRun};
+use crate::error::{Result, RuntimeError};
+use crate::host::interp::Machine;
+use crate::host::memory::Memory;
+use crate::host::table::Table;
+use crate::host::value::{Value, column_type};
+use crate::host::{combine, ops};
+
+/// Where a part's ghosts live among the other parts.
+pub(crate) struct Links {
+    owned: u32,
+    /// The ghosts' local ids, grouped by owner part (the order of every ghost vector below and
+    /// of the cache).
+    ghosts: Vec<u32>,
+    /// Where each part's group starts in `ghosts`, by part (one more entry: the end).
+    starts: Vec<usize>,
+    /// Each ghost's local id on its owner, in `ghosts`' order.
+    at_owner: Vec<u32>,
+    /// By ghost (local id minus `owned`): its position in `ghosts`.
+    position: Vec<u32>,
+    /// By ghost (local id minus `owned`): its owner part.
+    owner_of: Vec<u32>,
+}
+
+impl Links {
+    /// The links of every part, from each part's ghosts and the owner of every node.
+    pub fn of(parts: &[Part], owner: &[u32]) -> Vec<Links> {
+        use rayon::prelude::*;
+        parts
+            .par_iter()
+            .map(|part| {
+                let k = parts.len();
+                let ghosts = part.ghosts();
+                let owner_of: Vec<u32> = ghosts.iter().map(|&g| owner[g as usize]).collect();
+                let mut order: Vec<u32> = (0..ghosts.len() as u32).collect();
+                order.sort_by_key(|&j| owner_of[j as usize]);
+                let mut starts = vec![0usize; k + 1];
+                for &o in &owner_of {
+                    starts[o as usize + 1] += 1;
+                }
+                for p in 0..k {
+                    starts[p + 1] += starts[p];
+                }
+                let mut position = vec![0u32; ghosts.len()];
+                for (pos, &j) in order.iter().enumerate() {
+                    position[j as usize] = pos as u32;
+                }
+                let at_owner = order
+                    .iter()
+                    .map(|&j| {
+                        let g = ghosts[j as usize];
+                        parts[owner_of[j as usize] as usize].local(g).expect("an owner holds its node")
+                    })
+                    .collect();
+                Links {
+                    owned: part.num_owned(),
+                    ghosts: order.iter().map(|&j| part.num_owned() + j).collect(),
+                    starts,
+                    at_owner,
+                    position,
+                    owner_of,
+                }
+            })
+            .collect()
+    }
+
+    fn group(&self, owner: usize) -> std::ops::Range<usize> {
+        self.starts[owner]..self.starts[owner + 1]
+    }
+}
+
+/// Figures of a partitioned run.
+#[derive(Debug, Clone, Default)]
+pub struct SyncStats {
+    /// Invocations (each a superstep on every part).
+    pub steps: u64,
+    /// Time the parts spent computing (the slowest part's, per step, summed).
+    pub compute: Duration,
+    /// Time spent between the parts' kernels: forwarding pushes, merging and copying ghosts.
+    pub sync: Duration,
+    /// Ghost values merged into their owners (changed ones only).
+    pub merged: u64,
+    /// Values copied from owners to ghosts.
+    pub copied: u64,
+    /// Pushed ghosts sent to their owners' worklists.
+    pub forwarded: u64,
+}
+
+/// A `&mut` that may cross to another thread for the length of one invocation.
+struct AssertSend<T>(T);
+// SAFETY: a part's run is used by exactly one thread at a time (the invocation's), and what its
+// raw pointers reach is owned by that run (or by the part's pool, which is driven from whichever
+// thread calls it).
+unsafe impl<T> Send for AssertSend<T> {}
+impl<T> AssertSend<T> {
+    fn get(self) -> T {
+        self.0
+    }
+}
+
+pub(crate) struct Bsp<'a> {
+    pub module: &'a Module,
+    /// The whole graph's arrays, for host code (no property columns: those live on the parts).
+    pub memory: Memory<'a>,
+    pub params: &'a [Value],
+    pub out: &'a mut dyn Write,
+    pub parts: &'a [Part],
+    pub owner: &'a [u32],
+    pub runs: Vec<Box<dyn PartRun + 'a>>,
+    pub links: Vec<Links>,
+    /// By kernel: the node properties it writes and how they merge.
+    pub merges: Vec<Vec<(PropertyId, Merge)>>,
+    /// By part, by property: the ghosts' values as last copied from their owners (in
+    /// [`Links::ghosts`]' order); `None` until the first copy (the columns start at zero).
+    pub cache: Vec<Vec<Option<Vec<u64>>>>,
+    pub stats: SyncStats,
+}
+
+impl<'a> Bsp<'a> {
+    /// The merges of every kernel's node-property writes.
+    pub fn merges_of(module: &Module) -> Vec<Vec<(PropertyId, Merge)>> {
+        (0..module.kernels.len())
+            .map(|k| {
+                grail_ir::analysis::kernel_property_writes(module, KernelId(k as u32))
+                    .iter()
+                    .enumerate()
+                    .filter(|(p, _)| module.properties[*p].owner == Owner::Node)
+                    .filter_map(|(p, writes)| Merge::of(writes).map(|m| (PropertyId(p as u32), m)))
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn column_type(&self, property: PropertyId) -> PropertyType {
+        column_type(self.module.properties[property.index()].ty).expect("a scalar column (checked at compile time)")
+    }
+
+    /// Node `u`'s owner and local id there.
+    fn home(&self, u: u32) -> (usize, u32) {
+        let o = self.owner[u as usize] as usize;
+        (o, self.parts[o].local(u).expect("an owner holds its node"))
+    }
+
+    /// Edge `e`'s part and local id there (the part that owns its source).
+    fn edge_home(&self, e: u64) -> (usize, usize) {
+        let offsets = self.memory.out.offsets();
+        let source = offsets.partition_point(|&o| o <= e) - 1;
+        let (o, local) = self.home(source as u32);
+        let local_start = self.parts[o].csr().offsets()[local as usize];
+        (o, (local_start + (e - offsets[source])) as usize)
+    }
+
+    /// Runs kernel `kernel` on every part at once; each part's result.
+    fn run_parts(&mut self, kernel: KernelId, args: &[Value]) -> Result<Vec<Option<Value>>> {
+        let mut part_args = Vec::with_capacity(self.parts.len());
+        for part in self.parts {
+            let mut local = Vec::with_capacity(args.len());
+            for arg in args {
+                local.push(match *arg {
+                    Value::Node(u) => Value::Node(part.local(u).ok_or_else(|| {
+                        RuntimeError::Unsupported(format!(
+                            "kernel `{}` is given node {u}, which part {} neither owns nor reaches; in a \
+                             partitioned run, pass nodes to `main` only",
+                            self.module.kernels[kernel.index()].name,
+                            part.id()
+                        ))
+                    })?),
+                    Value::Edge(_) => {
+                        return Err(RuntimeError::Unsupported(format!(
+                            "kernel `{}` is given an edge; edge ids are local to a part in a partitioned run",
+                            self.module.kernels[kernel.index()].name
+                        )));
+                    }
+                    ref other => other.clone(),
+                });
+            }
+            part_args.push(local);
+        }
+        let (first, rest) = self.runs.split_first_mut().expect("at least one part");
+        let (first_args, rest_args) = part_args.split_first().expect("at least one part");
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = rest
+                .iter_mut()
+                .zip(rest_args)
+                .map(|(run, args)| {
+                    let run = AssertSend(&mut **run);
+                    scope.spawn(move || run.get().invoke(kernel, args))
+                })
+                .collect();
+            let mut results = vec![first.invoke(kernel, first_args)];
+            for handle in handles {
+                results.push(handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
+            }
+            results.into_iter().collect()
+        })
+    }
+
+    /// Sends every part's pushed ghosts to their owners' worklists.
+    fn forward_pushes(&mut self) {
+        let k = self.parts.len();
+        let mut incoming: Vec<Vec<u32>> = vec![Vec::new(); k];
+        let mut lists = Vec::with_capacity(k);
+        for (run, links) in self.runs.iter_mut().zip(&self.links) {
+            let mut list = run.take_worklist();
+            list.retain(|&x| {
+                if x < links.owned {
+                    return true;
+                }
+                let j = (x - links.owned) as usize;
+                let o = links.owner_of[j] as usize;
+                incoming[o].push(links.at_owner[links.position[j] as usize]);
+                false
+            });
+            lists.push(list);
+        }
+        for ((run, mut list), extra) in self.runs.iter_mut().zip(lists).zip(incoming) {
+            self.stats.forwarded += extra.len() as u64;
+            list.extend(extra);
+            run.set_worklist(list);
+        }
+    }
+
+    /// Merges the ghosts of `property` that changed into their owners, then copies the owners'
+    /// values to every ghost.
+    fn synchronize(&mut self, property: PropertyId, merge: Merge) {
+        let ty = self.column_type(property);
+        let k = self.parts.len();
+        let p = property.index();
+        let mut after = Vec::new();
+        let mut owners = Vec::new();
+        let mut at = Vec::new();
+        let mut befores = Vec::new();
+        let mut afters = Vec::new();
+        for q in 0..k {
+            if self.links[q].ghosts.is_empty() {
+                continue;
+            }
+            self.runs[q].gather(property, Indices::List(&self.links[q].ghosts), &mut after);
+            let zeros;
+            let before: &[u64] = match &self.cache[q][p] {
+                Some(cached) => cached,
+                None => {
+                    zeros = vec![0u64; after.len()];
+                    &zeros
+                }
+            };
+            for o in (0..k).filter(|&o| o != q) {
+                let range = self.links[q].group(o);
+                at.clear();
+                befores.clear();
+                afters.clear();
+                for i in range {
+                    if after[i] != before[i] {
+                        at.push(self.links[q].at_owner[i]);
+                        befores.push(before[i]);
+                        afters.push(after[i]);
+                    }
+                }
+                if at.is_empty() {
+                    continue;
+                }
+                self.stats.merged += at.len() as u64;
+                self.runs[o].gather(property, Indices::List(&at), &mut owners);
+                for ((owner, &b), &a) in owners.iter_mut().zip(&befores).zip(&afters) {
+                    *owner = merge.apply(ty, *owner, b, a);
+                }
+                self.runs[o].scatter(property, Indices::List(&at), &owners);
+            }
+        }
+        self.copy_to_ghosts(property);
+    }
+
+    /// Copies every owner's value of `property` to its ghosts (and into the cache).
+    fn copy_to_ghosts(&mut self, property: PropertyId) {
+        let k = self.parts.len();
+        let mut values = Vec::new();
+        for q in 0..k {
+            let links = &self.links[q];
+            if links.ghosts.is_empty() {
+                continue;
+            }
+            let mut copied = Vec::with_capacity(links.ghosts.len());
+            for o in (0..k).filter(|&o| o != q) {
+                let range = links.group(o);
+                if range.is_empty() {
+                    continue;
+                }
+                self.runs[o].gather(property, Indices::List(&links.at_owner[range]), &mut values);
+                copied.extend_from_slice(&values);
+            }
+            self.runs[q].scatter(property, Indices::List(&links.ghosts), &copied);
+            self.stats.copied += copied.len() as u64;
+            self.cache[q][property.index()] = Some(copied);
+        }
+    }
+
+    /// Every property's column in global ids, from the parts.
+    pub fn columns(&mut self) -> Vec<Column> {
+        let offsets = self.memory.out.offsets();
+        let mut columns = Vec::with_capacity(self.module.properties.len());
+        let mut words = Vec::new();
+        for (p, property) in self.module.properties.iter().enumerate() {
+            let id = PropertyId(p as u32);
+            let ty = self.column_type(id);
+            let mut global =
+                vec![
+                    0u64;
+                    if property.owner == Owner::Node { offsets.len() - 1 } else { offsets[offsets.len() - 1] as usize }
+                ];
+            for (q, part) in self.parts.iter().enumerate() {
+                match property.owner {
+                    Owner::Node => {
+                        self.runs[q].gather(id, Indices::Range(0, u64::from(part.num_owned())), &mut words);
+                        for (&u, &w) in part.owned().iter().zip(&words) {
+                            global[u as usize] = w;
+                        }
+                    }
+                    _ => {
+                        self.runs[q].gather(id, Indices::Range(0, part.num_edges()), &mut words);
+                        let local = part.csr().offsets();
+                        for (l, &u) in part.owned().iter().enumerate() {
+                            let (start, end) = (local[l] as usize, local[l + 1] as usize);
+                            let g = offsets[u as usize] as usize;
+                            global[g..g + end - start].copy_from_slice(&words[start..end]);
+                        }
+                    }
+                }
+            }
+            columns.push(column_from_words(ty, global));
+        }
+        columns
+    }
+}
+
+/// A column of type `ty` from [`crate::host::memory::ColumnRef::bits`] words.
+fn column_from_words(ty: PropertyType, words: Vec<u64>) -> Column {
+    match ty {
+        PropertyType::Bool => Column::Bool(words.into_iter().map(|w| w != 0).collect()),
+        PropertyType::I32 => Column::I32(words.into_iter().map(|w| w as i32).collect()),
+        PropertyType::I64 => Column::I64(words.into_iter().map(|w| w as i64).collect()),
+        PropertyType::U32 => Column::U32(words.into_iter().map(|w| w as u32).collect()),
+        PropertyType::U64 => Column::U64(words),
+        PropertyType::F32 => Column::F32(words.into_iter().map(|w| f32::from_bits(w as u32)).collect()),
+        PropertyType::F64 => Column::F64(words.into_iter().map(f64::from_bits).collect()),
+    }
+}
+
+fn no_collections() -> RuntimeError {
+    RuntimeError::Unsupported("collections in a partitioned run".into())
+}
+
+impl Machine for Bsp<'_> {
+    fn memory(&self) -> &Memory<'_> {
+        &self.memory
+    }
+
+    fn params(&self) -> &[Value] {
+        self.params
+    }
+
+    fn print(&mut self, line: &str) -> Result<()> {
+        self.out.write_all(line.as_bytes()).map_err(RuntimeError::Output)
+    }
+
+    fn property_len(&self, property: PropertyId) -> usize {
+        match self.module.properties[property.index()].owner {
+            Owner::Node => self.memory.out.num_nodes() as usize,
+            _ => self.memory.out.num_edges() as usize,
+        }
+    }
+
+    fn read_property(&mut self, property: PropertyId, index: usize) -> Result<Value> {
+        let (q, local) = match self.module.properties[property.index()].owner {
+            Owner::Node => {
+                let (o, l) = self.home(index as u32);
+                (o, l as usize)
+            }
+            _ => self.edge_home(index as u64),
+        };
+        self.runs[q].read_property(property, local)
+    }
+
+    fn write_property(&mut self, property: PropertyId, index: usize, value: &Value) -> Result<bool> {
+        if self.module.properties[property.index()].owner != Owner::Node {
+            let (q, local) = self.edge_home(index as u64);
+            return self.runs[q].write_property(property, local, value);
+        }
+        let u = index as u32;
+        let (o, l) = self.home(u);
+        if !self.runs[o].write_property(property, l as usize, value)? {
+            return Ok(false);
+        }
+        let mut word = Vec::new();
+        self.runs[o].gather(property, Indices::List(&[l]), &mut word);
+        for q in (0..self.parts.len()).filter(|&q| q != o) {
+            let Some(local) = self.parts[q].local(u) else { continue };
+            let links = &self.links[q];
+            self.runs[q].scatter(property, Indices::List(&[local]), &word);
+            let cache = self.cache[q][property.index()].get_or_insert_with(|| vec![0; links.ghosts.len()]);
+            cache[links.position[(local - links.owned) as usize] as usize] = word[0];
+        }
+        Ok(true)
+    }
+
+    fn parent(&mut self, _index: usize) -> Result<u32> {
+        Err(RuntimeError::Unsupported("union-find sets in a partitioned run".into()))
+    }
+
+    fn set_parent(&mut self, _index: usize, _parent: u32) -> Result<()> {
+        Err(RuntimeError::Unsupported("union-find sets in a partitioned run".into()))
+    }
+
+    fn invoke(&mut self, kernel: KernelId, args: &[Value]) -> Result<Option<Value>> {
+        let started = Instant::now();
+        let results = self.run_parts(kernel, args)?;
+        let computed = Instant::now();
+        self.stats.compute += computed - started;
+        self.stats.steps += 1;
+        let declared = &self.module.kernels[kernel.index()];
+        if declared.uses_worklist() {
+            self.forward_pushes();
+        }
+        for (property, merge) in self.merges[kernel.index()].clone() {
+            self.synchronize(property, merge);
+        }
+        let result = match declared.reduction {
+            Some((op, ty)) => {
+                let mut total: Option<Value> = None;
+                for value in results.into_iter().flatten() {
+                    total = Some(match total {
+                        None => value,
+                        Some(sum) => combine(op, &sum, &value).map_err(RuntimeError::program)?,
+                    });
+                }
+                match total {
+                    Some(total) => Some(ops::cast(&total, ty).map_err(RuntimeError::program)?),
+                    None => None,
+                }
+            }
+            None => None,
+        };
+        self.stats.sync += computed.elapsed();
+        Ok(result)
+    }
+
+    fn collection_add(&mut self, _id: CollectionId, _value: &Value) -> Result<Value> {
+        Err(no_collections())
+    }
+
+    fn collection_read(&mut self, _id: CollectionId) -> Result<(Table, Vec<bool>)> {
+        Err(no_collections())
+    }
+
+    fn collection_clear(&mut self, _id: CollectionId) -> Result<()> {
+        Err(no_collections())
+    }
+
+    fn collection_fill(&mut self, _id: CollectionId, _table: &Table) -> Result<()> {
+        Err(no_collections())
+    }
+
+    fn collection_len(&mut self, _id: CollectionId) -> Result<u32> {
+        Err(no_collections())
+    }
+
+    fn push_worklist(&mut self, items: Vec<u32>) -> Result<()> {
+        let mut lists: Vec<Vec<u32>> = vec![Vec::new(); self.parts.len()];
+        for u in items {
+            if u as usize >= self.owner.len() {
+                return Err(RuntimeError::program(format!(
+                    "a worklist item {u} is not a node of the graph, which has {} nodes",
+                    self.owner.len()
+                )));
+            }
+            let (o, l) = self.home(u);
+            lists[o].push(l);
+        }
+        for (run, list) in self.runs.iter_mut().zip(lists) {
+            run.push_worklist(list)?;
+        }
+        Ok(())
+    }
+
+    fn pop_worklist(&mut self) {
+        for run in &mut self.runs {
+            run.pop_worklist();
+        }
+    }
+
+    fn worklist_is_empty(&mut self) -> Result<bool> {
+        for run in &mut self.runs {
+            if !run.worklist_is_empty()? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    fn outlined_region(&mut self, open: bool) {
+        for run in &mut self.runs {
+            run.outlined_region(open);
+        }
+    }
+}
+
+/// Builds each part's local graph (owned nodes, then ghosts with empty rows).
+pub(crate) fn part_graphs(parts: &[Part]) -> Vec<Graph> {
+    use rayon::prelude::*;
+    parts.par_iter().map(|part| Graph::from_csr(part.csr().clone())).collect()
+}

@@ -1,0 +1,405 @@
+//! Several devices: one program run on a partitioned graph, each part on its own device.
+//!
+//! A device is a group of CPU cores or a GPU ([`Device`]). The graph is split by
+//! `grail_graph::partition` into one [`Part`] per device (its owned nodes with their out-edges,
+//! and ghost copies of the remote nodes they reach, in local ids); each device runs the same
+//! compiled kernels on its part. [`MultiProgram::run`] drives them bulk-synchronously
+//! ([`bsp`]): `main` runs once on the host, every invocation is a superstep on all parts, and
+//! between supersteps the values kernels wrote into ghosts are merged into their owners with
+//! the operator of the atomic that wrote them ([`merge`]).
+//!
+//! Which programs can be partitioned is decided before anything runs
+//! (`grail_ir::analysis::partition_obstacles`: no collections, union-find sets, in-edges, locks
+//! or handle-valued properties); the reasons are given in the error.
+//!
+//! Not yet built: GPU devices as parts, and the asynchronous (Groute) mode.
+
+mod bsp;
+mod merge;
+
+use std::fmt;
+use std::io::Write;
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+
+use grail_graph::Graph;
+use grail_graph::partition::{Part, Partitioning};
+use grail_ir::{Module, PropertyId};
+
+pub use bsp::SyncStats;
+pub use merge::Merge;
+
+use crate::cache::ModuleCache;
+use crate::cpu::executor::{KernelStats, PartShape, RunOutput, RunStats};
+use crate::cpu::pool::{Pool, PoolState};
+use crate::cpu::{CCompiler, CpuProgram};
+use crate::error::{Result, RuntimeError};
+use crate::host::bind_params;
+use crate::host::interp::{self, Machine};
+use crate::host::memory::{HostArrays, Memory};
+use crate::host::value::Value;
+
+/// One device of a partitioned run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Device {
+    /// A group of CPU cores (the run's threads shared among its CPU devices).
+    Cpu,
+    /// A CUDA GPU, by ordinal.
+    Gpu(u32),
+}
+
+impl fmt::Display for Device {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Device::Cpu => write!(f, "cpu"),
+            Device::Gpu(ordinal) => write!(f, "gpu:{ordinal}"),
+        }
+    }
+}
+
+/// Reads a device list: comma-separated `cpu`, `cpu*K` (K CPU devices), `gpu` (GPU 0),
+/// `gpu:N`, or `all` (every GPU: `gpus` is asked how many there are).
+pub fn parse_devices(
+    text: &str,
+    gpus: impl FnOnce() -> std::result::Result<u32, String>,
+) -> std::result::Result<Vec<Device>, String> {
+    let mut devices = Vec::new();
+    let mut gpus = Some(gpus);
+    for word in text.split(',').map(str::trim) {
+        match word {
+            "" => return Err(format!("an empty device in `{text}`")),
+            "cpu" => devices.push(Device::Cpu),
+            "gpu" => devices.push(Device::Gpu(0)),
+            "all" => {
+                let count = gpus.take().ok_or("`all` given twice")?()?;
+                if count == 0 {
+                    return Err("`all` asks for every GPU, and none was found".into());
+                }
+                devices.extend((0..count).map(Device::Gpu));
+            }
+            _ => {
+                if let Some(count) = word.strip_prefix("cpu*") {
+                    let count: u32 = count
+                        .parse()
+                        .ok()
+                        .filter(|&c| c > 0)
+                        .ok_or_else(|| format!("`{word}`: expected `cpu*K` with K a positive number"))?;
+                    devices.extend(std::iter::repeat_n(Device::Cpu, count as usize));
+                } else if let Some(ordinal) = word.strip_prefix("gpu:") {
+                    let ordinal =
+                        ordinal.parse().map_err(|_| format!("`{word}`: expected `gpu:N` with N a GPU number"))?;
+                    devices.push(Device::Gpu(ordinal));
+                } else {
+                    return Err(format!("unknown device `{word}` (expected cpu, cpu*K, gpu, gpu:N or all)"));
+                }
+            }
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    for device in &devices {
+        if let Device::Gpu(_) = device
+            && !seen.insert(*device)
+        {
+            return Err(format!("{device} is listed twice (a GPU holds one part)"));
+        }
+    }
+    Ok(devices)
+}
+
+/// How the devices cooperate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// Bulk-synchronous supersteps (Falcon).
+    #[default]
+    Bsp,
+    /// Asynchronous workers exchanging updates as they go (Groute); not built yet.
+    Async,
+}
+
+impl FromStr for Mode {
+    type Err = String;
+    fn from_str(text: &str) -> std::result::Result<Mode, String> {
+        match text {
+            "bsp" => Ok(Mode::Bsp),
+            "async" => Ok(Mode::Async),
+            other => Err(format!("unknown mode `{other}` (expected bsp or async)")),
+        }
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Mode::Bsp => "bsp",
+            Mode::Async => "async",
+        })
+    }
+}
+
+/// How to run.
+#[derive(Debug, Clone, Default)]
+pub struct MultiOptions {
+    /// CPU threads in all, shared equally among the CPU devices; 0 = one per core.
+    pub threads: usize,
+    pub mode: Mode,
+}
+
+/// One part's share of a run.
+#[derive(Debug, Clone)]
+pub struct PartFigures {
+    pub device: Device,
+    pub nodes: u32,
+    pub ghosts: u32,
+    pub edges: u64,
+    /// CPU threads (0 for a GPU).
+    pub threads: usize,
+    /// Its kernels' time.
+    pub kernel_time: Duration,
+}
+
+/// What a partitioned run leaves: what one device's run leaves (columns in global ids), and how
+/// the parts shared the work.
+#[derive(Debug, Clone)]
+pub struct MultiOutput {
+    pub output: RunOutput,
+    pub parts: Vec<PartFigures>,
+    pub sync: SyncStats,
+    /// Building the parts' local graphs from the partitioning.
+    pub split: Duration,
+}
+
+/// What the partitioned machine needs of a part's run, beyond what the interpreter needs.
+pub(crate) trait PartRun: Machine {
+    /// The words ([`crate::host::memory::ColumnRef::bits`]) of a node or edge property at
+    /// local ids `at`, into `out` (cleared first).
+    fn gather(&mut self, property: PropertyId, at: Indices<'_>, out: &mut Vec<u64>);
+    /// Stores `words` at local ids `at`.
+    fn scatter(&mut self, property: PropertyId, at: Indices<'_>, words: &[u64]);
+    /// The current worklist, left empty.
+    fn take_worklist(&mut self) -> Vec<u32>;
+    /// Replaces the current worklist.
+    fn set_worklist(&mut self, items: Vec<u32>);
+    fn kernel_stats(&self) -> &[KernelStats];
+}
+
+/// Local ids: a list, or the range `start..end`.
+#[derive(Clone, Copy)]
+pub(crate) enum Indices<'a> {
+    List(&'a [u32]),
+    Range(u64, u64),
+}
+
+impl Indices<'_> {
+    pub fn for_each(self, mut f: impl FnMut(usize)) {
+        match self {
+            Indices::List(list) => list.iter().for_each(|&i| f(i as usize)),
+            Indices::Range(start, end) => (start..end).for_each(|i| f(i as usize)),
+        }
+    }
+}
+
+/// A program compiled for every device of a partitioned run.
+pub struct MultiProgram {
+    module: Module,
+    devices: Vec<Device>,
+    cpu: Option<CpuProgram>,
+}
+
+impl fmt::Debug for MultiProgram {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MultiProgram").field("module", &self.module.name).field("devices", &self.devices).finish()
+    }
+}
+
+/// The error for a module that cannot run partitioned, naming every reason.
+pub fn check_partitionable(module: &Module) -> Result<()> {
+    let obstacles = grail_ir::analysis::partition_obstacles(module);
+    if obstacles.is_empty() {
+        return Ok(());
+    }
+    Err(RuntimeError::Unsupported(format!(
+        "the program `{}` cannot run on a partitioned graph: {}",
+        module.name,
+        obstacles.join("; ")
+    )))
+}
+
+impl MultiProgram {
+    /// Checks that `module` can run partitioned and compiles it for the devices' kinds (the C
+    /// program once for all CPU devices).
+    pub fn compile(
+        module: Module,
+        devices: &[Device],
+        compiler: &CCompiler,
+        cache: Option<&ModuleCache>,
+    ) -> Result<MultiProgram> {
+        if devices.is_empty() {
+            return Err(RuntimeError::Unsupported("a partitioned run with no devices".into()));
+        }
+        check_partitionable(&module)?;
+        if let Some(gpu) = devices.iter().find(|d| matches!(d, Device::Gpu(_))) {
+            return Err(RuntimeError::Unsupported(format!(
+                "{gpu} as a device of a partitioned run (CPU devices only, so far)"
+            )));
+        }
+        let cpu =
+            devices.contains(&Device::Cpu).then(|| CpuProgram::compile(module.clone(), compiler, cache)).transpose()?;
+        Ok(MultiProgram { module, devices: devices.to_vec(), cpu })
+    }
+
+    pub fn module(&self) -> &Module {
+        &self.module
+    }
+
+    pub fn devices(&self) -> &[Device] {
+        &self.devices
+    }
+
+    /// Runs the program on `graph` split by `partitioning` (one part per device, in order).
+    /// `params` as [`CpuProgram::run`] takes them.
+    pub fn run(
+        &self,
+        graph: &Graph,
+        partitioning: &Partitioning,
+        params: &[Option<Value>],
+        options: &MultiOptions,
+        out: &mut dyn Write,
+    ) -> Result<MultiOutput> {
+        let started = Instant::now();
+        if options.mode == Mode::Async {
+            return Err(RuntimeError::Unsupported("the asynchronous mode (use --mode bsp)".into()));
+        }
+        let k = self.devices.len();
+        if partitioning.num_parts() as usize != k || partitioning.num_nodes() != graph.num_nodes() {
+            return Err(RuntimeError::Input(format!(
+                "the partitioning has {} parts of {} nodes; the run has {k} devices and the graph {} nodes",
+                partitioning.num_parts(),
+                partitioning.num_nodes(),
+                graph.num_nodes()
+            )));
+        }
+        let params = bind_params(&self.module, graph, params)?;
+        let parts = partitioning.parts(graph);
+        let graphs = bsp::part_graphs(&parts);
+        let ids: Vec<Vec<u32>> = parts.iter().map(Part::local_to_global).collect();
+        let split = started.elapsed();
+        let shapes: Vec<PartShape<'_>> = parts
+            .iter()
+            .zip(&ids)
+            .map(|(part, ids)| PartShape {
+                owned: part.num_owned(),
+                graph_nodes: graph.num_nodes().into(),
+                graph_edges: graph.num_edges(),
+                global_ids: ids,
+            })
+            .collect();
+        // Node parameters in each part's ids (kernels never read them: checked at compile time;
+        // a node a part does not hold gets an id past its slots).
+        let part_params: Vec<Vec<Value>> = parts
+            .iter()
+            .map(|part| {
+                params
+                    .iter()
+                    .map(|value| match *value {
+                        Value::Node(u) => Value::Node(part.local(u).unwrap_or(u32::MAX)),
+                        ref other => other.clone(),
+                    })
+                    .collect()
+            })
+            .collect();
+        let cpus = self.devices.iter().filter(|d| **d == Device::Cpu).count();
+        let threads = match options.threads {
+            0 => rayon::current_num_threads().max(1),
+            n => n,
+        };
+        let per_cpu = (threads / cpus.max(1)).max(1);
+        let states: Vec<PoolState> = (0..cpus).map(|_| PoolState::new(per_cpu)).collect();
+        let mut sinks: Vec<std::io::Sink> = (0..k).map(|_| std::io::sink()).collect();
+        let host_module =
+            Module { main: self.module.main.clone(), functions: self.module.functions.clone(), ..Module::default() };
+        let memory = Memory::with(&host_module, graph, HostArrays { weights: false, graph_arrays: false })?;
+        let owner = partitioning.owner();
+        let cpu = self.cpu.as_ref().expect("compiled for the CPU devices");
+        let (result, columns, sync, stats) = std::thread::scope(|scope| -> Result<_> {
+            let pools: Vec<Pool<'_>> = states.iter().map(|state| Pool::start(scope, state)).collect();
+            let mut runs: Vec<Box<dyn PartRun + '_>> = Vec::with_capacity(k);
+            let mut pools_left = pools.iter();
+            for (((graph, params), shape), sink) in graphs.iter().zip(part_params).zip(&shapes).zip(&mut sinks) {
+                let pool = pools_left.next().expect("a pool per CPU device");
+                runs.push(Box::new(cpu.part_run(graph, params, shape, pool, sink)?));
+            }
+            let mut machine = bsp::Bsp {
+                module: &self.module,
+                memory,
+                params: &params,
+                out,
+                parts: &parts,
+                owner,
+                runs,
+                links: bsp::Links::of(&parts, owner),
+                merges: bsp::Bsp::merges_of(&self.module),
+                cache: vec![vec![None; self.module.properties.len()]; k],
+                stats: SyncStats::default(),
+            };
+            let result = interp::run_main(&self.module, &mut machine)?;
+            let columns = machine.columns();
+            let stats: Vec<Vec<KernelStats>> = machine.runs.iter().map(|run| run.kernel_stats().to_vec()).collect();
+            Ok((result, columns, machine.stats, stats))
+        })?;
+        let mut kernels: Vec<KernelStats> =
+            stats[0].iter().map(|s| KernelStats { name: s.name.clone(), ..KernelStats::default() }).collect();
+        for part in &stats {
+            for (total, s) in kernels.iter_mut().zip(part) {
+                total.invocations = total.invocations.max(s.invocations);
+                total.items += s.items;
+                total.pushes += s.pushes;
+                total.retries += s.retries;
+                total.split += s.split;
+                total.time = total.time.max(s.time);
+            }
+        }
+        let figures = parts
+            .iter()
+            .zip(&self.devices)
+            .zip(&stats)
+            .map(|((part, &device), stats)| PartFigures {
+                device,
+                nodes: part.num_owned(),
+                ghosts: part.num_ghosts(),
+                edges: part.num_edges(),
+                threads: if device == Device::Cpu { per_cpu } else { 0 },
+                kernel_time: stats.iter().map(|s| s.time).sum(),
+            })
+            .collect();
+        Ok(MultiOutput {
+            output: RunOutput {
+                properties: columns,
+                result,
+                collections: Vec::new(),
+                stats: RunStats { kernels, elapsed: started.elapsed() },
+            },
+            parts: figures,
+            sync,
+            split,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn device_lists_read_as_documented() {
+        let two = || Ok(2);
+        assert_eq!(parse_devices("cpu", two), Ok(vec![Device::Cpu]));
+        assert_eq!(parse_devices("cpu*3", two), Ok(vec![Device::Cpu; 3]));
+        assert_eq!(parse_devices("gpu:0, gpu:1,cpu", two), Ok(vec![Device::Gpu(0), Device::Gpu(1), Device::Cpu]));
+        assert_eq!(parse_devices("all", two), Ok(vec![Device::Gpu(0), Device::Gpu(1)]));
+        assert!(parse_devices("all", || Ok(0)).unwrap_err().contains("none was found"));
+        assert!(parse_devices("gpu:0,gpu:0", two).unwrap_err().contains("twice"));
+        assert!(parse_devices("tpu", two).unwrap_err().contains("unknown device"));
+        assert!(parse_devices("cpu*0", two).is_err());
+        assert!(parse_devices("cpu,,cpu", two).is_err());
+    }
+}
