@@ -7,6 +7,7 @@ pub const PROGRAMS: &[(&str, &str)] = &[
     ("bfs_do", include_str!("../programs/bfs_do.grail")),
     ("cc", include_str!("../programs/cc.grail")),
     ("cc_afforest", include_str!("../programs/cc_afforest.grail")),
+    ("cc_lp", include_str!("../programs/cc_lp.grail")),
     ("dmr", include_str!("../programs/dmr.grail")),
     ("dsssp", include_str!("../programs/dsssp.grail")),
     ("mis", include_str!("../programs/mis.grail")),

@@ -49,6 +49,12 @@ pub const VARIANTS: &[Variant] = &[
     },
     Variant { algorithm: Algorithm::Cc, name: "uf", program: "cc", summary: "union-find over every edge, then labels" },
     Variant {
+        algorithm: Algorithm::Cc,
+        name: "lp",
+        program: "cc_lp",
+        summary: "label propagation: atomic_min to neighbours, a worklist of the nodes lowered",
+    },
+    Variant {
         algorithm: Algorithm::Pr,
         name: "pull32",
         program: "pr_pull32",
@@ -127,9 +133,10 @@ impl Variant {
     }
 
     /// Whether the program needs the undirected simple graph underlying its input, with sorted
-    /// adjacency lists (the language's input contract for these programs).
+    /// adjacency lists (the language's input contract for these programs): `tri`, `mis`, and
+    /// CC by label propagation, whose labels flow along out-edges only.
     pub fn needs_undirected_simple(&self) -> bool {
-        matches!(self.algorithm, Algorithm::Tri | Algorithm::Mis)
+        matches!(self.algorithm, Algorithm::Tri | Algorithm::Mis) || self.program == "cc_lp"
     }
 }
 
@@ -155,6 +162,11 @@ mod tests {
         let mst = Variant::find(Algorithm::Mst, None).unwrap();
         assert_eq!(mst.for_weights(real).unwrap(), mst);
         assert_eq!(Variant::find(Algorithm::Bfs, Some("do")).unwrap().program, "bfs_do");
+        let lp = Variant::find(Algorithm::Cc, Some("lp")).unwrap();
+        assert_eq!(lp.program, "cc_lp");
+        assert!(lp.needs_undirected_simple());
+        assert_ne!(Variant::find(Algorithm::Cc, None).unwrap(), lp, "lp is not the default cc");
+        assert!(!Variant::find(Algorithm::Cc, Some("uf")).unwrap().needs_undirected_simple());
         let error = Variant::find(Algorithm::Bfs, Some("nope")).unwrap_err();
         assert!(error.contains("do, wl"), "{error}");
     }
