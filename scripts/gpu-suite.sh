@@ -18,7 +18,8 @@
 # compute-sanitizer's memcheck and racecheck on every default variant, unoptimized and with
 # every optimization, on a small graph (skipped where compute-sanitizer is not installed); the
 # real-weighted graphs (SSSP and MST, verified); the collection programs, whose GPU output must
-# equal the CPU's; the error paths (a bad device index, a kernel fault, --checks finding a
+# equal the CPU's; the morph programs; the suite partitioned over GPUs and GPU + CPU
+# (`--devices`); the error paths (a bad device index, a kernel fault, --checks finding a
 # division by zero and a pushed non-node, --timeout stopping a kernel that never ends, a full
 # device heap).
 set -euo pipefail
@@ -256,6 +257,29 @@ else
     cat "$out/pta.json"
     fail "pta on the GPU"
 fi
+
+step "several devices: the suite partitioned over GPUs (and GPU + CPU), bulk-synchronous, verified"
+gpus=$("$grail" devices 2>/dev/null | grep -c '^device ' || true)
+device_lists=("gpu:$device,cpu")
+if [[ $gpus -ge 2 ]]; then device_lists+=("gpu:0,gpu:1" "all" "gpu:0,gpu:1,cpu"); fi
+"$grail" -q gen rmat --scale 16 --max-weight 100 -o "$out/multi.kron16.gcsr" >/dev/null
+"$grail" -q gen road --nodes 200000 -o "$out/multi.road.gcsr" >/dev/null
+for graph in kron16 road; do
+    for devices in "${device_lists[@]}"; do
+        for partition in metis ordered random; do
+            for algo in bfs sssp cc pr; do
+                log="$out/multi.$graph.$algo.${devices//[^a-z0-9]/_}.$partition.txt"
+                if timeout 300 "$grail" -q run "$algo" -g "$out/multi.$graph.gcsr" --devices "$devices" \
+                    --partition "$partition" --verify >"$log" 2>&1; then
+                    pass "$algo on $graph over $devices ($partition): $(grep -o 'time .*ms' "$log" | head -1)"
+                else
+                    tail -5 "$log"
+                    fail "$algo on $graph over $devices ($partition), log $log"
+                fi
+            done
+        done
+    done
+done
 
 step "errors: a device that does not exist, a kernel that faults, --checks, --timeout, a full device heap"
 set +e

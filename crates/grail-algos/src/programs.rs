@@ -14,6 +14,7 @@ pub const PROGRAMS: &[(&str, &str)] = &[
     ("mst", include_str!("../programs/mst.grail")),
     ("pr", include_str!("../programs/pr.grail")),
     ("pr_pull32", include_str!("../programs/pr_pull32.grail")),
+    ("pr_push", include_str!("../programs/pr_push.grail")),
     ("pr_residual", include_str!("../programs/pr_residual.grail")),
     ("pta", include_str!("../programs/pta.grail")),
     ("sp", include_str!("../programs/sp.grail")),

@@ -369,7 +369,7 @@ impl SuiteProgram {
         let mut values: Vec<Option<Value>> = vec![None; module.params.len()];
         // The power iterations take the run's PageRank options (pr_residual's tolerance means
         // something else).
-        let pull_pagerank = matches!(self.variant.program, "pr" | "pr_pull32");
+        let pull_pagerank = matches!(self.variant.program, "pr" | "pr_pull32" | "pr_push");
         for (i, param) in module.params.iter().enumerate() {
             values[i] = match param.name.as_str() {
                 "source" if param.ty == Type::Node => Some(Value::Node(params.source_in(graph)?)),

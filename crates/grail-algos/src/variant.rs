@@ -63,6 +63,12 @@ pub const VARIANTS: &[Variant] = &[
     Variant { algorithm: Algorithm::Pr, name: "pull", program: "pr", summary: "topology-driven power iteration, pull" },
     Variant {
         algorithm: Algorithm::Pr,
+        name: "push",
+        program: "pr_push",
+        summary: "topology-driven power iteration, push (atomic adds; runs partitioned)",
+    },
+    Variant {
+        algorithm: Algorithm::Pr,
         name: "residual",
         program: "pr_residual",
         summary: "data-driven residual push",

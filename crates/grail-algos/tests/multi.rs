@@ -74,7 +74,7 @@ fn partitionable() -> Vec<&'static Variant> {
 #[test]
 fn the_partitionable_variants_include_one_of_each_algorithm_of_the_several_devices_issue() {
     let names: Vec<&str> = partitionable().iter().map(|v| v.program).collect();
-    for program in ["bfs", "sssp_wl", "cc_lp", "pr_residual"] {
+    for program in ["bfs", "sssp_wl", "cc_lp", "pr_push", "pr_residual"] {
         assert!(names.contains(&program), "{program} not among {names:?}");
     }
 }

@@ -266,7 +266,7 @@ fn every_suite_program_is_analysed() {
             }
         }
     }
-    for name in ["bfs", "sssp_wl", "pr_residual", "cc_lp", "mis"] {
+    for name in ["bfs", "sssp_wl", "pr_residual", "pr_push", "cc_lp", "mis"] {
         assert!(partitionable.iter().any(|p| p == name), "{name} not among {partitionable:?}");
     }
     // Triangle counting merges a neighbour's adjacency, which a ghost does not have.

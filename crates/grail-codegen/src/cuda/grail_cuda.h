@@ -785,6 +785,49 @@ extern "C" __global__ void grail_colls_free(grail_coll *colls, uint32_t count) {
     if (t < count) grail_coll_free(&colls[t]);
 }
 
+/* Partitioned runs: the elements `at[0..n)` of a column of `size`-byte elements copied into
+ * 64-bit words (zero-extended), and back. */
+extern "C" __global__ void grail_gather_words(const void *column, uint32_t size, const uint32_t *at, uint64_t n,
+                                              uint64_t *words) {
+    for (uint64_t i = grail_thread_index(); i < n; i += grail_thread_count()) {
+        uint64_t k = at[i];
+        words[i] = size == 8 ? ((const uint64_t *)column)[k]
+                 : size == 4 ? (uint64_t)((const uint32_t *)column)[k]
+                             : (uint64_t)((const uint8_t *)column)[k];
+    }
+}
+
+extern "C" __global__ void grail_scatter_words(void *column, uint32_t size, const uint32_t *at, uint64_t n,
+                                               const uint64_t *words) {
+    for (uint64_t i = grail_thread_index(); i < n; i += grail_thread_count()) {
+        uint64_t k = at[i];
+        if (size == 8) ((uint64_t *)column)[k] = words[i];
+        else if (size == 4) ((uint32_t *)column)[k] = (uint32_t)words[i];
+        else ((uint8_t *)column)[k] = (uint8_t)words[i];
+    }
+}
+
+/* Partitioned runs: splits a pushed worklist `items[0..n)` into the owned nodes (ids below
+ * `owned`, appended to `kept`) and the ghosts, each once (appended to `ghosts`; `flags` holds a
+ * word per ghost, zero on entry, cleared again by grail_clear_ghost_flags). counts[0] and
+ * counts[1] (zero on entry) become the two lengths. */
+extern "C" __global__ void grail_split_pushes(const uint32_t *items, uint64_t n, uint32_t owned, uint32_t *flags,
+                                              uint32_t *kept, uint32_t *ghosts, unsigned long long *counts) {
+    for (uint64_t i = grail_thread_index(); i < n; i += grail_thread_count()) {
+        uint32_t x = items[i];
+        if (x < owned) {
+            kept[atomicAdd(&counts[0], 1ull)] = x;
+        } else if (atomicExch(&flags[x - owned], 1u) == 0u) {
+            ghosts[atomicAdd(&counts[1], 1ull)] = x;
+        }
+    }
+}
+
+extern "C" __global__ void grail_clear_ghost_flags(uint32_t *flags, const uint32_t *ghosts, uint64_t n,
+                                                   uint32_t owned) {
+    for (uint64_t i = grail_thread_index(); i < n; i += grail_thread_count()) flags[ghosts[i] - owned] = 0u;
+}
+
 /* ---- Locks: try-lock words; nothing ever waits for a lock, so warps cannot deadlock ---- */
 
 /* A lock word per node (ctx->locks) and per collection element (in its segment). A lock

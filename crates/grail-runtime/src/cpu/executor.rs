@@ -338,28 +338,49 @@ pub(crate) struct PartShape<'s> {
 }
 
 impl crate::multi::PartRun for Run<'_, '_, '_> {
-    fn gather(&mut self, property: grail_ir::PropertyId, at: crate::multi::Indices<'_>, out: &mut Vec<u64>) {
+    fn gather(
+        &mut self,
+        property: grail_ir::PropertyId,
+        at: crate::multi::Indices<'_>,
+        out: &mut Vec<u64>,
+    ) -> Result<()> {
         let column = self.memory.columns[property.index()];
         out.clear();
         at.for_each(|i| out.push(column.bits(i)));
+        Ok(())
     }
 
-    fn scatter(&mut self, property: grail_ir::PropertyId, at: crate::multi::Indices<'_>, words: &[u64]) {
+    fn scatter(&mut self, property: grail_ir::PropertyId, at: crate::multi::Indices<'_>, words: &[u64]) -> Result<()> {
         let column = self.memory.columns[property.index()];
         let mut words = words.iter();
         at.for_each(|i| {
             column.set_bits(i, *words.next().expect("a word per index"));
         });
+        Ok(())
     }
 
-    fn take_worklist(&mut self) -> Vec<u32> {
-        self.worklists.last_mut().map(std::mem::take).unwrap_or_default()
-    }
-
-    fn set_worklist(&mut self, items: Vec<u32>) {
+    fn take_pushed_ghosts(&mut self) -> Result<Vec<u32>> {
+        let owned = self.ctx.num_nodes as u32;
+        let mut ghosts = Vec::new();
         if let Some(current) = self.worklists.last_mut() {
-            *current = items;
+            current.retain(|&x| {
+                if x < owned {
+                    return true;
+                }
+                ghosts.push(x);
+                false
+            });
         }
+        ghosts.sort_unstable();
+        ghosts.dedup();
+        Ok(ghosts)
+    }
+
+    fn extend_worklist(&mut self, items: &[u32]) -> Result<()> {
+        if let Some(current) = self.worklists.last_mut() {
+            current.extend_from_slice(items);
+        }
+        Ok(())
     }
 
     fn kernel_stats(&self) -> &[KernelStats] {

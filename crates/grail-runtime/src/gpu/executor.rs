@@ -78,6 +78,11 @@ pub struct GpuProgram {
     unspill: CudaFunction,
     free_spill: CudaFunction,
     colls_free: CudaFunction,
+    /// A partitioned run's copies of column elements to and from 64-bit words.
+    gather_words: CudaFunction,
+    scatter_words: CudaFunction,
+    split_pushes: CudaFunction,
+    clear_ghost_flags: CudaFunction,
     /// The control kernels of the outlined regions.
     regions: Vec<outlined::RegionCode>,
     /// By property: a weight column that nothing writes, bound to the resident graph's weights
@@ -262,6 +267,10 @@ impl GpuProgram {
             unspill: loaded.function("grail_wl_unspill")?,
             free_spill: loaded.function("grail_wl_free_spill")?,
             colls_free: loaded.function("grail_colls_free")?,
+            gather_words: loaded.function("grail_gather_words")?,
+            scatter_words: loaded.function("grail_scatter_words")?,
+            split_pushes: loaded.function("grail_split_pushes")?,
+            clear_ghost_flags: loaded.function("grail_clear_ghost_flags")?,
             module,
             source,
             device,
@@ -426,7 +435,7 @@ impl DeviceList {
 }
 
 /// One run in progress.
-struct GpuRun<'a> {
+pub(crate) struct GpuRun<'a> {
     program: &'a GpuProgram,
     module: &'a Module,
     context: Arc<CudaContext>,
@@ -458,6 +467,26 @@ struct GpuRun<'a> {
     /// Checked mode's record of the first failed check (`ctx.checks`), read after every wait
     /// when the program was compiled with checks.
     checks: DeviceBuffer,
+    /// On a part of a partitioned graph: every local node's global id (`ctx.global_ids`), and
+    /// the index and word buffers of the gathers and scatters between parts (grown as needed).
+    _part_ids: Option<DeviceBuffer>,
+    exchange: Option<(DeviceBuffer, DeviceBuffer, usize)>,
+    /// The device copies of the index lists that stay the same for the whole run
+    /// (`Indices::Fixed`), by the host list's address and length.
+    fixed: std::collections::HashMap<(usize, usize), DeviceBuffer>,
+    /// The buffers that split a pushed worklist into owned nodes and ghosts.
+    split: Option<SplitBuffers>,
+}
+
+/// What [`crate::multi::PartRun::take_pushed_ghosts`] works in on a GPU.
+struct SplitBuffers {
+    /// Where the owned items go; swapped with the worklist that was split.
+    kept: DeviceList,
+    /// The ghosts found (a word per ghost of the part at most), one flag word per ghost, and the
+    /// two counts.
+    ghosts: DeviceBuffer,
+    flags: DeviceBuffer,
+    counts: DeviceBuffer,
 }
 
 /// The run's collections' segment tables; dropping them frees the segments, through a kernel
@@ -638,6 +667,10 @@ impl<'a> GpuRun<'a> {
             ctx,
             invocation: 0,
             checks,
+            _part_ids: None,
+            exchange: None,
+            fixed: std::collections::HashMap::new(),
+            split: None,
         };
         run.times.upload += uploading.elapsed();
         Ok(run)
@@ -855,7 +888,8 @@ impl<'a> GpuRun<'a> {
             (true, Some(list)) => (list.buffer.ptr(), list.len),
             _ => (0, 0),
         };
-        let n = u64::from(self.num_nodes());
+        // Kernels over all nodes run over the owned ones (all of them, but on a part).
+        let n = self.ctx.num_nodes;
         let m = self.memory.out.num_edges();
         let start = Event::new()?;
         let end = Event::new()?;
@@ -1189,6 +1223,217 @@ impl Machine for GpuRun<'_> {
 
     fn run_outlined(&mut self, region: OutlineId, locals: &mut [Value]) -> Result<bool> {
         self.run_outlined_region(region, locals)
+    }
+}
+
+impl GpuProgram {
+    /// `graph` (a part's local graph) made resident on this program's GPU with what the program
+    /// reads of it.
+    pub(crate) fn part_graph(&self, graph: &Graph) -> Result<DeviceGraph> {
+        self.device.context().bind_to_thread().map_err(|e| call("cuCtxSetCurrent", e))?;
+        let mut resident = DeviceGraph::new(&self.device, graph)?;
+        resident.prepare(&self.module, graph)?;
+        Ok(resident)
+    }
+
+    /// A run of this program on one part of a partitioned graph (`crate::multi`), `resident`
+    /// being [`GpuProgram::part_graph`] of `graph`; as [`crate::cpu::CpuProgram`]'s part runs.
+    pub(crate) fn part_run<'a>(
+        &'a self,
+        graph: &'a Graph,
+        resident: &DeviceGraph,
+        params: Vec<Value>,
+        shape: &crate::cpu::executor::PartShape<'_>,
+        out: &'a mut dyn Write,
+    ) -> Result<GpuRun<'a>> {
+        let context = self.device.context().clone();
+        context.bind_to_thread().map_err(|e| call("cuCtxSetCurrent", e))?;
+        let bound = self.weights_bound_on(graph.out());
+        let fill_weights = self.module.properties.iter().zip(&bound).any(|(p, b)| p.is_weight && !b);
+        let memory = Memory::with(&self.module, graph, HostArrays { weights: fill_weights, graph_arrays: false })?;
+        let mut run = GpuRun::new(self, context, memory, params, out, resident, fill_weights)?;
+        run.ctx.num_nodes = shape.owned.into();
+        run.ctx.graph_nodes = shape.graph_nodes;
+        run.ctx.graph_edges = shape.graph_edges;
+        let ids = DeviceBuffer::from_slice(&run.context, shape.global_ids, "the part's global node ids")?;
+        run.ctx.global_ids = ids.ptr();
+        run._part_ids = Some(ids);
+        Ok(run)
+    }
+}
+
+impl GpuRun<'_> {
+    /// The exchange buffers, holding at least `n` indices and words.
+    fn exchange(&mut self, n: usize) -> Result<(u64, u64)> {
+        if self.exchange.as_ref().is_none_or(|(_, _, cap)| *cap < n) {
+            let cap = n.max(1024).next_power_of_two();
+            let at = DeviceBuffer::new(&self.context, cap * 4, "the parts' exchange indices")?;
+            let words = DeviceBuffer::new(&self.context, cap * 8, "the parts' exchange words")?;
+            self.exchange = Some((at, words, cap));
+        }
+        let (at, words, _) = self.exchange.as_ref().expect("made above");
+        Ok((at.ptr(), words.ptr()))
+    }
+
+    /// Runs the gather or scatter kernel over `at` for column `p`; `fixed`: the list stays the
+    /// same for the whole run, and its device copy is made once.
+    fn exchange_words(&mut self, p: usize, at: &[u32], fixed: bool, words: &mut [u64], gather: bool) -> Result<()> {
+        if at.is_empty() {
+            return Ok(());
+        }
+        self.columns_to_device()?;
+        let (mut at_ptr, words_ptr) = self.exchange(at.len())?;
+        if fixed {
+            let key = (at.as_ptr() as usize, at.len());
+            if !self.fixed.contains_key(&key) {
+                let copy = DeviceBuffer::from_slice(&self.context, at, "the parts' exchange indices")?;
+                self.fixed.insert(key, copy);
+            }
+            at_ptr = self.fixed[&key].ptr();
+        } else {
+            self.exchange.as_ref().expect("made above").0.upload(0, at)?;
+        }
+        if !gather {
+            self.exchange.as_ref().expect("made above").1.upload(0, words)?;
+        }
+        let (_, size) = self.memory.columns[p].raw_bytes();
+        let (column, size, n) = (self.columns[p].buffer.ptr(), size as u32, at.len() as u64);
+        let grid = n.div_ceil(u64::from(BLOCK)).min(4096) as u32;
+        let function = if gather { &self.program.gather_words } else { &self.program.scatter_words };
+        // SAFETY: (column, uint32_t size, const uint32_t *at, uint64_t n, uint64_t *words): the
+        // column holds the part's elements of `size` bytes, every index is below its length (the
+        // parts' links are built from its local ids), and the buffers hold `n` entries.
+        unsafe {
+            launch(function, grid, BLOCK, &mut [arg(&column), arg(&size), arg(&at_ptr), arg(&n), arg(&words_ptr)])?
+        };
+        self.wait("the exchange between parts")?;
+        if gather {
+            self.exchange.as_ref().expect("made above").1.download(0, words)?;
+        } else {
+            self.columns[p].current = Current::Device;
+        }
+        Ok(())
+    }
+}
+
+impl crate::multi::PartRun for GpuRun<'_> {
+    fn bind(&self) -> Result<()> {
+        self.context.bind_to_thread().map_err(|e| call("cuCtxSetCurrent", e))
+    }
+
+    fn gather(&mut self, property: PropertyId, at: crate::multi::Indices<'_>, out: &mut Vec<u64>) -> Result<()> {
+        use crate::multi::Indices;
+        out.clear();
+        match at {
+            Indices::List(list) | Indices::Fixed(list) => {
+                out.resize(list.len(), 0);
+                self.exchange_words(property.index(), list, matches!(at, Indices::Fixed(_)), out, true)
+            }
+            Indices::Range(start, end) => {
+                self.column_to_host(property.index())?;
+                let column = self.memory.columns[property.index()];
+                out.extend((start..end).map(|i| column.bits(i as usize)));
+                Ok(())
+            }
+        }
+    }
+
+    fn scatter(&mut self, property: PropertyId, at: crate::multi::Indices<'_>, words: &[u64]) -> Result<()> {
+        use crate::multi::Indices;
+        let range: Vec<u32>;
+        let (at, fixed) = match at {
+            Indices::List(list) => (list, false),
+            Indices::Fixed(list) => (list, true),
+            Indices::Range(start, end) => {
+                range = (start as u32..end as u32).collect();
+                (range.as_slice(), false)
+            }
+        };
+        let mut words = words.to_vec();
+        self.exchange_words(property.index(), at, fixed, &mut words, false)
+    }
+
+    fn take_pushed_ghosts(&mut self) -> Result<Vec<u32>> {
+        let owned = self.ctx.num_nodes as u32;
+        let slots = self.num_nodes();
+        let len = self.worklists.last().map_or(0, |list| list.len);
+        if len == 0 || slots == owned {
+            return Ok(Vec::new());
+        }
+        let c = &self.context;
+        let capacity = len.max(u64::from(slots) + 1024);
+        if self.split.is_none() {
+            let ghosts = (slots - owned) as usize;
+            self.split = Some(SplitBuffers {
+                kept: DeviceList::with_capacity(c, capacity, "a worklist")?,
+                ghosts: DeviceBuffer::new(c, ghosts * 4, "the pushed ghosts")?,
+                flags: DeviceBuffer::zeroed(c, ghosts * 4, "the pushed ghosts' flags")?,
+                counts: DeviceBuffer::new(c, 16, "the split's counts")?,
+            });
+        }
+        let split = self.split.as_mut().expect("made above");
+        if split.kept.cap < len {
+            split.kept = DeviceList::with_capacity(c, capacity, "a worklist")?;
+        }
+        let current = self.worklists.last_mut().expect("a worklist with items");
+        split.counts.clear()?;
+        let (items, flags, kept, ghosts, counts) =
+            (current.buffer.ptr(), split.flags.ptr(), split.kept.buffer.ptr(), split.ghosts.ptr(), split.counts.ptr());
+        let grid = len.div_ceil(u64::from(BLOCK)).min(4096) as u32;
+        // SAFETY: (const uint32_t *items, uint64_t n, uint32_t owned, uint32_t *flags, uint32_t *kept,
+        // uint32_t *ghosts, unsigned long long *counts): `kept` holds `len` items, `ghosts` and
+        // `flags` a word per ghost, and every pushed item is a local node (checked kernels).
+        unsafe {
+            launch(
+                &self.program.split_pushes,
+                grid,
+                BLOCK,
+                &mut [arg(&items), arg(&len), arg(&owned), arg(&flags), arg(&kept), arg(&ghosts), arg(&counts)],
+            )?
+        };
+        buffer::synchronize().map_err(|e| call("cuCtxSynchronize", e))?;
+        let mut lengths = [0u64; 2];
+        split.counts.download(0, &mut lengths)?;
+        std::mem::swap(current, &mut split.kept);
+        current.len = lengths[0];
+        let mut found = vec![0u32; lengths[1] as usize];
+        if !found.is_empty() {
+            split.ghosts.download(0, &mut found)?;
+            let n = lengths[1];
+            let grid = n.div_ceil(u64::from(BLOCK)).min(4096) as u32;
+            // SAFETY: (uint32_t *flags, const uint32_t *ghosts, uint64_t n, uint32_t owned): the
+            // ghosts just found, each below the part's slots.
+            unsafe {
+                launch(
+                    &self.program.clear_ghost_flags,
+                    grid,
+                    BLOCK,
+                    &mut [arg(&flags), arg(&ghosts), arg(&n), arg(&owned)],
+                )?
+            };
+        }
+        self.wait("the split of a worklist between parts")?;
+        Ok(found)
+    }
+
+    fn extend_worklist(&mut self, items: &[u32]) -> Result<()> {
+        if items.is_empty() {
+            return Ok(());
+        }
+        let n = items.len() as u64;
+        let Some(list) = self.worklists.last_mut() else { return self.push_worklist(items.to_vec()) };
+        if list.cap < list.len + n {
+            let grown = DeviceList::with_capacity(&self.context, (list.len + n) * 2, "a worklist")?;
+            grown.buffer.copy_from(&list.buffer, list.len as usize * 4)?;
+            *list = DeviceList { len: list.len, ..grown };
+        }
+        list.buffer.upload(list.len as usize * 4, items)?;
+        list.len += n;
+        Ok(())
+    }
+
+    fn kernel_stats(&self) -> &[KernelStats] {
+        &self.stats
     }
 }
 

@@ -18,6 +18,7 @@ use grail_graph::partition::Part;
 use grail_graph::{Column, Graph, PropertyType};
 use grail_ir::{CollectionId, KernelId, Module, Owner, PropertyId};
 
+use super::crew::Crew;
 use super::merge::Merge;
 use super::{Indices, PartRun};
 use crate::error::{Result, RuntimeError};
@@ -101,25 +102,13 @@ pub struct SyncStats {
     pub sync: Duration,
     /// Ghost values merged into their owners (changed ones only).
     pub merged: u64,
-    /// Values copied from owners to ghosts.
+    /// Values copied from owners to ghosts (those that changed since the ghost's last copy).
     pub copied: u64,
     /// Pushed ghosts sent to their owners' worklists.
     pub forwarded: u64,
 }
 
-/// A `&mut` that may cross to another thread for the length of one invocation.
-struct AssertSend<T>(T);
-// SAFETY: a part's run is used by exactly one thread at a time (the invocation's), and what its
-// raw pointers reach is owned by that run (or by the part's pool, which is driven from whichever
-// thread calls it).
-unsafe impl<T> Send for AssertSend<T> {}
-impl<T> AssertSend<T> {
-    fn get(self) -> T {
-        self.0
-    }
-}
-
-pub(crate) struct Bsp<'a> {
+pub(crate) struct Bsp<'a, 's> {
     pub module: &'a Module,
     /// The whole graph's arrays, for host code (no property columns: those live on the parts).
     pub memory: Memory<'a>,
@@ -135,9 +124,11 @@ pub(crate) struct Bsp<'a> {
     /// [`Links::ghosts`]' order); `None` until the first copy (the columns start at zero).
     pub cache: Vec<Vec<Option<Vec<u64>>>>,
     pub stats: SyncStats,
+    /// The threads driving parts 1.. (part 0 runs on the interpreter's thread).
+    pub crew: Crew<'s>,
 }
 
-impl<'a> Bsp<'a> {
+impl Bsp<'_, '_> {
     /// The merges of every kernel's node-property writes.
     pub fn merges_of(module: &Module) -> Vec<Vec<(PropertyId, Merge)>> {
         (0..module.kernels.len())
@@ -197,66 +188,48 @@ impl<'a> Bsp<'a> {
             }
             part_args.push(local);
         }
-        let (first, rest) = self.runs.split_first_mut().expect("at least one part");
-        let (first_args, rest_args) = part_args.split_first().expect("at least one part");
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = rest
-                .iter_mut()
-                .zip(rest_args)
-                .map(|(run, args)| {
-                    let run = AssertSend(&mut **run);
-                    scope.spawn(move || run.get().invoke(kernel, args))
-                })
-                .collect();
-            let mut results = vec![first.invoke(kernel, first_args)];
-            for handle in handles {
-                results.push(handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
-            }
-            results.into_iter().collect()
-        })
+        self.crew.invoke(kernel, part_args).into_iter().collect()
     }
 
-    /// Sends every part's pushed ghosts to their owners' worklists.
-    fn forward_pushes(&mut self) {
+    /// Sends every part's pushed ghosts (each once) to their owners' worklists.
+    fn forward_pushes(&mut self) -> Result<()> {
         let k = self.parts.len();
         let mut incoming: Vec<Vec<u32>> = vec![Vec::new(); k];
-        let mut lists = Vec::with_capacity(k);
         for (run, links) in self.runs.iter_mut().zip(&self.links) {
-            let mut list = run.take_worklist();
-            list.retain(|&x| {
-                if x < links.owned {
-                    return true;
-                }
+            run.bind()?;
+            for x in run.take_pushed_ghosts()? {
                 let j = (x - links.owned) as usize;
-                let o = links.owner_of[j] as usize;
-                incoming[o].push(links.at_owner[links.position[j] as usize]);
-                false
-            });
-            lists.push(list);
+                incoming[links.owner_of[j] as usize].push(links.at_owner[links.position[j] as usize]);
+            }
         }
-        for ((run, mut list), extra) in self.runs.iter_mut().zip(lists).zip(incoming) {
+        for (run, extra) in self.runs.iter_mut().zip(incoming) {
             self.stats.forwarded += extra.len() as u64;
-            list.extend(extra);
-            run.set_worklist(list);
+            run.bind()?;
+            run.extend_worklist(&extra)?;
         }
+        Ok(())
     }
 
     /// Merges the ghosts of `property` that changed into their owners, then copies the owners'
     /// values to every ghost.
-    fn synchronize(&mut self, property: PropertyId, merge: Merge) {
+    fn synchronize(&mut self, property: PropertyId, merge: Merge) -> Result<()> {
         let ty = self.column_type(property);
         let k = self.parts.len();
         let p = property.index();
-        let mut after = Vec::new();
+        // Every part's ghosts as the kernel left them.
+        let mut afters: Vec<Vec<u64>> = vec![Vec::new(); k];
         let mut owners = Vec::new();
         let mut at = Vec::new();
         let mut befores = Vec::new();
-        let mut afters = Vec::new();
-        for q in 0..k {
+        let mut news = Vec::new();
+        for (q, after) in afters.iter_mut().enumerate() {
             if self.links[q].ghosts.is_empty() {
                 continue;
             }
-            self.runs[q].gather(property, Indices::List(&self.links[q].ghosts), &mut after);
+            self.runs[q].bind()?;
+            self.runs[q].gather(property, Indices::Fixed(&self.links[q].ghosts), after)?;
+            normalize(ty, after);
+            let after = &*after;
             let zeros;
             let before: &[u64] = match &self.cache[q][p] {
                 Some(cached) => cached,
@@ -269,33 +242,39 @@ impl<'a> Bsp<'a> {
                 let range = self.links[q].group(o);
                 at.clear();
                 befores.clear();
-                afters.clear();
+                news.clear();
                 for i in range {
                     if after[i] != before[i] {
                         at.push(self.links[q].at_owner[i]);
                         befores.push(before[i]);
-                        afters.push(after[i]);
+                        news.push(after[i]);
                     }
                 }
                 if at.is_empty() {
                     continue;
                 }
                 self.stats.merged += at.len() as u64;
-                self.runs[o].gather(property, Indices::List(&at), &mut owners);
-                for ((owner, &b), &a) in owners.iter_mut().zip(&befores).zip(&afters) {
+                self.runs[o].bind()?;
+                self.runs[o].gather(property, Indices::List(&at), &mut owners)?;
+                normalize(ty, &mut owners);
+                for ((owner, &b), &a) in owners.iter_mut().zip(&befores).zip(&news) {
                     *owner = merge.apply(ty, *owner, b, a);
                 }
-                self.runs[o].scatter(property, Indices::List(&at), &owners);
+                self.runs[o].scatter(property, Indices::List(&at), &owners)?;
             }
         }
-        self.copy_to_ghosts(property);
+        self.copy_to_ghosts(property, &afters)
     }
 
-    /// Copies every owner's value of `property` to its ghosts (and into the cache).
-    fn copy_to_ghosts(&mut self, property: PropertyId) {
+    /// Copies every owner's value of `property` to its ghosts where it differs from theirs
+    /// (`ghosts[q]`: part `q`'s ghosts' values now), and into the cache.
+    fn copy_to_ghosts(&mut self, property: PropertyId, ghosts: &[Vec<u64>]) -> Result<()> {
+        let ty = self.column_type(property);
         let k = self.parts.len();
         let mut values = Vec::new();
-        for q in 0..k {
+        let mut at = Vec::new();
+        let mut changed = Vec::new();
+        for (q, now) in ghosts.iter().enumerate() {
             let links = &self.links[q];
             if links.ghosts.is_empty() {
                 continue;
@@ -306,17 +285,31 @@ impl<'a> Bsp<'a> {
                 if range.is_empty() {
                     continue;
                 }
-                self.runs[o].gather(property, Indices::List(&links.at_owner[range]), &mut values);
+                self.runs[o].bind()?;
+                self.runs[o].gather(property, Indices::Fixed(&links.at_owner[range]), &mut values)?;
+                normalize(ty, &mut values);
                 copied.extend_from_slice(&values);
             }
-            self.runs[q].scatter(property, Indices::List(&links.ghosts), &copied);
-            self.stats.copied += copied.len() as u64;
+            self.runs[q].bind()?;
+            at.clear();
+            changed.clear();
+            for ((&ghost, &new), &now) in links.ghosts.iter().zip(&copied).zip(now) {
+                if new != now {
+                    at.push(ghost);
+                    changed.push(new);
+                }
+            }
+            if !at.is_empty() {
+                self.runs[q].scatter(property, Indices::List(&at), &changed)?;
+                self.stats.copied += at.len() as u64;
+            }
             self.cache[q][property.index()] = Some(copied);
         }
+        Ok(())
     }
 
     /// Every property's column in global ids, from the parts.
-    pub fn columns(&mut self) -> Vec<Column> {
+    pub fn columns(&mut self) -> Result<Vec<Column>> {
         let offsets = self.memory.out.offsets();
         let mut columns = Vec::with_capacity(self.module.properties.len());
         let mut words = Vec::new();
@@ -331,13 +324,17 @@ impl<'a> Bsp<'a> {
             for (q, part) in self.parts.iter().enumerate() {
                 match property.owner {
                     Owner::Node => {
-                        self.runs[q].gather(id, Indices::Range(0, u64::from(part.num_owned())), &mut words);
+                        self.runs[q].bind()?;
+                        self.runs[q].gather(id, Indices::Range(0, u64::from(part.num_owned())), &mut words)?;
+                        normalize(ty, &mut words);
                         for (&u, &w) in part.owned().iter().zip(&words) {
                             global[u as usize] = w;
                         }
                     }
                     _ => {
-                        self.runs[q].gather(id, Indices::Range(0, part.num_edges()), &mut words);
+                        self.runs[q].bind()?;
+                        self.runs[q].gather(id, Indices::Range(0, part.num_edges()), &mut words)?;
+                        normalize(ty, &mut words);
                         let local = part.csr().offsets();
                         for (l, &u) in part.owned().iter().enumerate() {
                             let (start, end) = (local[l] as usize, local[l + 1] as usize);
@@ -349,7 +346,18 @@ impl<'a> Bsp<'a> {
             }
             columns.push(column_from_words(ty, global));
         }
-        columns
+        Ok(columns)
+    }
+}
+
+/// Words of 4-byte columns as their low 32 bits and bools as 0 or 1, whatever device they came
+/// from (a GPU's come zero-extended, the CPU's sign-extended): so that equal values compare
+/// equal when the parts' copies are compared.
+fn normalize(ty: PropertyType, words: &mut [u64]) {
+    match ty {
+        PropertyType::I32 | PropertyType::U32 | PropertyType::F32 => words.iter_mut().for_each(|w| *w &= 0xffff_ffff),
+        PropertyType::Bool => words.iter_mut().for_each(|w| *w = u64::from(*w != 0)),
+        _ => {}
     }
 }
 
@@ -357,7 +365,7 @@ impl<'a> Bsp<'a> {
 fn column_from_words(ty: PropertyType, words: Vec<u64>) -> Column {
     match ty {
         PropertyType::Bool => Column::Bool(words.into_iter().map(|w| w != 0).collect()),
-        PropertyType::I32 => Column::I32(words.into_iter().map(|w| w as i32).collect()),
+        PropertyType::I32 => Column::I32(words.into_iter().map(|w| w as u32 as i32).collect()),
         PropertyType::I64 => Column::I64(words.into_iter().map(|w| w as i64).collect()),
         PropertyType::U32 => Column::U32(words.into_iter().map(|w| w as u32).collect()),
         PropertyType::U64 => Column::U64(words),
@@ -370,7 +378,7 @@ fn no_collections() -> RuntimeError {
     RuntimeError::Unsupported("collections in a partitioned run".into())
 }
 
-impl Machine for Bsp<'_> {
+impl Machine for Bsp<'_, '_> {
     fn memory(&self) -> &Memory<'_> {
         &self.memory
     }
@@ -398,25 +406,30 @@ impl Machine for Bsp<'_> {
             }
             _ => self.edge_home(index as u64),
         };
+        self.runs[q].bind()?;
         self.runs[q].read_property(property, local)
     }
 
     fn write_property(&mut self, property: PropertyId, index: usize, value: &Value) -> Result<bool> {
         if self.module.properties[property.index()].owner != Owner::Node {
             let (q, local) = self.edge_home(index as u64);
+            self.runs[q].bind()?;
             return self.runs[q].write_property(property, local, value);
         }
         let u = index as u32;
         let (o, l) = self.home(u);
+        self.runs[o].bind()?;
         if !self.runs[o].write_property(property, l as usize, value)? {
             return Ok(false);
         }
         let mut word = Vec::new();
-        self.runs[o].gather(property, Indices::List(&[l]), &mut word);
+        self.runs[o].gather(property, Indices::List(&[l]), &mut word)?;
+        normalize(self.column_type(property), &mut word);
         for q in (0..self.parts.len()).filter(|&q| q != o) {
             let Some(local) = self.parts[q].local(u) else { continue };
             let links = &self.links[q];
-            self.runs[q].scatter(property, Indices::List(&[local]), &word);
+            self.runs[q].bind()?;
+            self.runs[q].scatter(property, Indices::List(&[local]), &word)?;
             let cache = self.cache[q][property.index()].get_or_insert_with(|| vec![0; links.ghosts.len()]);
             cache[links.position[(local - links.owned) as usize] as usize] = word[0];
         }
@@ -439,10 +452,10 @@ impl Machine for Bsp<'_> {
         self.stats.steps += 1;
         let declared = &self.module.kernels[kernel.index()];
         if declared.uses_worklist() {
-            self.forward_pushes();
+            self.forward_pushes()?;
         }
         for (property, merge) in self.merges[kernel.index()].clone() {
-            self.synchronize(property, merge);
+            self.synchronize(property, merge)?;
         }
         let result = match declared.reduction {
             Some((op, ty)) => {
@@ -497,6 +510,7 @@ impl Machine for Bsp<'_> {
             lists[o].push(l);
         }
         for (run, list) in self.runs.iter_mut().zip(lists) {
+            run.bind()?;
             run.push_worklist(list)?;
         }
         Ok(())
@@ -504,12 +518,16 @@ impl Machine for Bsp<'_> {
 
     fn pop_worklist(&mut self) {
         for run in &mut self.runs {
-            run.pop_worklist();
+            // A GPU whose context cannot be made current has failed already; its list goes with it.
+            if run.bind().is_ok() {
+                run.pop_worklist();
+            }
         }
     }
 
     fn worklist_is_empty(&mut self) -> Result<bool> {
         for run in &mut self.runs {
+            run.bind()?;
             if !run.worklist_is_empty()? {
                 return Ok(false);
             }

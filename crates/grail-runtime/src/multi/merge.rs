@@ -101,8 +101,11 @@ impl Merge {
 /// Orders two words of type `ty` as the generated code's `atomic_min`/`atomic_max` do.
 fn compare(ty: PropertyType, a: u64, b: u64) -> std::cmp::Ordering {
     match ty {
-        PropertyType::Bool | PropertyType::U32 | PropertyType::U64 => a.cmp(&b),
-        PropertyType::I32 | PropertyType::I64 => (a as i64).cmp(&(b as i64)),
+        PropertyType::U64 => a.cmp(&b),
+        // Words of 4-byte columns may come zero-extended (from a GPU): compare the low bits.
+        PropertyType::Bool | PropertyType::U32 => (a as u32).cmp(&(b as u32)),
+        PropertyType::I32 => (a as i32).cmp(&(b as i32)),
+        PropertyType::I64 => (a as i64).cmp(&(b as i64)),
         PropertyType::F32 => f32::from_bits(a as u32).total_cmp(&f32::from_bits(b as u32)),
         PropertyType::F64 => f64::from_bits(a).total_cmp(&f64::from_bits(b)),
     }

@@ -12,9 +12,11 @@
 //! (`grail_ir::analysis::partition_obstacles`: no collections, union-find sets, in-edges, locks
 //! or handle-valued properties); the reasons are given in the error.
 //!
-//! Not yet built: GPU devices as parts, and the asynchronous (Groute) mode.
+//! Not yet built: the asynchronous (Groute) mode, and copies between GPUs that bypass the host
+//! (every exchange goes through host memory).
 
 mod bsp;
+mod crew;
 mod merge;
 
 use std::fmt;
@@ -170,29 +172,37 @@ pub struct MultiOutput {
 
 /// What the partitioned machine needs of a part's run, beyond what the interpreter needs.
 pub(crate) trait PartRun: Machine {
-    /// The words ([`crate::host::memory::ColumnRef::bits`]) of a node or edge property at
-    /// local ids `at`, into `out` (cleared first).
-    fn gather(&mut self, property: PropertyId, at: Indices<'_>, out: &mut Vec<u64>);
+    /// Makes the part's device current on the calling thread (a GPU's context), before any
+    /// other call from that thread.
+    fn bind(&self) -> Result<()> {
+        Ok(())
+    }
+    /// The words ([`crate::host::memory::ColumnRef::bits`]; 4-byte elements may come
+    /// zero-extended) of a node or edge property at local ids `at`, into `out` (cleared first).
+    fn gather(&mut self, property: PropertyId, at: Indices<'_>, out: &mut Vec<u64>) -> Result<()>;
     /// Stores `words` at local ids `at`.
-    fn scatter(&mut self, property: PropertyId, at: Indices<'_>, words: &[u64]);
-    /// The current worklist, left empty.
-    fn take_worklist(&mut self) -> Vec<u32>;
-    /// Replaces the current worklist.
-    fn set_worklist(&mut self, items: Vec<u32>);
+    fn scatter(&mut self, property: PropertyId, at: Indices<'_>, words: &[u64]) -> Result<()>;
+    /// Removes the ghosts (local ids from the number of owned nodes on) from the current
+    /// worklist and returns them, each once; the owned items stay, in any order.
+    fn take_pushed_ghosts(&mut self) -> Result<Vec<u32>>;
+    /// Appends owned nodes to the current worklist.
+    fn extend_worklist(&mut self, items: &[u32]) -> Result<()>;
     fn kernel_stats(&self) -> &[KernelStats];
 }
 
-/// Local ids: a list, or the range `start..end`.
+/// Local ids: a list made for this call, a list that stays the same (same address, same
+/// contents) for the whole run (a device may keep its own copy), or the range `start..end`.
 #[derive(Clone, Copy)]
 pub(crate) enum Indices<'a> {
     List(&'a [u32]),
+    Fixed(&'a [u32]),
     Range(u64, u64),
 }
 
 impl Indices<'_> {
     pub fn for_each(self, mut f: impl FnMut(usize)) {
         match self {
-            Indices::List(list) => list.iter().for_each(|&i| f(i as usize)),
+            Indices::List(list) | Indices::Fixed(list) => list.iter().for_each(|&i| f(i as usize)),
             Indices::Range(start, end) => (start..end).for_each(|i| f(i as usize)),
         }
     }
@@ -203,6 +213,9 @@ pub struct MultiProgram {
     module: Module,
     devices: Vec<Device>,
     cpu: Option<CpuProgram>,
+    /// The program compiled for each GPU of the list, by ordinal.
+    #[cfg(feature = "gpu")]
+    gpus: Vec<(u32, crate::gpu::GpuProgram)>,
 }
 
 impl fmt::Debug for MultiProgram {
@@ -237,18 +250,41 @@ impl MultiProgram {
             return Err(RuntimeError::Unsupported("a partitioned run with no devices".into()));
         }
         check_partitionable(&module)?;
-        if let Some(gpu) = devices.iter().find(|d| matches!(d, Device::Gpu(_))) {
-            return Err(RuntimeError::Unsupported(format!(
-                "{gpu} as a device of a partitioned run (CPU devices only, so far)"
-            )));
-        }
         let cpu =
             devices.contains(&Device::Cpu).then(|| CpuProgram::compile(module.clone(), compiler, cache)).transpose()?;
-        Ok(MultiProgram { module, devices: devices.to_vec(), cpu })
+        #[cfg(feature = "gpu")]
+        let gpus = devices
+            .iter()
+            .filter_map(|d| match d {
+                Device::Gpu(ordinal) => Some(*ordinal),
+                Device::Cpu => None,
+            })
+            .map(|ordinal| {
+                let device = crate::gpu::Device::open(ordinal as usize)?;
+                Ok((ordinal, crate::gpu::GpuProgram::compile(module.clone(), device, cache)?))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        #[cfg(not(feature = "gpu"))]
+        if let Some(gpu) = devices.iter().find(|d| matches!(d, Device::Gpu(_))) {
+            return Err(RuntimeError::Unsupported(format!("{gpu}: this build of grail has no GPU support")));
+        }
+        Ok(MultiProgram {
+            module,
+            devices: devices.to_vec(),
+            cpu,
+            #[cfg(feature = "gpu")]
+            gpus,
+        })
     }
 
     pub fn module(&self) -> &Module {
         &self.module
+    }
+
+    /// The program compiled for GPU `ordinal` (one of the devices).
+    #[cfg(feature = "gpu")]
+    fn gpu(&self, ordinal: u32) -> &crate::gpu::GpuProgram {
+        &self.gpus.iter().find(|(o, _)| *o == ordinal).expect("compiled for every GPU of the list").1
     }
 
     pub fn devices(&self) -> &[Device] {
@@ -319,32 +355,63 @@ impl MultiProgram {
             Module { main: self.module.main.clone(), functions: self.module.functions.clone(), ..Module::default() };
         let memory = Memory::with(&host_module, graph, HostArrays { weights: false, graph_arrays: false })?;
         let owner = partitioning.owner();
-        let cpu = self.cpu.as_ref().expect("compiled for the CPU devices");
+        // Each GPU part's graph, made resident before the runs start (a run borrows it).
+        #[cfg(feature = "gpu")]
+        let residents: Vec<Option<crate::gpu::DeviceGraph>> = self
+            .devices
+            .iter()
+            .zip(&graphs)
+            .map(|(device, graph)| match device {
+                Device::Gpu(ordinal) => self.gpu(*ordinal).part_graph(graph).map(Some),
+                Device::Cpu => Ok(None),
+            })
+            .collect::<Result<_>>()?;
         let (result, columns, sync, stats) = std::thread::scope(|scope| -> Result<_> {
             let pools: Vec<Pool<'_>> = states.iter().map(|state| Pool::start(scope, state)).collect();
             let mut runs: Vec<Box<dyn PartRun + '_>> = Vec::with_capacity(k);
             let mut pools_left = pools.iter();
-            for (((graph, params), shape), sink) in graphs.iter().zip(part_params).zip(&shapes).zip(&mut sinks) {
-                let pool = pools_left.next().expect("a pool per CPU device");
-                runs.push(Box::new(cpu.part_run(graph, params, shape, pool, sink)?));
+            for (q, (((graph, params), shape), sink)) in
+                graphs.iter().zip(part_params).zip(&shapes).zip(&mut sinks).enumerate()
+            {
+                match self.devices[q] {
+                    Device::Cpu => {
+                        let cpu = self.cpu.as_ref().expect("compiled for the CPU devices");
+                        let pool = pools_left.next().expect("a pool per CPU device");
+                        runs.push(Box::new(cpu.part_run(graph, params, shape, pool, sink)?));
+                    }
+                    #[cfg(feature = "gpu")]
+                    Device::Gpu(ordinal) => {
+                        let resident = residents[q].as_ref().expect("made for every GPU part");
+                        runs.push(Box::new(self.gpu(ordinal).part_run(graph, resident, params, shape, sink)?));
+                    }
+                    #[cfg(not(feature = "gpu"))]
+                    Device::Gpu(_) => unreachable!("refused when compiling"),
+                }
             }
-            let mut machine = bsp::Bsp {
-                module: &self.module,
-                memory,
-                params: &params,
-                out,
-                parts: &parts,
-                owner,
-                runs,
-                links: bsp::Links::of(&parts, owner),
-                merges: bsp::Bsp::merges_of(&self.module),
-                cache: vec![vec![None; self.module.properties.len()]; k],
-                stats: SyncStats::default(),
-            };
-            let result = interp::run_main(&self.module, &mut machine)?;
-            let columns = machine.columns();
-            let stats: Vec<Vec<KernelStats>> = machine.runs.iter().map(|run| run.kernel_stats().to_vec()).collect();
-            Ok((result, columns, machine.stats, stats))
+            // SAFETY: the runs outlive the crew (dropped with the machine, inside the scope below),
+            // and nothing else touches them while an invocation runs.
+            let crew_state =
+                crew::CrewState::new(runs.iter_mut().map(|run| unsafe { crew::RunPtr::new(&mut **run) }).collect());
+            std::thread::scope(|inner| -> Result<_> {
+                let mut machine = bsp::Bsp {
+                    module: &self.module,
+                    memory,
+                    params: &params,
+                    out,
+                    parts: &parts,
+                    owner,
+                    runs,
+                    links: bsp::Links::of(&parts, owner),
+                    merges: bsp::Bsp::merges_of(&self.module),
+                    cache: vec![vec![None; self.module.properties.len()]; k],
+                    stats: SyncStats::default(),
+                    crew: crew::Crew::start(inner, &crew_state),
+                };
+                let result = interp::run_main(&self.module, &mut machine)?;
+                let columns = machine.columns()?;
+                let stats: Vec<Vec<KernelStats>> = machine.runs.iter().map(|run| run.kernel_stats().to_vec()).collect();
+                Ok((result, columns, machine.stats, stats))
+            })
         })?;
         let mut kernels: Vec<KernelStats> =
             stats[0].iter().map(|s| KernelStats { name: s.name.clone(), ..KernelStats::default() }).collect();

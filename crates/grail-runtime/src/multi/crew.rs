@@ -1,0 +1,179 @@
+//! The threads that drive parts 1.. of a partitioned run while the calling thread drives part 0.
+//!
+//! A superstep on every part must start within microseconds of the last one's synchronization
+//! (a road graph takes thousands of supersteps), so the drivers live for the whole run: each
+//! waits for the next invocation spinning for a while, then parked (an idle run holds no cores),
+//! runs its part's kernel, and reports back.
+
+use std::cell::UnsafeCell;
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::thread::{Scope, Thread};
+use std::time::{Duration, Instant};
+
+use grail_ir::KernelId;
+
+use super::PartRun;
+use crate::error::{Result, RuntimeError};
+use crate::host::value::Value;
+
+/// How long a driver spins for the next invocation before it parks.
+const SPIN: Duration = Duration::from_micros(300);
+
+/// A part's run, driven by one thread at a time: its driver during an invocation, the calling
+/// thread between invocations. Its lifetime is erased: the run outlives the crew that drives it
+/// (the caller of [`RunPtr::new`] promises it).
+#[derive(Clone, Copy)]
+pub(crate) struct RunPtr(*mut (dyn PartRun + 'static));
+// SAFETY: see `RunPtr`: the hand-over happens through `epoch` (release) and `pending` (acquire).
+unsafe impl Send for RunPtr {}
+unsafe impl Sync for RunPtr {}
+
+impl RunPtr {
+    /// # Safety
+    ///
+    /// `run` must stay valid, and untouched by anyone but the crew during invocations, until
+    /// the crew that drives it has stopped.
+    pub unsafe fn new<'a>(run: &mut (dyn PartRun + 'a)) -> RunPtr {
+        let ptr: *mut (dyn PartRun + 'a) = run;
+        // SAFETY: only the lifetime changes (the layout of the pointer is the same); the
+        // caller promises the run outlives every use.
+        RunPtr(unsafe { std::mem::transmute::<*mut (dyn PartRun + 'a), *mut (dyn PartRun + 'static)>(ptr) })
+    }
+}
+
+/// What the drivers share with the calling thread.
+pub(crate) struct CrewState {
+    epoch: AtomicU64,
+    pending: AtomicUsize,
+    stop: AtomicBool,
+    /// The invocation: the kernel, and each part's arguments (written only while no driver runs).
+    job: UnsafeCell<(KernelId, Vec<Vec<Value>>)>,
+    /// Each part's result (part `q`'s written only by its driver while it runs).
+    results: Vec<UnsafeCell<Option<Result<Option<Value>>>>>,
+    runs: Vec<RunPtr>,
+}
+
+// SAFETY: `job` is written by the calling thread before it bumps `epoch` and read by drivers
+// after they see the bump; `results[q]` is written by driver q before it decrements `pending`
+// and read by the calling thread after `pending` reaches 0.
+unsafe impl Sync for CrewState {}
+
+impl CrewState {
+    /// The state for driving `runs` (each pointer valid, and used by nobody else, until the
+    /// crew stops).
+    pub fn new(runs: Vec<RunPtr>) -> CrewState {
+        CrewState {
+            epoch: AtomicU64::new(0),
+            pending: AtomicUsize::new(0),
+            stop: AtomicBool::new(false),
+            job: UnsafeCell::new((KernelId(0), Vec::new())),
+            results: runs.iter().map(|_| UnsafeCell::new(None)).collect(),
+            runs,
+        }
+    }
+}
+
+/// The drivers of parts 1..; dropping the crew stops them.
+pub(crate) struct Crew<'s> {
+    state: &'s CrewState,
+    threads: Vec<Thread>,
+}
+
+impl<'s> Crew<'s> {
+    /// Starts a driver for every part but the first in `scope`.
+    pub fn start<'env>(scope: &'s Scope<'s, 'env>, state: &'s CrewState) -> Crew<'s> {
+        let threads = (1..state.runs.len()).map(|q| scope.spawn(move || drive(state, q)).thread().clone()).collect();
+        Crew { state, threads }
+    }
+
+    /// Runs `kernel` on every part at once (`args[q]`: part `q`'s arguments), part 0 on the
+    /// calling thread; each part's result.
+    pub fn invoke(&mut self, kernel: KernelId, args: Vec<Vec<Value>>) -> Vec<Result<Option<Value>>> {
+        let state = self.state;
+        // SAFETY: no driver runs (the last invocation's all reported back).
+        unsafe { *state.job.get() = (kernel, args) };
+        state.pending.store(self.threads.len(), Ordering::Release);
+        state.epoch.fetch_add(1, Ordering::Release);
+        for thread in &self.threads {
+            thread.unpark();
+        }
+        // SAFETY: part 0 is driven by this thread alone.
+        let first = unsafe {
+            let run = &mut *{ state.runs[0] }.0;
+            let (kernel, args) = &*state.job.get();
+            run.bind().and_then(|()| run.invoke(*kernel, &args[0]))
+        };
+        let mut spins = 0u32;
+        while state.pending.load(Ordering::Acquire) != 0 {
+            spins += 1;
+            if spins % 256 == 0 {
+                std::thread::yield_now();
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+        let mut results = vec![first];
+        for slot in &state.results[1..] {
+            // SAFETY: every driver has reported back.
+            results.push(unsafe { (*slot.get()).take() }.expect("every driver reports"));
+        }
+        results
+    }
+}
+
+impl Drop for Crew<'_> {
+    fn drop(&mut self) {
+        self.state.stop.store(true, Ordering::Release);
+        self.state.epoch.fetch_add(1, Ordering::Release);
+        for thread in &self.threads {
+            thread.unpark();
+        }
+    }
+}
+
+/// Driver `q`'s loop: wait for an invocation, run it on part `q`, report.
+fn drive(state: &CrewState, q: usize) {
+    let mut seen = 0u64;
+    loop {
+        let waiting = Instant::now();
+        let mut epoch = state.epoch.load(Ordering::Acquire);
+        let mut spins = 0u32;
+        while epoch == seen {
+            spins += 1;
+            if waiting.elapsed() < SPIN {
+                // Yielding now and then lets a machine with fewer cores than drivers go on.
+                if spins % 256 == 0 {
+                    std::thread::yield_now();
+                } else {
+                    std::hint::spin_loop();
+                }
+            } else {
+                std::thread::park_timeout(Duration::from_millis(5));
+            }
+            epoch = state.epoch.load(Ordering::Acquire);
+        }
+        seen = epoch;
+        if state.stop.load(Ordering::Acquire) {
+            return;
+        }
+        // SAFETY: the job was written before the epoch moved; part `q` is this driver's until it
+        // reports back.
+        let result = std::panic::catch_unwind(AssertUnwindSafe(|| unsafe {
+            let run = &mut *{ state.runs[q] }.0;
+            let (kernel, args) = &*state.job.get();
+            run.bind().and_then(|()| run.invoke(*kernel, &args[q]))
+        }))
+        .unwrap_or_else(|panic| {
+            let what =
+                panic.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| panic.downcast_ref::<String>().cloned());
+            Err(RuntimeError::program(format!(
+                "internal error: the driver of part {q} panicked: {}",
+                what.unwrap_or_default()
+            )))
+        });
+        // SAFETY: only this driver writes this slot, and the caller reads it after `pending`.
+        unsafe { *state.results[q].get() = Some(result) };
+        state.pending.fetch_sub(1, Ordering::AcqRel);
+    }
+}
