@@ -264,9 +264,15 @@ device_lists=("gpu:$device,cpu")
 if [[ $gpus -ge 2 ]]; then device_lists+=("gpu:0,gpu:1" "all" "gpu:0,gpu:1,cpu"); fi
 "$grail" -q gen rmat --scale 16 --max-weight 100 -o "$out/multi.kron16.gcsr" >/dev/null
 "$grail" -q gen road --nodes 200000 -o "$out/multi.road.gcsr" >/dev/null
+partitions=(ordered random)
+if "$grail" -q partition "$out/multi.kron16.gcsr" -k 2 -m metis >/dev/null 2>&1; then
+    partitions+=(metis)
+else
+    echo "   skipped: METIS partitioning (the system's METIS is not installed; set GRAIL_METIS_LIB)"
+fi
 for graph in kron16 road; do
     for devices in "${device_lists[@]}"; do
-        for partition in metis ordered random; do
+        for partition in "${partitions[@]}"; do
             for algo in bfs sssp cc pr; do
                 log="$out/multi.$graph.$algo.${devices//[^a-z0-9]/_}.$partition.txt"
                 if timeout 300 "$grail" -q run "$algo" -g "$out/multi.$graph.gcsr" --devices "$devices" \

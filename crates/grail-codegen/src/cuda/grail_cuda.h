@@ -785,25 +785,63 @@ extern "C" __global__ void grail_colls_free(grail_coll *colls, uint32_t count) {
     if (t < count) grail_coll_free(&colls[t]);
 }
 
-/* Partitioned runs: the elements `at[0..n)` of a column of `size`-byte elements copied into
- * 64-bit words (zero-extended), and back. */
+/* ---- Partitioned runs: words moved between the parts of a graph ---- */
+
+/* Element `k` of a column of `size`-byte elements as a 64-bit word (zero-extended), and back. */
+GRAIL_DEVICE uint64_t grail_load_word(const void *column, uint32_t size, uint64_t k) {
+    return size == 8 ? ((const uint64_t *)column)[k]
+         : size == 4 ? (uint64_t)((const uint32_t *)column)[k]
+                     : (uint64_t)((const uint8_t *)column)[k];
+}
+
+GRAIL_DEVICE void grail_store_word(void *column, uint32_t size, uint64_t k, uint64_t word) {
+    if (size == 8) ((uint64_t *)column)[k] = word;
+    else if (size == 4) ((uint32_t *)column)[k] = (uint32_t)word;
+    else ((uint8_t *)column)[k] = (uint8_t)word;
+}
+
+/* The elements `at[0..n)` of a column copied into words, and back. */
 extern "C" __global__ void grail_gather_words(const void *column, uint32_t size, const uint32_t *at, uint64_t n,
                                               uint64_t *words) {
-    for (uint64_t i = grail_thread_index(); i < n; i += grail_thread_count()) {
-        uint64_t k = at[i];
-        words[i] = size == 8 ? ((const uint64_t *)column)[k]
-                 : size == 4 ? (uint64_t)((const uint32_t *)column)[k]
-                             : (uint64_t)((const uint8_t *)column)[k];
-    }
+    for (uint64_t i = grail_thread_index(); i < n; i += grail_thread_count()) words[i] = grail_load_word(column, size, at[i]);
 }
 
 extern "C" __global__ void grail_scatter_words(void *column, uint32_t size, const uint32_t *at, uint64_t n,
                                                const uint64_t *words) {
+    for (uint64_t i = grail_thread_index(); i < n; i += grail_thread_count()) grail_store_word(column, size, at[i], words[i]);
+}
+
+/* A position of a fixed list whose word changed (crates/grail-runtime/src/multi/mod.rs's Change). */
+typedef struct grail_change {
+    uint32_t position;
+    uint64_t old_word;
+    uint64_t new_word;
+} grail_change;
+
+/* Compares the elements `at[0..n)` with the words recorded for them, records the current ones,
+ * and appends each changed position to `out` (counting in *count, zero on entry). */
+extern "C" __global__ void grail_diff_words(const void *column, uint32_t size, const uint32_t *at, uint64_t n,
+                                            uint64_t *record, grail_change *out, unsigned long long *count) {
     for (uint64_t i = grail_thread_index(); i < n; i += grail_thread_count()) {
-        uint64_t k = at[i];
-        if (size == 8) ((uint64_t *)column)[k] = words[i];
-        else if (size == 4) ((uint32_t *)column)[k] = (uint32_t)words[i];
-        else ((uint8_t *)column)[k] = (uint8_t)words[i];
+        uint64_t word = grail_load_word(column, size, at[i]);
+        uint64_t old = record[i];
+        if (word != old) {
+            record[i] = word;
+            unsigned long long k = atomicAdd(count, 1ull);
+            out[k].position = (uint32_t)i;
+            out[k].old_word = old;
+            out[k].new_word = word;
+        }
+    }
+}
+
+/* Stores words[i] at element at[positions[i]] and records it. */
+extern "C" __global__ void grail_put_words(void *column, uint32_t size, const uint32_t *at, const uint32_t *positions,
+                                           uint64_t n, const uint64_t *words, uint64_t *record) {
+    for (uint64_t i = grail_thread_index(); i < n; i += grail_thread_count()) {
+        uint32_t p = positions[i];
+        grail_store_word(column, size, at[p], words[i]);
+        record[p] = words[i];
     }
 }
 

@@ -359,6 +359,36 @@ impl crate::multi::PartRun for Run<'_, '_, '_> {
         Ok(())
     }
 
+    fn diff(
+        &mut self,
+        property: grail_ir::PropertyId,
+        list: &[u32],
+        out: &mut Vec<crate::multi::Change>,
+    ) -> Result<()> {
+        let column = self.memory.columns[property.index()];
+        let key = (list.as_ptr() as usize, list.len(), property.0);
+        let recorded = self.records.entry(key).or_insert_with(|| vec![0; list.len()]);
+        for (position, (&local, old)) in list.iter().zip(recorded.iter_mut()).enumerate() {
+            let new = column.bits(local as usize);
+            if new != *old {
+                out.push(crate::multi::Change { position: position as u32, old: *old, new });
+                *old = new;
+            }
+        }
+        Ok(())
+    }
+
+    fn put(&mut self, property: grail_ir::PropertyId, list: &[u32], positions: &[u32], words: &[u64]) -> Result<()> {
+        let column = self.memory.columns[property.index()];
+        let key = (list.as_ptr() as usize, list.len(), property.0);
+        let recorded = self.records.entry(key).or_insert_with(|| vec![0; list.len()]);
+        for (&position, &word) in positions.iter().zip(words) {
+            column.set_bits(list[position as usize] as usize, word);
+            recorded[position as usize] = word;
+        }
+        Ok(())
+    }
+
     fn take_pushed_ghosts(&mut self) -> Result<Vec<u32>> {
         let owned = self.ctx.num_nodes as u32;
         let mut ghosts = Vec::new();
@@ -461,6 +491,9 @@ pub(crate) struct Run<'a, 'r, 'p> {
     split_min: u64,
     /// The graph's largest out- and in-degree, once a phase with a split site needed them.
     max_degrees: [Option<u64>; 2],
+    /// On a part of a partitioned graph: the words last recorded for each fixed list of local
+    /// ids and property (`crate::multi::PartRun::diff`), by the list's address and length.
+    records: std::collections::HashMap<(usize, usize, u32), Vec<u64>>,
 }
 
 impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
@@ -537,6 +570,7 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
             split_starts: Vec::new(),
             split_min: u64::MAX,
             max_degrees: [None; 2],
+            records: std::collections::HashMap::new(),
         }
     }
 

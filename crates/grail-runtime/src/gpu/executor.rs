@@ -83,6 +83,8 @@ pub struct GpuProgram {
     scatter_words: CudaFunction,
     split_pushes: CudaFunction,
     clear_ghost_flags: CudaFunction,
+    diff_words: CudaFunction,
+    put_words: CudaFunction,
     /// The control kernels of the outlined regions.
     regions: Vec<outlined::RegionCode>,
     /// By property: a weight column that nothing writes, bound to the resident graph's weights
@@ -271,6 +273,8 @@ impl GpuProgram {
             scatter_words: loaded.function("grail_scatter_words")?,
             split_pushes: loaded.function("grail_split_pushes")?,
             clear_ghost_flags: loaded.function("grail_clear_ghost_flags")?,
+            diff_words: loaded.function("grail_diff_words")?,
+            put_words: loaded.function("grail_put_words")?,
             module,
             source,
             device,
@@ -476,6 +480,10 @@ pub(crate) struct GpuRun<'a> {
     fixed: std::collections::HashMap<(usize, usize), DeviceBuffer>,
     /// The buffers that split a pushed worklist into owned nodes and ghosts.
     split: Option<SplitBuffers>,
+    /// The words recorded for each fixed list and property (`PartRun::diff`), and the changes
+    /// found with their count (grown as needed: changes, count, capacity).
+    records: std::collections::HashMap<(usize, usize, u32), DeviceBuffer>,
+    changes: Option<(DeviceBuffer, DeviceBuffer, usize)>,
 }
 
 /// What [`crate::multi::PartRun::take_pushed_ghosts`] works in on a GPU.
@@ -671,6 +679,8 @@ impl<'a> GpuRun<'a> {
             exchange: None,
             fixed: std::collections::HashMap::new(),
             split: None,
+            records: std::collections::HashMap::new(),
+            changes: None,
         };
         run.times.upload += uploading.elapsed();
         Ok(run)
@@ -1275,24 +1285,34 @@ impl GpuRun<'_> {
         Ok((at.ptr(), words.ptr()))
     }
 
-    /// Runs the gather or scatter kernel over `at` for column `p`; `fixed`: the list stays the
-    /// same for the whole run, and its device copy is made once.
-    fn exchange_words(&mut self, p: usize, at: &[u32], fixed: bool, words: &mut [u64], gather: bool) -> Result<()> {
+    /// The device copy of a fixed list (made on first use).
+    fn fixed_list(&mut self, list: &[u32]) -> Result<u64> {
+        let key = (list.as_ptr() as usize, list.len());
+        if !self.fixed.contains_key(&key) {
+            let copy = DeviceBuffer::from_slice(&self.context, list, "the parts' exchange indices")?;
+            self.fixed.insert(key, copy);
+        }
+        Ok(self.fixed[&key].ptr())
+    }
+
+    /// The words recorded for a fixed list and property (zeros when first used).
+    fn record(&mut self, list: &[u32], property: PropertyId) -> Result<u64> {
+        let key = (list.as_ptr() as usize, list.len(), property.0);
+        if !self.records.contains_key(&key) {
+            let words = DeviceBuffer::zeroed(&self.context, list.len() * 8, "the parts' recorded words")?;
+            self.records.insert(key, words);
+        }
+        Ok(self.records[&key].ptr())
+    }
+
+    /// Runs the gather or scatter kernel over `at` for column `p`.
+    fn exchange_words(&mut self, p: usize, at: &[u32], words: &mut [u64], gather: bool) -> Result<()> {
         if at.is_empty() {
             return Ok(());
         }
         self.columns_to_device()?;
-        let (mut at_ptr, words_ptr) = self.exchange(at.len())?;
-        if fixed {
-            let key = (at.as_ptr() as usize, at.len());
-            if !self.fixed.contains_key(&key) {
-                let copy = DeviceBuffer::from_slice(&self.context, at, "the parts' exchange indices")?;
-                self.fixed.insert(key, copy);
-            }
-            at_ptr = self.fixed[&key].ptr();
-        } else {
-            self.exchange.as_ref().expect("made above").0.upload(0, at)?;
-        }
+        let (at_ptr, words_ptr) = self.exchange(at.len())?;
+        self.exchange.as_ref().expect("made above").0.upload(0, at)?;
         if !gather {
             self.exchange.as_ref().expect("made above").1.upload(0, words)?;
         }
@@ -1325,9 +1345,9 @@ impl crate::multi::PartRun for GpuRun<'_> {
         use crate::multi::Indices;
         out.clear();
         match at {
-            Indices::List(list) | Indices::Fixed(list) => {
+            Indices::List(list) => {
                 out.resize(list.len(), 0);
-                self.exchange_words(property.index(), list, matches!(at, Indices::Fixed(_)), out, true)
+                self.exchange_words(property.index(), list, out, true)
             }
             Indices::Range(start, end) => {
                 self.column_to_host(property.index())?;
@@ -1341,16 +1361,98 @@ impl crate::multi::PartRun for GpuRun<'_> {
     fn scatter(&mut self, property: PropertyId, at: crate::multi::Indices<'_>, words: &[u64]) -> Result<()> {
         use crate::multi::Indices;
         let range: Vec<u32>;
-        let (at, fixed) = match at {
-            Indices::List(list) => (list, false),
-            Indices::Fixed(list) => (list, true),
+        let at = match at {
+            Indices::List(list) => list,
             Indices::Range(start, end) => {
                 range = (start as u32..end as u32).collect();
-                (range.as_slice(), false)
+                range.as_slice()
             }
         };
         let mut words = words.to_vec();
-        self.exchange_words(property.index(), at, fixed, &mut words, false)
+        self.exchange_words(property.index(), at, &mut words, false)
+    }
+
+    fn diff(&mut self, property: PropertyId, list: &[u32], out: &mut Vec<crate::multi::Change>) -> Result<()> {
+        if list.is_empty() {
+            return Ok(());
+        }
+        self.columns_to_device()?;
+        let at = self.fixed_list(list)?;
+        let record = self.record(list, property)?;
+        let n = list.len();
+        if self.changes.as_ref().is_none_or(|(_, _, cap)| *cap < n) {
+            let cap = n.next_power_of_two();
+            let size = std::mem::size_of::<crate::multi::Change>();
+            let changes = DeviceBuffer::new(&self.context, cap * size, "the parts' changed words")?;
+            let count = DeviceBuffer::new(&self.context, 8, "the parts' changed count")?;
+            self.changes = Some((changes, count, cap));
+        }
+        let (changes, count, _) = self.changes.as_ref().expect("made above");
+        count.clear()?;
+        let (_, size) = self.memory.columns[property.index()].raw_bytes();
+        let (column, size, n64) = (self.columns[property.index()].buffer.ptr(), size as u32, n as u64);
+        let (out_ptr, count_ptr) = (changes.ptr(), count.ptr());
+        let grid = n64.div_ceil(u64::from(BLOCK)).min(4096) as u32;
+        // SAFETY: (const void *column, uint32_t size, const uint32_t *at, uint64_t n, uint64_t
+        // *record, grail_change *out, unsigned long long *count): the list and record hold `n`
+        // entries, `out` room for `n` changes, every index is a local id of the part.
+        unsafe {
+            launch(
+                &self.program.diff_words,
+                grid,
+                BLOCK,
+                &mut [arg(&column), arg(&size), arg(&at), arg(&n64), arg(&record), arg(&out_ptr), arg(&count_ptr)],
+            )?
+        };
+        self.wait("the exchange between parts")?;
+        let (changes, count, _) = self.changes.as_ref().expect("made above");
+        let mut found = [0u64];
+        count.download(0, &mut found)?;
+        if found[0] > 0 {
+            let start = out.len();
+            out.resize(start + found[0] as usize, crate::multi::Change::default());
+            changes.download(0, &mut out[start..])?;
+        }
+        Ok(())
+    }
+
+    fn put(&mut self, property: PropertyId, list: &[u32], positions: &[u32], words: &[u64]) -> Result<()> {
+        if positions.is_empty() {
+            return Ok(());
+        }
+        self.columns_to_device()?;
+        let at = self.fixed_list(list)?;
+        let record = self.record(list, property)?;
+        let n = positions.len();
+        let (positions_ptr, words_ptr) = self.exchange(n)?;
+        let (positions_buffer, words_buffer, _) = self.exchange.as_ref().expect("made above");
+        positions_buffer.upload(0, positions)?;
+        words_buffer.upload(0, words)?;
+        let (_, size) = self.memory.columns[property.index()].raw_bytes();
+        let (column, size, n64) = (self.columns[property.index()].buffer.ptr(), size as u32, n as u64);
+        let grid = n64.div_ceil(u64::from(BLOCK)).min(4096) as u32;
+        // SAFETY: (void *column, uint32_t size, const uint32_t *at, const uint32_t *positions,
+        // uint64_t n, const uint64_t *words, uint64_t *record): every position is below the
+        // list's length, whose entries are local ids of the part.
+        unsafe {
+            launch(
+                &self.program.put_words,
+                grid,
+                BLOCK,
+                &mut [
+                    arg(&column),
+                    arg(&size),
+                    arg(&at),
+                    arg(&positions_ptr),
+                    arg(&n64),
+                    arg(&words_ptr),
+                    arg(&record),
+                ],
+            )?
+        };
+        self.wait("the exchange between parts")?;
+        self.columns[property.index()].current = Current::Device;
+        Ok(())
     }
 
     fn take_pushed_ghosts(&mut self) -> Result<Vec<u32>> {

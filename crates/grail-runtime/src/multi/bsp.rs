@@ -91,6 +91,33 @@ impl Links {
     }
 }
 
+/// A part's owned nodes that other parts hold as ghosts: one entry per (part, ghost).
+pub(crate) struct Mirrors {
+    /// The owned node's local id, per entry (a fixed list for [`PartRun::diff`]).
+    locals: Vec<u32>,
+    /// The part holding the ghost and the ghost's position in its [`Links::ghosts`].
+    targets: Vec<(u32, u32)>,
+}
+
+impl Mirrors {
+    /// Every part's mirrors, from the parts' links.
+    pub fn of(links: &[Links]) -> Vec<Mirrors> {
+        let k = links.len();
+        (0..k)
+            .map(|o| {
+                let mut mirrors = Mirrors { locals: Vec::new(), targets: Vec::new() };
+                for (q, links) in links.iter().enumerate().filter(|(q, _)| *q != o) {
+                    for i in links.group(o) {
+                        mirrors.locals.push(links.at_owner[i]);
+                        mirrors.targets.push((q as u32, i as u32));
+                    }
+                }
+                mirrors
+            })
+            .collect()
+    }
+}
+
 /// Figures of a partitioned run.
 #[derive(Debug, Clone, Default)]
 pub struct SyncStats {
@@ -102,7 +129,7 @@ pub struct SyncStats {
     pub sync: Duration,
     /// Ghost values merged into their owners (changed ones only).
     pub merged: u64,
-    /// Values copied from owners to ghosts (those that changed since the ghost's last copy).
+    /// Values copied from owners to ghosts (those that changed since the ghost last saw them).
     pub copied: u64,
     /// Pushed ghosts sent to their owners' worklists.
     pub forwarded: u64,
@@ -120,9 +147,8 @@ pub(crate) struct Bsp<'a, 's> {
     pub links: Vec<Links>,
     /// By kernel: the node properties it writes and how they merge.
     pub merges: Vec<Vec<(PropertyId, Merge)>>,
-    /// By part, by property: the ghosts' values as last copied from their owners (in
-    /// [`Links::ghosts`]' order); `None` until the first copy (the columns start at zero).
-    pub cache: Vec<Vec<Option<Vec<u64>>>>,
+    /// By part: its nodes that are ghosts elsewhere, and where.
+    pub mirrors: Vec<Mirrors>,
     pub stats: SyncStats,
     /// The threads driving parts 1.. (part 0 runs on the interpreter's thread).
     pub crew: Crew<'s>,
@@ -210,100 +236,89 @@ impl Bsp<'_, '_> {
         Ok(())
     }
 
-    /// Merges the ghosts of `property` that changed into their owners, then copies the owners'
-    /// values to every ghost.
+    /// Synchronizes `property` after a kernel: every ghost a part changed is merged into its
+    /// owner (and given the owner's value back where that differs), then every owner value
+    /// that changed since its ghosts last saw it is copied to them. Each part finds its own
+    /// changes ([`PartRun::diff`]), so only changed values cross between devices.
     fn synchronize(&mut self, property: PropertyId, merge: Merge) -> Result<()> {
         let ty = self.column_type(property);
         let k = self.parts.len();
-        let p = property.index();
-        // Every part's ghosts as the kernel left them.
-        let mut afters: Vec<Vec<u64>> = vec![Vec::new(); k];
-        let mut owners = Vec::new();
-        let mut at = Vec::new();
-        let mut befores = Vec::new();
-        let mut news = Vec::new();
-        for (q, after) in afters.iter_mut().enumerate() {
+        let mut changes = Vec::new();
+        // By owner: (owner's local id, the part and position of the ghost, its old and new word).
+        let mut merges: Vec<Vec<(u32, u32, u32, u64, u64)>> = vec![Vec::new(); k];
+        for q in 0..k {
             if self.links[q].ghosts.is_empty() {
                 continue;
             }
+            changes.clear();
             self.runs[q].bind()?;
-            self.runs[q].gather(property, Indices::Fixed(&self.links[q].ghosts), after)?;
-            normalize(ty, after);
-            let after = &*after;
-            let zeros;
-            let before: &[u64] = match &self.cache[q][p] {
-                Some(cached) => cached,
-                None => {
-                    zeros = vec![0u64; after.len()];
-                    &zeros
-                }
-            };
-            for o in (0..k).filter(|&o| o != q) {
-                let range = self.links[q].group(o);
-                at.clear();
-                befores.clear();
-                news.clear();
-                for i in range {
-                    if after[i] != before[i] {
-                        at.push(self.links[q].at_owner[i]);
-                        befores.push(before[i]);
-                        news.push(after[i]);
-                    }
-                }
-                if at.is_empty() {
-                    continue;
-                }
-                self.stats.merged += at.len() as u64;
-                self.runs[o].bind()?;
-                self.runs[o].gather(property, Indices::List(&at), &mut owners)?;
-                normalize(ty, &mut owners);
-                for ((owner, &b), &a) in owners.iter_mut().zip(&befores).zip(&news) {
-                    *owner = merge.apply(ty, *owner, b, a);
-                }
-                self.runs[o].scatter(property, Indices::List(&at), &owners)?;
+            self.runs[q].diff(property, &self.links[q].ghosts, &mut changes)?;
+            let links = &self.links[q];
+            for change in &changes {
+                let i = change.position as usize;
+                let j = (links.ghosts[i] - links.owned) as usize;
+                let (old, new) = (normal(ty, change.old), normal(ty, change.new));
+                merges[links.owner_of[j] as usize].push((links.at_owner[i], q as u32, change.position, old, new));
             }
         }
-        self.copy_to_ghosts(property, &afters)
-    }
-
-    /// Copies every owner's value of `property` to its ghosts where it differs from theirs
-    /// (`ghosts[q]`: part `q`'s ghosts' values now), and into the cache.
-    fn copy_to_ghosts(&mut self, property: PropertyId, ghosts: &[Vec<u64>]) -> Result<()> {
-        let ty = self.column_type(property);
-        let k = self.parts.len();
-        let mut values = Vec::new();
+        // By part: the ghost positions to refresh and their words.
+        let mut refresh: Vec<(Vec<u32>, Vec<u64>)> = vec![(Vec::new(), Vec::new()); k];
         let mut at = Vec::new();
-        let mut changed = Vec::new();
-        for (q, now) in ghosts.iter().enumerate() {
-            let links = &self.links[q];
-            if links.ghosts.is_empty() {
+        let mut values = Vec::new();
+        for (o, mut entries) in merges.into_iter().enumerate() {
+            if entries.is_empty() {
                 continue;
             }
-            let mut copied = Vec::with_capacity(links.ghosts.len());
-            for o in (0..k).filter(|&o| o != q) {
-                let range = links.group(o);
-                if range.is_empty() {
-                    continue;
-                }
-                self.runs[o].bind()?;
-                self.runs[o].gather(property, Indices::Fixed(&links.at_owner[range]), &mut values)?;
-                normalize(ty, &mut values);
-                copied.extend_from_slice(&values);
-            }
-            self.runs[q].bind()?;
+            self.stats.merged += entries.len() as u64;
+            // Several parts' ghosts of one node merge one after the other.
+            entries.sort_unstable_by_key(|e| e.0);
             at.clear();
-            changed.clear();
-            for ((&ghost, &new), &now) in links.ghosts.iter().zip(&copied).zip(now) {
-                if new != now {
-                    at.push(ghost);
-                    changed.push(new);
+            at.extend(entries.iter().map(|e| e.0));
+            at.dedup();
+            self.runs[o].bind()?;
+            self.runs[o].gather(property, Indices::List(&at), &mut values)?;
+            normalize(ty, &mut values);
+            let mut slot = 0;
+            for (i, entry) in entries.iter().enumerate() {
+                if i > 0 && entries[i - 1].0 != entry.0 {
+                    slot += 1;
+                }
+                values[slot] = merge.apply(ty, values[slot], entry.3, entry.4);
+            }
+            self.runs[o].scatter(property, Indices::List(&at), &values)?;
+            // A ghost whose new value its owner did not take gets the owner's back.
+            let mut slot = 0;
+            for (i, &(_, q, position, _, new)) in entries.iter().enumerate() {
+                if i > 0 && entries[i - 1].0 != entries[i].0 {
+                    slot += 1;
+                }
+                if values[slot] != new {
+                    refresh[q as usize].0.push(position);
+                    refresh[q as usize].1.push(values[slot]);
                 }
             }
-            if !at.is_empty() {
-                self.runs[q].scatter(property, Indices::List(&at), &changed)?;
-                self.stats.copied += at.len() as u64;
+        }
+        // The owners' values their ghosts have not seen.
+        for o in 0..k {
+            if self.mirrors[o].locals.is_empty() {
+                continue;
             }
-            self.cache[q][property.index()] = Some(copied);
+            changes.clear();
+            self.runs[o].bind()?;
+            self.runs[o].diff(property, &self.mirrors[o].locals, &mut changes)?;
+            for change in &changes {
+                let (q, position) = self.mirrors[o].targets[change.position as usize];
+                refresh[q as usize].0.push(position);
+                refresh[q as usize].1.push(normal(ty, change.new));
+            }
+        }
+        for (q, (positions, words)) in refresh.into_iter().enumerate() {
+            if positions.is_empty() {
+                continue;
+            }
+            self.stats.copied += positions.len() as u64;
+            self.runs[q].bind()?;
+            self.runs[q].put(property, &self.links[q].ghosts, &positions, &words)?;
         }
         Ok(())
     }
@@ -348,6 +363,13 @@ impl Bsp<'_, '_> {
         }
         Ok(columns)
     }
+}
+
+/// One word as [`normalize`] makes it.
+fn normal(ty: PropertyType, word: u64) -> u64 {
+    let mut words = [word];
+    normalize(ty, &mut words);
+    words[0]
 }
 
 /// Words of 4-byte columns as their low 32 bits and bools as 0 or 1, whatever device they came
@@ -428,10 +450,9 @@ impl Machine for Bsp<'_, '_> {
         for q in (0..self.parts.len()).filter(|&q| q != o) {
             let Some(local) = self.parts[q].local(u) else { continue };
             let links = &self.links[q];
+            let position = links.position[(local - links.owned) as usize];
             self.runs[q].bind()?;
-            self.runs[q].scatter(property, Indices::List(&[local]), &word)?;
-            let cache = self.cache[q][property.index()].get_or_insert_with(|| vec![0; links.ghosts.len()]);
-            cache[links.position[(local - links.owned) as usize] as usize] = word[0];
+            self.runs[q].put(property, &links.ghosts, &[position], &word)?;
         }
         Ok(true)
     }

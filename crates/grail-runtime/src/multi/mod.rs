@@ -182,6 +182,14 @@ pub(crate) trait PartRun: Machine {
     fn gather(&mut self, property: PropertyId, at: Indices<'_>, out: &mut Vec<u64>) -> Result<()>;
     /// Stores `words` at local ids `at`.
     fn scatter(&mut self, property: PropertyId, at: Indices<'_>, words: &[u64]) -> Result<()>;
+    /// Compares a node property at the local ids of `list` (a list that keeps its address and
+    /// contents for the whole run: a device may keep its own copy of it) with
+    /// the words this part recorded for the list and property at the last `diff` or `put`
+    /// (zeros at first, as the columns start), records the current ones, and appends every
+    /// position of `list` whose word changed to `out`.
+    fn diff(&mut self, property: PropertyId, list: &[u32], out: &mut Vec<Change>) -> Result<()>;
+    /// Stores `words[i]` at local id `list[positions[i]]` and records it for the list.
+    fn put(&mut self, property: PropertyId, list: &[u32], positions: &[u32], words: &[u64]) -> Result<()>;
     /// Removes the ghosts (local ids from the number of owned nodes on) from the current
     /// worklist and returns them, each once; the owned items stay, in any order.
     fn take_pushed_ghosts(&mut self) -> Result<Vec<u32>>;
@@ -190,19 +198,26 @@ pub(crate) trait PartRun: Machine {
     fn kernel_stats(&self) -> &[KernelStats];
 }
 
-/// Local ids: a list made for this call, a list that stays the same (same address, same
-/// contents) for the whole run (a device may keep its own copy), or the range `start..end`.
+/// A position of a fixed list whose word changed since it was recorded.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
+pub(crate) struct Change {
+    pub position: u32,
+    pub old: u64,
+    pub new: u64,
+}
+
+/// Local ids: a list, or the range `start..end`.
 #[derive(Clone, Copy)]
 pub(crate) enum Indices<'a> {
     List(&'a [u32]),
-    Fixed(&'a [u32]),
     Range(u64, u64),
 }
 
 impl Indices<'_> {
     pub fn for_each(self, mut f: impl FnMut(usize)) {
         match self {
-            Indices::List(list) | Indices::Fixed(list) => list.iter().for_each(|&i| f(i as usize)),
+            Indices::List(list) => list.iter().for_each(|&i| f(i as usize)),
             Indices::Range(start, end) => (start..end).for_each(|i| f(i as usize)),
         }
     }
@@ -392,6 +407,7 @@ impl MultiProgram {
             // and nothing else touches them while an invocation runs.
             let crew_state =
                 crew::CrewState::new(runs.iter_mut().map(|run| unsafe { crew::RunPtr::new(&mut **run) }).collect());
+            let links = bsp::Links::of(&parts, owner);
             std::thread::scope(|inner| -> Result<_> {
                 let mut machine = bsp::Bsp {
                     module: &self.module,
@@ -401,9 +417,9 @@ impl MultiProgram {
                     parts: &parts,
                     owner,
                     runs,
-                    links: bsp::Links::of(&parts, owner),
+                    mirrors: bsp::Mirrors::of(&links),
+                    links,
                     merges: bsp::Bsp::merges_of(&self.module),
-                    cache: vec![vec![None; self.module.properties.len()]; k],
                     stats: SyncStats::default(),
                     crew: crew::Crew::start(inner, &crew_state),
                 };
