@@ -118,6 +118,18 @@ impl Mirrors {
     }
 }
 
+/// A ghost a kernel changed, on its way to its owner.
+#[derive(Clone, Copy)]
+struct GhostChange {
+    /// The node's local id on its owner.
+    owner_local: u32,
+    /// The part holding the ghost, and the ghost's position in its [`Links::ghosts`].
+    part: u32,
+    position: u32,
+    old: u64,
+    new: u64,
+}
+
 /// Figures of a partitioned run.
 #[derive(Debug, Clone, Default)]
 pub struct SyncStats {
@@ -244,8 +256,7 @@ impl Bsp<'_, '_> {
         let ty = self.column_type(property);
         let k = self.parts.len();
         let mut changes = Vec::new();
-        // By owner: (owner's local id, the part and position of the ghost, its old and new word).
-        let mut merges: Vec<Vec<(u32, u32, u32, u64, u64)>> = vec![Vec::new(); k];
+        let mut merges: Vec<Vec<GhostChange>> = vec![Vec::new(); k];
         for q in 0..k {
             if self.links[q].ghosts.is_empty() {
                 continue;
@@ -258,7 +269,13 @@ impl Bsp<'_, '_> {
                 let i = change.position as usize;
                 let j = (links.ghosts[i] - links.owned) as usize;
                 let (old, new) = (normal(ty, change.old), normal(ty, change.new));
-                merges[links.owner_of[j] as usize].push((links.at_owner[i], q as u32, change.position, old, new));
+                merges[links.owner_of[j] as usize].push(GhostChange {
+                    owner_local: links.at_owner[i],
+                    part: q as u32,
+                    position: change.position,
+                    old,
+                    new,
+                });
             }
         }
         // By part: the ghost positions to refresh and their words.
@@ -271,30 +288,30 @@ impl Bsp<'_, '_> {
             }
             self.stats.merged += entries.len() as u64;
             // Several parts' ghosts of one node merge one after the other.
-            entries.sort_unstable_by_key(|e| e.0);
+            entries.sort_unstable_by_key(|e| e.owner_local);
             at.clear();
-            at.extend(entries.iter().map(|e| e.0));
+            at.extend(entries.iter().map(|e| e.owner_local));
             at.dedup();
             self.runs[o].bind()?;
             self.runs[o].gather(property, Indices::List(&at), &mut values)?;
             normalize(ty, &mut values);
             let mut slot = 0;
             for (i, entry) in entries.iter().enumerate() {
-                if i > 0 && entries[i - 1].0 != entry.0 {
+                if i > 0 && entries[i - 1].owner_local != entry.owner_local {
                     slot += 1;
                 }
-                values[slot] = merge.apply(ty, values[slot], entry.3, entry.4);
+                values[slot] = merge.apply(ty, values[slot], entry.old, entry.new);
             }
             self.runs[o].scatter(property, Indices::List(&at), &values)?;
             // A ghost whose new value its owner did not take gets the owner's back.
             let mut slot = 0;
-            for (i, &(_, q, position, _, new)) in entries.iter().enumerate() {
-                if i > 0 && entries[i - 1].0 != entries[i].0 {
+            for (i, entry) in entries.iter().enumerate() {
+                if i > 0 && entries[i - 1].owner_local != entry.owner_local {
                     slot += 1;
                 }
-                if values[slot] != new {
-                    refresh[q as usize].0.push(position);
-                    refresh[q as usize].1.push(values[slot]);
+                if values[slot] != entry.new {
+                    refresh[entry.part as usize].0.push(entry.position);
+                    refresh[entry.part as usize].1.push(values[slot]);
                 }
             }
         }
