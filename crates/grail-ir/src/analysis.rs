@@ -115,12 +115,16 @@ pub struct PropertyWrites {
     pub and: bool,
     pub or: bool,
     pub cas: bool,
+    /// Some write goes through another node than the item of the kernel's loop over all nodes
+    /// or its worklist (or is made in a function the kernel calls): on a partitioned graph,
+    /// ghosts may change.
+    pub remote: bool,
 }
 
 impl PropertyWrites {
     /// Whether the kernel writes the property at all.
     pub fn any(&self) -> bool {
-        let PropertyWrites { plain, min, max, add, and, or, cas } = *self;
+        let PropertyWrites { plain, min, max, add, and, or, cas, remote: _ } = *self;
         plain || min || max || add || and || or || cas
     }
 
@@ -142,12 +146,20 @@ impl PropertyWrites {
 /// How kernel `kernel` writes each property, by property id (see [`PropertyWrites`]).
 pub fn kernel_property_writes(module: &Module, kernel: KernelId) -> Vec<PropertyWrites> {
     let mut writes = vec![PropertyWrites::default(); module.properties.len()];
-    for body in kernel_bodies(module, kernel) {
+    let items = loop_items(&module.kernels[kernel.index()].body);
+    for (b, body) in kernel_bodies(module, kernel).enumerate() {
+        // Only the kernel's own body (b == 0) has loop items.
+        let remote = |place: &Place| {
+            b > 0
+                || !matches!(root_place(place), Place::Property { element, .. }
+                    if matches!(element.kind, ExprKind::Load(Place::Local(l)) if items.contains(&l)))
+        };
         walk_block(&body.block, &mut |stmt| {
             if let Stmt::Assign { place, .. } = stmt
                 && let Some(property) = stored_property(place)
             {
                 writes[property.index()].plain = true;
+                writes[property.index()].remote |= remote(place);
             }
             stmt_exprs(stmt, &mut |expr| {
                 walk_expr(expr, &mut |e| {
@@ -155,6 +167,7 @@ pub fn kernel_property_writes(module: &Module, kernel: KernelId) -> Vec<Property
                         && let Some(property) = stored_property(place)
                     {
                         let w = &mut writes[property.index()];
+                        w.remote |= remote(place);
                         match op {
                             AtomicOp::Min => w.min = true,
                             AtomicOp::Max => w.max = true,
@@ -469,14 +482,7 @@ fn part_obstacles(module: &Module, body: &Body, who: &str, obstacles: &mut Vec<S
 /// on a part only owned nodes have edges. Conservative: a copy of the item in another local,
 /// or a function's node parameter, counts as another node.
 fn reads_remote_adjacency(body: &Body) -> bool {
-    let mut items = Vec::new();
-    walk_block(&body.block, &mut |stmt| {
-        if let Stmt::ForAll(forall) = stmt
-            && matches!(forall.space, Space::Worklist | Space::AllNodes)
-        {
-            items.push(forall.var);
-        }
-    });
+    let items = loop_items(body);
     let is_item = |node: &Expr| matches!(node.kind, ExprKind::Load(Place::Local(l)) if items.contains(&l));
     let mut remote = false;
     walk_block(&body.block, &mut |stmt| {
@@ -498,6 +504,19 @@ fn reads_remote_adjacency(body: &Body) -> bool {
         });
     });
     remote
+}
+
+/// The variables of a body's loops over all nodes or the worklist: the items, which a part owns.
+fn loop_items(body: &Body) -> Vec<LocalId> {
+    let mut items = Vec::new();
+    walk_block(&body.block, &mut |stmt| {
+        if let Stmt::ForAll(forall) = stmt
+            && matches!(forall.space, Space::Worklist | Space::AllNodes)
+        {
+            items.push(forall.var);
+        }
+    });
+    items
 }
 
 /// The obstacle of any body, the host's included: reading the graph's in-edges.
@@ -748,7 +767,7 @@ mod tests {
     fn bfs_writes_its_level_plainly_and_runs_partitioned() {
         let module = bfs();
         let writes = kernel_property_writes(&module, KernelId(0));
-        assert_eq!(writes, [PropertyWrites { plain: true, ..Default::default() }]);
+        assert_eq!(writes, [PropertyWrites { plain: true, remote: true, ..Default::default() }]);
         assert!(writes[0].any());
         assert!(!PropertyWrites::default().any());
         assert!(partition_obstacles(&module).is_empty());
@@ -772,7 +791,7 @@ mod tests {
     fn atomics_are_told_apart_and_two_merges_are_an_obstacle() {
         let module = bfs_with_atomics(&[AtomicOp::Sub, AtomicOp::Cas]);
         let writes = kernel_property_writes(&module, KernelId(0));
-        assert_eq!(writes, [PropertyWrites { add: true, cas: true, ..Default::default() }]);
+        assert_eq!(writes, [PropertyWrites { add: true, cas: true, remote: true, ..Default::default() }]);
         assert!(partition_obstacles(&module).is_empty());
         let module = bfs_with_atomics(&[AtomicOp::Min, AtomicOp::Or]);
         assert_eq!(

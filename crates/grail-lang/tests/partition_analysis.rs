@@ -37,20 +37,21 @@ fn assert_obstacles(module: &Module, expected: &[&[&str]]) {
     }
 }
 
-const PLAIN: PropertyWrites =
-    PropertyWrites { plain: true, min: false, max: false, add: false, and: false, or: false, cas: false };
+/// Plain writes through a node other than the loop's item (a neighbour).
+const PLAIN_REMOTE: PropertyWrites =
+    PropertyWrites { plain: true, min: false, max: false, add: false, and: false, or: false, cas: false, remote: true };
 
 #[test]
 fn bfs_writes_its_level_plainly_and_runs_partitioned() {
     let module = suite_program("bfs");
-    assert_eq!(writes(&module, "expand", "level"), PLAIN);
+    assert_eq!(writes(&module, "expand", "level"), PLAIN_REMOTE);
     assert!(partition_obstacles(&module).is_empty());
 }
 
 #[test]
 fn sssp_merges_distances_by_min() {
     let module = suite_program("sssp_wl");
-    assert_eq!(writes(&module, "relax", "dist"), PropertyWrites { min: true, ..Default::default() });
+    assert_eq!(writes(&module, "relax", "dist"), PropertyWrites { min: true, remote: true, ..Default::default() });
     assert!(!writes(&module, "relax", "weight").any());
     assert!(partition_obstacles(&module).is_empty());
 }
@@ -59,8 +60,12 @@ fn sssp_merges_distances_by_min() {
 fn atomic_add_and_atomic_sub_both_merge_by_sum() {
     // pr_residual also claims nodes with `single`, which a part can do alone.
     let module = suite_program("pr_residual");
-    assert_eq!(writes(&module, "push_residual", "residual"), PropertyWrites { add: true, ..Default::default() });
-    assert_eq!(writes(&module, "push_residual", "rank"), PLAIN);
+    assert_eq!(
+        writes(&module, "push_residual", "residual"),
+        PropertyWrites { add: true, remote: true, ..Default::default() }
+    );
+    // `u.rank += r` writes the item only: no ghost can change.
+    assert_eq!(writes(&module, "push_residual", "rank"), PropertyWrites { plain: true, ..Default::default() });
     assert!(partition_obstacles(&module).is_empty());
 }
 
@@ -80,8 +85,11 @@ kernel spread() {
 fn main() { invoke spread(); }
 ",
     );
-    assert_eq!(writes(&module, "spread", "best"), PropertyWrites { max: true, ..Default::default() });
-    assert_eq!(writes(&module, "spread", "seen"), PropertyWrites { plain: true, or: true, ..Default::default() });
+    assert_eq!(writes(&module, "spread", "best"), PropertyWrites { max: true, remote: true, ..Default::default() });
+    assert_eq!(
+        writes(&module, "spread", "seen"),
+        PropertyWrites { plain: true, or: true, remote: true, ..Default::default() }
+    );
     assert!(partition_obstacles(&module).is_empty());
 }
 
@@ -246,9 +254,11 @@ kernel add_x() { forall u in G.nodes() { atomic_add(u.x, 1); } }
 fn main() { invoke mix(); invoke add_x(); }
 ",
     );
-    assert_eq!(writes(&module, "mix", "x"), PropertyWrites { min: true, add: true, ..Default::default() });
-    assert_eq!(writes(&module, "mix", "y"), PropertyWrites { plain: true, max: true, ..Default::default() });
-    assert_eq!(writes(&module, "mix", "z"), PropertyWrites { plain: true, cas: true, ..Default::default() });
+    let remote = PropertyWrites { remote: true, ..Default::default() };
+    assert_eq!(writes(&module, "mix", "x"), PropertyWrites { min: true, add: true, ..remote });
+    assert_eq!(writes(&module, "mix", "y"), PropertyWrites { plain: true, max: true, ..remote });
+    assert_eq!(writes(&module, "mix", "z"), PropertyWrites { plain: true, cas: true, ..remote });
+    assert!(!writes(&module, "add_x", "x").remote, "add_x writes its item only");
     // Only `x` in `mix`: `add_x` alone merges `x` by sum, and invocations merge one at a time.
     assert_obstacles(&module, &[&["kernel `mix`", "property `x`", "atomic_min and atomic_add"]]);
 }

@@ -18,9 +18,9 @@ use grail_graph::partition::Part;
 use grail_graph::{Column, Graph, PropertyType};
 use grail_ir::{CollectionId, KernelId, Module, Owner, PropertyId};
 
-use super::crew::Crew;
+use super::crew::{Crew, Job, Outcome};
 use super::merge::Merge;
-use super::{Indices, PartRun};
+use super::{Change, Indices, PartRun};
 use crate::error::{Result, RuntimeError};
 use crate::host::interp::Machine;
 use crate::host::memory::Memory;
@@ -86,6 +86,11 @@ impl Links {
             .collect()
     }
 
+    /// The ghosts' local ids, grouped by owner part.
+    pub fn ghosts(&self) -> &[u32] {
+        &self.ghosts
+    }
+
     fn group(&self, owner: usize) -> std::ops::Range<usize> {
         self.starts[owner]..self.starts[owner + 1]
     }
@@ -116,6 +121,15 @@ impl Mirrors {
             })
             .collect()
     }
+}
+
+/// A node property a kernel writes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Written {
+    pub property: PropertyId,
+    pub merge: Merge,
+    /// Whether it writes through another node than its loop's item (then ghosts may change).
+    pub remote: bool,
 }
 
 /// A ghost a kernel changed, on its way to its owner.
@@ -158,7 +172,7 @@ pub(crate) struct Bsp<'a, 's> {
     pub runs: Vec<Box<dyn PartRun + 'a>>,
     pub links: Vec<Links>,
     /// By kernel: the node properties it writes and how they merge.
-    pub merges: Vec<Vec<(PropertyId, Merge)>>,
+    pub merges: Vec<Vec<Written>>,
     /// By part: its nodes that are ghosts elsewhere, and where.
     pub mirrors: Vec<Mirrors>,
     pub stats: SyncStats,
@@ -168,14 +182,20 @@ pub(crate) struct Bsp<'a, 's> {
 
 impl Bsp<'_, '_> {
     /// The merges of every kernel's node-property writes.
-    pub fn merges_of(module: &Module) -> Vec<Vec<(PropertyId, Merge)>> {
+    pub fn merges_of(module: &Module) -> Vec<Vec<Written>> {
         (0..module.kernels.len())
             .map(|k| {
                 grail_ir::analysis::kernel_property_writes(module, KernelId(k as u32))
                     .iter()
                     .enumerate()
                     .filter(|(p, _)| module.properties[*p].owner == Owner::Node)
-                    .filter_map(|(p, writes)| Merge::of(writes).map(|m| (PropertyId(p as u32), m)))
+                    .filter_map(|(p, writes)| {
+                        Merge::of(writes).map(|merge| Written {
+                            property: PropertyId(p as u32),
+                            merge,
+                            remote: writes.remote,
+                        })
+                    })
                     .collect()
             })
             .collect()
@@ -200,8 +220,15 @@ impl Bsp<'_, '_> {
         (o, (local_start + (e - offsets[source])) as usize)
     }
 
-    /// Runs kernel `kernel` on every part at once; each part's result.
-    fn run_parts(&mut self, kernel: KernelId, args: &[Value]) -> Result<Vec<Option<Value>>> {
+    /// Runs kernel `kernel` on every part at once, each part then finding the ghosts of
+    /// `diff` it changed and (with `split`) splitting its pushed ghosts off; each part's outcome.
+    fn run_parts(
+        &mut self,
+        kernel: KernelId,
+        args: &[Value],
+        diff: Vec<PropertyId>,
+        split: bool,
+    ) -> Result<Vec<Outcome>> {
         let mut part_args = Vec::with_capacity(self.parts.len());
         for part in self.parts {
             let mut local = Vec::with_capacity(args.len());
@@ -226,16 +253,15 @@ impl Bsp<'_, '_> {
             }
             part_args.push(local);
         }
-        self.crew.invoke(kernel, part_args).into_iter().collect()
+        self.crew.step(Job { kernel, args: part_args, diff, split }).into_iter().collect()
     }
 
-    /// Sends every part's pushed ghosts (each once) to their owners' worklists.
-    fn forward_pushes(&mut self) -> Result<()> {
+    /// Sends the ghosts each part pushed (each once) to their owners' worklists.
+    fn forward_pushes(&mut self, outcomes: &[Outcome]) -> Result<()> {
         let k = self.parts.len();
         let mut incoming: Vec<Vec<u32>> = vec![Vec::new(); k];
-        for (run, links) in self.runs.iter_mut().zip(&self.links) {
-            run.bind()?;
-            for x in run.take_pushed_ghosts()? {
+        for (outcome, links) in outcomes.iter().zip(&self.links) {
+            for &x in &outcome.pushed {
                 let j = (x - links.owned) as usize;
                 incoming[links.owner_of[j] as usize].push(links.at_owner[links.position[j] as usize]);
             }
@@ -252,20 +278,16 @@ impl Bsp<'_, '_> {
     /// owner (and given the owner's value back where that differs), then every owner value
     /// that changed since its ghosts last saw it is copied to them. Each part finds its own
     /// changes ([`PartRun::diff`]), so only changed values cross between devices.
-    fn synchronize(&mut self, property: PropertyId, merge: Merge) -> Result<()> {
+    /// `ghost_changes[q]`: the ghosts part `q` changed (empty when the kernel writes the
+    /// property only through its items, which are owned).
+    fn synchronize(&mut self, property: PropertyId, merge: Merge, ghost_changes: &[&[Change]]) -> Result<()> {
         let ty = self.column_type(property);
         let k = self.parts.len();
         let mut changes = Vec::new();
         let mut merges: Vec<Vec<GhostChange>> = vec![Vec::new(); k];
-        for q in 0..k {
-            if self.links[q].ghosts.is_empty() {
-                continue;
-            }
-            changes.clear();
-            self.runs[q].bind()?;
-            self.runs[q].diff(property, &self.links[q].ghosts, &mut changes)?;
+        for (q, part_changes) in ghost_changes.iter().enumerate() {
             let links = &self.links[q];
-            for change in &changes {
+            for change in part_changes.iter() {
                 let i = change.position as usize;
                 let j = (links.ghosts[i] - links.owned) as usize;
                 let (old, new) = (normal(ty, change.old), normal(ty, change.new));
@@ -484,21 +506,35 @@ impl Machine for Bsp<'_, '_> {
 
     fn invoke(&mut self, kernel: KernelId, args: &[Value]) -> Result<Option<Value>> {
         let started = Instant::now();
-        let results = self.run_parts(kernel, args)?;
+        let declared = &self.module.kernels[kernel.index()];
+        let merges = self.merges[kernel.index()].clone();
+        // Ghosts change only where the kernel writes a property through another node than its
+        // item.
+        let diff: Vec<PropertyId> = merges.iter().filter(|m| m.remote).map(|m| m.property).collect();
+        let split = declared.uses_worklist();
+        let mut outcomes = self.run_parts(kernel, args, diff, split)?;
         let computed = Instant::now();
         self.stats.compute += computed - started;
         self.stats.steps += 1;
-        let declared = &self.module.kernels[kernel.index()];
-        if declared.uses_worklist() {
-            self.forward_pushes()?;
+        if split {
+            self.forward_pushes(&outcomes)?;
         }
-        for (property, merge) in self.merges[kernel.index()].clone() {
-            self.synchronize(property, merge)?;
+        let mut changes: Vec<Vec<Change>> = Vec::new();
+        let mut diffed = 0;
+        for written in merges {
+            changes.clear();
+            for outcome in &mut outcomes {
+                changes.push(if written.remote { std::mem::take(&mut outcome.changes[diffed]) } else { Vec::new() });
+            }
+            diffed += usize::from(written.remote);
+            let slices: Vec<&[Change]> = changes.iter().map(Vec::as_slice).collect();
+            self.synchronize(written.property, written.merge, &slices)?;
         }
+        let results = outcomes.into_iter().map(|outcome| outcome.result);
         let result = match declared.reduction {
             Some((op, ty)) => {
                 let mut total: Option<Value> = None;
-                for value in results.into_iter().flatten() {
+                for value in results.flatten() {
                     total = Some(match total {
                         None => value,
                         Some(sum) => combine(op, &sum, &value).map_err(RuntimeError::program)?,

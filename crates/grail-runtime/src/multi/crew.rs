@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use grail_ir::KernelId;
 
-use super::PartRun;
+use super::{Change, PartRun};
 use crate::error::{Result, RuntimeError};
 use crate::host::value::Value;
 
@@ -47,11 +47,35 @@ pub(crate) struct CrewState {
     epoch: AtomicU64,
     pending: AtomicUsize,
     stop: AtomicBool,
-    /// The invocation: the kernel, and each part's arguments (written only while no driver runs).
-    job: UnsafeCell<(KernelId, Vec<Vec<Value>>)>,
-    /// Each part's result (part `q`'s written only by its driver while it runs).
-    results: Vec<UnsafeCell<Option<Result<Option<Value>>>>>,
+    /// The invocation (written only while no driver runs).
+    job: UnsafeCell<Job>,
+    /// Each part's outcome (part `q`'s written only by its driver while it runs).
+    results: Vec<UnsafeCell<Option<Result<Outcome>>>>,
     runs: Vec<RunPtr>,
+    /// Each part's ghosts' local ids (a fixed list, see `PartRun::diff`), by address and length.
+    ghosts: Vec<(usize, usize)>,
+}
+
+/// One superstep: the kernel with each part's arguments, and what each part does after it on
+/// its own (in parallel with the others) before the host synchronizes them.
+pub(crate) struct Job {
+    pub kernel: KernelId,
+    pub args: Vec<Vec<Value>>,
+    /// The node properties whose ghosts the kernel may have changed: each part finds its
+    /// changed ghosts.
+    pub diff: Vec<grail_ir::PropertyId>,
+    /// Whether the kernel pushes: each part splits its pushed ghosts off.
+    pub split: bool,
+}
+
+/// What a part's superstep left.
+#[derive(Default)]
+pub(crate) struct Outcome {
+    pub result: Option<Value>,
+    /// By property of `Job::diff`: the ghosts that changed.
+    pub changes: Vec<Vec<Change>>,
+    /// The ghosts pushed, each once.
+    pub pushed: Vec<u32>,
 }
 
 // SAFETY: `job` is written by the calling thread before it bumps `epoch` and read by drivers
@@ -61,16 +85,41 @@ unsafe impl Sync for CrewState {}
 
 impl CrewState {
     /// The state for driving `runs` (each pointer valid, and used by nobody else, until the
-    /// crew stops).
-    pub fn new(runs: Vec<RunPtr>) -> CrewState {
+    /// crew stops), whose ghosts are `ghosts` (lists that outlive the crew, unchanged).
+    pub fn new(runs: Vec<RunPtr>, ghosts: &[&[u32]]) -> CrewState {
         CrewState {
             epoch: AtomicU64::new(0),
             pending: AtomicUsize::new(0),
             stop: AtomicBool::new(false),
-            job: UnsafeCell::new((KernelId(0), Vec::new())),
+            job: UnsafeCell::new(Job { kernel: KernelId(0), args: Vec::new(), diff: Vec::new(), split: false }),
             results: runs.iter().map(|_| UnsafeCell::new(None)).collect(),
             runs,
+            ghosts: ghosts.iter().map(|list| (list.as_ptr() as usize, list.len())).collect(),
         }
+    }
+
+    /// Part `q`'s superstep, on the calling thread.
+    ///
+    /// # Safety
+    ///
+    /// Part `q`'s run is this thread's for the call, and the job is not being written.
+    unsafe fn step(&self, q: usize) -> Result<Outcome> {
+        // SAFETY: as the caller promises; the ghost list lives as long as the crew.
+        let (run, job, ghosts) = unsafe {
+            let (ptr, len) = self.ghosts[q];
+            (&mut *{ self.runs[q] }.0, &*self.job.get(), std::slice::from_raw_parts(ptr as *const u32, len))
+        };
+        run.bind()?;
+        let mut outcome = Outcome { result: run.invoke(job.kernel, &job.args[q])?, ..Outcome::default() };
+        for &property in &job.diff {
+            let mut changes = Vec::new();
+            run.diff(property, ghosts, &mut changes)?;
+            outcome.changes.push(changes);
+        }
+        if job.split {
+            outcome.pushed = run.take_pushed_ghosts()?;
+        }
+        Ok(outcome)
     }
 }
 
@@ -87,23 +136,19 @@ impl<'s> Crew<'s> {
         Crew { state, threads }
     }
 
-    /// Runs `kernel` on every part at once (`args[q]`: part `q`'s arguments), part 0 on the
-    /// calling thread; each part's result.
-    pub fn invoke(&mut self, kernel: KernelId, args: Vec<Vec<Value>>) -> Vec<Result<Option<Value>>> {
+    /// Runs a superstep on every part at once, part 0 on the calling thread; each part's
+    /// outcome.
+    pub fn step(&mut self, job: Job) -> Vec<Result<Outcome>> {
         let state = self.state;
         // SAFETY: no driver runs (the last invocation's all reported back).
-        unsafe { *state.job.get() = (kernel, args) };
+        unsafe { *state.job.get() = job };
         state.pending.store(self.threads.len(), Ordering::Release);
         state.epoch.fetch_add(1, Ordering::Release);
         for thread in &self.threads {
             thread.unpark();
         }
-        // SAFETY: part 0 is driven by this thread alone.
-        let first = unsafe {
-            let run = &mut *{ state.runs[0] }.0;
-            let (kernel, args) = &*state.job.get();
-            run.bind().and_then(|()| run.invoke(*kernel, &args[0]))
-        };
+        // SAFETY: part 0 is driven by this thread alone; the job is written.
+        let first = unsafe { state.step(0) };
         let mut spins = 0u32;
         while state.pending.load(Ordering::Acquire) != 0 {
             spins += 1;
@@ -159,12 +204,7 @@ fn drive(state: &CrewState, q: usize) {
         }
         // SAFETY: the job was written before the epoch moved; part `q` is this driver's until it
         // reports back.
-        let result = std::panic::catch_unwind(AssertUnwindSafe(|| unsafe {
-            let run = &mut *{ state.runs[q] }.0;
-            let (kernel, args) = &*state.job.get();
-            run.bind().and_then(|()| run.invoke(*kernel, &args[q]))
-        }))
-        .unwrap_or_else(|panic| {
+        let result = std::panic::catch_unwind(AssertUnwindSafe(|| unsafe { state.step(q) })).unwrap_or_else(|panic| {
             let what =
                 panic.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| panic.downcast_ref::<String>().cloned());
             Err(RuntimeError::program(format!(
