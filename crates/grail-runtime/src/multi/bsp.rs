@@ -105,6 +105,11 @@ pub(crate) struct Mirrors {
 }
 
 impl Mirrors {
+    /// The owned nodes' local ids, one per (part, ghost).
+    pub fn locals(&self) -> &[u32] {
+        &self.locals
+    }
+
     /// Every part's mirrors, from the parts' links.
     pub fn of(links: &[Links]) -> Vec<Mirrors> {
         let k = links.len();
@@ -253,7 +258,7 @@ impl Bsp<'_, '_> {
             }
             part_args.push(local);
         }
-        self.crew.step(Job { kernel, args: part_args, diff, split }).into_iter().collect()
+        self.crew.run(Job::Step { kernel, args: part_args, diff, split }).into_iter().collect()
     }
 
     /// Sends the ghosts each part pushed (each once) to their owners' worklists.
@@ -274,20 +279,21 @@ impl Bsp<'_, '_> {
         Ok(())
     }
 
-    /// Synchronizes `property` after a kernel: every ghost a part changed is merged into its
-    /// owner (and given the owner's value back where that differs), then every owner value
-    /// that changed since its ghosts last saw it is copied to them. Each part finds its own
-    /// changes ([`PartRun::diff`]), so only changed values cross between devices.
-    /// `ghost_changes[q]`: the ghosts part `q` changed (empty when the kernel writes the
-    /// property only through its items, which are owned).
-    fn synchronize(&mut self, property: PropertyId, merge: Merge, ghost_changes: &[&[Change]]) -> Result<()> {
+    /// Merges the ghosts of `written` that parts changed (`ghost_changes[q]`: part `q`'s) into
+    /// their owners; each part's ghosts to give their owner's value back (where the owner did
+    /// not take theirs): positions in its [`Links::ghosts`] and words.
+    fn merge_into_owners(
+        &mut self,
+        written: Written,
+        ghost_changes: &[Vec<Change>],
+    ) -> Result<Vec<(Vec<u32>, Vec<u64>)>> {
+        let (property, merge) = (written.property, written.merge);
         let ty = self.column_type(property);
         let k = self.parts.len();
-        let mut changes = Vec::new();
         let mut merges: Vec<Vec<GhostChange>> = vec![Vec::new(); k];
         for (q, part_changes) in ghost_changes.iter().enumerate() {
             let links = &self.links[q];
-            for change in part_changes.iter() {
+            for change in part_changes {
                 let i = change.position as usize;
                 let j = (links.ghosts[i] - links.owned) as usize;
                 let (old, new) = (normal(ty, change.old), normal(ty, change.new));
@@ -300,7 +306,6 @@ impl Bsp<'_, '_> {
                 });
             }
         }
-        // By part: the ghost positions to refresh and their words.
         let mut refresh: Vec<(Vec<u32>, Vec<u64>)> = vec![(Vec::new(), Vec::new()); k];
         let mut at = Vec::new();
         let mut values = Vec::new();
@@ -325,7 +330,6 @@ impl Bsp<'_, '_> {
                 values[slot] = merge.apply(ty, values[slot], entry.old, entry.new);
             }
             self.runs[o].scatter(property, Indices::List(&at), &values)?;
-            // A ghost whose new value its owner did not take gets the owner's back.
             let mut slot = 0;
             for (i, entry) in entries.iter().enumerate() {
                 if i > 0 && entries[i - 1].owner_local != entry.owner_local {
@@ -337,27 +341,47 @@ impl Bsp<'_, '_> {
                 }
             }
         }
-        // The owners' values their ghosts have not seen.
-        for o in 0..k {
-            if self.mirrors[o].locals.is_empty() {
-                continue;
-            }
-            changes.clear();
-            self.runs[o].bind()?;
-            self.runs[o].diff(property, &self.mirrors[o].locals, &mut changes)?;
-            for change in &changes {
-                let (q, position) = self.mirrors[o].targets[change.position as usize];
-                refresh[q as usize].0.push(position);
-                refresh[q as usize].1.push(normal(ty, change.new));
-            }
+        Ok(refresh)
+    }
+
+    /// Synchronizes what a kernel wrote: every ghost a part changed is merged into its owner
+    /// (and given the owner's value back where that differs), then every owner value that
+    /// changed since its ghosts last saw it is copied to them. Each part finds its own changes
+    /// ([`PartRun::diff`], all parts at once), so only changed values cross between devices.
+    fn synchronize(&mut self, written: &[Written], mut outcomes: Vec<Outcome>) -> Result<()> {
+        if written.is_empty() {
+            return Ok(());
         }
-        for (q, (positions, words)) in refresh.into_iter().enumerate() {
-            if positions.is_empty() {
-                continue;
+        let mut refreshes = Vec::with_capacity(written.len());
+        let mut diffed = 0;
+        for &w in written {
+            let changes: Vec<Vec<Change>> = outcomes
+                .iter_mut()
+                .map(|outcome| if w.remote { std::mem::take(&mut outcome.changes[diffed]) } else { Vec::new() })
+                .collect();
+            diffed += usize::from(w.remote);
+            refreshes.push(self.merge_into_owners(w, &changes)?);
+        }
+        // The owners' values their ghosts have not seen, found by every part at once.
+        let properties: Vec<PropertyId> = written.iter().map(|w| w.property).collect();
+        let mirrored: Vec<Outcome> = self.crew.run(Job::Mirrors(properties)).into_iter().collect::<Result<_>>()?;
+        for (i, (w, mut refresh)) in written.iter().zip(refreshes).enumerate() {
+            let ty = self.column_type(w.property);
+            for (o, outcome) in mirrored.iter().enumerate() {
+                for change in &outcome.changes[i] {
+                    let (q, position) = self.mirrors[o].targets[change.position as usize];
+                    refresh[q as usize].0.push(position);
+                    refresh[q as usize].1.push(normal(ty, change.new));
+                }
             }
-            self.stats.copied += positions.len() as u64;
-            self.runs[q].bind()?;
-            self.runs[q].put(property, &self.links[q].ghosts, &positions, &words)?;
+            for (q, (positions, words)) in refresh.into_iter().enumerate() {
+                if positions.is_empty() {
+                    continue;
+                }
+                self.stats.copied += positions.len() as u64;
+                self.runs[q].bind()?;
+                self.runs[q].put(w.property, &self.links[q].ghosts, &positions, &words)?;
+            }
         }
         Ok(())
     }
@@ -519,22 +543,12 @@ impl Machine for Bsp<'_, '_> {
         if split {
             self.forward_pushes(&outcomes)?;
         }
-        let mut changes: Vec<Vec<Change>> = Vec::new();
-        let mut diffed = 0;
-        for written in merges {
-            changes.clear();
-            for outcome in &mut outcomes {
-                changes.push(if written.remote { std::mem::take(&mut outcome.changes[diffed]) } else { Vec::new() });
-            }
-            diffed += usize::from(written.remote);
-            let slices: Vec<&[Change]> = changes.iter().map(Vec::as_slice).collect();
-            self.synchronize(written.property, written.merge, &slices)?;
-        }
-        let results = outcomes.into_iter().map(|outcome| outcome.result);
+        let results: Vec<Option<Value>> = outcomes.iter_mut().map(|outcome| outcome.result.take()).collect();
+        self.synchronize(&merges, outcomes)?;
         let result = match declared.reduction {
             Some((op, ty)) => {
                 let mut total: Option<Value> = None;
-                for value in results.flatten() {
+                for value in results.into_iter().flatten() {
                     total = Some(match total {
                         None => value,
                         Some(sum) => combine(op, &sum, &value).map_err(RuntimeError::program)?,

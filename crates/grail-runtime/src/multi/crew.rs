@@ -52,27 +52,35 @@ pub(crate) struct CrewState {
     /// Each part's outcome (part `q`'s written only by its driver while it runs).
     results: Vec<UnsafeCell<Option<Result<Outcome>>>>,
     runs: Vec<RunPtr>,
-    /// Each part's ghosts' local ids (a fixed list, see `PartRun::diff`), by address and length.
+    /// Each part's ghosts' local ids and its mirrors' (its nodes that are ghosts elsewhere):
+    /// fixed lists (see `PartRun::diff`), by address and length.
     ghosts: Vec<(usize, usize)>,
+    mirrors: Vec<(usize, usize)>,
 }
 
-/// One superstep: the kernel with each part's arguments, and what each part does after it on
-/// its own (in parallel with the others) before the host synchronizes them.
-pub(crate) struct Job {
-    pub kernel: KernelId,
-    pub args: Vec<Vec<Value>>,
-    /// The node properties whose ghosts the kernel may have changed: each part finds its
-    /// changed ghosts.
-    pub diff: Vec<grail_ir::PropertyId>,
-    /// Whether the kernel pushes: each part splits its pushed ghosts off.
-    pub split: bool,
+/// What every part does at once.
+pub(crate) enum Job {
+    /// A superstep: the kernel with each part's arguments, then what each part does on its own
+    /// before the host synchronizes them.
+    Step {
+        kernel: KernelId,
+        args: Vec<Vec<Value>>,
+        /// The node properties whose ghosts the kernel may have changed: each part finds its
+        /// changed ghosts.
+        diff: Vec<grail_ir::PropertyId>,
+        /// Whether the kernel pushes: each part splits its pushed ghosts off.
+        split: bool,
+    },
+    /// Each part finds its mirrors' values of these properties that changed since their ghosts
+    /// last saw them.
+    Mirrors(Vec<grail_ir::PropertyId>),
 }
 
 /// What a part's superstep left.
 #[derive(Default)]
 pub(crate) struct Outcome {
     pub result: Option<Value>,
-    /// By property of `Job::diff`: the ghosts that changed.
+    /// By property of the job's list: the ghosts (or mirrors) that changed.
     pub changes: Vec<Vec<Change>>,
     /// The ghosts pushed, each once.
     pub pushed: Vec<u32>,
@@ -85,16 +93,19 @@ unsafe impl Sync for CrewState {}
 
 impl CrewState {
     /// The state for driving `runs` (each pointer valid, and used by nobody else, until the
-    /// crew stops), whose ghosts are `ghosts` (lists that outlive the crew, unchanged).
-    pub fn new(runs: Vec<RunPtr>, ghosts: &[&[u32]]) -> CrewState {
+    /// crew stops), whose ghosts and mirrors are `ghosts` and `mirrors` (lists that outlive the
+    /// crew, unchanged).
+    pub fn new(runs: Vec<RunPtr>, ghosts: &[&[u32]], mirrors: &[&[u32]]) -> CrewState {
+        let addresses = |lists: &[&[u32]]| lists.iter().map(|list| (list.as_ptr() as usize, list.len())).collect();
         CrewState {
             epoch: AtomicU64::new(0),
             pending: AtomicUsize::new(0),
             stop: AtomicBool::new(false),
-            job: UnsafeCell::new(Job { kernel: KernelId(0), args: Vec::new(), diff: Vec::new(), split: false }),
+            job: UnsafeCell::new(Job::Mirrors(Vec::new())),
             results: runs.iter().map(|_| UnsafeCell::new(None)).collect(),
             runs,
-            ghosts: ghosts.iter().map(|list| (list.as_ptr() as usize, list.len())).collect(),
+            ghosts: addresses(ghosts),
+            mirrors: addresses(mirrors),
         }
     }
 
@@ -104,19 +115,24 @@ impl CrewState {
     ///
     /// Part `q`'s run is this thread's for the call, and the job is not being written.
     unsafe fn step(&self, q: usize) -> Result<Outcome> {
-        // SAFETY: as the caller promises; the ghost list lives as long as the crew.
-        let (run, job, ghosts) = unsafe {
-            let (ptr, len) = self.ghosts[q];
-            (&mut *{ self.runs[q] }.0, &*self.job.get(), std::slice::from_raw_parts(ptr as *const u32, len))
-        };
+        // SAFETY: as the caller promises; the lists live as long as the crew.
+        let (run, job) = unsafe { (&mut *{ self.runs[q] }.0, &*self.job.get()) };
+        let list = |(ptr, len): (usize, usize)| unsafe { std::slice::from_raw_parts(ptr as *const u32, len) };
         run.bind()?;
-        let mut outcome = Outcome { result: run.invoke(job.kernel, &job.args[q])?, ..Outcome::default() };
-        for &property in &job.diff {
+        let mut outcome = Outcome::default();
+        let (properties, fixed) = match job {
+            Job::Step { kernel, args, diff, .. } => {
+                outcome.result = run.invoke(*kernel, &args[q])?;
+                (diff, list(self.ghosts[q]))
+            }
+            Job::Mirrors(properties) => (properties, list(self.mirrors[q])),
+        };
+        for &property in properties {
             let mut changes = Vec::new();
-            run.diff(property, ghosts, &mut changes)?;
+            run.diff(property, fixed, &mut changes)?;
             outcome.changes.push(changes);
         }
-        if job.split {
+        if let Job::Step { split: true, .. } = job {
             outcome.pushed = run.take_pushed_ghosts()?;
         }
         Ok(outcome)
@@ -136,9 +152,8 @@ impl<'s> Crew<'s> {
         Crew { state, threads }
     }
 
-    /// Runs a superstep on every part at once, part 0 on the calling thread; each part's
-    /// outcome.
-    pub fn step(&mut self, job: Job) -> Vec<Result<Outcome>> {
+    /// Runs `job` on every part at once, part 0 on the calling thread; each part's outcome.
+    pub fn run(&mut self, job: Job) -> Vec<Result<Outcome>> {
         let state = self.state;
         // SAFETY: no driver runs (the last invocation's all reported back).
         unsafe { *state.job.get() = job };

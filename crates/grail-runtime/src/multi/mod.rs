@@ -406,10 +406,13 @@ impl MultiProgram {
             // SAFETY: the runs outlive the crew (dropped with the machine, inside the scope below),
             // and nothing else touches them while an invocation runs.
             let links = bsp::Links::of(&parts, owner);
+            let mirrors = bsp::Mirrors::of(&links);
             let ghost_lists: Vec<&[u32]> = links.iter().map(|l| l.ghosts()).collect();
+            let mirror_lists: Vec<&[u32]> = mirrors.iter().map(|m| m.locals()).collect();
             let crew_state = crew::CrewState::new(
                 runs.iter_mut().map(|run| unsafe { crew::RunPtr::new(&mut **run) }).collect(),
                 &ghost_lists,
+                &mirror_lists,
             );
             std::thread::scope(|inner| -> Result<_> {
                 let mut machine = bsp::Bsp {
