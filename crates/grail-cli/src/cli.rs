@@ -738,6 +738,11 @@ pub struct RunArgs {
     /// into their owners after every kernel) or `async` (not built yet).
     #[arg(long, value_name = "bsp|async", requires = "devices")]
     pub mode: Option<grail_runtime::multi::Mode>,
+    /// Let grail use at most this much memory on each GPU, e.g. `1.5G` or `800M` (K, M, G, T:
+    /// powers of 1024): a small GPU made of a large one, to run graphs larger than one device
+    /// over several (--devices). Past it, allocations fail as the GPU's own out-of-memory does.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub device_memory_limit: Option<u64>,
     /// How --devices splits the graph, as `grail partition --method` (default: metis where the
     /// system's METIS is installed, else ordered).
     #[arg(long, value_name = "METHOD", requires = "devices")]
@@ -840,6 +845,29 @@ fn parse_budget(text: &str) -> Result<std::time::Duration, String> {
 }
 
 /// Splits `name=value`.
+/// A size in bytes: a number with an optional K, M, G or T (powers of 1024; a trailing `B` or
+/// `iB` is allowed).
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let trimmed = text.trim().trim_end_matches(['B', 'b']).trim_end_matches('i');
+    let (number, unit) = match trimmed.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => (&trimmed[..i], c.to_ascii_uppercase()),
+        _ => (trimmed, ' '),
+    };
+    let scale: u64 = match unit {
+        ' ' => 1,
+        'K' => 1 << 10,
+        'M' => 1 << 20,
+        'G' => 1 << 30,
+        'T' => 1 << 40,
+        _ => return Err(format!("`{text}` is not a size such as 1.5G or 800M (units K, M, G, T)")),
+    };
+    let value: f64 = number.trim().parse().map_err(|_| format!("`{text}` is not a size such as 1.5G or 800M"))?;
+    if !(value > 0.0 && value.is_finite()) {
+        return Err(format!("`{text}`: a size must be positive"));
+    }
+    Ok((value * scale as f64) as u64)
+}
+
 fn parse_param(text: &str) -> Result<(String, String), String> {
     match text.split_once('=') {
         Some((name, value)) if !name.trim().is_empty() => Ok((name.trim().to_string(), value.trim().to_string())),
@@ -975,4 +1003,21 @@ pub enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes_read_with_binary_units() {
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert_eq!(parse_size("800M"), Ok(800 << 20));
+        assert_eq!(parse_size("1.5G"), Ok(3 << 29));
+        assert_eq!(parse_size("2GiB"), Ok(2 << 30));
+        assert_eq!(parse_size("64k"), Ok(64 << 10));
+        for bad in ["", "lots", "-1G", "0", "1X"] {
+            assert!(parse_size(bad).is_err(), "{bad}");
+        }
+    }
 }

@@ -31,6 +31,7 @@ pub fn run(args: RunArgs, threads: usize, progress: &Bars) -> Result<()> {
         }
         watchdog(seconds);
     }
+    grail_runtime::gpu::set_memory_limit(args.device_memory_limit);
     match args.program.parse::<Algorithm>() {
         Ok(algorithm) => run_suite(algorithm, args, threads, progress),
         Err(_)

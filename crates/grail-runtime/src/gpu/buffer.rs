@@ -25,12 +25,54 @@ pub(crate) struct DeviceBuffer {
     owned: bool,
 }
 
+/// The most bytes grail's buffers may hold on one device (`--device-memory-limit`: a small GPU
+/// made of a large one), and what each device's hold now, by ordinal.
+static MEMORY_LIMIT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(u64::MAX);
+static MEMORY_USED: std::sync::Mutex<Vec<u64>> = std::sync::Mutex::new(Vec::new());
+
+/// Limits the bytes grail's buffers may hold on each device (`None`: what the device has).
+/// Allocations past the limit fail as the device's own out-of-memory does, naming what grew.
+pub fn set_memory_limit(bytes: Option<u64>) {
+    MEMORY_LIMIT.store(bytes.unwrap_or(u64::MAX), std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Counts `bytes` more (or, with `free`, fewer) on device `ordinal`; an error when the limit
+/// would be passed.
+fn account(ordinal: usize, bytes: usize, free: bool, what: &str) -> Result<()> {
+    let mut used = MEMORY_USED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if used.len() <= ordinal {
+        used.resize(ordinal + 1, 0);
+    }
+    if free {
+        used[ordinal] = used[ordinal].saturating_sub(bytes as u64);
+        return Ok(());
+    }
+    let limit = MEMORY_LIMIT.load(std::sync::atomic::Ordering::Relaxed);
+    if used[ordinal] + bytes as u64 > limit {
+        return Err(RuntimeError::OutOfMemory {
+            what: format!(
+                "GPU memory for {what}: {} requested on device {ordinal}, which already holds {} of its \
+                 --device-memory-limit of {}; try more devices (--devices) or a larger limit",
+                human(bytes),
+                human(used[ordinal] as usize),
+                human(limit as usize)
+            ),
+        });
+    }
+    used[ordinal] += bytes as u64;
+    Ok(())
+}
+
 impl DeviceBuffer {
     /// Allocates `bytes` (at least 4) of uninitialised device memory for `what`.
     pub fn new(context: &Arc<CudaContext>, bytes: usize, what: &str) -> Result<DeviceBuffer> {
         let bytes = bytes.max(4).next_multiple_of(4);
+        account(context.ordinal(), bytes, false, what)?;
         // SAFETY: the context is current on this thread (bound by the executor).
-        let ptr = unsafe { result::malloc_sync(bytes) }.map_err(|e| allocation_error(context, e, bytes, what))?;
+        let ptr = unsafe { result::malloc_sync(bytes) }.map_err(|e| {
+            let _ = account(context.ordinal(), bytes, true, what);
+            allocation_error(context, e, bytes, what)
+        })?;
         Ok(DeviceBuffer { ptr, bytes, context: context.clone(), owned: true })
     }
 
@@ -183,6 +225,7 @@ impl Drop for DeviceBuffer {
         let _ = self.context.bind_to_thread();
         // SAFETY: allocated by cuMemAlloc and freed once.
         let _ = unsafe { result::free_sync(self.ptr) };
+        let _ = account(self.context.ordinal(), self.bytes, true, "");
     }
 }
 

@@ -24,6 +24,7 @@ pub mod library;
 pub mod nvrtc;
 pub mod selftest;
 
+pub use buffer::set_memory_limit;
 pub use device::{Device, DeviceInfo, GpuModule, device_count};
 pub use executor::{GpuProgram, GpuTimes};
 pub use ffi::{GpuColl, GpuCtx, GpuWorklist};

@@ -1,0 +1,126 @@
+//! `grail run --devices` as users run it: suite algorithms and program files over several CPU
+//! devices, verified, with the parts reported; and the mistakes a user can make.
+
+mod common;
+
+use common::grail;
+
+fn stderr(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn generated(dir: &tempfile::TempDir) -> String {
+    let graph = dir.path().join("kron.gcsr");
+    let graph = graph.to_str().unwrap().to_string();
+    let made = grail(&["gen", "rmat", "--scale", "10", "--max-weight", "50", "-o", &graph]);
+    assert!(made.status.success(), "{}", stderr(&made));
+    graph
+}
+
+#[test]
+fn suite_algorithms_run_verified_over_several_cpu_devices() {
+    let dir = tempfile::tempdir().unwrap();
+    let graph = generated(&dir);
+    for algorithm in ["bfs", "sssp", "cc", "pr"] {
+        for devices in ["cpu", "cpu*3", "cpu,cpu"] {
+            let run = grail(&[
+                "run",
+                algorithm,
+                "--graph",
+                &graph,
+                "--devices",
+                devices,
+                "--partition",
+                "ordered",
+                "--verify",
+                "--json",
+            ]);
+            assert!(run.status.success(), "{algorithm} over {devices}: {}", stderr(&run));
+            let summary: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+            assert_eq!(summary["verified"], true);
+            let parts = summary["multi"]["parts"].as_array().expect("the parts are reported");
+            let expected = if devices == "cpu*3" {
+                3
+            } else if devices == "cpu" {
+                1
+            } else {
+                2
+            };
+            assert_eq!(parts.len(), expected, "{algorithm} over {devices}");
+            let nodes: u64 = parts.iter().map(|p| p["nodes"].as_u64().unwrap()).sum();
+            assert_eq!(nodes, summary["nodes"].as_u64().unwrap());
+            assert!(summary["target"].as_str().unwrap().starts_with("devices cpu"), "{summary}");
+        }
+    }
+}
+
+#[test]
+fn a_program_file_runs_over_several_devices_and_writes_its_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let graph = generated(&dir);
+    let program = dir.path().join("reach.grail");
+    std::fs::write(
+        &program,
+        "graph { node hops: u32 = INF; }
+param source: Node;
+output hops;
+kernel step() {
+    forall u in worklist {
+        forall v in u.neighbors() {
+            if atomic_min(v.hops, u.hops + 1) { push(v); }
+        }
+    }
+}
+fn main() {
+    source.hops = 0;
+    iterate step() initial [source]
+}
+",
+    )
+    .unwrap();
+    let one = dir.path().join("one.txt");
+    let parts = dir.path().join("parts.txt");
+    let program = program.to_str().unwrap();
+    let run = grail(&["run", program, "--graph", &graph, "--source", "3", "-o", one.to_str().unwrap()]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    let run = grail(&[
+        "run",
+        program,
+        "--graph",
+        &graph,
+        "--source",
+        "3",
+        "--devices",
+        "cpu*4",
+        "--partition",
+        "random",
+        "-o",
+        parts.to_str().unwrap(),
+    ]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    assert!(String::from_utf8_lossy(&run.stdout).contains("part 3"), "{}", String::from_utf8_lossy(&run.stdout));
+    assert_eq!(std::fs::read_to_string(one).unwrap(), std::fs::read_to_string(parts).unwrap());
+}
+
+#[test]
+fn mistakes_get_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let graph = generated(&dir);
+    let cases: &[(&[&str], &str)] = &[
+        (&["run", "bfs", "--graph", &graph, "--devices", "tpu:0"], "unknown device `tpu:0`"),
+        (&["run", "bfs", "--graph", &graph, "--devices", "cpu*0"], "cpu*K"),
+        (&["run", "bfs", "--graph", &graph, "--devices", "cpu", "--target", "gpu"], "cannot be used with"),
+        (&["run", "bfs", "--graph", &graph, "--mode", "bsp"], "--devices"),
+        (&["run", "cc", "--graph", &graph, "--devices", "cpu*2", "--variant", "uf"], "union-find"),
+        (&["run", "tri", "--graph", &graph, "--devices", "cpu*2"], "no tri variant can run on a partitioned graph"),
+        (&["run", "bfs", "--graph", &graph, "--devices", "cpu*2", "--mode", "async"], "asynchronous mode"),
+        (&["run", "bfs", "--graph", &graph, "--device-memory-limit", "lots"], "is not a size"),
+    ];
+    for (args, expected) in cases {
+        let run = grail(args);
+        assert!(!run.status.success(), "{args:?} succeeded");
+        let message = stderr(&run);
+        assert!(message.contains(expected), "{args:?}: expected `{expected}` in: {message}");
+        assert!(!message.contains("panicked"), "{args:?}: {message}");
+    }
+}
