@@ -963,6 +963,37 @@ pub enum BenchCommand {
         #[arg(long, value_name = "FILE.svg")]
         plot: Option<PathBuf>,
     },
+    /// One device beside several (`grail run --devices`, bulk-synchronous) on generated graphs:
+    /// per algorithm, the one-device baseline and every device list with every partition
+    /// method, best of --repeat, verified; whole run time, the algorithm's own time, speedup,
+    /// the share spent synchronizing, the edges cut.
+    Multi {
+        /// Graphs as KIND:SCALE (kron, urand, grid, road; 2^SCALE nodes), comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "road:18,kron:16")]
+        graphs: Vec<String>,
+        /// Algorithms, comma-separated.
+        #[arg(long, value_delimiter = ',', value_name = "ALGO", default_value = "bfs,sssp,cc,pr")]
+        algorithms: Vec<Algorithm>,
+        /// A device list as `grail run --devices` takes it (repeatable): `gpu:0,gpu:1`, `all`,
+        /// `cpu*4`, `gpu:0,cpu`.
+        #[arg(long = "devices", value_name = "LIST", default_value = "cpu*2")]
+        devices: Vec<String>,
+        /// Partition methods, comma-separated (as `grail partition --method`).
+        #[arg(long = "partition", value_delimiter = ',', value_name = "METHOD", default_value = "ordered")]
+        partitions: Vec<grail_graph::partition::Method>,
+        /// The one device to compare with: `cpu` (every core) or `gpu` (--device).
+        #[arg(long, value_name = "TARGET", default_value = "cpu")]
+        baseline: Target,
+        /// The GPU of a `gpu` baseline.
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        device: usize,
+        /// Timed runs per row (the best is reported).
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        repeat: u32,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Time preparing the suite's input (undirected simple graph, degree order, reverse CSR) step
     /// by step on generated graphs, and the first run of a file: load plus prep.
     Prep {

@@ -124,3 +124,37 @@ fn mistakes_get_clear_errors() {
         assert!(!message.contains("panicked"), "{args:?}: {message}");
     }
 }
+
+#[test]
+fn bench_multi_prints_one_device_beside_several() {
+    let run = grail(&[
+        "bench",
+        "multi",
+        "--graphs",
+        "kron:8,road:8",
+        "--algorithms",
+        "bfs,pr",
+        "--devices",
+        "cpu*2",
+        "--devices",
+        "cpu*3",
+        "--partition",
+        "ordered,random",
+        "--repeat",
+        "1",
+        "--json",
+    ]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    let rows: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    let rows = rows.as_array().unwrap();
+    // Per graph and algorithm: the default variant on one device, the partitioned variant on
+    // one device (it differs for both: bfs wl, pr push), and 2 lists x 2 methods.
+    assert_eq!(rows.len(), 2 * (6 + 6));
+    for row in rows {
+        assert!(row["algo_ms"].as_f64().unwrap() >= 0.0, "{row}");
+        if row["partition"].is_string() {
+            assert!(row["steps"].as_u64().unwrap() > 0, "{row}");
+            assert!(row["edge_cut"].as_f64().unwrap() >= 0.0, "{row}");
+        }
+    }
+}

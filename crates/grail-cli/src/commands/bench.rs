@@ -4,6 +4,7 @@
 //!
 //! `grail bench opts`: each optimization's effect on the suite (see `bench_opts`).
 //! `grail bench prep`: preparing the suite's input, step by step (see `bench_prep`).
+//! `grail bench multi`: one device beside several (see `bench_multi`).
 //!
 //! `grail bench load`: how fast grail loads one graph from every format it reads.
 //! The graph is an undirected R-MAT (Kronecker, Graph500 parameters) graph with random weights,
@@ -28,6 +29,30 @@ use crate::progress::Bars;
 
 pub fn bench(command: BenchCommand, threads: usize, progress: &Bars) -> Result<()> {
     match command {
+        BenchCommand::Multi { graphs, algorithms, devices, partitions, baseline, device, repeat, json } => {
+            let gpus = || -> std::result::Result<u32, String> {
+                grail_runtime::gpu::device_count().map(|n| n as u32).map_err(|e| format!("cannot count the GPUs: {e}"))
+            };
+            let devices = devices
+                .iter()
+                .map(|list| {
+                    grail_runtime::multi::parse_devices(list, gpus)
+                        .map_err(|e| crate::commands::UsageError(format!("--devices: {e}")))
+                })
+                .collect::<std::result::Result<Vec<_>, _>>()?;
+            let bench = super::bench_multi::MultiBench {
+                graphs,
+                algorithms,
+                devices,
+                partitions,
+                baseline,
+                device,
+                repeat,
+                json,
+                threads,
+            };
+            super::bench_multi::multi(bench, progress)
+        }
         BenchCommand::Suite {
             graphs,
             algorithms,

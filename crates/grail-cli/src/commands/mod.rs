@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 mod bench;
+mod bench_multi;
 mod bench_opts;
 mod bench_prep;
 mod bench_suite;

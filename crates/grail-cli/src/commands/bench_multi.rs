@@ -1,0 +1,212 @@
+//! `grail bench multi`: one device beside several, as a table.
+//!
+//! For each generated graph and algorithm: the one-device baseline (`--baseline cpu|gpu`, the
+//! algorithm's default variant, and the variant the partitioned runs use when that differs),
+//! then every `--devices` list with every `--partition` method (bulk-synchronous). Each row is
+//! the best of `--repeat` runs, every result verified once. *time* is the whole run as `grail
+//! run` reports it; *algo* the algorithm's own time: on a GPU its kernels (CUDA events), on the
+//! CPU the run, on several devices the supersteps (computing and synchronizing); *sync* the
+//! share of that spent synchronizing; *speedup* the baseline's best *algo* over this row's.
+
+use anyhow::{Context, Result};
+use grail_algos::suite::{MultiParams, MultiReport};
+use grail_algos::{Algorithm, RunParams, RunResult, Target, run, verify};
+use grail_graph::Graph;
+use grail_graph::generate::{GenOptions, generate};
+use grail_graph::partition::Method;
+use grail_runtime::multi::{Device, Mode};
+use serde_json::json;
+
+use super::bench_suite::parse_graph;
+use super::millis;
+use crate::progress::Bars;
+
+/// What `grail bench multi` was asked for.
+pub struct MultiBench {
+    pub graphs: Vec<String>,
+    pub algorithms: Vec<Algorithm>,
+    pub devices: Vec<Vec<Device>>,
+    pub partitions: Vec<Method>,
+    pub baseline: Target,
+    pub device: usize,
+    pub repeat: u32,
+    pub json: bool,
+    pub threads: usize,
+}
+
+/// One row of the table.
+struct Row {
+    graph: String,
+    algorithm: Algorithm,
+    devices: String,
+    variant: &'static str,
+    partition: Option<Method>,
+    time_ms: f64,
+    algo_ms: f64,
+    report: Option<MultiReport>,
+}
+
+/// The algorithm's own time of a run: its kernels on a GPU, the run on the CPU, the supersteps
+/// on several devices.
+fn algo_time(result: &RunResult) -> f64 {
+    match (&result.multi, &result.gpu) {
+        (Some(report), _) => millis(report.sync.compute + report.sync.sync),
+        (None, Some(gpu)) => millis(gpu.kernels),
+        (None, None) => millis(result.time),
+    }
+}
+
+/// The best of `repeat` runs (by the algorithm's own time), the first verified.
+fn best(algorithm: Algorithm, graph: &Graph, target: Target, params: &RunParams, repeat: u32) -> Result<RunResult> {
+    let mut best: Option<RunResult> = None;
+    for i in 0..repeat.max(1) {
+        let result = run(algorithm, graph, target, params)?;
+        if i == 0 {
+            verify(algorithm, graph, params, &result.output).with_context(|| format!("{algorithm}: a wrong result"))?;
+        }
+        if best.as_ref().is_none_or(|b| algo_time(&result) < algo_time(b)) {
+            best = Some(result);
+        }
+    }
+    Ok(best.expect("at least one run"))
+}
+
+fn device_list(devices: &[Device]) -> String {
+    devices.iter().map(ToString::to_string).collect::<Vec<_>>().join(",")
+}
+
+pub fn multi(bench: MultiBench, progress: &Bars) -> Result<()> {
+    let graphs = bench.graphs.iter().map(|g| parse_graph(g)).collect::<Result<Vec<_>>>()?;
+    anyhow::ensure!(
+        matches!(bench.baseline, Target::Cpu | Target::Gpu),
+        "--baseline: expected cpu or gpu, got {}",
+        bench.baseline
+    );
+    let base = RunParams { threads: bench.threads, device: bench.device, ..Default::default() };
+    let baseline_name = match bench.baseline {
+        Target::Gpu => format!("gpu:{}", bench.device),
+        _ => "cpu".to_string(),
+    };
+    let mut rows = Vec::new();
+    for (label, generator, undirected) in graphs {
+        let options = GenOptions { seed: 1, max_weight: Some(255) };
+        let graph =
+            generate(&generator, &options, undirected, progress).with_context(|| format!("cannot generate {label}"))?;
+        progress.clear();
+        for &algorithm in &bench.algorithms {
+            let one = best(algorithm, &graph, bench.baseline, &base, bench.repeat)?;
+            let default = one.variant.map_or("", |v| v.name);
+            rows.push(Row {
+                graph: label.clone(),
+                algorithm,
+                devices: baseline_name.clone(),
+                variant: default,
+                partition: None,
+                time_ms: millis(one.time),
+                algo_ms: algo_time(&one),
+                report: None,
+            });
+            for devices in &bench.devices {
+                for &partition in &bench.partitions {
+                    let params = RunParams {
+                        multi: Some(MultiParams { devices: devices.clone(), mode: Mode::Bsp, partition, seed: 1 }),
+                        ..base.clone()
+                    };
+                    let parts = best(algorithm, &graph, Target::Cpu, &params, bench.repeat)?;
+                    let variant = parts.variant.map_or("", |v| v.name);
+                    // The one device with the same variant, once per algorithm and graph.
+                    if variant != default
+                        && !rows.iter().any(|r| {
+                            r.graph == label && r.algorithm == algorithm && r.variant == variant && r.report.is_none()
+                        })
+                    {
+                        let same = RunParams { variant: Some(variant.to_string()), ..base.clone() };
+                        let one = best(algorithm, &graph, bench.baseline, &same, bench.repeat)?;
+                        rows.push(Row {
+                            graph: label.clone(),
+                            algorithm,
+                            devices: baseline_name.clone(),
+                            variant,
+                            partition: None,
+                            time_ms: millis(one.time),
+                            algo_ms: algo_time(&one),
+                            report: None,
+                        });
+                    }
+                    rows.push(Row {
+                        graph: label.clone(),
+                        algorithm,
+                        devices: device_list(devices),
+                        variant,
+                        partition: Some(partition),
+                        time_ms: millis(parts.time),
+                        algo_ms: algo_time(&parts),
+                        report: parts.multi,
+                    });
+                }
+            }
+        }
+    }
+    print_rows(&rows, bench.json)
+}
+
+fn print_rows(rows: &[Row], as_json: bool) -> Result<()> {
+    // The speedup of a row: the best one-device algo time of its graph and algorithm over its own.
+    let baseline = |row: &Row| {
+        rows.iter()
+            .filter(|r| r.report.is_none() && r.graph == row.graph && r.algorithm == row.algorithm)
+            .map(|r| r.algo_ms)
+            .fold(f64::INFINITY, f64::min)
+    };
+    if as_json {
+        let rows: Vec<_> = rows
+            .iter()
+            .map(|row| {
+                json!({
+                    "graph": row.graph,
+                    "algorithm": row.algorithm.name(),
+                    "devices": row.devices,
+                    "variant": row.variant,
+                    "partition": row.partition.map(Method::name),
+                    "time_ms": row.time_ms,
+                    "algo_ms": row.algo_ms,
+                    "speedup": baseline(row) / row.algo_ms,
+                    "sync_share": row.report.as_ref().map(|r| millis(r.sync.sync) / row.algo_ms.max(1e-9)),
+                    "edge_cut": row.report.as_ref().map(|r| r.edge_cut),
+                    "steps": row.report.as_ref().map(|r| r.sync.steps),
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+        return Ok(());
+    }
+    println!(
+        "{:<12} {:<5} {:<22} {:<9} {:<8} {:>10} {:>10} {:>8} {:>6} {:>6} {:>8}",
+        "graph", "algo", "devices", "variant", "split", "time ms", "algo ms", "speedup", "sync%", "cut%", "steps"
+    );
+    for row in rows {
+        let (sync, cut, steps) = match &row.report {
+            Some(r) => (
+                format!("{:.1}", 100.0 * millis(r.sync.sync) / row.algo_ms.max(1e-9)),
+                format!("{:.1}", 100.0 * r.edge_cut),
+                r.sync.steps.to_string(),
+            ),
+            None => ("-".into(), "-".into(), "-".into()),
+        };
+        println!(
+            "{:<12} {:<5} {:<22} {:<9} {:<8} {:>10.2} {:>10.2} {:>8.2} {:>6} {:>6} {:>8}",
+            row.graph,
+            row.algorithm.name(),
+            row.devices,
+            row.variant,
+            row.partition.map_or("-", Method::name),
+            row.time_ms,
+            row.algo_ms,
+            baseline(row) / row.algo_ms,
+            sync,
+            cut,
+            steps
+        );
+    }
+    Ok(())
+}
