@@ -142,8 +142,7 @@ pub(crate) struct Written {
 struct GhostChange {
     /// The node's local id on its owner.
     owner_local: u32,
-    /// The part holding the ghost, and the ghost's position in its [`Links::ghosts`].
-    part: u32,
+    /// The ghost's position in its part's [`Links::ghosts`].
     position: u32,
     old: u64,
     new: u64,
@@ -290,55 +289,47 @@ impl Bsp<'_, '_> {
         let (property, merge) = (written.property, written.merge);
         let ty = self.column_type(property);
         let k = self.parts.len();
-        let mut merges: Vec<Vec<GhostChange>> = vec![Vec::new(); k];
-        for (q, part_changes) in ghost_changes.iter().enumerate() {
-            let links = &self.links[q];
-            for change in part_changes {
-                let i = change.position as usize;
-                let j = (links.ghosts[i] - links.owned) as usize;
-                let (old, new) = (normal(ty, change.old), normal(ty, change.new));
-                merges[links.owner_of[j] as usize].push(GhostChange {
-                    owner_local: links.at_owner[i],
-                    part: q as u32,
-                    position: change.position,
-                    old,
-                    new,
-                });
-            }
-        }
         let mut refresh: Vec<(Vec<u32>, Vec<u64>)> = vec![(Vec::new(), Vec::new()); k];
         let mut at = Vec::new();
         let mut values = Vec::new();
-        for (o, mut entries) in merges.into_iter().enumerate() {
-            if entries.is_empty() {
+        // Part by part, owner by owner: within one part's ghosts each node appears once, so a
+        // batch never holds the same owner node twice, and batches from several parts merge
+        // one after the other.
+        for (q, part_changes) in ghost_changes.iter().enumerate() {
+            if part_changes.is_empty() {
                 continue;
             }
-            self.stats.merged += entries.len() as u64;
-            // Several parts' ghosts of one node merge one after the other.
-            entries.sort_unstable_by_key(|e| e.owner_local);
-            at.clear();
-            at.extend(entries.iter().map(|e| e.owner_local));
-            at.dedup();
-            self.runs[o].bind()?;
-            self.runs[o].gather(property, Indices::List(&at), &mut values)?;
-            normalize(ty, &mut values);
-            let mut slot = 0;
-            for (i, entry) in entries.iter().enumerate() {
-                if i > 0 && entries[i - 1].owner_local != entry.owner_local {
-                    slot += 1;
-                }
-                values[slot] = merge.apply(ty, values[slot], entry.old, entry.new);
+            let links = &self.links[q];
+            let mut by_owner: Vec<Vec<GhostChange>> = vec![Vec::new(); k];
+            for change in part_changes {
+                let i = change.position as usize;
+                let j = (links.ghosts[i] - links.owned) as usize;
+                by_owner[links.owner_of[j] as usize].push(GhostChange {
+                    owner_local: links.at_owner[i],
+                    position: change.position,
+                    old: normal(ty, change.old),
+                    new: normal(ty, change.new),
+                });
             }
-            self.runs[o].scatter(property, Indices::List(&at), &values)?;
-            let mut slot = 0;
-            for (i, entry) in entries.iter().enumerate() {
-                if i > 0 && entries[i - 1].owner_local != entry.owner_local {
-                    slot += 1;
+            for (o, entries) in by_owner.into_iter().enumerate() {
+                if entries.is_empty() {
+                    continue;
                 }
-                if values[slot] != entry.new {
-                    refresh[entry.part as usize].0.push(entry.position);
-                    refresh[entry.part as usize].1.push(values[slot]);
+                self.stats.merged += entries.len() as u64;
+                at.clear();
+                at.extend(entries.iter().map(|e| e.owner_local));
+                self.runs[o].bind()?;
+                self.runs[o].gather(property, Indices::List(&at), &mut values)?;
+                normalize(ty, &mut values);
+                for (value, entry) in values.iter_mut().zip(&entries) {
+                    *value = merge.apply(ty, *value, entry.old, entry.new);
+                    // A ghost whose new value its owner did not take gets the owner's back.
+                    if *value != entry.new {
+                        refresh[q].0.push(entry.position);
+                        refresh[q].1.push(*value);
+                    }
                 }
+                self.runs[o].scatter(property, Indices::List(&at), &values)?;
             }
         }
         Ok(refresh)
