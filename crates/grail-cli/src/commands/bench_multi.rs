@@ -12,12 +12,11 @@ use anyhow::{Context, Result};
 use grail_algos::suite::{MultiParams, MultiReport};
 use grail_algos::{Algorithm, RunParams, RunResult, Target, run, verify};
 use grail_graph::Graph;
-use grail_graph::generate::{GenOptions, generate};
 use grail_graph::partition::Method;
 use grail_runtime::multi::{Device, Mode};
 use serde_json::json;
 
-use super::bench_suite::parse_graph;
+use super::bench_suite::{generate_weighted, parse_graph};
 use super::millis;
 use crate::progress::Bars;
 
@@ -89,10 +88,7 @@ pub fn multi(bench: MultiBench, progress: &Bars) -> Result<()> {
     };
     let mut rows = Vec::new();
     for (label, generator, undirected) in graphs {
-        let options = GenOptions { seed: 1, max_weight: Some(255) };
-        let graph =
-            generate(&generator, &options, undirected, progress).with_context(|| format!("cannot generate {label}"))?;
-        progress.clear();
+        let graph = generate_weighted(&label, &generator, undirected, progress)?;
         for &algorithm in &bench.algorithms {
             let one = best(algorithm, &graph, bench.baseline, &base, bench.repeat)?;
             let default = one.variant.map_or("", |v| v.name);

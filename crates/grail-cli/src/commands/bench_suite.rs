@@ -70,6 +70,20 @@ pub(super) fn parse_graph(spec: &str) -> Result<(String, Generator, bool)> {
     })
 }
 
+/// A benchmark graph: generated with seed 1 and weights uniform in 1..=255 (GAP's SSSP weights).
+pub(super) fn generate_weighted(
+    label: &str,
+    generator: &Generator,
+    undirected: bool,
+    progress: &Bars,
+) -> Result<Graph> {
+    let options = GenOptions { seed: 1, max_weight: Some(255) };
+    let graph =
+        generate(generator, &options, undirected, progress).with_context(|| format!("cannot generate {label}"))?;
+    progress.clear();
+    Ok(graph)
+}
+
 pub fn suite(bench: SuiteBench, progress: &Bars) -> Result<()> {
     if let Some(plot) = &bench.plot {
         crate::plot::check_path(plot)?;
@@ -107,10 +121,7 @@ pub fn suite(bench: SuiteBench, progress: &Bars) -> Result<()> {
     }
     let mut rows = Vec::new();
     for (label, generator, undirected) in graphs {
-        let options = GenOptions { seed: 1, max_weight: Some(255) };
-        let graph =
-            generate(&generator, &options, undirected, progress).with_context(|| format!("cannot generate {label}"))?;
-        progress.clear();
+        let graph = generate_weighted(&label, &generator, undirected, progress)?;
         for (v, &variant) in variants.iter().enumerate() {
             for (t, builder) in builders.iter().enumerate() {
                 let resolution = builder.resolve(bench.opt, &ids[v], Some(&graph));
