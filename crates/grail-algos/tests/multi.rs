@@ -129,7 +129,9 @@ fn check(k: usize, program: &SuiteProgram, graph: &Graph, method: Method, thread
     }
     let report = run.multi.expect("a partitioned run reports its parts");
     assert_eq!(report.parts.len(), k);
-    if report.parts.iter().any(|p| p.ghosts > 0) {
+    // Ghosts are refreshed where kernels read them (not pr_push's: it only adds into them).
+    let read_through_ghosts = grail_ir::analysis::remote_reads(program.module()).contains(&true);
+    if report.parts.iter().any(|p| p.ghosts > 0) && read_through_ghosts {
         assert!(report.sync.copied > 0, "{}: ghosts never refreshed", context());
     }
     assert_eq!(report.parts.iter().map(|p| u64::from(p.nodes)).sum::<u64>(), u64::from(graph.num_nodes()));

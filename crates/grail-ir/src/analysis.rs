@@ -184,6 +184,42 @@ pub fn kernel_property_writes(module: &Module, kernel: KernelId) -> Vec<Property
     writes
 }
 
+/// By property: whether a kernel (or a function a kernel calls) reads it through another node
+/// than the item of its loop over all nodes or its worklist: a load, or an atomic whose result
+/// is used (an `atomic_add`/`atomic_sub` statement only adds). On a partitioned graph, only such
+/// a property's ghosts need their owners' values after every superstep.
+pub fn remote_reads(module: &Module) -> Vec<bool> {
+    let mut reads = vec![false; module.properties.len()];
+    for k in 0..module.kernels.len() {
+        let kernel = KernelId(k as u32);
+        let items = loop_items(&module.kernels[k].body);
+        for (b, body) in kernel_bodies(module, kernel).enumerate() {
+            // Only the kernel's own body (b == 0) has loop items.
+            let mut mark = |place: &Place| {
+                if let Place::Property { property, element } = root_place(place)
+                    && (b > 0 || !matches!(element.kind, ExprKind::Load(Place::Local(l)) if items.contains(&l)))
+                {
+                    reads[property.index()] = true;
+                }
+            };
+            walk_block(&body.block, &mut |stmt| {
+                let bare_add = |e: &Expr| {
+                    matches!(stmt, Stmt::Eval(top) if std::ptr::eq(top, e))
+                        && matches!(e.kind, ExprKind::Atomic { op: AtomicOp::Add | AtomicOp::Sub, .. })
+                };
+                stmt_exprs(stmt, &mut |expr| {
+                    walk_expr(expr, &mut |e| match &e.kind {
+                        ExprKind::Load(place) => mark(place),
+                        ExprKind::Atomic { place, .. } if !bare_add(e) => mark(place),
+                        _ => {}
+                    })
+                });
+            });
+        }
+    }
+    reads
+}
+
 /// The kernel's body, then the body of every function it reaches through calls, each once.
 fn kernel_bodies(module: &Module, kernel: KernelId) -> impl Iterator<Item = &Body> {
     std::iter::once(&module.kernels[kernel.index()].body)

@@ -282,3 +282,20 @@ fn every_suite_program_is_analysed() {
     // Triangle counting merges a neighbour's adjacency, which a ghost does not have.
     assert!(!partitionable.iter().any(|p| p == "tri"), "{partitionable:?}");
 }
+
+#[test]
+fn remote_reads_are_found_where_kernels_read_through_neighbours() {
+    let read = |program: &str, property: &str| {
+        let module = suite_program(program);
+        let p = module.properties.iter().position(|p| p.name == property).unwrap();
+        grail_ir::analysis::remote_reads(&module)[p]
+    };
+    assert!(read("bfs", "level"), "bfs tests its neighbours' levels");
+    assert!(read("sssp_wl", "dist"), "atomic_min's answer decides the push");
+    assert!(read("pr_residual", "residual"), "a neighbour's residual decides the push");
+    assert!(read("cc_lp", "label"));
+    // Push PageRank only adds into its neighbours (statements whose value is unused) and reads
+    // its own nodes' ranks.
+    assert!(!read("pr_push", "incoming"));
+    assert!(!read("pr_push", "rank"));
+}

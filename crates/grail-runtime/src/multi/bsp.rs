@@ -179,6 +179,9 @@ pub(crate) struct Bsp<'a, 's> {
     pub merges: Vec<Vec<Written>>,
     /// By part: its nodes that are ghosts elsewhere, and where.
     pub mirrors: Vec<Mirrors>,
+    /// By property: whether some kernel reads it through a ghost
+    /// (`grail_ir::analysis::remote_reads`); only those ghosts are kept equal to their owners.
+    pub remotely_read: Vec<bool>,
     pub stats: SyncStats,
     /// The threads driving parts 1.. (part 0 runs on the interpreter's thread).
     pub crew: Crew<'s>,
@@ -321,10 +324,11 @@ impl Bsp<'_, '_> {
                 self.runs[o].bind()?;
                 self.runs[o].gather(property, Indices::List(&at), &mut values)?;
                 normalize(ty, &mut values);
+                let read = self.remotely_read[property.index()];
                 for (value, entry) in values.iter_mut().zip(&entries) {
                     *value = merge.apply(ty, *value, entry.old, entry.new);
                     // A ghost whose new value its owner did not take gets the owner's back.
-                    if *value != entry.new {
+                    if read && *value != entry.new {
                         refresh[q].0.push(entry.position);
                         refresh[q].1.push(*value);
                     }
@@ -353,12 +357,23 @@ impl Bsp<'_, '_> {
             diffed += usize::from(w.remote);
             refreshes.push(self.merge_into_owners(w, &changes)?);
         }
-        // The owners' values their ghosts have not seen, found by every part at once.
-        let properties: Vec<PropertyId> = written.iter().map(|w| w.property).collect();
-        let mirrored: Vec<Outcome> = self.crew.run(Job::Mirrors(properties)).into_iter().collect::<Result<_>>()?;
-        for (i, (w, mut refresh)) in written.iter().zip(refreshes).enumerate() {
+        // The owners' values their ghosts have not seen, found by every part at once (for the
+        // properties kernels read through ghosts).
+        let properties: Vec<PropertyId> =
+            written.iter().map(|w| w.property).filter(|p| self.remotely_read[p.index()]).collect();
+        let mirrored: Vec<Outcome> = if properties.is_empty() {
+            Vec::new()
+        } else {
+            self.crew.run(Job::Mirrors(properties)).into_iter().collect::<Result<_>>()?
+        };
+        let mut mirrored_index = 0;
+        for (w, mut refresh) in written.iter().zip(refreshes) {
             let ty = self.column_type(w.property);
-            for (o, outcome) in mirrored.iter().enumerate() {
+            let i = mirrored_index;
+            if self.remotely_read[w.property.index()] {
+                mirrored_index += 1;
+            }
+            for (o, outcome) in mirrored.iter().enumerate().filter(|_| self.remotely_read[w.property.index()]) {
                 for change in &outcome.changes[i] {
                     let (q, position) = self.mirrors[o].targets[change.position as usize];
                     refresh[q as usize].0.push(position);

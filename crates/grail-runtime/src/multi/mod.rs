@@ -423,8 +423,10 @@ impl MultiProgram {
                     parts: &parts,
                     owner,
                     runs,
-                    mirrors: bsp::Mirrors::of(&links),
+                    // The same lists the crew was given: parts record words by a list's address.
+                    mirrors,
                     links,
+                    remotely_read: grail_ir::analysis::remote_reads(&self.module),
                     merges: bsp::Bsp::merges_of(&self.module),
                     stats: SyncStats::default(),
                     crew: crew::Crew::start(inner, &crew_state),
