@@ -800,15 +800,10 @@ GRAIL_DEVICE void grail_store_word(void *column, uint32_t size, uint64_t k, uint
     else ((uint8_t *)column)[k] = (uint8_t)word;
 }
 
-/* The elements `at[0..n)` of a column copied into words, and back. */
+/* The elements `at[0..n)` of a column copied into words. */
 extern "C" __global__ void grail_gather_words(const void *column, uint32_t size, const uint32_t *at, uint64_t n,
                                               uint64_t *words) {
     for (uint64_t i = grail_thread_index(); i < n; i += grail_thread_count()) words[i] = grail_load_word(column, size, at[i]);
-}
-
-extern "C" __global__ void grail_scatter_words(void *column, uint32_t size, const uint32_t *at, uint64_t n,
-                                               const uint64_t *words) {
-    for (uint64_t i = grail_thread_index(); i < n; i += grail_thread_count()) grail_store_word(column, size, at[i], words[i]);
 }
 
 /* A position of a fixed list whose word changed (crates/grail-runtime/src/multi/mod.rs's Change). */
@@ -832,6 +827,58 @@ extern "C" __global__ void grail_diff_words(const void *column, uint32_t size, c
             out[k].old_word = old;
             out[k].new_word = word;
         }
+    }
+}
+
+/* A changed ghost merged into its owner's word (crates/grail-runtime/src/multi/merge.rs): `kind`
+ * 0 bool, 1 i32, 2 i64, 3 u32, 4 u64, 5 f32, 6 f64; `op` 0 min, 1 max, 2 sum (the ghost's change
+ * added), 3 and, 4 or, 5 replace. */
+GRAIL_DEVICE uint64_t grail_merge_word(uint32_t kind, uint32_t op, uint64_t owner, uint64_t before, uint64_t after) {
+    if (op == 5u) return after;
+    if (op == 3u) return owner & after;
+    if (op == 4u) return owner | after;
+    switch (kind) {
+    case 1u: {
+        int32_t o = (int32_t)(uint32_t)owner, a = (int32_t)(uint32_t)after;
+        uint32_t r = op == 0u ? (uint32_t)(a < o ? a : o)
+                   : op == 1u ? (uint32_t)(a > o ? a : o)
+                              : (uint32_t)owner + ((uint32_t)after - (uint32_t)before);
+        return (uint64_t)r;
+    }
+    case 2u: {
+        int64_t o = (int64_t)owner, a = (int64_t)after;
+        return op == 0u ? (uint64_t)(a < o ? a : o) : op == 1u ? (uint64_t)(a > o ? a : o) : owner + (after - before);
+    }
+    case 3u: {
+        uint32_t o = (uint32_t)owner, a = (uint32_t)after;
+        return (uint64_t)(op == 0u ? (a < o ? a : o) : op == 1u ? (a > o ? a : o) : o + (a - (uint32_t)before));
+    }
+    case 5u: {
+        float o = __uint_as_float((uint32_t)owner), a = __uint_as_float((uint32_t)after);
+        float r = op == 0u ? (a < o ? a : o) : op == 1u ? (a > o ? a : o) : o + (a - __uint_as_float((uint32_t)before));
+        return (uint64_t)__float_as_uint(r);
+    }
+    case 6u: {
+        double o = __longlong_as_double((long long)owner), a = __longlong_as_double((long long)after);
+        double r = op == 0u ? (a < o ? a : o) : op == 1u ? (a > o ? a : o) : o + (a - __longlong_as_double((long long)before));
+        return (uint64_t)__double_as_longlong(r);
+    }
+    case 0u:
+        return op == 2u ? (owner | after) : op == 0u ? (after < owner ? after : owner) : (after > owner ? after : owner);
+    default:
+        return op == 0u ? (after < owner ? after : owner) : op == 1u ? (after > owner ? after : owner) : owner + (after - before);
+    }
+}
+
+/* Merges changed ghosts into the owner's elements at[0..n) (distinct), the owner's new words
+ * left in before[]. */
+extern "C" __global__ void grail_merge_words(void *column, uint32_t size, uint32_t kind, uint32_t op, const uint32_t *at,
+                                             uint64_t n, uint64_t *before, const uint64_t *after) {
+    for (uint64_t i = grail_thread_index(); i < n; i += grail_thread_count()) {
+        uint64_t k = at[i];
+        uint64_t word = grail_merge_word(kind, op, grail_load_word(column, size, k), before[i], after[i]);
+        grail_store_word(column, size, k, word);
+        before[i] = word;
     }
 }
 

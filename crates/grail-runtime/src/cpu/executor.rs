@@ -350,15 +350,6 @@ impl crate::multi::PartRun for Run<'_, '_, '_> {
         Ok(())
     }
 
-    fn scatter(&mut self, property: grail_ir::PropertyId, at: crate::multi::Indices<'_>, words: &[u64]) -> Result<()> {
-        let column = self.memory.columns[property.index()];
-        let mut words = words.iter();
-        at.for_each(|i| {
-            column.set_bits(i, *words.next().expect("a word per index"));
-        });
-        Ok(())
-    }
-
     fn diff(
         &mut self,
         property: grail_ir::PropertyId,
@@ -385,6 +376,24 @@ impl crate::multi::PartRun for Run<'_, '_, '_> {
         for (&position, &word) in positions.iter().zip(words) {
             column.set_bits(list[position as usize] as usize, word);
             recorded[position as usize] = word;
+        }
+        Ok(())
+    }
+
+    fn merge_in(
+        &mut self,
+        property: grail_ir::PropertyId,
+        merge: crate::multi::Merge,
+        at: &[u32],
+        before: &mut [u64],
+        after: &[u64],
+    ) -> Result<()> {
+        let column = self.memory.columns[property.index()];
+        let ty = column_type(self.module.properties[property.index()].ty).expect("a scalar column");
+        for ((&local, old), &new) in at.iter().zip(before.iter_mut()).zip(after) {
+            let word = merge.apply(ty, crate::multi::normal(ty, column.bits(local as usize)), *old, new);
+            column.set_bits(local as usize, word);
+            *old = word;
         }
         Ok(())
     }

@@ -78,13 +78,14 @@ pub struct GpuProgram {
     unspill: CudaFunction,
     free_spill: CudaFunction,
     colls_free: CudaFunction,
-    /// A partitioned run's copies of column elements to and from 64-bit words.
+    /// A partitioned run's copies of column elements into 64-bit words, comparisons with the
+    /// words recorded, stores, and merges.
     gather_words: CudaFunction,
-    scatter_words: CudaFunction,
     split_pushes: CudaFunction,
     clear_ghost_flags: CudaFunction,
     diff_words: CudaFunction,
     put_words: CudaFunction,
+    merge_words: CudaFunction,
     /// The control kernels of the outlined regions.
     regions: Vec<outlined::RegionCode>,
     /// By property: a weight column that nothing writes, bound to the resident graph's weights
@@ -270,11 +271,11 @@ impl GpuProgram {
             free_spill: loaded.function("grail_wl_free_spill")?,
             colls_free: loaded.function("grail_colls_free")?,
             gather_words: loaded.function("grail_gather_words")?,
-            scatter_words: loaded.function("grail_scatter_words")?,
             split_pushes: loaded.function("grail_split_pushes")?,
             clear_ghost_flags: loaded.function("grail_clear_ghost_flags")?,
             diff_words: loaded.function("grail_diff_words")?,
             put_words: loaded.function("grail_put_words")?,
+            merge_words: loaded.function("grail_merge_words")?,
             module,
             source,
             device,
@@ -1305,34 +1306,30 @@ impl GpuRun<'_> {
         Ok(self.records[&key].ptr())
     }
 
-    /// Runs the gather or scatter kernel over `at` for column `p`.
-    fn exchange_words(&mut self, p: usize, at: &[u32], words: &mut [u64], gather: bool) -> Result<()> {
+    /// Copies column `p`'s elements at `at` into `words` (the gather kernel).
+    fn gather_words(&mut self, p: usize, at: &[u32], words: &mut [u64]) -> Result<()> {
         if at.is_empty() {
             return Ok(());
         }
         self.columns_to_device()?;
         let (at_ptr, words_ptr) = self.exchange(at.len())?;
         self.exchange.as_ref().expect("made above").0.upload(0, at)?;
-        if !gather {
-            self.exchange.as_ref().expect("made above").1.upload(0, words)?;
-        }
         let (_, size) = self.memory.columns[p].raw_bytes();
         let (column, size, n) = (self.columns[p].buffer.ptr(), size as u32, at.len() as u64);
         let grid = n.div_ceil(u64::from(BLOCK)).min(4096) as u32;
-        let function = if gather { &self.program.gather_words } else { &self.program.scatter_words };
-        // SAFETY: (column, uint32_t size, const uint32_t *at, uint64_t n, uint64_t *words): the
-        // column holds the part's elements of `size` bytes, every index is below its length (the
-        // parts' links are built from its local ids), and the buffers hold `n` entries.
+        // SAFETY: (const void *column, uint32_t size, const uint32_t *at, uint64_t n, uint64_t
+        // *words): the column holds the part's elements of `size` bytes, every index is below
+        // its length, and the buffers hold `n` entries.
         unsafe {
-            launch(function, grid, BLOCK, &mut [arg(&column), arg(&size), arg(&at_ptr), arg(&n), arg(&words_ptr)])?
+            launch(
+                &self.program.gather_words,
+                grid,
+                BLOCK,
+                &mut [arg(&column), arg(&size), arg(&at_ptr), arg(&n), arg(&words_ptr)],
+            )?
         };
         self.wait("the exchange between parts")?;
-        if gather {
-            self.exchange.as_ref().expect("made above").1.download(0, words)?;
-        } else {
-            self.columns[p].current = Current::Device;
-        }
-        Ok(())
+        self.exchange.as_ref().expect("made above").1.download(0, words)
     }
 }
 
@@ -1347,7 +1344,7 @@ impl crate::multi::PartRun for GpuRun<'_> {
         match at {
             Indices::List(list) => {
                 out.resize(list.len(), 0);
-                self.exchange_words(property.index(), list, out, true)
+                self.gather_words(property.index(), list, out)
             }
             Indices::Range(start, end) => {
                 self.column_to_host(property.index())?;
@@ -1356,20 +1353,6 @@ impl crate::multi::PartRun for GpuRun<'_> {
                 Ok(())
             }
         }
-    }
-
-    fn scatter(&mut self, property: PropertyId, at: crate::multi::Indices<'_>, words: &[u64]) -> Result<()> {
-        use crate::multi::Indices;
-        let range: Vec<u32>;
-        let at = match at {
-            Indices::List(list) => list,
-            Indices::Range(start, end) => {
-                range = (start as u32..end as u32).collect();
-                range.as_slice()
-            }
-        };
-        let mut words = words.to_vec();
-        self.exchange_words(property.index(), at, &mut words, false)
     }
 
     fn diff(&mut self, property: PropertyId, list: &[u32], out: &mut Vec<crate::multi::Change>) -> Result<()> {
@@ -1451,6 +1434,56 @@ impl crate::multi::PartRun for GpuRun<'_> {
             )?
         };
         self.wait("the exchange between parts")?;
+        self.columns[property.index()].current = Current::Device;
+        Ok(())
+    }
+
+    fn merge_in(
+        &mut self,
+        property: PropertyId,
+        merge: crate::multi::Merge,
+        at: &[u32],
+        before: &mut [u64],
+        after: &[u64],
+    ) -> Result<()> {
+        if at.is_empty() {
+            return Ok(());
+        }
+        self.columns_to_device()?;
+        let n = at.len();
+        let (at_ptr, before_ptr) = self.exchange(n)?;
+        let after_buffer = DeviceBuffer::from_slice(&self.context, after, "the parts' merged words")?;
+        let (at_buffer, before_buffer, _) = self.exchange.as_ref().expect("made above");
+        at_buffer.upload(0, at)?;
+        before_buffer.upload(0, before)?;
+        let declared = &self.module.properties[property.index()];
+        let kind = crate::multi::type_code(crate::host::value::column_type(declared.ty).expect("a scalar column"));
+        let (_, size) = self.memory.columns[property.index()].raw_bytes();
+        let (column, size, op, n64, after_ptr) =
+            (self.columns[property.index()].buffer.ptr(), size as u32, merge.code(), n as u64, after_buffer.ptr());
+        let grid = n64.div_ceil(u64::from(BLOCK)).min(4096) as u32;
+        // SAFETY: (void *column, uint32_t size, uint32_t kind, uint32_t op, const uint32_t *at,
+        // uint64_t n, uint64_t *before, const uint64_t *after): `n` distinct local ids of the
+        // part, and `n` words in each buffer.
+        unsafe {
+            launch(
+                &self.program.merge_words,
+                grid,
+                BLOCK,
+                &mut [
+                    arg(&column),
+                    arg(&size),
+                    arg(&kind),
+                    arg(&op),
+                    arg(&at_ptr),
+                    arg(&n64),
+                    arg(&before_ptr),
+                    arg(&after_ptr),
+                ],
+            )?
+        };
+        self.wait("the exchange between parts")?;
+        self.exchange.as_ref().expect("made above").1.download(0, before)?;
         self.columns[property.index()].current = Current::Device;
         Ok(())
     }

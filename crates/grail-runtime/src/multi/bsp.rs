@@ -18,8 +18,8 @@ use grail_graph::partition::Part;
 use grail_graph::{Column, Graph, PropertyType};
 use grail_ir::{CollectionId, KernelId, Module, Owner, PropertyId};
 
-use super::crew::{Crew, Job, Outcome};
-use super::merge::Merge;
+use super::crew::{Crew, Job, MergeBatch, Outcome};
+use super::merge::{Merge, normal, normalize};
 use super::{Change, Indices, PartRun};
 use crate::error::{Result, RuntimeError};
 use crate::host::interp::Machine;
@@ -137,16 +137,8 @@ pub(crate) struct Written {
     pub remote: bool,
 }
 
-/// A ghost a kernel changed, on its way to its owner.
-#[derive(Clone, Copy)]
-struct GhostChange {
-    /// The node's local id on its owner.
-    owner_local: u32,
-    /// The ghost's position in its part's [`Links::ghosts`].
-    position: u32,
-    old: u64,
-    new: u64,
-}
+/// By part: ghost positions (in its [`Links::ghosts`]) to give new words, and the words.
+type Refresh = Vec<(Vec<u32>, Vec<u64>)>;
 
 /// Figures of a partitioned run.
 #[derive(Debug, Clone, Default)]
@@ -281,62 +273,77 @@ impl Bsp<'_, '_> {
         Ok(())
     }
 
-    /// Merges the ghosts of `written` that parts changed (`ghost_changes[q]`: part `q`'s) into
-    /// their owners; each part's ghosts to give their owner's value back (where the owner did
-    /// not take theirs): positions in its [`Links::ghosts`] and words.
-    fn merge_into_owners(
-        &mut self,
-        written: Written,
-        ghost_changes: &[Vec<Change>],
-    ) -> Result<Vec<(Vec<u32>, Vec<u64>)>> {
-        let (property, merge) = (written.property, written.merge);
-        let ty = self.column_type(property);
+    /// Merges the ghosts of `written` that parts changed (`changes[w][q]`: property `w`'s
+    /// ghosts part `q` changed) into their owners, every owner part at once; by property, each
+    /// part's ghosts to give their owner's value back (where the owner did not take theirs, for
+    /// properties kernels read through ghosts): positions in its [`Links::ghosts`] and words.
+    fn merge_into_owners(&mut self, written: &[Written], changes: &[Vec<Vec<Change>>]) -> Result<Vec<Refresh>> {
         let k = self.parts.len();
-        let mut refresh: Vec<(Vec<u32>, Vec<u64>)> = vec![(Vec::new(), Vec::new()); k];
-        let mut at = Vec::new();
-        let mut values = Vec::new();
-        // Part by part, owner by owner: within one part's ghosts each node appears once, so a
-        // batch never holds the same owner node twice, and batches from several parts merge
-        // one after the other.
-        for (q, part_changes) in ghost_changes.iter().enumerate() {
-            if part_changes.is_empty() {
-                continue;
-            }
-            let links = &self.links[q];
-            let mut by_owner: Vec<Vec<GhostChange>> = vec![Vec::new(); k];
-            for change in part_changes {
-                let i = change.position as usize;
-                let j = (links.ghosts[i] - links.owned) as usize;
-                by_owner[links.owner_of[j] as usize].push(GhostChange {
-                    owner_local: links.at_owner[i],
-                    position: change.position,
-                    old: normal(ty, change.old),
-                    new: normal(ty, change.new),
-                });
-            }
-            for (o, entries) in by_owner.into_iter().enumerate() {
-                if entries.is_empty() {
+        let mut refreshes: Vec<Refresh> = written.iter().map(|_| vec![(Vec::new(), Vec::new()); k]).collect();
+        // By owner part: its batches, and for each the property's index in `written`, the part
+        // holding the ghosts and their positions there.
+        let mut batches: Vec<Vec<MergeBatch>> = (0..k).map(|_| Vec::new()).collect();
+        let mut sources: Vec<Vec<(usize, usize, Vec<u32>)>> = vec![Vec::new(); k];
+        for (w, (written, by_part)) in written.iter().zip(changes).enumerate() {
+            let ty = self.column_type(written.property);
+            // Within one part's ghosts each node appears once, so a batch never holds an owner
+            // node twice; batches from several parts merge one after the other.
+            for (q, part_changes) in by_part.iter().enumerate() {
+                if part_changes.is_empty() {
                     continue;
                 }
-                self.stats.merged += entries.len() as u64;
-                at.clear();
-                at.extend(entries.iter().map(|e| e.owner_local));
-                self.runs[o].bind()?;
-                self.runs[o].gather(property, Indices::List(&at), &mut values)?;
-                normalize(ty, &mut values);
-                let read = self.remotely_read[property.index()];
-                for (value, entry) in values.iter_mut().zip(&entries) {
-                    *value = merge.apply(ty, *value, entry.old, entry.new);
-                    // A ghost whose new value its owner did not take gets the owner's back.
-                    if read && *value != entry.new {
-                        refresh[q].0.push(entry.position);
-                        refresh[q].1.push(*value);
-                    }
+                let links = &self.links[q];
+                let start = batches.iter().map(Vec::len).collect::<Vec<_>>();
+                for o in 0..k {
+                    batches[o].push(MergeBatch {
+                        property: written.property,
+                        merge: written.merge,
+                        at: Vec::new(),
+                        before: Vec::new(),
+                        after: Vec::new(),
+                    });
+                    sources[o].push((w, q, Vec::new()));
                 }
-                self.runs[o].scatter(property, Indices::List(&at), &values)?;
+                for change in part_changes {
+                    let i = change.position as usize;
+                    let o = links.owner_of[(links.ghosts[i] - links.owned) as usize] as usize;
+                    let batch = &mut batches[o][start[o]];
+                    batch.at.push(links.at_owner[i]);
+                    batch.before.push(normal(ty, change.old));
+                    batch.after.push(normal(ty, change.new));
+                    sources[o][start[o]].2.push(change.position);
+                }
             }
         }
-        Ok(refresh)
+        // Empty batches dropped.
+        for (batches, sources) in batches.iter_mut().zip(&mut sources) {
+            let kept: (Vec<MergeBatch>, Vec<_>) =
+                batches.drain(..).zip(sources.drain(..)).filter(|(batch, _)| !batch.at.is_empty()).unzip();
+            (*batches, *sources) = kept;
+        }
+        if batches.iter().all(Vec::is_empty) {
+            return Ok(refreshes);
+        }
+        self.stats.merged += batches.iter().flatten().map(|b| b.at.len() as u64).sum::<u64>();
+        let afters: Vec<Vec<Vec<u64>>> =
+            batches.iter().map(|owner| owner.iter().map(|b| b.after.clone()).collect()).collect();
+        let merged: Vec<Outcome> = self.crew.run(Job::Merge(batches)).into_iter().collect::<Result<_>>()?;
+        for (o, outcome) in merged.iter().enumerate() {
+            for ((words, (w, q, positions)), after) in outcome.merged.iter().zip(&sources[o]).zip(&afters[o]) {
+                if !self.remotely_read[written[*w].property.index()] {
+                    continue;
+                }
+                let ty = self.column_type(written[*w].property);
+                for ((&word, &new), &position) in words.iter().zip(after).zip(positions) {
+                    let word = normal(ty, word);
+                    if word != new {
+                        refreshes[*w][*q].0.push(position);
+                        refreshes[*w][*q].1.push(word);
+                    }
+                }
+            }
+        }
+        Ok(refreshes)
     }
 
     /// Synchronizes what a kernel wrote: every ghost a part changed is merged into its owner
@@ -347,16 +354,18 @@ impl Bsp<'_, '_> {
         if written.is_empty() {
             return Ok(());
         }
-        let mut refreshes = Vec::with_capacity(written.len());
+        let mut changes = Vec::with_capacity(written.len());
         let mut diffed = 0;
         for &w in written {
-            let changes: Vec<Vec<Change>> = outcomes
-                .iter_mut()
-                .map(|outcome| if w.remote { std::mem::take(&mut outcome.changes[diffed]) } else { Vec::new() })
-                .collect();
+            changes.push(
+                outcomes
+                    .iter_mut()
+                    .map(|outcome| if w.remote { std::mem::take(&mut outcome.changes[diffed]) } else { Vec::new() })
+                    .collect::<Vec<Vec<Change>>>(),
+            );
             diffed += usize::from(w.remote);
-            refreshes.push(self.merge_into_owners(w, &changes)?);
         }
+        let refreshes = self.merge_into_owners(written, &changes)?;
         // The owners' values their ghosts have not seen, found by every part at once (for the
         // properties kernels read through ghosts).
         let properties: Vec<PropertyId> =
@@ -431,24 +440,6 @@ impl Bsp<'_, '_> {
             columns.push(column_from_words(ty, global));
         }
         Ok(columns)
-    }
-}
-
-/// One word as [`normalize`] makes it.
-fn normal(ty: PropertyType, word: u64) -> u64 {
-    let mut words = [word];
-    normalize(ty, &mut words);
-    words[0]
-}
-
-/// Words of 4-byte columns as their low 32 bits and bools as 0 or 1, whatever device they came
-/// from (a GPU's come zero-extended, the CPU's sign-extended): so that equal values compare
-/// equal when the parts' copies are compared.
-fn normalize(ty: PropertyType, words: &mut [u64]) {
-    match ty {
-        PropertyType::I32 | PropertyType::U32 | PropertyType::F32 => words.iter_mut().for_each(|w| *w &= 0xffff_ffff),
-        PropertyType::Bool => words.iter_mut().for_each(|w| *w = u64::from(*w != 0)),
-        _ => {}
     }
 }
 

@@ -74,6 +74,18 @@ pub(crate) enum Job {
     /// Each part finds its mirrors' values of these properties that changed since their ghosts
     /// last saw them.
     Mirrors(Vec<grail_ir::PropertyId>),
+    /// Each part merges changed ghosts into its nodes: part `o`'s batches, in order.
+    Merge(Vec<Vec<MergeBatch>>),
+}
+
+/// Changed ghosts of one property from one part, to merge into their owner part.
+pub(crate) struct MergeBatch {
+    pub property: grail_ir::PropertyId,
+    pub merge: super::Merge,
+    /// The owner's local ids (distinct), and each ghost's word before and after the kernel.
+    pub at: Vec<u32>,
+    pub before: Vec<u64>,
+    pub after: Vec<u64>,
 }
 
 /// What a part's superstep left.
@@ -84,6 +96,8 @@ pub(crate) struct Outcome {
     pub changes: Vec<Vec<Change>>,
     /// The ghosts pushed, each once.
     pub pushed: Vec<u32>,
+    /// By batch of a merge job: the owner's words after merging.
+    pub merged: Vec<Vec<u64>>,
 }
 
 // SAFETY: `job` is written by the calling thread before it bumps `epoch` and read by drivers
@@ -126,6 +140,14 @@ impl CrewState {
                 (diff, list(self.ghosts[q]))
             }
             Job::Mirrors(properties) => (properties, list(self.mirrors[q])),
+            Job::Merge(batches) => {
+                for batch in &batches[q] {
+                    let mut words = batch.before.clone();
+                    run.merge_in(batch.property, batch.merge, &batch.at, &mut words, &batch.after)?;
+                    outcome.merged.push(words);
+                }
+                return Ok(outcome);
+            }
         };
         for &property in properties {
             let mut changes = Vec::new();

@@ -45,6 +45,18 @@ impl Merge {
         })
     }
 
+    /// The operator's number for the device kernel `grail_merge_words`.
+    pub fn code(self) -> u32 {
+        match self {
+            Merge::Min => 0,
+            Merge::Max => 1,
+            Merge::Sum => 2,
+            Merge::And => 3,
+            Merge::Or => 4,
+            Merge::Replace => 5,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Merge::Min => "min",
@@ -95,6 +107,37 @@ impl Merge {
                 }
             },
         }
+    }
+}
+
+/// One word as [`normalize`] makes it.
+pub fn normal(ty: PropertyType, word: u64) -> u64 {
+    let mut words = [word];
+    normalize(ty, &mut words);
+    words[0]
+}
+
+/// Words of 4-byte columns as their low 32 bits and bools as 0 or 1, whatever device they came
+/// from (a GPU's come zero-extended, the CPU's sign-extended): so that equal values compare
+/// equal when the parts' copies are compared.
+pub fn normalize(ty: PropertyType, words: &mut [u64]) {
+    match ty {
+        PropertyType::I32 | PropertyType::U32 | PropertyType::F32 => words.iter_mut().for_each(|w| *w &= 0xffff_ffff),
+        PropertyType::Bool => words.iter_mut().for_each(|w| *w = u64::from(*w != 0)),
+        _ => {}
+    }
+}
+
+/// The type's number for the device kernel `grail_merge_words`.
+pub fn type_code(ty: PropertyType) -> u32 {
+    match ty {
+        PropertyType::Bool => 0,
+        PropertyType::I32 => 1,
+        PropertyType::I64 => 2,
+        PropertyType::U32 => 3,
+        PropertyType::U64 => 4,
+        PropertyType::F32 => 5,
+        PropertyType::F64 => 6,
     }
 }
 

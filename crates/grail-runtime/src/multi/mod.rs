@@ -30,6 +30,7 @@ use grail_ir::{Module, PropertyId};
 
 pub use bsp::SyncStats;
 pub use merge::Merge;
+pub(crate) use merge::{normal, type_code};
 
 use crate::cache::ModuleCache;
 use crate::cpu::executor::{KernelStats, PartShape, RunOutput, RunStats};
@@ -180,8 +181,6 @@ pub(crate) trait PartRun: Machine {
     /// The words ([`crate::host::memory::ColumnRef::bits`]; 4-byte elements may come
     /// zero-extended) of a node or edge property at local ids `at`, into `out` (cleared first).
     fn gather(&mut self, property: PropertyId, at: Indices<'_>, out: &mut Vec<u64>) -> Result<()>;
-    /// Stores `words` at local ids `at`.
-    fn scatter(&mut self, property: PropertyId, at: Indices<'_>, words: &[u64]) -> Result<()>;
     /// Compares a node property at the local ids of `list` (a list that keeps its address and
     /// contents for the whole run: a device may keep its own copy of it) with
     /// the words this part recorded for the list and property at the last `diff` or `put`
@@ -190,6 +189,17 @@ pub(crate) trait PartRun: Machine {
     fn diff(&mut self, property: PropertyId, list: &[u32], out: &mut Vec<Change>) -> Result<()>;
     /// Stores `words[i]` at local id `list[positions[i]]` and records it for the list.
     fn put(&mut self, property: PropertyId, list: &[u32], positions: &[u32], words: &[u64]) -> Result<()>;
+    /// Merges changed ghosts into this part's nodes `at` (distinct local ids of owned nodes):
+    /// each goes from its word to `merge.apply(ty, word, before[i], after[i])`; `before` is left
+    /// holding the new words.
+    fn merge_in(
+        &mut self,
+        property: PropertyId,
+        merge: Merge,
+        at: &[u32],
+        before: &mut [u64],
+        after: &[u64],
+    ) -> Result<()>;
     /// Removes the ghosts (local ids from the number of owned nodes on) from the current
     /// worklist and returns them, each once; the owned items stay, in any order.
     fn take_pushed_ghosts(&mut self) -> Result<Vec<u32>>;
