@@ -253,11 +253,14 @@ fn demo_runs_and_verifies_everything() {
     for target in ["cpu", "reference"] {
         let records = json(&["demo", "--scale", "8", "--json", "--target", target]);
         let records = records.as_array().unwrap();
-        // Seven suite algorithms on four graphs, then the four morph algorithms.
-        assert_eq!(records.len(), 4 * 7 + 4);
+        // Seven suite algorithms on four graphs, then the four morph algorithms, then (generated
+        // targets) four algorithms over two CPU devices.
+        let several = if target == "cpu" { 4 } else { 0 };
+        assert_eq!(records.len(), 4 * 7 + 4 + several);
         assert!(records.iter().all(|r| r["verified"] == true && r["target"] == target));
-        let morph: Vec<&str> = records[28..].iter().map(|r| r["algorithm"].as_str().unwrap()).collect();
+        let morph: Vec<&str> = records[28..32].iter().map(|r| r["algorithm"].as_str().unwrap()).collect();
         assert_eq!(morph, ["dmr", "sp", "pta", "dsssp"]);
+        assert!(records[32..].iter().all(|r| r["devices"] == "cpu,cpu"));
     }
 }
 
