@@ -107,16 +107,7 @@ pub fn demo(args: DemoArgs, threads: usize, progress: &Bars) -> Result<()> {
     }
     for record in morph_records(args.scale, target, args.device, threads, &opt, progress)? {
         if !args.json {
-            println!(
-                "{:<14} {:>10} {:>11}  {:<5} {:>10.2}  {:<9} {}",
-                record["graph"].as_str().unwrap_or(""),
-                record["nodes"].as_u64().unwrap_or(0),
-                record["edges"].as_u64().unwrap_or(0),
-                record["algorithm"].as_str().unwrap_or(""),
-                record["time_ms"].as_f64().unwrap_or(0.0),
-                "ok",
-                record["result"].as_str().unwrap_or("")
-            );
+            print_row(&record, "result");
         }
         records.push(record);
     }
@@ -129,16 +120,7 @@ pub fn demo(args: DemoArgs, threads: usize, progress: &Bars) -> Result<()> {
         }
         for record in multi_records(args.scale, target, args.device, threads, progress)? {
             if !args.json {
-                println!(
-                    "{:<14} {:>10} {:>11}  {:<5} {:>10.2}  {:<9} {}",
-                    record["graph"].as_str().unwrap_or(""),
-                    record["nodes"].as_u64().unwrap_or(0),
-                    record["edges"].as_u64().unwrap_or(0),
-                    record["algorithm"].as_str().unwrap_or(""),
-                    record["time_ms"].as_f64().unwrap_or(0.0),
-                    "ok",
-                    record["devices"].as_str().unwrap_or("")
-                );
+                print_row(&record, "devices");
             }
             records.push(record);
         }
@@ -149,6 +131,20 @@ pub fn demo(args: DemoArgs, threads: usize, progress: &Bars) -> Result<()> {
         println!("\nevery result above was checked by its verifier (target: {target})");
     }
     Ok(())
+}
+
+/// A row of the morph or several-devices table; `last`: the record's field for the last column.
+fn print_row(record: &serde_json::Value, last: &str) {
+    println!(
+        "{:<14} {:>10} {:>11}  {:<5} {:>10.2}  {:<9} {}",
+        record["graph"].as_str().unwrap_or(""),
+        record["nodes"].as_u64().unwrap_or(0),
+        record["edges"].as_u64().unwrap_or(0),
+        record["algorithm"].as_str().unwrap_or(""),
+        record["time_ms"].as_f64().unwrap_or(0.0),
+        "ok",
+        record[last].as_str().unwrap_or("")
+    );
 }
 
 /// BFS, SSSP, CC and PageRank on the R-MAT graph partitioned over several devices
