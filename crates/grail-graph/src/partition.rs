@@ -613,6 +613,14 @@ impl Part {
         &self.csr
     }
 
+    /// Moves the part's local CSR out (for a graph that runs on it), leaving an empty one:
+    /// afterwards [`Part::csr`], [`Part::num_local`] and [`Part::num_edges`] describe an empty
+    /// graph, while the ids and ghosts stay.
+    pub fn take_csr(&mut self) -> Csr {
+        let empty = Csr::from_parts(vec![0], Vec::new(), None).expect("an empty CSR is valid");
+        std::mem::replace(&mut self.csr, empty)
+    }
+
     /// The global ids of the owned nodes (local id = position).
     pub fn owned(&self) -> &[NodeId] {
         &self.owned

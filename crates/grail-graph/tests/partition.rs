@@ -387,3 +387,21 @@ proptest! {
         check_method(&graph, &partitioning, method);
     }
 }
+
+#[test]
+fn a_parts_csr_moves_out_whole_and_its_ids_stay() {
+    let graph = generate(&Generator::Grid { rows: 6, cols: 7 }, &GenOptions::default(), true, &NoProgress).unwrap();
+    let partitioning = partition(&graph, 3, Method::Ordered, 1).unwrap();
+    for mut part in partitioning.parts(&graph) {
+        let before = part.csr().clone();
+        let (owned, ghosts) = (part.owned().to_vec(), part.ghosts().to_vec());
+        let taken = part.take_csr();
+        assert_eq!(taken.offsets(), before.offsets());
+        assert_eq!(taken.targets(), before.targets());
+        assert_eq!(part.num_edges(), 0);
+        assert_eq!((part.owned(), part.ghosts()), (owned.as_slice(), ghosts.as_slice()));
+        for (local, &u) in owned.iter().enumerate() {
+            assert_eq!(part.local(u), Some(local as u32));
+        }
+    }
+}

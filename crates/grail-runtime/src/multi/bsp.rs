@@ -163,7 +163,9 @@ pub(crate) struct Bsp<'a, 's> {
     pub memory: Memory<'a>,
     pub params: &'a [Value],
     pub out: &'a mut dyn Write,
+    /// The parts' ids and ghosts, and their local graphs (the parts' CSRs moved there).
     pub parts: &'a [Part],
+    pub graphs: &'a [Graph],
     pub owner: &'a [u32],
     pub runs: Vec<Box<dyn PartRun + 'a>>,
     pub links: Vec<Links>,
@@ -215,7 +217,7 @@ impl Bsp<'_, '_> {
         let offsets = self.memory.out.offsets();
         let source = offsets.partition_point(|&o| o <= e) - 1;
         let (o, local) = self.home(source as u32);
-        let local_start = self.parts[o].csr().offsets()[local as usize];
+        let local_start = self.graphs[o].out().offsets()[local as usize];
         (o, (local_start + (e - offsets[source])) as usize)
     }
 
@@ -426,9 +428,9 @@ impl Bsp<'_, '_> {
                     }
                     _ => {
                         self.runs[q].bind()?;
-                        self.runs[q].gather(id, Indices::Range(0, part.num_edges()), &mut words)?;
+                        self.runs[q].gather(id, Indices::Range(0, self.graphs[q].num_edges()), &mut words)?;
                         normalize(ty, &mut words);
-                        let local = part.csr().offsets();
+                        let local = self.graphs[q].out().offsets();
                         for (l, &u) in part.owned().iter().enumerate() {
                             let (start, end) = (local[l] as usize, local[l + 1] as usize);
                             let g = offsets[u as usize] as usize;
@@ -627,8 +629,9 @@ impl Machine for Bsp<'_, '_> {
     }
 }
 
-/// Builds each part's local graph (owned nodes, then ghosts with empty rows).
-pub(crate) fn part_graphs(parts: &[Part]) -> Vec<Graph> {
+/// Each part's local graph (owned nodes, then ghosts with empty rows), its CSR moved out of the
+/// part.
+pub(crate) fn part_graphs(parts: &mut [Part]) -> Vec<Graph> {
     use rayon::prelude::*;
-    parts.par_iter().map(|part| Graph::from_csr(part.csr().clone())).collect()
+    parts.par_iter_mut().map(|part| Graph::from_csr(part.take_csr())).collect()
 }

@@ -340,8 +340,8 @@ impl MultiProgram {
             )));
         }
         let params = bind_params(&self.module, graph, params)?;
-        let parts = partitioning.parts(graph);
-        let graphs = bsp::part_graphs(&parts);
+        let mut parts = partitioning.parts(graph);
+        let graphs = bsp::part_graphs(&mut parts);
         let ids: Vec<Vec<u32>> = parts.iter().map(Part::local_to_global).collect();
         let split = started.elapsed();
         let shapes: Vec<PartShape<'_>> = parts
@@ -431,6 +431,7 @@ impl MultiProgram {
                     params: &params,
                     out,
                     parts: &parts,
+                    graphs: &graphs,
                     owner,
                     runs,
                     // The same lists the crew was given: parts record words by a list's address.
@@ -461,13 +462,14 @@ impl MultiProgram {
         }
         let figures = parts
             .iter()
+            .zip(&graphs)
             .zip(&self.devices)
             .zip(&stats)
-            .map(|((part, &device), stats)| PartFigures {
+            .map(|(((part, graph), &device), stats)| PartFigures {
                 device,
                 nodes: part.num_owned(),
                 ghosts: part.num_ghosts(),
-                edges: part.num_edges(),
+                edges: graph.num_edges(),
                 threads: if device == Device::Cpu { per_cpu } else { 0 },
                 kernel_time: stats.iter().map(|s| s.time).sum(),
             })
