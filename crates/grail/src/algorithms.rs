@@ -4,8 +4,10 @@ use std::marker::PhantomData;
 
 use grail_algos::{Algorithm, Output, RunParams};
 use grail_graph::NodeId;
+use grail_graph::partition::Method as PartitionMethod;
 use grail_graph::reference::SpanningForest;
 use grail_ir::OptConfig;
+use grail_runtime::multi::Device;
 
 use crate::error::{Error, Result};
 use crate::graph::Graph;
@@ -140,6 +142,22 @@ impl<'g, T: AlgorithmOutput> Run<'g, T> {
     /// Runs on `target` (default: [`Target::Cpu`]).
     pub fn on(mut self, target: Target) -> Self {
         self.target = target;
+        self
+    }
+
+    /// Runs on several devices, the graph partitioned among them by `partition`, bulk-
+    /// synchronously (`grail run --devices`): e.g. `&[Device::Gpu(0), Device::Gpu(1)]`, or
+    /// `&[Device::Cpu; 4]` (the threads shared among the CPU devices). The algorithm's first
+    /// variant that can run partitioned is used unless [`Run::variant`] names one; one that
+    /// cannot is an error naming the reasons.
+    pub fn on_devices(mut self, devices: &[Device], partition: PartitionMethod) -> Self {
+        self.target = Target::Cpu;
+        self.params.multi = Some(grail_algos::suite::MultiParams {
+            devices: devices.to_vec(),
+            mode: grail_runtime::multi::Mode::Bsp,
+            partition,
+            seed: 1,
+        });
         self
     }
 

@@ -50,10 +50,12 @@ mod session;
 
 pub use algorithms::{AlgorithmOutput, INFINITE_DISTANCE, PageRank, Run, RunInfo, Target, UNREACHED};
 pub use error::{Error, Result};
+pub use grail_graph::partition::Method as PartitionMethod;
 pub use grail_graph::reference::SpanningForest;
 pub use grail_graph::{Column, NodeId, Weight};
 pub use grail_runtime::Table;
 pub use grail_runtime::cpu::Value;
+pub use grail_runtime::multi::Device;
 pub use graph::{Graph, LoadOptions};
 pub use program::{Program, ProgramOutput, ProgramRun, PropertyType};
 pub use session::Session;

@@ -213,3 +213,18 @@ fn input_collections_from_values_or_text() {
     let err = program.on(&graph).input_text("links", "").input_text("nodes", "").run().unwrap_err().to_string();
     assert!(err.contains("no input collection `nodes`"), "{err}");
 }
+
+#[test]
+fn algorithms_run_partitioned_over_several_devices() {
+    use grail::{Device, PartitionMethod};
+    let graph = sample();
+    let devices = [Device::Cpu; 3];
+    let reference = graph.sssp(3).on(Target::Reference).run().unwrap();
+    let partitioned = graph.sssp(3).on_devices(&devices, PartitionMethod::Random).verify().run().unwrap();
+    assert_eq!(partitioned, reference);
+    let levels = graph.bfs(3).on_devices(&devices[..2], PartitionMethod::Ordered).verify().run().unwrap();
+    assert_eq!(levels, graph.bfs(3).on(Target::Reference).run().unwrap());
+    // Triangle counting reads a neighbour's adjacency, which a ghost does not have.
+    let error = graph.undirected().triangles().on_devices(&devices, PartitionMethod::Ordered).run().unwrap_err();
+    assert!(error.to_string().contains("partitioned"), "{error}");
+}
