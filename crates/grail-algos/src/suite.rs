@@ -104,6 +104,8 @@ pub struct MultiParams {
     pub partition: grail_graph::partition::Method,
     /// The seed of the random partitioning.
     pub seed: u64,
+    /// The asynchronous mode's random waits and shuffled packets, from this seed (tests).
+    pub jitter: Option<u64>,
 }
 
 /// How a partitioned run went.
@@ -397,7 +399,7 @@ pub fn run_partitioned(
     let partitioning = grail_graph::partition::partition(graph, how.devices.len() as u32, how.partition, how.seed)?;
     let partition_time = started.elapsed();
     let edge_cut = partitioning.edge_cut(graph).share;
-    let options = MultiOptions { threads, mode: how.mode };
+    let options = MultiOptions { threads, mode: how.mode, jitter: how.jitter };
     let run = program.run(graph, &partitioning, values, &options, out)?;
     let report = MultiReport {
         devices: how.devices.clone(),

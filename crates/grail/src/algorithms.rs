@@ -157,6 +157,7 @@ impl<'g, T: AlgorithmOutput> Run<'g, T> {
             mode: grail_runtime::multi::Mode::Bsp,
             partition,
             seed: 1,
+            jitter: None,
         });
         self
     }

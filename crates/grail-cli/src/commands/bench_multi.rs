@@ -105,7 +105,13 @@ pub fn multi(bench: MultiBench, progress: &Bars) -> Result<()> {
             for devices in &bench.devices {
                 for &partition in &bench.partitions {
                     let params = RunParams {
-                        multi: Some(MultiParams { devices: devices.clone(), mode: Mode::Bsp, partition, seed: 1 }),
+                        multi: Some(MultiParams {
+                            devices: devices.clone(),
+                            mode: Mode::Bsp,
+                            partition,
+                            seed: 1,
+                            jitter: None,
+                        }),
                         ..base.clone()
                     };
                     let parts = best(algorithm, &graph, Target::Cpu, &params, bench.repeat)?;

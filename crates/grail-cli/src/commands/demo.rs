@@ -173,6 +173,7 @@ fn multi_records(
         mode: Mode::Bsp,
         partition: grail_graph::partition::Method::Ordered,
         seed: 1,
+        jitter: None,
     };
     let params = RunParams { threads, multi: Some(multi), ..Default::default() };
     let mut records = Vec::new();

@@ -320,7 +320,7 @@ fn multi_params(args: &RunArgs) -> Result<Option<MultiParams>> {
     let devices = grail_runtime::multi::parse_devices(list, gpus).map_err(|e| UsageError(format!("--devices: {e}")))?;
     let partition =
         args.partition.unwrap_or(if grail_graph::metis::available() { Method::Metis } else { Method::Ordered });
-    Ok(Some(MultiParams { devices, mode: args.mode.unwrap_or_default(), partition, seed: 1 }))
+    Ok(Some(MultiParams { devices, mode: args.mode.unwrap_or_default(), partition, seed: 1, jitter: None }))
 }
 
 /// `devices cpu,gpu:0 (bsp, metis)`.
@@ -349,6 +349,9 @@ fn print_multi(report: &MultiReport, total: std::time::Duration) {
         report.sync.copied,
         report.sync.forwarded
     );
+    if report.sync.async_loops > 0 {
+        println!("  async     {} worklist loop(s) without supersteps", report.sync.async_loops);
+    }
     for (i, part) in report.parts.iter().enumerate() {
         let threads = if part.threads > 0 { format!(", {} threads", part.threads) } else { String::new() };
         println!(
@@ -376,6 +379,7 @@ fn multi_json(report: &MultiReport) -> serde_json::Value {
         "merged": report.sync.merged,
         "copied": report.sync.copied,
         "forwarded": report.sync.forwarded,
+        "async_loops": report.sync.async_loops,
         "parts": report.parts.iter().map(|p| json!({
             "device": p.device.to_string(),
             "nodes": p.nodes,

@@ -124,6 +124,13 @@ pub(crate) trait Machine {
     fn run_outlined(&mut self, _region: OutlineId, _locals: &mut [Value]) -> Result<bool> {
         Ok(false)
     }
+    /// Runs `iterate kernel(args) initial ...` with an empty body (the kernel again and again
+    /// until the worklist is empty) its own way, on the current worklist; false when this
+    /// machine does not, and the interpreter runs the loop (a partitioned machine's
+    /// asynchronous mode does).
+    fn run_worklist_loop(&mut self, _kernel: KernelId, _args: &[Value]) -> Result<bool> {
+        Ok(false)
+    }
     /// An outlined `iterate` or `pipe` starts (`true`) or ends: the whole loop is one unit of
     /// work for the machine (on the CPU, one persistent parallel region). Regions do not nest.
     fn outlined_region(&mut self, _open: bool) {}
@@ -431,6 +438,12 @@ impl<'a, M: Machine + ?Sized> Interp<'a, '_, M> {
     fn iterate_region(&mut self, frame: &mut Frame, iterate: &'a Iterate) -> Result<Flow> {
         match &iterate.until {
             Until::Empty { kernel, args, initial } => self.with_worklist(frame, initial.as_ref(), |run, frame| {
+                if iterate.body.is_empty() {
+                    let values = args.iter().map(|a| run.eval(frame, a)).collect::<Result<Vec<_>>>()?;
+                    if run.m.run_worklist_loop(*kernel, &values)? {
+                        return Ok(Flow::Normal);
+                    }
+                }
                 if iterate.outlined && run.m.run_outlined(iterate.id, &mut frame.locals)? {
                     return Ok(Flow::Normal);
                 }

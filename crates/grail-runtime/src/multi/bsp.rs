@@ -18,6 +18,7 @@ use grail_graph::partition::Part;
 use grail_graph::{Column, Graph, PropertyType};
 use grail_ir::{CollectionId, KernelId, Module, Owner, PropertyId};
 
+use super::asynchronous;
 use super::crew::{Crew, Job, MergeBatch, Outcome};
 use super::merge::{Merge, normal, normalize};
 use super::{Change, Indices, PartRun};
@@ -155,6 +156,9 @@ pub struct SyncStats {
     pub copied: u64,
     /// Pushed ghosts sent to their owners' worklists.
     pub forwarded: u64,
+    /// Worklist loops run asynchronously (`Mode::Async`); their invocations count in `steps`
+    /// (every part's) and their time in `compute`.
+    pub async_loops: u64,
 }
 
 pub(crate) struct Bsp<'a, 's> {
@@ -179,6 +183,9 @@ pub(crate) struct Bsp<'a, 's> {
     pub stats: SyncStats,
     /// The threads driving parts 1.. (part 0 runs on the interpreter's thread).
     pub crew: Crew<'s>,
+    pub mode: super::Mode,
+    /// The asynchronous mode's jitter seed (tests).
+    pub jitter: Option<u64>,
 }
 
 impl Bsp<'_, '_> {
@@ -221,15 +228,8 @@ impl Bsp<'_, '_> {
         (o, (local_start + (e - offsets[source])) as usize)
     }
 
-    /// Runs kernel `kernel` on every part at once, each part then finding the ghosts of
-    /// `diff` it changed and (with `split`) splitting its pushed ghosts off; each part's outcome.
-    fn run_parts(
-        &mut self,
-        kernel: KernelId,
-        args: &[Value],
-        diff: Vec<PropertyId>,
-        split: bool,
-    ) -> Result<Vec<Outcome>> {
+    /// Each part's arguments: node arguments in its local ids.
+    fn part_args(&self, kernel: KernelId, args: &[Value]) -> Result<Vec<Vec<Value>>> {
         let mut part_args = Vec::with_capacity(self.parts.len());
         for part in self.parts {
             let mut local = Vec::with_capacity(args.len());
@@ -254,6 +254,19 @@ impl Bsp<'_, '_> {
             }
             part_args.push(local);
         }
+        Ok(part_args)
+    }
+
+    /// Runs kernel `kernel` on every part at once, each part then finding the ghosts of
+    /// `diff` it changed and (with `split`) splitting its pushed ghosts off; each part's outcome.
+    fn run_parts(
+        &mut self,
+        kernel: KernelId,
+        args: &[Value],
+        diff: Vec<PropertyId>,
+        split: bool,
+    ) -> Result<Vec<Outcome>> {
+        let part_args = self.part_args(kernel, args)?;
         self.crew.run(Job::Step { kernel, args: part_args, diff, split }).into_iter().collect()
     }
 
@@ -562,6 +575,56 @@ impl Machine for Bsp<'_, '_> {
         };
         self.stats.sync += computed.elapsed();
         Ok(result)
+    }
+
+    fn run_worklist_loop(&mut self, kernel: KernelId, args: &[Value]) -> Result<bool> {
+        if self.mode != super::Mode::Async {
+            return Ok(false);
+        }
+        let started = Instant::now();
+        let written = self.merges[kernel.index()]
+            .iter()
+            .map(|w| asynchronous::Written {
+                property: w.property,
+                ty: self.column_type(w.property),
+                merge: w.merge,
+                remote: w.remote,
+                read: self.remotely_read[w.property.index()],
+            })
+            .collect();
+        let routing = self
+            .links
+            .iter()
+            .zip(&self.mirrors)
+            .map(|(links, mirrors)| asynchronous::Routing {
+                owned: links.owned,
+                ghost_owner: links.ghosts.iter().map(|&g| links.owner_of[(g - links.owned) as usize]).collect(),
+                ghost_at: links.at_owner.clone(),
+                ghost_position: links.position.clone(),
+                mirror_target: mirrors.targets.clone(),
+            })
+            .collect();
+        let state = std::sync::Arc::new(asynchronous::AsyncState::new(
+            kernel,
+            self.part_args(kernel, args)?,
+            written,
+            routing,
+            self.jitter,
+        ));
+        for outcome in self.crew.run(Job::Async(state.clone())) {
+            outcome?;
+        }
+        if let Some(error) = state.take_error() {
+            return Err(error);
+        }
+        let count = |c: &std::sync::atomic::AtomicU64| c.load(std::sync::atomic::Ordering::Relaxed);
+        self.stats.steps += count(&state.invocations);
+        self.stats.merged += count(&state.merged);
+        self.stats.copied += count(&state.copied);
+        self.stats.forwarded += count(&state.forwarded);
+        self.stats.async_loops += 1;
+        self.stats.compute += started.elapsed();
+        Ok(true)
     }
 
     fn collection_add(&mut self, _id: CollectionId, _value: &Value) -> Result<Value> {

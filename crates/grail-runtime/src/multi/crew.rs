@@ -76,6 +76,8 @@ pub(crate) enum Job {
     Mirrors(Vec<grail_ir::PropertyId>),
     /// Each part merges changed ghosts into its nodes: part `o`'s batches, in order.
     Merge(Vec<Vec<MergeBatch>>),
+    /// Every part runs its side of an asynchronous worklist loop until all are done.
+    Async(std::sync::Arc<super::asynchronous::AsyncState>),
 }
 
 /// Changed ghosts of one property from one part, to merge into their owner part.
@@ -140,6 +142,9 @@ impl CrewState {
                 (diff, list(self.ghosts[q]))
             }
             Job::Mirrors(properties) => (properties, list(self.mirrors[q])),
+            Job::Async(state) => {
+                return super::asynchronous::drive(q, run, list(self.ghosts[q]), list(self.mirrors[q]), state);
+            }
             Job::Merge(batches) => {
                 for batch in &batches[q] {
                     let mut words = batch.before.clone();

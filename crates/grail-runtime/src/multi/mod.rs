@@ -12,9 +12,12 @@
 //! (`grail_ir::analysis::partition_obstacles`: no collections, union-find sets, in-edges, locks
 //! or handle-valued properties); the reasons are given in the error.
 //!
-//! Not yet built: the asynchronous (Groute) mode, and copies between GPUs that bypass the host
-//! (every exchange goes through host memory).
+//! With [`Mode::Async`], worklist loops run without supersteps ([`asynchronous`]).
+//!
+//! Not yet built: Groute's routers and soft priorities, the fused worker kernel, and copies
+//! between GPUs that bypass the host (every exchange goes through host memory).
 
+mod asynchronous;
 mod bsp;
 mod crew;
 mod merge;
@@ -115,7 +118,9 @@ pub enum Mode {
     /// Bulk-synchronous supersteps (Falcon).
     #[default]
     Bsp,
-    /// Asynchronous workers exchanging updates as they go (Groute); not built yet.
+    /// Worklist loops (`iterate k() initial ...` with an empty body) run without supersteps:
+    /// every part works on its own worklist and exchanges changes as packets as it goes
+    /// (Groute's way); other loops and invocations run bulk-synchronously.
     Async,
 }
 
@@ -145,6 +150,9 @@ pub struct MultiOptions {
     /// CPU threads in all, shared equally among the CPU devices; 0 = one per core.
     pub threads: usize,
     pub mode: Mode,
+    /// The asynchronous mode waits a little at random and takes packets in shuffled order,
+    /// from this seed: a test that results and termination do not depend on timing.
+    pub jitter: Option<u64>,
 }
 
 /// One part's share of a run.
@@ -327,9 +335,6 @@ impl MultiProgram {
         out: &mut dyn Write,
     ) -> Result<MultiOutput> {
         let started = Instant::now();
-        if options.mode == Mode::Async {
-            return Err(RuntimeError::Unsupported("the asynchronous mode (use --mode bsp)".into()));
-        }
         let k = self.devices.len();
         if partitioning.num_parts() as usize != k || partitioning.num_nodes() != graph.num_nodes() {
             return Err(RuntimeError::Input(format!(
@@ -441,6 +446,8 @@ impl MultiProgram {
                     merges: bsp::Bsp::merges_of(&self.module),
                     stats: SyncStats::default(),
                     crew: crew::Crew::start(inner, &crew_state),
+                    mode: options.mode,
+                    jitter: options.jitter,
                 };
                 let result = interp::run_main(&self.module, &mut machine)?;
                 let columns = machine.columns()?;

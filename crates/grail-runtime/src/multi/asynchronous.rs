@@ -1,0 +1,305 @@
+//! The asynchronous mode (Groute's way, in part): a worklist loop (`iterate k() initial ...`
+//! with an empty body) runs on every part without supersteps. Each part's driver runs the
+//! kernel whenever its worklist has items, sends the ghosts it changed and pushed to their
+//! owners as packets, merges the packets it receives as they come, and, for properties
+//! kernels read through ghosts, sends its boundary nodes' new values to their ghosts. The loop
+//! ends when every part is idle and no packet is in flight (checked twice around the idle
+//! flags, with the count of packets ever sent unchanged between: no part can have woken).
+//!
+//! Packets travel through in-process mailboxes (through host memory between GPUs); a seeded
+//! jitter (random short waits, packets taken in shuffled order) tests that the result and the
+//! termination do not depend on timing.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::time::Duration;
+
+use grail_graph::PropertyType;
+use grail_ir::{KernelId, PropertyId};
+
+use super::crew::Outcome;
+use super::merge::{Merge, normal};
+use super::{Change, PartRun};
+use crate::error::{Result, RuntimeError};
+use crate::host::value::Value;
+
+/// A node property the loop's kernel writes.
+pub(crate) struct Written {
+    pub property: PropertyId,
+    pub ty: PropertyType,
+    pub merge: Merge,
+    /// Written through other nodes than the kernel's items: ghosts may change.
+    pub remote: bool,
+    /// Read through ghosts by some kernel: ghosts are kept equal to their owners.
+    pub read: bool,
+}
+
+/// Where each part's ghosts and mirrors live among the other parts.
+pub(crate) struct Routing {
+    pub owned: u32,
+    /// By ghost position (in the part's ghost list): its owner part and local id there.
+    pub ghost_owner: Vec<u32>,
+    pub ghost_at: Vec<u32>,
+    /// By ghost (local id minus `owned`): its position in the ghost list.
+    pub ghost_position: Vec<u32>,
+    /// By mirror position (in the part's mirror list): the part holding the ghost, and its
+    /// position there.
+    pub mirror_target: Vec<(u32, u32)>,
+}
+
+enum Packet {
+    /// Ghosts of property `w` that part `from` changed: the owner's local ids, the ghosts'
+    /// words before and after, and their positions at the sender (to give values back).
+    Merge { w: usize, from: usize, at: Vec<u32>, before: Vec<u64>, after: Vec<u64>, positions: Vec<u32> },
+    /// Owned nodes pushed through their ghosts.
+    Push(Vec<u32>),
+    /// New words for ghosts of property `w` (positions in the receiver's ghost list).
+    Refresh { w: usize, positions: Vec<u32>, words: Vec<u64> },
+}
+
+/// What the parts share during one asynchronous loop.
+pub(crate) struct AsyncState {
+    pub kernel: KernelId,
+    /// Each part's arguments.
+    pub args: Vec<Vec<Value>>,
+    pub written: Vec<Written>,
+    pub routing: Vec<Routing>,
+    /// Random waits and shuffled packets, from this seed (tests).
+    pub jitter: Option<u64>,
+    mailboxes: Vec<Mutex<Vec<Packet>>>,
+    in_flight: AtomicI64,
+    sent: AtomicU64,
+    idle: Vec<AtomicBool>,
+    done: AtomicBool,
+    failed: Mutex<Option<RuntimeError>>,
+    pub invocations: AtomicU64,
+    pub merged: AtomicU64,
+    pub copied: AtomicU64,
+    pub forwarded: AtomicU64,
+}
+
+impl AsyncState {
+    pub fn new(
+        kernel: KernelId,
+        args: Vec<Vec<Value>>,
+        written: Vec<Written>,
+        routing: Vec<Routing>,
+        jitter: Option<u64>,
+    ) -> AsyncState {
+        let k = routing.len();
+        AsyncState {
+            kernel,
+            args,
+            written,
+            routing,
+            jitter,
+            mailboxes: (0..k).map(|_| Mutex::new(Vec::new())).collect(),
+            in_flight: AtomicI64::new(0),
+            sent: AtomicU64::new(0),
+            idle: (0..k).map(|_| AtomicBool::new(false)).collect(),
+            done: AtomicBool::new(false),
+            failed: Mutex::new(None),
+            invocations: AtomicU64::new(0),
+            merged: AtomicU64::new(0),
+            copied: AtomicU64::new(0),
+            forwarded: AtomicU64::new(0),
+        }
+    }
+
+    /// The first error a part met, if any.
+    pub fn take_error(&self) -> Option<RuntimeError> {
+        self.failed.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take()
+    }
+
+    fn send(&self, to: usize, packet: Packet) {
+        self.in_flight.fetch_add(1, Ordering::SeqCst);
+        self.sent.fetch_add(1, Ordering::SeqCst);
+        self.mailboxes[to].lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(packet);
+    }
+
+    /// Whether every part is idle with nothing in flight, and stayed so while checked.
+    fn finished(&self) -> bool {
+        let sent = self.sent.load(Ordering::SeqCst);
+        if self.in_flight.load(Ordering::SeqCst) != 0 || !self.idle.iter().all(|i| i.load(Ordering::SeqCst)) {
+            return false;
+        }
+        self.in_flight.load(Ordering::SeqCst) == 0 && self.sent.load(Ordering::SeqCst) == sent
+    }
+}
+
+/// A small generator for the jitter (xorshift).
+struct Jitter(u64);
+
+impl Jitter {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn wait(&mut self) {
+        let micros = self.next() % 40;
+        if micros > 20 {
+            std::thread::sleep(Duration::from_micros(micros));
+        }
+    }
+}
+
+/// Part `q`'s side of the loop, on its driver's thread; `ghosts` and `mirrors` are its fixed
+/// lists.
+pub(crate) fn drive(
+    q: usize,
+    run: &mut dyn PartRun,
+    ghosts: &[u32],
+    mirrors: &[u32],
+    state: &AsyncState,
+) -> Result<Outcome> {
+    let result = drive_inner(q, run, ghosts, mirrors, state);
+    if let Err(error) = result {
+        state.failed.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).get_or_insert(error);
+        state.done.store(true, Ordering::SeqCst);
+    }
+    Ok(Outcome::default())
+}
+
+fn drive_inner(q: usize, run: &mut dyn PartRun, ghosts: &[u32], mirrors: &[u32], state: &AsyncState) -> Result<()> {
+    let k = state.routing.len();
+    let routing = &state.routing[q];
+    let mut jitter = state.jitter.map(|seed| Jitter(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (q as u64 + 1)));
+    let mut changes: Vec<Change> = Vec::new();
+    let mut idle_rounds = 0u32;
+    while !state.done.load(Ordering::SeqCst) {
+        let mut packets =
+            std::mem::take(&mut *state.mailboxes[q].lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
+        let received = packets.len() as i64;
+        if received > 0 {
+            state.idle[q].store(false, Ordering::SeqCst);
+        }
+        if let Some(jitter) = &mut jitter
+            && jitter.next() % 2 == 0
+        {
+            packets.reverse();
+        }
+        let mut owned_changed = false;
+        for packet in packets {
+            match packet {
+                Packet::Merge { w, from, at, before, after, positions } => {
+                    let written = &state.written[w];
+                    let mut words = before;
+                    run.merge_in(written.property, written.merge, &at, &mut words, &after)?;
+                    state.merged.fetch_add(at.len() as u64, Ordering::Relaxed);
+                    owned_changed = true;
+                    if written.read {
+                        // A ghost whose new value its owner did not take gets the owner's back.
+                        let (mut back, mut back_words) = (Vec::new(), Vec::new());
+                        for ((&word, &new), &position) in words.iter().zip(&after).zip(&positions) {
+                            let word = normal(written.ty, word);
+                            if word != new {
+                                back.push(position);
+                                back_words.push(word);
+                            }
+                        }
+                        if !back.is_empty() {
+                            state.send(from, Packet::Refresh { w, positions: back, words: back_words });
+                        }
+                    }
+                }
+                Packet::Push(items) => {
+                    state.forwarded.fetch_add(items.len() as u64, Ordering::Relaxed);
+                    run.extend_worklist(&items)?;
+                }
+                Packet::Refresh { w, positions, words } => {
+                    state.copied.fetch_add(positions.len() as u64, Ordering::Relaxed);
+                    run.put(state.written[w].property, ghosts, &positions, &words)?;
+                }
+            }
+        }
+        // The packets' effects are in this part now (its worklist, its columns).
+        state.in_flight.fetch_sub(received, Ordering::SeqCst);
+        let work = !run.worklist_is_empty()?;
+        if work {
+            state.idle[q].store(false, Ordering::SeqCst);
+            run.invoke(state.kernel, &state.args[q])?;
+            state.invocations.fetch_add(1, Ordering::Relaxed);
+            owned_changed = true;
+            for (w, written) in state.written.iter().enumerate().filter(|(_, w)| w.remote) {
+                changes.clear();
+                run.diff(written.property, ghosts, &mut changes)?;
+                let mut packets: Vec<Packet> = (0..k)
+                    .map(|_| Packet::Merge {
+                        w,
+                        from: q,
+                        at: Vec::new(),
+                        before: Vec::new(),
+                        after: Vec::new(),
+                        positions: Vec::new(),
+                    })
+                    .collect();
+                for change in &changes {
+                    let i = change.position as usize;
+                    if let Packet::Merge { at, before, after, positions, .. } =
+                        &mut packets[routing.ghost_owner[i] as usize]
+                    {
+                        at.push(routing.ghost_at[i]);
+                        before.push(normal(written.ty, change.old));
+                        after.push(normal(written.ty, change.new));
+                        positions.push(change.position);
+                    }
+                }
+                for (o, packet) in packets.into_iter().enumerate() {
+                    if matches!(&packet, Packet::Merge { at, .. } if !at.is_empty()) {
+                        if let Some(jitter) = &mut jitter {
+                            jitter.wait();
+                        }
+                        state.send(o, packet);
+                    }
+                }
+            }
+            let mut pushes: Vec<Vec<u32>> = vec![Vec::new(); k];
+            for x in run.take_pushed_ghosts()? {
+                let position = routing.ghost_position[(x - routing.owned) as usize] as usize;
+                pushes[routing.ghost_owner[position] as usize].push(routing.ghost_at[position]);
+            }
+            for (o, items) in pushes.into_iter().enumerate() {
+                if !items.is_empty() {
+                    state.send(o, Packet::Push(items));
+                }
+            }
+        }
+        if owned_changed {
+            // This part's boundary values its ghosts elsewhere have not seen.
+            for (w, written) in state.written.iter().enumerate().filter(|(_, w)| w.read) {
+                changes.clear();
+                run.diff(written.property, mirrors, &mut changes)?;
+                let mut packets: Vec<(Vec<u32>, Vec<u64>)> = vec![Default::default(); k];
+                for change in &changes {
+                    let (part, position) = routing.mirror_target[change.position as usize];
+                    packets[part as usize].0.push(position);
+                    packets[part as usize].1.push(normal(written.ty, change.new));
+                }
+                for (p, (positions, words)) in packets.into_iter().enumerate() {
+                    if !positions.is_empty() {
+                        state.send(p, Packet::Refresh { w, positions, words });
+                    }
+                }
+            }
+        }
+        if !work && received == 0 {
+            state.idle[q].store(true, Ordering::SeqCst);
+            if state.finished() {
+                state.done.store(true, Ordering::SeqCst);
+                break;
+            }
+            idle_rounds += 1;
+            match &mut jitter {
+                Some(jitter) => jitter.wait(),
+                None if idle_rounds % 64 == 0 => std::thread::yield_now(),
+                None => std::hint::spin_loop(),
+            }
+        } else {
+            idle_rounds = 0;
+        }
+    }
+    Ok(())
+}
