@@ -9,6 +9,16 @@ fn stderr(output: &std::process::Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
+/// Runs `grail ARGS --verify --json`, which must succeed with a verified result; its summary.
+fn verified_summary(args: &[&str]) -> serde_json::Value {
+    let args: Vec<&str> = args.iter().copied().chain(["--verify", "--json"]).collect();
+    let run = grail(&args);
+    assert!(run.status.success(), "{args:?}: {}", stderr(&run));
+    let summary: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert_eq!(summary["verified"], true, "{args:?}");
+    summary
+}
+
 fn generated(dir: &tempfile::TempDir) -> String {
     let graph = dir.path().join("kron.gcsr");
     let graph = graph.to_str().unwrap().to_string();
@@ -23,7 +33,7 @@ fn suite_algorithms_run_verified_over_several_cpu_devices() {
     let graph = generated(&dir);
     for algorithm in ["bfs", "sssp", "cc", "pr"] {
         for devices in ["cpu", "cpu*3", "cpu,cpu"] {
-            let run = grail(&[
+            let summary = verified_summary(&[
                 "run",
                 algorithm,
                 "--graph",
@@ -32,12 +42,7 @@ fn suite_algorithms_run_verified_over_several_cpu_devices() {
                 devices,
                 "--partition",
                 "ordered",
-                "--verify",
-                "--json",
             ]);
-            assert!(run.status.success(), "{algorithm} over {devices}: {}", stderr(&run));
-            let summary: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
-            assert_eq!(summary["verified"], true);
             let parts = summary["multi"]["parts"].as_array().expect("the parts are reported");
             let expected = if devices == "cpu*3" {
                 3
@@ -59,7 +64,7 @@ fn the_asynchronous_mode_runs_worklist_loops_without_supersteps() {
     let dir = tempfile::tempdir().unwrap();
     let graph = generated(&dir);
     for algorithm in ["sssp", "cc"] {
-        let run = grail(&[
+        let summary = verified_summary(&[
             "run",
             algorithm,
             "--graph",
@@ -70,19 +75,12 @@ fn the_asynchronous_mode_runs_worklist_loops_without_supersteps() {
             "async",
             "--partition",
             "random",
-            "--verify",
-            "--json",
         ]);
-        assert!(run.status.success(), "{algorithm}: {}", stderr(&run));
-        let summary: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
-        assert_eq!(summary["verified"], true);
         assert_eq!(summary["multi"]["mode"], "async");
         assert_eq!(summary["multi"]["async_loops"], 1, "{summary}");
     }
     // BFS's loop counts levels in its body: it runs bulk-synchronously, and is right.
-    let run = grail(&["run", "bfs", "--graph", &graph, "--devices", "cpu*2", "--mode", "async", "--verify", "--json"]);
-    assert!(run.status.success(), "{}", stderr(&run));
-    let summary: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    let summary = verified_summary(&["run", "bfs", "--graph", &graph, "--devices", "cpu*2", "--mode", "async"]);
     assert_eq!(summary["multi"]["async_loops"], 0);
 }
 
