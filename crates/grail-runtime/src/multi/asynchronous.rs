@@ -6,7 +6,8 @@
 //! ends when every part is idle and no packet is in flight (checked twice around the idle
 //! flags, with the count of packets ever sent unchanged between: no part can have woken).
 //!
-//! Packets travel through in-process mailboxes (through host memory between GPUs); a seeded
+//! Packets travel through a [`Transport`]: in-process mailboxes now (through host memory between
+//! GPUs), a message-passing transport beyond one node later; a seeded
 //! jitter (random short waits, packets taken in shuffled order) tests that the result and the
 //! termination do not depend on timing.
 
@@ -47,7 +48,35 @@ pub(crate) struct Routing {
     pub mirror_target: Vec<(u32, u32)>,
 }
 
-enum Packet {
+/// How packets travel between parts: what a transport between processes (message passing)
+/// would implement to run the same loop beyond one node. `send` must not block; `take` returns
+/// what arrived for a part since its last call, in any order.
+pub(crate) trait Transport: Send + Sync {
+    fn send(&self, to: usize, packet: Packet);
+    fn take(&self, part: usize) -> Vec<Packet>;
+}
+
+/// The transport within one process: a mailbox per part.
+pub(crate) struct Mailboxes(Vec<Mutex<Vec<Packet>>>);
+
+impl Mailboxes {
+    pub fn new(parts: usize) -> Mailboxes {
+        Mailboxes((0..parts).map(|_| Mutex::new(Vec::new())).collect())
+    }
+}
+
+impl Transport for Mailboxes {
+    fn send(&self, to: usize, packet: Packet) {
+        self.0[to].lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(packet);
+    }
+
+    fn take(&self, part: usize) -> Vec<Packet> {
+        std::mem::take(&mut *self.0[part].lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
+    }
+}
+
+/// What parts send each other.
+pub(crate) enum Packet {
     /// Ghosts of property `w` that part `from` changed: the owner's local ids, the ghosts'
     /// words before and after, and their positions at the sender (to give values back).
     Merge { w: usize, from: usize, at: Vec<u32>, before: Vec<u64>, after: Vec<u64>, positions: Vec<u32> },
@@ -66,7 +95,7 @@ pub(crate) struct AsyncState {
     pub routing: Vec<Routing>,
     /// Random waits and shuffled packets, from this seed (tests).
     pub jitter: Option<u64>,
-    mailboxes: Vec<Mutex<Vec<Packet>>>,
+    transport: Box<dyn Transport>,
     in_flight: AtomicI64,
     sent: AtomicU64,
     idle: Vec<AtomicBool>,
@@ -93,7 +122,7 @@ impl AsyncState {
             written,
             routing,
             jitter,
-            mailboxes: (0..k).map(|_| Mutex::new(Vec::new())).collect(),
+            transport: Box::new(Mailboxes::new(k)),
             in_flight: AtomicI64::new(0),
             sent: AtomicU64::new(0),
             idle: (0..k).map(|_| AtomicBool::new(false)).collect(),
@@ -114,7 +143,7 @@ impl AsyncState {
     fn send(&self, to: usize, packet: Packet) {
         self.in_flight.fetch_add(1, Ordering::SeqCst);
         self.sent.fetch_add(1, Ordering::SeqCst);
-        self.mailboxes[to].lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(packet);
+        self.transport.send(to, packet);
     }
 
     /// Whether every part is idle with nothing in flight, and stayed so while checked.
@@ -170,8 +199,7 @@ fn drive_inner(q: usize, run: &mut dyn PartRun, ghosts: &[u32], mirrors: &[u32],
     let mut changes: Vec<Change> = Vec::new();
     let mut idle_rounds = 0u32;
     while !state.done.load(Ordering::SeqCst) {
-        let mut packets =
-            std::mem::take(&mut *state.mailboxes[q].lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
+        let mut packets = state.transport.take(q);
         let received = packets.len() as i64;
         if received > 0 {
             state.idle[q].store(false, Ordering::SeqCst);
