@@ -276,11 +276,12 @@ impl SuiteProgram {
         }
     }
 
-    /// The generated source: C or CUDA.
+    /// The generated source: C or CUDA (empty for a partitioned program).
     pub fn source(&self) -> &str {
         match &self.program {
             Compiled::Cpu(program) => program.c_source(),
             Compiled::Gpu(program) => program.cuda_source(),
+            // Each device kind of a partitioned program has its own; none is the program's.
             Compiled::Multi(_) => "",
         }
     }

@@ -57,17 +57,6 @@ impl Merge {
         }
     }
 
-    pub fn name(self) -> &'static str {
-        match self {
-            Merge::Min => "min",
-            Merge::Max => "max",
-            Merge::Sum => "sum",
-            Merge::And => "and",
-            Merge::Or => "or",
-            Merge::Replace => "replace",
-        }
-    }
-
     /// The owner's new value (as [`crate::host::memory::ColumnRef::bits`] words of type `ty`)
     /// from its current one and a ghost that went from `before` to `after` during the kernel.
     pub fn apply(self, ty: PropertyType, owner: u64, before: u64, after: u64) -> u64 {
