@@ -106,6 +106,7 @@ fn the_collection_programs_compile_for_sm_90() {
     compiles_cleanly("arrays", include_str!("../../grail-lang/tests/programs/arrays.grail"));
     compiles_cleanly("cavities", include_str!("../../grail-lang/tests/programs/cavities.grail"));
     compiles_cleanly("dmr", include_str!("../../grail-algos/programs/dmr.grail"));
+    compiles_cleanly("edge_growth", include_str!("../../grail-lang/tests/programs/edge_growth.grail"));
 }
 
 /// Checked mode (`grail run --checks`, `GRAIL_CHECKS` defined): every suite variant, and a

@@ -17,7 +17,9 @@ pub fn needs_reverse(module: &Module) -> bool {
 /// Whether the program reads `e.src` of an edge handle: the runtime then provides the source of
 /// every out-edge by edge id.
 pub fn needs_edge_sources(module: &Module) -> bool {
-    any_expr(module, |e| matches!(e.kind, ExprKind::EdgeSource(_)))
+    // Removing an input edge lowers its source's degree.
+    module.growth.as_ref().is_some_and(|g| g.removed.is_some())
+        || any_expr(module, |e| matches!(e.kind, ExprKind::EdgeSource(_)))
 }
 
 /// Whether the program iterates `in_edges()` as edges: the runtime then provides, for every
@@ -362,6 +364,11 @@ fn mark_written(place: &Place, effects: &mut KernelEffects) {
 /// happen.
 pub fn collections_counted_in_kernels(module: &Module) -> Vec<bool> {
     let mut counted = vec![false; module.collections.len()];
+    // Added edges count exactly: `G.num_edges()` reads the count, and removing an input edge
+    // counts there too.
+    if let Some(growth) = &module.growth {
+        counted[growth.added.index()] = true;
+    }
     let device_bodies = module.functions.iter().map(|f| &f.body).chain(module.kernels.iter().map(|k| &k.body));
     for body in device_bodies {
         walk_block(&body.block, &mut |stmt| {
@@ -382,6 +389,9 @@ pub fn collections_counted_in_kernels(module: &Module) -> Vec<bool> {
 /// after each invocation, what kernels wrote into ghosts is merged into the owners.
 pub fn partition_obstacles(module: &Module) -> Vec<String> {
     let mut obstacles = Vec::new();
+    if module.growth.is_some() {
+        obstacles.push("its kernels add or remove edges: a part's edges are fixed when the graph is split".to_string());
+    }
     for collection in &module.collections {
         obstacles.push(format!("it declares the collection `{}`: collections live on one device", collection.name));
     }
@@ -628,6 +638,39 @@ fn any_stmt(module: &Module, mut test: impl FnMut(&Stmt) -> bool) -> bool {
     found
 }
 
+/// What `main` reads of the graph's edges, if anything: a degree, an indexed neighbour, an
+/// edge's endpoints or properties, or a loop over edges or adjacency. Host code has only the
+/// input graph, so this is an error in a program whose kernels add or remove edges.
+pub fn host_edge_reads(module: &Module) -> Option<&'static str> {
+    let mut found = None;
+    walk_block(&module.main.block, &mut |stmt| {
+        match stmt {
+            Stmt::ForEach { .. } => found = found.or(Some("a loop over a node's edges or neighbours")),
+            Stmt::ForAll(forall) if matches!(forall.space, Space::AllEdges | Space::Adjacent(..)) => {
+                found = found.or(Some("a loop over edges"))
+            }
+            _ => {}
+        }
+        stmt_exprs(stmt, &mut |expr| {
+            walk_expr(expr, &mut |e| {
+                let what = match &e.kind {
+                    ExprKind::Degree { .. } => Some("a degree"),
+                    ExprKind::Neighbor { .. } => Some("an indexed neighbour"),
+                    ExprKind::EdgeSource(_) | ExprKind::EdgeTarget(_) => Some("an edge's endpoints"),
+                    ExprKind::Load(Place::Property { property, .. })
+                        if module.properties[property.index()].owner == Owner::Edge =>
+                    {
+                        Some("an edge property")
+                    }
+                    _ => None,
+                };
+                found = found.or(what);
+            })
+        });
+    });
+    found
+}
+
 fn any_adjacency(module: &Module, mut test: impl FnMut(Adjacency) -> bool) -> bool {
     any_stmt(module, |stmt| match stmt {
         Stmt::ForEach { adjacency, .. } => test(*adjacency),
@@ -736,7 +779,12 @@ pub(crate) fn walk_expr(expr: &Expr, visit: &mut impl FnMut(&Expr)) {
         | ExprKind::SetFind { node: e, .. }
         | ExprKind::CollectionAdd { value: e, .. }
         | ExprKind::CollectionRemove { element: e, .. }
-        | ExprKind::CollectionHas { element: e, .. } => children.push(e),
+        | ExprKind::CollectionHas { element: e, .. }
+        | ExprKind::RemoveEdge(e) => children.push(e),
+        ExprKind::AddEdge { src, dst, weight } => {
+            children.extend([&**src, &**dst]);
+            children.extend(weight.as_deref());
+        }
         ExprKind::Neighbor { node, index, .. } => children.extend([&**node, &**index]),
         ExprKind::Binary(_, a, b) | ExprKind::SetUnion { a, b, .. } => children.extend([&**a, &**b]),
         ExprKind::ArrayPrefix { array, count } => children.extend([&**array, &**count]),

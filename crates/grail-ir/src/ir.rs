@@ -182,6 +182,44 @@ pub struct CollectionDecl {
     pub element: StructId,
 }
 
+/// How a program whose kernels add and remove edges (`G.add_edge`, `G.remove_edge`) keeps the
+/// changes. The input graph's CSR never changes: lowering adds hidden declarations that hold
+/// what changed, and the backends read them wherever the program looks at the graph.
+///
+/// - Added edges are the elements of a hidden collection, `added`: edge `num_edges + h` is
+///   element `h`, whose fields are [`GraphGrowth::SRC`], [`GraphGrowth::DST`], [`GraphGrowth::NEXT`]
+///   and then one per edge property ([`GraphGrowth::edge_fields`]). Adding never loses an edge:
+///   the collection grows in segments like any other.
+/// - Each node's added out-edges form a list, newest first: `first_added` (a node property) holds
+///   `1 + h` of the newest, 0 when there is none, and each element's `next` field the one before.
+/// - `degree_change` (a node property, wrapping) is the out-edges added minus those removed, so
+///   a degree stays one read beside the CSR's.
+/// - Removing marks the edge: an input edge in `removed` (an edge property, 1 = removed), an
+///   added one as its collection removes elements. Both count in the collection's removed
+///   count, so `num_edges + live(added)` is the number of edges present.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GraphGrowth {
+    pub added: CollectionId,
+    pub first_added: PropertyId,
+    pub degree_change: PropertyId,
+    /// Present when a kernel removes edges.
+    pub removed: Option<PropertyId>,
+    /// Each edge property the program declares, with its field in `added`.
+    pub edge_fields: Vec<(PropertyId, u32)>,
+}
+
+impl GraphGrowth {
+    /// The fields of an added edge before its properties' fields.
+    pub const SRC: u32 = 0;
+    pub const DST: u32 = 1;
+    pub const NEXT: u32 = 2;
+
+    /// The field of `added` that holds `property` for added edges, if it is an edge property.
+    pub fn field_of(&self, property: PropertyId) -> Option<u32> {
+        self.edge_fields.iter().find(|(p, _)| *p == property).map(|(_, f)| *f)
+    }
+}
+
 /// A fixed-length array type: `len` values of `element` (a scalar, `Node`, `Edge` or a handle).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ArrayDecl {
@@ -208,6 +246,9 @@ pub struct Module {
     /// The collections the runner fills before `main` starts (`input coll;`), in order: element
     /// `i` of an input gets handle `i`, so inputs may hold handles into each other.
     pub collection_inputs: Vec<CollectionId>,
+    /// Where the graph's changes live when kernels add or remove edges; `None` when the graph
+    /// never changes.
+    pub growth: Option<GraphGrowth>,
     pub functions: Vec<Function>,
     pub kernels: Vec<Kernel>,
     /// The entry point: orchestration and scalar code, run by the host.
@@ -592,6 +633,16 @@ pub enum ExprKind {
         collection: CollectionId,
         element: Box<Expr>,
     },
+    /// Adds the edge `src -> dst` (with `weight` into the edge property bound to weights, if
+    /// given; the added edge's other properties start at zero); yields it. Kernels and functions
+    /// only. See [`GraphGrowth`].
+    AddEdge {
+        src: Box<Expr>,
+        dst: Box<Expr>,
+        weight: Option<Box<Expr>>,
+    },
+    /// Removes an edge; `true` for the one call that removed it. Kernels and functions only.
+    RemoveEdge(Box<Expr>),
     /// Compacts a collection (its elements present move down to handles 0.. in order, and
     /// handles to them held in collections are renumbered); yields the count (`u32`). Host code
     /// only, outside `iterate` and `pipe`.

@@ -327,6 +327,11 @@ impl<'m> Printer<'m> {
             }
             ExprKind::NumNodes => "num_nodes".to_string(),
             ExprKind::NumEdges => "num_edges".to_string(),
+            ExprKind::AddEdge { src, dst, weight } => match weight {
+                Some(w) => format!("add_edge({}, {}, {})", self.expr(src), self.expr(dst), self.expr(w)),
+                None => format!("add_edge({}, {})", self.expr(src), self.expr(dst)),
+            },
+            ExprKind::RemoveEdge(e) => format!("remove_edge({})", self.expr(e)),
             ExprKind::EdgeSource(e) => format!("src({})", self.expr(e)),
             ExprKind::EdgeTarget(e) => format!("dst({})", self.expr(e)),
             ExprKind::Degree { node, reverse } => {

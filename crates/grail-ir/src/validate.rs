@@ -706,6 +706,37 @@ impl<'m> Checker<'m> {
                 self.expect(&format!("an element of collection {}", decl.name), element, Type::Element(*collection))?;
                 want(Type::BOOL)
             }
+            ExprKind::AddEdge { src, dst, weight } => {
+                let Some(growth) = &self.module.growth else {
+                    return self.fail("an edge added in a program without the graph's growth declarations");
+                };
+                if self.is_host() {
+                    return self.fail("adding an edge in host code");
+                }
+                self.expect("the new edge's source", src, Type::Node)?;
+                self.expect("the new edge's head", dst, Type::Node)?;
+                if let Some(weight) = weight {
+                    let bound = growth
+                        .edge_fields
+                        .iter()
+                        .find(|(p, _)| self.module.properties.get(p.index()).is_some_and(|p| p.is_weight));
+                    let Some((property, _)) = bound else {
+                        return self.fail("a weight given to an added edge, with no property bound to weights");
+                    };
+                    self.expect("the new edge's weight", weight, self.module.properties[property.index()].ty)?;
+                }
+                want(Type::Edge)
+            }
+            ExprKind::RemoveEdge(edge) => {
+                if self.module.growth.as_ref().is_none_or(|g| g.removed.is_none()) {
+                    return self.fail("an edge removed in a program without the removal marks");
+                }
+                if self.is_host() {
+                    return self.fail("removing an edge in host code");
+                }
+                self.expect("the removed edge", edge, Type::Edge)?;
+                want(Type::BOOL)
+            }
         }
     }
 

@@ -377,6 +377,10 @@ static inline bool grail_coll_has(const grail_coll *c, uint64_t gone, uint32_t i
     return __atomic_load_n((uint32_t *)grail_elem(c, gone, 4, i), __ATOMIC_ACQUIRE) == 0u;
 }
 
+/* Orders this thread's earlier writes before its later ones for every other thread (an edge's
+ * fields before the list head that publishes it). */
+static inline void grail_fence_release(void) { __atomic_thread_fence(__ATOMIC_RELEASE); }
+
 /* Removes element i; true for the one call that removed it. */
 static inline bool grail_coll_remove(grail_coll *c, uint64_t gone, uint32_t i) {
     if ((uint64_t)i >= grail_coll_len(c)) return false;

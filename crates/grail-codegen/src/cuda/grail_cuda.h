@@ -758,6 +758,10 @@ GRAIL_DEVICE bool grail_coll_has(const grail_coll *c, uint64_t gone, uint32_t i)
     return *(volatile uint32_t *)grail_elem(c, gone, 4, i) == 0u;
 }
 
+/* Orders this thread's earlier writes before its later ones for every other thread (an edge's
+ * fields before the list head that publishes it). */
+GRAIL_DEVICE void grail_fence_release(void) { __threadfence(); }
+
 /* Removes element i; true for the one call that removed it. */
 GRAIL_DEVICE bool grail_coll_remove(grail_coll *c, uint64_t gone, uint32_t i) {
     if ((uint64_t)i >= grail_coll_len(c)) return false;

@@ -16,6 +16,8 @@ use grail_ir::*;
 
 use crate::CodegenError;
 
+mod growth;
+
 /// What one C-family target does differently. The methods that emit code take the [`Emitter`]
 /// that walks the kernel or function, and write through it.
 pub(crate) trait Target: Sized {
@@ -188,6 +190,9 @@ pub(crate) fn emit<T: Target>(module: &Module, target: &T) -> Result<String, Cod
     }
     for (c, collection) in module.collections.iter().enumerate() {
         collection_support(target, &mut out, module, c, collection);
+    }
+    if let Some(growth) = &module.growth {
+        growth::support(target, &mut out, module, growth);
     }
     let qualifier = target.function_qualifier();
     let copies: &[bool] = if T::LOCKED_FUNCTIONS { &[false, true] } else { &[false] };
@@ -509,6 +514,12 @@ impl<'m, T: Target> Emitter<'m, T> {
         self.target.per_thread_slots() && self.kernel.is_some() && !self.region && !self.counted[c.index()]
     }
 
+    /// The emitted code calls a function that reads or writes properties through its own
+    /// pointers: the phase's column pointers cannot be `restrict`.
+    pub(crate) fn note_call(&self) {
+        self.calls.set(true);
+    }
+
     /// The local holding `ctx->field` (one of [`CTX_FIELDS`]), marked as used.
     pub fn ctx(&self, field: &str) -> String {
         let index = CTX_FIELDS.iter().position(|(name, _)| *name == field).expect("a grail_ctx field");
@@ -616,7 +627,12 @@ impl<'m, T: Target> Emitter<'m, T> {
             Space::AllNodes => {
                 format!("({} ? {} : {})", self.ctx("retrying"), self.ctx("item_count"), self.ctx("num_nodes"))
             }
-            Space::AllEdges => self.ctx("num_edges"),
+            Space::AllEdges => match &self.module.growth {
+                Some(growth) => {
+                    format!("({} + grail_coll_len(&{}[{}]))", self.ctx("num_edges"), self.ctx("colls"), growth.added.0)
+                }
+                None => self.ctx("num_edges"),
+            },
             Space::Collection(c) => format!("grail_coll_len(&{}[{}])", self.ctx("colls"), c.0),
             Space::Range(start, end) => {
                 let (s, e) = (self.expr(start)?, self.expr(end)?);
@@ -669,6 +685,10 @@ impl<'m, T: Target> Emitter<'m, T> {
                     depth,
                     &format!("if (!grail_coll_has(&{colls}[{}], GRAIL_C{}_GONE, {var})) continue;", c.0, c.0),
                 );
+            }
+            if forall.space == Space::AllEdges && self.module.growth.is_some() {
+                // Removed edges are not visited.
+                self.line(depth, &format!("if (!grail_edge_present(ctx, {var})) continue;"));
             }
             if let Some(filter) = &forall.filter {
                 let filter = self.expr(filter)?;
@@ -820,9 +840,13 @@ impl<'m, T: Target> Emitter<'m, T> {
             depth + 1,
             &format!("for (uint64_t k = {offsets}[n_], k_end = {offsets}[(uint64_t)n_ + 1]; k < k_end; k++) {{"),
         );
+        if let Some(skip) = self.removed_input_edge_skip() {
+            self.line(depth + 2, skip);
+        }
         self.line(depth + 2, &format!("{var} = {item};"));
         self.looped(body, depth + 2)?;
         self.line(depth + 1, "}");
+        self.added_adjacency_loop(&var, adjacency, body, depth + 1)?;
         self.line(depth, "}");
         Ok(())
     }
@@ -940,7 +964,13 @@ impl<'m, T: Target> Emitter<'m, T> {
     fn place(&self, place: &Place) -> Result<String, CodegenError> {
         Ok(match place {
             Place::Local(id) => self.local(*id),
-            Place::Property { property, element } => format!("P{}[{}]", property.0, self.expr(element)?),
+            Place::Property { property, element } => {
+                let element = self.expr(element)?;
+                match self.growth_edge_place(*property, &element) {
+                    Some(place) => place,
+                    None => format!("P{}[{element}]", property.0),
+                }
+            }
             Place::ElementField { collection, element, field } => {
                 let decl = &self.module.collections[collection.index()];
                 let t = c_type(self.module.structs[decl.element.index()].fields[*field as usize].1);
@@ -959,6 +989,13 @@ impl<'m, T: Target> Emitter<'m, T> {
         let ty = expr.ty;
         Ok(match &expr.kind {
             ExprKind::Const(c) => constant(*c, ty),
+            // An edge property that added edges hold too is read where it is (never through a
+            // read-only cache: added edges' values are written while kernels run).
+            ExprKind::Load(place @ Place::Property { property, .. })
+                if self.module.growth.as_ref().is_some_and(|g| g.field_of(*property).is_some()) =>
+            {
+                self.place(place)?
+            }
             ExprKind::Load(place @ Place::Property { property, .. }) => {
                 self.target.load_property(self, *property, self.place(place)?)
             }
@@ -972,14 +1009,40 @@ impl<'m, T: Target> Emitter<'m, T> {
             }
             ExprKind::Param(id) => format!("Q{}", id.0),
             ExprKind::NumNodes => format!("((uint32_t){})", self.ctx("graph_nodes")),
-            ExprKind::NumEdges => self.ctx("graph_edges"),
+            ExprKind::NumEdges => match &self.module.growth {
+                // The input's edges, and those added, less those removed (counted with the
+                // added edges' removals).
+                Some(growth) => {
+                    format!(
+                        "({} + grail_coll_live(&{}[{}]))",
+                        self.ctx("graph_edges"),
+                        self.ctx("colls"),
+                        growth.added.0
+                    )
+                }
+                None => self.ctx("graph_edges"),
+            },
+            ExprKind::EdgeSource(e) if self.module.growth.is_some() => {
+                format!("grail_edge_src(ctx, {})", self.expr(e)?)
+            }
+            ExprKind::EdgeTarget(e) if self.module.growth.is_some() => {
+                format!("grail_edge_dst(ctx, {})", self.expr(e)?)
+            }
             ExprKind::EdgeSource(e) => format!("{}[{}]", self.ctx("edge_sources"), self.expr(e)?),
             ExprKind::EdgeTarget(e) => format!("{}[{}]", self.ctx("out_targets"), self.expr(e)?),
             ExprKind::Degree { node, reverse } => {
                 let offsets = self.ctx(if *reverse { "in_offsets" } else { "out_offsets" });
                 let n = self.expr(node)?;
-                format!("((uint32_t)({offsets}[(uint64_t){n} + 1] - {offsets}[{n}]))")
+                let degree = format!("((uint32_t)({offsets}[(uint64_t){n} + 1] - {offsets}[{n}]))");
+                if self.module.growth.is_some() && !*reverse {
+                    // Wrapping: removed input edges make the change negative.
+                    format!("((uint32_t)({degree} + grail_degree_change(ctx, {n})))")
+                } else {
+                    degree
+                }
             }
+            ExprKind::AddEdge { src, dst, weight } => self.edge_change(Some((src, dst, weight.as_deref())), None)?,
+            ExprKind::RemoveEdge(edge) => self.edge_change(None, Some(edge))?,
             ExprKind::Neighbor { node, index, reverse } => {
                 let (offsets, column) =
                     if *reverse { ("in_offsets", "in_sources") } else { ("out_offsets", "out_targets") };
@@ -1013,7 +1076,7 @@ impl<'m, T: Target> Emitter<'m, T> {
             }
             ExprKind::Cast(e) => format!("(({}){})", c_type(ty), self.expr(e)?),
             ExprKind::Call(id, args) => {
-                self.calls.set(true);
+                self.note_call();
                 let mut parts = vec!["ctx".to_string()];
                 for arg in args {
                     parts.push(self.expr(arg)?);

@@ -31,6 +31,11 @@ pub(crate) fn run(module: &mut Module, config: &OptConfig, notes: &mut Vec<Strin
     if config.np.is_serial() {
         return;
     }
+    if module.growth.is_some() {
+        // The schedulers share out ranges of CSR positions; added edges are lists.
+        notes.push("nested loops stay serial: the program's kernels add or remove edges".to_string());
+        return;
+    }
     let schedule = schedule_of(config.np);
     for kernel in &mut module.kernels {
         let body = kernel.body.clone();

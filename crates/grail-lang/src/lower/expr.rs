@@ -739,8 +739,9 @@ impl<'a> Lowerer<'a> {
                     let message = format!("`G.{name}()` is an iteration space: use it in `for`, `forall` or `initial`");
                     self.error(message, span)
                 }
+                "add_edge" | "remove_edge" => self.edge_change(name, args, method.span, span),
                 _ => {
-                    let candidates = ["num_nodes", "num_edges", "nodes", "edges"];
+                    let candidates = ["num_nodes", "num_edges", "nodes", "edges", "add_edge", "remove_edge"];
                     let mut diagnostic = Diagnostic::error(format!("the graph has no method `{name}`"), method.span);
                     if let Some(close) = types::suggest(name, candidates) {
                         diagnostic = diagnostic.with_note(format!("did you mean `{close}`?"));
@@ -794,10 +795,14 @@ impl<'a> Lowerer<'a> {
         let node = Box::new(value);
         match name {
             "degree" | "in_degree" => {
+                if name == "in_degree" {
+                    self.note_fixed_graph(method.span, "an in-degree");
+                }
                 self.arguments(args, &[], &format!("`{name}`"), span)?;
                 Some(Expr::new(ExprKind::Degree { node, reverse: name == "in_degree" }, Type::U32))
             }
             "neighbor" | "in_neighbor" => {
+                self.note_fixed_graph(method.span, "an indexed neighbour (`neighbor(i)`)");
                 let mut args = self.arguments(args, &[Some(Type::U32)], &format!("`{name}`"), span)?;
                 let index = Box::new(args.remove(0));
                 Some(Expr::new(ExprKind::Neighbor { node, index, reverse: name == "in_neighbor" }, Type::Node))
@@ -815,6 +820,52 @@ impl<'a> Lowerer<'a> {
                 None
             }
         }
+    }
+
+    /// `G.add_edge(u, v)`, `G.add_edge(u, v, w)` and `G.remove_edge(e)`: kernels change the
+    /// graph (see `grail_ir::GraphGrowth`).
+    fn edge_change(&mut self, name: &str, args: &[ast::Expr], at: Span, span: Span) -> Option<Expr> {
+        if self.body.kind.is_host() {
+            let message = format!("host code cannot call `G.{name}`: kernels change the graph");
+            let diagnostic = Diagnostic::error(message, at)
+                .with_note("call it in a kernel (or a function a kernel calls), then `invoke` the kernel");
+            self.report(diagnostic);
+            return None;
+        }
+        self.note_kernel_only(at);
+        let callee = format!("`G.{name}`");
+        if name == "remove_edge" {
+            self.edge_changes.removed.get_or_insert(at);
+            let mut args = self.arguments(args, &[Some(Type::Edge)], &callee, span)?;
+            return Some(Expr::new(ExprKind::RemoveEdge(Box::new(args.remove(0))), Type::BOOL));
+        }
+        self.edge_changes.added.get_or_insert(at);
+        let weight = self.props.iter().find(|p| p.is_weight).map(|p| p.ty);
+        let mut params = vec![Some(Type::Node), Some(Type::Node)];
+        if args.len() == 3 {
+            match weight {
+                Some(ty) => params.push(ty),
+                None => {
+                    let message =
+                        "`G.add_edge(u, v, w)` sets the new edge's `weight`, which the graph block does not declare";
+                    let diagnostic = Diagnostic::error(message, span)
+                        .with_note("declare `edge weight: u32;` (or another numeric type) in the graph block");
+                    self.report(diagnostic);
+                    return None;
+                }
+            }
+        }
+        let mut args = self.arguments(args, &params, &callee, span)?;
+        let weight = (args.len() == 3).then(|| Box::new(args.remove(2)));
+        let dst = Box::new(args.remove(1));
+        let src = Box::new(args.remove(0));
+        Some(Expr::new(ExprKind::AddEdge { src, dst, weight }, Type::Edge))
+    }
+
+    /// Records a use of something only the input graph has (indexed neighbours, in-edges), an
+    /// error if a kernel also adds or removes edges.
+    fn note_fixed_graph(&mut self, at: Span, what: &'static str) {
+        self.edge_changes.fixed_reads.push((at, what));
     }
 
     /// `G.coll.add(value)`, `G.coll.len()`, `G.coll.remove(t)` and `G.coll.has(t)`.
@@ -1154,6 +1205,9 @@ impl<'a> Lowerer<'a> {
                         return self.error(message, method.span);
                     }
                     self.arguments(args, &[], &format!("`{name}`"), e.span)?;
+                    if adjacency.uses_reverse() {
+                        self.note_fixed_graph(method.span, "in-edges");
+                    }
                     return Some(Iter::Adjacent(adjacency, node));
                 }
             }

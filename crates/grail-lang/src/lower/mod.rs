@@ -45,6 +45,7 @@ pub fn lower(program: &ast::Program, file: FileId) -> (Option<ir::Module>, Vec<D
     lowerer.bodies();
     lowerer.check_recursion();
     let module = lowerer.assemble();
+    lowerer.check_edge_changes(&module);
     let mut diagnostics = lowerer.diagnostics;
     diagnostics.sort_by_key(|d| (d.primary.file, d.primary.start));
     if has_errors(&diagnostics) { (None, diagnostics) } else { (Some(module), diagnostics) }
@@ -194,6 +195,17 @@ struct Lowerer<'a> {
     collection_inputs: Vec<CollectionId>,
     /// The next `OutlineId` of `main`'s `iterate`/`pipe` regions.
     outlines: u32,
+    /// Where kernels change the graph, and what reads only the input graph has.
+    edge_changes: EdgeChanges,
+}
+
+/// Where the program first adds and removes edges, and where it reads what only an unchanged
+/// graph has (indexed neighbours, in-edges): both together are an error.
+#[derive(Default)]
+struct EdgeChanges {
+    added: Option<Span>,
+    removed: Option<Span>,
+    fixed_reads: Vec<(Span, &'static str)>,
 }
 
 impl<'a> Lowerer<'a> {
@@ -218,6 +230,7 @@ impl<'a> Lowerer<'a> {
             arrays: Vec::new(),
             calls: Vec::new(),
             element_access: Vec::new(),
+            edge_changes: EdgeChanges::default(),
             body: BodyCx::new(BodyKind::Const),
             lowered_functions: Vec::new(),
             lowered_kernels: Vec::new(),
@@ -955,17 +968,22 @@ impl<'a> Lowerer<'a> {
             init.name = self.init_name();
             kernels.push(init);
         }
+        let mut structs = structs;
+        let mut properties = properties;
+        let mut collections: Vec<ir::CollectionDecl> = self
+            .collections
+            .iter()
+            .map(|c| ir::CollectionDecl { name: c.name.clone(), element: c.element.unwrap_or(StructId(0)) })
+            .collect();
+        let growth = self.growth_declarations(&mut structs, &mut properties, &mut collections);
         ir::Module {
             name: "program".to_string(),
             arrays: self.arrays.clone(),
             structs,
             properties,
             sets: self.sets.iter().map(|name| ir::SetDecl { name: name.clone() }).collect(),
-            collections: self
-                .collections
-                .iter()
-                .map(|c| ir::CollectionDecl { name: c.name.clone(), element: c.element.unwrap_or(StructId(0)) })
-                .collect(),
+            collections,
+            growth,
             params,
             outputs: self.out_ids.clone(),
             collection_outputs: self.collection_outputs.clone(),
@@ -976,6 +994,80 @@ impl<'a> Lowerer<'a> {
             main_result: self.main_result,
             opt: ir::OptConfig::NONE,
             opt_notes: Vec::new(),
+        }
+    }
+}
+
+impl Lowerer<'_> {
+    /// When kernels add or remove edges: the hidden declarations that hold the changes (see
+    /// `grail_ir::GraphGrowth`), appended after the program's own so no id moves.
+    fn growth_declarations(
+        &self,
+        structs: &mut Vec<ir::StructDef>,
+        properties: &mut Vec<ir::Property>,
+        collections: &mut Vec<ir::CollectionDecl>,
+    ) -> Option<ir::GraphGrowth> {
+        let changes = &self.edge_changes;
+        if changes.added.is_none() && changes.removed.is_none() {
+            return None;
+        }
+        let mut fields =
+            vec![("src".to_string(), Type::Node), ("dst".to_string(), Type::Node), ("next".to_string(), Type::U32)];
+        let mut edge_fields = Vec::new();
+        for (i, property) in properties.iter().enumerate() {
+            if property.owner == Owner::Edge {
+                edge_fields.push((PropertyId(i as u32), fields.len() as u32));
+                fields.push((property.name.clone(), property.ty));
+            }
+        }
+        let element = StructId(structs.len() as u32);
+        structs.push(ir::StructDef { name: "added edge".to_string(), fields });
+        let added = CollectionId(collections.len() as u32);
+        collections.push(ir::CollectionDecl { name: "added edges".to_string(), element });
+        let mut hidden = |name: &str, owner: Owner| {
+            properties.push(ir::Property { name: name.to_string(), owner, ty: Type::U32, is_weight: false });
+            PropertyId(properties.len() as u32 - 1)
+        };
+        let first_added = hidden("first added edge", Owner::Node);
+        let degree_change = hidden("degree change", Owner::Node);
+        let removed = changes.removed.map(|_| hidden("edge removed", Owner::Edge));
+        Some(ir::GraphGrowth { added, first_added, degree_change, removed, edge_fields })
+    }
+
+    /// In a program whose kernels change the graph: errors for what only the input graph has
+    /// (indexed neighbours, in-edges), for `main` reading edges, and for edge outputs.
+    fn check_edge_changes(&mut self, module: &ir::Module) {
+        let changes = &self.edge_changes;
+        let Some(at) = changes.added.or(changes.removed) else { return };
+        let verb = if changes.added.is_some() { "adds" } else { "removes" };
+        let mut diagnostics = Vec::new();
+        for (span, what) in &changes.fixed_reads {
+            let message = format!("this program {verb} edges, so it cannot use {what}");
+            diagnostics.push(
+                Diagnostic::error(message, *span)
+                    .with_label(at, "the graph changes here")
+                    .with_note("iterate `u.neighbors()` or `u.out_edges()` instead: they visit the edges added, and skip the ones removed"),
+            );
+        }
+        if let (Some(what), Some(main)) = (grail_ir::analysis::host_edge_reads(module), self.main) {
+            let message = format!("`main` reads {what}, but this program's kernels change the graph's edges");
+            diagnostics.push(
+                Diagnostic::error(message, main.name.span).with_label(at, "the graph changes here").with_note(
+                    "host code sees only the input graph: read edges in a kernel and reduce or store what `main` needs",
+                ),
+            );
+        }
+        for (ident, property) in self.outputs.iter().zip(&self.out_ids) {
+            if module.properties[property.index()].owner == Owner::Edge {
+                let message = format!(
+                    "`output {}` writes a set of edges, but this program's kernels change the graph's edges",
+                    ident.name
+                );
+                diagnostics.push(Diagnostic::error(message, ident.span).with_label(at, "the graph changes here"));
+            }
+        }
+        for diagnostic in diagnostics {
+            self.report(diagnostic);
         }
     }
 }

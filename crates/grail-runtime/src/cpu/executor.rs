@@ -949,7 +949,9 @@ impl Machine for Run<'_, '_, '_> {
     }
 
     fn collection_len(&mut self, id: CollectionId) -> Result<u32> {
-        Ok(self.coll_len(id) - self.collections.colls[id.index()].removed as u32)
+        // Wrapping: removed input edges count with the added edges' removals (see
+        // `grail_ir::GraphGrowth`), so that collection's difference may be negative.
+        Ok(self.coll_len(id).wrapping_sub(self.collections.colls[id.index()].removed as u32))
     }
 
     fn collection_fill(&mut self, id: CollectionId, table: &Table) -> Result<()> {

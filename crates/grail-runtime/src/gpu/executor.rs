@@ -1213,7 +1213,8 @@ impl Machine for GpuRun<'_> {
 
     fn collection_len(&mut self, id: CollectionId) -> Result<u32> {
         let (slots, removed) = self.coll_len(id)?;
-        Ok(slots - removed)
+        // Wrapping, as on the CPU: see `grail_ir::GraphGrowth`.
+        Ok(slots.wrapping_sub(removed))
     }
 
     fn push_worklist(&mut self, items: Vec<u32>) -> Result<()> {

@@ -669,7 +669,21 @@ impl<'a, M: Machine + ?Sized> Interp<'a, '_, M> {
                     self.module.collections[collection.index()].name
                 )));
             }
-            ExprKind::NumEdges => Value::U64(self.m.memory().out.num_edges()),
+            ExprKind::NumEdges => {
+                let input = self.m.memory().out.num_edges();
+                match &self.module.growth {
+                    // The input's edges, and those kernels added, less those removed.
+                    // (A difference, negative when more input edges were removed than added.)
+                    Some(growth) => {
+                        let change = self.m.collection_len(growth.added)? as i32 as i64;
+                        Value::U64(input.wrapping_add(change as u64))
+                    }
+                    None => Value::U64(input),
+                }
+            }
+            ExprKind::AddEdge { .. } | ExprKind::RemoveEdge(_) => {
+                return Err(program_error("host code cannot add or remove edges; kernels do".to_string()));
+            }
             ExprKind::EdgeSource(edge) => {
                 let edge = self.eval(frame, edge)?;
                 let e = self.check_edge(&edge, "`src`")?;

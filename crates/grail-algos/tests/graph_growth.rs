@@ -1,0 +1,175 @@
+//! Kernels that add and remove edges (`G.add_edge`, `G.remove_edge`) on the CPU: every count a
+//! program sees after adding from many threads (past the first segment of added edges) and
+//! after removing input and added edges alike, checked exactly against the graph's own.
+
+use grail_algos::suite::compile_source;
+use grail_graph::builder::{BuildOptions, EdgeList, build};
+use grail_graph::generate::{GenOptions, Generator, generate};
+use grail_graph::properties::Column;
+use grail_graph::{Graph, NoProgress};
+use grail_runtime::ModuleCache;
+use grail_runtime::cpu::{CCompiler, CpuProgram, RunOptions, Value};
+
+const EDGE_GROWTH: &str = include_str!("../../grail-lang/tests/programs/edge_growth.grail");
+
+fn compile(name: &str, source: &str) -> CpuProgram {
+    let dir = std::env::temp_dir().join(format!("grail-test-cache-{}", std::process::id()));
+    let module = compile_source(name, source).unwrap_or_else(|e| panic!("{e}"));
+    let compiler = CCompiler::detect().expect("the tests need a C compiler");
+    CpuProgram::compile(module, &compiler, Some(&ModuleCache::at(dir))).unwrap()
+}
+
+/// What `edge_growth.grail` must see per node, after the additions and after the removals:
+/// (degree, weight sum, head sum).
+struct Expected {
+    added: Vec<(u32, u64, u64)>,
+    pruned: Vec<(u32, u64, u64)>,
+    edges_added: u64,
+    removed: u64,
+}
+
+fn expected(graph: &Graph, extra: u32) -> Expected {
+    let n = graph.num_nodes();
+    let csr = graph.out();
+    let mut result = Expected { added: Vec::new(), pruned: Vec::new(), edges_added: 0, removed: 0 };
+    for u in 0..n {
+        let mut edges: Vec<(u32, u32)> = csr.weighted_neighbors(u).collect();
+        edges.extend((1..=extra).map(|j| ((u + j) % n, j)));
+        let tally = |edges: &mut dyn Iterator<Item = &(u32, u32)>| {
+            edges.fold((0u32, 0u64, 0u64), |(d, w, h), &(v, weight)| (d + 1, w + u64::from(weight), h + u64::from(v)))
+        };
+        result.added.push(tally(&mut edges.iter()));
+        result.pruned.push(tally(&mut edges.iter().filter(|(_, w)| w % 2 == 1)));
+        result.edges_added += edges.len() as u64;
+        result.removed += edges.iter().filter(|(_, w)| w % 2 == 0).count() as u64;
+    }
+    result
+}
+
+fn column_u32(column: &Column) -> &[u32] {
+    match column {
+        Column::U32(values) => values,
+        other => panic!("a u32 column, not {other:?}"),
+    }
+}
+
+fn column_u64(column: &Column) -> &[u64] {
+    match column {
+        Column::U64(values) => values,
+        other => panic!("a u64 column, not {other:?}"),
+    }
+}
+
+/// A property's id: the program's node properties in declaration order after `weight`.
+fn property(name: &str) -> usize {
+    const NAMES: [&str; 10] = [
+        "weight",
+        "degree_added",
+        "seen_added",
+        "weights_added",
+        "heads_added",
+        "degree_pruned",
+        "seen_pruned",
+        "weights_pruned",
+        "heads_pruned",
+        "foreign",
+    ];
+    NAMES.iter().position(|n| *n == name).expect("a property of edge_growth.grail")
+}
+
+fn check(program: &CpuProgram, graph: &Graph, threads: usize, what: &str) {
+    let extra = 3;
+    let out = program.run(graph, &[Some(Value::U32(extra))], &RunOptions { threads }, &mut std::io::sink()).unwrap();
+    let want = expected(graph, extra);
+    let final_edges = want.edges_added - want.removed;
+    assert_eq!(
+        out.result,
+        Some(Value::U64(want.edges_added * 1_000_000_000 + want.removed * 10_000 + final_edges)),
+        "{what}, {threads} threads: edges after adding, removed once each, left"
+    );
+    let p = |name: &str| &out.properties[property(name)];
+    assert!(column_u32(p("foreign")).iter().all(|&f| f == 0), "{what}: an added edge's ends or weight, or a tail");
+    let degree_added = column_u32(p("degree_added"));
+    let seen_added = column_u32(p("seen_added"));
+    let degree_pruned = column_u32(p("degree_pruned"));
+    let seen_pruned = column_u32(p("seen_pruned"));
+    for u in 0..graph.num_nodes() as usize {
+        let (degree, weights, heads) = want.added[u];
+        assert_eq!((degree_added[u], seen_added[u]), (degree, degree), "{what}, node {u}: degree after adding");
+        assert_eq!(column_u64(p("weights_added"))[u], weights, "{what}, node {u}: weights after adding");
+        assert_eq!(column_u64(p("heads_added"))[u], heads, "{what}, node {u}: heads after adding");
+        let (degree, weights, heads) = want.pruned[u];
+        assert_eq!((degree_pruned[u], seen_pruned[u]), (degree, degree), "{what}, node {u}: degree after removing");
+        assert_eq!(column_u64(p("weights_pruned"))[u], weights, "{what}, node {u}: weights after removing");
+        assert_eq!(column_u64(p("heads_pruned"))[u], heads, "{what}, node {u}: heads after removing");
+    }
+}
+
+/// A random weighted multigraph (self-loops and parallel edges kept), weights 1-9.
+fn random_graph(seed: u64) -> Graph {
+    let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let mut next = move |n: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % n
+    };
+    let n = 1 + next(40) as u32;
+    let mut edges = EdgeList::new(n, true);
+    for _ in 0..next(u64::from(n) * 5 + 1) {
+        edges.push(next(u64::from(n)) as u32, next(u64::from(n)) as u32, 1 + next(9) as u32);
+    }
+    build(edges, &BuildOptions::AS_GIVEN).unwrap()
+}
+
+#[test]
+fn added_and_removed_edges_are_seen_exactly_on_random_graphs() {
+    let program = compile("edge_growth", EDGE_GROWTH);
+    for seed in 0..40 {
+        let graph = random_graph(seed);
+        for threads in [1, 2, 3] {
+            check(&program, &graph, threads, &format!("random graph {seed}"));
+        }
+    }
+}
+
+#[test]
+fn additions_from_many_threads_grow_past_the_first_segment() {
+    // 3 added edges per node: 60,000 and 98,304 added edges, many segments of added edges.
+    let program = compile("edge_growth", EDGE_GROWTH);
+    let options = GenOptions { seed: 5, max_weight: Some(9) };
+    let graphs = [
+        (
+            "random",
+            generate(&Generator::Uniform { nodes: 20_000, average_degree: 4 }, &options, true, &NoProgress).unwrap(),
+        ),
+        ("rmat", generate(&Generator::graph500(15), &options, true, &NoProgress).unwrap()),
+    ];
+    for (what, graph) in &graphs {
+        for threads in [1, 4] {
+            check(&program, graph, threads, what);
+        }
+    }
+}
+
+#[test]
+fn programs_that_change_edges_refuse_what_only_the_input_graph_has() {
+    let cases = [
+        ("kernel k() { forall u in G.nodes() { G.add_edge(u, u); let w = u.neighbor(0); } }", "indexed neighbour"),
+        ("kernel k() { forall u in G.nodes() { G.add_edge(u, u); for v in u.in_neighbors() { } } }", "in-edges"),
+        (
+            "kernel k() { forall e in G.edges() { G.remove_edge(e); } }\nfn main() -> u32 { let u = 0 as Node; return u.degree(); }",
+            "`main` reads a degree",
+        ),
+        ("fn main() { G.add_edge(0 as Node, 0 as Node); }", "host code cannot call `G.add_edge`"),
+        ("kernel k() { forall u in G.nodes() { G.add_edge(u, u, 3); } }", "does not declare"),
+    ];
+    for (source, message) in cases {
+        let source = format!(
+            "graph {{ node x: u32; }}\n{source}\n{}",
+            if source.contains("fn main") { "" } else { "fn main() { invoke k(); }" }
+        );
+        let error = compile_source("bad", &source).err().unwrap_or_else(|| panic!("accepted: {source}")).to_string();
+        assert!(error.contains(message), "{source}\nsays: {error}");
+    }
+}
