@@ -965,10 +965,10 @@ pub enum BenchCommand {
         #[arg(long, value_name = "FILE.svg")]
         plot: Option<PathBuf>,
     },
-    /// One device beside several (`grail run --devices`, bulk-synchronous) on generated graphs:
-    /// per algorithm, the one-device baseline and every device list with every partition
-    /// method, best of --repeat, verified; whole run time, the algorithm's own time, speedup,
-    /// the share spent synchronizing, the edges cut.
+    /// One device beside several (`grail run --devices`) on generated graphs: per algorithm,
+    /// the one-device baseline and every device list with every partition method and mode,
+    /// best of --repeat, verified; whole run time, the algorithm's own time, speedup, the share
+    /// spent synchronizing, the edges cut.
     Multi {
         /// Graphs as KIND:SCALE (kron, urand, grid, road; 2^SCALE nodes), comma-separated.
         #[arg(long, value_delimiter = ',', default_value = "road:18,kron:16")]
@@ -983,6 +983,10 @@ pub enum BenchCommand {
         /// Partition methods, comma-separated (as `grail partition --method`).
         #[arg(long = "partition", value_delimiter = ',', value_name = "METHOD", default_value = "ordered")]
         partitions: Vec<grail_graph::partition::Method>,
+        /// Modes, comma-separated: `bsp` (supersteps) and `async` (worklist loops without
+        /// supersteps; an algorithm without such a loop gets no async row).
+        #[arg(long = "modes", value_delimiter = ',', value_name = "MODE", default_value = "bsp")]
+        modes: Vec<grail_runtime::multi::Mode>,
         /// The one device to compare with: `cpu` (every core) or `gpu` (--device).
         #[arg(long, value_name = "TARGET", default_value = "cpu")]
         baseline: Target,

@@ -29,7 +29,7 @@ use crate::progress::Bars;
 
 pub fn bench(command: BenchCommand, threads: usize, progress: &Bars) -> Result<()> {
     match command {
-        BenchCommand::Multi { graphs, algorithms, devices, partitions, baseline, device, repeat, json } => {
+        BenchCommand::Multi { graphs, algorithms, devices, partitions, modes, baseline, device, repeat, json } => {
             let gpus = || -> std::result::Result<u32, String> {
                 grail_runtime::gpu::device_count().map(|n| n as u32).map_err(|e| format!("cannot count the GPUs: {e}"))
             };
@@ -45,6 +45,7 @@ pub fn bench(command: BenchCommand, threads: usize, progress: &Bars) -> Result<(
                 algorithms,
                 devices,
                 partitions,
+                modes,
                 baseline,
                 device,
                 repeat,

@@ -2,7 +2,8 @@
 //!
 //! For each generated graph and algorithm: the one-device baseline (`--baseline cpu|gpu`, the
 //! algorithm's default variant, and the variant the partitioned runs use when that differs),
-//! then every `--devices` list with every `--partition` method (bulk-synchronous). Each row is
+//! then every `--devices` list with every `--partition` method and `--modes` mode (an `async`
+//! row only where the algorithm's variant has a loop that runs asynchronously). Each row is
 //! the best of `--repeat` runs, every result verified once. *time* is the whole run as `grail
 //! run` reports it; *algo* the algorithm's own time: on a GPU its kernels (CUDA events), on the
 //! CPU the run, on several devices the supersteps (computing and synchronizing); *sync* the
@@ -26,6 +27,7 @@ pub struct MultiBench {
     pub algorithms: Vec<Algorithm>,
     pub devices: Vec<Vec<Device>>,
     pub partitions: Vec<Method>,
+    pub modes: Vec<Mode>,
     pub baseline: Target,
     pub device: usize,
     pub repeat: u32,
@@ -40,6 +42,7 @@ struct Row {
     devices: String,
     variant: &'static str,
     partition: Option<Method>,
+    mode: Option<Mode>,
     time_ms: f64,
     algo_ms: f64,
     report: Option<MultiReport>,
@@ -98,23 +101,28 @@ pub fn multi(bench: MultiBench, progress: &Bars) -> Result<()> {
                 devices: baseline_name.clone(),
                 variant: default,
                 partition: None,
+                mode: None,
                 time_ms: millis(one.time),
                 algo_ms: algo_time(&one),
                 report: None,
             });
+            let mut runs = Vec::new();
             for devices in &bench.devices {
                 for &partition in &bench.partitions {
+                    runs.extend(bench.modes.iter().map(|&mode| (devices, partition, mode)));
+                }
+            }
+            for (devices, partition, mode) in runs {
+                {
                     let params = RunParams {
-                        multi: Some(MultiParams {
-                            devices: devices.clone(),
-                            mode: Mode::Bsp,
-                            partition,
-                            seed: 1,
-                            jitter: None,
-                        }),
+                        multi: Some(MultiParams { devices: devices.clone(), mode, partition, seed: 1, jitter: None }),
                         ..base.clone()
                     };
                     let parts = best(algorithm, &graph, Target::Cpu, &params, bench.repeat)?;
+                    if mode == Mode::Async && parts.multi.as_ref().is_none_or(|r| r.sync.async_loops == 0) {
+                        // No loop of this variant runs asynchronously: the row would repeat bsp's.
+                        continue;
+                    }
                     let variant = parts.variant.map_or("", |v| v.name);
                     // The one device with the same variant, once per algorithm and graph.
                     if variant != default
@@ -130,6 +138,7 @@ pub fn multi(bench: MultiBench, progress: &Bars) -> Result<()> {
                             devices: baseline_name.clone(),
                             variant,
                             partition: None,
+                            mode: None,
                             time_ms: millis(one.time),
                             algo_ms: algo_time(&one),
                             report: None,
@@ -141,6 +150,7 @@ pub fn multi(bench: MultiBench, progress: &Bars) -> Result<()> {
                         devices: device_list(devices),
                         variant,
                         partition: Some(partition),
+                        mode: Some(mode),
                         time_ms: millis(parts.time),
                         algo_ms: algo_time(&parts),
                         report: parts.multi,
@@ -170,6 +180,7 @@ fn print_rows(rows: &[Row], as_json: bool) -> Result<()> {
                     "devices": row.devices,
                     "variant": row.variant,
                     "partition": row.partition.map(Method::name),
+                    "mode": row.mode.map(mode_name),
                     "time_ms": row.time_ms,
                     "algo_ms": row.algo_ms,
                     "speedup": baseline(row) / row.algo_ms,
@@ -183,8 +194,19 @@ fn print_rows(rows: &[Row], as_json: bool) -> Result<()> {
         return Ok(());
     }
     println!(
-        "{:<12} {:<5} {:<22} {:<9} {:<8} {:>10} {:>10} {:>8} {:>6} {:>6} {:>8}",
-        "graph", "algo", "devices", "variant", "split", "time ms", "algo ms", "speedup", "sync%", "cut%", "steps"
+        "{:<12} {:<5} {:<22} {:<9} {:<8} {:<5} {:>10} {:>10} {:>8} {:>6} {:>6} {:>8}",
+        "graph",
+        "algo",
+        "devices",
+        "variant",
+        "split",
+        "mode",
+        "time ms",
+        "algo ms",
+        "speedup",
+        "sync%",
+        "cut%",
+        "steps"
     );
     for row in rows {
         let (sync, cut, steps) = match &row.report {
@@ -196,12 +218,13 @@ fn print_rows(rows: &[Row], as_json: bool) -> Result<()> {
             None => ("-".into(), "-".into(), "-".into()),
         };
         println!(
-            "{:<12} {:<5} {:<22} {:<9} {:<8} {:>10.2} {:>10.2} {:>8.2} {:>6} {:>6} {:>8}",
+            "{:<12} {:<5} {:<22} {:<9} {:<8} {:<5} {:>10.2} {:>10.2} {:>8.2} {:>6} {:>6} {:>8}",
             row.graph,
             row.algorithm.name(),
             row.devices,
             row.variant,
             row.partition.map_or("-", Method::name),
+            row.mode.map_or("-", mode_name),
             row.time_ms,
             row.algo_ms,
             baseline(row) / row.algo_ms,
@@ -211,4 +234,11 @@ fn print_rows(rows: &[Row], as_json: bool) -> Result<()> {
         );
     }
     Ok(())
+}
+
+fn mode_name(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Bsp => "bsp",
+        Mode::Async => "async",
+    }
 }

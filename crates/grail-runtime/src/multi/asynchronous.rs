@@ -105,6 +105,9 @@ pub(crate) struct AsyncState {
     pub merged: AtomicU64,
     pub copied: AtomicU64,
     pub forwarded: AtomicU64,
+    /// Per part, nanoseconds spent exchanging (merging what arrived, finding and sending
+    /// changes), not running the kernel or waiting.
+    pub exchanging: Vec<AtomicU64>,
 }
 
 impl AsyncState {
@@ -132,6 +135,7 @@ impl AsyncState {
             merged: AtomicU64::new(0),
             copied: AtomicU64::new(0),
             forwarded: AtomicU64::new(0),
+            exchanging: (0..k).map(|_| AtomicU64::new(0)).collect(),
         }
     }
 
@@ -198,8 +202,10 @@ fn drive_inner(q: usize, run: &mut dyn PartRun, ghosts: &[u32], mirrors: &[u32],
     let mut jitter = state.jitter.map(|seed| Jitter(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (q as u64 + 1)));
     let mut changes: Vec<Change> = Vec::new();
     let mut idle_rounds = 0u32;
+    let mut exchanging = Duration::ZERO;
     while !state.done.load(Ordering::SeqCst) {
         let mut packets = state.transport.take(q);
+        let exchange_started = std::time::Instant::now();
         let received = packets.len() as i64;
         if received > 0 {
             state.idle[q].store(false, Ordering::SeqCst);
@@ -246,9 +252,11 @@ fn drive_inner(q: usize, run: &mut dyn PartRun, ghosts: &[u32], mirrors: &[u32],
         // The packets' effects are in this part now (its worklist, its columns).
         state.in_flight.fetch_sub(received, Ordering::SeqCst);
         let work = !run.worklist_is_empty()?;
-        if work {
+        exchanging += exchange_started.elapsed();
+        let exchange_started = if work {
             state.idle[q].store(false, Ordering::SeqCst);
             run.invoke(state.kernel, &state.args[q])?;
+            let exchange_started = std::time::Instant::now();
             state.invocations.fetch_add(1, Ordering::Relaxed);
             owned_changed = true;
             for (w, written) in state.written.iter().enumerate().filter(|(_, w)| w.remote) {
@@ -294,7 +302,10 @@ fn drive_inner(q: usize, run: &mut dyn PartRun, ghosts: &[u32], mirrors: &[u32],
                     state.send(o, Packet::Push(items));
                 }
             }
-        }
+            exchange_started
+        } else {
+            std::time::Instant::now()
+        };
         if owned_changed {
             // This part's boundary values its ghosts elsewhere have not seen.
             for (w, written) in state.written.iter().enumerate().filter(|(_, w)| w.read) {
@@ -313,6 +324,7 @@ fn drive_inner(q: usize, run: &mut dyn PartRun, ghosts: &[u32], mirrors: &[u32],
                 }
             }
         }
+        exchanging += exchange_started.elapsed();
         if !work && received == 0 {
             state.idle[q].store(true, Ordering::SeqCst);
             if state.finished() {
@@ -329,5 +341,6 @@ fn drive_inner(q: usize, run: &mut dyn PartRun, ghosts: &[u32], mirrors: &[u32],
             idle_rounds = 0;
         }
     }
+    state.exchanging[q].store(exchanging.as_nanos() as u64, Ordering::Relaxed);
     Ok(())
 }

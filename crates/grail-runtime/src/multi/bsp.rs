@@ -157,7 +157,9 @@ pub struct SyncStats {
     /// Pushed ghosts sent to their owners' worklists.
     pub forwarded: u64,
     /// Worklist loops run asynchronously (`Mode::Async`); their invocations count in `steps`
-    /// (every part's) and their time in `compute`.
+    /// (every part's), and their time in `sync` as long as the part that spent longest
+    /// exchanging (merging packets, finding and sending changes) spent on it, the rest in
+    /// `compute`.
     pub async_loops: u64,
 }
 
@@ -623,7 +625,11 @@ impl Machine for Bsp<'_, '_> {
         self.stats.copied += count(&state.copied);
         self.stats.forwarded += count(&state.forwarded);
         self.stats.async_loops += 1;
-        self.stats.compute += started.elapsed();
+        // The loop's time, split as the part that spent longest exchanging spent it.
+        let exchanging = state.exchanging.iter().map(count).max().map_or(Duration::ZERO, Duration::from_nanos);
+        let elapsed = started.elapsed();
+        self.stats.sync += exchanging.min(elapsed);
+        self.stats.compute += elapsed.saturating_sub(exchanging);
         Ok(true)
     }
 
