@@ -211,7 +211,8 @@ impl GpuProgram {
                 let size = match forall.space {
                     Space::Worklist => PhaseSize::Worklist,
                     Space::AllNodes => PhaseSize::AllNodes,
-                    Space::AllEdges => PhaseSize::AllEdges,
+                    // With added edges, the edge ids run past the input's: the size kernel counts.
+                    Space::AllEdges if module.growth.is_none() => PhaseSize::AllEdges,
                     _ => PhaseSize::Computed,
                 };
                 let run = loaded.function(&format!("grail_k{k}_{p}"))?;
