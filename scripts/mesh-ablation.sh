@@ -58,6 +58,7 @@ configs=(
     "first passes in worklist order (no scattering)|--opt all,scatter=off"
     "volatile loads in lock sections|--opt all,lockcache=off"
     "one atomic per push (no warp-aggregated pushes)|--opt all,coop=none"
+    "local worklists on (new bad triangles kept in the thread)|--opt all,local=on"
     "circumcenters only (no off-centers)|--opt all --circumcenters"
     "nothing on|--opt none"
 )

@@ -42,6 +42,7 @@ fn sample_configs() -> Vec<OptConfig> {
         "outline=all,np=tb+fg,backoff=on",
         "outline=all,np=wp+fg,coop=block,ldg=on,block=1024",
         "all,np=tb+wp,coop=none",
+        "all,np=serial,local=on",
     ]
     .iter()
     .map(|text| text.parse().expect("a valid configuration"))

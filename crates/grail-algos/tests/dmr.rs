@@ -119,3 +119,21 @@ fn domains_with_holes_from_poly_files_keep_their_holes() {
         refines(&mesh, 30.0, threads, "the disk with three holes");
     }
 }
+
+#[test]
+fn local_worklists_refine_as_well() {
+    // Kept pushes run in the thread that made them (`local=on`): the same guarantees.
+    let local: grail_ir::opt::OptConfig = "all,local=on".parse().unwrap();
+    for (count, seed, threads) in [(2000, 21, 3), (800, 22, 1), (1500, 23, 4)] {
+        let mesh = random_points(count, 1.0, seed).unwrap();
+        let before = grail_mesh::verify::check(&mesh, 30.0, None);
+        let options = Options { threads, opt: local, ..Options::default() };
+        let refined = refine(&mesh, &options).unwrap();
+        let after = grail_mesh::verify::check(&refined.mesh, 30.0, Some(before.area));
+        assert!(
+            refined.complete && after.is_valid() && after.bad == 0,
+            "{count} points, {threads} threads: {:?}",
+            after.problems
+        );
+    }
+}

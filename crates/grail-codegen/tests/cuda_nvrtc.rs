@@ -47,6 +47,7 @@ fn configurations() -> Vec<OptConfig> {
             unroll: 1 + (i % 3) as u32,
             scatter: i % 2 == 1,
             lockcache: i % 4 != 3,
+            local: i % 2 == 0,
         })
         .collect()
 }
@@ -107,6 +108,14 @@ fn the_collection_programs_compile_for_sm_90() {
     compiles_cleanly("cavities", include_str!("../../grail-lang/tests/programs/cavities.grail"));
     compiles_cleanly("dmr", include_str!("../../grail-algos/programs/dmr.grail"));
     compiles_cleanly("edge_growth", include_str!("../../grail-lang/tests/programs/edge_growth.grail"));
+    compiles_cleanly_with(
+        "edge_growth",
+        include_str!("../../grail-lang/tests/programs/edge_growth.grail"),
+        &OptConfig::all(),
+    );
+    // Local worklists: dmr keeps its new bad triangles in the thread.
+    let local: OptConfig = "all,local=on".parse().unwrap();
+    compiles_cleanly_with("dmr", include_str!("../../grail-algos/programs/dmr.grail"), &local);
 }
 
 /// Checked mode (`grail run --checks`, `GRAIL_CHECKS` defined): every suite variant, and a

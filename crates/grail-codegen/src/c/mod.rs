@@ -220,7 +220,7 @@ impl Target for C {
                         e.line(1, open);
                     }
                     e.line(depth, "for (uint64_t i = begin; i < end; i++) {");
-                    e.item(forall, item, depth + 1)?;
+                    e.item_chain(forall, item, depth + 1)?;
                     e.line(depth, "}");
                 }
                 if nested {

@@ -342,7 +342,7 @@ impl Target for Cuda {
                 if backoff {
                     e.line(2, "if (i >= size) continue;");
                 }
-                e.item(forall, &item, 2)?;
+                e.item_chain(forall, &item, 2)?;
                 e.line(1, "}");
                 Ok(())
             }

@@ -3,8 +3,8 @@
 //! Each pass is a function over the [`Module`] that rewrites or marks it for the emitters, in
 //! its own file: [`nested`] (nested-parallelism schedules, IrGL §4.3), [`coop`] (cooperative
 //! conversion with focal-point analysis, §4.2), [`outline`] (iteration outlining, §4.1),
-//! [`backoff`] (retry backoff, §4.4), [`unroll`] (pipe unrolling, §4.4) and [`ldg`] (read-only
-//! loads). [`optimize`] runs the
+//! [`backoff`] (retry backoff, §4.4), [`unroll`] (pipe unrolling, §4.4), [`ldg`] (read-only
+//! loads) and [`local`] (local worklists, the morph paper's §7.5). [`optimize`] runs the
 //! passes an [`OptConfig`] selects, in that order (cooperative conversion looks at the
 //! schedules the nested-parallelism pass chose), validates the module after each, records the
 //! configuration in [`Module::opt`], and collects what kept a pass from applying somewhere in
@@ -14,6 +14,7 @@ pub mod backoff;
 mod config;
 pub mod coop;
 pub mod ldg;
+pub mod local;
 pub mod nested;
 pub mod outline;
 pub mod unroll;
@@ -35,6 +36,7 @@ const PASSES: &[(&str, Pass)] = &[
     ("retry backoff", backoff::run),
     ("pipe unrolling", unroll::run),
     ("read-only loads", ldg::run),
+    ("local worklists", local::run),
 ];
 
 /// Runs the passes `config` selects over `module` (each pass decides from the configuration
