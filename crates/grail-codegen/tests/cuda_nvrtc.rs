@@ -113,6 +113,12 @@ fn the_collection_programs_compile_for_sm_90() {
         include_str!("../../grail-lang/tests/programs/edge_growth.grail"),
         &OptConfig::all(),
     );
+    compiles_cleanly("node_growth", include_str!("../../grail-lang/tests/programs/node_growth.grail"));
+    compiles_cleanly_with(
+        "node_growth",
+        include_str!("../../grail-lang/tests/programs/node_growth.grail"),
+        &OptConfig::all(),
+    );
     // Local worklists: dmr keeps its new bad triangles in the thread.
     let local: OptConfig = "all,local=on".parse().unwrap();
     compiles_cleanly_with("dmr", include_str!("../../grail-algos/programs/dmr.grail"), &local);
@@ -131,7 +137,10 @@ fn checked_mode_compiles_for_sm_90() {
     let programs = VARIANTS
         .iter()
         .map(|v| (v.program, grail_algos::program_source(v.program).expect("an embedded program")))
-        .chain([("divide", divide)]);
+        .chain([
+            ("divide", divide),
+            ("node_growth", include_str!("../../grail-lang/tests/programs/node_growth.grail")),
+        ]);
     for (name, source) in programs {
         for config in [OptConfig::NONE, OptConfig::all()] {
             let module = optimize(compile_source(name, source).unwrap_or_else(|e| panic!("{e}")), &config).unwrap();

@@ -768,6 +768,7 @@ pub(crate) fn walk_expr(expr: &Expr, visit: &mut impl FnMut(&Expr)) {
         | ExprKind::NumEdges
         | ExprKind::CollectionLen(_)
         | ExprKind::CollectionCompact(_)
+        | ExprKind::AddNode
         | ExprKind::Zeroed => {}
         ExprKind::Load(place) => place_exprs(place, &mut |e| children.push(e)),
         ExprKind::EdgeSource(e)

@@ -206,6 +206,21 @@ pub struct GraphGrowth {
     pub removed: Option<PropertyId>,
     /// Each edge property the program declares, with its field in `added`.
     pub edge_fields: Vec<(PropertyId, u32)>,
+    /// Present when a kernel adds nodes.
+    pub nodes: Option<NodeGrowth>,
+}
+
+/// Nodes that kernels add (`G.add_node`): node `num_nodes + h` is element `h` of the hidden
+/// collection `added`, whose fields hold every node property (the hidden ones of
+/// [`GraphGrowth`] included), so additions grow on demand like any collection and the input's
+/// columns never move. A new node has no input edges; `init`, the initialisation kernel, if the
+/// program has one, gives its properties their initial values.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeGrowth {
+    pub added: CollectionId,
+    /// Each node property, with its field in `added`.
+    pub fields: Vec<(PropertyId, u32)>,
+    pub init: Option<KernelId>,
 }
 
 impl GraphGrowth {
@@ -217,6 +232,13 @@ impl GraphGrowth {
     /// The field of `added` that holds `property` for added edges, if it is an edge property.
     pub fn field_of(&self, property: PropertyId) -> Option<u32> {
         self.edge_fields.iter().find(|(p, _)| *p == property).map(|(_, f)| *f)
+    }
+
+    /// The collection and field that hold node property `property` for added nodes, if kernels
+    /// add nodes.
+    pub fn node_field_of(&self, property: PropertyId) -> Option<(CollectionId, u32)> {
+        let nodes = self.nodes.as_ref()?;
+        nodes.fields.iter().find(|(p, _)| *p == property).map(|(_, f)| (nodes.added, *f))
     }
 }
 
@@ -643,6 +665,9 @@ pub enum ExprKind {
     },
     /// Removes an edge; `true` for the one call that removed it. Kernels and functions only.
     RemoveEdge(Box<Expr>),
+    /// Adds a node (its properties at their initial values, no edges); yields it. Kernels and
+    /// functions only. See [`NodeGrowth`].
+    AddNode,
     /// Compacts a collection (its elements present move down to handles 0.. in order, and
     /// handles to them held in collections are renumbered); yields the count (`u32`). Host code
     /// only, outside `iterate` and `pipe`.

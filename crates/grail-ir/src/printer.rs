@@ -332,6 +332,7 @@ impl<'m> Printer<'m> {
                 None => format!("add_edge({}, {})", self.expr(src), self.expr(dst)),
             },
             ExprKind::RemoveEdge(e) => format!("remove_edge({})", self.expr(e)),
+            ExprKind::AddNode => "add_node()".to_string(),
             ExprKind::EdgeSource(e) => format!("src({})", self.expr(e)),
             ExprKind::EdgeTarget(e) => format!("dst({})", self.expr(e)),
             ExprKind::Degree { node, reverse } => {

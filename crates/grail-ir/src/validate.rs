@@ -727,6 +727,15 @@ impl<'m> Checker<'m> {
                 }
                 want(Type::Edge)
             }
+            ExprKind::AddNode => {
+                if self.module.growth.as_ref().is_none_or(|g| g.nodes.is_none()) {
+                    return self.fail("a node added in a program without the added nodes' collection");
+                }
+                if self.is_host() {
+                    return self.fail("adding a node in host code");
+                }
+                want(Type::Node)
+            }
             ExprKind::RemoveEdge(edge) => {
                 if self.module.growth.as_ref().is_none_or(|g| g.removed.is_none()) {
                     return self.fail("an edge removed in a program without the removal marks");

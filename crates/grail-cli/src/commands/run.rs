@@ -614,7 +614,10 @@ fn write_outputs(module: &Module, graph: &Graph, columns: &[Column], out: &mut d
             Output::SpanningForest(forest_of(graph, chosen)).write_values(out)
         }
         _ if outputs.iter().all(|(p, _)| p.owner == Owner::Node) => {
-            for node in 0..graph.num_nodes() as usize {
+            // Every node: the input's, and any that kernels added (their columns are longer).
+            let nodes =
+                outputs.iter().map(|(_, column)| column.len()).min().unwrap_or(0).max(graph.num_nodes() as usize);
+            for node in 0..nodes {
                 for (i, (_, column)) in outputs.iter().enumerate() {
                     if i > 0 {
                         out.write_all(b" ")?;

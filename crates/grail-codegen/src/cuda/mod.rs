@@ -378,6 +378,10 @@ impl Target for Cuda {
         // Checked mode checks a pushed item against what the worklist holds.
         let checked = match e.kernel.map(Kernel::worklist_item) {
             Some(Type::Element(c)) => format!("grail_pushed_element(ctx, {}, {value})", c.0),
+            // Nodes that kernels add are nodes too.
+            _ if e.module.growth.as_ref().is_some_and(|g| g.nodes.is_some()) => {
+                format!("grail_pushed_grown(ctx, {value})")
+            }
             _ => format!("grail_pushed(ctx, {value})"),
         };
         let push = match aggregation {

@@ -135,7 +135,9 @@ fn invoke_function(target: &Cuda, out: &mut String, module: &Module, k: KernelId
                 line(2, "c->item_count = S->len;");
                 line(2, "size_ = S->len;");
             }
-            Space::AllNodes => line(2, "size_ = c->num_nodes;"),
+            Space::AllNodes if module.growth.as_ref().is_none_or(|g| g.nodes.is_none()) => {
+                line(2, "size_ = c->num_nodes;")
+            }
             Space::AllEdges if module.growth.is_none() => line(2, "size_ = c->num_edges;"),
             _ => line(2, &format!("size_ = grail_k{k}_{p}_size_of(c, args);")),
         }

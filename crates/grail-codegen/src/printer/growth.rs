@@ -11,7 +11,7 @@
 
 use std::fmt::Write;
 
-use grail_ir::{Adjacency, Block, Expr, GraphGrowth, Module, PropertyId};
+use grail_ir::{Adjacency, Block, Expr, GraphGrowth, Module, PropertyId, Space, Stmt};
 
 use super::{Emitter, Target, c_type};
 use crate::CodegenError;
@@ -20,11 +20,33 @@ use crate::CodegenError;
 pub(crate) fn support<T: Target>(target: &T, out: &mut String, module: &Module, growth: &GraphGrowth) {
     let q = target.add_qualifier();
     let c = growth.added.0;
-    let first = growth.first_added.0;
-    let change = growth.degree_change.0;
     let element = module.collections[growth.added.index()].element.0;
     let field = |f: u32| format!("GRAIL_C{c}_F{f}");
     let (src, dst, next) = (field(GraphGrowth::SRC), field(GraphGrowth::DST), field(GraphGrowth::NEXT));
+    // A node property's place: the input's column, or the added node's field.
+    let node_slot = match &growth.nodes {
+        Some(nodes) => format!(
+            "{q} void *grail_node_slot(const grail_ctx *ctx, void *column, uint64_t size, uint64_t field, uint64_t v) {{\n    \
+                 if (v < ctx->num_nodes) return (char *)column + v * size;\n    \
+                 return grail_elem(&ctx->colls[{}], field, size, v - ctx->num_nodes);\n}}\n",
+            nodes.added.0
+        ),
+        None => String::new(),
+    };
+    out.push_str(&node_slot);
+    let hidden_slot = |property: grail_ir::PropertyId| match growth.node_field_of(property) {
+        Some((nc, f)) => {
+            format!("(uint32_t *)grail_node_slot(ctx, ctx->props[{}], 4, GRAIL_C{}_F{f}, n)", property.0, nc.0)
+        }
+        None => format!("&((uint32_t *)ctx->props[{}])[n]", property.0),
+    };
+    let (first_slot, change_slot) = (hidden_slot(growth.first_added), hidden_slot(growth.degree_change));
+    writeln!(
+        out,
+        "{q} uint32_t *grail_first_slot(const grail_ctx *ctx, uint32_t n) {{ return {first_slot}; }}\n\
+         {q} uint32_t *grail_change_slot(const grail_ctx *ctx, uint32_t n) {{ return {change_slot}; }}"
+    )
+    .unwrap();
     writeln!(
         out,
         "/* The graph's changes: edge num_edges + h is element h of `added edges` (collection {c}). */\n\
@@ -38,11 +60,11 @@ pub(crate) fn support<T: Target>(target: &T, out: &mut String, module: &Module, 
          {q} uint32_t grail_edge_src(const grail_ctx *ctx, uint64_t e) {{\n    \
              return e < ctx->num_edges ? ctx->edge_sources[e] : grail_added_u32(ctx, {src}, e - ctx->num_edges);\n}}\n\
          {q} uint32_t grail_first_added(const grail_ctx *ctx, uint32_t n) {{\n    \
-             return *(volatile uint32_t *)&((uint32_t *)ctx->props[{first}])[n];\n}}\n\
+             return *(volatile uint32_t *)grail_first_slot(ctx, n);\n}}\n\
          {q} uint32_t grail_next_added(const grail_ctx *ctx, uint32_t h) {{\n    \
              return grail_added_u32(ctx, {next}, h);\n}}\n\
          {q} uint32_t grail_degree_change(const grail_ctx *ctx, uint32_t n) {{\n    \
-             return *(volatile uint32_t *)&((uint32_t *)ctx->props[{change}])[n];\n}}"
+             return *(volatile uint32_t *)grail_change_slot(ctx, n);\n}}"
     )
     .unwrap();
     let input_removed = match growth.removed {
@@ -73,14 +95,14 @@ pub(crate) fn support<T: Target>(target: &T, out: &mut String, module: &Module, 
              const uint32_t h = grail_c{c}_add(ctx, v_);\n    \
              /* A failed add returned the sink element: the run stops with the collection's error. */\n    \
              if (*(volatile uint32_t *)&ctx->colls[{c}].failed != 0u) return ctx->num_edges + h;\n    \
-             uint32_t *const first = (uint32_t *)ctx->props[{first}];\n    \
+             uint32_t *const first = grail_first_slot(ctx, u);\n    \
              for (;;) {{\n        \
-                 const uint32_t head = *(volatile uint32_t *)&first[u];\n        \
+                 const uint32_t head = *(volatile uint32_t *)first;\n        \
                  *(volatile uint32_t *)grail_elem(&ctx->colls[{c}], {next}, 4, h) = head;\n        \
                  grail_fence_release();\n        \
-                 if (grail_atomic_cas_u32(&first[u], head, h + 1u)) break;\n    \
+                 if (grail_atomic_cas_u32(first, head, h + 1u)) break;\n    \
              }}\n    \
-             grail_atomic_add_u32(&((uint32_t *)ctx->props[{change}])[u], 1u);\n    \
+             grail_atomic_add_u32(grail_change_slot(ctx, u), 1u);\n    \
              return ctx->num_edges + h;\n}}"
     )
     .unwrap();
@@ -98,24 +120,117 @@ pub(crate) fn support<T: Target>(target: &T, out: &mut String, module: &Module, 
                      if (!grail_coll_remove(coll, GRAIL_C{c}_GONE, (uint32_t)(e - ctx->num_edges))) return false;\n        \
                      src = grail_added_u32(ctx, {src}, e - ctx->num_edges);\n    \
                  }}\n    \
-                 grail_atomic_sub_u32(&((uint32_t *)ctx->props[{change}])[src], 1u);\n    \
+                 grail_atomic_sub_u32(grail_change_slot(ctx, src), 1u);\n    \
                  return true;\n}}",
             removed.0
         )
         .unwrap();
     }
+    if let Some(nodes) = &growth.nodes {
+        let nc = nodes.added.0;
+        let element = module.collections[nodes.added.index()].element.0;
+        let init = match nodes.init {
+            Some(_) => {
+                format!("{} void grail_init_node(const grail_ctx *ctx, uint32_t v);\n", target.function_qualifier())
+            }
+            None => String::new(),
+        };
+        let call_init = if nodes.init.is_some() { "    grail_init_node(ctx, v);\n" } else { "" };
+        writeln!(
+            out,
+            "{init}/* Node num_nodes + h is element h of `added nodes` (collection {nc}); ids stay below 2^32 - 1. */\n\
+             {q} uint32_t grail_node_add(const grail_ctx *ctx) {{\n    \
+                 grail_s{element} v_;\n    memset(&v_, 0, sizeof v_);\n    \
+                 const uint32_t h = grail_c{nc}_add(ctx, v_);\n    \
+                 if ((uint64_t)h + ctx->num_nodes >= (uint64_t)UINT32_MAX) grail_atomic_max_u32(&ctx->colls[{nc}].failed, 2u);\n    \
+                 const uint32_t v = (uint32_t)(ctx->num_nodes + h);\n    \
+                 /* A failed add returned the sink element: the run stops with the collection's error. */\n    \
+                 if (*(volatile uint32_t *)&ctx->colls[{nc}].failed != 0u) return v;\n\
+             {call_init}    \
+                 grail_fence_release();\n    \
+                 return v;\n}}\n\
+             /* Checked mode: a pushed node is one of the input's or an added one. */\n\
+             {q} uint32_t grail_pushed_grown(const grail_ctx *ctx, uint32_t item) {{\n\
+             #if defined(GRAIL_CHECKS) && defined(__CUDACC__)\n    \
+                 if ((uint64_t)item >= ctx->node_slots + grail_coll_len(&ctx->colls[{nc}])) {{\n        \
+                     grail_check_failed(ctx, GRAIL_CHECK_PUSH, item);\n        \
+                     return 0u;\n    \
+                 }}\n\
+             #endif\n    \
+                 (void)ctx;\n    return item;\n}}"
+        )
+        .unwrap();
+    }
+}
+
+/// `grail_init_node(ctx, v)`: the initialisation kernel's loop over the nodes, for one added
+/// node. After the program's functions, which initialisers may call.
+pub(crate) fn init_node_function<T: Target>(target: &T, out: &mut String, module: &Module) -> Result<(), CodegenError> {
+    let Some(init) = module.growth.as_ref().and_then(|g| g.nodes.as_ref()).and_then(|n| n.init) else {
+        return Ok(());
+    };
+    let kernel = &module.kernels[init.index()];
+    let mut e = Emitter::new(target, module, &kernel.body, Some(kernel));
+    let mut body = String::new();
+    for stmt in &kernel.body.block {
+        let Stmt::ForAll(forall) = stmt else { continue };
+        if forall.space != Space::AllNodes {
+            continue;
+        }
+        body.push_str(&e.capture(|e| {
+            e.line(1, "do {");
+            e.item(forall, "v", 2)?;
+            e.line(1, "} while (0);");
+            Ok(())
+        })?);
+    }
+    e.line(0, &format!("{} void grail_init_node(const grail_ctx *ctx, uint32_t v) {{", target.function_qualifier()));
+    e.views();
+    e.locals(0);
+    e.out.push_str(&body);
+    e.line(0, "}");
+    out.push_str(&e.out);
+    Ok(())
 }
 
 impl<T: Target> Emitter<'_, T> {
-    /// Edge property `property` of edge `element` as an lvalue, when added edges hold it too.
-    pub(crate) fn growth_edge_place(&self, property: PropertyId, element: &str) -> Option<String> {
+    /// Property `property` of edge or node `element` as an lvalue, when added edges or nodes
+    /// hold it too.
+    pub(crate) fn growth_place(&self, property: PropertyId, element: &str) -> Option<String> {
         let growth = self.module.growth.as_ref()?;
-        let field = growth.field_of(property)?;
         let t = c_type(self.module.properties[property.index()].ty);
+        if let Some(field) = growth.field_of(property) {
+            return Some(format!(
+                "(*({t} *)grail_edge_slot(ctx, P{}, sizeof({t}), GRAIL_C{}_F{field}, {element}))",
+                property.0, growth.added.0
+            ));
+        }
+        let (nodes, field) = growth.node_field_of(property)?;
         Some(format!(
-            "(*({t} *)grail_edge_slot(ctx, P{}, sizeof({t}), GRAIL_C{}_F{field}, {element}))",
-            property.0, growth.added.0
+            "(*({t} *)grail_node_slot(ctx, P{}, sizeof({t}), GRAIL_C{}_F{field}, {element}))",
+            property.0, nodes.0
         ))
+    }
+
+    /// Whether the input's columns are not the whole story for `property` (added edges or nodes
+    /// hold some of its values): reads go to where each value is, never through a read-only
+    /// cache.
+    pub(crate) fn grown_property(&self, property: PropertyId) -> bool {
+        self.module
+            .growth
+            .as_ref()
+            .is_some_and(|g| g.field_of(property).is_some() || g.node_field_of(property).is_some())
+    }
+
+    /// Node `n_`'s range of input edges, `(begin, end)`, as C expressions over the offsets array
+    /// `offsets`: empty for an added node.
+    pub(crate) fn input_edge_range(&self, offsets: &str) -> (String, String) {
+        if self.module.growth.as_ref().is_some_and(|g| g.nodes.is_some()) {
+            let n = self.ctx("num_nodes");
+            (format!("(n_ < {n} ? {offsets}[n_] : 0)"), format!("(n_ < {n} ? {offsets}[(uint64_t)n_ + 1] : 0)"))
+        } else {
+            (format!("{offsets}[n_]"), format!("{offsets}[(uint64_t)n_ + 1]"))
+        }
     }
 
     /// The added part of a loop over node `n_`'s out-edges or out-neighbours (after the input
@@ -155,6 +270,12 @@ impl<T: Target> Emitter<'_, T> {
     /// The check that skips a removed input edge at CSR position `k`, if edges can be removed.
     pub(crate) fn removed_input_edge_skip(&self) -> Option<&'static str> {
         self.module.growth.as_ref().and_then(|g| g.removed).map(|_| "if (grail_input_edge_removed(ctx, k)) continue;")
+    }
+
+    /// `G.add_node()`.
+    pub(crate) fn node_add(&self) -> String {
+        self.note_call();
+        "grail_node_add(ctx)".to_string()
     }
 
     /// A call of the growth helpers for `G.add_edge` or `G.remove_edge`.

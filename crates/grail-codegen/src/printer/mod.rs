@@ -222,6 +222,7 @@ pub(crate) fn emit<T: Target>(module: &Module, target: &T) -> Result<String, Cod
             out.push_str(&e.out);
         }
     }
+    growth::init_node_function(target, &mut out, module)?;
     for (index, kernel) in module.kernels.iter().enumerate() {
         for (phase, stmt) in kernel.body.block.iter().enumerate() {
             let Stmt::ForAll(forall) = stmt else {
@@ -638,7 +639,19 @@ impl<'m, T: Target> Emitter<'m, T> {
         Ok(match &forall.space {
             Space::Worklist => self.ctx("item_count"),
             Space::AllNodes => {
-                format!("({} ? {} : {})", self.ctx("retrying"), self.ctx("item_count"), self.ctx("num_nodes"))
+                let nodes = match self.module.growth.as_ref().and_then(|g| g.nodes.as_ref()) {
+                    // The input's nodes and those added so far.
+                    Some(grown) => {
+                        format!(
+                            "({} + grail_coll_len(&{}[{}]))",
+                            self.ctx("num_nodes"),
+                            self.ctx("colls"),
+                            grown.added.0
+                        )
+                    }
+                    None => self.ctx("num_nodes"),
+                };
+                format!("({} ? {} : {nodes})", self.ctx("retrying"), self.ctx("item_count"))
             }
             Space::AllEdges => match &self.module.growth {
                 Some(growth) => {
@@ -895,10 +908,8 @@ impl<'m, T: Target> Emitter<'m, T> {
         let (offsets, item) = self.adjacency(adjacency);
         self.line(depth, "{");
         self.line(depth + 1, &format!("const uint32_t n_ = {node};"));
-        self.line(
-            depth + 1,
-            &format!("for (uint64_t k = {offsets}[n_], k_end = {offsets}[(uint64_t)n_ + 1]; k < k_end; k++) {{"),
-        );
+        let (begin, end) = self.input_edge_range(&offsets);
+        self.line(depth + 1, &format!("for (uint64_t k = {begin}, k_end = {end}; k < k_end; k++) {{"));
         if let Some(skip) = self.removed_input_edge_skip() {
             self.line(depth + 2, skip);
         }
@@ -1025,7 +1036,7 @@ impl<'m, T: Target> Emitter<'m, T> {
             Place::Local(id) => self.local(*id),
             Place::Property { property, element } => {
                 let element = self.expr(element)?;
-                match self.growth_edge_place(*property, &element) {
+                match self.growth_place(*property, &element) {
                     Some(place) => place,
                     None => format!("P{}[{element}]", property.0),
                 }
@@ -1048,11 +1059,9 @@ impl<'m, T: Target> Emitter<'m, T> {
         let ty = expr.ty;
         Ok(match &expr.kind {
             ExprKind::Const(c) => constant(*c, ty),
-            // An edge property that added edges hold too is read where it is (never through a
-            // read-only cache: added edges' values are written while kernels run).
-            ExprKind::Load(place @ Place::Property { property, .. })
-                if self.module.growth.as_ref().is_some_and(|g| g.field_of(*property).is_some()) =>
-            {
+            // A property that added edges or nodes hold too is read where it is (never through a
+            // read-only cache: added elements' values are written while kernels run).
+            ExprKind::Load(place @ Place::Property { property, .. }) if self.grown_property(*property) => {
                 self.place(place)?
             }
             ExprKind::Load(place @ Place::Property { property, .. }) => {
@@ -1067,7 +1076,15 @@ impl<'m, T: Target> Emitter<'m, T> {
                 return Err(CodegenError::Internal("an array's first items outside `exclusive`".into()));
             }
             ExprKind::Param(id) => format!("Q{}", id.0),
-            ExprKind::NumNodes => format!("((uint32_t){})", self.ctx("graph_nodes")),
+            ExprKind::NumNodes => match self.module.growth.as_ref().and_then(|g| g.nodes.as_ref()) {
+                Some(nodes) => format!(
+                    "((uint32_t)({} + grail_coll_live(&{}[{}])))",
+                    self.ctx("graph_nodes"),
+                    self.ctx("colls"),
+                    nodes.added.0
+                ),
+                None => format!("((uint32_t){})", self.ctx("graph_nodes")),
+            },
             ExprKind::NumEdges => match &self.module.growth {
                 // The input's edges, and those added, less those removed (counted with the
                 // added edges' removals).
@@ -1092,7 +1109,13 @@ impl<'m, T: Target> Emitter<'m, T> {
             ExprKind::Degree { node, reverse } => {
                 let offsets = self.ctx(if *reverse { "in_offsets" } else { "out_offsets" });
                 let n = self.expr(node)?;
-                let degree = format!("((uint32_t)({offsets}[(uint64_t){n} + 1] - {offsets}[{n}]))");
+                let degree = if self.module.growth.as_ref().is_some_and(|g| g.nodes.is_some()) && !*reverse {
+                    // An added node has no input edges.
+                    let count = self.ctx("num_nodes");
+                    format!("((uint32_t)((uint64_t){n} < {count} ? {offsets}[(uint64_t){n} + 1] - {offsets}[{n}] : 0))")
+                } else {
+                    format!("((uint32_t)({offsets}[(uint64_t){n} + 1] - {offsets}[{n}]))")
+                };
                 if self.module.growth.is_some() && !*reverse {
                     // Wrapping: removed input edges make the change negative.
                     format!("((uint32_t)({degree} + grail_degree_change(ctx, {n})))")
@@ -1102,6 +1125,7 @@ impl<'m, T: Target> Emitter<'m, T> {
             }
             ExprKind::AddEdge { src, dst, weight } => self.edge_change(Some((src, dst, weight.as_deref())), None)?,
             ExprKind::RemoveEdge(edge) => self.edge_change(None, Some(edge))?,
+            ExprKind::AddNode => self.node_add(),
             ExprKind::Neighbor { node, index, reverse } => {
                 let (offsets, column) =
                     if *reverse { ("in_offsets", "in_sources") } else { ("out_offsets", "out_targets") };

@@ -739,9 +739,10 @@ impl<'a> Lowerer<'a> {
                     let message = format!("`G.{name}()` is an iteration space: use it in `for`, `forall` or `initial`");
                     self.error(message, span)
                 }
-                "add_edge" | "remove_edge" => self.edge_change(name, args, method.span, span),
+                "add_edge" | "remove_edge" | "add_node" => self.edge_change(name, args, method.span, span),
                 _ => {
-                    let candidates = ["num_nodes", "num_edges", "nodes", "edges", "add_edge", "remove_edge"];
+                    let candidates =
+                        ["num_nodes", "num_edges", "nodes", "edges", "add_edge", "remove_edge", "add_node"];
                     let mut diagnostic = Diagnostic::error(format!("the graph has no method `{name}`"), method.span);
                     if let Some(close) = types::suggest(name, candidates) {
                         diagnostic = diagnostic.with_note(format!("did you mean `{close}`?"));
@@ -822,8 +823,8 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    /// `G.add_edge(u, v)`, `G.add_edge(u, v, w)` and `G.remove_edge(e)`: kernels change the
-    /// graph (see `grail_ir::GraphGrowth`).
+    /// `G.add_edge(u, v)`, `G.add_edge(u, v, w)`, `G.remove_edge(e)` and `G.add_node()`: kernels
+    /// change the graph (see `grail_ir::GraphGrowth`).
     fn edge_change(&mut self, name: &str, args: &[ast::Expr], at: Span, span: Span) -> Option<Expr> {
         if self.body.kind.is_host() {
             let message = format!("host code cannot call `G.{name}`: kernels change the graph");
@@ -834,6 +835,11 @@ impl<'a> Lowerer<'a> {
         }
         self.note_kernel_only(at);
         let callee = format!("`G.{name}`");
+        if name == "add_node" {
+            self.edge_changes.nodes_added.get_or_insert(at);
+            self.arguments(args, &[], &callee, span)?;
+            return Some(Expr::new(ExprKind::AddNode, Type::Node));
+        }
         if name == "remove_edge" {
             self.edge_changes.removed.get_or_insert(at);
             let mut args = self.arguments(args, &[Some(Type::Edge)], &callee, span)?;

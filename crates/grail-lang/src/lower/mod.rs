@@ -205,6 +205,7 @@ struct Lowerer<'a> {
 struct EdgeChanges {
     added: Option<Span>,
     removed: Option<Span>,
+    nodes_added: Option<Span>,
     fixed_reads: Vec<(Span, &'static str)>,
 }
 
@@ -964,6 +965,7 @@ impl<'a> Lowerer<'a> {
                 })
             })
             .collect();
+        let init_id = self.init_id();
         if let Some(mut init) = self.init_kernel.take() {
             init.name = self.init_name();
             kernels.push(init);
@@ -975,7 +977,7 @@ impl<'a> Lowerer<'a> {
             .iter()
             .map(|c| ir::CollectionDecl { name: c.name.clone(), element: c.element.unwrap_or(StructId(0)) })
             .collect();
-        let growth = self.growth_declarations(&mut structs, &mut properties, &mut collections);
+        let growth = self.growth_declarations(&mut structs, &mut properties, &mut collections, init_id);
         ir::Module {
             name: "program".to_string(),
             arrays: self.arrays.clone(),
@@ -1006,9 +1008,10 @@ impl Lowerer<'_> {
         structs: &mut Vec<ir::StructDef>,
         properties: &mut Vec<ir::Property>,
         collections: &mut Vec<ir::CollectionDecl>,
+        init: Option<KernelId>,
     ) -> Option<ir::GraphGrowth> {
         let changes = &self.edge_changes;
-        if changes.added.is_none() && changes.removed.is_none() {
+        if changes.added.is_none() && changes.removed.is_none() && changes.nodes_added.is_none() {
             return None;
         }
         let mut fields =
@@ -1031,18 +1034,34 @@ impl Lowerer<'_> {
         let first_added = hidden("first added edge", Owner::Node);
         let degree_change = hidden("degree change", Owner::Node);
         let removed = changes.removed.map(|_| hidden("edge removed", Owner::Edge));
-        Some(ir::GraphGrowth { added, first_added, degree_change, removed, edge_fields })
+        // Added nodes: one field per node property, the hidden ones above included.
+        let nodes = changes.nodes_added.map(|_| {
+            let mut fields = Vec::new();
+            let mut node_fields = Vec::new();
+            for (i, property) in properties.iter().enumerate() {
+                if property.owner == Owner::Node {
+                    node_fields.push((PropertyId(i as u32), fields.len() as u32));
+                    fields.push((property.name.clone(), property.ty));
+                }
+            }
+            let element = StructId(structs.len() as u32);
+            structs.push(ir::StructDef { name: "added node".to_string(), fields });
+            collections.push(ir::CollectionDecl { name: "added nodes".to_string(), element });
+            ir::NodeGrowth { added: CollectionId(collections.len() as u32 - 1), fields: node_fields, init }
+        });
+        Some(ir::GraphGrowth { added, first_added, degree_change, removed, edge_fields, nodes })
     }
 
     /// In a program whose kernels change the graph: errors for what only the input graph has
     /// (indexed neighbours, in-edges), for `main` reading edges, and for edge outputs.
     fn check_edge_changes(&mut self, module: &ir::Module) {
         let changes = &self.edge_changes;
-        let Some(at) = changes.added.or(changes.removed) else { return };
-        let verb = if changes.added.is_some() { "adds" } else { "removes" };
+        let Some(at) = changes.added.or(changes.removed).or(changes.nodes_added) else { return };
+        let verb =
+            if changes.removed.is_some() && changes.added.is_none() { "removes edges" } else { "adds edges or nodes" };
         let mut diagnostics = Vec::new();
         for (span, what) in &changes.fixed_reads {
-            let message = format!("this program {verb} edges, so it cannot use {what}");
+            let message = format!("this program {verb}, so it cannot use {what}");
             diagnostics.push(
                 Diagnostic::error(message, *span)
                     .with_label(at, "the graph changes here")

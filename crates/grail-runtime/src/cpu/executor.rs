@@ -290,12 +290,19 @@ impl CpuProgram {
             let mut run = Run::new(self, memory, params, param_values, &pool, out);
             let result = interp::fill_inputs(&self.module, &mut run, inputs)
                 .and_then(|()| interp::run_main(&self.module, &mut run))
-                .and_then(|result| Ok((result, interp::collection_outputs(&self.module, &mut run)?)));
+                .and_then(|result| Ok((result, interp::collection_outputs(&self.module, &mut run)?)))
+                .and_then(|(result, collections)| {
+                    Ok((result, collections, interp::added_nodes(&self.module, &mut run)?))
+                });
             (result, run.stats, run.memory)
         });
-        let (result, collections) = result?;
+        let (result, collections, added_nodes) = result?;
+        let mut properties = memory.into_columns();
+        if let Some(added) = &added_nodes {
+            interp::extend_with_added_nodes(&self.module, &mut properties, graph.num_nodes() as usize, added);
+        }
         Ok(RunOutput {
-            properties: memory.into_columns(),
+            properties,
             result,
             collections,
             stats: RunStats { kernels: stats, elapsed: started.elapsed() },

@@ -210,7 +210,8 @@ impl GpuProgram {
                 };
                 let size = match forall.space {
                     Space::Worklist => PhaseSize::Worklist,
-                    Space::AllNodes => PhaseSize::AllNodes,
+                    // With added nodes, the node ids run past the input's: the size kernel counts.
+                    Space::AllNodes if module.growth.as_ref().is_none_or(|g| g.nodes.is_none()) => PhaseSize::AllNodes,
                     // With added edges, the edge ids run past the input's: the size kernel counts.
                     Space::AllEdges if module.growth.is_none() => PhaseSize::AllEdges,
                     _ => PhaseSize::Computed,
@@ -395,12 +396,17 @@ impl GpuProgram {
         let downloaded = Instant::now();
         let (result, collections) =
             result.and_then(|result| Ok((result, interp::collection_outputs(&self.module, &mut run)?)))?;
+        let added_nodes = interp::added_nodes(&self.module, &mut run)?;
         run.download_outputs()?;
         run.times.download += downloaded.elapsed();
         let GpuRun { memory, stats, times, .. } = run;
+        let mut properties = memory.into_columns();
+        if let Some(added) = &added_nodes {
+            interp::extend_with_added_nodes(&self.module, &mut properties, graph.num_nodes() as usize, added);
+        }
         Ok((
             RunOutput {
-                properties: memory.into_columns(),
+                properties,
                 result,
                 collections,
                 stats: RunStats { kernels: stats, elapsed: started.elapsed() },

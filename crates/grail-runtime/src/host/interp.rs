@@ -197,6 +197,55 @@ pub(crate) fn collection_outputs<M: Machine + ?Sized>(module: &Module, machine: 
     Ok(outputs)
 }
 
+/// What kernels added as nodes (`grail_ir::NodeGrowth`), read back: row `h` holds the
+/// properties of node `num_nodes + h`. `None` when the program adds no nodes.
+pub(crate) fn added_nodes<M: Machine + ?Sized>(module: &Module, machine: &mut M) -> Result<Option<Table>> {
+    match module.growth.as_ref().and_then(|g| g.nodes.as_ref()) {
+        Some(nodes) => Ok(Some(machine.collection_read(nodes.added)?.0)),
+        None => Ok(None),
+    }
+}
+
+/// Appends the added nodes' values (from [`added_nodes`]) to the node property columns that
+/// came back whole (`input_nodes` long), so that outputs cover every node.
+pub(crate) fn extend_with_added_nodes(
+    module: &Module,
+    columns: &mut [grail_graph::properties::Column],
+    input_nodes: usize,
+    added: &Table,
+) {
+    use grail_graph::properties::Column;
+    let Some(nodes) = module.growth.as_ref().and_then(|g| g.nodes.as_ref()) else { return };
+    let mut leaf = 0;
+    for (property, _) in &nodes.fields {
+        let width = leaf_count(module, module.properties[property.index()].ty);
+        let column = &mut columns[property.index()];
+        if width == 1 && column.len() == input_nodes {
+            for row in 0..added.len() {
+                match (&mut *column, added.value(row, leaf)) {
+                    (Column::U32(v), Value::U32(x) | Value::Node(x) | Value::Element(x)) => v.push(x),
+                    (Column::U64(v), Value::U64(x) | Value::Edge(x)) => v.push(x),
+                    (Column::I32(v), Value::I32(x)) => v.push(x),
+                    (Column::I64(v), Value::I64(x)) => v.push(x),
+                    (Column::F32(v), Value::F32(x)) => v.push(x),
+                    (Column::F64(v), Value::F64(x)) => v.push(x),
+                    (Column::Bool(v), Value::Bool(x)) => v.push(x),
+                    _ => break,
+                }
+            }
+        }
+        leaf += width;
+    }
+}
+
+/// The scalar leaves a value of type `ty` flattens to.
+fn leaf_count(module: &Module, ty: Type) -> usize {
+    match ty {
+        Type::Struct(id) => module.structs[id.index()].fields.iter().map(|(_, t)| leaf_count(module, *t)).sum(),
+        _ => 1,
+    }
+}
+
 /// The interpreter over one machine.
 struct Interp<'a, 'm, M: ?Sized> {
     module: &'a Module,
@@ -510,6 +559,12 @@ impl<'a, M: Machine + ?Sized> Interp<'a, '_, M> {
     }
 
     fn check_node(&self, node: u32, what: &str) -> Result<u32> {
+        if node >= self.num_nodes() && self.module.growth.as_ref().is_some_and(|g| g.nodes.is_some()) {
+            return Err(program_error(format!(
+                "{what} in host code uses node {node}, which a kernel added: host code reads the input's {} nodes only",
+                self.num_nodes()
+            )));
+        }
         if node >= self.num_nodes() {
             return Err(program_error(format!(
                 "{what} in host code uses node {node}, but the graph has {} nodes",
@@ -656,7 +711,11 @@ impl<'a, M: Machine + ?Sized> Interp<'a, '_, M> {
             ExprKind::Zeroed | ExprKind::ArrayPrefix { .. } => {
                 return Err(program_error("host code has no arrays; kernels do"));
             }
-            ExprKind::NumNodes => Value::U32(self.num_nodes()),
+            ExprKind::NumNodes => match self.module.growth.as_ref().and_then(|g| g.nodes.as_ref()) {
+                // The input's nodes and those kernels added.
+                Some(nodes) => Value::U32(self.num_nodes() + self.m.collection_len(nodes.added)?),
+                None => Value::U32(self.num_nodes()),
+            },
             ExprKind::CollectionAdd { collection, value } => {
                 let value = self.eval(frame, value)?;
                 self.m.collection_add(*collection, &value)?
@@ -681,8 +740,10 @@ impl<'a, M: Machine + ?Sized> Interp<'a, '_, M> {
                     None => Value::U64(input),
                 }
             }
-            ExprKind::AddEdge { .. } | ExprKind::RemoveEdge(_) => {
-                return Err(program_error("host code cannot add or remove edges; kernels do".to_string()));
+            ExprKind::AddEdge { .. } | ExprKind::RemoveEdge(_) | ExprKind::AddNode => {
+                return Err(program_error(
+                    "host code cannot add nodes or edges, or remove edges; kernels do".to_string(),
+                ));
             }
             ExprKind::EdgeSource(edge) => {
                 let edge = self.eval(frame, edge)?;
