@@ -185,8 +185,12 @@ fn check_sprouts(program: &CpuProgram, graph: &Graph, threads: usize, what: &str
     let total = n + n / 2 + n;
     assert_eq!(out.result, Some(Value::U32(total as u32)), "{what}, {threads} threads: nodes");
     // label, parent, seen, bad: the program's properties after `weight`.
-    let (label, parent, seen, bad) =
-        (column_u32(&out.properties[1]), column_u32(&out.properties[2]), column_u32(&out.properties[3]), column_u32(&out.properties[4]));
+    let (label, parent, seen, bad) = (
+        column_u32(&out.properties[1]),
+        column_u32(&out.properties[2]),
+        column_u32(&out.properties[3]),
+        column_u32(&out.properties[4]),
+    );
     assert!([label, parent, seen, bad].iter().all(|c| c.len() == total), "{what}: every node output");
     assert!(bad.iter().all(|&b| b == 0), "{what}, {threads} threads: a new node's initial values, or a degree");
     let mut children = vec![0u32; n];
