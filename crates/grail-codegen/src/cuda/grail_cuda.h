@@ -201,6 +201,12 @@ typedef struct grail_ctx {
     void *const *items_spill;
     /* Checked mode's record of the first failed check (see grail_check_failed): three words. */
     uint64_t *checks;
+    /* On a part of a partitioned graph whose worklist loop runs whole on the device: a ghost
+     * (a node another part owns) found in the worklist is noted here, once (its flag, then the
+     * list and its count), and not run; NULL elsewhere (see grail_note_ghost). */
+    uint32_t *ghost_flags;
+    uint32_t *ghost_list;
+    unsigned long long *ghost_count;
 } grail_ctx;
 
 /* ---- Checked mode (`grail run --checks`) ----
@@ -909,6 +915,14 @@ extern "C" __global__ void grail_split_pushes(const uint32_t *items, uint64_t n,
         } else if (atomicExch(&flags[x - owned], 1u) == 0u) {
             ghosts[atomicAdd(&counts[1], 1ull)] = x;
         }
+    }
+}
+
+/* A ghost pushed during a part's worklist loop run whole on the device: its owner gets it when
+ * the loop ends (the host reads the list). */
+GRAIL_DEVICE void grail_note_ghost(const grail_ctx *ctx, uint32_t item) {
+    if (atomicExch(&ctx->ghost_flags[item - (uint32_t)ctx->num_nodes], 1u) == 0u) {
+        ctx->ghost_list[atomicAdd(ctx->ghost_count, 1ull)] = item;
     }
 }
 

@@ -169,6 +169,12 @@ impl Target for Cuda {
         if locked && self.lockcache { access } else { format!("(*(volatile {ty} *)&{access})") }
     }
 
+    fn ghost_item_check(&self, var: &str) -> Option<String> {
+        Some(format!(
+            "if (ctx->ghost_flags != NULL && {var} >= ctx->num_nodes) {{ grail_note_ghost(ctx, {var}); continue; }}"
+        ))
+    }
+
     fn load_property(&self, e: &Emitter<'_, Self>, property: PropertyId, access: String) -> String {
         let scalar = e.module.properties[property.index()].ty;
         let readable = !matches!(scalar, Type::Scalar(Scalar::Bool) | Type::Struct(_) | Type::Unit);

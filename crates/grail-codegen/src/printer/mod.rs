@@ -113,6 +113,13 @@ pub(crate) trait Target: Sized {
     /// (`grail_f<i>_locked`), whose element reads are `locked` ones.
     const LOCKED_FUNCTIONS: bool = false;
 
+    /// The statement that sets aside a worklist item that is a ghost on a part of a partitioned
+    /// graph (`var` holds the item), if the target has one: the CUDA target's, for a part's
+    /// worklist loop run whole on the device.
+    fn ghost_item_check(&self, _var: &str) -> Option<String> {
+        None
+    }
+
     /// A read of property `property` through `access` (`P<i>[<element>]`); by default the
     /// access itself.
     fn load_property(&self, _e: &Emitter<'_, Self>, _property: PropertyId, access: String) -> String {
@@ -742,6 +749,12 @@ impl<'m, T: Target> Emitter<'m, T> {
         if let Some(item) = item {
             let var = self.local(forall.var);
             self.line(depth, &format!("{var} = {item};"));
+            if forall.space == Space::Worklist
+                && self.kernel.is_some_and(|k| k.worklist_item() == Type::Node)
+                && let Some(check) = self.target.ghost_item_check(&var)
+            {
+                self.line(depth, &check);
+            }
             if let Space::Collection(c) = forall.space {
                 // Removed elements are not visited.
                 let colls = self.ctx("colls");

@@ -1341,6 +1341,58 @@ impl GpuRun<'_> {
     }
 }
 
+impl GpuRun<'_> {
+    /// The buffers that split a worklist of `len` items between owned nodes and ghosts, made
+    /// (or grown) on first use.
+    fn split_buffers(&mut self, len: u64) -> Result<()> {
+        let owned = self.ctx.num_nodes as u32;
+        let slots = self.num_nodes();
+        let c = &self.context;
+        let capacity = len.max(u64::from(slots) + 1024);
+        if self.split.is_none() {
+            let ghosts = ((slots - owned) as usize).max(1);
+            self.split = Some(SplitBuffers {
+                kept: DeviceList::with_capacity(c, capacity, "a worklist")?,
+                ghosts: DeviceBuffer::new(c, ghosts * 4, "the pushed ghosts")?,
+                flags: DeviceBuffer::zeroed(c, ghosts * 4, "the pushed ghosts' flags")?,
+                counts: DeviceBuffer::new(c, 16, "the split's counts")?,
+            });
+        }
+        let split = self.split.as_mut().expect("made above");
+        if split.kept.cap < len {
+            split.kept = DeviceList::with_capacity(c, capacity, "a worklist")?;
+        }
+        Ok(())
+    }
+
+    /// The ghosts a split or a loop run on the device found (`counts[1]` of them in the split
+    /// buffers' list), their flags cleared for the next time.
+    fn collect_ghosts(&mut self) -> Result<Vec<u32>> {
+        let owned = self.ctx.num_nodes as u32;
+        let split = self.split.as_ref().expect("split buffers");
+        let mut lengths = [0u64; 2];
+        split.counts.download(0, &mut lengths)?;
+        let mut found = vec![0u32; lengths[1] as usize];
+        if !found.is_empty() {
+            split.ghosts.download(0, &mut found)?;
+            let (flags, ghosts, n) = (split.flags.ptr(), split.ghosts.ptr(), lengths[1]);
+            let grid = n.div_ceil(u64::from(BLOCK)).min(4096) as u32;
+            // SAFETY: (uint32_t *flags, const uint32_t *ghosts, uint64_t n, uint32_t owned): the
+            // ghosts just found, each below the part's slots.
+            unsafe {
+                launch(
+                    &self.program.clear_ghost_flags,
+                    grid,
+                    BLOCK,
+                    &mut [arg(&flags), arg(&ghosts), arg(&n), arg(&owned)],
+                )?
+            };
+        }
+        self.wait("the split of a worklist between parts")?;
+        Ok(found)
+    }
+}
+
 impl crate::multi::PartRun for GpuRun<'_> {
     fn bind(&self) -> Result<()> {
         self.context.bind_to_thread().map_err(|e| call("cuCtxSetCurrent", e))
@@ -1496,6 +1548,30 @@ impl crate::multi::PartRun for GpuRun<'_> {
         Ok(())
     }
 
+    fn run_loop_locally(&mut self, region: OutlineId, locals: &mut [Value]) -> Result<Option<Vec<u32>>> {
+        let owned = self.ctx.num_nodes as u32;
+        let slots = self.num_nodes();
+        let len = self.worklists.last().map_or(0, |list| list.len);
+        self.split_buffers(len)?;
+        let split = self.split.as_ref().expect("made above");
+        split.counts.clear()?;
+        // Ghosts found in the worklist are noted (grail_note_ghost) and not run.
+        if slots > owned {
+            self.ctx.ghost_flags = split.flags.ptr();
+            self.ctx.ghost_list = split.ghosts.ptr();
+            self.ctx.ghost_count = split.counts.ptr() + 8;
+        }
+        let ran = self.run_outlined_region(region, locals);
+        (self.ctx.ghost_flags, self.ctx.ghost_list, self.ctx.ghost_count) = (0, 0, 0);
+        if !ran? {
+            return Ok(None);
+        }
+        if slots == owned {
+            return Ok(Some(Vec::new()));
+        }
+        self.collect_ghosts().map(Some)
+    }
+
     fn take_pushed_ghosts(&mut self) -> Result<Vec<u32>> {
         let owned = self.ctx.num_nodes as u32;
         let slots = self.num_nodes();
@@ -1503,21 +1579,8 @@ impl crate::multi::PartRun for GpuRun<'_> {
         if len == 0 || slots == owned {
             return Ok(Vec::new());
         }
-        let c = &self.context;
-        let capacity = len.max(u64::from(slots) + 1024);
-        if self.split.is_none() {
-            let ghosts = (slots - owned) as usize;
-            self.split = Some(SplitBuffers {
-                kept: DeviceList::with_capacity(c, capacity, "a worklist")?,
-                ghosts: DeviceBuffer::new(c, ghosts * 4, "the pushed ghosts")?,
-                flags: DeviceBuffer::zeroed(c, ghosts * 4, "the pushed ghosts' flags")?,
-                counts: DeviceBuffer::new(c, 16, "the split's counts")?,
-            });
-        }
+        self.split_buffers(len)?;
         let split = self.split.as_mut().expect("made above");
-        if split.kept.cap < len {
-            split.kept = DeviceList::with_capacity(c, capacity, "a worklist")?;
-        }
         let current = self.worklists.last_mut().expect("a worklist with items");
         split.counts.clear()?;
         let (items, flags, kept, ghosts, counts) =
@@ -1539,24 +1602,7 @@ impl crate::multi::PartRun for GpuRun<'_> {
         split.counts.download(0, &mut lengths)?;
         std::mem::swap(current, &mut split.kept);
         current.len = lengths[0];
-        let mut found = vec![0u32; lengths[1] as usize];
-        if !found.is_empty() {
-            split.ghosts.download(0, &mut found)?;
-            let n = lengths[1];
-            let grid = n.div_ceil(u64::from(BLOCK)).min(4096) as u32;
-            // SAFETY: (uint32_t *flags, const uint32_t *ghosts, uint64_t n, uint32_t owned): the
-            // ghosts just found, each below the part's slots.
-            unsafe {
-                launch(
-                    &self.program.clear_ghost_flags,
-                    grid,
-                    BLOCK,
-                    &mut [arg(&flags), arg(&ghosts), arg(&n), arg(&owned)],
-                )?
-            };
-        }
-        self.wait("the split of a worklist between parts")?;
-        Ok(found)
+        self.collect_ghosts()
     }
 
     fn extend_worklist(&mut self, items: &[u32]) -> Result<()> {

@@ -83,6 +83,11 @@ pub struct GpuCtx {
     pub items_spill: u64,
     /// `uint64_t *checks`: checked mode's record of the first failed check (three words: what, the value, the kernel of an outlined region).
     pub checks: u64,
+    /// `uint32_t *ghost_flags`, `uint32_t *ghost_list`, `unsigned long long *ghost_count`: a
+    /// part's ghosts found in its worklist during a loop run whole on the device (0: none).
+    pub ghost_flags: u64,
+    pub ghost_list: u64,
+    pub ghost_count: u64,
 }
 
 /// `grail_list`: a worklist buffer of an outlined region.
@@ -184,6 +189,9 @@ pub fn layout_checks() -> String {
         ("items_cap", offset_of!(GpuCtx, items_cap)),
         ("items_spill", offset_of!(GpuCtx, items_spill)),
         ("checks", offset_of!(GpuCtx, checks)),
+        ("ghost_flags", offset_of!(GpuCtx, ghost_flags)),
+        ("ghost_list", offset_of!(GpuCtx, ghost_list)),
+        ("ghost_count", offset_of!(GpuCtx, ghost_count)),
     ];
     for (field, offset) in ctx {
         out += &check(format!("__builtin_offsetof(grail_ctx, {field})"), offset);

@@ -127,8 +127,15 @@ pub(crate) trait Machine {
     /// Runs `iterate kernel(args) initial ...` with an empty body (the kernel again and again
     /// until the worklist is empty) its own way, on the current worklist; false when this
     /// machine does not, and the interpreter runs the loop (a partitioned machine's
-    /// asynchronous mode does).
-    fn run_worklist_loop(&mut self, _kernel: KernelId, _args: &[Value]) -> Result<bool> {
+    /// asynchronous mode does). `region`: the loop's outlined region, if outlining marked it
+    /// (a part may run it whole on its device), with `main`'s locals.
+    fn run_worklist_loop(
+        &mut self,
+        _kernel: KernelId,
+        _args: &[Value],
+        _region: Option<OutlineId>,
+        _locals: &[Value],
+    ) -> Result<bool> {
         Ok(false)
     }
     /// An outlined `iterate` or `pipe` starts (`true`) or ends: the whole loop is one unit of
@@ -489,7 +496,8 @@ impl<'a, M: Machine + ?Sized> Interp<'a, '_, M> {
             Until::Empty { kernel, args, initial } => self.with_worklist(frame, initial.as_ref(), |run, frame| {
                 if iterate.body.is_empty() {
                     let values = args.iter().map(|a| run.eval(frame, a)).collect::<Result<Vec<_>>>()?;
-                    if run.m.run_worklist_loop(*kernel, &values)? {
+                    let region = iterate.outlined.then_some(iterate.id);
+                    if run.m.run_worklist_loop(*kernel, &values, region, &frame.locals)? {
                         return Ok(Flow::Normal);
                     }
                 }

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::time::Duration;
 
 use grail_graph::PropertyType;
-use grail_ir::{KernelId, PropertyId};
+use grail_ir::{KernelId, OutlineId, PropertyId};
 
 use super::crew::Outcome;
 use super::merge::{Merge, normal};
@@ -95,6 +95,9 @@ pub(crate) struct AsyncState {
     pub routing: Vec<Routing>,
     /// Random waits and shuffled packets, from this seed (tests).
     pub jitter: Option<u64>,
+    /// The loop's outlined region and `main`'s locals: a part that can runs the loop whole on
+    /// its device between exchanges ([`PartRun::run_loop_locally`]) instead of a round.
+    pub region: Option<(OutlineId, Vec<Value>)>,
     transport: Box<dyn Transport>,
     in_flight: AtomicI64,
     sent: AtomicU64,
@@ -125,6 +128,7 @@ impl AsyncState {
             written,
             routing,
             jitter,
+            region: None,
             transport: Box::new(Mailboxes::new(k)),
             in_flight: AtomicI64::new(0),
             sent: AtomicU64::new(0),
@@ -203,6 +207,8 @@ fn drive_inner(q: usize, run: &mut dyn PartRun, ghosts: &[u32], mirrors: &[u32],
     let mut changes: Vec<Change> = Vec::new();
     let mut idle_rounds = 0u32;
     let mut exchanging = Duration::ZERO;
+    // Whether this part runs the loop whole on its device (known after the first try).
+    let mut region = state.region.clone();
     while !state.done.load(Ordering::SeqCst) {
         let mut packets = state.transport.take(q);
         let exchange_started = std::time::Instant::now();
@@ -255,7 +261,18 @@ fn drive_inner(q: usize, run: &mut dyn PartRun, ghosts: &[u32], mirrors: &[u32],
         exchanging += exchange_started.elapsed();
         let exchange_started = if work {
             state.idle[q].store(false, Ordering::SeqCst);
-            run.invoke(state.kernel, &state.args[q])?;
+            // The whole loop on the device, until this part's worklist is empty, where it can;
+            // else one round.
+            let mut pushed_ghosts = None;
+            if let Some((id, locals)) = &mut region {
+                pushed_ghosts = run.run_loop_locally(*id, locals)?;
+                if pushed_ghosts.is_none() {
+                    region = None;
+                }
+            }
+            if pushed_ghosts.is_none() {
+                run.invoke(state.kernel, &state.args[q])?;
+            }
             let exchange_started = std::time::Instant::now();
             state.invocations.fetch_add(1, Ordering::Relaxed);
             owned_changed = true;
@@ -293,7 +310,11 @@ fn drive_inner(q: usize, run: &mut dyn PartRun, ghosts: &[u32], mirrors: &[u32],
                 }
             }
             let mut pushes: Vec<Vec<u32>> = vec![Vec::new(); k];
-            for x in run.take_pushed_ghosts()? {
+            let pushed_ghosts = match pushed_ghosts {
+                Some(ghosts) => ghosts,
+                None => run.take_pushed_ghosts()?,
+            };
+            for x in pushed_ghosts {
                 let position = routing.ghost_position[(x - routing.owned) as usize] as usize;
                 pushes[routing.ghost_owner[position] as usize].push(routing.ghost_at[position]);
             }

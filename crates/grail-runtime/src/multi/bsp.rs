@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use grail_graph::partition::Part;
 use grail_graph::{Column, Graph, PropertyType};
-use grail_ir::{CollectionId, KernelId, Module, Owner, PropertyId};
+use grail_ir::{CollectionId, KernelId, Module, OutlineId, Owner, PropertyId};
 
 use super::asynchronous;
 use super::crew::{Crew, Job, MergeBatch, Outcome};
@@ -579,7 +579,13 @@ impl Machine for Bsp<'_, '_> {
         Ok(result)
     }
 
-    fn run_worklist_loop(&mut self, kernel: KernelId, args: &[Value]) -> Result<bool> {
+    fn run_worklist_loop(
+        &mut self,
+        kernel: KernelId,
+        args: &[Value],
+        region: Option<OutlineId>,
+        locals: &[Value],
+    ) -> Result<bool> {
         if self.mode != super::Mode::Async {
             return Ok(false);
         }
@@ -606,13 +612,10 @@ impl Machine for Bsp<'_, '_> {
                 mirror_target: mirrors.targets.clone(),
             })
             .collect();
-        let state = std::sync::Arc::new(asynchronous::AsyncState::new(
-            kernel,
-            self.part_args(kernel, args)?,
-            written,
-            routing,
-            self.jitter,
-        ));
+        let mut state =
+            asynchronous::AsyncState::new(kernel, self.part_args(kernel, args)?, written, routing, self.jitter);
+        state.region = region.map(|region| (region, locals.to_vec()));
+        let state = std::sync::Arc::new(state);
         for outcome in self.crew.run(Job::Async(state.clone())) {
             outcome?;
         }

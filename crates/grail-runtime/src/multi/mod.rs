@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use grail_graph::Graph;
 use grail_graph::partition::{Part, Partitioning};
-use grail_ir::{Module, PropertyId};
+use grail_ir::{Module, OutlineId, PropertyId};
 
 pub use bsp::SyncStats;
 pub use merge::Merge;
@@ -214,6 +214,14 @@ pub(crate) trait PartRun: Machine {
     /// Appends owned nodes to the current worklist.
     fn extend_worklist(&mut self, items: &[u32]) -> Result<()>;
     fn kernel_stats(&self) -> &[KernelStats];
+    /// Runs the outlined worklist loop `region` (an `iterate` with an empty body) whole on this
+    /// part's device, until the part's worklist is empty, setting aside the ghosts pushed on the
+    /// way (each once: they are returned) instead of running them. `None` when this part runs no
+    /// such loop (a CPU part; a program compiled without outlining): the caller invokes the
+    /// kernel round by round instead.
+    fn run_loop_locally(&mut self, _region: OutlineId, _locals: &mut [Value]) -> Result<Option<Vec<u32>>> {
+        Ok(None)
+    }
 }
 
 /// A position of a fixed list whose word changed since it was recorded.
