@@ -1098,6 +1098,11 @@ typedef struct grail_region {
     /* Each block's arrival word at the barrier (the generation it arrived for); zeroed by the
      * host. */
     uint32_t *arrive;
+    /* The most invocations a worklist loop (`iterate` until empty) makes before the region
+     * leaves with work left, 0 for no limit: a part of a partitioned graph comes back to
+     * exchange with the others now and then (the fourth word pads). */
+    uint32_t budget;
+    uint32_t budget_pad;
 } grail_region;
 
 /* A thread's view of its region: the same in every thread. What only changes between launches

@@ -304,16 +304,23 @@ pub(super) fn orchestration(e: &mut Emitter<'_, Cuda>, stmt: &Stmt, depth: usize
     match stmt {
         Stmt::Invoke { kernel, args, result } => invoke(e, *kernel, args, *result, depth),
         Stmt::Iterate(iterate) => {
-            e.line(depth, "do {");
+            // A worklist loop also leaves after the region's budget of invocations, if it has one.
+            e.line(depth, "{");
+            e.line(depth + 1, "const uint64_t inv0_ = S->inv;");
+            e.line(depth + 1, "do {");
             if let Until::Empty { kernel, args, .. } = &iterate.until {
-                invoke(e, *kernel, args, None, depth + 1)?;
+                invoke(e, *kernel, args, None, depth + 2)?;
             }
-            e.looped(&iterate.body, depth + 1)?;
+            e.looped(&iterate.body, depth + 2)?;
             let until = match &iterate.until {
-                Until::Empty { .. } => "S->len != 0".to_string(),
+                Until::Empty { .. } => {
+                    "S->len != 0 && (S->R->budget == 0u || S->inv - inv0_ < (uint64_t)S->R->budget)".to_string()
+                }
                 Until::Condition { cond, stop_when } => format!("{} != {stop_when}", e.expr(cond)?),
             };
-            e.line(depth, &format!("}} while ({until});"));
+            e.line(depth + 1, &format!("}} while ({until});"));
+            e.line(depth + 1, "(void)inv0_;");
+            e.line(depth, "}");
             Ok(())
         }
         Stmt::Pipe(pipe) if pipe.once => {

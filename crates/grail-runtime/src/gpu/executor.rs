@@ -482,6 +482,9 @@ pub(crate) struct GpuRun<'a> {
     /// On a part of a partitioned graph: every local node's global id (`ctx.global_ids`), and
     /// the index and word buffers of the gathers and scatters between parts (grown as needed).
     _part_ids: Option<DeviceBuffer>,
+    /// The invocations an outlined worklist loop may make before it leaves with work left (0:
+    /// until its worklist is empty); set while a part runs its loop between exchanges.
+    region_budget: u32,
     exchange: Option<(DeviceBuffer, DeviceBuffer, usize)>,
     /// The device copies of the index lists that stay the same for the whole run
     /// (`Indices::Fixed`), by the host list's address and length.
@@ -687,6 +690,7 @@ impl<'a> GpuRun<'a> {
             exchange: None,
             fixed: std::collections::HashMap::new(),
             split: None,
+            region_budget: 0,
             records: std::collections::HashMap::new(),
             changes: None,
         };
@@ -1548,7 +1552,7 @@ impl crate::multi::PartRun for GpuRun<'_> {
         Ok(())
     }
 
-    fn run_loop_locally(&mut self, region: OutlineId, locals: &mut [Value]) -> Result<Option<Vec<u32>>> {
+    fn run_loop_locally(&mut self, region: OutlineId, locals: &mut [Value], budget: u32) -> Result<Option<Vec<u32>>> {
         let owned = self.ctx.num_nodes as u32;
         let slots = self.num_nodes();
         let len = self.worklists.last().map_or(0, |list| list.len);
@@ -1561,7 +1565,9 @@ impl crate::multi::PartRun for GpuRun<'_> {
             self.ctx.ghost_list = split.ghosts.ptr();
             self.ctx.ghost_count = split.counts.ptr() + 8;
         }
+        self.region_budget = budget;
         let ran = self.run_outlined_region(region, locals);
+        self.region_budget = 0;
         (self.ctx.ghost_flags, self.ctx.ghost_list, self.ctx.ghost_count) = (0, 0, 0);
         if !ran? {
             return Ok(None);
@@ -1569,7 +1575,15 @@ impl crate::multi::PartRun for GpuRun<'_> {
         if slots == owned {
             return Ok(Some(Vec::new()));
         }
-        self.collect_ghosts().map(Some)
+        let mut found = self.collect_ghosts()?;
+        // Left after its budget: the ghosts pushed in the last invocations are still in the
+        // worklist.
+        if self.worklists.last().is_some_and(|list| list.len > 0) {
+            found.extend(self.take_pushed_ghosts()?);
+            found.sort_unstable();
+            found.dedup();
+        }
+        Ok(Some(found))
     }
 
     fn take_pushed_ghosts(&mut self) -> Result<Vec<u32>> {

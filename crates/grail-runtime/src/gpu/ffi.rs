@@ -127,6 +127,9 @@ pub struct GpuRegion {
     pub stats: u64,
     /// `uint32_t *arrive`: each block's arrival word at the grid barrier.
     pub arrive: u64,
+    /// The most invocations a worklist loop makes before leaving with work left (0: no limit).
+    pub budget: u32,
+    pub budget_pad: u32,
 }
 
 // SAFETY: plain `#[repr(C)]` data of integers with no implicit padding, as the header declares it.
@@ -220,6 +223,7 @@ pub fn layout_checks() -> String {
         ("acc", offset_of!(GpuRegion, acc)),
         ("stats", offset_of!(GpuRegion, stats)),
         ("arrive", offset_of!(GpuRegion, arrive)),
+        ("budget", offset_of!(GpuRegion, budget)),
     ] {
         out += &check(format!("__builtin_offsetof(grail_region, {field})"), offset);
     }

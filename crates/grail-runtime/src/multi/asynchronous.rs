@@ -86,6 +86,18 @@ pub(crate) enum Packet {
     Refresh { w: usize, positions: Vec<u32>, words: Vec<u64> },
 }
 
+/// The invocations a part's device makes in its share of a worklist loop between exchanges
+/// ([`PartRun::run_loop_locally`]): enough that the exchange's cost (finding the changed ghosts,
+/// copies through the host) is small beside them, few enough that the other parts hear of the
+/// changes while the loop goes on (a shortest-path wave crosses into the next part). The
+/// environment variable `GRAIL_EXCHANGE_ROUNDS` overrides it (0: until the part's worklist is
+/// empty), for measuring.
+pub const EXCHANGE_ROUNDS: u32 = 256;
+
+fn exchange_rounds() -> u32 {
+    std::env::var("GRAIL_EXCHANGE_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(EXCHANGE_ROUNDS)
+}
+
 /// What the parts share during one asynchronous loop.
 pub(crate) struct AsyncState {
     pub kernel: KernelId,
@@ -207,8 +219,10 @@ fn drive_inner(q: usize, run: &mut dyn PartRun, ghosts: &[u32], mirrors: &[u32],
     let mut changes: Vec<Change> = Vec::new();
     let mut idle_rounds = 0u32;
     let mut exchanging = Duration::ZERO;
-    // Whether this part runs the loop whole on its device (known after the first try).
+    // Whether this part runs the loop on its device between exchanges (known after the first
+    // try), and for how many invocations at a time.
     let mut region = state.region.clone();
+    let budget = exchange_rounds();
     while !state.done.load(Ordering::SeqCst) {
         let mut packets = state.transport.take(q);
         let exchange_started = std::time::Instant::now();
@@ -265,7 +279,7 @@ fn drive_inner(q: usize, run: &mut dyn PartRun, ghosts: &[u32], mirrors: &[u32],
             // else one round.
             let mut pushed_ghosts = None;
             if let Some((id, locals)) = &mut region {
-                pushed_ghosts = run.run_loop_locally(*id, locals)?;
+                pushed_ghosts = run.run_loop_locally(*id, locals, budget)?;
                 if pushed_ghosts.is_none() {
                     region = None;
                 }

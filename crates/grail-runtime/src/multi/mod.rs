@@ -214,12 +214,17 @@ pub(crate) trait PartRun: Machine {
     /// Appends owned nodes to the current worklist.
     fn extend_worklist(&mut self, items: &[u32]) -> Result<()>;
     fn kernel_stats(&self) -> &[KernelStats];
-    /// Runs the outlined worklist loop `region` (an `iterate` with an empty body) whole on this
-    /// part's device, until the part's worklist is empty, setting aside the ghosts pushed on the
-    /// way (each once: they are returned) instead of running them. `None` when this part runs no
-    /// such loop (a CPU part; a program compiled without outlining): the caller invokes the
-    /// kernel round by round instead.
-    fn run_loop_locally(&mut self, _region: OutlineId, _locals: &mut [Value]) -> Result<Option<Vec<u32>>> {
+    /// Runs the outlined worklist loop `region` (an `iterate` with an empty body) on this part's
+    /// device, until the part's worklist is empty or after `budget` invocations (0: no limit),
+    /// setting aside the ghosts pushed on the way (each once: they are returned) instead of
+    /// running them. `None` when this part runs no such loop (a CPU part; a program compiled
+    /// without outlining): the caller invokes the kernel round by round instead.
+    fn run_loop_locally(
+        &mut self,
+        _region: OutlineId,
+        _locals: &mut [Value],
+        _budget: u32,
+    ) -> Result<Option<Vec<u32>>> {
         Ok(None)
     }
 }

@@ -164,6 +164,7 @@ impl GpuRun<'_> {
             acc: acc_buffer.ptr(),
             stats: stats_buffer.ptr(),
             arrive: arrive.ptr(),
+            budget: self.region_budget,
             ..GpuRegion::default()
         };
         let region_buffer = DeviceBuffer::from_slice(&self.context, &[region], "an outlined region's state")?;
