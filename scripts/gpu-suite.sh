@@ -262,6 +262,8 @@ step "several devices: the suite partitioned over GPUs (and GPU + CPU), bulk-syn
 gpus=$("$grail" devices 2>/dev/null | grep -c '^device ' || true)
 device_lists=("gpu:$device,cpu")
 if [[ $gpus -ge 2 ]]; then device_lists+=("gpu:0,gpu:1" "all" "gpu:0,gpu:1,cpu"); fi
+if [[ $gpus -ge 3 ]]; then device_lists+=("gpu:0,gpu:1,gpu:2"); fi
+if [[ $gpus -ge 4 ]]; then device_lists+=("gpu:0,gpu:1,gpu:2,gpu:3" "gpu:0,gpu:1,gpu:2,gpu:3,cpu"); fi
 "$grail" -q gen rmat --scale 16 --max-weight 100 -o "$out/multi.kron16.gcsr" >/dev/null
 "$grail" -q gen road --nodes 200000 -o "$out/multi.road.gcsr" >/dev/null
 partitions=(ordered random)
