@@ -256,3 +256,51 @@ fn programs_that_cannot_be_partitioned_are_refused_with_their_reasons() {
     .to_string();
     assert!(message.contains("--devices"), "{message}");
 }
+
+const UPDATE_FUNCTION: &str = include_str!("../../grail-lang/tests/programs/update_function.grail");
+
+/// `update_function.grail`'s `marked` on a partitioned graph: its own update function adds up the
+/// marks, so each node counts the parts that hold an in-neighbour of it; `best`, merged by the
+/// larger value, ends as on one device.
+#[test]
+fn a_programs_own_update_functions_merge_the_ghosts() {
+    use grail_graph::properties::Column;
+    use grail_runtime::multi::{MultiOptions, MultiProgram};
+    let module = grail_algos::suite::compile_source("update_function", UPDATE_FUNCTION).unwrap();
+    let module = grail_ir::opt::optimize(module, &OptConfig::all()).unwrap();
+    let compiler = CCompiler::detect().expect("the tests need a C compiler");
+    let dir = std::env::temp_dir().join(format!("grail-test-cache-update-{}", std::process::id()));
+    let cache = ModuleCache::at(dir);
+    let u32s = |column: &Column| match column {
+        Column::U32(values) => values.clone(),
+        other => panic!("a u32 column, not {other:?}"),
+    };
+    for seed in 0..12 {
+        let graph = random_graph(seed);
+        let one = grail_runtime::cpu::CpuProgram::compile(module.clone(), &compiler, Some(&cache)).unwrap();
+        let alone = one.run(&graph, &[], &grail_runtime::cpu::RunOptions { threads: 1 }, &mut std::io::sink()).unwrap();
+        let best_alone = u32s(&alone.properties[1]);
+        for k in [2, 3, 4] {
+            for mode in [Mode::Bsp, Mode::Async] {
+                let devices = vec![Device::Cpu; k];
+                let program = MultiProgram::compile(module.clone(), &devices, &compiler, Some(&cache)).unwrap();
+                let partitioning = grail_graph::partition::partition(&graph, k as u32, Method::Random, seed).unwrap();
+                let options = MultiOptions { threads: k, mode, jitter: None };
+                let run = program.run(&graph, &partitioning, &[], &options, &mut std::io::sink()).unwrap();
+                let (marked, best) = (u32s(&run.output.properties[0]), u32s(&run.output.properties[1]));
+                let mut parts: Vec<Vec<u32>> = vec![Vec::new(); graph.num_nodes() as usize];
+                for u in 0..graph.num_nodes() {
+                    for &v in graph.out().neighbors(u) {
+                        parts[v as usize].push(partitioning.owner_of(u));
+                    }
+                }
+                for (v, owners) in parts.iter_mut().enumerate() {
+                    owners.sort_unstable();
+                    owners.dedup();
+                    assert_eq!(marked[v], owners.len() as u32, "seed {seed}, {k} parts, {mode:?}: node {v}'s marks");
+                }
+                assert_eq!(best, best_alone, "seed {seed}, {k} parts, {mode:?}: the largest label reaching each node");
+            }
+        }
+    }
+}

@@ -119,6 +119,7 @@ fn the_collection_programs_compile_for_sm_90() {
         include_str!("../../grail-lang/tests/programs/node_growth.grail"),
         &OptConfig::all(),
     );
+    compiles_cleanly("update_function", include_str!("../../grail-lang/tests/programs/update_function.grail"));
     // Local worklists: dmr keeps its new bad triangles in the thread.
     let local: OptConfig = "all,local=on".parse().unwrap();
     compiles_cleanly_with("dmr", include_str!("../../grail-algos/programs/dmr.grail"), &local);

@@ -271,6 +271,10 @@ pub struct Module {
     /// Where the graph's changes live when kernels add or remove edges; `None` when the graph
     /// never changes.
     pub growth: Option<GraphGrowth>,
+    /// The program's own update functions (`merge property with function;`): on a partitioned
+    /// graph, the owner of a node takes in a value a part wrote into its copy as
+    /// `function(current, incoming)`, instead of by the operator the kernels' writes imply.
+    pub merge_functions: Vec<(PropertyId, FunctionId)>,
     pub functions: Vec<Function>,
     pub kernels: Vec<Kernel>,
     /// The entry point: orchestration and scalar code, run by the host.

@@ -43,6 +43,19 @@ pub fn validate(module: &Module) -> Result<(), ValidationError> {
             }
         }
     }
+    for &(property, function) in &module.merge_functions {
+        let (Some(p), Some(f)) = (module.properties.get(property.index()), module.functions.get(function.index()))
+        else {
+            return Err(fail("update functions".into(), "a property or function that does not exist".into()));
+        };
+        let params: Vec<Type> = f.body.locals.iter().take(f.params as usize).map(|l| l.ty).collect();
+        if p.owner != Owner::Node || p.ty.scalar().is_none() || params != [p.ty, p.ty] || f.result != p.ty {
+            return Err(fail(
+                format!("the update function of {}", p.name),
+                format!("`{}` is not (current: T, incoming: T) -> T of the node property's scalar type", f.name),
+            ));
+        }
+    }
     for (i, collection) in module.collections.iter().enumerate() {
         if collection.element.index() >= module.structs.len() {
             return Err(fail(format!("collection #{i}"), format!("struct #{} does not exist", collection.element.0)));

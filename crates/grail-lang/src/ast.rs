@@ -63,6 +63,9 @@ pub enum GraphDeclKind {
     Set { name: Ident },
     /// `collection name: T;`
     Collection { name: Ident, ty: Type },
+    /// `merge property with function;`: on a partitioned graph, how an owner takes in what a
+    /// part wrote into its copy of a node (`merge` and `with` are words only here).
+    Merge { property: Ident, function: Ident },
 }
 
 /// `param name: T [= default];`

@@ -114,6 +114,9 @@ impl Printer {
                         GraphDeclKind::Collection { name, ty } => {
                             let _ = write!(self.out, "collection {}: {}", name.name, ty.kind.name());
                         }
+                        GraphDeclKind::Merge { property, function } => {
+                            let _ = write!(self.out, "merge {} with {}", property.name, function.name);
+                        }
                     }
                     self.out.push_str(";\n");
                 }

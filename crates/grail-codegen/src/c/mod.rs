@@ -288,6 +288,16 @@ impl Target for C {
         Ok(())
     }
 
+    fn merge_entry_point(&self, out: &mut String, index: usize, body: &str) {
+        writeln!(
+            out,
+            "/* update function {index}: the runtime merges a changed ghost into its owner with it */\n\
+             uint64_t grail_merge_custom_{index}(const grail_ctx *ctx, uint64_t current, uint64_t incoming) {{\n\
+             {body}    return w_;\n}}"
+        )
+        .unwrap();
+    }
+
     fn push(&self, e: &mut Emitter<'_, Self>, _site: PushSite, value: &str, depth: usize) {
         e.line(depth, &format!("grail_buf_append(&pushes_, {value});"));
     }

@@ -169,6 +169,24 @@ impl Target for Cuda {
         if locked && self.lockcache { access } else { format!("(*(volatile {ty} *)&{access})") }
     }
 
+    fn merge_entry_point(&self, out: &mut String, index: usize, body: &str) {
+        // As grail_merge_words, with the program's function for the operator.
+        writeln!(
+            out,
+            "/* update function {index}: merges changed ghosts into the owner's elements at[0..n) */\n\
+             extern \"C\" __global__ void grail_merge_custom_{index}(const grail_ctx ctx_, void *column, uint32_t size,\n\
+                 const uint32_t *at, uint64_t n, uint64_t *before, const uint64_t *after) {{\n\
+                 const grail_ctx *ctx = &ctx_;\n\
+                 for (uint64_t i = grail_thread_index(); i < n; i += grail_thread_count()) {{\n\
+                     const uint64_t k = at[i];\n\
+                     const uint64_t current = grail_load_word(column, size, k), incoming = after[i];\n\
+             {body}        grail_store_word(column, size, k, w_);\n\
+                     before[i] = w_;\n\
+                 }}\n}}"
+        )
+        .unwrap();
+    }
+
     fn ghost_item_check(&self, var: &str) -> Option<String> {
         Some(format!(
             "if (ctx->ghost_flags != NULL && {var} >= ctx->num_nodes) {{ grail_note_ghost(ctx, {var}); continue; }}"

@@ -91,6 +91,11 @@ pub(crate) trait Target: Sized {
         false
     }
 
+    /// The entry point of the program's update function `index` (`merge property with
+    /// function;`), which the runtime calls to merge changed ghosts into their owners: `body`
+    /// (from [`merge_body`]) turns the words `current` and `incoming` into the merged word `w_`.
+    fn merge_entry_point(&self, out: &mut String, index: usize, body: &str);
+
     /// What follows the kernels' phases (the CUDA target's outlined regions).
     fn epilogue(&self, _out: &mut String, _module: &Module) -> Result<(), CodegenError> {
         Ok(())
@@ -230,6 +235,9 @@ pub(crate) fn emit<T: Target>(module: &Module, target: &T) -> Result<String, Cod
         }
     }
     growth::init_node_function(target, &mut out, module)?;
+    for (i, &(property, function)) in module.merge_functions.iter().enumerate() {
+        target.merge_entry_point(&mut out, i, &merge_body(module, property, function));
+    }
     for (index, kernel) in module.kernels.iter().enumerate() {
         for (phase, stmt) in kernel.body.block.iter().enumerate() {
             let Stmt::ForAll(forall) = stmt else {
@@ -245,6 +253,28 @@ pub(crate) fn emit<T: Target>(module: &Module, target: &T) -> Result<String, Cod
     }
     target.epilogue(&mut out, module)?;
     Ok(out)
+}
+
+/// The statements of an update function's entry point: the words `current` and `incoming` (a
+/// column's element and a ghost's, low bits first as the runtime keeps them) as values of the
+/// property's type, the function called, and its result back as a word in `w_`.
+pub(crate) fn merge_body(module: &Module, property: PropertyId, function: FunctionId) -> String {
+    let ty = module.properties[property.index()].ty;
+    let t = c_type(ty);
+    let bits = match ty {
+        Type::Scalar(Scalar::Bool) => 8,
+        Type::Scalar(Scalar::I32 | Scalar::U32 | Scalar::F32) | Type::Node => 32,
+        _ => 64,
+    };
+    format!(
+        "    {t} a_, b_, m_;\n    \
+         {{ uint{bits}_t x_ = (uint{bits}_t)current; memcpy(&a_, &x_, sizeof a_); }}\n    \
+         {{ uint{bits}_t x_ = (uint{bits}_t)incoming; memcpy(&b_, &x_, sizeof b_); }}\n    \
+         m_ = grail_f{}(ctx, a_, b_);\n    \
+         uint{bits}_t r_;\n    memcpy(&r_, &m_, sizeof r_);\n    \
+         const uint64_t w_ = (uint64_t)r_;\n",
+        function.0
+    )
 }
 
 /// Function `index`'s C signature; `locked`: its copy for calls from inside a lock's section.

@@ -42,6 +42,7 @@ pub fn lower(program: &ast::Program, file: FileId) -> (Option<ir::Module>, Vec<D
     let mut lowerer = Lowerer::new(file);
     lowerer.declare(program);
     lowerer.signatures();
+    lowerer.merges();
     lowerer.bodies();
     lowerer.check_recursion();
     let module = lowerer.assemble();
@@ -197,6 +198,10 @@ struct Lowerer<'a> {
     outlines: u32,
     /// Where kernels change the graph, and what reads only the input graph has.
     edge_changes: EdgeChanges,
+    /// `merge property with function;` declarations, as written.
+    merge_decls: Vec<(&'a ast::Ident, &'a ast::Ident)>,
+    /// The resolved ones.
+    merge_functions: Vec<(PropertyId, FunctionId)>,
 }
 
 /// Where the program first adds and removes edges, and where it reads what only an unchanged
@@ -232,6 +237,8 @@ impl<'a> Lowerer<'a> {
             calls: Vec::new(),
             element_access: Vec::new(),
             edge_changes: EdgeChanges::default(),
+            merge_decls: Vec::new(),
+            merge_functions: Vec::new(),
             body: BodyCx::new(BodyKind::Const),
             lowered_functions: Vec::new(),
             lowered_kernels: Vec::new(),
@@ -417,6 +424,67 @@ impl<'a> Lowerer<'a> {
                     self.collections.push(CollDecl { name: name.name.clone(), ast_ty: ty, element: None });
                 }
             }
+            ast::GraphDeclKind::Merge { property, function } => self.merge_decls.push((property, function)),
+        }
+    }
+
+    /// Resolves `merge property with function;`: a node property of a scalar type, and a
+    /// function `(current: T, incoming: T) -> T` of the property's type `T`.
+    fn merges(&mut self) {
+        for (property, function) in std::mem::take(&mut self.merge_decls) {
+            let Some(GraphName::Property(p)) = self.graph_names.get(&property.name).map(|(g, _)| *g) else {
+                let message = format!("`merge {}`: the graph has no property named `{}`", property.name, property.name);
+                self.report(Diagnostic::error(message, property.span));
+                continue;
+            };
+            let decl = &self.props[p.index()];
+            if decl.owner != Owner::Node {
+                let message = format!("`merge {}`: update functions are for node properties", property.name);
+                let diagnostic = Diagnostic::error(message, property.span)
+                    .with_note("a part owns its nodes' values; an edge lives on its source's part only");
+                self.report(diagnostic);
+                continue;
+            }
+            let Some(ty) = decl.ty else { continue };
+            if ty.scalar().is_none() {
+                let message = format!(
+                    "`merge {}`: the property is a `{}`; update functions take scalars",
+                    property.name,
+                    self.type_name(ty)
+                );
+                self.report(Diagnostic::error(message, property.span));
+                continue;
+            }
+            let f = match self.values.get(&function.name) {
+                Some((Global::Function(f), _)) => *f,
+                _ => {
+                    let message = format!(
+                        "`merge {} with {}`: there is no function `{}`",
+                        property.name, function.name, function.name
+                    );
+                    self.report(Diagnostic::error(message, function.span));
+                    continue;
+                }
+            };
+            let callee = &self.functions[f.index()];
+            let params: Vec<Option<Type>> = callee.sig.params.iter().map(|(_, _, t)| *t).collect();
+            if params != [Some(ty), Some(ty)] || callee.result != Some(ty) {
+                let t = self.type_name(ty);
+                let message = format!(
+                    "`merge {} with {}`: an update function for a `{t}` property takes `(current: {t}, incoming: {t})` and returns `{t}`",
+                    property.name, function.name
+                );
+                let diagnostic =
+                    Diagnostic::error(message, function.span).with_label(callee.ast.name.span, "declared here");
+                self.report(diagnostic);
+                continue;
+            }
+            if self.merge_functions.iter().any(|(q, _)| *q == p) {
+                let message = format!("`{}` has two update functions", property.name);
+                self.report(Diagnostic::error(message, property.span));
+                continue;
+            }
+            self.merge_functions.push((p, f));
         }
     }
 
@@ -986,6 +1054,7 @@ impl<'a> Lowerer<'a> {
             sets: self.sets.iter().map(|name| ir::SetDecl { name: name.clone() }).collect(),
             collections,
             growth,
+            merge_functions: self.merge_functions.clone(),
             params,
             outputs: self.out_ids.clone(),
             collection_outputs: self.collection_outputs.clone(),

@@ -170,7 +170,20 @@ impl Parser {
                 self.semi("after the `collection` declaration");
                 GraphDeclKind::Collection { name, ty }
             }
-            _ => return Err(self.expected("`node`, `edge`, `set`, `collection` or `}` in the graph block")),
+            TokenKind::Ident(word) if word == "merge" => {
+                self.bump();
+                let property = self.ident("a node property's name after `merge`")?;
+                match self.peek() {
+                    TokenKind::Ident(word) if word == "with" => {
+                        self.bump();
+                    }
+                    _ => return Err(self.expected("`with` and the update function's name after the property")),
+                }
+                let function = self.ident("the update function's name after `with`")?;
+                self.semi("after the `merge` declaration");
+                GraphDeclKind::Merge { property, function }
+            }
+            _ => return Err(self.expected("`node`, `edge`, `set`, `collection`, `merge` or `}` in the graph block")),
         };
         Ok(GraphDecl { kind, span: start.to(self.prev_span()) })
     }

@@ -20,7 +20,7 @@ use grail_ir::{CollectionId, Kernel, KernelId, Module, ReduceOp, Stmt, Type};
 use super::fault::{KernelGuard, KernelName};
 use super::ffi::{
     BufFreeFn, CollAddFn, CollClearFn, CollFreeFn, CollGetFn, CollGrowFn, CollPutFn, GrailColl, GrailCtx, GrailSlots,
-    GrailThread, GrailValue, PhaseFn, SizeFn, SplitFn, ThreadSlot, WBufFreeFn,
+    GrailThread, GrailValue, MergeFn, PhaseFn, SizeFn, SplitFn, ThreadSlot, WBufFreeFn,
 };
 use super::pool::{Job, Pool, PoolState};
 use super::toolchain::{CCompiler, NativeLibrary};
@@ -69,6 +69,8 @@ pub struct CpuProgram {
     coll_free: CollFreeFn,
     /// Each collection's host functions, by collection id.
     collections: Vec<CollectionCode>,
+    /// The program's update functions (`Module::merge_functions`), in order.
+    pub(crate) merges: Vec<MergeFn>,
     // Keeps the function pointers above valid; dropped after them (field order).
     _library: NativeLibrary,
     _build_dir: Option<tempfile::TempDir>,
@@ -228,6 +230,12 @@ impl CpuProgram {
             let clear_claims: CollClearFn = unsafe { library.function(&format!("grail_c{c}_clear_claims"))? };
             collections.push(CollectionCode { add, grow, put, get, clear_claims });
         }
+        let mut merges = Vec::with_capacity(module.merge_functions.len());
+        for i in 0..module.merge_functions.len() {
+            // SAFETY: the C target emits `uint64_t grail_merge_custom_<i>(const grail_ctx *,
+            // uint64_t, uint64_t)` for every update function.
+            merges.push(unsafe { library.function::<MergeFn>(&format!("grail_merge_custom_{i}"))? });
+        }
         Ok(CpuProgram {
             module,
             source,
@@ -236,6 +244,7 @@ impl CpuProgram {
             wbuf_free,
             coll_free,
             collections,
+            merges,
             _library: library,
             _build_dir: build_dir,
         })
@@ -398,7 +407,14 @@ impl crate::multi::PartRun for Run<'_, '_, '_> {
         let column = self.memory.columns[property.index()];
         let ty = column_type(self.module.properties[property.index()].ty).expect("a scalar column");
         for ((&local, old), &new) in at.iter().zip(before.iter_mut()).zip(after) {
-            let word = merge.apply(ty, crate::multi::normal(ty, column.bits(local as usize)), *old, new);
+            let current = crate::multi::normal(ty, column.bits(local as usize));
+            let word = match merge {
+                // SAFETY: the program's update function on words, with this run's context.
+                crate::multi::Merge::Custom(i) => {
+                    crate::multi::normal(ty, unsafe { (self.program.merges[i as usize])(&*self.ctx, current, new) })
+                }
+                _ => merge.apply(ty, current, *old, new),
+            };
             column.set_bits(local as usize, word);
             *old = word;
         }

@@ -184,6 +184,9 @@ pub(crate) type BufFreeFn = unsafe extern "C" fn(*mut GrailBuf);
 pub(crate) type WBufFreeFn = unsafe extern "C" fn(*mut GrailWBuf);
 /// `void grail_coll_free(grail_coll *)`.
 pub(crate) type CollFreeFn = unsafe extern "C" fn(*mut GrailColl);
+/// `uint64_t grail_merge_custom_<i>(const grail_ctx *, uint64_t current, uint64_t incoming)`: a
+/// program's update function on words.
+pub(crate) type MergeFn = unsafe extern "C" fn(*const GrailCtx, u64, u64) -> u64;
 /// `uint32_t grail_c<c>_add_host(const grail_ctx *, const grail_value *flat)`.
 pub(crate) type CollAddFn = unsafe extern "C" fn(*const GrailCtx, *const GrailValue) -> u32;
 /// `uint32_t grail_c<c>_grow_host(const grail_ctx *, uint64_t count, uint64_t *base)`.

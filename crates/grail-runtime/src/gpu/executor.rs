@@ -86,6 +86,8 @@ pub struct GpuProgram {
     diff_words: CudaFunction,
     put_words: CudaFunction,
     merge_words: CudaFunction,
+    /// The program's update functions' kernels (`grail_merge_custom_<i>`), in order.
+    merge_custom: Vec<CudaFunction>,
     /// The control kernels of the outlined regions.
     regions: Vec<outlined::RegionCode>,
     /// By property: a weight column that nothing writes, bound to the resident graph's weights
@@ -278,6 +280,9 @@ impl GpuProgram {
             diff_words: loaded.function("grail_diff_words")?,
             put_words: loaded.function("grail_put_words")?,
             merge_words: loaded.function("grail_merge_words")?,
+            merge_custom: (0..module.merge_functions.len())
+                .map(|i| loaded.function(&format!("grail_merge_custom_{i}")))
+                .collect::<std::result::Result<Vec<_>, _>>()?,
             module,
             source,
             device,
@@ -1526,6 +1531,31 @@ impl crate::multi::PartRun for GpuRun<'_> {
         let (column, size, op, n64, after_ptr) =
             (self.columns[property.index()].buffer.ptr(), size as u32, merge.code(), n as u64, after_buffer.ptr());
         let grid = n64.div_ceil(u64::from(BLOCK)).min(4096) as u32;
+        if let crate::multi::Merge::Custom(i) = merge {
+            // SAFETY: (grail_ctx, void *column, uint32_t size, const uint32_t *at, uint64_t n,
+            // uint64_t *before, const uint64_t *after), as grail_merge_words's below, with this
+            // run's context for the program's function.
+            unsafe {
+                launch(
+                    &self.program.merge_custom[i as usize],
+                    grid,
+                    BLOCK,
+                    &mut [
+                        arg(&self.ctx),
+                        arg(&column),
+                        arg(&size),
+                        arg(&at_ptr),
+                        arg(&n64),
+                        arg(&before_ptr),
+                        arg(&after_ptr),
+                    ],
+                )?
+            };
+            self.wait("the exchange between parts")?;
+            self.exchange.as_ref().expect("made above").1.download(0, before)?;
+            self.columns[property.index()].current = Current::Device;
+            return Ok(());
+        }
         // SAFETY: (void *column, uint32_t size, uint32_t kind, uint32_t op, const uint32_t *at,
         // uint64_t n, uint64_t *before, const uint64_t *after): `n` distinct local ids of the
         // part, and `n` words in each buffer.

@@ -202,7 +202,12 @@ impl Bsp<'_, '_> {
                     .filter_map(|(p, writes)| {
                         Merge::of(writes).map(|merge| Written {
                             property: PropertyId(p as u32),
-                            merge,
+                            // The program's own update function, where it gives one.
+                            merge: module
+                                .merge_functions
+                                .iter()
+                                .position(|(q, _)| q.index() == p)
+                                .map_or(merge, |i| Merge::Custom(i as u32)),
                             remote: writes.remote,
                         })
                     })

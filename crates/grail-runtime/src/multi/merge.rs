@@ -21,6 +21,9 @@ pub enum Merge {
     /// Plain writes (or `atomic_cas`): the ghost's new value replaces the owner's, as a racing
     /// write of another thread would on one device.
     Replace,
+    /// The program's own update function `i` (`merge property with function;`,
+    /// `Module::merge_functions[i]`): the owner's value becomes `function(current, incoming)`.
+    Custom(u32),
 }
 
 impl Merge {
@@ -53,7 +56,8 @@ impl Merge {
             Merge::Sum => 2,
             Merge::And => 3,
             Merge::Or => 4,
-            Merge::Replace => 5,
+            // The program's own kernel (`grail_merge_custom_<i>`) merges instead.
+            Merge::Replace | Merge::Custom(_) => 5,
         }
     }
 
@@ -62,7 +66,8 @@ impl Merge {
     pub fn apply(self, ty: PropertyType, owner: u64, before: u64, after: u64) -> u64 {
         use std::cmp::Ordering::{Greater, Less};
         match self {
-            Merge::Replace => after,
+            // The program's function, which the part's runtime calls (this is its fallback).
+            Merge::Replace | Merge::Custom(_) => after,
             Merge::And => owner & after,
             Merge::Or => owner | after,
             Merge::Min => {
