@@ -1531,17 +1531,18 @@ impl crate::multi::PartRun for GpuRun<'_> {
         let (column, size, op, n64, after_ptr) =
             (self.columns[property.index()].buffer.ptr(), size as u32, merge.code(), n as u64, after_buffer.ptr());
         let grid = n64.div_ceil(u64::from(BLOCK)).min(4096) as u32;
-        if let crate::multi::Merge::Custom(i) = merge {
+        match merge {
             // SAFETY: (grail_ctx, void *column, uint32_t size, const uint32_t *at, uint64_t n,
             // uint64_t *before, const uint64_t *after), as grail_merge_words's below, with this
-            // run's context for the program's function.
-            unsafe {
+            // run's context for the program's update function.
+            crate::multi::Merge::Custom(i) => unsafe {
+                let ctx = self.ctx;
                 launch(
                     &self.program.merge_custom[i as usize],
                     grid,
                     BLOCK,
                     &mut [
-                        arg(&self.ctx),
+                        arg(&ctx),
                         arg(&column),
                         arg(&size),
                         arg(&at_ptr),
@@ -1550,32 +1551,28 @@ impl crate::multi::PartRun for GpuRun<'_> {
                         arg(&after_ptr),
                     ],
                 )?
-            };
-            self.wait("the exchange between parts")?;
-            self.exchange.as_ref().expect("made above").1.download(0, before)?;
-            self.columns[property.index()].current = Current::Device;
-            return Ok(());
+            },
+            // SAFETY: (void *column, uint32_t size, uint32_t kind, uint32_t op, const uint32_t *at,
+            // uint64_t n, uint64_t *before, const uint64_t *after): `n` distinct local ids of the
+            // part, and `n` words in each buffer.
+            _ => unsafe {
+                launch(
+                    &self.program.merge_words,
+                    grid,
+                    BLOCK,
+                    &mut [
+                        arg(&column),
+                        arg(&size),
+                        arg(&kind),
+                        arg(&op),
+                        arg(&at_ptr),
+                        arg(&n64),
+                        arg(&before_ptr),
+                        arg(&after_ptr),
+                    ],
+                )?
+            },
         }
-        // SAFETY: (void *column, uint32_t size, uint32_t kind, uint32_t op, const uint32_t *at,
-        // uint64_t n, uint64_t *before, const uint64_t *after): `n` distinct local ids of the
-        // part, and `n` words in each buffer.
-        unsafe {
-            launch(
-                &self.program.merge_words,
-                grid,
-                BLOCK,
-                &mut [
-                    arg(&column),
-                    arg(&size),
-                    arg(&kind),
-                    arg(&op),
-                    arg(&at_ptr),
-                    arg(&n64),
-                    arg(&before_ptr),
-                    arg(&after_ptr),
-                ],
-            )?
-        };
         self.wait("the exchange between parts")?;
         self.exchange.as_ref().expect("made above").1.download(0, before)?;
         self.columns[property.index()].current = Current::Device;
