@@ -11,6 +11,7 @@ pub mod dmr;
 pub mod dsssp;
 mod error;
 mod output;
+pub mod pbf;
 mod programs;
 pub mod pta;
 mod run;

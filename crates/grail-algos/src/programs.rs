@@ -12,6 +12,7 @@ pub const PROGRAMS: &[(&str, &str)] = &[
     ("dsssp", include_str!("../programs/dsssp.grail")),
     ("mis", include_str!("../programs/mis.grail")),
     ("mst", include_str!("../programs/mst.grail")),
+    ("pbf", include_str!("../programs/pbf.grail")),
     ("pr", include_str!("../programs/pr.grail")),
     ("pr_pull32", include_str!("../programs/pr_pull32.grail")),
     ("pr_push", include_str!("../programs/pr_push.grail")),

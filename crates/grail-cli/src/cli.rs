@@ -74,6 +74,39 @@ pub enum Command {
     /// minimization, contiguous id ranges by nodes or edges, degree-sorted dealing, or a hash);
     /// prints the edge cut, the balance and each part's nodes, edges and ghosts.
     Partition(PartitionArgs),
+    /// Predicate-based filtering, Groute's example of routers: a random array cut into
+    /// segments, each sent to the first device with a free buffer, filtered there by a grail
+    /// program, the kept values brought back in order; prints how the devices shared the work.
+    Pbf(PbfArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PbfArgs {
+    /// The devices that filter, as `grail run --devices` takes them: `gpu:0,gpu:1`, `all`,
+    /// `cpu*4`, `gpu:0,cpu`.
+    #[arg(long, value_name = "LIST", default_value = "cpu")]
+    pub devices: String,
+    /// Values in the array (random 32-bit values).
+    #[arg(long, default_value_t = 10_000_000)]
+    pub count: usize,
+    /// Values per segment.
+    #[arg(long, default_value_t = 1 << 20, value_parser = clap::value_parser!(u64).range(1..))]
+    pub segment: u64,
+    /// A value is kept when this divides it.
+    #[arg(long, default_value_t = 7, value_parser = clap::value_parser!(u32).range(1..))]
+    pub divisor: u32,
+    /// The array's random seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Compare with a plain filter; exit 3 when they differ.
+    #[arg(long)]
+    pub verify: bool,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// The optimizations the filter program is compiled with (as `grail run --opt`).
+    #[arg(long, value_name = "CONFIG", default_value = "all")]
+    pub opt: grail_ir::OptConfig,
 }
 
 /// Where a grail program runs and how it is compiled, for the commands whose `--target cpu|gpu`

@@ -187,3 +187,29 @@ fn bench_multi_prints_one_device_beside_several() {
         }
     }
 }
+
+#[test]
+fn pbf_filters_through_routers_and_says_how_the_devices_shared_it() {
+    let summary = verified_summary(&[
+        "-q",
+        "pbf",
+        "--devices",
+        "cpu*3",
+        "--count",
+        "20000",
+        "--segment",
+        "1500",
+        "--divisor",
+        "5",
+    ]);
+    let devices = summary["devices"].as_array().unwrap();
+    assert_eq!(devices.len(), 3);
+    let segments: u64 = devices.iter().map(|d| d["segments"].as_u64().unwrap()).sum();
+    let values: u64 = devices.iter().map(|d| d["values"].as_u64().unwrap()).sum();
+    assert_eq!((segments, values), (20_000u64.div_ceil(1500), 20_000));
+    // About a fifth of uniform values are divisible by 5.
+    let kept = summary["kept"].as_u64().unwrap();
+    assert!((3_500..4_500).contains(&kept), "{kept}");
+    let refused = grail(&["pbf", "--devices", "tpu", "--count", "10"]);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+}

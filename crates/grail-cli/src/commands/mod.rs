@@ -14,6 +14,7 @@ mod dsssp;
 mod gen_graph;
 mod mesh;
 mod partition;
+mod pbf;
 mod pta;
 mod run;
 mod sat;
@@ -48,6 +49,7 @@ pub fn dispatch(command: Command, threads: usize, progress: &Bars) -> Result<()>
         Command::Pta(command) => pta::pta(command, threads, progress),
         Command::Dsssp(args) => dsssp::dsssp(args, threads, progress),
         Command::Partition(args) => partition::partition(args, progress),
+        Command::Pbf(args) => pbf::pbf(args, threads, progress),
     }
 }
 

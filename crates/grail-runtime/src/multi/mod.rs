@@ -21,6 +21,7 @@ mod asynchronous;
 mod bsp;
 mod crew;
 mod merge;
+pub mod router;
 
 use std::fmt;
 use std::io::Write;

@@ -1,0 +1,77 @@
+//! `grail pbf`: predicate-based filtering through routers (`grail_algos::pbf`).
+
+use anyhow::Result;
+use grail_graph::Progress;
+use serde_json::json;
+
+use super::{UsageError, millis};
+use crate::cli::PbfArgs;
+use crate::progress::Bars;
+
+pub fn pbf(args: PbfArgs, threads: usize, progress: &Bars) -> Result<()> {
+    let gpus = || -> std::result::Result<u32, String> {
+        grail_runtime::gpu::device_count().map(|n| n as u32).map_err(|e| format!("cannot count the GPUs: {e}"))
+    };
+    let devices =
+        grail_runtime::multi::parse_devices(&args.devices, gpus).map_err(|e| UsageError(format!("--devices: {e}")))?;
+    let segment = usize::try_from(args.segment).map_err(|_| UsageError("--segment: too large".into()))?;
+    progress.begin("generating the array", None);
+    let mut state = args.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let values: Vec<u32> = (0..args.count)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state as u32
+        })
+        .collect();
+    progress.finish();
+    progress.begin("filtering", None);
+    let options = grail_algos::pbf::Options { devices, segment, divisor: args.divisor, threads, opt: args.opt };
+    let filtered = grail_algos::pbf::filter(&values, &options);
+    progress.finish();
+    let filtered = filtered?;
+    let verified = if args.verify {
+        if filtered.kept != grail_algos::pbf::reference(&values, args.divisor) {
+            return Err(grail_graph::GraphError::Verification(
+                "the routed filter's values differ from a plain filter's".into(),
+            )
+            .into());
+        }
+        Some(true)
+    } else {
+        None
+    };
+    progress.clear();
+    if args.json {
+        let shares: Vec<_> = filtered
+            .shares
+            .iter()
+            .map(|s| json!({ "device": s.device.to_string(), "segments": s.segments, "values": s.values }))
+            .collect();
+        let summary = json!({
+            "count": args.count,
+            "segment": args.segment,
+            "divisor": args.divisor,
+            "kept": filtered.kept.len(),
+            "time_ms": millis(filtered.time),
+            "devices": shares,
+            "verified": verified,
+        });
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+        return Ok(());
+    }
+    println!(
+        "pbf: {} values in segments of {}, {} kept (divisible by {}), {:.2} ms{}",
+        args.count,
+        args.segment,
+        filtered.kept.len(),
+        args.divisor,
+        millis(filtered.time),
+        if verified.is_some() { ", verified" } else { "" }
+    );
+    for share in &filtered.shares {
+        println!("  {:<8} {:>6} segments {:>12} values", share.device.to_string(), share.segments, share.values);
+    }
+    Ok(())
+}
