@@ -55,8 +55,8 @@ pub fn reference(values: &[u32], divisor: u32) -> Vec<u32> {
 
 /// The program on one endpoint.
 enum Endpoint {
-    Cpu(grail_runtime::cpu::CpuProgram, usize),
-    Gpu(grail_runtime::gpu::GpuProgram),
+    Cpu(Box<grail_runtime::cpu::CpuProgram>, usize),
+    Gpu(Box<grail_runtime::gpu::GpuProgram>),
 }
 
 impl Endpoint {
@@ -109,17 +109,17 @@ pub fn filter(values: &[u32], options: &Options) -> Result<Filtered> {
     for device in &options.devices {
         endpoints.push(match device {
             Device::Cpu => Endpoint::Cpu(
-                grail_runtime::cpu::CpuProgram::compile(
+                Box::new(grail_runtime::cpu::CpuProgram::compile(
                     module.clone(),
                     compiler.as_ref().expect("detected"),
                     Some(&cache),
-                )?,
+                )?),
                 threads,
             ),
             Device::Gpu(ordinal) => {
                 let gpu =
                     grail_runtime::gpu::Device::open(*ordinal as usize).map_err(grail_runtime::RuntimeError::from)?;
-                Endpoint::Gpu(grail_runtime::gpu::GpuProgram::compile(module.clone(), gpu, Some(&cache))?)
+                Endpoint::Gpu(Box::new(grail_runtime::gpu::GpuProgram::compile(module.clone(), gpu, Some(&cache))?))
             }
         });
     }
