@@ -48,6 +48,20 @@ pub struct Filtered {
     pub time: Duration,
 }
 
+/// `count` random 32-bit values from `seed` (xorshift: the same on any machine), the array
+/// `grail pbf` filters.
+pub fn random_values(count: usize, seed: u64) -> Vec<u32> {
+    let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..count)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state as u32
+        })
+        .collect()
+}
+
 /// The values `divisor` divides, in order: what [`filter`] must give.
 pub fn reference(values: &[u32], divisor: u32) -> Vec<u32> {
     values.iter().copied().filter(|v| v % divisor == 0).collect()

@@ -1,28 +1,16 @@
 //! Predicate-based filtering through routers on CPU devices: the kept values equal a plain
 //! filter's, in order, and every segment went to exactly one device.
 
-use grail_algos::pbf::{Options, filter, reference};
+use grail_algos::pbf::{Options, filter, random_values, reference};
 use grail_ir::OptConfig;
 use grail_runtime::multi::Device;
-
-fn values(count: usize, seed: u64) -> Vec<u32> {
-    let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    (0..count)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state as u32
-        })
-        .collect()
-}
 
 #[test]
 fn routed_filtering_keeps_what_a_plain_filter_keeps() {
     for (count, segment, devices, divisor) in
         [(0, 10, 1, 7), (1, 10, 2, 1), (10_000, 1_000, 3, 7), (25_001, 777, 4, 3), (5_000, 5_000, 2, 1_000_003)]
     {
-        let values = values(count, count as u64 + 1);
+        let values = random_values(count, count as u64 + 1);
         let options =
             Options { devices: vec![Device::Cpu; devices], segment, divisor, threads: 1, opt: OptConfig::all() };
         let filtered = filter(&values, &options).unwrap();

@@ -16,15 +16,7 @@ pub fn pbf(args: PbfArgs, threads: usize, progress: &Bars) -> Result<()> {
         grail_runtime::multi::parse_devices(&args.devices, gpus).map_err(|e| UsageError(format!("--devices: {e}")))?;
     let segment = usize::try_from(args.segment).map_err(|_| UsageError("--segment: too large".into()))?;
     progress.begin("generating the array", None);
-    let mut state = args.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    let values: Vec<u32> = (0..args.count)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state as u32
-        })
-        .collect();
+    let values = grail_algos::pbf::random_values(args.count, args.seed);
     progress.finish();
     progress.begin("filtering", None);
     let options = grail_algos::pbf::Options { devices, segment, divisor: args.divisor, threads, opt: args.opt };
