@@ -14,7 +14,7 @@ use grail_graph::{Column, Csr, Graph};
 use grail_ir::{Module, OptConfig};
 use grail_runtime::cpu::{RunOutput, Value};
 use grail_runtime::gpu::GpuTimes;
-use grail_sat::{Assignment, Formula, SpOptions, SpOutcome, SpStatus, WalkSatOptions, check, walksat_outcome};
+use grail_sat::{Assignment, Formula, SpOptions, SpOutcome, SpStatus, WalkSatOptions, check, walksat_portfolio};
 
 use crate::Target;
 use crate::error::{AlgoError, Result};
@@ -110,7 +110,13 @@ pub fn solve(formula: &Formula, options: &Options) -> Result<Solved> {
             seed: sp.seed ^ WALKSAT_SEED,
             start: None,
         };
-        let found = walksat_outcome(&rest, &search).map_err(|e| AlgoError::Usage(e.to_string()))?;
+        // One search per core (--threads), the first to finish wins: WalkSAT's time varies
+        // widely with the seed.
+        let searches = match options.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        };
+        let found = walksat_portfolio(&rest, &search, searches).map_err(|e| AlgoError::Usage(e.to_string()))?;
         outcome.walksat_flips = found.flips;
         let Some(found) = found.assignment else {
             outcome.status = if outcome.converged { SpStatus::WalkSatFailed } else { SpStatus::NotConverged };

@@ -12,6 +12,8 @@
 //! break count (clauses it alone satisfies), and the unsatisfied clauses in a list with each
 //! one's position, for removal in constant time.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use rand::{RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
@@ -71,6 +73,15 @@ pub fn suggested_noise(formula: &Formula) -> f64 {
 
 /// [`walksat`], with the number of flips it made.
 pub fn walksat_outcome(formula: &Formula, options: &WalkSatOptions) -> Result<WalkSatOutcome> {
+    walksat_portfolio(formula, options, 1)
+}
+
+/// `searches` independent searches at once, one per thread, from the seeds `options.seed`,
+/// `options.seed + 1`, ...: the first to satisfy the formula stops the others. WalkSAT's run
+/// times vary widely from seed to seed, so the fastest of several is much faster than one on
+/// average; which assignment comes back depends on which search finishes first. `flips` is the
+/// winner's (or, when none succeeds, the first search's).
+pub fn walksat_portfolio(formula: &Formula, options: &WalkSatOptions, searches: usize) -> Result<WalkSatOutcome> {
     if !(0.0..=1.0).contains(&options.noise) {
         return Err(SatError::Invalid(format!("WalkSAT noise {}: expected a probability in [0, 1]", options.noise)));
     }
@@ -87,16 +98,33 @@ pub fn walksat_outcome(formula: &Formula, options: &WalkSatOptions) -> Result<Wa
         // An empty clause: nothing satisfies it.
         return Ok(WalkSatOutcome { assignment: None, flips: 0, unsatisfied: formula.num_clauses() });
     };
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(options.seed);
-    let values: Vec<bool> = (0..formula.num_vars())
-        .map(|v| options.start.and_then(|s| s.values()[v]).unwrap_or_else(|| rng.random()))
-        .collect();
-    let mut search = Search::new(&instance, values);
-    let flips = search.run(options.max_flips, options.noise, &mut rng);
-    if !search.unsat.is_empty() {
-        return Ok(WalkSatOutcome { assignment: None, flips, unsatisfied: search.unsat.len() });
+    let stop = AtomicBool::new(false);
+    let search = |i: usize| {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(options.seed.wrapping_add(i as u64));
+        let values: Vec<bool> = (0..formula.num_vars())
+            .map(|v| options.start.and_then(|s| s.values()[v]).unwrap_or_else(|| rng.random()))
+            .collect();
+        let mut search = Search::new(&instance, values);
+        let flips = search.run(options.max_flips, options.noise, &mut rng, &stop);
+        if search.unsat.is_empty() {
+            stop.store(true, Ordering::Relaxed);
+        }
+        (search.unsat.len(), flips, search.values)
+    };
+    let (unsatisfied, flips, values) = if searches <= 1 {
+        search(0)
+    } else {
+        let done: Vec<_> = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..searches).map(|i| scope.spawn(move || search(i))).collect();
+            workers.into_iter().map(|w| w.join().expect("a WalkSAT search")).collect()
+        });
+        let winner = done.iter().position(|(unsat, _, _)| *unsat == 0).unwrap_or(0);
+        done.into_iter().nth(winner).expect("at least one search")
+    };
+    if unsatisfied != 0 {
+        return Ok(WalkSatOutcome { assignment: None, flips, unsatisfied });
     }
-    let assignment = Assignment::from_values(search.values.into_iter().map(Some).collect());
+    let assignment = Assignment::from_values(values.into_iter().map(Some).collect());
     let report = check(formula, &assignment);
     if !report.is_satisfied() {
         return Err(SatError::Invalid(format!("internal error: WalkSAT's assignment fails the verifier: {report}")));
@@ -289,10 +317,15 @@ impl<'a> Search<'a> {
     }
 
     /// Flips until every clause is satisfied or `max_flips` are made; returns the flips made.
-    fn run(&mut self, max_flips: u64, noise: f64, rng: &mut Xoshiro256PlusPlus) -> u64 {
+    /// Flips until the formula is satisfied, `max_flips` were made, or `stop` is set (checked
+    /// every 4,096 flips: another search of a portfolio won).
+    fn run(&mut self, max_flips: u64, noise: f64, rng: &mut Xoshiro256PlusPlus, stop: &AtomicBool) -> u64 {
         let instance = self.instance;
         let mut flips = 0;
         while flips < max_flips && !self.unsat.is_empty() {
+            if flips % 4096 == 0 && stop.load(Ordering::Relaxed) {
+                break;
+            }
             let c = self.unsat[rng.random_range(0..self.unsat.len())] as usize;
             let clause = instance.clause(c);
             let mut best = u32::MAX;
@@ -323,6 +356,23 @@ impl<'a> Search<'a> {
 mod tests {
     use super::*;
     use crate::random_ksat;
+
+    #[test]
+    fn a_portfolio_of_searches_finds_a_verified_assignment_and_stops_the_rest() {
+        for seed in 0..4 {
+            let f = random_ksat(2_000, 4.0, 3, seed).unwrap();
+            let options = WalkSatOptions { max_flips: 50_000_000, seed, ..WalkSatOptions::default() };
+            let outcome = walksat_portfolio(&f, &options, 4).unwrap();
+            let a = outcome.assignment.expect("random 3-SAT at ratio 4.0 is solved");
+            assert!(check(&f, &a).is_satisfied() && a.is_complete());
+            assert!(outcome.flips > 0);
+        }
+        // Nothing to find: every search runs out, and none is reported as a success.
+        let contradiction = Formula::new(1, vec![vec![1], vec![-1]]).unwrap();
+        let options = WalkSatOptions { max_flips: 10_000, ..WalkSatOptions::default() };
+        let outcome = walksat_portfolio(&contradiction, &options, 3).unwrap();
+        assert!(outcome.assignment.is_none() && outcome.unsatisfied == 1);
+    }
 
     #[test]
     fn random_3sat_below_the_threshold_is_solved() {
@@ -395,7 +445,7 @@ mod tests {
         let values: Vec<bool> = (0..60).map(|_| rng.random()).collect();
         let mut search = Search::new(&instance, values);
         for _ in 0..500 {
-            search.run(1, 0.5, &mut rng);
+            search.run(1, 0.5, &mut rng, &AtomicBool::new(false));
             let fresh = Search::new(&instance, search.values.clone());
             assert_eq!(search.trues, fresh.trues);
             assert_eq!(search.breaks, fresh.breaks);
