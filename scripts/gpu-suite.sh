@@ -19,7 +19,8 @@
 # every optimization, on a small graph (skipped where compute-sanitizer is not installed); the
 # real-weighted graphs (SSSP and MST, verified); the collection programs, whose GPU output must
 # equal the CPU's; the morph programs; the suite partitioned over GPUs and GPU + CPU
-# (`--devices`); the error paths (a bad device index, a kernel fault, --checks finding a
+# (`--devices`), both modes, a program's own update functions, and routers (`grail pbf`); the
+# error paths (a bad device index, a kernel fault, --checks finding a
 # division by zero and a pushed non-node, --timeout stopping a kernel that never ends, a full
 # device heap).
 set -euo pipefail
@@ -292,6 +293,29 @@ for graph in kron16 road; do
         done
     done
 done
+
+step "a program's own update functions over a GPU and the CPU: the same merges as two CPU devices make"
+file="$here/crates/grail-lang/tests/programs/update_function.grail"
+for mode in bsp async; do
+    if "$grail" -q run "$file" -g "$out/multi.kron16.gcsr" --devices "gpu:$device,cpu" --partition random --mode "$mode" \
+        -o "$out/update.gpu.$mode" >"$out/update.gpu.$mode.log" 2>&1 \
+        && "$grail" -q run "$file" -g "$out/multi.kron16.gcsr" --devices "cpu*2" --partition random --mode "$mode" \
+            -o "$out/update.cpu.$mode" >/dev/null 2>&1 \
+        && cmp -s "$out/update.gpu.$mode" "$out/update.cpu.$mode"; then
+        pass "update_function over gpu:$device,cpu ($mode) equals two CPU devices"
+    else
+        cat "$out/update.gpu.$mode.log"
+        fail "update_function over gpu:$device,cpu ($mode)"
+    fi
+done
+
+step "routers: predicate-based filtering over the GPU and the CPU, verified"
+if timeout 120 "$grail" -q pbf --devices "gpu:$device,cpu" --count 2000000 --segment 100000 --verify >"$out/pbf.txt" 2>&1; then
+    pass "$(head -1 "$out/pbf.txt")"
+else
+    cat "$out/pbf.txt"
+    fail "pbf over gpu:$device,cpu"
+fi
 
 step "errors: a device that does not exist, a kernel that faults, --checks, --timeout, a full device heap"
 set +e
