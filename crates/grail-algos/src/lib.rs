@@ -15,6 +15,7 @@ pub mod pbf;
 mod programs;
 pub mod pta;
 mod run;
+pub mod sections;
 pub mod sp;
 pub mod suite;
 pub mod tuning;

@@ -78,6 +78,34 @@ pub enum Command {
     /// segments, each sent to the first device with a free buffer, filtered there by a grail
     /// program, the kept values brought back in order; prints how the devices shared the work.
     Pbf(PbfArgs),
+    /// Parallel sections (Falcon's): several suite algorithms at once on one graph, each on its
+    /// own device (`bfs@gpu:0 pr/push@cpu`); prints each section's time beside the wall time.
+    Sections(SectionsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SectionsArgs {
+    /// The sections, each `ALGO[/VARIANT]@DEVICE`: `bfs@gpu:0`, `pr/push@cpu`, `sssp/nf@gpu:1`.
+    #[arg(required = true, value_name = "ALGO@DEVICE")]
+    pub sections: Vec<String>,
+    /// The graph file (any format `grail run --graph` reads).
+    #[arg(long, short, value_name = "FILE")]
+    pub graph: PathBuf,
+    /// Input format, when the extension and contents do not tell.
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<Format>,
+    /// The first node id in the file: 1 for files that number nodes from 1.
+    #[arg(long, value_name = "0|1", default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=1))]
+    pub base: u8,
+    /// Source node of bfs and sssp sections.
+    #[arg(long, short)]
+    pub source: Option<u64>,
+    /// Check every section's result with the algorithm's verifier; exit 3 if one fails.
+    #[arg(long)]
+    pub verify: bool,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -213,3 +213,16 @@ fn pbf_filters_through_routers_and_says_how_the_devices_shared_it() {
     let refused = grail(&["pbf", "--devices", "tpu", "--count", "10"]);
     assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
 }
+
+#[test]
+fn sections_run_several_algorithms_at_once_verified() {
+    let dir = tempfile::tempdir().unwrap();
+    let graph = generated(&dir);
+    let summary = verified_summary(&["-q", "sections", "--graph", &graph, "bfs@cpu", "pr/push@cpu", "cc@cpu"]);
+    let sections = summary["sections"].as_array().unwrap();
+    let names: Vec<&str> = sections.iter().map(|s| s["section"].as_str().unwrap()).collect();
+    assert_eq!(names, ["bfs@cpu", "pr/push@cpu", "cc@cpu"]);
+    assert_eq!(sections[1]["variant"], "push");
+    let refused = grail(&["sections", "--graph", &graph, "bfs@tpu"]);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+}

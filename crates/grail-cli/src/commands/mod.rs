@@ -18,6 +18,7 @@ mod pbf;
 mod pta;
 mod run;
 mod sat;
+mod sections;
 mod stats;
 mod targets;
 mod tune;
@@ -50,6 +51,7 @@ pub fn dispatch(command: Command, threads: usize, progress: &Bars) -> Result<()>
         Command::Dsssp(args) => dsssp::dsssp(args, threads, progress),
         Command::Partition(args) => partition::partition(args, progress),
         Command::Pbf(args) => pbf::pbf(args, threads, progress),
+        Command::Sections(args) => sections::sections(args, threads, progress),
     }
 }
 
