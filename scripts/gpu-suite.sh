@@ -19,7 +19,8 @@
 # every optimization, on a small graph (skipped where compute-sanitizer is not installed); the
 # real-weighted graphs (SSSP and MST, verified); the collection programs, whose GPU output must
 # equal the CPU's; the morph programs; the suite partitioned over GPUs and GPU + CPU
-# (`--devices`), both modes, a program's own update functions, and routers (`grail pbf`); the
+# (`--devices`), both modes, a program's own update functions, routers (`grail pbf`) and
+# parallel sections (`grail sections`); the
 # error paths (a bad device index, a kernel fault, --checks finding a
 # division by zero and a pushed non-node, --timeout stopping a kernel that never ends, a full
 # device heap).
@@ -315,6 +316,15 @@ if timeout 120 "$grail" -q pbf --devices "gpu:$device,cpu" --count 2000000 --seg
 else
     cat "$out/pbf.txt"
     fail "pbf over gpu:$device,cpu"
+fi
+
+step "parallel sections: algorithms at once on the GPU and the CPU, each verified"
+if timeout 120 "$grail" -q sections --graph "$out/multi.kron16.gcsr" "bfs@gpu:$device" "sssp/nf@gpu:$device" "pr/push@cpu" \
+    "cc@cpu" --verify >"$out/sections.txt" 2>&1; then
+    pass "$(tail -1 "$out/sections.txt")"
+else
+    cat "$out/sections.txt"
+    fail "sections over gpu:$device and the CPU"
 fi
 
 step "errors: a device that does not exist, a kernel that faults, --checks, --timeout, a full device heap"
