@@ -31,14 +31,10 @@ impl Section {
             None => (what, None),
         };
         let algorithm = algorithm.parse::<Algorithm>().map_err(|e| format!("`{text}`: {e}"))?;
-        let device = match device {
-            "cpu" => Device::Cpu,
-            "gpu" => Device::Gpu(0),
-            _ => match device.strip_prefix("gpu:").map(str::parse::<u32>) {
-                Some(Ok(n)) => Device::Gpu(n),
-                _ => return Err(format!("`{text}`: the device is `cpu`, `gpu` or `gpu:N`, not `{device}`")),
-            },
-        };
+        let one = || format!("`{text}`: the device is one of `cpu`, `gpu` or `gpu:N`");
+        let devices = grail_runtime::multi::parse_devices(device, || Err(one()))
+            .map_err(|e| format!("`{text}`: the device: {e}"))?;
+        let [device] = devices[..] else { return Err(one()) };
         Ok(Section { algorithm, variant, device })
     }
 }

@@ -106,55 +106,60 @@ pub fn multi(bench: MultiBench, progress: &Bars) -> Result<()> {
                 algo_ms: algo_time(&one),
                 report: None,
             });
-            let mut runs = Vec::new();
             for devices in &bench.devices {
                 for &partition in &bench.partitions {
-                    runs.extend(bench.modes.iter().map(|&mode| (devices, partition, mode)));
-                }
-            }
-            for (devices, partition, mode) in runs {
-                {
-                    let params = RunParams {
-                        multi: Some(MultiParams { devices: devices.clone(), mode, partition, seed: 1, jitter: None }),
-                        ..base.clone()
-                    };
-                    let parts = best(algorithm, &graph, Target::Cpu, &params, bench.repeat)?;
-                    if mode == Mode::Async && parts.multi.as_ref().is_none_or(|r| r.sync.async_loops == 0) {
-                        // No loop of this variant runs asynchronously: the row would repeat bsp's.
-                        continue;
-                    }
-                    let variant = parts.variant.map_or("", |v| v.name);
-                    // The one device with the same variant, once per algorithm and graph.
-                    if variant != default
-                        && !rows.iter().any(|r| {
-                            r.graph == label && r.algorithm == algorithm && r.variant == variant && r.report.is_none()
-                        })
-                    {
-                        let same = RunParams { variant: Some(variant.to_string()), ..base.clone() };
-                        let one = best(algorithm, &graph, bench.baseline, &same, bench.repeat)?;
+                    for &mode in &bench.modes {
+                        let params = RunParams {
+                            multi: Some(MultiParams {
+                                devices: devices.clone(),
+                                mode,
+                                partition,
+                                seed: 1,
+                                jitter: None,
+                            }),
+                            ..base.clone()
+                        };
+                        let parts = best(algorithm, &graph, Target::Cpu, &params, bench.repeat)?;
+                        if mode == Mode::Async && parts.multi.as_ref().is_none_or(|r| r.sync.async_loops == 0) {
+                            // No loop of this variant runs asynchronously: the row would repeat bsp's.
+                            continue;
+                        }
+                        let variant = parts.variant.map_or("", |v| v.name);
+                        // The one device with the same variant, once per algorithm and graph.
+                        if variant != default
+                            && !rows.iter().any(|r| {
+                                r.graph == label
+                                    && r.algorithm == algorithm
+                                    && r.variant == variant
+                                    && r.report.is_none()
+                            })
+                        {
+                            let same = RunParams { variant: Some(variant.to_string()), ..base.clone() };
+                            let one = best(algorithm, &graph, bench.baseline, &same, bench.repeat)?;
+                            rows.push(Row {
+                                graph: label.clone(),
+                                algorithm,
+                                devices: baseline_name.clone(),
+                                variant,
+                                partition: None,
+                                mode: None,
+                                time_ms: millis(one.time),
+                                algo_ms: algo_time(&one),
+                                report: None,
+                            });
+                        }
                         rows.push(Row {
                             graph: label.clone(),
                             algorithm,
-                            devices: baseline_name.clone(),
+                            devices: device_list(devices),
                             variant,
-                            partition: None,
-                            mode: None,
-                            time_ms: millis(one.time),
-                            algo_ms: algo_time(&one),
-                            report: None,
+                            partition: Some(partition),
+                            mode: Some(mode),
+                            time_ms: millis(parts.time),
+                            algo_ms: algo_time(&parts),
+                            report: parts.multi,
                         });
                     }
-                    rows.push(Row {
-                        graph: label.clone(),
-                        algorithm,
-                        devices: device_list(devices),
-                        variant,
-                        partition: Some(partition),
-                        mode: Some(mode),
-                        time_ms: millis(parts.time),
-                        algo_ms: algo_time(&parts),
-                        report: parts.multi,
-                    });
                 }
             }
         }

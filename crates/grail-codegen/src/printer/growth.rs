@@ -278,21 +278,19 @@ impl<T: Target> Emitter<'_, T> {
         "grail_node_add(ctx)".to_string()
     }
 
-    /// A call of the growth helpers for `G.add_edge` or `G.remove_edge`.
-    pub(crate) fn edge_change(
-        &self,
-        add: Option<(&Expr, &Expr, Option<&Expr>)>,
-        removed: Option<&Expr>,
-    ) -> Result<String, CodegenError> {
+    /// `G.add_edge(src, dst[, weight])`.
+    pub(crate) fn edge_add(&self, src: &Expr, dst: &Expr, weight: Option<&Expr>) -> Result<String, CodegenError> {
         self.note_call();
-        if let Some((src, dst, weight)) = add {
-            let mut args = vec![self.expr(src)?, self.expr(dst)?];
-            if let Some(weight) = weight {
-                args.push(self.expr(weight)?);
-            }
-            return Ok(format!("grail_edge_add(ctx, {})", args.join(", ")));
+        let mut args = vec![self.expr(src)?, self.expr(dst)?];
+        if let Some(weight) = weight {
+            args.push(self.expr(weight)?);
         }
-        let edge = removed.ok_or_else(|| CodegenError::Internal("an edge change with no edge".into()))?;
+        Ok(format!("grail_edge_add(ctx, {})", args.join(", ")))
+    }
+
+    /// `G.remove_edge(edge)`.
+    pub(crate) fn edge_remove(&self, edge: &Expr) -> Result<String, CodegenError> {
+        self.note_call();
         Ok(format!("grail_edge_remove(ctx, {})", self.expr(edge)?))
     }
 }

@@ -1166,8 +1166,8 @@ impl<'m, T: Target> Emitter<'m, T> {
                     degree
                 }
             }
-            ExprKind::AddEdge { src, dst, weight } => self.edge_change(Some((src, dst, weight.as_deref())), None)?,
-            ExprKind::RemoveEdge(edge) => self.edge_change(None, Some(edge))?,
+            ExprKind::AddEdge { src, dst, weight } => self.edge_add(src, dst, weight.as_deref())?,
+            ExprKind::RemoveEdge(edge) => self.edge_remove(edge)?,
             ExprKind::AddNode => self.node_add(),
             ExprKind::Neighbor { node, index, reverse } => {
                 let (offsets, column) =

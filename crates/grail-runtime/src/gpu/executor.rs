@@ -1374,17 +1374,15 @@ impl GpuRun<'_> {
         Ok(())
     }
 
-    /// The ghosts a split or a loop run on the device found (`counts[1]` of them in the split
-    /// buffers' list), their flags cleared for the next time.
-    fn collect_ghosts(&mut self) -> Result<Vec<u32>> {
+    /// The `n` ghosts a split or a loop run on the device found (in the split buffers' list),
+    /// their flags cleared for the next time.
+    fn collect_ghosts(&mut self, n: u64) -> Result<Vec<u32>> {
         let owned = self.ctx.num_nodes as u32;
         let split = self.split.as_ref().expect("split buffers");
-        let mut lengths = [0u64; 2];
-        split.counts.download(0, &mut lengths)?;
-        let mut found = vec![0u32; lengths[1] as usize];
+        let mut found = vec![0u32; n as usize];
         if !found.is_empty() {
             split.ghosts.download(0, &mut found)?;
-            let (flags, ghosts, n) = (split.flags.ptr(), split.ghosts.ptr(), lengths[1]);
+            let (flags, ghosts) = (split.flags.ptr(), split.ghosts.ptr());
             let grid = n.div_ceil(u64::from(BLOCK)).min(4096) as u32;
             // SAFETY: (uint32_t *flags, const uint32_t *ghosts, uint64_t n, uint32_t owned): the
             // ghosts just found, each below the part's slots.
@@ -1602,7 +1600,9 @@ impl crate::multi::PartRun for GpuRun<'_> {
         if slots == owned {
             return Ok(Some(Vec::new()));
         }
-        let mut found = self.collect_ghosts()?;
+        let mut count = [0u64; 2];
+        self.split.as_ref().expect("made above").counts.download(0, &mut count)?;
+        let mut found = self.collect_ghosts(count[1])?;
         // Left after its budget: the ghosts pushed in the last invocations are still in the
         // worklist.
         if self.worklists.last().is_some_and(|list| list.len > 0) {
@@ -1643,7 +1643,7 @@ impl crate::multi::PartRun for GpuRun<'_> {
         split.counts.download(0, &mut lengths)?;
         std::mem::swap(current, &mut split.kept);
         current.len = lengths[0];
-        self.collect_ghosts()
+        self.collect_ghosts(lengths[1])
     }
 
     fn extend_worklist(&mut self, items: &[u32]) -> Result<()> {
