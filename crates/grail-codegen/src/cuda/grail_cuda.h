@@ -902,6 +902,37 @@ extern "C" __global__ void grail_put_words(void *column, uint32_t size, const ui
     }
 }
 
+/* A word of a `size`-byte element as grail_load_word reads it (words from a CPU part come
+ * sign-extended). */
+GRAIL_DEVICE uint64_t grail_word_of(uint32_t size, uint64_t word) {
+    return size == 8 ? word : size == 4 ? (uint64_t)(uint32_t)word : (uint64_t)(uint8_t)(word != 0);
+}
+
+/* Changes another part sent into an inbox (crates/grail-runtime/src/multi/exchange.rs), as the
+ * merge kernels take them: the owner's element at[position], the words before and after; with a
+ * record (indexed as `at`), each change's new word recorded at its position. */
+extern "C" __global__ void grail_unpack_changes(const grail_change *changes, uint64_t n, const uint32_t *at,
+                                                uint32_t size, uint32_t *at_out, uint64_t *before,
+                                                uint64_t *after, uint64_t *record) {
+    for (uint64_t i = grail_thread_index(); i < n; i += grail_thread_count()) {
+        grail_change c = changes[i];
+        at_out[i] = at[c.position];
+        before[i] = c.old_word;
+        after[i] = c.new_word;
+        if (record) record[c.position] = grail_word_of(size, c.new_word);
+    }
+}
+
+/* Stores the changes of an inbox at at[position] and records the words stored. */
+extern "C" __global__ void grail_put_changes(void *column, uint32_t size, const uint32_t *at, const grail_change *changes,
+                                             uint64_t n, uint64_t *record) {
+    for (uint64_t i = grail_thread_index(); i < n; i += grail_thread_count()) {
+        grail_change c = changes[i];
+        grail_store_word(column, size, at[c.position], c.new_word);
+        record[c.position] = grail_load_word(column, size, at[c.position]);
+    }
+}
+
 /* Partitioned runs: splits a pushed worklist `items[0..n)` into the owned nodes (ids below
  * `owned`, appended to `kept`) and the ghosts, each once (appended to `ghosts`; `flags` holds a
  * word per ghost, zero on entry, cleared again by grail_clear_ghost_flags). counts[0] and

@@ -448,6 +448,93 @@ impl crate::multi::PartRun for Run<'_, '_, '_> {
     fn kernel_stats(&self) -> &[KernelStats] {
         &self.stats
     }
+
+    fn open_inbox(&mut self, capacity: usize) -> Result<(usize, crate::multi::Place)> {
+        let inbox = vec![crate::multi::Change::default(); capacity].into_boxed_slice();
+        let place = crate::multi::Place::Host { address: inbox.as_ptr() as usize, capacity };
+        self.inboxes.push(inbox);
+        Ok((self.inboxes.len() - 1, place))
+    }
+
+    fn send_changes(
+        &mut self,
+        property: grail_ir::PropertyId,
+        list: &[u32],
+        range: std::ops::Range<usize>,
+        to: &crate::multi::Place,
+    ) -> Result<usize> {
+        let column = self.memory.columns[property.index()];
+        let key = (list.as_ptr() as usize, list.len(), property.0);
+        let recorded = self.records.entry(key).or_insert_with(|| vec![0; list.len()]);
+        self.outgoing.clear();
+        let start = range.start;
+        for i in range {
+            let new = column.bits(list[i] as usize);
+            if new != recorded[i] {
+                self.outgoing.push(crate::multi::Change { position: (i - start) as u32, old: recorded[i], new });
+                recorded[i] = new;
+            }
+        }
+        to.write_from_host(&self.outgoing)?;
+        Ok(self.outgoing.len())
+    }
+
+    fn merge_changes(
+        &mut self,
+        property: grail_ir::PropertyId,
+        merge: crate::multi::Merge,
+        inbox: usize,
+        count: usize,
+        list: &[u32],
+        start: usize,
+        record: bool,
+    ) -> Result<()> {
+        let changes = &self.inboxes[inbox][..count];
+        let at: Vec<u32> = changes.iter().map(|c| list[start + c.position as usize]).collect();
+        let mut before: Vec<u64> = changes.iter().map(|c| c.old).collect();
+        let after: Vec<u64> = changes.iter().map(|c| c.new).collect();
+        self.merge_in(property, merge, &at, &mut before, &after)?;
+        if record {
+            let column = self.memory.columns[property.index()];
+            let ty = column_type(self.module.properties[property.index()].ty).expect("a scalar column");
+            let key = (list.as_ptr() as usize, list.len(), property.0);
+            let recorded = self.records.entry(key).or_insert_with(|| vec![0; list.len()]);
+            for change in &self.inboxes[inbox][..count] {
+                // As this part's column would read the ghost's word.
+                recorded[start + change.position as usize] = word_as_read(column, ty, change.new);
+            }
+        }
+        Ok(())
+    }
+
+    fn put_changes(
+        &mut self,
+        property: grail_ir::PropertyId,
+        inbox: usize,
+        count: usize,
+        list: &[u32],
+        start: usize,
+    ) -> Result<()> {
+        let column = self.memory.columns[property.index()];
+        let key = (list.as_ptr() as usize, list.len(), property.0);
+        let recorded = self.records.entry(key).or_insert_with(|| vec![0; list.len()]);
+        for change in &self.inboxes[inbox][..count] {
+            let i = start + change.position as usize;
+            let local = list[i] as usize;
+            column.set_bits(local, change.new);
+            recorded[i] = column.bits(local);
+        }
+        Ok(())
+    }
+}
+
+/// A word from another device (4-byte values may come zero-extended) as `column` reads it back.
+fn word_as_read(column: crate::host::memory::ColumnRef, ty: grail_graph::PropertyType, word: u64) -> u64 {
+    let word = crate::multi::normal(ty, word);
+    match column {
+        crate::host::memory::ColumnRef::I32(_) => word as u32 as i32 as i64 as u64,
+        _ => word,
+    }
 }
 
 /// The threads' `grail_thread`s; frees their buffers with the program's `grail_buf_free`.
@@ -526,6 +613,10 @@ pub(crate) struct Run<'a, 'r, 'p> {
     /// On a part of a partitioned graph: the words last recorded for each fixed list of local
     /// ids and property (`crate::multi::PartRun::diff`), by the list's address and length.
     records: std::collections::HashMap<(usize, usize, u32), Vec<u64>>,
+    /// The inboxes other parts write their changes into (`crate::multi::PartRun::open_inbox`),
+    /// and the changes found before they are sent.
+    inboxes: Vec<Box<[crate::multi::Change]>>,
+    outgoing: Vec<crate::multi::Change>,
 }
 
 impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
@@ -603,6 +694,8 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
             split_min: u64::MAX,
             max_degrees: [None; 2],
             records: std::collections::HashMap::new(),
+            inboxes: Vec::new(),
+            outgoing: Vec::new(),
         }
     }
 

@@ -520,3 +520,76 @@ pub(crate) fn fault_message(e: &DriverError) -> String {
     };
     format!("{cause} ({code})")
 }
+
+/// Copies `count` changes from device memory `src` of `context` (current on this thread) into
+/// the inbox `to`: peer to peer when the inbox is on another GPU (direct where peer access is
+/// enabled, [`connect_peers`]; staged by the driver where not), down to host memory when it is
+/// a CPU part's. Returns once the inbox holds them.
+pub(crate) fn copy_to_place(
+    context: &Arc<CudaContext>,
+    src: CUdeviceptr,
+    count: usize,
+    to: &crate::multi::Place,
+) -> Result<()> {
+    assert!(count <= to.capacity(), "an inbox holds every change of its route");
+    let bytes = count * std::mem::size_of::<crate::multi::Change>();
+    match to {
+        crate::multi::Place::Host { address, .. } => {
+            // SAFETY: the inbox holds `capacity` changes; nobody reads it during this round.
+            let out = unsafe { std::slice::from_raw_parts_mut(*address as *mut u8, bytes) };
+            // SAFETY: `src` holds `count` changes (the caller's), `out` is plain bytes.
+            unsafe { result::memcpy_dtoh_sync(out, src) }.map_err(|e| call("cuMemcpyDtoH", e))
+        }
+        crate::multi::Place::Device { ptr, context: there, .. } => {
+            // SAFETY: both allocations hold `bytes`; cuMemcpyPeer orders the copy after the
+            // work queued in both contexts.
+            unsafe { sys::cuMemcpyPeer(*ptr, there.cu_ctx(), src, context.cu_ctx(), bytes) }
+                .result()
+                .map_err(|e| call("cuMemcpyPeer", e))?;
+            synchronize().map_err(|e| call("cuCtxSynchronize", e))
+        }
+    }
+}
+
+/// Copies `data` from host memory to device memory `ptr` of `context` (made current on this
+/// thread: a CPU part's driver sending to a GPU's inbox).
+pub(crate) fn upload_to<T: Copy>(context: &Arc<CudaContext>, ptr: CUdeviceptr, data: &[T]) -> Result<()> {
+    if data.is_empty() {
+        return Ok(());
+    }
+    context.bind_to_thread().map_err(|e| call("cuCtxSetCurrent", e))?;
+    // SAFETY: the inbox holds at least `data.len()` elements (checked by the caller).
+    unsafe { result::memcpy_htod_sync(ptr, data) }.map_err(|e| call("cuMemcpyHtoD", e))
+}
+
+/// Lets every GPU of `contexts` read and write every other's memory directly where the
+/// hardware allows it (NVLink or PCIe peer access), so that copies between parts go peer to
+/// peer; where it does not, copies between them are staged by the driver. Returns how many
+/// ordered pairs were connected.
+pub(crate) fn connect_peers(contexts: &[&Arc<CudaContext>]) -> Result<usize> {
+    let mut connected = 0;
+    for a in contexts {
+        for b in contexts {
+            if Arc::ptr_eq(a, b) || a.ordinal() == b.ordinal() {
+                continue;
+            }
+            let mut can = 0;
+            // SAFETY: both devices exist (their contexts were made); `can` is written.
+            unsafe { sys::cuDeviceCanAccessPeer(&mut can, a.cu_device(), b.cu_device()) }
+                .result()
+                .map_err(|e| call("cuDeviceCanAccessPeer", e))?;
+            if can == 0 {
+                continue;
+            }
+            a.bind_to_thread().map_err(|e| call("cuCtxSetCurrent", e))?;
+            // SAFETY: `b` is a live context of another device that `a`'s can access.
+            match unsafe { sys::cuCtxEnablePeerAccess(b.cu_ctx(), 0) } {
+                sys::cudaError_enum::CUDA_SUCCESS | sys::cudaError_enum::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => {
+                    connected += 1
+                }
+                other => return Err(call("cuCtxEnablePeerAccess", DriverError(other))),
+            }
+        }
+    }
+    Ok(connected)
+}

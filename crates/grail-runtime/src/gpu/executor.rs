@@ -86,6 +86,8 @@ pub struct GpuProgram {
     diff_words: CudaFunction,
     put_words: CudaFunction,
     merge_words: CudaFunction,
+    unpack_changes: CudaFunction,
+    put_changes: CudaFunction,
     /// The program's update functions' kernels (`grail_merge_custom_<i>`), in order.
     merge_custom: Vec<CudaFunction>,
     /// The control kernels of the outlined regions.
@@ -280,6 +282,8 @@ impl GpuProgram {
             diff_words: loaded.function("grail_diff_words")?,
             put_words: loaded.function("grail_put_words")?,
             merge_words: loaded.function("grail_merge_words")?,
+            unpack_changes: loaded.function("grail_unpack_changes")?,
+            put_changes: loaded.function("grail_put_changes")?,
             merge_custom: (0..module.merge_functions.len())
                 .map(|i| loaded.function(&format!("grail_merge_custom_{i}")))
                 .collect::<std::result::Result<Vec<_>, _>>()?,
@@ -292,6 +296,11 @@ impl GpuProgram {
         };
         program.reserve_heap()?;
         Ok(program)
+    }
+
+    /// The CUDA context of the program's device.
+    pub(crate) fn context(&self) -> &Arc<CudaContext> {
+        self.device.context()
     }
 
     pub fn module(&self) -> &Module {
@@ -500,6 +509,10 @@ pub(crate) struct GpuRun<'a> {
     /// found with their count (grown as needed: changes, count, capacity).
     records: std::collections::HashMap<(usize, usize, u32), DeviceBuffer>,
     changes: Option<(DeviceBuffer, DeviceBuffer, usize)>,
+    /// The inboxes other parts write their changes into (`PartRun::open_inbox`), and the
+    /// owner ids and words a merge of one unpacks them into (grown as needed).
+    inboxes: Vec<DeviceBuffer>,
+    unpacked: Option<(DeviceBuffer, DeviceBuffer, DeviceBuffer, usize)>,
 }
 
 /// What [`crate::multi::PartRun::take_pushed_ghosts`] works in on a GPU.
@@ -698,6 +711,8 @@ impl<'a> GpuRun<'a> {
             region_budget: 0,
             records: std::collections::HashMap::new(),
             changes: None,
+            inboxes: Vec::new(),
+            unpacked: None,
         };
         run.times.upload += uploading.elapsed();
         Ok(run)
@@ -1400,6 +1415,105 @@ impl GpuRun<'_> {
     }
 }
 
+impl GpuRun<'_> {
+    /// Compares the elements at positions `range` of the fixed list `list` with the words
+    /// recorded for them, records the current ones, and leaves the changed ones in
+    /// `self.changes` (positions counted from `range.start`); how many changed.
+    fn find_changes(&mut self, property: PropertyId, list: &[u32], range: std::ops::Range<usize>) -> Result<usize> {
+        if range.is_empty() {
+            return Ok(0);
+        }
+        self.columns_to_device()?;
+        let at = self.fixed_list(list)? + 4 * range.start as u64;
+        let record = self.record(list, property)? + 8 * range.start as u64;
+        let n = range.len();
+        if self.changes.as_ref().is_none_or(|(_, _, cap)| *cap < n) {
+            let cap = n.next_power_of_two();
+            let size = std::mem::size_of::<crate::multi::Change>();
+            let changes = DeviceBuffer::new(&self.context, cap * size, "the parts' changed words")?;
+            let count = DeviceBuffer::new(&self.context, 8, "the parts' changed count")?;
+            self.changes = Some((changes, count, cap));
+        }
+        let (changes, count, _) = self.changes.as_ref().expect("made above");
+        count.clear()?;
+        let (_, size) = self.memory.columns[property.index()].raw_bytes();
+        let (column, size, n64) = (self.columns[property.index()].buffer.ptr(), size as u32, n as u64);
+        let (out_ptr, count_ptr) = (changes.ptr(), count.ptr());
+        let grid = n64.div_ceil(u64::from(BLOCK)).min(4096) as u32;
+        // SAFETY: (const void *column, uint32_t size, const uint32_t *at, uint64_t n, uint64_t
+        // *record, grail_change *out, unsigned long long *count): `at` and `record` point at
+        // `n` entries of the list's copies, `out` has room for `n` changes, every index is a
+        // local id of the part.
+        unsafe {
+            launch(
+                &self.program.diff_words,
+                grid,
+                BLOCK,
+                &mut [arg(&column), arg(&size), arg(&at), arg(&n64), arg(&record), arg(&out_ptr), arg(&count_ptr)],
+            )?
+        };
+        self.wait("the exchange between parts")?;
+        let mut found = [0u64];
+        self.changes.as_ref().expect("made above").1.download(0, &mut found)?;
+        Ok(found[0] as usize)
+    }
+
+    /// Merges `n` changed ghosts into column `property`: `at` (owner ids), `before` and
+    /// `after` are device buffers of `n` entries; `before` is left holding the new words.
+    fn launch_merge(
+        &mut self,
+        property: PropertyId,
+        merge: crate::multi::Merge,
+        at: u64,
+        n: usize,
+        before: u64,
+        after: u64,
+    ) -> Result<()> {
+        let declared = &self.module.properties[property.index()];
+        let kind = crate::multi::type_code(crate::host::value::column_type(declared.ty).expect("a scalar column"));
+        let (_, size) = self.memory.columns[property.index()].raw_bytes();
+        let (column, size, op, n64) =
+            (self.columns[property.index()].buffer.ptr(), size as u32, merge.code(), n as u64);
+        let grid = n64.div_ceil(u64::from(BLOCK)).min(4096) as u32;
+        match merge {
+            // SAFETY: (grail_ctx, void *column, uint32_t size, const uint32_t *at, uint64_t n,
+            // uint64_t *before, const uint64_t *after), as grail_merge_words's below, with this
+            // run's context for the program's update function.
+            crate::multi::Merge::Custom(i) => unsafe {
+                let ctx = self.ctx;
+                launch(
+                    &self.program.merge_custom[i as usize],
+                    grid,
+                    BLOCK,
+                    &mut [arg(&ctx), arg(&column), arg(&size), arg(&at), arg(&n64), arg(&before), arg(&after)],
+                )?
+            },
+            // SAFETY: (void *column, uint32_t size, uint32_t kind, uint32_t op, const uint32_t *at,
+            // uint64_t n, uint64_t *before, const uint64_t *after): `n` distinct local ids of the
+            // part, and `n` words in each buffer.
+            _ => unsafe {
+                launch(
+                    &self.program.merge_words,
+                    grid,
+                    BLOCK,
+                    &mut [
+                        arg(&column),
+                        arg(&size),
+                        arg(&kind),
+                        arg(&op),
+                        arg(&at),
+                        arg(&n64),
+                        arg(&before),
+                        arg(&after),
+                    ],
+                )?
+            },
+        }
+        self.columns[property.index()].current = Current::Device;
+        Ok(())
+    }
+}
+
 impl crate::multi::PartRun for GpuRun<'_> {
     fn bind(&self) -> Result<()> {
         self.context.bind_to_thread().map_err(|e| call("cuCtxSetCurrent", e))
@@ -1423,44 +1537,11 @@ impl crate::multi::PartRun for GpuRun<'_> {
     }
 
     fn diff(&mut self, property: PropertyId, list: &[u32], out: &mut Vec<crate::multi::Change>) -> Result<()> {
-        if list.is_empty() {
-            return Ok(());
-        }
-        self.columns_to_device()?;
-        let at = self.fixed_list(list)?;
-        let record = self.record(list, property)?;
-        let n = list.len();
-        if self.changes.as_ref().is_none_or(|(_, _, cap)| *cap < n) {
-            let cap = n.next_power_of_two();
-            let size = std::mem::size_of::<crate::multi::Change>();
-            let changes = DeviceBuffer::new(&self.context, cap * size, "the parts' changed words")?;
-            let count = DeviceBuffer::new(&self.context, 8, "the parts' changed count")?;
-            self.changes = Some((changes, count, cap));
-        }
-        let (changes, count, _) = self.changes.as_ref().expect("made above");
-        count.clear()?;
-        let (_, size) = self.memory.columns[property.index()].raw_bytes();
-        let (column, size, n64) = (self.columns[property.index()].buffer.ptr(), size as u32, n as u64);
-        let (out_ptr, count_ptr) = (changes.ptr(), count.ptr());
-        let grid = n64.div_ceil(u64::from(BLOCK)).min(4096) as u32;
-        // SAFETY: (const void *column, uint32_t size, const uint32_t *at, uint64_t n, uint64_t
-        // *record, grail_change *out, unsigned long long *count): the list and record hold `n`
-        // entries, `out` room for `n` changes, every index is a local id of the part.
-        unsafe {
-            launch(
-                &self.program.diff_words,
-                grid,
-                BLOCK,
-                &mut [arg(&column), arg(&size), arg(&at), arg(&n64), arg(&record), arg(&out_ptr), arg(&count_ptr)],
-            )?
-        };
-        self.wait("the exchange between parts")?;
-        let (changes, count, _) = self.changes.as_ref().expect("made above");
-        let mut found = [0u64];
-        count.download(0, &mut found)?;
-        if found[0] > 0 {
+        let found = self.find_changes(property, list, 0..list.len())?;
+        if found > 0 {
+            let (changes, _, _) = self.changes.as_ref().expect("made by find_changes");
             let start = out.len();
-            out.resize(start + found[0] as usize, crate::multi::Change::default());
+            out.resize(start + found, crate::multi::Change::default());
             changes.download(0, &mut out[start..])?;
         }
         Ok(())
@@ -1523,56 +1604,123 @@ impl crate::multi::PartRun for GpuRun<'_> {
         let (at_buffer, before_buffer, _) = self.exchange.as_ref().expect("made above");
         at_buffer.upload(0, at)?;
         before_buffer.upload(0, before)?;
-        let declared = &self.module.properties[property.index()];
-        let kind = crate::multi::type_code(crate::host::value::column_type(declared.ty).expect("a scalar column"));
-        let (_, size) = self.memory.columns[property.index()].raw_bytes();
-        let (column, size, op, n64, after_ptr) =
-            (self.columns[property.index()].buffer.ptr(), size as u32, merge.code(), n as u64, after_buffer.ptr());
-        let grid = n64.div_ceil(u64::from(BLOCK)).min(4096) as u32;
-        match merge {
-            // SAFETY: (grail_ctx, void *column, uint32_t size, const uint32_t *at, uint64_t n,
-            // uint64_t *before, const uint64_t *after), as grail_merge_words's below, with this
-            // run's context for the program's update function.
-            crate::multi::Merge::Custom(i) => unsafe {
-                let ctx = self.ctx;
-                launch(
-                    &self.program.merge_custom[i as usize],
-                    grid,
-                    BLOCK,
-                    &mut [
-                        arg(&ctx),
-                        arg(&column),
-                        arg(&size),
-                        arg(&at_ptr),
-                        arg(&n64),
-                        arg(&before_ptr),
-                        arg(&after_ptr),
-                    ],
-                )?
-            },
-            // SAFETY: (void *column, uint32_t size, uint32_t kind, uint32_t op, const uint32_t *at,
-            // uint64_t n, uint64_t *before, const uint64_t *after): `n` distinct local ids of the
-            // part, and `n` words in each buffer.
-            _ => unsafe {
-                launch(
-                    &self.program.merge_words,
-                    grid,
-                    BLOCK,
-                    &mut [
-                        arg(&column),
-                        arg(&size),
-                        arg(&kind),
-                        arg(&op),
-                        arg(&at_ptr),
-                        arg(&n64),
-                        arg(&before_ptr),
-                        arg(&after_ptr),
-                    ],
-                )?
-            },
-        }
+        self.launch_merge(property, merge, at_ptr, n, before_ptr, after_buffer.ptr())?;
         self.wait("the exchange between parts")?;
         self.exchange.as_ref().expect("made above").1.download(0, before)?;
+        Ok(())
+    }
+
+    fn open_inbox(&mut self, capacity: usize) -> Result<(usize, crate::multi::Place)> {
+        let size = std::mem::size_of::<crate::multi::Change>();
+        let inbox = DeviceBuffer::new(&self.context, capacity * size, "an inbox of changes from another part")?;
+        let place = crate::multi::Place::Device { ptr: inbox.ptr(), capacity, context: self.context.clone() };
+        self.inboxes.push(inbox);
+        Ok((self.inboxes.len() - 1, place))
+    }
+
+    fn send_changes(
+        &mut self,
+        property: PropertyId,
+        list: &[u32],
+        range: std::ops::Range<usize>,
+        to: &crate::multi::Place,
+    ) -> Result<usize> {
+        let found = self.find_changes(property, list, range)?;
+        if found > 0 {
+            let (changes, _, _) = self.changes.as_ref().expect("made by find_changes");
+            super::buffer::copy_to_place(&self.context, changes.ptr(), found, to)?;
+        }
+        Ok(found)
+    }
+
+    fn merge_changes(
+        &mut self,
+        property: PropertyId,
+        merge: crate::multi::Merge,
+        inbox: usize,
+        count: usize,
+        list: &[u32],
+        start: usize,
+        record: bool,
+    ) -> Result<()> {
+        if count == 0 {
+            return Ok(());
+        }
+        self.columns_to_device()?;
+        let at = self.fixed_list(list)? + 4 * start as u64;
+        let record = if record { self.record(list, property)? + 8 * start as u64 } else { 0 };
+        if self.unpacked.as_ref().is_none_or(|(_, _, _, cap)| *cap < count) {
+            let cap = count.max(1024).next_power_of_two();
+            let what = "the changes of an inbox, unpacked";
+            self.unpacked = Some((
+                DeviceBuffer::new(&self.context, cap * 4, what)?,
+                DeviceBuffer::new(&self.context, cap * 8, what)?,
+                DeviceBuffer::new(&self.context, cap * 8, what)?,
+                cap,
+            ));
+        }
+        let (at_out, before, after, _) = self.unpacked.as_ref().expect("made above");
+        let (at_out, before, after) = (at_out.ptr(), before.ptr(), after.ptr());
+        let (changes, n64) = (self.inboxes[inbox].ptr(), count as u64);
+        let (_, size) = self.memory.columns[property.index()].raw_bytes();
+        let size = size as u32;
+        let grid = n64.div_ceil(u64::from(BLOCK)).min(4096) as u32;
+        // SAFETY: (const grail_change *changes, uint64_t n, const uint32_t *at, uint32_t size,
+        // uint32_t *at_out, uint64_t *before, uint64_t *after, uint64_t *record): the inbox
+        // holds `count` changes, each position within the list's range from `start` (as the
+        // sender's range has the same length), `at` and `record` point into the list's copies,
+        // the outputs hold `count` entries; a null record is not written.
+        unsafe {
+            launch(
+                &self.program.unpack_changes,
+                grid,
+                BLOCK,
+                &mut [
+                    arg(&changes),
+                    arg(&n64),
+                    arg(&at),
+                    arg(&size),
+                    arg(&at_out),
+                    arg(&before),
+                    arg(&after),
+                    arg(&record),
+                ],
+            )?
+        };
+        self.launch_merge(property, merge, at_out, count, before, after)?;
+        self.wait("the exchange between parts")
+    }
+
+    fn put_changes(
+        &mut self,
+        property: PropertyId,
+        inbox: usize,
+        count: usize,
+        list: &[u32],
+        start: usize,
+    ) -> Result<()> {
+        if count == 0 {
+            return Ok(());
+        }
+        self.columns_to_device()?;
+        let at = self.fixed_list(list)? + 4 * start as u64;
+        let record = self.record(list, property)? + 8 * start as u64;
+        let (_, size) = self.memory.columns[property.index()].raw_bytes();
+        let (column, size) = (self.columns[property.index()].buffer.ptr(), size as u32);
+        let (changes, n64) = (self.inboxes[inbox].ptr(), count as u64);
+        let grid = n64.div_ceil(u64::from(BLOCK)).min(4096) as u32;
+        // SAFETY: (void *column, uint32_t size, const uint32_t *at, const grail_change *changes,
+        // uint64_t n, uint64_t *record): the inbox holds `count` changes whose positions lie
+        // within the list's range from `start`; every index is a local id of the part.
+        unsafe {
+            launch(
+                &self.program.put_changes,
+                grid,
+                BLOCK,
+                &mut [arg(&column), arg(&size), arg(&at), arg(&changes), arg(&n64), arg(&record)],
+            )?
+        };
+        self.wait("the exchange between parts")?;
         self.columns[property.index()].current = Current::Device;
         Ok(())
     }

@@ -16,6 +16,7 @@
 //! Only compiling is tested without a GPU; everything after `cuInit` needs one.
 
 mod buffer;
+pub(crate) use buffer::{connect_peers, upload_to};
 pub mod device;
 mod executor;
 pub mod ffi;

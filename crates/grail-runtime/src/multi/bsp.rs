@@ -19,9 +19,9 @@ use grail_graph::{Column, Graph, PropertyType};
 use grail_ir::{CollectionId, KernelId, Module, OutlineId, Owner, PropertyId};
 
 use super::asynchronous;
-use super::crew::{Crew, Job, MergeBatch, Outcome};
-use super::merge::{Merge, normal, normalize};
-use super::{Change, Indices, PartRun};
+use super::crew::{Crew, Exchanged, Job, Outcome, Synced};
+use super::merge::{Merge, normalize};
+use super::{Indices, PartRun};
 use crate::error::{Result, RuntimeError};
 use crate::host::interp::Machine;
 use crate::host::memory::Memory;
@@ -92,7 +92,7 @@ impl Links {
         &self.ghosts
     }
 
-    fn group(&self, owner: usize) -> std::ops::Range<usize> {
+    pub fn group(&self, owner: usize) -> std::ops::Range<usize> {
         self.starts[owner]..self.starts[owner + 1]
     }
 }
@@ -103,6 +103,9 @@ pub(crate) struct Mirrors {
     locals: Vec<u32>,
     /// The part holding the ghost and the ghost's position in its [`Links::ghosts`].
     targets: Vec<(u32, u32)>,
+    /// Where each part's entries start (one more entry: the end); a part's entries are its
+    /// ghosts of this part's nodes, in its order.
+    starts: Vec<usize>,
 }
 
 impl Mirrors {
@@ -111,17 +114,25 @@ impl Mirrors {
         &self.locals
     }
 
+    /// The entries for part `q`'s ghosts.
+    pub fn group(&self, q: usize) -> std::ops::Range<usize> {
+        self.starts[q]..self.starts[q + 1]
+    }
+
     /// Every part's mirrors, from the parts' links.
     pub fn of(links: &[Links]) -> Vec<Mirrors> {
         let k = links.len();
         (0..k)
             .map(|o| {
-                let mut mirrors = Mirrors { locals: Vec::new(), targets: Vec::new() };
-                for (q, links) in links.iter().enumerate().filter(|(q, _)| *q != o) {
-                    for i in links.group(o) {
-                        mirrors.locals.push(links.at_owner[i]);
-                        mirrors.targets.push((q as u32, i as u32));
+                let mut mirrors = Mirrors { locals: Vec::new(), targets: Vec::new(), starts: vec![0] };
+                for (q, links) in links.iter().enumerate() {
+                    if q != o {
+                        for i in links.group(o) {
+                            mirrors.locals.push(links.at_owner[i]);
+                            mirrors.targets.push((q as u32, i as u32));
+                        }
                     }
+                    mirrors.starts.push(mirrors.locals.len());
                 }
                 mirrors
             })
@@ -138,9 +149,6 @@ pub(crate) struct Written {
     pub remote: bool,
 }
 
-/// By part: ghost positions (in its [`Links::ghosts`]) to give new words, and the words.
-type Refresh = Vec<(Vec<u32>, Vec<u64>)>;
-
 /// Figures of a partitioned run.
 #[derive(Debug, Clone, Default)]
 pub struct SyncStats {
@@ -152,7 +160,7 @@ pub struct SyncStats {
     pub sync: Duration,
     /// Ghost values merged into their owners (changed ones only).
     pub merged: u64,
-    /// Values copied from owners to ghosts (those that changed since the ghost last saw them).
+    /// Values copied from owners to ghosts (those that differ from what the ghost holds).
     pub copied: u64,
     /// Pushed ghosts sent to their owners' worklists.
     pub forwarded: u64,
@@ -295,129 +303,60 @@ impl Bsp<'_, '_> {
         Ok(())
     }
 
-    /// Merges the ghosts of `written` that parts changed (`changes[w][q]`: property `w`'s
-    /// ghosts part `q` changed) into their owners, every owner part at once; by property, each
-    /// part's ghosts to give their owner's value back (where the owner did not take theirs, for
-    /// properties kernels read through ghosts): positions in its [`Links::ghosts`] and words.
-    fn merge_into_owners(&mut self, written: &[Written], changes: &[Vec<Vec<Change>>]) -> Result<Vec<Refresh>> {
+    /// Synchronizes what a kernel wrote, after every part sent its changed ghosts of the
+    /// properties written through other nodes to their owners (`outcomes[q].sent`, by such
+    /// property and route): each owner merges them and, for properties kernels read through
+    /// ghosts, sends its words that its ghosts have not seen; each part then stores those in
+    /// its ghosts ([`super::exchange`]).
+    fn synchronize(&mut self, written: &[Written], outcomes: Vec<Outcome>) -> Result<()> {
         let k = self.parts.len();
-        let mut refreshes: Vec<Refresh> = written.iter().map(|_| vec![(Vec::new(), Vec::new()); k]).collect();
-        // By owner part: its batches, and for each the property's index in `written`, the part
-        // holding the ghosts and their positions there.
-        let mut batches: Vec<Vec<MergeBatch>> = (0..k).map(|_| Vec::new()).collect();
-        let mut sources: Vec<Vec<(usize, usize, Vec<u32>)>> = vec![Vec::new(); k];
-        for (w, (written, by_part)) in written.iter().zip(changes).enumerate() {
-            let ty = self.column_type(written.property);
-            // Within one part's ghosts each node appears once, so a batch never holds an owner
-            // node twice; batches from several parts merge one after the other.
-            for (q, part_changes) in by_part.iter().enumerate() {
-                if part_changes.is_empty() {
-                    continue;
-                }
-                let links = &self.links[q];
-                let start = batches.iter().map(Vec::len).collect::<Vec<_>>();
-                for o in 0..k {
-                    batches[o].push(MergeBatch {
-                        property: written.property,
-                        merge: written.merge,
-                        at: Vec::new(),
-                        before: Vec::new(),
-                        after: Vec::new(),
-                    });
-                    sources[o].push((w, q, Vec::new()));
-                }
-                for change in part_changes {
-                    let i = change.position as usize;
-                    let o = links.owner_of[(links.ghosts[i] - links.owned) as usize] as usize;
-                    let batch = &mut batches[o][start[o]];
-                    batch.at.push(links.at_owner[i]);
-                    batch.before.push(normal(ty, change.old));
-                    batch.after.push(normal(ty, change.new));
-                    sources[o][start[o]].2.push(change.position);
+        let properties: Vec<Synced> = written
+            .iter()
+            .map(|w| Synced {
+                property: w.property,
+                merge: w.merge,
+                remote: w.remote,
+                read: self.remotely_read[w.property.index()],
+            })
+            .collect();
+        // What each owner received: counts[o][w][its route to q] = what q sent it.
+        let mut counts = vec![vec![vec![0usize; k - 1]; properties.len()]; k];
+        let mut received = 0;
+        for (q, outcome) in outcomes.iter().enumerate() {
+            let remote = properties.iter().enumerate().filter(|(_, s)| s.remote).map(|(w, _)| w);
+            for (w, sent) in remote.zip(&outcome.sent) {
+                for (i, &n) in sent.iter().enumerate() {
+                    let o = peer(q, i);
+                    counts[o][w][route_to(o, q)] = n;
+                    received += n as u64;
                 }
             }
         }
-        // Empty batches dropped.
-        for (batches, sources) in batches.iter_mut().zip(&mut sources) {
-            let kept: (Vec<MergeBatch>, Vec<_>) =
-                batches.drain(..).zip(sources.drain(..)).filter(|(batch, _)| !batch.at.is_empty()).unzip();
-            (*batches, *sources) = kept;
-        }
-        if batches.iter().all(Vec::is_empty) {
-            return Ok(refreshes);
-        }
-        self.stats.merged += batches.iter().flatten().map(|b| b.at.len() as u64).sum::<u64>();
-        let afters: Vec<Vec<Vec<u64>>> =
-            batches.iter().map(|owner| owner.iter().map(|b| b.after.clone()).collect()).collect();
-        let merged: Vec<Outcome> = self.crew.run(Job::Merge(batches)).into_iter().collect::<Result<_>>()?;
-        for (o, outcome) in merged.iter().enumerate() {
-            for ((words, (w, q, positions)), after) in outcome.merged.iter().zip(&sources[o]).zip(&afters[o]) {
-                if !self.remotely_read[written[*w].property.index()] {
-                    continue;
-                }
-                let ty = self.column_type(written[*w].property);
-                for ((&word, &new), &position) in words.iter().zip(after).zip(positions) {
-                    let word = normal(ty, word);
-                    if word != new {
-                        refreshes[*w][*q].0.push(position);
-                        refreshes[*w][*q].1.push(word);
-                    }
-                }
-            }
-        }
-        Ok(refreshes)
-    }
-
-    /// Synchronizes what a kernel wrote: every ghost a part changed is merged into its owner
-    /// (and given the owner's value back where that differs), then every owner value that
-    /// changed since its ghosts last saw it is copied to them. Each part finds its own changes
-    /// ([`PartRun::diff`], all parts at once), so only changed values cross between devices.
-    fn synchronize(&mut self, written: &[Written], mut outcomes: Vec<Outcome>) -> Result<()> {
-        if written.is_empty() {
+        self.stats.merged += received;
+        let read: Vec<Synced> = properties.iter().copied().filter(|s| s.read).collect();
+        if received == 0 && read.is_empty() {
             return Ok(());
         }
-        let mut changes = Vec::with_capacity(written.len());
-        let mut diffed = 0;
-        for &w in written {
-            changes.push(
-                outcomes
-                    .iter_mut()
-                    .map(|outcome| if w.remote { std::mem::take(&mut outcome.changes[diffed]) } else { Vec::new() })
-                    .collect::<Vec<Vec<Change>>>(),
-            );
-            diffed += usize::from(w.remote);
+        let merged: Vec<Outcome> =
+            self.crew.run(Job::Merge(Exchanged { properties, counts })).into_iter().collect::<Result<_>>()?;
+        if read.is_empty() {
+            return Ok(());
         }
-        let refreshes = self.merge_into_owners(written, &changes)?;
-        // The owners' values their ghosts have not seen, found by every part at once (for the
-        // properties kernels read through ghosts).
-        let properties: Vec<PropertyId> =
-            written.iter().map(|w| w.property).filter(|p| self.remotely_read[p.index()]).collect();
-        let mirrored: Vec<Outcome> = if properties.is_empty() {
-            Vec::new()
-        } else {
-            self.crew.run(Job::Mirrors(properties)).into_iter().collect::<Result<_>>()?
-        };
-        let mut mirrored_index = 0;
-        for (w, mut refresh) in written.iter().zip(refreshes) {
-            let ty = self.column_type(w.property);
-            let i = mirrored_index;
-            if self.remotely_read[w.property.index()] {
-                mirrored_index += 1;
-            }
-            for (o, outcome) in mirrored.iter().enumerate().filter(|_| self.remotely_read[w.property.index()]) {
-                for change in &outcome.changes[i] {
-                    let (q, position) = self.mirrors[o].targets[change.position as usize];
-                    refresh[q as usize].0.push(position);
-                    refresh[q as usize].1.push(normal(ty, change.new));
+        let mut counts = vec![vec![vec![0usize; k - 1]; read.len()]; k];
+        let mut copied = 0;
+        for (o, outcome) in merged.iter().enumerate() {
+            for (w, sent) in outcome.sent.iter().enumerate() {
+                for (i, &n) in sent.iter().enumerate() {
+                    let q = peer(o, i);
+                    counts[q][w][route_to(q, o)] = n;
+                    copied += n as u64;
                 }
             }
-            for (q, (positions, words)) in refresh.into_iter().enumerate() {
-                if positions.is_empty() {
-                    continue;
-                }
-                self.stats.copied += positions.len() as u64;
-                self.runs[q].bind()?;
-                self.runs[q].put(w.property, &self.links[q].ghosts, &positions, &words)?;
+        }
+        self.stats.copied += copied;
+        if copied > 0 {
+            for outcome in self.crew.run(Job::Refresh(Exchanged { properties: read, counts })) {
+                outcome?;
             }
         }
         Ok(())
@@ -704,6 +643,16 @@ impl Machine for Bsp<'_, '_> {
             run.outlined_region(open);
         }
     }
+}
+
+/// The peer of part `q`'s route `i` (routes go to the other parts in order).
+fn peer(q: usize, i: usize) -> usize {
+    if i < q { i } else { i + 1 }
+}
+
+/// Which of part `q`'s routes goes to part `o` (another part).
+fn route_to(q: usize, o: usize) -> usize {
+    if o < q { o } else { o - 1 }
 }
 
 /// Each part's local graph (owned nodes, then ghosts with empty rows), its CSR moved out of the

@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 
 use grail_ir::KernelId;
 
-use super::{Change, PartRun};
+use super::PartRun;
+use super::exchange::Route;
 use crate::error::{Result, RuntimeError};
 use crate::host::value::Value;
 
@@ -56,6 +57,8 @@ pub(crate) struct CrewState {
     /// fixed lists (see `PartRun::diff`), by address and length.
     ghosts: Vec<(usize, usize)>,
     mirrors: Vec<(usize, usize)>,
+    /// Each part's routes to the others ([`super::exchange`]), in the order of the peers.
+    routes: Vec<Vec<Route>>,
 }
 
 /// What every part does at once.
@@ -71,35 +74,40 @@ pub(crate) enum Job {
         /// Whether the kernel pushes: each part splits its pushed ghosts off.
         split: bool,
     },
-    /// Each part finds its mirrors' values of these properties that changed since their ghosts
-    /// last saw them.
-    Mirrors(Vec<grail_ir::PropertyId>),
-    /// Each part merges changed ghosts into its nodes: part `o`'s batches, in order.
-    Merge(Vec<Vec<MergeBatch>>),
+    /// Each owner merges the changes the others sent it, then sends its words to their ghosts.
+    Merge(Exchanged),
+    /// Each part stores the words their owners sent in its ghosts.
+    Refresh(Exchanged),
     /// Every part runs its side of an asynchronous worklist loop until all are done.
     Async(std::sync::Arc<super::asynchronous::AsyncState>),
 }
 
-/// Changed ghosts of one property from one part, to merge into their owner part.
-pub(crate) struct MergeBatch {
+/// A node property a superstep wrote, as the exchange treats it.
+#[derive(Clone, Copy)]
+pub(crate) struct Synced {
     pub property: grail_ir::PropertyId,
     pub merge: super::Merge,
-    /// The owner's local ids (distinct), and each ghost's word before and after the kernel.
-    pub at: Vec<u32>,
-    pub before: Vec<u64>,
-    pub after: Vec<u64>,
+    /// Ghosts may have changed (the kernel writes through other nodes than its item).
+    pub remote: bool,
+    /// Kernels read it through ghosts: ghosts get their owners' words.
+    pub read: bool,
+}
+
+/// The changes sent in the last round: `counts[q][w][i]` is how many changes of property `w`
+/// the peer of part `q`'s route `i` sent into `q`'s inbox.
+pub(crate) struct Exchanged {
+    pub properties: Vec<Synced>,
+    pub counts: Vec<Vec<Vec<usize>>>,
 }
 
 /// What a part's superstep left.
 #[derive(Default)]
 pub(crate) struct Outcome {
     pub result: Option<Value>,
-    /// By property of the job's list: the ghosts (or mirrors) that changed.
-    pub changes: Vec<Vec<Change>>,
+    /// By property the round sent, by route: how many changes went to the route's peer.
+    pub sent: Vec<Vec<usize>>,
     /// The ghosts pushed, each once.
     pub pushed: Vec<u32>,
-    /// By batch of a merge job: the owner's words after merging.
-    pub merged: Vec<Vec<u64>>,
 }
 
 // SAFETY: `job` is written by the calling thread before it bumps `epoch` and read by drivers
@@ -111,17 +119,18 @@ impl CrewState {
     /// The state for driving `runs` (each pointer valid, and used by nobody else, until the
     /// crew stops), whose ghosts and mirrors are `ghosts` and `mirrors` (lists that outlive the
     /// crew, unchanged).
-    pub fn new(runs: Vec<RunPtr>, ghosts: &[&[u32]], mirrors: &[&[u32]]) -> CrewState {
+    pub fn new(runs: Vec<RunPtr>, ghosts: &[&[u32]], mirrors: &[&[u32]], routes: Vec<Vec<Route>>) -> CrewState {
         let addresses = |lists: &[&[u32]]| lists.iter().map(|list| (list.as_ptr() as usize, list.len())).collect();
         CrewState {
             epoch: AtomicU64::new(0),
             pending: AtomicUsize::new(0),
             stop: AtomicBool::new(false),
-            job: UnsafeCell::new(Job::Mirrors(Vec::new())),
+            job: UnsafeCell::new(Job::Refresh(Exchanged { properties: Vec::new(), counts: Vec::new() })),
             results: runs.iter().map(|_| UnsafeCell::new(None)).collect(),
             runs,
             ghosts: addresses(ghosts),
             mirrors: addresses(mirrors),
+            routes,
         }
     }
 
@@ -135,32 +144,65 @@ impl CrewState {
         let (run, job) = unsafe { (&mut *{ self.runs[q] }.0, &*self.job.get()) };
         let list = |(ptr, len): (usize, usize)| unsafe { std::slice::from_raw_parts(ptr as *const u32, len) };
         run.bind()?;
+        let (ghosts, mirrors, routes) = (list(self.ghosts[q]), list(self.mirrors[q]), &self.routes[q]);
         let mut outcome = Outcome::default();
-        let (properties, fixed) = match job {
-            Job::Step { kernel, args, diff, .. } => {
+        match job {
+            Job::Step { kernel, args, diff, split } => {
                 outcome.result = run.invoke(*kernel, &args[q])?;
-                (diff, list(self.ghosts[q]))
-            }
-            Job::Mirrors(properties) => (properties, list(self.mirrors[q])),
-            Job::Async(state) => {
-                return super::asynchronous::drive(q, run, list(self.ghosts[q]), list(self.mirrors[q]), state);
-            }
-            Job::Merge(batches) => {
-                for batch in &batches[q] {
-                    let mut words = batch.before.clone();
-                    run.merge_in(batch.property, batch.merge, &batch.at, &mut words, &batch.after)?;
-                    outcome.merged.push(words);
+                // Each owner's ghosts that changed, to the owner's inbox.
+                for &property in diff {
+                    let mut sent = Vec::with_capacity(routes.len());
+                    for route in routes {
+                        sent.push(match &route.to_owner {
+                            Some(to) => run.send_changes(property, ghosts, route.ghosts.clone(), to)?,
+                            None => 0,
+                        });
+                    }
+                    outcome.sent.push(sent);
                 }
-                return Ok(outcome);
+                if *split {
+                    outcome.pushed = run.take_pushed_ghosts()?;
+                }
             }
-        };
-        for &property in properties {
-            let mut changes = Vec::new();
-            run.diff(property, fixed, &mut changes)?;
-            outcome.changes.push(changes);
-        }
-        if let Job::Step { split: true, .. } = job {
-            outcome.pushed = run.take_pushed_ghosts()?;
+            Job::Merge(exchanged) => {
+                for (w, synced) in exchanged.properties.iter().enumerate().filter(|(_, s)| s.remote) {
+                    for (route, &count) in routes.iter().zip(&exchanged.counts[q][w]) {
+                        if let Some(inbox) = route.from_ghosts.filter(|_| count > 0) {
+                            let start = route.mirrors.start;
+                            run.merge_changes(
+                                synced.property,
+                                synced.merge,
+                                inbox,
+                                count,
+                                mirrors,
+                                start,
+                                synced.read,
+                            )?;
+                        }
+                    }
+                }
+                // This part's words its ghosts elsewhere have not seen, to their parts' inboxes.
+                for synced in exchanged.properties.iter().filter(|s| s.read) {
+                    let mut sent = Vec::with_capacity(routes.len());
+                    for route in routes {
+                        sent.push(match &route.to_ghosts {
+                            Some(to) => run.send_changes(synced.property, mirrors, route.mirrors.clone(), to)?,
+                            None => 0,
+                        });
+                    }
+                    outcome.sent.push(sent);
+                }
+            }
+            Job::Refresh(exchanged) => {
+                for (w, synced) in exchanged.properties.iter().enumerate() {
+                    for (route, &count) in routes.iter().zip(&exchanged.counts[q][w]) {
+                        if let Some(inbox) = route.from_owner.filter(|_| count > 0) {
+                            run.put_changes(synced.property, inbox, count, ghosts, route.ghosts.start)?;
+                        }
+                    }
+                }
+            }
+            Job::Async(state) => return super::asynchronous::drive(q, run, ghosts, mirrors, state),
         }
         Ok(outcome)
     }

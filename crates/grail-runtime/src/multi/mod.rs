@@ -14,12 +14,16 @@
 //!
 //! With [`Mode::Async`], worklist loops run without supersteps ([`asynchronous`]).
 //!
-//! Not yet built: Groute's routers and soft priorities, the fused worker kernel, and copies
-//! between GPUs that bypass the host (every exchange goes through host memory).
+//! Between supersteps each part copies its changes straight into inboxes on the devices of
+//! the parts that need them ([`exchange`]): peer to peer between GPUs.
+//!
+//! Not yet built: soft priorities and the fused worker kernel; the asynchronous mode's
+//! packets still travel through host memory.
 
 mod asynchronous;
 mod bsp;
 mod crew;
+mod exchange;
 mod merge;
 pub mod router;
 
@@ -33,6 +37,7 @@ use grail_graph::partition::{Part, Partitioning};
 use grail_ir::{Module, OutlineId, PropertyId};
 
 pub use bsp::SyncStats;
+pub(crate) use exchange::Place;
 pub use merge::Merge;
 pub(crate) use merge::{normal, type_code};
 
@@ -215,6 +220,44 @@ pub(crate) trait PartRun: Machine {
     /// Appends owned nodes to the current worklist.
     fn extend_worklist(&mut self, items: &[u32]) -> Result<()>;
     fn kernel_stats(&self) -> &[KernelStats];
+    /// Opens an inbox for `capacity` changes on this part's device, which another part writes
+    /// into between supersteps ([`exchange`]); its number here and where it lies.
+    fn open_inbox(&mut self, capacity: usize) -> Result<(usize, exchange::Place)>;
+    /// As [`PartRun::diff`] on the positions `range` of the fixed list `list` (the record is
+    /// the whole list's), each change's position counted from `range.start`; the changes are
+    /// written to the start of `to`. How many there were.
+    fn send_changes(
+        &mut self,
+        property: PropertyId,
+        list: &[u32],
+        range: std::ops::Range<usize>,
+        to: &exchange::Place,
+    ) -> Result<usize>;
+    /// Merges the first `count` changes of inbox `inbox` (each a ghost's word before and after
+    /// the superstep) into this part's nodes `list[start + position]` with `merge`; with
+    /// `record`, records each change's new word for that position of the fixed list `list`
+    /// (what the ghost holds now).
+    #[allow(clippy::too_many_arguments)]
+    fn merge_changes(
+        &mut self,
+        property: PropertyId,
+        merge: Merge,
+        inbox: usize,
+        count: usize,
+        list: &[u32],
+        start: usize,
+        record: bool,
+    ) -> Result<()>;
+    /// Stores the first `count` changes of inbox `inbox` at `list[start + position]` and
+    /// records them for the fixed list `list`.
+    fn put_changes(
+        &mut self,
+        property: PropertyId,
+        inbox: usize,
+        count: usize,
+        list: &[u32],
+        start: usize,
+    ) -> Result<()>;
     /// Runs the outlined worklist loop `region` (an `iterate` with an empty body) on this part's
     /// device, until the part's worklist is empty or after `budget` invocations (0: no limit),
     /// setting aside the ghosts pushed on the way (each once: they are returned) instead of
@@ -410,6 +453,14 @@ impl MultiProgram {
                 Device::Cpu => Ok(None),
             })
             .collect::<Result<_>>()?;
+        // Copies between GPU parts go peer to peer where the GPUs allow it.
+        #[cfg(feature = "gpu")]
+        {
+            let contexts: Vec<_> = self.gpus.iter().map(|(_, program)| program.context()).collect();
+            if contexts.len() > 1 {
+                crate::gpu::connect_peers(&contexts)?;
+            }
+        }
         let (result, columns, sync, stats) = std::thread::scope(|scope| -> Result<_> {
             let pools: Vec<Pool<'_>> = states.iter().map(|state| Pool::start(scope, state)).collect();
             let mut runs: Vec<Box<dyn PartRun + '_>> = Vec::with_capacity(k);
@@ -438,10 +489,14 @@ impl MultiProgram {
             let mirrors = bsp::Mirrors::of(&links);
             let ghost_lists: Vec<&[u32]> = links.iter().map(|l| l.ghosts()).collect();
             let mirror_lists: Vec<&[u32]> = mirrors.iter().map(|m| m.locals()).collect();
+            let ghost_groups: Vec<Vec<_>> = links.iter().map(|l| (0..k).map(|o| l.group(o)).collect()).collect();
+            let mirror_groups: Vec<Vec<_>> = mirrors.iter().map(|m| (0..k).map(|q| m.group(q)).collect()).collect();
+            let routes = exchange::routes(&mut runs, &ghost_groups, &mirror_groups)?;
             let crew_state = crew::CrewState::new(
                 runs.iter_mut().map(|run| unsafe { crew::RunPtr::new(&mut **run) }).collect(),
                 &ghost_lists,
                 &mirror_lists,
+                routes,
             );
             std::thread::scope(|inner| -> Result<_> {
                 let mut machine = bsp::Bsp {
