@@ -106,6 +106,10 @@ pub struct MultiParams {
     pub seed: u64,
     /// The asynchronous mode's random waits and shuffled packets, from this seed (tests).
     pub jitter: Option<u64>,
+    /// A partitioning of the graph made before, into as many parts as there are devices (then
+    /// `partition` and `seed` only name how it was made): a benchmark splits a graph once for
+    /// all its runs, METIS taking minutes on large graphs.
+    pub partitioning: Option<std::sync::Arc<grail_graph::partition::Partitioning>>,
 }
 
 /// How a partitioned run went.
@@ -397,11 +401,18 @@ pub fn run_partitioned(
     out: &mut dyn std::io::Write,
 ) -> Result<(RunOutput, MultiReport)> {
     let started = Instant::now();
-    let partitioning = grail_graph::partition::partition(graph, how.devices.len() as u32, how.partition, how.seed)?;
+    let made;
+    let partitioning = match &how.partitioning {
+        Some(partitioning) => partitioning.as_ref(),
+        None => {
+            made = grail_graph::partition::partition(graph, how.devices.len() as u32, how.partition, how.seed)?;
+            &made
+        }
+    };
     let partition_time = started.elapsed();
     let edge_cut = partitioning.edge_cut(graph).share;
     let options = MultiOptions { threads, mode: how.mode, jitter: how.jitter };
-    let run = program.run(graph, &partitioning, values, &options, out)?;
+    let run = program.run(graph, partitioning, values, &options, out)?;
     let report = MultiReport {
         devices: how.devices.clone(),
         mode: how.mode,

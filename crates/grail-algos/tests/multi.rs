@@ -33,7 +33,14 @@ fn methods() -> Vec<Method> {
 }
 
 fn multi(devices: usize, method: Method) -> MultiParams {
-    MultiParams { devices: vec![Device::Cpu; devices], mode: Mode::Bsp, partition: method, seed: 7, jitter: None }
+    MultiParams {
+        devices: vec![Device::Cpu; devices],
+        mode: Mode::Bsp,
+        partition: method,
+        seed: 7,
+        jitter: None,
+        partitioning: None,
+    }
 }
 
 /// The variants that can run partitioned, each compiled once for 1..=4 CPU devices.
@@ -160,6 +167,7 @@ fn the_asynchronous_mode_agrees_with_the_reference_and_ends_under_random_delays(
                 partition: method,
                 seed: 7,
                 jitter: Some(seed * 16 + *k as u64),
+                partitioning: None,
             };
             check_with(program, &graph, how, 1, &format!("random graph seed {}, asynchronous", 1000 + seed));
         }
@@ -173,6 +181,7 @@ fn the_asynchronous_mode_agrees_with_the_reference_and_ends_under_random_delays(
             partition: Method::Random,
             seed: 3,
             jitter: None,
+            partitioning: None,
         };
         check_with(program, &graph, how, 2, "rmat, asynchronous");
     }

@@ -9,11 +9,14 @@
 //! CPU the run, on several devices the supersteps (computing and synchronizing); *sync* the
 //! share of that spent synchronizing; *speedup* the baseline's best *algo* over this row's.
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
 use anyhow::{Context, Result};
 use grail_algos::suite::{MultiParams, MultiReport};
 use grail_algos::{Algorithm, RunParams, RunResult, Target, run, verify};
 use grail_graph::Graph;
-use grail_graph::partition::Method;
+use grail_graph::partition::{Method, Partitioning};
 use grail_runtime::multi::{Device, Mode};
 use serde_json::json;
 
@@ -92,6 +95,8 @@ pub fn multi(bench: MultiBench, progress: &Bars) -> Result<()> {
     let mut rows = Vec::new();
     for (label, generator, undirected) in graphs {
         let graph = generate_weighted(&label, &generator, undirected, progress)?;
+        // Each split made once per graph, for every run that uses it.
+        let mut splits: HashMap<(usize, Method), Arc<Partitioning>> = HashMap::new();
         for &algorithm in &bench.algorithms {
             let one = best(algorithm, &graph, bench.baseline, &base, bench.repeat)?;
             let default = one.variant.map_or("", |v| v.name);
@@ -108,6 +113,14 @@ pub fn multi(bench: MultiBench, progress: &Bars) -> Result<()> {
             });
             for devices in &bench.devices {
                 for &partition in &bench.partitions {
+                    let split = match splits.entry((devices.len(), partition)) {
+                        std::collections::hash_map::Entry::Occupied(made) => made.get().clone(),
+                        std::collections::hash_map::Entry::Vacant(slot) => {
+                            let made = grail_graph::partition::partition(&graph, devices.len() as u32, partition, 1)
+                                .with_context(|| format!("{label}: {} parts by {}", devices.len(), partition.name()))?;
+                            slot.insert(Arc::new(made)).clone()
+                        }
+                    };
                     for &mode in &bench.modes {
                         let params = RunParams {
                             multi: Some(MultiParams {
@@ -116,6 +129,7 @@ pub fn multi(bench: MultiBench, progress: &Bars) -> Result<()> {
                                 partition,
                                 seed: 1,
                                 jitter: None,
+                                partitioning: Some(split.clone()),
                             }),
                             ..base.clone()
                         };

@@ -320,7 +320,14 @@ fn multi_params(args: &RunArgs) -> Result<Option<MultiParams>> {
     let devices = grail_runtime::multi::parse_devices(list, gpus).map_err(|e| UsageError(format!("--devices: {e}")))?;
     let partition =
         args.partition.unwrap_or(if grail_graph::metis::available() { Method::Metis } else { Method::Ordered });
-    Ok(Some(MultiParams { devices, mode: args.mode.unwrap_or_default(), partition, seed: 1, jitter: None }))
+    Ok(Some(MultiParams {
+        devices,
+        mode: args.mode.unwrap_or_default(),
+        partition,
+        seed: 1,
+        jitter: None,
+        partitioning: None,
+    }))
 }
 
 /// `devices cpu,gpu:0 (bsp, metis)`.
