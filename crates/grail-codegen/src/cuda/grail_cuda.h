@@ -933,6 +933,19 @@ extern "C" __global__ void grail_put_changes(void *column, uint32_t size, const 
     }
 }
 
+/* Pushed ghosts `ghosts[0..n)` (local ids from `owned` on), each as its owner's id for it, into
+ * `out` by owner part: part o's from out[starts[o]] on, counted in counts[o] (zero on entry). */
+extern "C" __global__ void grail_route_pushes(const uint32_t *ghosts, uint64_t n, uint32_t owned,
+                                              const uint32_t *owner_of, const uint32_t *position,
+                                              const uint32_t *at_owner, const uint32_t *starts, uint32_t *out,
+                                              unsigned long long *counts) {
+    for (uint64_t i = grail_thread_index(); i < n; i += grail_thread_count()) {
+        uint32_t j = ghosts[i] - owned;
+        uint32_t o = owner_of[j];
+        out[starts[o] + atomicAdd(&counts[o], 1ull)] = at_owner[position[j]];
+    }
+}
+
 /* Partitioned runs: splits a pushed worklist `items[0..n)` into the owned nodes (ids below
  * `owned`, appended to `kept`) and the ghosts, each once (appended to `ghosts`; `flags` holds a
  * word per ghost, zero on entry, cleared again by grail_clear_ghost_flags). counts[0] and

@@ -449,11 +449,41 @@ impl crate::multi::PartRun for Run<'_, '_, '_> {
         &self.stats
     }
 
-    fn open_inbox(&mut self, capacity: usize) -> Result<(usize, crate::multi::Place)> {
-        let inbox = vec![crate::multi::Change::default(); capacity].into_boxed_slice();
-        let place = crate::multi::Place::Host { address: inbox.as_ptr() as usize, capacity };
+    fn open_inbox(&mut self, bytes: usize) -> Result<(usize, crate::multi::Place)> {
+        // In 8-byte words: aligned for changes.
+        let inbox = vec![0u64; bytes.div_ceil(8)].into_boxed_slice();
+        let place = crate::multi::Place::Host { address: inbox.as_ptr() as usize, bytes };
         self.inboxes.push(inbox);
         Ok((self.inboxes.len() - 1, place))
+    }
+
+    fn send_pushes(&mut self, map: crate::multi::GhostMap<'_>, routes: &[crate::multi::Route]) -> Result<Vec<usize>> {
+        let owned = self.ctx.num_nodes as u32;
+        let ghosts = self.take_pushed_ghosts()?;
+        let mut by_route: Vec<Vec<u32>> = vec![Vec::new(); routes.len()];
+        for x in ghosts {
+            let j = (x - owned) as usize;
+            let route = crate::multi::exchange::route_to(map.part, map.owner_of[j] as usize);
+            by_route[route].push(map.at_owner[map.position[j] as usize]);
+        }
+        let mut sent = Vec::with_capacity(routes.len());
+        for (route, ids) in routes.iter().zip(&by_route) {
+            match &route.to_owner_pushes {
+                Some(to) => to.write_from_host(ids)?,
+                None => debug_assert!(ids.is_empty(), "a part pushes only ghosts it holds"),
+            }
+            sent.push(ids.len());
+        }
+        Ok(sent)
+    }
+
+    fn take_pushes(&mut self, inbox: usize, count: usize) -> Result<()> {
+        // SAFETY: the inbox holds at least `count` node ids, written by the part that sent them.
+        let ids = unsafe { std::slice::from_raw_parts(self.inboxes[inbox].as_ptr().cast::<u32>(), count) };
+        if let Some(current) = self.worklists.last_mut() {
+            current.extend_from_slice(ids);
+        }
+        Ok(())
     }
 
     fn send_changes(
@@ -489,7 +519,7 @@ impl crate::multi::PartRun for Run<'_, '_, '_> {
         start: usize,
         record: bool,
     ) -> Result<()> {
-        let changes = &self.inboxes[inbox][..count];
+        let changes = inbox_changes(&self.inboxes[inbox], count);
         let at: Vec<u32> = changes.iter().map(|c| list[start + c.position as usize]).collect();
         let mut before: Vec<u64> = changes.iter().map(|c| c.old).collect();
         let after: Vec<u64> = changes.iter().map(|c| c.new).collect();
@@ -499,7 +529,7 @@ impl crate::multi::PartRun for Run<'_, '_, '_> {
             let ty = column_type(self.module.properties[property.index()].ty).expect("a scalar column");
             let key = (list.as_ptr() as usize, list.len(), property.0);
             let recorded = self.records.entry(key).or_insert_with(|| vec![0; list.len()]);
-            for change in &self.inboxes[inbox][..count] {
+            for change in inbox_changes(&self.inboxes[inbox], count) {
                 // As this part's column would read the ghost's word.
                 recorded[start + change.position as usize] = word_as_read(column, ty, change.new);
             }
@@ -518,7 +548,7 @@ impl crate::multi::PartRun for Run<'_, '_, '_> {
         let column = self.memory.columns[property.index()];
         let key = (list.as_ptr() as usize, list.len(), property.0);
         let recorded = self.records.entry(key).or_insert_with(|| vec![0; list.len()]);
-        for change in &self.inboxes[inbox][..count] {
+        for change in inbox_changes(&self.inboxes[inbox], count) {
             let i = start + change.position as usize;
             let local = list[i] as usize;
             column.set_bits(local, change.new);
@@ -526,6 +556,13 @@ impl crate::multi::PartRun for Run<'_, '_, '_> {
         }
         Ok(())
     }
+}
+
+/// The first `count` changes of an inbox.
+fn inbox_changes(inbox: &[u64], count: usize) -> &[crate::multi::Change] {
+    assert!(count * std::mem::size_of::<crate::multi::Change>() <= inbox.len() * 8, "an inbox overrun");
+    // SAFETY: in bounds (checked); the words are 8-byte aligned and every bit pattern is a change.
+    unsafe { std::slice::from_raw_parts(inbox.as_ptr().cast::<crate::multi::Change>(), count) }
 }
 
 /// A word from another device (4-byte values may come zero-extended) as `column` reads it back.
@@ -615,7 +652,7 @@ pub(crate) struct Run<'a, 'r, 'p> {
     records: std::collections::HashMap<(usize, usize, u32), Vec<u64>>,
     /// The inboxes other parts write their changes into (`crate::multi::PartRun::open_inbox`),
     /// and the changes found before they are sent.
-    inboxes: Vec<Box<[crate::multi::Change]>>,
+    inboxes: Vec<Box<[u64]>>,
     outgoing: Vec<crate::multi::Change>,
 }
 

@@ -521,23 +521,22 @@ pub(crate) fn fault_message(e: &DriverError) -> String {
     format!("{cause} ({code})")
 }
 
-/// Copies `count` changes from device memory `src` of `context` (current on this thread) into
+/// Copies `bytes` bytes from device memory `src` of `context` (current on this thread) into
 /// the inbox `to`: peer to peer when the inbox is on another GPU (direct where peer access is
 /// enabled, [`connect_peers`]; staged by the driver where not), down to host memory when it is
 /// a CPU part's. Returns once the inbox holds them.
 pub(crate) fn copy_to_place(
     context: &Arc<CudaContext>,
     src: CUdeviceptr,
-    count: usize,
+    bytes: usize,
     to: &crate::multi::Place,
 ) -> Result<()> {
-    assert!(count <= to.capacity(), "an inbox holds every change of its route");
-    let bytes = count * std::mem::size_of::<crate::multi::Change>();
+    assert!(bytes <= to.bytes(), "an inbox holds everything its route sends");
     match to {
         crate::multi::Place::Host { address, .. } => {
-            // SAFETY: the inbox holds `capacity` changes; nobody reads it during this round.
+            // SAFETY: the inbox holds `bytes` bytes; nobody reads it during this round.
             let out = unsafe { std::slice::from_raw_parts_mut(*address as *mut u8, bytes) };
-            // SAFETY: `src` holds `count` changes (the caller's), `out` is plain bytes.
+            // SAFETY: `src` holds `bytes` bytes (the caller's), `out` is plain bytes.
             unsafe { result::memcpy_dtoh_sync(out, src) }.map_err(|e| call("cuMemcpyDtoH", e))
         }
         crate::multi::Place::Device { ptr, context: there, .. } => {
@@ -558,7 +557,7 @@ pub(crate) fn upload_to<T: Copy>(context: &Arc<CudaContext>, ptr: CUdeviceptr, d
         return Ok(());
     }
     context.bind_to_thread().map_err(|e| call("cuCtxSetCurrent", e))?;
-    // SAFETY: the inbox holds at least `data.len()` elements (checked by the caller).
+    // SAFETY: the inbox holds at least `data`'s bytes (checked by the caller).
     unsafe { result::memcpy_htod_sync(ptr, data) }.map_err(|e| call("cuMemcpyHtoD", e))
 }
 

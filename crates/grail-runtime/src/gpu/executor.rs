@@ -88,6 +88,7 @@ pub struct GpuProgram {
     merge_words: CudaFunction,
     unpack_changes: CudaFunction,
     put_changes: CudaFunction,
+    route_pushes: CudaFunction,
     /// The program's update functions' kernels (`grail_merge_custom_<i>`), in order.
     merge_custom: Vec<CudaFunction>,
     /// The control kernels of the outlined regions.
@@ -284,6 +285,7 @@ impl GpuProgram {
             merge_words: loaded.function("grail_merge_words")?,
             unpack_changes: loaded.function("grail_unpack_changes")?,
             put_changes: loaded.function("grail_put_changes")?,
+            route_pushes: loaded.function("grail_route_pushes")?,
             merge_custom: (0..module.merge_functions.len())
                 .map(|i| loaded.function(&format!("grail_merge_custom_{i}")))
                 .collect::<std::result::Result<Vec<_>, _>>()?,
@@ -513,6 +515,8 @@ pub(crate) struct GpuRun<'a> {
     /// owner ids and words a merge of one unpacks them into (grown as needed).
     inboxes: Vec<DeviceBuffer>,
     unpacked: Option<(DeviceBuffer, DeviceBuffer, DeviceBuffer, usize)>,
+    /// The pushed ghosts by owner part, and their counts (`PartRun::send_pushes`).
+    routed: Option<(DeviceBuffer, DeviceBuffer)>,
 }
 
 /// What [`crate::multi::PartRun::take_pushed_ghosts`] works in on a GPU.
@@ -713,6 +717,7 @@ impl<'a> GpuRun<'a> {
             changes: None,
             inboxes: Vec::new(),
             unpacked: None,
+            routed: None,
         };
         run.times.upload += uploading.elapsed();
         Ok(run)
@@ -1389,27 +1394,64 @@ impl GpuRun<'_> {
         Ok(())
     }
 
+    /// Splits the current worklist: the owned items stay, the ghosts (each once) are left in
+    /// the split buffers' list, their flags set; how many ghosts.
+    fn split_worklist(&mut self) -> Result<u64> {
+        let owned = self.ctx.num_nodes as u32;
+        let slots = self.num_nodes();
+        let len = self.worklists.last().map_or(0, |list| list.len);
+        if len == 0 || slots == owned {
+            return Ok(0);
+        }
+        self.split_buffers(len)?;
+        let split = self.split.as_mut().expect("made above");
+        let current = self.worklists.last_mut().expect("a worklist with items");
+        split.counts.clear()?;
+        let (items, flags, kept, ghosts, counts) =
+            (current.buffer.ptr(), split.flags.ptr(), split.kept.buffer.ptr(), split.ghosts.ptr(), split.counts.ptr());
+        let grid = len.div_ceil(u64::from(BLOCK)).min(4096) as u32;
+        // SAFETY: (const uint32_t *items, uint64_t n, uint32_t owned, uint32_t *flags, uint32_t *kept,
+        // uint32_t *ghosts, unsigned long long *counts): `kept` holds `len` items, `ghosts` and
+        // `flags` a word per ghost, and every pushed item is a local node (checked kernels).
+        unsafe {
+            launch(
+                &self.program.split_pushes,
+                grid,
+                BLOCK,
+                &mut [arg(&items), arg(&len), arg(&owned), arg(&flags), arg(&kept), arg(&ghosts), arg(&counts)],
+            )?
+        };
+        buffer::synchronize().map_err(|e| call("cuCtxSynchronize", e))?;
+        let mut lengths = [0u64; 2];
+        split.counts.download(0, &mut lengths)?;
+        std::mem::swap(current, &mut split.kept);
+        current.len = lengths[0];
+        Ok(lengths[1])
+    }
+
+    /// Clears the flags of the `n` ghosts in the split buffers' list, for the next split.
+    fn clear_ghost_flags(&mut self, n: u64) -> Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        let owned = self.ctx.num_nodes as u32;
+        let split = self.split.as_ref().expect("split buffers");
+        let (flags, ghosts) = (split.flags.ptr(), split.ghosts.ptr());
+        let grid = n.div_ceil(u64::from(BLOCK)).min(4096) as u32;
+        // SAFETY: (uint32_t *flags, const uint32_t *ghosts, uint64_t n, uint32_t owned): the
+        // ghosts just found, each below the part's slots.
+        unsafe {
+            launch(&self.program.clear_ghost_flags, grid, BLOCK, &mut [arg(&flags), arg(&ghosts), arg(&n), arg(&owned)])
+        }
+    }
+
     /// The `n` ghosts a split or a loop run on the device found (in the split buffers' list),
     /// their flags cleared for the next time.
     fn collect_ghosts(&mut self, n: u64) -> Result<Vec<u32>> {
-        let owned = self.ctx.num_nodes as u32;
         let split = self.split.as_ref().expect("split buffers");
         let mut found = vec![0u32; n as usize];
-        if !found.is_empty() {
-            split.ghosts.download(0, &mut found)?;
-            let (flags, ghosts) = (split.flags.ptr(), split.ghosts.ptr());
-            let grid = n.div_ceil(u64::from(BLOCK)).min(4096) as u32;
-            // SAFETY: (uint32_t *flags, const uint32_t *ghosts, uint64_t n, uint32_t owned): the
-            // ghosts just found, each below the part's slots.
-            unsafe {
-                launch(
-                    &self.program.clear_ghost_flags,
-                    grid,
-                    BLOCK,
-                    &mut [arg(&flags), arg(&ghosts), arg(&n), arg(&owned)],
-                )?
-            };
-        }
+        split.ghosts.download(0, &mut found)?;
+        self.clear_ghost_flags(n)?;
         self.wait("the split of a worklist between parts")?;
         Ok(found)
     }
@@ -1610,12 +1652,89 @@ impl crate::multi::PartRun for GpuRun<'_> {
         Ok(())
     }
 
-    fn open_inbox(&mut self, capacity: usize) -> Result<(usize, crate::multi::Place)> {
-        let size = std::mem::size_of::<crate::multi::Change>();
-        let inbox = DeviceBuffer::new(&self.context, capacity * size, "an inbox of changes from another part")?;
-        let place = crate::multi::Place::Device { ptr: inbox.ptr(), capacity, context: self.context.clone() };
+    fn open_inbox(&mut self, bytes: usize) -> Result<(usize, crate::multi::Place)> {
+        let inbox = DeviceBuffer::new(&self.context, bytes, "an inbox for what another part sends")?;
+        let place = crate::multi::Place::Device { ptr: inbox.ptr(), bytes, context: self.context.clone() };
         self.inboxes.push(inbox);
         Ok((self.inboxes.len() - 1, place))
+    }
+
+    fn send_pushes(&mut self, map: crate::multi::GhostMap<'_>, routes: &[crate::multi::Route]) -> Result<Vec<usize>> {
+        let mut sent = vec![0usize; routes.len()];
+        let n = self.split_worklist()?;
+        if n == 0 {
+            return Ok(sent);
+        }
+        let k = routes.len() + 1;
+        let owned = self.ctx.num_nodes as u32;
+        let (owner_of, position) = (self.fixed_list(map.owner_of)?, self.fixed_list(map.position)?);
+        let (at_owner, starts) = (self.fixed_list(map.at_owner)?, self.fixed_list(map.starts)?);
+        if self.routed.is_none() {
+            let what = "the pushed ghosts by owner";
+            self.routed = Some((
+                DeviceBuffer::new(&self.context, map.at_owner.len().max(1) * 4, what)?,
+                DeviceBuffer::new(&self.context, k * 8, what)?,
+            ));
+        }
+        let (out, counts) = self.routed.as_ref().expect("made above");
+        counts.clear()?;
+        let (out, counts_ptr) = (out.ptr(), counts.ptr());
+        let ghosts = self.split.as_ref().expect("made by split_worklist").ghosts.ptr();
+        let grid = n.div_ceil(u64::from(BLOCK)).min(4096) as u32;
+        // SAFETY: (const uint32_t *ghosts, uint64_t n, uint32_t owned, const uint32_t *owner_of,
+        // const uint32_t *position, const uint32_t *at_owner, const uint32_t *starts, uint32_t
+        // *out, unsigned long long *counts): `n` distinct ghosts of the part; the maps' copies
+        // cover every ghost; `out` holds a word per ghost and `counts` one per part.
+        unsafe {
+            launch(
+                &self.program.route_pushes,
+                grid,
+                BLOCK,
+                &mut [
+                    arg(&ghosts),
+                    arg(&n),
+                    arg(&owned),
+                    arg(&owner_of),
+                    arg(&position),
+                    arg(&at_owner),
+                    arg(&starts),
+                    arg(&out),
+                    arg(&counts_ptr),
+                ],
+            )?
+        };
+        self.clear_ghost_flags(n)?;
+        let mut by_part = vec![0u64; k];
+        self.routed.as_ref().expect("made above").1.download(0, &mut by_part)?;
+        for (i, route) in routes.iter().enumerate() {
+            let o = crate::multi::exchange::peer(map.part, i);
+            let count = by_part[o] as usize;
+            if count == 0 {
+                continue;
+            }
+            let to = route.to_owner_pushes.as_ref().expect("a part pushes only ghosts it holds");
+            super::buffer::copy_to_place(&self.context, out + 4 * u64::from(map.starts[o]), count * 4, to)?;
+            sent[i] = count;
+        }
+        Ok(sent)
+    }
+
+    fn take_pushes(&mut self, inbox: usize, count: usize) -> Result<()> {
+        let n = count as u64;
+        let Some(list) = self.worklists.last_mut() else { return Ok(()) };
+        if list.cap < list.len + n {
+            let grown = DeviceList::with_capacity(&self.context, (list.len + n) * 2, "a worklist")?;
+            grown.buffer.copy_from(&list.buffer, list.len as usize * 4)?;
+            *list = DeviceList { len: list.len, ..grown };
+        }
+        let bytes = count * 4;
+        // SAFETY: the inbox holds `count` node ids; the worklist has room for them after its items.
+        unsafe {
+            cudarc::driver::result::memcpy_dtod_sync(list.buffer.ptr() + list.len * 4, self.inboxes[inbox].ptr(), bytes)
+        }
+        .map_err(|e| call("cuMemcpyDtoD", e))?;
+        list.len += n;
+        Ok(())
     }
 
     fn send_changes(
@@ -1628,7 +1747,12 @@ impl crate::multi::PartRun for GpuRun<'_> {
         let found = self.find_changes(property, list, range)?;
         if found > 0 {
             let (changes, _, _) = self.changes.as_ref().expect("made by find_changes");
-            super::buffer::copy_to_place(&self.context, changes.ptr(), found, to)?;
+            super::buffer::copy_to_place(
+                &self.context,
+                changes.ptr(),
+                found * std::mem::size_of::<crate::multi::Change>(),
+                to,
+            )?;
         }
         Ok(found)
     }
@@ -1762,36 +1886,8 @@ impl crate::multi::PartRun for GpuRun<'_> {
     }
 
     fn take_pushed_ghosts(&mut self) -> Result<Vec<u32>> {
-        let owned = self.ctx.num_nodes as u32;
-        let slots = self.num_nodes();
-        let len = self.worklists.last().map_or(0, |list| list.len);
-        if len == 0 || slots == owned {
-            return Ok(Vec::new());
-        }
-        self.split_buffers(len)?;
-        let split = self.split.as_mut().expect("made above");
-        let current = self.worklists.last_mut().expect("a worklist with items");
-        split.counts.clear()?;
-        let (items, flags, kept, ghosts, counts) =
-            (current.buffer.ptr(), split.flags.ptr(), split.kept.buffer.ptr(), split.ghosts.ptr(), split.counts.ptr());
-        let grid = len.div_ceil(u64::from(BLOCK)).min(4096) as u32;
-        // SAFETY: (const uint32_t *items, uint64_t n, uint32_t owned, uint32_t *flags, uint32_t *kept,
-        // uint32_t *ghosts, unsigned long long *counts): `kept` holds `len` items, `ghosts` and
-        // `flags` a word per ghost, and every pushed item is a local node (checked kernels).
-        unsafe {
-            launch(
-                &self.program.split_pushes,
-                grid,
-                BLOCK,
-                &mut [arg(&items), arg(&len), arg(&owned), arg(&flags), arg(&kept), arg(&ghosts), arg(&counts)],
-            )?
-        };
-        buffer::synchronize().map_err(|e| call("cuCtxSynchronize", e))?;
-        let mut lengths = [0u64; 2];
-        split.counts.download(0, &mut lengths)?;
-        std::mem::swap(current, &mut split.kept);
-        current.len = lengths[0];
-        self.collect_ghosts(lengths[1])
+        let n = self.split_worklist()?;
+        self.collect_ghosts(n)
     }
 
     fn extend_worklist(&mut self, items: &[u32]) -> Result<()> {

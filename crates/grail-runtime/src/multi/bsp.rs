@@ -20,6 +20,7 @@ use grail_ir::{CollectionId, KernelId, Module, OutlineId, Owner, PropertyId};
 
 use super::asynchronous;
 use super::crew::{Crew, Exchanged, Job, Outcome, Synced};
+use super::exchange::{peer, route_to};
 use super::merge::{Merge, normalize};
 use super::{Indices, PartRun};
 use crate::error::{Result, RuntimeError};
@@ -43,6 +44,8 @@ pub(crate) struct Links {
     position: Vec<u32>,
     /// By ghost (local id minus `owned`): its owner part.
     owner_of: Vec<u32>,
+    /// `starts`, as a fixed list of 32-bit words a device keeps.
+    starts32: Vec<u32>,
 }
 
 impl Links {
@@ -78,6 +81,7 @@ impl Links {
                 Links {
                     owned: part.num_owned(),
                     ghosts: order.iter().map(|&j| part.num_owned() + j).collect(),
+                    starts32: starts.iter().map(|&s| s as u32).collect(),
                     starts,
                     at_owner,
                     position,
@@ -94,6 +98,17 @@ impl Links {
 
     pub fn group(&self, owner: usize) -> std::ops::Range<usize> {
         self.starts[owner]..self.starts[owner + 1]
+    }
+
+    /// The lists that take a pushed ghost to its owner, for part `part` (this one).
+    pub fn map(&self, part: usize) -> super::GhostMap<'_> {
+        super::GhostMap {
+            part,
+            owner_of: &self.owner_of,
+            position: &self.position,
+            at_owner: &self.at_owner,
+            starts: &self.starts32,
+        }
     }
 }
 
@@ -285,29 +300,12 @@ impl Bsp<'_, '_> {
         self.crew.run(Job::Step { kernel, args: part_args, diff, split }).into_iter().collect()
     }
 
-    /// Sends the ghosts each part pushed (each once) to their owners' worklists.
-    fn forward_pushes(&mut self, outcomes: &[Outcome]) -> Result<()> {
-        let k = self.parts.len();
-        let mut incoming: Vec<Vec<u32>> = vec![Vec::new(); k];
-        for (outcome, links) in outcomes.iter().zip(&self.links) {
-            for &x in &outcome.pushed {
-                let j = (x - links.owned) as usize;
-                incoming[links.owner_of[j] as usize].push(links.at_owner[links.position[j] as usize]);
-            }
-        }
-        for (run, extra) in self.runs.iter_mut().zip(incoming) {
-            self.stats.forwarded += extra.len() as u64;
-            run.bind()?;
-            run.extend_worklist(&extra)?;
-        }
-        Ok(())
-    }
-
-    /// Synchronizes what a kernel wrote, after every part sent its changed ghosts of the
-    /// properties written through other nodes to their owners (`outcomes[q].sent`, by such
-    /// property and route): each owner merges them and, for properties kernels read through
-    /// ghosts, sends its words that its ghosts have not seen; each part then stores those in
-    /// its ghosts ([`super::exchange`]).
+    /// Synchronizes what a kernel wrote, after every part sent its pushed ghosts and its
+    /// changed ghosts of the properties written through other nodes to their owners
+    /// (`outcomes[q].pushes` by route, `outcomes[q].sent` by such property and route): each
+    /// owner appends the pushes to its worklist, merges the changes and, for properties kernels
+    /// read through ghosts, sends its words that its ghosts have not seen; each part then
+    /// stores those in its ghosts ([`super::exchange`]).
     fn synchronize(&mut self, written: &[Written], outcomes: Vec<Outcome>) -> Result<()> {
         let k = self.parts.len();
         let properties: Vec<Synced> = written
@@ -333,12 +331,22 @@ impl Bsp<'_, '_> {
             }
         }
         self.stats.merged += received;
+        let mut pushes = vec![vec![0usize; k - 1]; k];
+        let mut forwarded = 0;
+        for (q, outcome) in outcomes.iter().enumerate() {
+            for (i, &n) in outcome.pushes.iter().enumerate() {
+                let o = peer(q, i);
+                pushes[o][route_to(o, q)] = n;
+                forwarded += n as u64;
+            }
+        }
+        self.stats.forwarded += forwarded;
         let read: Vec<Synced> = properties.iter().copied().filter(|s| s.read).collect();
-        if received == 0 && read.is_empty() {
+        if received == 0 && forwarded == 0 && read.is_empty() {
             return Ok(());
         }
         let merged: Vec<Outcome> =
-            self.crew.run(Job::Merge(Exchanged { properties, counts })).into_iter().collect::<Result<_>>()?;
+            self.crew.run(Job::Merge(Exchanged { properties, counts, pushes })).into_iter().collect::<Result<_>>()?;
         if read.is_empty() {
             return Ok(());
         }
@@ -355,7 +363,7 @@ impl Bsp<'_, '_> {
         }
         self.stats.copied += copied;
         if copied > 0 {
-            for outcome in self.crew.run(Job::Refresh(Exchanged { properties: read, counts })) {
+            for outcome in self.crew.run(Job::Refresh(Exchanged { properties: read, counts, pushes: Vec::new() })) {
                 outcome?;
             }
         }
@@ -498,9 +506,6 @@ impl Machine for Bsp<'_, '_> {
         let computed = Instant::now();
         self.stats.compute += computed - started;
         self.stats.steps += 1;
-        if split {
-            self.forward_pushes(&outcomes)?;
-        }
         let results: Vec<Option<Value>> = outcomes.iter_mut().map(|outcome| outcome.result.take()).collect();
         self.synchronize(&merges, outcomes)?;
         let result = match declared.reduction {
@@ -643,16 +648,6 @@ impl Machine for Bsp<'_, '_> {
             run.outlined_region(open);
         }
     }
-}
-
-/// The peer of part `q`'s route `i` (routes go to the other parts in order).
-fn peer(q: usize, i: usize) -> usize {
-    if i < q { i } else { i + 1 }
-}
-
-/// Which of part `q`'s routes goes to part `o` (another part).
-fn route_to(q: usize, o: usize) -> usize {
-    if o < q { o } else { o - 1 }
 }
 
 /// Each part's local graph (owned nodes, then ghosts with empty rows), its CSR moved out of the

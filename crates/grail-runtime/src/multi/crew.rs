@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use grail_ir::KernelId;
 
 use super::PartRun;
-use super::exchange::Route;
+use super::exchange::{GhostMap, Route};
 use crate::error::{Result, RuntimeError};
 use crate::host::value::Value;
 
@@ -59,6 +59,9 @@ pub(crate) struct CrewState {
     mirrors: Vec<(usize, usize)>,
     /// Each part's routes to the others ([`super::exchange`]), in the order of the peers.
     routes: Vec<Vec<Route>>,
+    /// Each part's ghost map's lists (`owner_of`, `position`, `at_owner`, `starts`), by address
+    /// and length.
+    maps: Vec<[(usize, usize); 4]>,
 }
 
 /// What every part does at once.
@@ -71,7 +74,7 @@ pub(crate) enum Job {
         /// The node properties whose ghosts the kernel may have changed: each part finds its
         /// changed ghosts.
         diff: Vec<grail_ir::PropertyId>,
-        /// Whether the kernel pushes: each part splits its pushed ghosts off.
+        /// Whether the kernel pushes: each part sends its pushed ghosts to their owners.
         split: bool,
     },
     /// Each owner merges the changes the others sent it, then sends its words to their ghosts.
@@ -98,6 +101,8 @@ pub(crate) struct Synced {
 pub(crate) struct Exchanged {
     pub properties: Vec<Synced>,
     pub counts: Vec<Vec<Vec<usize>>>,
+    /// `pushes[q][i]`: how many pushes of part `q`'s nodes the peer of its route `i` sent.
+    pub pushes: Vec<Vec<usize>>,
 }
 
 /// What a part's superstep left.
@@ -106,8 +111,8 @@ pub(crate) struct Outcome {
     pub result: Option<Value>,
     /// By property the round sent, by route: how many changes went to the route's peer.
     pub sent: Vec<Vec<usize>>,
-    /// The ghosts pushed, each once.
-    pub pushed: Vec<u32>,
+    /// By route: the ghosts pushed (each once) that went to the route's peer.
+    pub pushes: Vec<usize>,
 }
 
 // SAFETY: `job` is written by the calling thread before it bumps `epoch` and read by drivers
@@ -119,18 +124,32 @@ impl CrewState {
     /// The state for driving `runs` (each pointer valid, and used by nobody else, until the
     /// crew stops), whose ghosts and mirrors are `ghosts` and `mirrors` (lists that outlive the
     /// crew, unchanged).
-    pub fn new(runs: Vec<RunPtr>, ghosts: &[&[u32]], mirrors: &[&[u32]], routes: Vec<Vec<Route>>) -> CrewState {
+    pub fn new(
+        runs: Vec<RunPtr>,
+        ghosts: &[&[u32]],
+        mirrors: &[&[u32]],
+        maps: &[GhostMap<'_>],
+        routes: Vec<Vec<Route>>,
+    ) -> CrewState {
         let addresses = |lists: &[&[u32]]| lists.iter().map(|list| (list.as_ptr() as usize, list.len())).collect();
         CrewState {
             epoch: AtomicU64::new(0),
             pending: AtomicUsize::new(0),
             stop: AtomicBool::new(false),
-            job: UnsafeCell::new(Job::Refresh(Exchanged { properties: Vec::new(), counts: Vec::new() })),
+            job: UnsafeCell::new(Job::Refresh(Exchanged {
+                properties: Vec::new(),
+                counts: Vec::new(),
+                pushes: Vec::new(),
+            })),
             results: runs.iter().map(|_| UnsafeCell::new(None)).collect(),
             runs,
             ghosts: addresses(ghosts),
             mirrors: addresses(mirrors),
             routes,
+            maps: maps
+                .iter()
+                .map(|m| [m.owner_of, m.position, m.at_owner, m.starts].map(|l| (l.as_ptr() as usize, l.len())))
+                .collect(),
         }
     }
 
@@ -161,10 +180,17 @@ impl CrewState {
                     outcome.sent.push(sent);
                 }
                 if *split {
-                    outcome.pushed = run.take_pushed_ghosts()?;
+                    let [owner_of, position, at_owner, starts] = self.maps[q].map(list);
+                    let map = GhostMap { part: q, owner_of, position, at_owner, starts };
+                    outcome.pushes = run.send_pushes(map, routes)?;
                 }
             }
             Job::Merge(exchanged) => {
+                for (route, &count) in routes.iter().zip(&exchanged.pushes[q]) {
+                    if let Some(inbox) = route.from_ghost_pushes.filter(|_| count > 0) {
+                        run.take_pushes(inbox, count)?;
+                    }
+                }
                 for (w, synced) in exchanged.properties.iter().enumerate().filter(|(_, s)| s.remote) {
                     for (route, &count) in routes.iter().zip(&exchanged.counts[q][w]) {
                         if let Some(inbox) = route.from_ghosts.filter(|_| count > 0) {

@@ -23,40 +23,54 @@ use std::ops::Range;
 use super::Change;
 use crate::error::Result;
 
-/// Memory on the device of the part that reads it, holding up to `capacity` [`Change`]s that
-/// another part writes into between supersteps.
+/// Memory on the device of the part that reads it, `bytes` long (8-byte aligned), that
+/// another part writes into between supersteps: [`Change`]s, or node ids (pushes).
 #[derive(Clone)]
 pub(crate) enum Place {
     /// A CPU part's inbox in host memory, by address.
-    Host { address: usize, capacity: usize },
+    Host { address: usize, bytes: usize },
     /// A GPU part's inbox.
     #[cfg(feature = "gpu")]
-    Device { ptr: u64, capacity: usize, context: std::sync::Arc<cudarc::driver::CudaContext> },
+    Device { ptr: u64, bytes: usize, context: std::sync::Arc<cudarc::driver::CudaContext> },
 }
 
 impl Place {
-    pub fn capacity(&self) -> usize {
+    pub fn bytes(&self) -> usize {
         match self {
-            Place::Host { capacity, .. } => *capacity,
+            Place::Host { bytes, .. } => *bytes,
             #[cfg(feature = "gpu")]
-            Place::Device { capacity, .. } => *capacity,
+            Place::Device { bytes, .. } => *bytes,
         }
     }
 
-    /// Writes `changes` (from host memory) to the start of the inbox.
-    pub fn write_from_host(&self, changes: &[Change]) -> Result<()> {
-        assert!(changes.len() <= self.capacity(), "an inbox holds every change of its route");
+    /// Writes `data` (from host memory) to the start of the inbox.
+    pub fn write_from_host<T: Copy>(&self, data: &[T]) -> Result<()> {
+        assert!(std::mem::size_of_val(data) <= self.bytes(), "an inbox holds everything its route sends");
         match self {
-            // SAFETY: the inbox holds `capacity` changes and is read by its part only after
-            // this round ends (the crew's rounds are the barrier).
+            // SAFETY: the inbox holds `bytes` bytes, aligned for any plain type, and is read by
+            // its part only after this round ends (the crew's rounds are the barrier).
             Place::Host { address, .. } => unsafe {
-                std::ptr::copy_nonoverlapping(changes.as_ptr(), *address as *mut Change, changes.len())
+                std::ptr::copy_nonoverlapping(data.as_ptr(), *address as *mut T, data.len())
             },
             #[cfg(feature = "gpu")]
-            Place::Device { ptr, context, .. } => crate::gpu::upload_to(context, *ptr, changes)?,
+            Place::Device { ptr, context, .. } => crate::gpu::upload_to(context, *ptr, data)?,
         }
         Ok(())
     }
+}
+
+/// Where a part's ghosts live among the others, as fixed lists a device may keep copies of
+/// (see [`super::bsp::Links`]): by ghost (local id minus the owned count) its owner part and its
+/// position in the ghost list; by position the ghost's local id on its owner; where each owner's
+/// group of positions starts.
+#[derive(Clone, Copy)]
+pub(crate) struct GhostMap<'a> {
+    /// The part's own number.
+    pub part: usize,
+    pub owner_of: &'a [u32],
+    pub position: &'a [u32],
+    pub at_owner: &'a [u32],
+    pub starts: &'a [u32],
 }
 
 /// What a part exchanges with one other part (its *peer*; a part's routes go to the others in
@@ -72,14 +86,36 @@ pub(crate) struct Route {
     pub to_owner: Option<Place>,
     /// The peer's inbox for this part's words of the peer's ghosts (`None` when it has none).
     pub to_ghosts: Option<Place>,
+    /// The peer's inbox for this part's pushes of the peer's nodes (in the peer's ids).
+    pub to_owner_pushes: Option<Place>,
     /// This part's inboxes (numbers of [`super::PartRun::open_inbox`]): the changes of the
-    /// peer's ghosts, and the peer's words of this part's ghosts.
+    /// peer's ghosts, the peer's words of this part's ghosts, and the peer's pushes of this
+    /// part's nodes.
     pub from_ghosts: Option<usize>,
     pub from_owner: Option<usize>,
+    pub from_ghost_pushes: Option<usize>,
+}
+
+/// Which of part `q`'s routes goes to part `o` (another part).
+pub(crate) fn route_to(q: usize, o: usize) -> usize {
+    if o < q { o } else { o - 1 }
+}
+
+/// The peer of part `q`'s route `i`.
+pub(crate) fn peer(q: usize, i: usize) -> usize {
+    if i < q { i } else { i + 1 }
 }
 
 /// An inbox's number on its part, and where it lies.
 type Inbox = (usize, Place);
+
+/// A part's inboxes for one other part.
+#[derive(Default)]
+struct Inboxes {
+    ghosts: Option<Inbox>,
+    owner: Option<Inbox>,
+    pushes: Option<Inbox>,
+}
 
 /// Opens every part's inboxes and returns each part's routes: `ghost_groups[q][o]` is the range
 /// of part `q`'s ghost list that part `o` owns, `mirror_groups[o][q]` the range of part `o`'s
@@ -90,26 +126,32 @@ pub(crate) fn routes(
     mirror_groups: &[Vec<Range<usize>>],
 ) -> Result<Vec<Vec<Route>>> {
     let k = runs.len();
-    // inboxes[r][s]: part r's inboxes for part s (its ghosts' changes, its words for r's ghosts).
-    let mut inboxes: Vec<Vec<(Option<Inbox>, Option<Inbox>)>> = Vec::with_capacity(k);
+    // inboxes[r][s]: part r's inboxes for part s (its ghosts' changes and pushes, its words for
+    // r's ghosts).
+    let change = std::mem::size_of::<Change>();
+    let mut inboxes: Vec<Vec<Inboxes>> = Vec::with_capacity(k);
     for (r, run) in runs.iter_mut().enumerate() {
         run.bind()?;
         let mut mine = Vec::with_capacity(k);
         for s in 0..k {
             let (from_ghosts, from_owner) = (mirror_groups[r][s].len(), ghost_groups[r][s].len());
             if s == r {
-                mine.push((None, None));
+                mine.push(Inboxes::default());
                 continue;
             }
-            let open = |run: &mut Box<dyn super::PartRun + '_>, n: usize| -> Result<Option<Inbox>> {
-                if n == 0 { Ok(None) } else { run.open_inbox(n).map(Some) }
+            let mut open = |bytes: usize| -> Result<Option<Inbox>> {
+                if bytes == 0 { Ok(None) } else { run.open_inbox(bytes).map(Some) }
             };
-            let ghosts = open(run, from_ghosts)?;
-            let owner = open(run, from_owner)?;
-            mine.push((ghosts, owner));
+            mine.push(Inboxes {
+                ghosts: open(from_ghosts * change)?,
+                owner: open(from_owner * change)?,
+                pushes: open(from_ghosts * 4)?,
+            });
         }
         inboxes.push(mine);
     }
+    let place = |inbox: &Option<Inbox>| inbox.as_ref().map(|(_, place)| place.clone());
+    let id = |inbox: &Option<Inbox>| inbox.as_ref().map(|(id, _)| *id);
     Ok((0..k)
         .map(|q| {
             (0..k)
@@ -117,10 +159,12 @@ pub(crate) fn routes(
                 .map(|o| Route {
                     ghosts: ghost_groups[q][o].clone(),
                     mirrors: mirror_groups[q][o].clone(),
-                    to_owner: inboxes[o][q].0.as_ref().map(|(_, place)| place.clone()),
-                    to_ghosts: inboxes[o][q].1.as_ref().map(|(_, place)| place.clone()),
-                    from_ghosts: inboxes[q][o].0.as_ref().map(|(id, _)| *id),
-                    from_owner: inboxes[q][o].1.as_ref().map(|(id, _)| *id),
+                    to_owner: place(&inboxes[o][q].ghosts),
+                    to_ghosts: place(&inboxes[o][q].owner),
+                    to_owner_pushes: place(&inboxes[o][q].pushes),
+                    from_ghosts: id(&inboxes[q][o].ghosts),
+                    from_owner: id(&inboxes[q][o].owner),
+                    from_ghost_pushes: id(&inboxes[q][o].pushes),
                 })
                 .collect()
         })

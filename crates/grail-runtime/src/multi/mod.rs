@@ -23,7 +23,7 @@
 mod asynchronous;
 mod bsp;
 mod crew;
-mod exchange;
+pub(crate) mod exchange;
 mod merge;
 pub mod router;
 
@@ -37,7 +37,7 @@ use grail_graph::partition::{Part, Partitioning};
 use grail_ir::{Module, OutlineId, PropertyId};
 
 pub use bsp::SyncStats;
-pub(crate) use exchange::Place;
+pub(crate) use exchange::{GhostMap, Place, Route};
 pub use merge::Merge;
 pub(crate) use merge::{normal, type_code};
 
@@ -220,9 +220,15 @@ pub(crate) trait PartRun: Machine {
     /// Appends owned nodes to the current worklist.
     fn extend_worklist(&mut self, items: &[u32]) -> Result<()>;
     fn kernel_stats(&self) -> &[KernelStats];
-    /// Opens an inbox for `capacity` changes on this part's device, which another part writes
-    /// into between supersteps ([`exchange`]); its number here and where it lies.
-    fn open_inbox(&mut self, capacity: usize) -> Result<(usize, exchange::Place)>;
+    /// Opens an inbox of `bytes` bytes on this part's device, which another part writes into
+    /// between supersteps ([`exchange`]); its number here and where it lies.
+    fn open_inbox(&mut self, bytes: usize) -> Result<(usize, exchange::Place)>;
+    /// Removes the ghosts from the current worklist (as [`PartRun::take_pushed_ghosts`]) and
+    /// sends each, as its owner's id for it, to its owner's inbox for this part's pushes (the
+    /// route's `to_owner_pushes`); by route, how many went.
+    fn send_pushes(&mut self, map: exchange::GhostMap<'_>, routes: &[exchange::Route]) -> Result<Vec<usize>>;
+    /// Appends the first `count` node ids of inbox `inbox` to the current worklist.
+    fn take_pushes(&mut self, inbox: usize, count: usize) -> Result<()>;
     /// As [`PartRun::diff`] on the positions `range` of the fixed list `list` (the record is
     /// the whole list's), each change's position counted from `range.start`; the changes are
     /// written to the start of `to`. How many there were.
@@ -496,6 +502,7 @@ impl MultiProgram {
                 runs.iter_mut().map(|run| unsafe { crew::RunPtr::new(&mut **run) }).collect(),
                 &ghost_lists,
                 &mirror_lists,
+                &links.iter().enumerate().map(|(q, l)| l.map(q)).collect::<Vec<GhostMap<'_>>>(),
                 routes,
             );
             std::thread::scope(|inner| -> Result<_> {
