@@ -1,11 +1,12 @@
 //! The bulk-synchronous partitioned machine (Falcon §5.10): `main` is interpreted once, on the
 //! host, against a [`Machine`] whose every invocation runs the kernel on all parts at once and
-//! then synchronizes them:
+//! then synchronizes them, each part sending straight to the others ([`super::exchange`]):
 //!
 //! 1. pushes of ghosts go to their owners' worklists (in the owner's local ids);
 //! 2. for each node property the kernel writes, every ghost whose value changed is merged into
 //!    its owner with the kernel's [`Merge`];
-//! 3. the owners' values are copied to every ghost of theirs;
+//! 3. for properties kernels read through ghosts, the owners' values that their ghosts do not
+//!    hold are copied to them;
 //! 4. the parts' reductions are combined with the kernel's operator.
 //!
 //! Host code sees the graph in global ids: a node's property lives with its owner (a write
