@@ -515,6 +515,8 @@ pub(crate) struct GpuRun<'a> {
     /// owner ids and words a merge of one unpacks them into (grown as needed).
     inboxes: Vec<DeviceBuffer>,
     unpacked: Option<(DeviceBuffer, DeviceBuffer, DeviceBuffer, usize)>,
+    /// An invocation's start and end events, made on the first.
+    events: Option<(Event, Event)>,
     /// The pushed ghosts by owner part, and their counts (`PartRun::send_pushes`).
     routed: Option<(DeviceBuffer, DeviceBuffer)>,
 }
@@ -717,6 +719,7 @@ impl<'a> GpuRun<'a> {
             changes: None,
             inboxes: Vec::new(),
             unpacked: None,
+            events: None,
             routed: None,
         };
         run.times.upload += uploading.elapsed();
@@ -938,12 +941,20 @@ impl<'a> GpuRun<'a> {
         // Kernels over all nodes run over the owned ones (all of them, but on a part).
         let n = self.ctx.num_nodes;
         let m = self.memory.out.num_edges();
-        let start = Event::new()?;
-        let end = Event::new()?;
+        // The invocation's timing events, kept between invocations (creating them costs).
+        let (start, end) = match self.events.take() {
+            Some(events) => events,
+            None => (Event::new()?, Event::new()?),
+        };
         start.record()?;
         let mut items = 0u64;
         let mut retried_total = 0u64;
         let mut pushes = 0u64;
+        // The counters as the last launch left them, and whether they are as the invocation set
+        // them (the retry count and overflow words zero already).
+        let mut counters = [0u64; counter::COUNT];
+        counters[counter::ACC] = acc_bits;
+        let mut counters_fresh = true;
         for phase in &code.phases {
             let mut retrying = false;
             let mut retry_read = 0usize;
@@ -955,7 +966,9 @@ impl<'a> GpuRun<'a> {
                 self.set_worklists(retry_write);
                 // The retry count and both overflow words in one copy: the pushes' word is 0 here
                 // (cleared when the invocation starts and after its spill is absorbed).
-                self.set_counters(counter::RETRIES, &[0, 0])?;
+                if !std::mem::take(&mut counters_fresh) {
+                    self.set_counters(counter::RETRIES, &[0, 0])?;
+                }
                 let size = match (phase.size, retrying) {
                     (_, true) | (PhaseSize::Worklist, false) => self.ctx.item_count,
                     (PhaseSize::AllNodes, false) => n,
@@ -977,7 +990,7 @@ impl<'a> GpuRun<'a> {
                     unsafe { launch(&phase.run, grid, block, &mut [arg(&self.ctx), arg(&args_ptr), arg(&size)])? };
                 }
                 self.wait(&kernel.name)?;
-                let counters = self.read_counters()?;
+                counters = self.read_counters()?;
                 pushes = counters[counter::PUSHES];
                 let (push_flag, retry_flag) =
                     (counters[counter::OVERFLOW] as u32, (counters[counter::OVERFLOW] >> 32) as u32);
@@ -1002,6 +1015,7 @@ impl<'a> GpuRun<'a> {
         end.record()?;
         self.wait(&kernel.name)?;
         let gpu_ms = start.elapsed_ms(&end)?;
+        self.events = Some((start, end));
         self.ctx.items = 0;
         self.ctx.item_count = 0;
         self.ctx.retrying = 0;
@@ -1030,7 +1044,8 @@ impl<'a> GpuRun<'a> {
         }
         let result = match kernel.reduction {
             Some((_, ty)) => {
-                let bits = self.read_counters()?[counter::ACC];
+                // As the last launch left it (nothing has run since).
+                let bits = counters[counter::ACC];
                 let value = Value::from_grail(accumulator_type(ty), GrailValue { u: bits })
                     .ok_or_else(|| RuntimeError::Unsupported(format!("a reduction over {ty}")))?;
                 Some(ops::cast(&value, ty).map_err(RuntimeError::program)?)
