@@ -20,6 +20,11 @@ impl Bars {
         self.bar.set_message(text);
     }
 
+    /// Prints a line to standard output with any bar out of the way.
+    pub fn println(&self, line: &str) {
+        self.bar.suspend(|| println!("{line}"));
+    }
+
     /// Removes any bar from the screen (before printing a message).
     pub fn clear(&self) {
         self.bar.finish_and_clear();

@@ -92,7 +92,18 @@ pub fn multi(bench: MultiBench, progress: &Bars) -> Result<()> {
         Target::Gpu => format!("gpu:{}", bench.device),
         _ => "cpu".to_string(),
     };
-    let mut rows = Vec::new();
+    let mut rows: Vec<Row> = Vec::new();
+    // The table is printed a row at a time, as the rows are measured (a long benchmark that is
+    // stopped keeps what it measured); JSON at the end.
+    let table = !bench.json;
+    if table {
+        progress.println(&header());
+    }
+    let emit = |rows: &Vec<Row>| {
+        if table {
+            progress.println(&table_line(rows, rows.last().expect("a row just added")));
+        }
+    };
     for (label, generator, undirected) in graphs {
         let graph = generate_weighted(&label, &generator, undirected, progress)?;
         // Each split made once per graph, for every run that uses it.
@@ -111,6 +122,7 @@ pub fn multi(bench: MultiBench, progress: &Bars) -> Result<()> {
                 algo_ms: algo_time(&one),
                 report: None,
             });
+            emit(&rows);
             for devices in &bench.devices {
                 for &partition in &bench.partitions {
                     let split = match splits.entry((devices.len(), partition)) {
@@ -161,6 +173,7 @@ pub fn multi(bench: MultiBench, progress: &Bars) -> Result<()> {
                                 algo_ms: algo_time(&one),
                                 report: None,
                             });
+                            emit(&rows);
                         }
                         rows.push(Row {
                             graph: label.clone(),
@@ -173,46 +186,53 @@ pub fn multi(bench: MultiBench, progress: &Bars) -> Result<()> {
                             algo_ms: algo_time(&parts),
                             report: parts.multi,
                         });
+                        emit(&rows);
                     }
                 }
             }
         }
     }
-    print_rows(&rows, bench.json)
+    if bench.json {
+        print_json(&rows)?;
+    }
+    Ok(())
 }
 
-fn print_rows(rows: &[Row], as_json: bool) -> Result<()> {
-    // The speedup of a row: the best one-device algo time of its graph and algorithm over its own.
-    let baseline = |row: &Row| {
-        rows.iter()
-            .filter(|r| r.report.is_none() && r.graph == row.graph && r.algorithm == row.algorithm)
-            .map(|r| r.algo_ms)
-            .fold(f64::INFINITY, f64::min)
-    };
-    if as_json {
-        let rows: Vec<_> = rows
-            .iter()
-            .map(|row| {
-                json!({
-                    "graph": row.graph,
-                    "algorithm": row.algorithm.name(),
-                    "devices": row.devices,
-                    "variant": row.variant,
-                    "partition": row.partition.map(Method::name),
-                    "mode": row.mode.map(mode_name),
-                    "time_ms": row.time_ms,
-                    "algo_ms": row.algo_ms,
-                    "speedup": baseline(row) / row.algo_ms,
-                    "sync_share": row.report.as_ref().map(|r| millis(r.sync.sync) / row.algo_ms.max(1e-9)),
-                    "edge_cut": row.report.as_ref().map(|r| r.edge_cut),
-                    "steps": row.report.as_ref().map(|r| r.sync.steps),
-                })
+/// The speedup's base of a row: the best one-device algo time of its graph and algorithm among
+/// `rows` (measured before any partitioned row of theirs, so a row printed as it comes has it).
+fn baseline(rows: &[Row], row: &Row) -> f64 {
+    rows.iter()
+        .filter(|r| r.report.is_none() && r.graph == row.graph && r.algorithm == row.algorithm)
+        .map(|r| r.algo_ms)
+        .fold(f64::INFINITY, f64::min)
+}
+
+fn print_json(rows: &[Row]) -> Result<()> {
+    let lines: Vec<_> = rows
+        .iter()
+        .map(|row| {
+            json!({
+                "graph": row.graph,
+                "algorithm": row.algorithm.name(),
+                "devices": row.devices,
+                "variant": row.variant,
+                "partition": row.partition.map(Method::name),
+                "mode": row.mode.map(mode_name),
+                "time_ms": row.time_ms,
+                "algo_ms": row.algo_ms,
+                "speedup": baseline(rows, row) / row.algo_ms,
+                "sync_share": row.report.as_ref().map(|r| millis(r.sync.sync) / row.algo_ms.max(1e-9)),
+                "edge_cut": row.report.as_ref().map(|r| r.edge_cut),
+                "steps": row.report.as_ref().map(|r| r.sync.steps),
             })
-            .collect();
-        println!("{}", serde_json::to_string_pretty(&rows)?);
-        return Ok(());
-    }
-    println!(
+        })
+        .collect();
+    println!("{}", serde_json::to_string_pretty(&lines)?);
+    Ok(())
+}
+
+fn header() -> String {
+    format!(
         "{:<12} {:<5} {:<22} {:<9} {:<8} {:<5} {:>10} {:>10} {:>8} {:>6} {:>6} {:>8}",
         "graph",
         "algo",
@@ -226,33 +246,34 @@ fn print_rows(rows: &[Row], as_json: bool) -> Result<()> {
         "sync%",
         "cut%",
         "steps"
-    );
-    for row in rows {
-        let (sync, cut, steps) = match &row.report {
-            Some(r) => (
-                format!("{:.1}", 100.0 * millis(r.sync.sync) / row.algo_ms.max(1e-9)),
-                format!("{:.1}", 100.0 * r.edge_cut),
-                r.sync.steps.to_string(),
-            ),
-            None => ("-".into(), "-".into(), "-".into()),
-        };
-        println!(
-            "{:<12} {:<5} {:<22} {:<9} {:<8} {:<5} {:>10.2} {:>10.2} {:>8.2} {:>6} {:>6} {:>8}",
-            row.graph,
-            row.algorithm.name(),
-            row.devices,
-            row.variant,
-            row.partition.map_or("-", Method::name),
-            row.mode.map_or("-", mode_name),
-            row.time_ms,
-            row.algo_ms,
-            baseline(row) / row.algo_ms,
-            sync,
-            cut,
-            steps
-        );
-    }
-    Ok(())
+    )
+}
+
+/// A table line for `row`, one of `rows`.
+fn table_line(rows: &[Row], row: &Row) -> String {
+    let (sync, cut, steps) = match &row.report {
+        Some(r) => (
+            format!("{:.1}", 100.0 * millis(r.sync.sync) / row.algo_ms.max(1e-9)),
+            format!("{:.1}", 100.0 * r.edge_cut),
+            r.sync.steps.to_string(),
+        ),
+        None => ("-".into(), "-".into(), "-".into()),
+    };
+    format!(
+        "{:<12} {:<5} {:<22} {:<9} {:<8} {:<5} {:>10.2} {:>10.2} {:>8.2} {:>6} {:>6} {:>8}",
+        row.graph,
+        row.algorithm.name(),
+        row.devices,
+        row.variant,
+        row.partition.map_or("-", Method::name),
+        row.mode.map_or("-", mode_name),
+        row.time_ms,
+        row.algo_ms,
+        baseline(rows, row) / row.algo_ms,
+        sync,
+        cut,
+        steps
+    )
 }
 
 fn mode_name(mode: Mode) -> &'static str {
