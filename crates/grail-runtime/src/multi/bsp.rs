@@ -657,3 +657,43 @@ pub(crate) fn part_graphs(parts: &mut [Part]) -> Vec<Graph> {
     use rayon::prelude::*;
     parts.par_iter_mut().map(|part| Graph::from_csr(part.take_csr())).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use grail_graph::generate::{GenOptions, Generator, generate};
+    use grail_graph::partition::{Method, partition};
+
+    use super::*;
+
+    /// What the exchange relies on: part `q`'s ghosts owned by part `o` are, in the same order,
+    /// part `o`'s mirror entries for `q` (so a change's position within its route's range means
+    /// the same node at both ends), and every route's peer is found back from either end.
+    #[test]
+    fn a_parts_ghosts_of_an_owner_are_the_owners_mirrors_for_it_in_order() {
+        let graph =
+            generate(&Generator::graph500(10), &GenOptions::default(), false, &grail_graph::NoProgress).unwrap();
+        for k in 1..=5u32 {
+            for method in [Method::Ranges, Method::Random] {
+                let partitioning = partition(&graph, k, method, 3).unwrap();
+                let parts = partitioning.parts(&graph);
+                let links = Links::of(&parts, partitioning.owner());
+                let mirrors = Mirrors::of(&links);
+                let k = k as usize;
+                for q in 0..k {
+                    assert!(links[q].group(q).is_empty(), "a part holds no ghosts of its own nodes");
+                    for o in (0..k).filter(|&o| o != q) {
+                        let ghosts = links[q].group(o);
+                        let mirrored = mirrors[o].group(q);
+                        assert_eq!(ghosts.len(), mirrored.len(), "{k} parts by {method:?}: {q} and {o}");
+                        assert_eq!(&links[q].at_owner[ghosts.clone()], &mirrors[o].locals()[mirrored]);
+                        for i in ghosts {
+                            let global = parts[q].local_to_global()[links[q].ghosts()[i] as usize];
+                            assert_eq!(partitioning.owner()[global as usize] as usize, o);
+                        }
+                        assert_eq!(peer(q, route_to(q, o)), o);
+                    }
+                }
+            }
+        }
+    }
+}
