@@ -385,25 +385,34 @@ impl Bsp<'_, '_> {
                     if property.owner == Owner::Node { offsets.len() - 1 } else { offsets[offsets.len() - 1] as usize }
                 ];
             for (q, part) in self.parts.iter().enumerate() {
+                use rayon::prelude::*;
+                // Every global slot is written by one part, and within it by one owned node.
+                let target = SharedWords(global.as_mut_ptr());
                 match property.owner {
                     Owner::Node => {
                         self.runs[q].bind()?;
                         self.runs[q].gather(id, Indices::Range(0, u64::from(part.num_owned())), &mut words)?;
                         normalize(ty, &mut words);
-                        for (&u, &w) in part.owned().iter().zip(&words) {
-                            global[u as usize] = w;
-                        }
+                        part.owned().par_iter().zip(words.par_iter()).with_min_len(1 << 14).for_each(|(&u, &w)| {
+                            // SAFETY: `u` is a node of the graph (below `global`'s length), owned
+                            // by this part alone and listed once.
+                            unsafe { target.at(u as usize).write(w) }
+                        });
                     }
                     _ => {
                         self.runs[q].bind()?;
                         self.runs[q].gather(id, Indices::Range(0, self.graphs[q].num_edges()), &mut words)?;
                         normalize(ty, &mut words);
                         let local = self.graphs[q].out().offsets();
-                        for (l, &u) in part.owned().iter().enumerate() {
+                        part.owned().par_iter().enumerate().with_min_len(1 << 12).for_each(|(l, &u)| {
                             let (start, end) = (local[l] as usize, local[l + 1] as usize);
                             let g = offsets[u as usize] as usize;
-                            global[g..g + end - start].copy_from_slice(&words[start..end]);
-                        }
+                            // SAFETY: node `u`'s edges `g..g + end - start` lie within `global`
+                            // and belong to `u` alone, which this part owns.
+                            unsafe {
+                                std::ptr::copy_nonoverlapping(words[start..end].as_ptr(), target.at(g), end - start)
+                            };
+                        });
                     }
                 }
             }
@@ -413,16 +422,35 @@ impl Bsp<'_, '_> {
     }
 }
 
+/// Words of a column being filled by several threads at once, each at its own slots.
+#[derive(Clone, Copy)]
+struct SharedWords(*mut u64);
+// SAFETY: the threads write disjoint slots (see the uses), and the vector outlives them.
+unsafe impl Send for SharedWords {}
+unsafe impl Sync for SharedWords {}
+
+impl SharedWords {
+    /// Slot `i`'s address.
+    ///
+    /// # Safety
+    /// `i` is within the vector.
+    unsafe fn at(self, i: usize) -> *mut u64 {
+        // SAFETY: as the caller promises.
+        unsafe { self.0.add(i) }
+    }
+}
+
 /// A column of type `ty` from [`crate::host::memory::ColumnRef::bits`] words.
 fn column_from_words(ty: PropertyType, words: Vec<u64>) -> Column {
+    use rayon::prelude::*;
     match ty {
-        PropertyType::Bool => Column::Bool(words.into_iter().map(|w| w != 0).collect()),
-        PropertyType::I32 => Column::I32(words.into_iter().map(|w| w as u32 as i32).collect()),
-        PropertyType::I64 => Column::I64(words.into_iter().map(|w| w as i64).collect()),
-        PropertyType::U32 => Column::U32(words.into_iter().map(|w| w as u32).collect()),
+        PropertyType::Bool => Column::Bool(words.into_par_iter().map(|w| w != 0).collect()),
+        PropertyType::I32 => Column::I32(words.into_par_iter().map(|w| w as u32 as i32).collect()),
+        PropertyType::I64 => Column::I64(words.into_par_iter().map(|w| w as i64).collect()),
+        PropertyType::U32 => Column::U32(words.into_par_iter().map(|w| w as u32).collect()),
         PropertyType::U64 => Column::U64(words),
-        PropertyType::F32 => Column::F32(words.into_iter().map(|w| f32::from_bits(w as u32)).collect()),
-        PropertyType::F64 => Column::F64(words.into_iter().map(f64::from_bits).collect()),
+        PropertyType::F32 => Column::F32(words.into_par_iter().map(|w| f32::from_bits(w as u32)).collect()),
+        PropertyType::F64 => Column::F64(words.into_par_iter().map(f64::from_bits).collect()),
     }
 }
 
