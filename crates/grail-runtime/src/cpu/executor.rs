@@ -363,24 +363,7 @@ impl crate::multi::PartRun for Run<'_, '_, '_> {
         let column = self.memory.columns[property.index()];
         out.clear();
         match at {
-            crate::multi::Indices::Range(start, end) => {
-                use rayon::prelude::*;
-                /// The column, read by several threads while no kernel runs.
-                struct Shared(crate::host::memory::ColumnRef);
-                // SAFETY: only read, and nothing writes the column meanwhile.
-                unsafe impl Sync for Shared {}
-                impl Shared {
-                    fn bits(&self, i: usize) -> u64 {
-                        self.0.bits(i)
-                    }
-                }
-                let shared = Shared(column);
-                out.resize((end - start) as usize, 0);
-                out.par_iter_mut()
-                    .enumerate()
-                    .with_min_len(1 << 14)
-                    .for_each(|(i, w)| *w = shared.bits(start as usize + i));
-            }
+            crate::multi::Indices::Range(start, end) => column.words_into(start as usize, end as usize, out),
             list => list.for_each(|i| out.push(column.bits(i))),
         }
         Ok(())

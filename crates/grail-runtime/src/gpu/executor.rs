@@ -1586,8 +1586,7 @@ impl crate::multi::PartRun for GpuRun<'_> {
             }
             Indices::Range(start, end) => {
                 self.column_to_host(property.index())?;
-                let column = self.memory.columns[property.index()];
-                out.extend((start..end).map(|i| column.bits(i as usize)));
+                self.memory.columns[property.index()].words_into(start as usize, end as usize, out);
                 Ok(())
             }
         }

@@ -134,6 +134,25 @@ impl ColumnRef {
         }
     }
 
+    /// Elements `start..end` as [`ColumnRef::bits`] gives them, into `out` (cleared first), read
+    /// on every core; nothing may write the column meanwhile.
+    pub fn words_into(self, start: usize, end: usize, out: &mut Vec<u64>) {
+        use rayon::prelude::*;
+        /// The column, read by several threads at once.
+        struct Shared(ColumnRef);
+        // SAFETY: only read, and nothing writes the column meanwhile (the caller's promise).
+        unsafe impl Sync for Shared {}
+        impl Shared {
+            fn bits(&self, i: usize) -> u64 {
+                self.0.bits(i)
+            }
+        }
+        let shared = Shared(self);
+        out.clear();
+        out.resize(end - start, 0);
+        out.par_iter_mut().enumerate().with_min_len(1 << 14).for_each(|(i, w)| *w = shared.bits(start + i));
+    }
+
     /// Stores element `i` from its bits as [`ColumnRef::bits`] gives them; false if out of range.
     pub fn set_bits(self, i: usize, word: u64) -> bool {
         match self {
