@@ -224,3 +224,19 @@ def test_input_collections_from_rows_or_text():
     assert program.run(g, inputs={"links": text}).result == 10
     with pytest.raises(grail.GrailError, match="takes input collection `links`"):
         program.run(g)
+
+
+def test_input_node_properties_from_values():
+    program = grail.Program(
+        "graph { node start: u64; node twice: u64; }\n"
+        "input start;\n"
+        "output twice;\n"
+        "kernel double() { forall u in G.nodes() { u.twice = 2 * u.start; } }\n"
+        "fn main() { invoke double(); }\n",
+        name="doubled",
+    )
+    g = grail.Graph.from_edges(3, np.array([0, 1], dtype=np.uint32), np.array([1, 2], dtype=np.uint32))
+    out = program.run(g, inputs={"start": [5, 6, 7]})
+    assert np.array_equal(out["twice"], [10, 12, 14])
+    with pytest.raises(grail.GrailError, match="takes one u64 per node"):
+        program.run(g, inputs={"start": [5]})

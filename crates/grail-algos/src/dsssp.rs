@@ -4,10 +4,10 @@
 //!
 //! Each batch is inserted into the graph's CSR on the host ([`grail_graph::Csr::with_inserted`], one parallel
 //! copy of the edge arrays), and then the grail program `programs/dsssp.grail` repairs the
-//! distances on the CPU or a GPU: the known distances go in as an input collection, the inserted
-//! edges as another, and only the nodes whose distance falls are visited. On a GPU the new graph
-//! is copied to the device for every batch (a graph that grows on the device itself, by edges
-//! added from kernels, is not built yet), so a batch's whole time there is dominated by that
+//! distances on the CPU or a GPU: the known distances go in as the program's starting `dist` (an
+//! input property), the inserted edges as an input collection, and only the nodes whose
+//! distance falls are visited. On a GPU the new graph is copied to the device for every batch (a
+//! graph that grows on the device itself, by edges added from kernels, is not built yet), so a batch's whole time there is dominated by that
 //! copy; [`Timing`] keeps the computation apart. Deletions are not supported: they raise
 //! distances, which a repair from the changed edges alone cannot undo.
 //!
@@ -277,21 +277,14 @@ fn distances_of(module: &Module, mut output: RunOutput) -> Result<Vec<u64>> {
     }
 }
 
-/// `dsssp`'s inputs: `known` (each reached node and its distance), `inserted` (the batch).
+/// `dsssp`'s inputs: `inserted` (the batch), then `dist` (every node's distance before it).
 fn update_inputs(module: &Module, before: &[u64], batch: &[Insertion]) -> Result<Vec<Table>> {
-    let [known_id, inserted_id] = module.collection_inputs[..] else {
-        return Err(AlgoError::Internal("dsssp's inputs are not known and inserted".into()));
+    let ([inserted_id], [dist_id]) = (&module.collection_inputs[..], &module.property_inputs[..]) else {
+        return Err(AlgoError::Internal("dsssp's inputs are not inserted and dist".into()));
     };
-    let known: Vec<u64> = before
-        .par_iter()
-        .enumerate()
-        .filter(|(_, d)| **d != INFINITE_DISTANCE)
-        .flat_map_iter(|(v, &d)| [v as u64, d])
-        .collect();
     let inserted = batch.iter().flat_map(|&(u, v, w)| [u64::from(u), u64::from(v), u64::from(w)]).collect();
-    let table = |id, words| {
-        Table::from_words(Table::for_collection(module, id).leaves().to_vec(), words)
-            .map_err(|e| AlgoError::Internal(format!("dsssp's inputs: {e}")))
-    };
-    Ok(vec![table(known_id, known)?, table(inserted_id, inserted)?])
+    let inserted = Table::from_words(Table::for_collection(module, *inserted_id).leaves().to_vec(), inserted);
+    let dist = Table::from_words(vec![module.properties[dist_id.index()].ty], before.to_vec());
+    let fail = |e: grail_runtime::RuntimeError| AlgoError::Internal(format!("dsssp's inputs: {e}"));
+    Ok(vec![inserted.map_err(fail)?, dist.map_err(fail)?])
 }

@@ -248,7 +248,7 @@ fn input_collections_are_filled_in_order_before_main() {
     }
     // Missing or malformed inputs are errors that say what the program takes.
     let missing = program.run(&graph, &[], &RunOptions { threads: 1 }, &mut std::io::sink()).unwrap_err();
-    assert!(missing.to_string().contains("takes 1 input collection(s) (`links`), and 0 were given"), "{missing}");
+    assert!(missing.to_string().contains("takes 1 input(s) (`links`), and 0 were given"), "{missing}");
     let mut narrow = Table::new(vec![grail_ir::Type::Scalar(grail_ir::Scalar::U32)]);
     narrow.push(&[Value::U32(1)]).unwrap();
     let wrong =

@@ -268,6 +268,9 @@ pub struct Module {
     /// The collections the runner fills before `main` starts (`input coll;`), in order: element
     /// `i` of an input gets handle `i`, so inputs may hold handles into each other.
     pub collection_inputs: Vec<CollectionId>,
+    /// The node properties whose values the runner gives, one per input node, before `main`
+    /// starts (`input prop;`), in order; they have no initialiser.
+    pub property_inputs: Vec<PropertyId>,
     /// Where the graph's changes live when kernels add or remove edges; `None` when the graph
     /// never changes.
     pub growth: Option<GraphGrowth>,

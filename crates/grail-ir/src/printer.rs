@@ -72,6 +72,9 @@ impl<'m> Printer<'m> {
         for &c in &m.collection_inputs {
             self.line(&format!("input {}", self.collection(c)));
         }
+        for &p in &m.property_inputs {
+            self.line(&format!("input {}", self.property(p)));
+        }
         for f in &m.functions {
             self.out.push('\n');
             self.enter(&f.body);

@@ -71,6 +71,11 @@ pub fn validate(module: &Module) -> Result<(), ValidationError> {
             return Err(fail("inputs".into(), format!("collection #{} does not exist", input.0)));
         }
     }
+    for &input in &module.property_inputs {
+        if module.properties.get(input.index()).is_none_or(|p| p.owner != Owner::Node) {
+            return Err(fail("inputs".into(), format!("property #{} is not a node property", input.0)));
+        }
+    }
     for function in &module.functions {
         let checker = Checker::new(module, &function.body, Role::Function(function.result), &function.name);
         checker.params(function.params)?;

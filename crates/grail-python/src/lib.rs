@@ -472,7 +472,8 @@ impl PyProgram {
         inputs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<PyProgramOutput> {
         let mut run = self.inner.on(&graph.inner).target(parse_target(target)?).threads(threads);
-        // Input collections: text as `output` writes them, or rows of field values.
+        // Inputs: text as `output` writes them, or rows of field values (an input node
+        // property: one value per node).
         if let Some(inputs) = inputs {
             for (name, elements) in inputs.iter() {
                 let name: String = name.extract()?;
@@ -481,8 +482,13 @@ impl PyProgram {
                     Err(_) => {
                         let mut text = String::new();
                         for row in elements.try_iter()? {
-                            let words: Vec<String> =
-                                row?.try_iter()?.map(|x| x.and_then(|x| python_word(&x))).collect::<PyResult<_>>()?;
+                            let row = row?;
+                            let words: Vec<String> = match row.try_iter() {
+                                Ok(fields) => {
+                                    fields.map(|x| x.and_then(|x| python_word(&x))).collect::<PyResult<_>>()?
+                                }
+                                Err(_) => vec![python_word(&row)?],
+                            };
                             text.push_str(&words.join(" "));
                             text.push('\n');
                         }

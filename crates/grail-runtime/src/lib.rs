@@ -19,5 +19,5 @@ mod running;
 
 pub use cache::ModuleCache;
 pub use error::{GpuError, Result, RuntimeError};
-pub use host::{Table, read_collection};
+pub use host::{Table, read_collection, read_property_values};
 pub use running::running_kernel;

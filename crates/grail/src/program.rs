@@ -159,7 +159,8 @@ impl ProgramRun<'_> {
     }
 
     /// Fills input collection `name` (`input name;`) with `elements` (`Value::Struct`s of its
-    /// element struct, handles as `Value::Element(index)`); element `i` gets handle `i`.
+    /// element struct, handles as `Value::Element(index)`); element `i` gets handle `i`. For an
+    /// input node property, `elements` are its values, one per node in node order.
     pub fn input(mut self, name: &str, elements: Vec<Value>) -> Self {
         self.inputs.push((name.to_string(), InputElements::Values(elements)));
         self
@@ -174,7 +175,7 @@ impl ProgramRun<'_> {
     }
 
     /// Fills input collection `name` from text as `output` writes collections: one element per
-    /// line, its fields separated by spaces.
+    /// line, its fields separated by spaces (an input node property: one value per line).
     pub fn input_text(mut self, name: &str, text: impl Into<String>) -> Self {
         self.inputs.push((name.to_string(), InputElements::Text(text.into())));
         self
@@ -200,27 +201,45 @@ impl ProgramRun<'_> {
         self
     }
 
-    /// The input collections in declaration order, from what [`ProgramRun::input`] and
-    /// [`ProgramRun::input_text`] gave.
+    /// The inputs in declaration order (the collections, then the node properties), from what
+    /// [`ProgramRun::input`], [`ProgramRun::input_table`] and [`ProgramRun::input_text`] gave.
     fn input_tables(&self) -> Result<Vec<Table>> {
         let module = &self.program.module;
-        let declared = |n: &String| module.collection_inputs.iter().any(|c| &module.collections[c.index()].name == n);
-        if let Some((name, _)) = self.inputs.iter().find(|(n, _)| !declared(n)) {
-            return Err(Error::Usage(format!("the program `{}` has no input collection `{name}`", module.name)));
+        let collection = |n: &String| module.collection_inputs.iter().any(|c| &module.collections[c.index()].name == n);
+        let property = |n: &String| module.property_inputs.iter().any(|p| &module.properties[p.index()].name == n);
+        if let Some((name, _)) = self.inputs.iter().find(|(n, _)| !collection(n) && !property(n)) {
+            return Err(Error::Usage(format!("the program `{}` has no input `{name}`", module.name)));
         }
-        let mut inputs = Vec::with_capacity(module.collection_inputs.len());
+        let given = |name: &String, what: &str| {
+            self.inputs.iter().rev().find(|(n, _)| n == name).map(|(_, elements)| elements).ok_or_else(|| {
+                Error::Usage(format!(
+                    "the program `{}` takes input {what} `{name}`: give it with .input(\"{name}\", ...)",
+                    module.name
+                ))
+            })
+        };
+        let mut inputs = Vec::with_capacity(module.collection_inputs.len() + module.property_inputs.len());
         for &id in &module.collection_inputs {
             let name = &module.collections[id.index()].name;
-            let Some((_, elements)) = self.inputs.iter().rev().find(|(n, _)| n == name) else {
-                return Err(Error::Usage(format!(
-                    "the program `{}` takes input collection `{name}`: give it with .input(\"{name}\", ...)",
-                    module.name
-                )));
-            };
-            inputs.push(match elements {
+            inputs.push(match given(name, "collection")? {
                 InputElements::Values(values) => Table::from_values(module, id, values)?,
                 InputElements::Table(table) => table.clone(),
                 InputElements::Text(text) => grail_runtime::read_collection(module, id, text)
+                    .map_err(|e| Error::Usage(format!("input `{name}`: {e}")))?,
+            });
+        }
+        for &id in &module.property_inputs {
+            let name = &module.properties[id.index()].name;
+            inputs.push(match given(name, "property")? {
+                InputElements::Values(values) => {
+                    let mut table = Table::new(vec![module.properties[id.index()].ty]);
+                    for value in values {
+                        table.push(std::slice::from_ref(value))?;
+                    }
+                    table
+                }
+                InputElements::Table(table) => table.clone(),
+                InputElements::Text(text) => grail_runtime::read_property_values(module, id, text)
                     .map_err(|e| Error::Usage(format!("input `{name}`: {e}")))?,
             });
         }

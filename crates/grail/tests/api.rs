@@ -211,7 +211,35 @@ fn input_collections_from_values_or_text() {
     let err = program.on(&graph).run().unwrap_err().to_string();
     assert!(err.contains("takes input collection `links`"), "{err}");
     let err = program.on(&graph).input_text("links", "").input_text("nodes", "").run().unwrap_err().to_string();
-    assert!(err.contains("no input collection `nodes`"), "{err}");
+    assert!(err.contains("has no input `nodes`"), "{err}");
+}
+
+#[test]
+fn input_node_properties_from_values_or_text() {
+    use grail::Value;
+    let source = "graph { node start: u64; node twice: u64; }\n\
+                  input start;\n\
+                  output twice;\n\
+                  kernel double() { forall u in G.nodes() { u.twice = 2 * u.start + u.degree() as u64; } }\n\
+                  fn main() { invoke double(); }\n";
+    let program = Program::from_source("doubled", source).unwrap();
+    let graph = sample();
+    let n = graph.num_nodes() as u64;
+    let offsets = graph.offsets();
+    let expected: Vec<u64> = (0..n as usize).map(|u| 2 * (u * u) as u64 + offsets[u + 1] - offsets[u]).collect();
+    let values: Vec<Value> = (0..n).map(|u| Value::U64(u * u)).collect();
+    let text: String = (0..n).map(|u| format!("{}\n", u * u)).collect();
+    for run in [program.on(&graph).input("start", values), program.on(&graph).input_text("start", text)] {
+        let out = run.target(Target::Cpu).run().unwrap();
+        assert_eq!(out.property::<u64>("twice").unwrap(), &expected[..]);
+    }
+    // One value per node, of the property's type.
+    let err = program.on(&graph).input_text("start", "1\n2\n").run().unwrap_err().to_string();
+    assert!(err.contains("input property `start` takes one u64 per node of the graph (200), given 2 row(s)"), "{err}");
+    let err = program.on(&graph).input_text("start", "1\nseven\n").run().unwrap_err().to_string();
+    assert!(err.contains("input `start`: line 2"), "{err}");
+    let err = program.on(&graph).run().unwrap_err().to_string();
+    assert!(err.contains("takes input property `start`"), "{err}");
 }
 
 #[test]

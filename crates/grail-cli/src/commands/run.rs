@@ -570,10 +570,11 @@ fn output_files(module: &Module, path: &Path) -> Vec<(PathBuf, Option<usize>)> {
     files
 }
 
-/// The input collections of a program file, from `--input NAME=FILE`: each one the program
-/// declares, read in the format `--output` writes collections in.
+/// The inputs of a program file, from `--input NAME=FILE`: each collection the program declares
+/// as an input, read in the format `--output` writes collections in, then each input node
+/// property, one value per line as `--output` writes properties.
 fn file_inputs(module: &Module, given: &[(String, String)]) -> Result<Vec<Table>> {
-    let mut inputs = Vec::with_capacity(module.collection_inputs.len());
+    let mut inputs = Vec::with_capacity(module.collection_inputs.len() + module.property_inputs.len());
     for &id in &module.collection_inputs {
         let name = &module.collections[id.index()].name;
         let Some((_, file)) = given.iter().find(|(n, _)| n == name) else {
@@ -587,10 +588,26 @@ fn file_inputs(module: &Module, given: &[(String, String)]) -> Result<Vec<Table>
         let elements = grail_runtime::read_collection(module, id, &text).map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
         inputs.push(elements);
     }
-    if let Some((name, _)) =
-        given.iter().find(|(n, _)| !module.collection_inputs.iter().any(|id| &module.collections[id.index()].name == n))
-    {
-        return Err(UsageError(format!("--input {name}: {} has no input collection `{name}`", module.name)).into());
+    for &id in &module.property_inputs {
+        let name = &module.properties[id.index()].name;
+        let Some((_, file)) = given.iter().find(|(n, _)| n == name) else {
+            return Err(UsageError(format!(
+                "{} takes input property `{name}`: give it with --input {name}=FILE (one value per line, node by node)",
+                module.name
+            ))
+            .into());
+        };
+        let text = std::fs::read_to_string(file).with_context(|| format!("cannot read --input {name}={file}"))?;
+        let values =
+            grail_runtime::read_property_values(module, id, &text).map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
+        inputs.push(values);
+    }
+    let declared = |n: &String| {
+        module.collection_inputs.iter().any(|id| &module.collections[id.index()].name == n)
+            || module.property_inputs.iter().any(|id| &module.properties[id.index()].name == n)
+    };
+    if let Some((name, _)) = given.iter().find(|(n, _)| !declared(n)) {
+        return Err(UsageError(format!("--input {name}: {} has no input `{name}`", module.name)).into());
     }
     Ok(inputs)
 }

@@ -194,6 +194,7 @@ struct Lowerer<'a> {
     out_ids: Vec<PropertyId>,
     collection_outputs: Vec<CollectionId>,
     collection_inputs: Vec<CollectionId>,
+    property_inputs: Vec<PropertyId>,
     /// The next `OutlineId` of `main`'s `iterate`/`pipe` regions.
     outlines: u32,
     /// Where kernels change the graph, and what reads only the input graph has.
@@ -248,6 +249,7 @@ impl<'a> Lowerer<'a> {
             out_ids: Vec::new(),
             collection_outputs: Vec::new(),
             collection_inputs: Vec::new(),
+            property_inputs: Vec::new(),
             outlines: 0,
         }
     }
@@ -706,18 +708,41 @@ impl<'a> Lowerer<'a> {
         Some(ty)
     }
 
-    /// `input coll;` names a collection, once each.
+    /// `input name;` names a collection or a node property without an initialiser, once each.
     fn check_inputs(&mut self) {
         for name in self.inputs.clone() {
             match self.graph_names.get(&name.name).map(|(g, _)| *g) {
                 Some(GraphName::Collection(id)) if self.collection_inputs.contains(&id) => {
                     self.report(Diagnostic::error(format!("`{}` is an input twice", name.name), name.span));
                 }
+                Some(GraphName::Property(id)) if self.property_inputs.contains(&id) => {
+                    self.report(Diagnostic::error(format!("`{}` is an input twice", name.name), name.span));
+                }
                 Some(GraphName::Collection(id)) => self.collection_inputs.push(id),
+                Some(GraphName::Property(id)) => {
+                    let declared = &self.props[id.index()];
+                    if declared.owner != Owner::Node {
+                        let message = format!(
+                            "`input` names a collection or a node property, and `{}` is an edge property",
+                            name.name
+                        );
+                        let diagnostic = Diagnostic::error(message, name.span)
+                            .with_note("edge properties come from the graph (its weights) or start at zero");
+                        self.report(diagnostic);
+                    } else if let Some(init) = declared.init {
+                        let message = format!("input property `{}` has an initial value", name.name);
+                        let diagnostic = Diagnostic::error(message, init.span)
+                            .with_note("the runner gives every node's value of an input property; drop the `= ...`");
+                        self.report(diagnostic);
+                    } else {
+                        self.property_inputs.push(id);
+                    }
+                }
                 _ => {
-                    let message = format!("`input` names a collection, and `{}` is not one", name.name);
+                    let message =
+                        format!("`input` names a collection or a node property, and `{}` is neither", name.name);
                     let diagnostic = Diagnostic::error(message, name.span)
-                        .with_note("node and edge properties come from the graph; an input collection is filled by the runner before `main`");
+                        .with_note("an input collection, or an input node property's values, are given by the runner before `main`");
                     self.report(diagnostic);
                 }
             }
@@ -1059,6 +1084,7 @@ impl<'a> Lowerer<'a> {
             outputs: self.out_ids.clone(),
             collection_outputs: self.collection_outputs.clone(),
             collection_inputs: self.collection_inputs.clone(),
+            property_inputs: self.property_inputs.clone(),
             functions,
             kernels,
             main: std::mem::take(&mut self.main_body),

@@ -1110,6 +1110,16 @@ impl Machine for Run<'_, '_, '_> {
         Ok(self.coll_len(id).wrapping_sub(self.collections.colls[id.index()].removed as u32))
     }
 
+    fn fill_property(&mut self, property: grail_ir::PropertyId, table: &Table) -> Result<()> {
+        if !self.memory.columns[property.index()].fill_from(table) {
+            return Err(RuntimeError::Input(format!(
+                "input property `{}`: values of another type, or more than the graph's nodes",
+                self.module.properties[property.index()].name
+            )));
+        }
+        Ok(())
+    }
+
     fn collection_fill(&mut self, id: CollectionId, table: &Table) -> Result<()> {
         use rayon::prelude::*;
         let code = self.program.collections[id.index()];

@@ -1232,6 +1232,19 @@ impl Machine for GpuRun<'_> {
     }
 
     /// Copies the rows up at once and has the device place them, row `i` at slot `i`.
+    fn fill_property(&mut self, property: PropertyId, table: &Table) -> Result<()> {
+        // The host's copy is filled whole, then copied up before the next kernel.
+        self.column_to_host(property.index())?;
+        if !self.memory.columns[property.index()].fill_from(table) {
+            return Err(RuntimeError::Input(format!(
+                "input property `{}`: values of another type, or more than the graph's nodes",
+                self.module.properties[property.index()].name
+            )));
+        }
+        self.columns[property.index()].current = Current::Host;
+        Ok(())
+    }
+
     fn collection_fill(&mut self, id: CollectionId, table: &Table) -> Result<()> {
         if table.is_empty() {
             return Ok(());

@@ -110,6 +110,14 @@ pub(crate) trait Machine {
     /// Fills an empty collection with the rows of `table` (of the collection's leaves), row `i`
     /// getting handle `i` (an input collection, before `main` starts).
     fn collection_fill(&mut self, id: CollectionId, table: &Table) -> Result<()>;
+    /// Gives node property `property` the values of `table` (one leaf of the property's type,
+    /// row `i` for node `i`), before `main` starts (an input property).
+    fn fill_property(&mut self, property: PropertyId, table: &Table) -> Result<()> {
+        for row in 0..table.len() {
+            self.write_property(property, row, &table.value(row, 0))?;
+        }
+        Ok(())
+    }
     fn collection_len(&mut self, id: CollectionId) -> Result<u32>;
     /// Starts a region's own worklist.
     fn push_worklist(&mut self, items: Vec<u32>) -> Result<()>;
@@ -154,12 +162,17 @@ pub(crate) fn fill_inputs<M: Machine + ?Sized>(module: &Module, machine: &mut M,
     let names = |ids: &[grail_ir::CollectionId]| -> String {
         ids.iter().map(|id| format!("`{}`", module.collections[id.index()].name)).collect::<Vec<_>>().join(", ")
     };
-    if inputs.len() != module.collection_inputs.len() {
+    let properties = |ids: &[PropertyId]| -> String {
+        ids.iter().map(|id| format!("`{}`", module.properties[id.index()].name)).collect::<Vec<_>>().join(", ")
+    };
+    let wanted = module.collection_inputs.len() + module.property_inputs.len();
+    if inputs.len() != wanted {
+        let mut named = vec![names(&module.collection_inputs), properties(&module.property_inputs)];
+        named.retain(|n| !n.is_empty());
         return Err(RuntimeError::Input(format!(
-            "the program `{}` takes {} input collection(s) ({}), and {} were given",
+            "the program `{}` takes {wanted} input(s) ({}), and {} were given",
             module.name,
-            module.collection_inputs.len(),
-            names(&module.collection_inputs),
+            named.join(", "),
             inputs.len()
         )));
     }
@@ -187,6 +200,20 @@ pub(crate) fn fill_inputs<M: Machine + ?Sized>(module: &Module, machine: &mut M,
             )));
         }
         machine.collection_fill(id, table)?;
+    }
+    let nodes = machine.memory().out.num_nodes() as usize;
+    for (&id, table) in module.property_inputs.iter().zip(&inputs[module.collection_inputs.len()..]) {
+        let declared = &module.properties[id.index()];
+        if table.leaves() != [declared.ty] || table.len() != nodes {
+            return Err(RuntimeError::Input(format!(
+                "input property `{}` takes one {} per node of the graph ({nodes}), given {} row(s) of ({})",
+                declared.name,
+                declared.ty,
+                table.len(),
+                table.leaves().iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+            )));
+        }
+        machine.fill_property(id, table)?;
     }
     Ok(())
 }

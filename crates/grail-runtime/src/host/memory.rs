@@ -153,6 +153,25 @@ impl ColumnRef {
         out.par_iter_mut().enumerate().with_min_len(1 << 14).for_each(|(i, w)| *w = shared.bits(start + i));
     }
 
+    /// Stores leaf 0 of every row of `table` (values of the column's type) at the row's index, on
+    /// every core; false if a value is of another type or the column is shorter. Nothing else
+    /// may touch the column meanwhile.
+    pub fn fill_from(self, table: &crate::host::table::Table) -> bool {
+        use rayon::prelude::*;
+        /// The column, written by several threads at once at distinct elements.
+        struct Shared(ColumnRef);
+        // SAFETY: each thread writes its own elements, and nothing else touches the column.
+        unsafe impl Sync for Shared {}
+        impl Shared {
+            fn write(&self, i: usize, value: &Value) -> bool {
+                self.0.write(i, value)
+            }
+        }
+        let shared = Shared(self);
+        table.len() <= self.len()
+            && (0..table.len()).into_par_iter().with_min_len(1 << 14).all(|row| shared.write(row, &table.value(row, 0)))
+    }
+
     /// Stores element `i` from its bits as [`ColumnRef::bits`] gives them; false if out of range.
     pub fn set_bits(self, i: usize, word: u64) -> bool {
         match self {

@@ -137,6 +137,27 @@ pub(crate) fn combine(op: ReduceOp, a: &Value, b: &Value) -> std::result::Result
     })
 }
 
+/// Reads the values of an input node property (`input prop;`) from text as `output` writes a
+/// property's: one value per line, node by node (`inf` for the type's largest value). Blank
+/// lines and lines starting with `#` are skipped. An error names the line.
+pub fn read_property_values(
+    module: &Module,
+    id: grail_ir::PropertyId,
+    text: &str,
+) -> std::result::Result<Table, String> {
+    let ty = module.properties[id.index()].ty;
+    let mut table = Table::new(vec![ty]);
+    for (number, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let value = Value::parse(ty, line).map_err(|e| format!("line {}: {e}", number + 1))?;
+        table.push(&[value]).map_err(|e| format!("line {}: {e}", number + 1))?;
+    }
+    Ok(table)
+}
+
 /// Reads the elements of collection `id` from text as `output` writes them: one element per
 /// line, its fields (nested structs' fields inline) separated by spaces or tabs; element handles
 /// are indices. Blank lines and lines starting with `#` are skipped. An error names the line.
