@@ -129,3 +129,35 @@ fn input_collections_come_from_files_in_the_output_format() {
     assert_eq!(malformed.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&malformed.stderr).contains("bad.txt: line 2: `x` is not an element index"));
 }
+
+#[test]
+fn input_properties_come_from_files_of_one_value_per_node() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = write(
+        dir.path(),
+        "start.grail",
+        "graph { node start: u64; node twice: u64; }\ninput start;\noutput twice;\n\
+         kernel double() { forall u in G.nodes() { u.twice = 2 * u.start; } }\nfn main() { invoke double(); }\n",
+    );
+    let graph = write(dir.path(), "g.el", "0 1\n1 2\n2 3\n");
+    let start = write(dir.path(), "start.txt", "7\n# a comment\n0\ninf\n5\n");
+    let out = dir.path().join("out.txt");
+    let run =
+        grail(&["run", &program, "-g", &graph, "--input", &format!("start={start}"), "-o", out.to_str().unwrap()]);
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let twice: Vec<String> = std::fs::read_to_string(&out).unwrap().lines().map(str::to_string).collect();
+    assert_eq!(twice, ["14", "0", (u64::MAX.wrapping_mul(2)).to_string().as_str(), "10"]);
+    // Too few values, or a value that is not a number, is named.
+    let short = write(dir.path(), "short.txt", "1\n2\n");
+    let run = grail(&["run", &program, "-g", &graph, "--input", &format!("start={short}")]);
+    assert_eq!(run.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&run.stderr).contains("takes one u64 per node of the graph (4), given 2 row(s)"));
+    let bad = write(dir.path(), "bad.txt", "1\nx\n3\n4\n");
+    let run = grail(&["run", &program, "-g", &graph, "--input", &format!("start={bad}")]);
+    assert_eq!(run.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&run.stderr).contains("bad.txt: line 2"),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+}
