@@ -17,6 +17,10 @@
 //! A change's position counts from the start of the route's range, which both ends know: a
 //! part's ghosts owned by part `o` (a range of its ghost list, [`super::bsp::Links`]) are, in the
 //! same order, `o`'s mirror entries for that part (a range of `o`'s mirror list).
+//!
+//! Beyond one node, an inbox in another process would be one more kind of [`Place`] (its
+//! writes a message to that process, which copies it into its inbox before the round ends); the
+//! rounds, routes and kernels stay as they are.
 
 use std::ops::Range;
 
