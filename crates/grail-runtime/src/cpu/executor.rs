@@ -1112,10 +1112,7 @@ impl Machine for Run<'_, '_, '_> {
 
     fn fill_property(&mut self, property: grail_ir::PropertyId, table: &Table) -> Result<()> {
         if !self.memory.columns[property.index()].fill_from(table) {
-            return Err(RuntimeError::Input(format!(
-                "input property `{}`: values of another type, or more than the graph's nodes",
-                self.module.properties[property.index()].name
-            )));
+            return Err(crate::host::interp::unfit_input(self.module, property));
         }
         Ok(())
     }

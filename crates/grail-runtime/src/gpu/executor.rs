@@ -1236,10 +1236,7 @@ impl Machine for GpuRun<'_> {
         // The host's copy is filled whole, then copied up before the next kernel.
         self.column_to_host(property.index())?;
         if !self.memory.columns[property.index()].fill_from(table) {
-            return Err(RuntimeError::Input(format!(
-                "input property `{}`: values of another type, or more than the graph's nodes",
-                self.module.properties[property.index()].name
-            )));
+            return Err(interp::unfit_input(self.module, property));
         }
         self.columns[property.index()].current = Current::Host;
         Ok(())

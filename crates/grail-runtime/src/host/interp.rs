@@ -218,6 +218,15 @@ pub(crate) fn fill_inputs<M: Machine + ?Sized>(module: &Module, machine: &mut M,
     Ok(())
 }
 
+/// The error for an input property's values that its column cannot hold (checked before, so an
+/// internal inconsistency if it happens).
+pub(crate) fn unfit_input(module: &Module, property: PropertyId) -> RuntimeError {
+    RuntimeError::Input(format!(
+        "input property `{}`: values of another type, or more than the graph's nodes",
+        module.properties[property.index()].name
+    ))
+}
+
 /// The elements present of every output collection of `module`, in declaration order.
 pub(crate) fn collection_outputs<M: Machine + ?Sized>(module: &Module, machine: &mut M) -> Result<Vec<Table>> {
     let mut outputs = Vec::with_capacity(module.collection_outputs.len());
