@@ -335,7 +335,8 @@ impl SuiteProgram {
                             how.devices
                         )));
                     }
-                    let (output, report) = run_partitioned(program, input, how, &values, params.threads, &mut stdout)?;
+                    let (output, report) =
+                        run_partitioned(program, input, how, &values, &[], params.threads, &mut stdout)?;
                     multi = Some(report);
                     (output, None)
                 }
@@ -397,6 +398,7 @@ pub fn run_partitioned(
     graph: &Graph,
     how: &MultiParams,
     values: &[Option<Value>],
+    inputs: &[grail_runtime::Table],
     threads: usize,
     out: &mut dyn std::io::Write,
 ) -> Result<(RunOutput, MultiReport)> {
@@ -412,7 +414,7 @@ pub fn run_partitioned(
     let partition_time = started.elapsed();
     let edge_cut = partitioning.edge_cut(graph).share;
     let options = MultiOptions { threads, mode: how.mode, jitter: how.jitter };
-    let run = program.run(graph, partitioning, values, &options, out)?;
+    let run = program.run_with_inputs(graph, partitioning, values, inputs, &options, out)?;
     let report = MultiReport {
         devices: how.devices.clone(),
         mode: how.mode,

@@ -161,3 +161,46 @@ fn input_properties_come_from_files_of_one_value_per_node() {
         String::from_utf8_lossy(&run.stderr)
     );
 }
+
+/// An input property over several devices: each node's value reaches its owner and its ghosts
+/// (read through them here), and the result equals one device's.
+#[test]
+fn input_properties_reach_every_part_of_a_partitioned_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = write(
+        dir.path(),
+        "spread.grail",
+        "graph { node start: u64; node acc: u64; }\ninput start;\noutput acc;\n\
+         kernel spread() { forall u in G.nodes() { for v in u.neighbors() { atomic_add(v.acc, v.start * 1000 + u.start); } } }\n\
+         fn main() { invoke spread(); }\n",
+    );
+    let graph = dir.path().join("g.gcsr");
+    let generated = grail(&["gen", "rmat", "--scale", "9", "-o", graph.to_str().unwrap()]);
+    assert!(generated.status.success(), "{}", String::from_utf8_lossy(&generated.stderr));
+    let start: String = (0..512u64).map(|u| format!("{}\n", (u * 7919) % 1013)).collect();
+    let start = write(dir.path(), "start.txt", &start);
+    let graph = graph.to_str().unwrap();
+    let input = format!("start={start}");
+    let one = dir.path().join("one.txt");
+    let run = grail(&["run", &program, "-g", graph, "--input", &input, "-o", one.to_str().unwrap()]);
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    for (devices, partition) in [("cpu*2", "ordered"), ("cpu*3", "random")] {
+        let parts = dir.path().join(format!("{devices}.txt"));
+        let run = grail(&[
+            "run",
+            &program,
+            "-g",
+            graph,
+            "--input",
+            &input,
+            "--devices",
+            devices,
+            "--partition",
+            partition,
+            "-o",
+            parts.to_str().unwrap(),
+        ]);
+        assert!(run.status.success(), "{devices}: {}", String::from_utf8_lossy(&run.stderr));
+        assert_eq!(std::fs::read_to_string(&parts).unwrap(), std::fs::read_to_string(&one).unwrap(), "{devices}");
+    }
+}

@@ -392,12 +392,6 @@ pub fn partition_obstacles(module: &Module) -> Vec<String> {
     if module.growth.is_some() {
         obstacles.push("its kernels add or remove edges: a part's edges are fixed when the graph is split".to_string());
     }
-    for &input in &module.property_inputs {
-        obstacles.push(format!(
-            "it takes the input property `{}`: a partitioned run does not fill inputs yet",
-            module.properties[input.index()].name
-        ));
-    }
     for collection in &module.collections {
         obstacles.push(format!("it declares the collection `{}`: collections live on one device", collection.name));
     }

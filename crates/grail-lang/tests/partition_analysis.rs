@@ -300,12 +300,12 @@ fn remote_reads_are_found_where_kernels_read_through_neighbours() {
     assert!(!read("pr_push", "rank"));
 }
 
-/// An input property is refused in a partitioned run (its values would never reach the parts).
+/// An input property is no obstacle: its values go to each node's owner and its ghosts.
 #[test]
-fn an_input_property_is_an_obstacle() {
+fn an_input_property_is_no_obstacle() {
     let module = lower(
         "graph { node start: u64; node twice: u64; }\ninput start;\n\
          kernel double() { forall u in G.nodes() { u.twice = 2 * u.start; } }\nfn main() { invoke double(); }\n",
     );
-    assert_obstacles(&module, &[&["input property `start`"]]);
+    assert_obstacles(&module, &[]);
 }

@@ -451,11 +451,8 @@ fn run_program(args: RunArgs, threads: usize, progress: &Bars) -> Result<()> {
             (program.module(), output, gpu, None)
         }
         Compiled::Parts(program, how) => {
-            if !inputs.is_empty() {
-                return Err(UsageError("--input: a run over several devices takes no input collections".into()).into());
-            }
             let (output, report) =
-                grail_algos::suite::run_partitioned(program, &graph, how, &values, threads, &mut stdout)?;
+                grail_algos::suite::run_partitioned(program, &graph, how, &values, &inputs, threads, &mut stdout)?;
             (program.module(), output, None, Some(report))
         }
     };

@@ -22,7 +22,7 @@ use grail_ir::{CollectionId, KernelId, Module, OutlineId, Owner, PropertyId};
 use super::asynchronous;
 use super::crew::{Crew, Exchanged, Job, Outcome, Synced};
 use super::exchange::{peer, route_to};
-use super::merge::{Merge, normalize};
+use super::merge::{Merge, normal, normalize};
 use super::{Indices, PartRun};
 use crate::error::{Result, RuntimeError};
 use crate::host::interp::Machine;
@@ -513,6 +513,24 @@ impl Machine for Bsp<'_, '_> {
             self.runs[q].put(property, &links.ghosts, &[position], &word)?;
         }
         Ok(true)
+    }
+
+    /// Each part's owned nodes get their values; its ghosts get theirs through `put`, which also
+    /// records them (so the first exchange sees no change where nothing changed).
+    fn fill_property(&mut self, property: PropertyId, table: &Table) -> Result<()> {
+        let ty = self.column_type(property);
+        let words = table.words();
+        for (q, part) in self.parts.iter().enumerate() {
+            let owned: Vec<u64> = part.owned().iter().map(|&u| words[u as usize]).collect();
+            let owned = Table::from_words(table.leaves().to_vec(), owned)?;
+            self.runs[q].bind()?;
+            self.runs[q].fill_property(property, &owned)?;
+            let links = &self.links[q];
+            let ghosts: Vec<u64> = links.ghosts.iter().map(|&g| normal(ty, words[part.global(g) as usize])).collect();
+            let positions: Vec<u32> = (0..ghosts.len() as u32).collect();
+            self.runs[q].put(property, &links.ghosts, &positions, &ghosts)?;
+        }
+        Ok(())
     }
 
     fn parent(&mut self, _index: usize) -> Result<u32> {

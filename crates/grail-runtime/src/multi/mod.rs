@@ -397,6 +397,21 @@ impl MultiProgram {
         options: &MultiOptions,
         out: &mut dyn Write,
     ) -> Result<MultiOutput> {
+        self.run_with_inputs(graph, partitioning, params, &[], options, out)
+    }
+
+    /// [`MultiProgram::run`] with the program's inputs, as [`CpuProgram::run_with_inputs`]
+    /// takes them (a partitioned program has no input collections: its input properties, each
+    /// node's value given in global ids, go to the node's owner and its ghosts).
+    pub fn run_with_inputs(
+        &self,
+        graph: &Graph,
+        partitioning: &Partitioning,
+        params: &[Option<Value>],
+        inputs: &[crate::host::table::Table],
+        options: &MultiOptions,
+        out: &mut dyn Write,
+    ) -> Result<MultiOutput> {
         let started = Instant::now();
         let k = self.devices.len();
         if partitioning.num_parts() as usize != k || partitioning.num_nodes() != graph.num_nodes() {
@@ -525,6 +540,7 @@ impl MultiProgram {
                     mode: options.mode,
                     jitter: options.jitter,
                 };
+                interp::fill_inputs(&self.module, &mut machine, inputs)?;
                 let result = interp::run_main(&self.module, &mut machine)?;
                 let columns = machine.columns()?;
                 let stats: Vec<Vec<KernelStats>> = machine.runs.iter().map(|run| run.kernel_stats().to_vec()).collect();
