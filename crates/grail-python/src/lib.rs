@@ -458,7 +458,9 @@ impl PyProgram {
     }
 
     /// Compiles (cached) and runs the program on `graph`; `params` by name (numbers, bools, or
-    /// text the parameter's type reads).
+    /// text the parameter's type reads); `inputs` by name: an input collection's rows (tuples of
+    /// field values) or text as `output` writes it, an input node property's values (one per
+    /// node) or text of one value per line.
     #[pyo3(signature = (graph, target="cpu", params=None, opt=None, threads=0, timeout=None, inputs=None))]
     fn run(
         &self,
