@@ -8,19 +8,21 @@
 //! A superstep's synchronization is three rounds of the crew, every part at once:
 //!
 //! 1. *send ghosts* (at the end of the step): for each owner part, the ghosts it owns whose
-//!    words changed go to the owner's inbox for this part ([`Route::to_owner`]);
-//! 2. *merge*: each owner merges what every part sent into its nodes, records what those ghosts
-//!    now hold, and (for properties kernels read through ghosts) sends every node whose word
-//!    differs from what its ghosts hold to the ghosts' parts ([`Route::to_ghosts`]);
+//!    words changed go to the owner's inbox for this part ([`Route::to_owner`]), and the ghosts
+//!    the kernel pushed go, as the owner's ids, to its push inbox ([`Route::to_owner_pushes`]);
+//! 2. *merge*: each owner appends the pushes to its worklist, merges what every part sent into
+//!    its nodes, records what those ghosts now hold, and (for properties kernels read through
+//!    ghosts) sends every node whose word differs from what its ghosts hold to the ghosts'
+//!    parts ([`Route::to_ghosts`]);
 //! 3. *refresh*: each part stores the owners' words in its ghosts.
 //!
 //! A change's position counts from the start of the route's range, which both ends know: a
 //! part's ghosts owned by part `o` (a range of its ghost list, [`super::bsp::Links`]) are, in the
 //! same order, `o`'s mirror entries for that part (a range of `o`'s mirror list).
 //!
-//! Beyond one node, an inbox in another process would be one more kind of [`Place`] (its
-//! writes a message to that process, which copies it into its inbox before the round ends); the
-//! rounds, routes and kernels stay as they are.
+//! Beyond one node, an inbox in another process would be one more kind of [`Place`] (writing to
+//! it sends a message to that process, which copies it into the inbox before the round ends);
+//! the rounds, routes and kernels stay as they are.
 
 use std::ops::Range;
 
