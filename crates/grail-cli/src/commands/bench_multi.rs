@@ -10,6 +10,7 @@
 //! share of that spent synchronizing; *speedup* the baseline's best *algo* over this row's.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
@@ -49,6 +50,23 @@ struct Row {
     time_ms: f64,
     algo_ms: f64,
     report: Option<MultiReport>,
+}
+
+impl Row {
+    /// The row of a run on the one device `devices` names.
+    fn one_device(graph: &str, algorithm: Algorithm, devices: &str, variant: &'static str, run: &RunResult) -> Row {
+        Row {
+            graph: graph.to_string(),
+            algorithm,
+            devices: devices.to_string(),
+            variant,
+            partition: None,
+            mode: None,
+            time_ms: millis(run.time),
+            algo_ms: algo_time(run),
+            report: None,
+        }
+    }
 }
 
 /// The algorithm's own time of a run: its kernels on a GPU, the run on the CPU, the supersteps
@@ -111,23 +129,13 @@ pub fn multi(bench: MultiBench, progress: &Bars) -> Result<()> {
         for &algorithm in &bench.algorithms {
             let one = best(algorithm, &graph, bench.baseline, &base, bench.repeat)?;
             let default = one.variant.map_or("", |v| v.name);
-            rows.push(Row {
-                graph: label.clone(),
-                algorithm,
-                devices: baseline_name.clone(),
-                variant: default,
-                partition: None,
-                mode: None,
-                time_ms: millis(one.time),
-                algo_ms: algo_time(&one),
-                report: None,
-            });
+            rows.push(Row::one_device(&label, algorithm, &baseline_name, default, &one));
             emit(&rows);
             for devices in &bench.devices {
                 for &partition in &bench.partitions {
                     let split = match splits.entry((devices.len(), partition)) {
-                        std::collections::hash_map::Entry::Occupied(made) => made.get().clone(),
-                        std::collections::hash_map::Entry::Vacant(slot) => {
+                        Entry::Occupied(made) => made.get().clone(),
+                        Entry::Vacant(slot) => {
                             let made = grail_graph::partition::partition(&graph, devices.len() as u32, partition, 1)
                                 .with_context(|| format!("{label}: {} parts by {}", devices.len(), partition.name()))?;
                             slot.insert(Arc::new(made)).clone()
@@ -162,17 +170,7 @@ pub fn multi(bench: MultiBench, progress: &Bars) -> Result<()> {
                         {
                             let same = RunParams { variant: Some(variant.to_string()), ..base.clone() };
                             let one = best(algorithm, &graph, bench.baseline, &same, bench.repeat)?;
-                            rows.push(Row {
-                                graph: label.clone(),
-                                algorithm,
-                                devices: baseline_name.clone(),
-                                variant,
-                                partition: None,
-                                mode: None,
-                                time_ms: millis(one.time),
-                                algo_ms: algo_time(&one),
-                                report: None,
-                            });
+                            rows.push(Row::one_device(&label, algorithm, &baseline_name, variant, &one));
                             emit(&rows);
                         }
                         rows.push(Row {

@@ -571,33 +571,28 @@ fn output_files(module: &Module, path: &Path) -> Vec<(PathBuf, Option<usize>)> {
 /// as an input, read in the format `--output` writes collections in, then each input node
 /// property, one value per line as `--output` writes properties.
 fn file_inputs(module: &Module, given: &[(String, String)]) -> Result<Vec<Table>> {
+    // The file given for input `name` (`what` and the file's `format` name it when missing),
+    // and its text.
+    let read = |name: &str, what: &str, format: &str| -> Result<(&String, String)> {
+        let Some((_, file)) = given.iter().find(|(n, _)| n == name) else {
+            return Err(UsageError(format!(
+                "{} takes input {what} `{name}`: give it with --input {name}=FILE ({format})",
+                module.name
+            ))
+            .into());
+        };
+        let text = std::fs::read_to_string(file).with_context(|| format!("cannot read --input {name}={file}"))?;
+        Ok((file, text))
+    };
     let mut inputs = Vec::with_capacity(module.collection_inputs.len() + module.property_inputs.len());
     for &id in &module.collection_inputs {
-        let name = &module.collections[id.index()].name;
-        let Some((_, file)) = given.iter().find(|(n, _)| n == name) else {
-            return Err(UsageError(format!(
-                "{} takes input collection `{name}`: give it with --input {name}=FILE (one element per line)",
-                module.name
-            ))
-            .into());
-        };
-        let text = std::fs::read_to_string(file).with_context(|| format!("cannot read --input {name}={file}"))?;
-        let elements = grail_runtime::read_collection(module, id, &text).map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
-        inputs.push(elements);
+        let (file, text) = read(&module.collections[id.index()].name, "collection", "one element per line")?;
+        inputs.push(grail_runtime::read_collection(module, id, &text).map_err(|e| anyhow::anyhow!("{file}: {e}"))?);
     }
     for &id in &module.property_inputs {
-        let name = &module.properties[id.index()].name;
-        let Some((_, file)) = given.iter().find(|(n, _)| n == name) else {
-            return Err(UsageError(format!(
-                "{} takes input property `{name}`: give it with --input {name}=FILE (one value per line, node by node)",
-                module.name
-            ))
-            .into());
-        };
-        let text = std::fs::read_to_string(file).with_context(|| format!("cannot read --input {name}={file}"))?;
-        let values =
-            grail_runtime::read_property_values(module, id, &text).map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
-        inputs.push(values);
+        let (file, text) = read(&module.properties[id.index()].name, "property", "one value per line, node by node")?;
+        inputs
+            .push(grail_runtime::read_property_values(module, id, &text).map_err(|e| anyhow::anyhow!("{file}: {e}"))?);
     }
     let declared = |n: &String| {
         module.collection_inputs.iter().any(|id| &module.collections[id.index()].name == n)

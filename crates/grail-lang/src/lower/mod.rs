@@ -1111,13 +1111,7 @@ impl Lowerer<'_> {
         }
         let mut fields =
             vec![("src".to_string(), Type::Node), ("dst".to_string(), Type::Node), ("next".to_string(), Type::U32)];
-        let mut edge_fields = Vec::new();
-        for (i, property) in properties.iter().enumerate() {
-            if property.owner == Owner::Edge {
-                edge_fields.push((PropertyId(i as u32), fields.len() as u32));
-                fields.push((property.name.clone(), property.ty));
-            }
-        }
+        let edge_fields = property_fields(properties, Owner::Edge, &mut fields);
         let element = StructId(structs.len() as u32);
         structs.push(ir::StructDef { name: "added edge".to_string(), fields });
         let added = CollectionId(collections.len() as u32);
@@ -1132,13 +1126,7 @@ impl Lowerer<'_> {
         // Added nodes: one field per node property, the hidden ones above included.
         let nodes = changes.nodes_added.map(|_| {
             let mut fields = Vec::new();
-            let mut node_fields = Vec::new();
-            for (i, property) in properties.iter().enumerate() {
-                if property.owner == Owner::Node {
-                    node_fields.push((PropertyId(i as u32), fields.len() as u32));
-                    fields.push((property.name.clone(), property.ty));
-                }
-            }
+            let node_fields = property_fields(properties, Owner::Node, &mut fields);
             let element = StructId(structs.len() as u32);
             structs.push(ir::StructDef { name: "added node".to_string(), fields });
             collections.push(ir::CollectionDecl { name: "added nodes".to_string(), element });
@@ -1184,6 +1172,21 @@ impl Lowerer<'_> {
             self.report(diagnostic);
         }
     }
+}
+
+/// Appends a field to `fields` for every property of `owner`; each such property with its
+/// field's index (the hidden collections that hold added edges' and nodes' properties).
+fn property_fields(
+    properties: &[ir::Property],
+    owner: Owner,
+    fields: &mut Vec<(String, Type)>,
+) -> Vec<(PropertyId, u32)> {
+    let mut placed = Vec::new();
+    for (i, property) in properties.iter().enumerate().filter(|(_, p)| p.owner == owner) {
+        placed.push((PropertyId(i as u32), fields.len() as u32));
+        fields.push((property.name.clone(), property.ty));
+    }
+    placed
 }
 
 fn reaches(calls: &[Vec<(FunctionId, Span)>], from: usize, to: usize) -> bool {
