@@ -52,7 +52,7 @@ fn shared_calls() -> String {
     changed += grail_union(c, 0, u, 0u);
     changed += grail_find(c, 0, u);
     uint64_t e;
-    if (grail_coll_reserve(&c->colls[0], 12288, &e)) *(uint32_t *)grail_elem(&c->colls[0], 0, 4, e) = u;
+    if (grail_coll_reserve(&c->colls[0], 12288, 4096, &e)) *(uint32_t *)grail_elem(&c->colls[0], 0, 4, e) = u;
     changed += grail_coll_len(&c->colls[0]) + c->colls[0].failed;
 ",
     );

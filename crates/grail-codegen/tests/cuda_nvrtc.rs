@@ -9,7 +9,7 @@
 use grail_algos::suite::compile_source;
 use grail_algos::{REAL_WEIGHT_VARIANTS, VARIANTS};
 use grail_codegen::emit_cuda;
-use grail_ir::opt::{Outline, Schedulers};
+use grail_ir::opt::{Layout, Outline, Schedulers};
 use grail_ir::{Aggregation, OptConfig, optimize};
 use grail_runtime::gpu;
 
@@ -30,7 +30,7 @@ fn compiles_cleanly_with(name: &str, source: &str, config: &OptConfig) {
 }
 
 /// Eight configurations, one per scheduler combination, that also alternate outlining, the
-/// aggregation level, backoff, read-only loads and the block size.
+/// aggregation level, backoff, read-only loads, the block size and the collections' layout.
 fn configurations() -> Vec<OptConfig> {
     let coops = [Aggregation::None, Aggregation::Warp, Aggregation::Block];
     let blocks = [256, 128, 512, 1024];
@@ -48,6 +48,7 @@ fn configurations() -> Vec<OptConfig> {
             scatter: i % 2 == 1,
             lockcache: i % 4 != 3,
             local: i % 2 == 0,
+            layout: if i % 3 == 0 { Layout::Columns } else { Layout::Rows },
         })
         .collect()
 }

@@ -266,7 +266,7 @@ fn main() {
         "#define GRAIL_C0_F0 ((uint64_t)0) /* owner */",
         "#define GRAIL_C0_CLAIMS (GRAIL_C0_LOCKS + GRAIL_SEG_ARRAY(4))",
         "__device__ inline uint32_t grail_c0_add(const grail_ctx *ctx, grail_s1 v) {",
-        "if (!grail_coll_reserve(coll, GRAIL_C0_BYTES, &i)) return grail_coll_sink(coll);",
+        "if (!grail_coll_reserve(coll, GRAIL_C0_BYTES, GRAIL_C0_LOCKS, &i)) return grail_coll_sink(coll);",
         "extern \"C\" __global__ void grail_c0_add_host(const grail_ctx ctx, const grail_value *flat, uint32_t *handle) {",
         "    v.f1.f1 = (double)(flat[2].f);",
         "    v.f2 = (int64_t)(flat[3].i);",
@@ -279,7 +279,7 @@ fn main() {
         "#define GRAIL_C0_GONE (GRAIL_C0_CLAIMS + GRAIL_SEG_ARRAY(4))",
         "extern \"C\" __global__ void grail_c0_clear_claims(const grail_ctx ctx) {",
         "if ((uint64_t)(uintptr_t)seg <= GRAIL_SEG_FAILED) continue;",
-        "uint32_t *words = (uint32_t *)(seg + (GRAIL_C0_CLAIMS << s));",
+        "*(uint32_t *)GRAIL_SLOT(seg, s, GRAIL_C0_CLAIMS, 4, w) = 0u;",
         "return grail_coll_len(&G_colls[0]);",
         "if (!grail_coll_has(&G_colls[0], GRAIL_C0_GONE, l0_e)) continue;",
         "grail_claim(ctx, 0, GRAIL_C0_CLAIMS, l0_e)",
@@ -292,6 +292,20 @@ fn main() {
     assert!(get_host.contains("for (uint64_t j = grail_thread_index(); j < count; j += grail_thread_count()) {"));
     assert!(get_host.contains("const uint64_t i = begin + j;"), "{get_host}");
     nvrtc_compiles("collections_have_their_add_function_and_host_kernels", "entries.cu", &cuda);
+    // The rows layout: each element's fields and words side by side, the same entry points.
+    let rows = grail_ir::optimize(module, &"none,layout=rows".parse().unwrap()).unwrap();
+    let cuda = emit_cuda(&rows).unwrap();
+    for expected in [
+        "#define GRAIL_C0_R0 GRAIL_ALIGN_UP(((uint64_t)0), GRAIL_ALIGNOF(uint32_t)) /* owner */",
+        "#define GRAIL_C0_STRIDE GRAIL_ALIGN_UP(GRAIL_C0_RLOCKS + 12, 8)",
+        "#define GRAIL_C0_F0 GRAIL_ROW(GRAIL_C0_STRIDE, GRAIL_C0_R0)",
+        "#define GRAIL_C0_GONE GRAIL_ROW(GRAIL_C0_STRIDE, GRAIL_C0_RLOCKS + 8)",
+        "#define GRAIL_C0_BYTES GRAIL_SEG_ARRAY(GRAIL_C0_STRIDE)",
+        "if (!grail_coll_reserve(coll, GRAIL_C0_BYTES, GRAIL_C0_LOCKS, &i)) return grail_coll_sink(coll);",
+    ] {
+        assert!(cuda.contains(expected), "missing {expected}\n{cuda}");
+    }
+    nvrtc_compiles("collections_have_their_add_function_and_host_kernels", "entries_rows.cu", &cuda);
 }
 
 fn compile_grail(name: &str, source: &str) -> Module {

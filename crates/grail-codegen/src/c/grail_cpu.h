@@ -27,17 +27,31 @@ typedef struct grail_buf {
 
 /* Collections. Element i lives in segment s = floor(log2(i / 1024 + 1)), which holds 1024 << s
  * elements; a segment is allocated by the first thread that adds into it and never moves, so
- * handles stay valid while other threads add. A segment stores each field of the element struct
- * as an array, then a lock word, a claim word and a removed word per element: the generated code
- * names the byte offsets of these arrays in segment 0 (GRAIL_C<c>_F<f>, ..._LOCKS, ..._CLAIMS,
- * ..._GONE, ..._BYTES); in
- * segment s they are shifted left by s. Keep in sync with `GrailColl` in ffi.rs. */
+ * handles stay valid while other threads add. Each element has its fields, then a lock word, a
+ * claim word and a removed word, laid out in one of two ways (the `layout` optimization):
+ * - columns: a segment stores each field as an array, then the three word arrays; the generated
+ *   code names the byte offsets of these arrays in segment 0 (GRAIL_C<c>_F<f>, ..._LOCKS,
+ *   ..._CLAIMS, ..._GONE, ..._BYTES: a segment 0's size); in segment s they are shifted left by s;
+ * - rows: element k of a segment is the row of `stride` bytes at k * stride, each field and word
+ *   at its byte offset in the row; the names are then GRAIL_ROW(stride, offset), which
+ *   GRAIL_SLOT tells from a column offset by GRAIL_ROW_BIT (a constant: the test folds away).
+ * Keep in sync with `GrailColl` in ffi.rs. */
 #define GRAIL_SEG_LOG 10
 #define GRAIL_SEGS 23
 /* The most elements a collection holds: handles are u32, and UINT32_MAX means "none". */
 #define GRAIL_COLL_MAX ((uint64_t)UINT32_MAX - 1)
 /* The bytes of one field array in segment 0, rounded up to a cache line. */
 #define GRAIL_SEG_ARRAY(size) ((((uint64_t)(size) << GRAIL_SEG_LOG) + 63) & ~(uint64_t)63)
+/* A field or word at byte `offset` of rows of `stride` bytes (the rows layout). */
+#define GRAIL_ROW_BIT ((uint64_t)1 << 63)
+#define GRAIL_ROW(stride, offset) (GRAIL_ROW_BIT | ((uint64_t)(stride) << 32) | (uint64_t)(offset))
+#define GRAIL_ALIGN_UP(x, a) ((((uint64_t)(x)) + (uint64_t)(a) - 1) & ~((uint64_t)(a) - 1))
+#define GRAIL_ALIGNOF(t) _Alignof(t)
+/* A field or word's address in segment `seg` (number s), element k of it. */
+#define GRAIL_SLOT(seg, s, offset, size, k)                                                                  \
+    (((offset) & GRAIL_ROW_BIT) ? (void *)((char *)(seg) + (uint64_t)(k) * (((offset) >> 32) & 0x7fffffffu) + \
+                                           ((offset) & 0xffffffffu))                                           \
+                                : (void *)((char *)(seg) + ((offset) << (s)) + (uint64_t)(k) * (size)))
 
 typedef struct grail_coll {
     /* Elements added so far (reserved slots; may pass GRAIL_COLL_MAX only when failed is set). */
@@ -277,7 +291,7 @@ static inline void *grail_elem(const grail_coll *c, uint64_t offset, uint64_t si
     uint64_t k;
     unsigned s = grail_segment(i, &k);
     char *seg = (char *)__atomic_load_n(&c->segs[s], __ATOMIC_ACQUIRE);
-    return seg + (offset << s) + k * size;
+    return GRAIL_SLOT(seg, s, offset, size, k);
 }
 
 /* Makes sure slot i's segment is allocated (zeroed); false when memory ran out (`failed` is 1). */
@@ -299,7 +313,8 @@ static inline bool grail_coll_segment(grail_coll *c, uint64_t seg0_bytes, uint64
 
 /* Reserves the next element, allocating its segment (zeroed) if no thread has yet. False when
  * out of memory or full: `failed` says which, and the runtime stops the program. */
-static inline bool grail_coll_reserve(grail_coll *c, uint64_t seg0_bytes, uint64_t *index) {
+static inline bool grail_coll_reserve(grail_coll *c, uint64_t seg0_bytes, uint64_t locks, uint64_t *index) {
+    (void)locks; /* a fresh segment is zeroed, and slots are not reused */
     uint64_t i = __atomic_fetch_add(&c->len, 1, __ATOMIC_RELAXED);
     if (i >= GRAIL_COLL_MAX) {
         __atomic_store_n(&c->failed, 2u, __ATOMIC_RELAXED);
@@ -405,8 +420,15 @@ static inline uint64_t grail_coll_live(const grail_coll *c) {
 /* Zeroes the 4-byte words at `offset` (in segment 0) of every allocated segment: the claim words,
  * when invocation numbers wrap around. */
 static inline void grail_coll_clear_words(grail_coll *c, uint64_t offset) {
-    for (unsigned s = 0; s < GRAIL_SEGS; s++)
-        if (c->segs[s]) memset((char *)c->segs[s] + (offset << s), 0, (uint64_t)4 << (GRAIL_SEG_LOG + s));
+    for (unsigned s = 0; s < GRAIL_SEGS; s++) {
+        if (!c->segs[s]) continue;
+        if (offset & GRAIL_ROW_BIT) {
+            const uint64_t n = (uint64_t)1 << (GRAIL_SEG_LOG + s);
+            for (uint64_t k = 0; k < n; k++) *(uint32_t *)GRAIL_SLOT(c->segs[s], s, offset, 4, k) = 0u;
+        } else {
+            memset((char *)c->segs[s] + (offset << s), 0, (uint64_t)4 << (GRAIL_SEG_LOG + s));
+        }
+    }
 }
 
 void grail_coll_free(grail_coll *c) {

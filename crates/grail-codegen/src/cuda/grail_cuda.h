@@ -120,9 +120,10 @@ typedef struct grail_wl {
 
 /* Collections, laid out as in grail_cpu.h: element i lives in segment s = floor(log2(i / 1024 + 1)),
  * which holds 1024 << s elements; a segment is allocated by the first thread that adds into it
- * and never moves. A segment stores each field of the element struct as an array, then a lock
- * word and a claim word per element, at the byte offsets the generated code names for segment 0
- * (shifted left by s in segment s).
+ * and never moves. In the columns layout a segment stores each field of the element struct as an
+ * array, then a lock, a claim and a removed word per element, at the byte offsets the generated
+ * code names for segment 0 (shifted left by s in segment s); in the rows layout each element is a
+ * row of `stride` bytes holding its fields and words (GRAIL_ROW(stride, offset)).
  *
  * On the GPU a segment comes from the device heap (malloc in device code), so: the runtime sets
  * the heap size (cuCtxSetLimit with CU_LIMIT_MALLOC_HEAP_SIZE) before the first launch; segment
@@ -135,6 +136,19 @@ typedef struct grail_wl {
 #define GRAIL_COLL_MAX ((uint64_t)UINT32_MAX - 1)
 /* The bytes of one field array in segment 0, rounded up to a cache line. */
 #define GRAIL_SEG_ARRAY(size) ((((uint64_t)(size) << GRAIL_SEG_LOG) + 63) & ~(uint64_t)63)
+/* A field or word at byte `offset` of rows of `stride` bytes (the rows layout). */
+#define GRAIL_ROW_BIT ((uint64_t)1 << 63)
+#define GRAIL_ROW(stride, offset) (GRAIL_ROW_BIT | ((uint64_t)(stride) << 32) | (uint64_t)(offset))
+#define GRAIL_ALIGN_UP(x, a) ((((uint64_t)(x)) + (uint64_t)(a) - 1) & ~((uint64_t)(a) - 1))
+#define GRAIL_ALIGNOF(t) alignof(t)
+/* A field or word's address in segment `seg` (number s), element k of it: GRAIL_ROW_BIT tells a
+ * row offset from a column offset (a constant: the test folds away). */
+#define GRAIL_SLOT(seg, s, offset, size, k)                                                                  \
+    (((offset) & GRAIL_ROW_BIT) ? (void *)((char *)(seg) + (uint64_t)(uint32_t)(k) * (((offset) >> 32) & 0x7fffffffu) + \
+                                           ((offset) & 0xffffffffu))                                           \
+                                : (void *)((char *)(seg) + ((offset) << (s)) + (uint32_t)(k) * (size)))
+/* The word after a lock or claim word: the claim after the lock, the removed after the claim. */
+#define GRAIL_NEXT_WORD(offset) (((offset) & GRAIL_ROW_BIT) ? (offset) + 4 : (offset) + GRAIL_SEG_ARRAY(4))
 
 typedef struct grail_coll {
     /* Elements added so far (reserved slots; may pass GRAIL_COLL_MAX only when failed is set). */
@@ -672,13 +686,13 @@ GRAIL_DEVICE void *grail_elem(const grail_coll *c, uint64_t offset, uint64_t siz
      * the cache. */
     char *seg = (char *)c->segs[s];
     if (seg == NULL) seg = (char *)grail_load_ptr(&c->segs[s]);
-    return seg + (offset << s) + (uint32_t)k * size;
+    return GRAIL_SLOT(seg, s, offset, size, k);
 }
 
 /* Makes slot i ready for its element: its segment allocated if no thread has yet
- * (grail_segment_get), its lock, claim and removed words zeroed. False when the device heap is
- * exhausted (then `failed` is 1). */
-GRAIL_DEVICE bool grail_coll_place(grail_coll *c, uint64_t seg0_bytes, uint64_t i) {
+ * (grail_segment_get), its lock, claim and removed words (at `locks` and the two words after it)
+ * zeroed. False when the device heap is exhausted (then `failed` is 1). */
+GRAIL_DEVICE bool grail_coll_place(grail_coll *c, uint64_t seg0_bytes, uint64_t locks, uint64_t i) {
     uint64_t k;
     unsigned s = grail_segment(i, &k);
     char *segment = (char *)grail_segment_get(&c->segs[s], seg0_bytes << s);
@@ -686,11 +700,10 @@ GRAIL_DEVICE bool grail_coll_place(grail_coll *c, uint64_t seg0_bytes, uint64_t 
         atomicMax(&c->failed, 1u);
         return false;
     }
-    uint64_t gone = seg0_bytes - GRAIL_SEG_ARRAY(4), claims = gone - GRAIL_SEG_ARRAY(4),
-             locks = claims - GRAIL_SEG_ARRAY(4);
-    ((uint32_t *)(segment + (locks << s)))[k] = 0u;
-    ((uint32_t *)(segment + (claims << s)))[k] = 0u;
-    ((uint32_t *)(segment + (gone << s)))[k] = 0u;
+    const uint64_t claims = GRAIL_NEXT_WORD(locks), gone = GRAIL_NEXT_WORD(claims);
+    *(uint32_t *)GRAIL_SLOT(segment, s, locks, 4, k) = 0u;
+    *(uint32_t *)GRAIL_SLOT(segment, s, claims, 4, k) = 0u;
+    *(uint32_t *)GRAIL_SLOT(segment, s, gone, 4, k) = 0u;
     return true;
 }
 
@@ -699,13 +712,13 @@ GRAIL_DEVICE bool grail_coll_place(grail_coll *c, uint64_t seg0_bytes, uint64_t 
  * removed words (the last three arrays of the layout, whatever the fields) are zeroed here, so
  * nothing reads memory its creator did not write. False when the device heap is exhausted or the
  * collection is full: `failed` says which, and the runtime stops the program. */
-GRAIL_DEVICE bool grail_coll_reserve(grail_coll *c, uint64_t seg0_bytes, uint64_t *index) {
+GRAIL_DEVICE bool grail_coll_reserve(grail_coll *c, uint64_t seg0_bytes, uint64_t locks, uint64_t *index) {
     uint64_t i = atomicAdd(&c->len, (uint64_t)1);
     if (i >= GRAIL_COLL_MAX) {
         atomicMax(&c->failed, 2u);
         return false;
     }
-    if (!grail_coll_place(c, seg0_bytes, i)) return false;
+    if (!grail_coll_place(c, seg0_bytes, locks, i)) return false;
     *index = i;
     return true;
 }

@@ -277,7 +277,7 @@ impl Target for Cuda {
         writeln!(out, "    grail_coll *coll = &ctx.colls[{c}];").unwrap();
         writeln!(out, "    for (uint64_t j = grail_thread_index(); j < count; j += grail_thread_count()) {{").unwrap();
         writeln!(out, "        const uint64_t i = begin + j;").unwrap();
-        writeln!(out, "        if (!grail_coll_place(coll, GRAIL_C{c}_BYTES, i)) return;").unwrap();
+        writeln!(out, "        if (!grail_coll_place(coll, GRAIL_C{c}_BYTES, GRAIL_C{c}_LOCKS, i)) return;").unwrap();
         writeln!(out, "        {elem_ty} v;\n        memset(&v, 0, sizeof v);").unwrap();
         for (k, (path, ty)) in flat.iter().enumerate() {
             writeln!(out, "        {path} = {};", from_value(*ty, &format!("flat[j * {} + {k}]", flat.len()))).unwrap();
@@ -293,11 +293,11 @@ impl Target for Cuda {
         // A slot holds 0 or a marker (GRAIL_SEG_BUSY, GRAIL_SEG_FAILED) when it has no segment.
         writeln!(out, "        char *seg = (char *)coll->segs[s];").unwrap();
         writeln!(out, "        if ((uint64_t)(uintptr_t)seg <= GRAIL_SEG_FAILED) continue;").unwrap();
-        writeln!(out, "        uint32_t *words = (uint32_t *)(seg + (GRAIL_C{c}_CLAIMS << s));").unwrap();
         writeln!(out, "        const uint64_t n = (uint64_t)1 << (GRAIL_SEG_LOG + s);").unwrap();
         writeln!(
             out,
-            "        for (uint64_t w = grail_thread_index(); w < n; w += grail_thread_count()) words[w] = 0;"
+            "        for (uint64_t w = grail_thread_index(); w < n; w += grail_thread_count()) \
+             *(uint32_t *)GRAIL_SLOT(seg, s, GRAIL_C{c}_CLAIMS, 4, w) = 0u;"
         )
         .unwrap();
         writeln!(out, "    }}\n}}").unwrap();

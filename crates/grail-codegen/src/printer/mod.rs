@@ -12,6 +12,7 @@
 use std::cell::{Cell, RefCell};
 use std::fmt::Write;
 
+use grail_ir::opt::Layout;
 use grail_ir::*;
 
 use crate::CodegenError;
@@ -388,16 +389,42 @@ pub(crate) fn element_field(c: usize, f: usize, ty: Type) -> String {
 fn collection_support<T: Target>(target: &T, out: &mut String, module: &Module, c: usize, collection: &CollectionDecl) {
     let fields = &module.structs[collection.element.index()].fields;
     let elem_ty = c_type(Type::Struct(collection.element));
-    writeln!(out, "/* collection `{}` of {elem_ty}: the layout of its segments */", collection.name).unwrap();
-    let mut previous = "((uint64_t)0)".to_string();
-    for (f, (name, ty)) in fields.iter().enumerate() {
-        writeln!(out, "#define GRAIL_C{c}_F{f} {previous} /* {name} */").unwrap();
-        previous = format!("(GRAIL_C{c}_F{f} + GRAIL_SEG_ARRAY(sizeof({})))", c_type(*ty));
+    match module.opt.layout {
+        Layout::Columns => {
+            writeln!(out, "/* collection `{}` of {elem_ty}: the layout of its segments (columns) */", collection.name)
+                .unwrap();
+            let mut previous = "((uint64_t)0)".to_string();
+            for (f, (name, ty)) in fields.iter().enumerate() {
+                writeln!(out, "#define GRAIL_C{c}_F{f} {previous} /* {name} */").unwrap();
+                previous = format!("(GRAIL_C{c}_F{f} + GRAIL_SEG_ARRAY(sizeof({})))", c_type(*ty));
+            }
+            writeln!(out, "#define GRAIL_C{c}_LOCKS {previous}").unwrap();
+            writeln!(out, "#define GRAIL_C{c}_CLAIMS (GRAIL_C{c}_LOCKS + GRAIL_SEG_ARRAY(4))").unwrap();
+            writeln!(out, "#define GRAIL_C{c}_GONE (GRAIL_C{c}_CLAIMS + GRAIL_SEG_ARRAY(4))").unwrap();
+            writeln!(out, "#define GRAIL_C{c}_BYTES (GRAIL_C{c}_GONE + GRAIL_SEG_ARRAY(4))").unwrap();
+        }
+        Layout::Rows => {
+            // Each field at the next offset its alignment allows, then the three words; the
+            // row's stride a multiple of 8, so that every row's fields stay aligned.
+            writeln!(out, "/* collection `{}` of {elem_ty}: the layout of its rows */", collection.name).unwrap();
+            let mut end = "((uint64_t)0)".to_string();
+            for (f, (name, ty)) in fields.iter().enumerate() {
+                let t = c_type(*ty);
+                writeln!(out, "#define GRAIL_C{c}_R{f} GRAIL_ALIGN_UP({end}, GRAIL_ALIGNOF({t})) /* {name} */")
+                    .unwrap();
+                end = format!("(GRAIL_C{c}_R{f} + sizeof({t}))");
+            }
+            writeln!(out, "#define GRAIL_C{c}_RLOCKS GRAIL_ALIGN_UP({end}, 4)").unwrap();
+            writeln!(out, "#define GRAIL_C{c}_STRIDE GRAIL_ALIGN_UP(GRAIL_C{c}_RLOCKS + 12, 8)").unwrap();
+            for f in 0..fields.len() {
+                writeln!(out, "#define GRAIL_C{c}_F{f} GRAIL_ROW(GRAIL_C{c}_STRIDE, GRAIL_C{c}_R{f})").unwrap();
+            }
+            writeln!(out, "#define GRAIL_C{c}_LOCKS GRAIL_ROW(GRAIL_C{c}_STRIDE, GRAIL_C{c}_RLOCKS)").unwrap();
+            writeln!(out, "#define GRAIL_C{c}_CLAIMS GRAIL_ROW(GRAIL_C{c}_STRIDE, GRAIL_C{c}_RLOCKS + 4)").unwrap();
+            writeln!(out, "#define GRAIL_C{c}_GONE GRAIL_ROW(GRAIL_C{c}_STRIDE, GRAIL_C{c}_RLOCKS + 8)").unwrap();
+            writeln!(out, "#define GRAIL_C{c}_BYTES GRAIL_SEG_ARRAY(GRAIL_C{c}_STRIDE)").unwrap();
+        }
     }
-    writeln!(out, "#define GRAIL_C{c}_LOCKS {previous}").unwrap();
-    writeln!(out, "#define GRAIL_C{c}_CLAIMS (GRAIL_C{c}_LOCKS + GRAIL_SEG_ARRAY(4))").unwrap();
-    writeln!(out, "#define GRAIL_C{c}_GONE (GRAIL_C{c}_CLAIMS + GRAIL_SEG_ARRAY(4))").unwrap();
-    writeln!(out, "#define GRAIL_C{c}_BYTES (GRAIL_C{c}_GONE + GRAIL_SEG_ARRAY(4))").unwrap();
     // An add function: `name(params)` reserves a slot with `reserve`, writes the fields, then
     // runs `publish` (if any) before returning the handle.
     let mut add_function = |signature: String, reserve: String, publish: Option<String>| {
@@ -414,7 +441,7 @@ fn collection_support<T: Target>(target: &T, out: &mut String, module: &Module, 
     };
     add_function(
         format!("grail_c{c}_add(const grail_ctx *ctx, {elem_ty} v)"),
-        format!("grail_coll_reserve(coll, GRAIL_C{c}_BYTES, &i)"),
+        format!("grail_coll_reserve(coll, GRAIL_C{c}_BYTES, GRAIL_C{c}_LOCKS, &i)"),
         None,
     );
     if target.per_thread_slots() {

@@ -23,6 +23,19 @@ pub enum Outline {
     All,
 }
 
+/// How a collection's elements lie in memory ([`OptConfig::layout`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Layout {
+    /// Each field an array of its own (per segment), then the lock, claim and removed words:
+    /// a loop over the elements reading one field reads consecutive memory.
+    #[default]
+    Columns,
+    /// Each element's fields, lock, claim and removed words side by side in one row: a kernel
+    /// that hops from element to element (a cavity's triangles) reads one or two cache lines per
+    /// element instead of one per field.
+    Rows,
+}
+
 /// Which nested-parallelism schedulers (IrGL §4.3, Table 5) share a nested loop's iterations.
 /// Inner loops too short for every selected scheduler run serially in their item's thread.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -86,6 +99,8 @@ pub struct OptConfig {
     /// runs some of the items it pushes in the pushing thread, right away
     /// ([`crate::opt::local`]).
     pub local: bool,
+    /// How collections' elements are laid out (both targets).
+    pub layout: Layout,
 }
 
 impl Default for OptConfig {
@@ -117,6 +132,7 @@ impl OptConfig {
         scatter: false,
         lockcache: false,
         local: false,
+        layout: Layout::Columns,
     };
 
     /// Every optimization on, with its default parameters.
@@ -135,6 +151,7 @@ impl OptConfig {
             // Off: on `dmr` it makes about 8% more triangles (new bad triangles refined before
             // the neighbouring cavities that would have removed them), for no gain on the CPU.
             local: false,
+            layout: Layout::Rows,
         }
     }
 
@@ -221,6 +238,13 @@ impl OptConfig {
             "scatter" => self.scatter = on_off(value)?,
             "lockcache" => self.lockcache = on_off(value)?,
             "local" => self.local = on_off(value)?,
+            "layout" => {
+                self.layout = match value {
+                    "columns" | "soa" => Layout::Columns,
+                    "rows" | "aos" => Layout::Rows,
+                    _ => return Err(format!("layout={value}: expected columns or rows")),
+                }
+            }
             "block" => {
                 let block: u32 = value.parse().map_err(|_| format!("block={value}: expected a number of threads"))?;
                 if !(32..=1024).contains(&block) || block % 32 != 0 {
@@ -253,7 +277,7 @@ impl OptConfig {
 
 /// The keys, in the order `Display` prints them.
 const KEYS: &[&str] =
-    &["outline", "np", "coop", "backoff", "ldg", "block", "grid", "unroll", "scatter", "lockcache", "local"];
+    &["outline", "np", "coop", "backoff", "ldg", "block", "grid", "unroll", "scatter", "lockcache", "local", "layout"];
 
 impl FromStr for OptConfig {
     type Err = ConfigError;
@@ -283,6 +307,10 @@ impl fmt::Display for OptConfig {
             Outline::None => "none",
             Outline::All => "all",
         };
+        let layout = match self.layout {
+            Layout::Columns => "columns",
+            Layout::Rows => "rows",
+        };
         let coop = match self.coop {
             Aggregation::None => "none",
             Aggregation::Warp => "warp",
@@ -290,7 +318,7 @@ impl fmt::Display for OptConfig {
         };
         write!(
             f,
-            "outline={outline},np={},coop={coop},backoff={},ldg={},block={},grid={},unroll={},scatter={},lockcache={},local={}",
+            "outline={outline},np={},coop={coop},backoff={},ldg={},block={},grid={},unroll={},scatter={},lockcache={},local={},layout={layout}",
             self.np,
             on_off(self.backoff),
             on_off(self.ldg),
@@ -315,7 +343,7 @@ mod tests {
         let text = OptConfig::all().to_string();
         assert_eq!(
             text,
-            "outline=all,np=tb+wp+fg,coop=warp,backoff=on,ldg=on,block=256,grid=0,unroll=2,scatter=on,lockcache=on,local=off"
+            "outline=all,np=tb+wp+fg,coop=warp,backoff=on,ldg=on,block=256,grid=0,unroll=2,scatter=on,lockcache=on,local=off,layout=rows"
         );
         assert_eq!(OptConfig::parse(&text).unwrap(), OptConfig::all());
         for np in Schedulers::combinations() {

@@ -19,7 +19,7 @@ pub mod nested;
 pub mod outline;
 pub mod unroll;
 
-pub use config::{ConfigError, OptConfig, Outline, Schedulers};
+pub use config::{ConfigError, Layout, OptConfig, Outline, Schedulers};
 
 use crate::ir::Module;
 use crate::validate::{ValidationError, validate};

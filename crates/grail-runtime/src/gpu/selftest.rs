@@ -144,7 +144,7 @@ extern "C" __global__ void grail_selftest(const grail_ctx ctx, uint64_t *scratch
      * creator alone knows it, so its lock and its first claim succeed, a second claim fails. */
     for (int j = 0; j < 3; j++) {
         uint64_t e;
-        if (!grail_coll_reserve(&c->colls[0], GRAIL_C0_BYTES, &e)) {
+        if (!grail_coll_reserve(&c->colls[0], GRAIL_C0_BYTES, GRAIL_C0_LOCKS, &e)) {
             atomicAdd(&counts[GRAIL_COLL_FAILS], 1ull);
             continue;
         }
