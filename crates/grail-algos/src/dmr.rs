@@ -2,7 +2,7 @@
 //! Ruppert's boundary splitting), on the CPU or a GPU: the mesh goes in as the program's input
 //! collections (points, and triangles with their neighbours) and comes back from its outputs.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use grail_graph::{Csr, Graph};
 use grail_ir::OptConfig;
@@ -10,6 +10,7 @@ use grail_mesh::{Mesh, NO_NEIGHBOR};
 use grail_runtime::Table;
 use grail_runtime::cpu::{RunOutput, Value};
 use grail_runtime::gpu::GpuTimes;
+use rayon::prelude::*;
 
 use crate::error::{AlgoError, Result};
 use crate::{Target, program_source};
@@ -17,10 +18,15 @@ use crate::{Target, program_source};
 /// A refined mesh, and how long the program ran (on a GPU, also the kernels' time).
 #[derive(Debug, Clone)]
 pub struct Refined {
+    /// The input's points first, numbered as in the input, then the new ones.
     pub mesh: Mesh,
     /// False when the refinement stopped at its point budget with bad triangles left.
     pub complete: bool,
+    /// The whole refinement: the program's run, and the spatial ordering before it and its
+    /// undoing after it when `Options::spatial_order` is on.
     pub time: Duration,
+    /// Of `time`, the spatial ordering and its undoing.
+    pub order_time: Duration,
     /// On a GPU: the kernels' share of `time`, and copying the mesh up and back.
     pub gpu_times: Option<GpuTimes>,
 }
@@ -44,6 +50,10 @@ pub struct Options {
     /// Insert a bad triangle's off-center where it is nearer than its circumcenter (as Triangle
     /// does): fewer points for the same bound. Off: circumcenters only.
     pub off_centers: bool,
+    /// Renumber the mesh along a Hilbert curve before refining it (the morph paper's memory
+    /// layout optimization, §6.1: neighbours in the plane become neighbours in memory), and
+    /// the result back to the input's numbering after. Off: the mesh as numbered.
+    pub spatial_order: bool,
 }
 
 impl Default for Options {
@@ -56,6 +66,7 @@ impl Default for Options {
             threads: 0,
             opt: OptConfig::all(),
             off_centers: true,
+            spatial_order: true,
         }
     }
 }
@@ -63,13 +74,16 @@ impl Default for Options {
 /// Refines `mesh` until no triangle has an angle below `options.min_angle` degrees (or the mesh
 /// has `options.max_points` points).
 pub fn refine(mesh: &Mesh, options: &Options) -> Result<Refined> {
-    let Options { min_angle, max_points, target, device, threads, opt, off_centers } = *options;
+    let Options { min_angle, max_points, target, device, threads, opt, off_centers, spatial_order } = *options;
     if !(min_angle.is_finite() && (0.0..=34.0).contains(&min_angle)) {
         return Err(AlgoError::Usage(format!("--min-angle {min_angle}: expected 0 to 34 degrees")));
     }
     let source = program_source("dmr").expect("dmr is a suite program");
     let module = crate::suite::compile_source("dmr", source)?;
-    let inputs = inputs(&module, mesh)?;
+    let ordering = Instant::now();
+    let ordered = spatial_order.then(|| grail_mesh::order::spatial_order(mesh));
+    let mut order_time = ordering.elapsed();
+    let inputs = inputs(&module, ordered.as_ref().map_or(mesh, |o| &o.mesh))?;
     let module = grail_ir::optimize(module, &opt).map_err(|e| AlgoError::Internal(format!("optimizing `dmr`: {e}")))?;
     let cos_bound = Value::F64(min_angle.to_radians().cos());
     // The off-center's height per unit of the shortest side (none for a bound of 0: nothing is bad).
@@ -79,10 +93,17 @@ pub fn refine(mesh: &Mesh, options: &Options) -> Result<Refined> {
     // The program reads no graph: an empty one stands in.
     let graph = Graph::from_csr(Csr::empty(1, false));
     let (output, gpu_times) = crate::suite::run_module(module, target, device, threads, &graph, &params, &inputs)?;
-    let time = output.stats.elapsed;
-    let refined = mesh_of(&output)?;
+    let mut refined = mesh_of(&output)?;
+    if let Some(ordered) = &ordered {
+        let undoing = Instant::now();
+        // The input's points keep their place in the program (it only adds points).
+        refined.points.splice(0..mesh.points.len(), mesh.points.iter().copied());
+        refined.triangles.par_iter_mut().for_each(|t| *t = t.map(|v| ordered.original_point(v)));
+        order_time += undoing.elapsed();
+    }
+    let time = output.stats.elapsed + order_time;
     let complete = refined.points.len() < max_points as usize;
-    Ok(Refined { mesh: refined, complete, time, gpu_times })
+    Ok(Refined { mesh: refined, complete, time, order_time, gpu_times })
 }
 
 /// The program's inputs for `mesh`: its points, and its triangles with their neighbours, as

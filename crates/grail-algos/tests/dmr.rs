@@ -20,12 +20,24 @@ impl Uniform {
     }
 }
 
+/// The layouts a refinement takes in turn: the default (rows, spatial order), then columns
+/// without it, then rows without it.
+static LAYOUTS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 /// Refines `mesh` on `threads` threads and checks the result; `what` names the mesh on failure.
 fn refines(mesh: &Mesh, bound: f64, threads: usize, what: &str) {
     let before = grail_mesh::verify::check(mesh, bound, None);
-    let options = Options { min_angle: bound, threads, ..Options::default() };
+    let (opt, spatial_order) = match LAYOUTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 3 {
+        0 => ("all", true),
+        1 => ("all,layout=columns", false),
+        _ => ("all,layout=rows", false),
+    };
+    let options = Options { min_angle: bound, threads, opt: opt.parse().unwrap(), spatial_order, ..Options::default() };
     let refined = refine(mesh, &options).unwrap();
+    let what = format!("{what} ({opt}, spatial order {spatial_order})");
     assert!(refined.complete, "{what}");
+    // The input's points come back first, as numbered in the input.
+    assert_eq!(refined.mesh.points[..mesh.points.len()], mesh.points[..], "{what}");
     let after = grail_mesh::verify::check(&refined.mesh, bound, Some(before.area));
     assert!(after.is_valid(), "{what}, {threads} threads: {:?}", after.problems);
     assert_eq!(after.bad, 0, "{what}, {threads} threads: {} bad before, {} after", before.bad, after.bad);

@@ -413,6 +413,12 @@ pub struct MeshRefineArgs {
     /// the same bound, as the refiners before off-centers made.
     #[arg(long)]
     pub circumcenters: bool,
+    /// Refine the mesh as numbered, without renumbering it along a Hilbert curve first (cpu and
+    /// gpu targets; the ordering, the morph paper's memory layout optimization, puts triangles
+    /// and points that are near in the plane near in memory; the output keeps the input's point
+    /// numbers either way).
+    #[arg(long)]
+    pub no_spatial_order: bool,
     /// Check the result with the mesh verifier (exit 3 when it fails).
     #[arg(long)]
     pub verify: bool,

@@ -8,6 +8,8 @@
 //! - [`predicates`]: orientation and in-circle tests with adaptive-precision arithmetic, so a
 //!   verdict is never wrong by round-off;
 //! - [`generate`]: the Delaunay triangulation of random points in a square;
+//! - [`order`]: a mesh renumbered along a Hilbert curve, so that neighbours in the plane are
+//!   neighbours in memory;
 //! - [`verify`]: a verifier that trusts nothing of the code that made the mesh: a valid
 //!   triangulation (indices, orientation, each edge shared by at most two triangles with opposite
 //!   orientations), every edge locally Delaunay (hence the whole mesh, except across boundary
@@ -17,6 +19,7 @@ pub mod draw;
 pub mod generate;
 pub mod io;
 mod mesh;
+pub mod order;
 pub mod predicates;
 pub mod refine;
 pub mod verify;

@@ -40,7 +40,7 @@ fn refine(args: MeshRefineArgs, threads: usize, progress: &Bars) -> Result<()> {
     let start = Instant::now();
     // The time is the refinement's own: for the grail program, its run (not compiling it, nor
     // triangulating a .poly domain first).
-    let (target, refined, time, gpu_times, domain_area) = match args.target {
+    let (target, refined, time, program_times, domain_area) = match args.target {
         MeshTarget::Reference => {
             let refined = grail_mesh::refine::reference(&input, args.min_angle, args.max_points)?;
             ("reference", refined, start.elapsed(), None, None)
@@ -58,15 +58,18 @@ fn refine(args: MeshRefineArgs, threads: usize, progress: &Bars) -> Result<()> {
                 threads,
                 opt: args.program.opt,
                 off_centers: !args.circumcenters,
+                spatial_order: !args.no_spatial_order,
             };
             let refined = grail_algos::dmr::refine(&mesh, &options)?;
             let complete = refined.complete;
             let gpu_times = refined.gpu_times;
             let refined_mesh = grail_mesh::refine::Refined { mesh: refined.mesh, complete };
-            (name, refined_mesh, refined.time, gpu_times, Some(mesh.area()))
+            (name, refined_mesh, refined.time, Some((gpu_times, refined.order_time)), Some(mesh.area()))
         }
     };
     progress.finish();
+    let order_time = program_times.as_ref().map(|(_, order)| *order);
+    let gpu_times = program_times.and_then(|(gpu, _)| gpu);
     phase(progress, "writing", || write_mesh(&refined.mesh, &args.output, base))
         .context("cannot write the refined mesh")?;
     let expected_area = domain_area.or_else(|| (!input.triangles.is_empty()).then(|| input.area()));
@@ -88,6 +91,10 @@ fn refine(args: MeshRefineArgs, threads: usize, progress: &Bars) -> Result<()> {
             "bound": args.min_angle,
             "complete": refined.complete,
             "time_ms": time.as_secs_f64() * 1e3,
+            // The grail program's runs: the part of time_ms spent renumbering the mesh in
+            // spatial order and back (0 with --no-spatial-order).
+            "order_ms": order_time.map(|t| t.as_secs_f64() * 1e3),
+            "spatial_order": (target != "reference").then_some(!args.no_spatial_order),
             // On a GPU, the kernels' share of time_ms (the rest: copying the mesh up and back).
             "kernel_ms": gpu_times.as_ref().map(|t| t.kernels.as_secs_f64() * 1e3),
             // On a GPU, copying the mesh up (with the program's input collections filled) and
