@@ -32,7 +32,13 @@ fn refines(mesh: &Mesh, bound: f64, threads: usize, what: &str) {
         1 => ("all,layout=columns", false),
         _ => ("all,layout=rows", false),
     };
-    let options = Options { min_angle: bound, threads, opt: opt.parse().unwrap(), spatial_order, ..Options::default() };
+    let options = Options {
+        min_angle: bound,
+        threads,
+        opt: opt.parse().unwrap(),
+        spatial_order: Some(spatial_order),
+        ..Options::default()
+    };
     let refined = refine(mesh, &options).unwrap();
     let what = format!("{what} ({opt}, spatial order {spatial_order})");
     assert!(refined.complete, "{what}");

@@ -413,12 +413,12 @@ pub struct MeshRefineArgs {
     /// the same bound, as the refiners before off-centers made.
     #[arg(long)]
     pub circumcenters: bool,
-    /// Refine the mesh as numbered, without renumbering it along a Hilbert curve first (cpu and
-    /// gpu targets; the ordering, the morph paper's memory layout optimization, puts triangles
-    /// and points that are near in the plane near in memory; the output keeps the input's point
-    /// numbers either way).
-    #[arg(long)]
-    pub no_spatial_order: bool,
+    /// Renumber the mesh along a Hilbert curve before refining it (cpu and gpu targets): the
+    /// morph paper's memory layout optimization, which puts triangles and points that are near
+    /// in the plane near in memory. Default: on for the cpu target, off for gpu (where it does
+    /// not pay for itself). The output keeps the input's point numbers either way.
+    #[arg(long, value_name = "on|off", value_parser = parse_on_off)]
+    pub spatial_order: Option<bool>,
     /// Check the result with the mesh verifier (exit 3 when it fails).
     #[arg(long)]
     pub verify: bool,
@@ -1123,5 +1123,14 @@ mod tests {
         for bad in ["", "lots", "-1G", "0", "1X"] {
             assert!(parse_size(bad).is_err(), "{bad}");
         }
+    }
+}
+
+/// `on` or `off` (also `true`/`false`, `yes`/`no`).
+fn parse_on_off(text: &str) -> Result<bool, String> {
+    match text {
+        "on" | "true" | "yes" => Ok(true),
+        "off" | "false" | "no" => Ok(false),
+        _ => Err(format!("expected on or off, not `{text}`")),
     }
 }
