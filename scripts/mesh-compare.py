@@ -8,7 +8,8 @@ For each mesh (a .node file with its .ele beside it, as `grail mesh gen` writes 
 Triangle's quality refinement of that triangulation (`rpq<angle>`: the mesh's triangles, with
 its outline as segments, the domain grail refines) and `grail mesh refine --json`, and prints
 both times (best of --repeat runs; the refinement alone on both sides: Triangle's call includes
-reading the arrays, grail's time is its program's run) and both output sizes. Needs
+reading the arrays, grail's time is its program's run with the spatial ordering around it
+on the CPU) and both output sizes. Needs
 `pip install triangle numpy`.
 """
 
