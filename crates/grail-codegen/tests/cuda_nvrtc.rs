@@ -30,7 +30,8 @@ fn compiles_cleanly_with(name: &str, source: &str, config: &OptConfig) {
 }
 
 /// Eight configurations, one per scheduler combination, that also alternate outlining, the
-/// aggregation level, backoff, read-only loads, the block size and the collections' layout.
+/// aggregation level, backoff, read-only loads, the block size, the collections' layout and
+/// warp-uniform item loops.
 fn configurations() -> Vec<OptConfig> {
     let coops = [Aggregation::None, Aggregation::Warp, Aggregation::Block];
     let blocks = [256, 128, 512, 1024];
@@ -49,6 +50,7 @@ fn configurations() -> Vec<OptConfig> {
             lockcache: i % 4 != 3,
             local: i % 2 == 0,
             layout: if i % 3 == 0 { Layout::Columns } else { Layout::Rows },
+            converge: i % 4 != 1,
         })
         .collect()
 }

@@ -101,6 +101,11 @@ pub struct OptConfig {
     pub local: bool,
     /// How collections' elements are laid out (both targets).
     pub layout: Layout,
+    /// GPU: the lanes of a warp take their items together and meet again (`__syncwarp`) before
+    /// each next one. Without it a lane that finishes an item early starts its next while the
+    /// others are still in theirs, and the lanes drift apart for good: on `dmr` a warp ran with
+    /// two of its 32 lanes active on average.
+    pub converge: bool,
 }
 
 impl Default for OptConfig {
@@ -133,6 +138,7 @@ impl OptConfig {
         lockcache: false,
         local: false,
         layout: Layout::Columns,
+        converge: false,
     };
 
     /// Every optimization on, with its default parameters.
@@ -152,6 +158,7 @@ impl OptConfig {
             // the neighbouring cavities that would have removed them), for no gain on the CPU.
             local: false,
             layout: Layout::Rows,
+            converge: true,
         }
     }
 
@@ -238,6 +245,7 @@ impl OptConfig {
             "scatter" => self.scatter = on_off(value)?,
             "lockcache" => self.lockcache = on_off(value)?,
             "local" => self.local = on_off(value)?,
+            "converge" => self.converge = on_off(value)?,
             "layout" => {
                 self.layout = match value {
                     "columns" | "soa" => Layout::Columns,
@@ -276,8 +284,21 @@ impl OptConfig {
 }
 
 /// The keys, in the order `Display` prints them.
-const KEYS: &[&str] =
-    &["outline", "np", "coop", "backoff", "ldg", "block", "grid", "unroll", "scatter", "lockcache", "local", "layout"];
+const KEYS: &[&str] = &[
+    "outline",
+    "np",
+    "coop",
+    "backoff",
+    "ldg",
+    "block",
+    "grid",
+    "unroll",
+    "scatter",
+    "lockcache",
+    "local",
+    "layout",
+    "converge",
+];
 
 impl FromStr for OptConfig {
     type Err = ConfigError;
@@ -318,7 +339,7 @@ impl fmt::Display for OptConfig {
         };
         write!(
             f,
-            "outline={outline},np={},coop={coop},backoff={},ldg={},block={},grid={},unroll={},scatter={},lockcache={},local={},layout={layout}",
+            "outline={outline},np={},coop={coop},backoff={},ldg={},block={},grid={},unroll={},scatter={},lockcache={},local={},layout={layout},converge={}",
             self.np,
             on_off(self.backoff),
             on_off(self.ldg),
@@ -327,7 +348,8 @@ impl fmt::Display for OptConfig {
             self.unroll,
             on_off(self.scatter),
             on_off(self.lockcache),
-            on_off(self.local)
+            on_off(self.local),
+            on_off(self.converge)
         )
     }
 }
@@ -343,7 +365,7 @@ mod tests {
         let text = OptConfig::all().to_string();
         assert_eq!(
             text,
-            "outline=all,np=tb+wp+fg,coop=warp,backoff=on,ldg=on,block=256,grid=0,unroll=2,scatter=on,lockcache=on,local=off,layout=rows"
+            "outline=all,np=tb+wp+fg,coop=warp,backoff=on,ldg=on,block=256,grid=0,unroll=2,scatter=on,lockcache=on,local=off,layout=rows,converge=on"
         );
         assert_eq!(OptConfig::parse(&text).unwrap(), OptConfig::all());
         for np in Schedulers::combinations() {
