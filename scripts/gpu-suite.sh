@@ -164,7 +164,8 @@ done
 step "collection programs: GPU output equals CPU output"
 "$grail" -q gen rmat --scale 10 -o "$out/r10.gcsr" >/dev/null
 "$grail" -q gen road --nodes 2048 -o "$out/road11.gcsr" >/dev/null
-for program in triangle_list cells removal compaction split_cells predicates arrays cavities edge_growth node_growth; do
+for program in triangle_list cells removal compaction split_cells predicates arrays cavities edge_growth node_growth \
+    node_removal; do
     file="$here/crates/grail-lang/tests/programs/$program.grail"
     for graph in r10 road11; do
         if "$grail" -q run "$file" -g "$out/$graph.gcsr" --target cpu -o "$out/$program.$graph.cpu" >/dev/null \

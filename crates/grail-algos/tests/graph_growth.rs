@@ -163,6 +163,10 @@ fn programs_that_change_edges_refuse_what_only_the_input_graph_has() {
         ),
         ("fn main() { G.add_edge(0 as Node, 0 as Node); }", "host code cannot call `G.add_edge`"),
         ("kernel k() { forall u in G.nodes() { G.add_edge(u, u, 3); } }", "does not declare"),
+        ("fn main() { let gone = G.remove_node(0 as Node); }", "host code cannot call `G.remove_node`"),
+        ("fn main() { let there = G.has_node(0 as Node); }", "host code cannot call `G.has_node`: kernels ask it"),
+        ("kernel k() { forall u in G.nodes() { G.remove_node(u); let w = u.neighbor(0); } }", "indexed neighbour"),
+        ("kernel k() { forall u in G.nodes() { let gone = G.remove_node(u, u); } }", "G.remove_node"),
     ];
     for (source, message) in cases {
         let source = format!(
@@ -223,4 +227,55 @@ fn nodes_added_from_many_threads_start_at_their_initial_values() {
     for threads in [1, 4] {
         check_sprouts(&program, &graph, threads, "30,000 nodes");
     }
+}
+
+const NODE_REMOVAL: &str = include_str!("../../grail-lang/tests/programs/node_removal.grail");
+
+/// `node_removal.grail`: the nodes with ids divisible by 3 removed with their out-edges, the
+/// rest counting their present and removed heads, then nodes added and removed again; every
+/// count checked exactly.
+fn check_removals(program: &CpuProgram, graph: &Graph, threads: usize, what: &str) {
+    let out = program.run(graph, &[], &RunOptions { threads }, &mut std::io::sink()).unwrap();
+    let n = graph.num_nodes();
+    let csr = graph.out();
+    let gone = |u: u32| u % 3 == 0;
+    let present: Vec<u32> = (0..n).filter(|&u| !gone(u)).collect();
+    let churned = present.iter().filter(|&&u| u % 7 == 1).count() as u64;
+    let removed_edges: u64 = (0..n).filter(|&u| gone(u)).map(|u| csr.neighbors(u).len() as u64).sum();
+    let edges = graph.num_edges() - removed_edges + churned;
+    assert_eq!(
+        out.result,
+        Some(Value::U64(present.len() as u64 * 1_000_000_000_000 + edges * 1_000_000 + churned)),
+        "{what}, {threads} threads: nodes, edges and churned nodes left"
+    );
+    // seen, live_heads, dead_heads, removals: the properties after `weight`.
+    let columns: Vec<&[u32]> = (1..5).map(|p| column_u32(&out.properties[p])).collect();
+    assert!(columns.iter().all(|c| c.len() == n as usize + churned as usize), "{what}: a line per node");
+    for u in 0..n {
+        let i = u as usize;
+        let (live, dead) = if gone(u) {
+            (0, 0)
+        } else {
+            let heads = csr.neighbors(u);
+            (heads.iter().filter(|&&v| !gone(v)).count() as u32, heads.iter().filter(|&&v| gone(v)).count() as u32)
+        };
+        let want = [u32::from(!gone(u)), live, dead, u32::from(gone(u))];
+        let got = [columns[0][i], columns[1][i], columns[2][i], columns[3][i]];
+        assert_eq!(got, want, "{what}, {threads} threads, node {u}: seen, live heads, dead heads, removals");
+    }
+    assert!(columns.iter().all(|c| c[n as usize..].iter().all(|&x| x == 0)), "{what}: an added node's values");
+}
+
+#[test]
+fn removed_nodes_leave_exact_counts() {
+    let program = compile("node_removal", NODE_REMOVAL);
+    for seed in 0..30 {
+        let graph = random_graph(seed);
+        for threads in [1, 3] {
+            check_removals(&program, &graph, threads, &format!("random graph {seed}"));
+        }
+    }
+    let options = GenOptions { seed: 9, max_weight: Some(9) };
+    let graph = generate(&Generator::graph500(14), &options, true, &NoProgress).unwrap();
+    check_removals(&program, &graph, 4, "rmat 14");
 }

@@ -904,6 +904,15 @@ pub struct TuneArgs {
     pub json: bool,
 }
 
+/// `on` or `off` (also `true`/`false`, `yes`/`no`).
+fn parse_on_off(text: &str) -> Result<bool, String> {
+    match text {
+        "on" | "true" | "yes" => Ok(true),
+        "off" | "false" | "no" => Ok(false),
+        _ => Err(format!("expected on or off, not `{text}`")),
+    }
+}
+
 /// A time budget in seconds: a positive number.
 fn parse_budget(text: &str) -> Result<std::time::Duration, String> {
     let seconds: f64 = text.trim().parse().map_err(|_| format!("expected a number of seconds, got '{text}'"))?;
@@ -1123,14 +1132,5 @@ mod tests {
         for bad in ["", "lots", "-1G", "0", "1X"] {
             assert!(parse_size(bad).is_err(), "{bad}");
         }
-    }
-}
-
-/// `on` or `off` (also `true`/`false`, `yes`/`no`).
-fn parse_on_off(text: &str) -> Result<bool, String> {
-    match text {
-        "on" | "true" | "yes" => Ok(true),
-        "off" | "false" | "no" => Ok(false),
-        _ => Err(format!("expected on or off, not `{text}`")),
     }
 }

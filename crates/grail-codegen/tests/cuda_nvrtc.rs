@@ -122,6 +122,12 @@ fn the_collection_programs_compile_for_sm_90() {
         include_str!("../../grail-lang/tests/programs/node_growth.grail"),
         &OptConfig::all(),
     );
+    compiles_cleanly("node_removal", include_str!("../../grail-lang/tests/programs/node_removal.grail"));
+    compiles_cleanly_with(
+        "node_removal",
+        include_str!("../../grail-lang/tests/programs/node_removal.grail"),
+        &OptConfig::all(),
+    );
     compiles_cleanly("update_function", include_str!("../../grail-lang/tests/programs/update_function.grail"));
     // Local worklists: dmr keeps its new bad triangles in the thread.
     let local: OptConfig = "all,local=on".parse().unwrap();

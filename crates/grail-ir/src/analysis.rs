@@ -781,7 +781,9 @@ pub(crate) fn walk_expr(expr: &Expr, visit: &mut impl FnMut(&Expr)) {
         | ExprKind::CollectionAdd { value: e, .. }
         | ExprKind::CollectionRemove { element: e, .. }
         | ExprKind::CollectionHas { element: e, .. }
-        | ExprKind::RemoveEdge(e) => children.push(e),
+        | ExprKind::RemoveEdge(e)
+        | ExprKind::RemoveNode(e)
+        | ExprKind::HasNode(e) => children.push(e),
         ExprKind::AddEdge { src, dst, weight } => {
             children.extend([&**src, &**dst]);
             children.extend(weight.as_deref());

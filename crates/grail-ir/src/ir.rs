@@ -206,8 +206,14 @@ pub struct GraphGrowth {
     pub removed: Option<PropertyId>,
     /// Each edge property the program declares, with its field in `added`.
     pub edge_fields: Vec<(PropertyId, u32)>,
-    /// Present when a kernel adds nodes.
+    /// Present when a kernel adds nodes, or removes them.
     pub nodes: Option<NodeGrowth>,
+    /// Present when a kernel removes nodes: a hidden node property, 1 for a removed node.
+    /// Removing a node marks it here, removes its out-edges (as `remove_edge` does; removal
+    /// marks for edges are then present too) and counts it in the added nodes' collection's
+    /// removed count, so that `num_nodes + live(added nodes)` is the number of nodes present. Its
+    /// in-edges stay: loops over another node's neighbours may meet it (`G.has_node` says so).
+    pub node_removed: Option<PropertyId>,
 }
 
 /// Nodes that kernels add (`G.add_node`): node `num_nodes + h` is element `h` of the hidden
@@ -675,6 +681,11 @@ pub enum ExprKind {
     /// Adds a node (its properties at their initial values, no edges); yields it. Kernels and
     /// functions only. See [`NodeGrowth`].
     AddNode,
+    /// Removes a node and its out-edges; `true` for the one call that removed it. Kernels and
+    /// functions only. See [`GraphGrowth::node_removed`].
+    RemoveNode(Box<Expr>),
+    /// Whether a node is present: an input node or an added one, not removed.
+    HasNode(Box<Expr>),
     /// Compacts a collection (its elements present move down to handles 0.. in order, and
     /// handles to them held in collections are renumbered); yields the count (`u32`). Host code
     /// only, outside `iterate` and `pipe`.

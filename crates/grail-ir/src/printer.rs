@@ -336,6 +336,8 @@ impl<'m> Printer<'m> {
             },
             ExprKind::RemoveEdge(e) => format!("remove_edge({})", self.expr(e)),
             ExprKind::AddNode => "add_node()".to_string(),
+            ExprKind::RemoveNode(n) => format!("remove_node({})", self.expr(n)),
+            ExprKind::HasNode(n) => format!("has_node({})", self.expr(n)),
             ExprKind::EdgeSource(e) => format!("src({})", self.expr(e)),
             ExprKind::EdgeTarget(e) => format!("dst({})", self.expr(e)),
             ExprKind::Degree { node, reverse } => {

@@ -754,6 +754,20 @@ impl<'m> Checker<'m> {
                 }
                 want(Type::Node)
             }
+            ExprKind::RemoveNode(node) | ExprKind::HasNode(node) => {
+                let removing = matches!(expr.kind, ExprKind::RemoveNode(_));
+                if removing && self.module.growth.as_ref().is_none_or(|g| g.node_removed.is_none()) {
+                    return self.fail("a node removed in a program without the nodes' removal marks");
+                }
+                if removing && self.module.growth.as_ref().is_none_or(|g| g.nodes.is_none() || g.removed.is_none()) {
+                    return self.fail("a node removed in a program without the added nodes and edge removal marks");
+                }
+                if self.is_host() {
+                    return self.fail("removing or looking up a node in host code");
+                }
+                self.expect("the node", node, Type::Node)?;
+                want(Type::BOOL)
+            }
             ExprKind::RemoveEdge(edge) => {
                 if self.module.growth.as_ref().is_none_or(|g| g.removed.is_none()) {
                     return self.fail("an edge removed in a program without the removal marks");

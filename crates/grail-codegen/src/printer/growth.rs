@@ -163,6 +163,39 @@ pub(crate) fn support<T: Target>(target: &T, out: &mut String, module: &Module, 
     }
 }
 
+/// The helpers of a program whose kernels remove nodes (`grail_ir::GraphGrowth::node_removed`),
+/// after [`support`]: whether a node is removed, and removing one with its out-edges.
+pub(crate) fn node_removal_support<T: Target>(target: &T, out: &mut String, growth: &GraphGrowth) {
+    let (Some(removed), Some(nodes)) = (growth.node_removed, growth.nodes.as_ref()) else { return };
+    let q = target.add_qualifier();
+    let nc = nodes.added.0;
+    let field = nodes.fields.iter().find(|(p, _)| *p == removed).map(|(_, f)| *f).expect("a node property's field");
+    let slot = format!("(uint32_t *)grail_node_slot(ctx, ctx->props[{}], 4, GRAIL_C{nc}_F{field}, n)", removed.0);
+    writeln!(
+        out,
+        "/* Removed nodes: marked in `node removed`, counted in the added nodes' removed count. */
+         {q} bool grail_node_removed(const grail_ctx *ctx, uint32_t n) {{
+                 return *(volatile uint32_t *){slot} != 0u;
+}}
+         {q} bool grail_node_has(const grail_ctx *ctx, uint32_t n) {{
+                 if ((uint64_t)n >= ctx->num_nodes + grail_coll_len(&ctx->colls[{nc}])) return false;
+                 return !grail_node_removed(ctx, n);
+}}
+         {q} bool grail_node_remove(const grail_ctx *ctx, uint32_t n) {{
+                 if ((uint64_t)n >= ctx->num_nodes + grail_coll_len(&ctx->colls[{nc}])) return false;
+                 if (!grail_atomic_cas_u32({slot}, 0u, 1u)) return false;
+                 grail_atomic_add_u64(&ctx->colls[{nc}].removed, 1u);
+                 /* Its out-edges go with it: the input's, then those added. */
+                 if ((uint64_t)n < ctx->num_nodes)
+                         for (uint64_t k = ctx->out_offsets[n]; k < ctx->out_offsets[(uint64_t)n + 1]; k++) grail_edge_remove(ctx, k);
+                 for (uint32_t h = grail_first_added(ctx, n); h != 0u; h = grail_next_added(ctx, h - 1u))
+                         grail_edge_remove(ctx, ctx->num_edges + (uint64_t)(h - 1u));
+                 return true;
+}}"
+    )
+    .unwrap();
+}
+
 /// `grail_init_node(ctx, v)`: the initialisation kernel's loop over the nodes, for one added
 /// node. After the program's functions, which initialisers may call.
 pub(crate) fn init_node_function<T: Target>(target: &T, out: &mut String, module: &Module) -> Result<(), CodegenError> {
@@ -270,6 +303,41 @@ impl<T: Target> Emitter<'_, T> {
     /// The check that skips a removed input edge at CSR position `k`, if edges can be removed.
     pub(crate) fn removed_input_edge_skip(&self) -> Option<&'static str> {
         self.module.growth.as_ref().and_then(|g| g.removed).map(|_| "if (grail_input_edge_removed(ctx, k)) continue;")
+    }
+
+    /// `G.remove_node(node)`.
+    pub(crate) fn node_remove(&self, node: &Expr) -> Result<String, CodegenError> {
+        self.note_call();
+        Ok(format!("grail_node_remove(ctx, {})", self.expr(node)?))
+    }
+
+    /// `G.has_node(node)`: below the node count and not removed (without removals, below the
+    /// count: the input's nodes, a part's owned nodes and ghosts, or the added ones too).
+    pub(crate) fn node_has(&self, node: &Expr) -> Result<String, CodegenError> {
+        let n = self.expr(node)?;
+        let growth = self.module.growth.as_ref();
+        if growth.is_some_and(|g| g.node_removed.is_some()) {
+            self.note_call();
+            return Ok(format!("grail_node_has(ctx, {n})"));
+        }
+        Ok(match growth.and_then(|g| g.nodes.as_ref()) {
+            Some(nodes) => format!(
+                "((uint64_t)({n}) < {} + grail_coll_len(&{}[{}]))",
+                self.ctx("num_nodes"),
+                self.ctx("colls"),
+                nodes.added.0
+            ),
+            None => format!("((uint64_t)({n}) < {})", self.ctx("node_slots")),
+        })
+    }
+
+    /// The check that skips a removed node as a loop's item, if kernels remove nodes.
+    pub(crate) fn removed_node_skip(&self, var: &str) -> Option<String> {
+        self.module
+            .growth
+            .as_ref()
+            .and_then(|g| g.node_removed)
+            .map(|_| format!("if (grail_node_removed(ctx, {var})) continue;"))
     }
 
     /// `G.add_node()`.

@@ -214,6 +214,7 @@ pub(crate) fn emit<T: Target>(module: &Module, target: &T) -> Result<String, Cod
     }
     if let Some(growth) = &module.growth {
         growth::support(target, &mut out, module, growth);
+        growth::node_removal_support(target, &mut out, growth);
     }
     let qualifier = target.function_qualifier();
     let copies: &[bool] = if T::LOCKED_FUNCTIONS { &[false, true] } else { &[false] };
@@ -820,6 +821,12 @@ impl<'m, T: Target> Emitter<'m, T> {
                     &format!("if (!grail_coll_has(&{colls}[{}], GRAIL_C{}_GONE, {var})) continue;", c.0, c.0),
                 );
             }
+            if forall.space == Space::AllNodes
+                && let Some(skip) = self.removed_node_skip(&var)
+            {
+                // Removed nodes are not visited.
+                self.line(depth, &skip);
+            }
             if forall.space == Space::AllEdges && self.module.growth.is_some() {
                 // Removed edges are not visited.
                 self.line(depth, &format!("if (!grail_edge_present(ctx, {var})) continue;"));
@@ -1196,6 +1203,8 @@ impl<'m, T: Target> Emitter<'m, T> {
             ExprKind::AddEdge { src, dst, weight } => self.edge_add(src, dst, weight.as_deref())?,
             ExprKind::RemoveEdge(edge) => self.edge_remove(edge)?,
             ExprKind::AddNode => self.node_add(),
+            ExprKind::RemoveNode(node) => self.node_remove(node)?,
+            ExprKind::HasNode(node) => self.node_has(node)?,
             ExprKind::Neighbor { node, index, reverse } => {
                 let (offsets, column) =
                     if *reverse { ("in_offsets", "in_sources") } else { ("out_offsets", "out_targets") };

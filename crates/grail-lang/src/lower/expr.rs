@@ -739,10 +739,21 @@ impl<'a> Lowerer<'a> {
                     let message = format!("`G.{name}()` is an iteration space: use it in `for`, `forall` or `initial`");
                     self.error(message, span)
                 }
-                "add_edge" | "remove_edge" | "add_node" => self.edge_change(name, args, method.span, span),
+                "add_edge" | "remove_edge" | "add_node" | "remove_node" | "has_node" => {
+                    self.edge_change(name, args, method.span, span)
+                }
                 _ => {
-                    let candidates =
-                        ["num_nodes", "num_edges", "nodes", "edges", "add_edge", "remove_edge", "add_node"];
+                    let candidates = [
+                        "num_nodes",
+                        "num_edges",
+                        "nodes",
+                        "edges",
+                        "add_edge",
+                        "remove_edge",
+                        "add_node",
+                        "remove_node",
+                        "has_node",
+                    ];
                     let mut diagnostic = Diagnostic::error(format!("the graph has no method `{name}`"), method.span);
                     if let Some(close) = types::suggest(name, candidates) {
                         diagnostic = diagnostic.with_note(format!("did you mean `{close}`?"));
@@ -823,11 +834,13 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    /// `G.add_edge(u, v)`, `G.add_edge(u, v, w)`, `G.remove_edge(e)` and `G.add_node()`: kernels
-    /// change the graph (see `grail_ir::GraphGrowth`).
+    /// `G.add_edge(u, v)`, `G.add_edge(u, v, w)`, `G.remove_edge(e)`, `G.add_node()` and
+    /// `G.remove_node(u)`: kernels change the graph (see `grail_ir::GraphGrowth`); and
+    /// `G.has_node(u)`, which asks whether a node is there.
     fn edge_change(&mut self, name: &str, args: &[ast::Expr], at: Span, span: Span) -> Option<Expr> {
         if self.body.kind.is_host() {
-            let message = format!("host code cannot call `G.{name}`: kernels change the graph");
+            let what = if name == "has_node" { "kernels ask it" } else { "kernels change the graph" };
+            let message = format!("host code cannot call `G.{name}`: {what}");
             let diagnostic = Diagnostic::error(message, at)
                 .with_note("call it in a kernel (or a function a kernel calls), then `invoke` the kernel");
             self.report(diagnostic);
@@ -839,6 +852,15 @@ impl<'a> Lowerer<'a> {
             self.edge_changes.nodes_added.get_or_insert(at);
             self.arguments(args, &[], &callee, span)?;
             return Some(Expr::new(ExprKind::AddNode, Type::Node));
+        }
+        if name == "remove_node" || name == "has_node" {
+            if name == "remove_node" {
+                self.edge_changes.nodes_removed.get_or_insert(at);
+            }
+            let mut args = self.arguments(args, &[Some(Type::Node)], &callee, span)?;
+            let node = Box::new(args.remove(0));
+            let kind = if name == "remove_node" { ExprKind::RemoveNode(node) } else { ExprKind::HasNode(node) };
+            return Some(Expr::new(kind, Type::BOOL));
         }
         if name == "remove_edge" {
             self.edge_changes.removed.get_or_insert(at);

@@ -212,6 +212,7 @@ struct EdgeChanges {
     added: Option<Span>,
     removed: Option<Span>,
     nodes_added: Option<Span>,
+    nodes_removed: Option<Span>,
     fixed_reads: Vec<(Span, &'static str)>,
 }
 
@@ -1106,7 +1107,11 @@ impl Lowerer<'_> {
         init: Option<KernelId>,
     ) -> Option<ir::GraphGrowth> {
         let changes = &self.edge_changes;
-        if changes.added.is_none() && changes.removed.is_none() && changes.nodes_added.is_none() {
+        if changes.added.is_none()
+            && changes.removed.is_none()
+            && changes.nodes_added.is_none()
+            && changes.nodes_removed.is_none()
+        {
             return None;
         }
         let mut fields =
@@ -1122,9 +1127,12 @@ impl Lowerer<'_> {
         };
         let first_added = hidden("first added edge", Owner::Node);
         let degree_change = hidden("degree change", Owner::Node);
-        let removed = changes.removed.map(|_| hidden("edge removed", Owner::Edge));
-        // Added nodes: one field per node property, the hidden ones above included.
-        let nodes = changes.nodes_added.map(|_| {
+        // Removing a node removes its out-edges: edge removal marks come with it.
+        let removed = changes.removed.or(changes.nodes_removed).map(|_| hidden("edge removed", Owner::Edge));
+        let node_removed = changes.nodes_removed.map(|_| hidden("node removed", Owner::Node));
+        // Added nodes: one field per node property, the hidden ones above included. Removing
+        // nodes needs the collection too: its removed count counts the removed nodes.
+        let nodes = changes.nodes_added.or(changes.nodes_removed).map(|_| {
             let mut fields = Vec::new();
             let node_fields = property_fields(properties, Owner::Node, &mut fields);
             let element = StructId(structs.len() as u32);
@@ -1132,14 +1140,16 @@ impl Lowerer<'_> {
             collections.push(ir::CollectionDecl { name: "added nodes".to_string(), element });
             ir::NodeGrowth { added: CollectionId(collections.len() as u32 - 1), fields: node_fields, init }
         });
-        Some(ir::GraphGrowth { added, first_added, degree_change, removed, edge_fields, nodes })
+        Some(ir::GraphGrowth { added, first_added, degree_change, removed, edge_fields, nodes, node_removed })
     }
 
     /// In a program whose kernels change the graph: errors for what only the input graph has
     /// (indexed neighbours, in-edges), for `main` reading edges, and for edge outputs.
     fn check_edge_changes(&mut self, module: &ir::Module) {
         let changes = &self.edge_changes;
-        let Some(at) = changes.added.or(changes.removed).or(changes.nodes_added) else { return };
+        let Some(at) = changes.added.or(changes.removed).or(changes.nodes_added).or(changes.nodes_removed) else {
+            return;
+        };
         let verb =
             if changes.removed.is_some() && changes.added.is_none() { "removes edges" } else { "adds edges or nodes" };
         let mut diagnostics = Vec::new();

@@ -784,10 +784,11 @@ impl<'a, M: Machine + ?Sized> Interp<'a, '_, M> {
                     None => Value::U64(input),
                 }
             }
-            ExprKind::AddEdge { .. } | ExprKind::RemoveEdge(_) | ExprKind::AddNode => {
-                return Err(program_error(
-                    "host code cannot add nodes or edges, or remove edges; kernels do".to_string(),
-                ));
+            ExprKind::AddEdge { .. } | ExprKind::RemoveEdge(_) | ExprKind::AddNode | ExprKind::RemoveNode(_) => {
+                return Err(program_error("host code cannot add or remove nodes or edges; kernels do".to_string()));
+            }
+            ExprKind::HasNode(_) => {
+                return Err(program_error("host code cannot ask `G.has_node`; kernels do".to_string()));
             }
             ExprKind::EdgeSource(edge) => {
                 let edge = self.eval(frame, edge)?;
