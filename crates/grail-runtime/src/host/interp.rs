@@ -757,7 +757,9 @@ impl<'a, M: Machine + ?Sized> Interp<'a, '_, M> {
             }
             ExprKind::NumNodes => match self.module.growth.as_ref().and_then(|g| g.nodes.as_ref()) {
                 // The input's nodes and those kernels added.
-                Some(nodes) => Value::U32(self.num_nodes() + self.m.collection_len(nodes.added)?),
+                // Wrapping: removed input nodes count in that collection's removals (see
+                // `grail_ir::GraphGrowth::node_removed`), so its difference may be negative.
+                Some(nodes) => Value::U32(self.num_nodes().wrapping_add(self.m.collection_len(nodes.added)?)),
                 None => Value::U32(self.num_nodes()),
             },
             ExprKind::CollectionAdd { collection, value } => {
