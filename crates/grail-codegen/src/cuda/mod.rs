@@ -357,36 +357,27 @@ impl Target for Cuda {
         let kernel_ir = e.kernel.ok_or_else(|| CodegenError::Internal("a phase outside a kernel".into()))?;
         let items = e.capture(|e| match grail_ir::opt::nested::site(forall) {
             Some((top, site)) => schedule::scheduled_items(e, kernel_ir, forall, top, site, &item, &mapping),
-            None if self.converge => {
-                // Warp-uniform: every lane makes the same trips (its warp's first item index
-                // steps through the range), so the lanes meet at the top of each trip.
-                let limit = &mapping.limit;
-                e.line(1, "const uint64_t lane_ = grail_thread_index() & 31u;");
-                e.line(
-                    1,
-                    &format!(
-                        "for (uint64_t j0_ = grail_thread_index() - lane_; j0_ < {limit}; j0_ += grail_thread_count()) {{"
-                    ),
-                );
-                e.line(2, "__syncwarp();");
-                e.line(2, "const uint64_t j = j0_ + lane_;");
-                e.line(2, &format!("if (j >= {limit}) continue;"));
-                e.line(2, &format!("const uint64_t i = {};", mapping.index));
-                if backoff {
-                    e.line(2, "if (i >= size) continue;");
-                }
-                e.item_chain(forall, &item, 2)?;
-                e.line(1, "}");
-                Ok(())
-            }
             None => {
-                e.line(
-                    1,
-                    &format!(
-                        "for (uint64_t j = grail_thread_index(); j < {}; j += grail_thread_count()) {{",
-                        mapping.limit
-                    ),
-                );
+                let limit = &mapping.limit;
+                if self.converge {
+                    // Warp-uniform: every lane makes the same trips (its warp's first item index
+                    // steps through the range), so the lanes meet at the top of each trip.
+                    e.line(1, "const uint64_t lane_ = grail_thread_index() & 31u;");
+                    e.line(
+                        1,
+                        &format!(
+                            "for (uint64_t j0_ = grail_thread_index() - lane_; j0_ < {limit}; j0_ += grail_thread_count()) {{"
+                        ),
+                    );
+                    e.line(2, "__syncwarp();");
+                    e.line(2, "const uint64_t j = j0_ + lane_;");
+                    e.line(2, &format!("if (j >= {limit}) continue;"));
+                } else {
+                    e.line(
+                        1,
+                        &format!("for (uint64_t j = grail_thread_index(); j < {limit}; j += grail_thread_count()) {{"),
+                    );
+                }
                 e.line(2, &format!("const uint64_t i = {};", mapping.index));
                 if backoff {
                     e.line(2, "if (i >= size) continue;");
