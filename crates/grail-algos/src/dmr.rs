@@ -27,6 +27,10 @@ pub struct Refined {
     pub time: Duration,
     /// Of `time`, the spatial ordering and its undoing.
     pub order_time: Duration,
+    /// The refinement's rounds (invocations of its kernel `refine`) and the worklist items they
+    /// took, retried ones included: the bad triangles each round found, and those that came back.
+    pub rounds: u64,
+    pub items: u64,
     /// On a GPU: the kernels' share of `time`, and copying the mesh up and back.
     pub gpu_times: Option<GpuTimes>,
 }
@@ -107,7 +111,9 @@ pub fn refine(mesh: &Mesh, options: &Options) -> Result<Refined> {
     }
     let time = output.stats.elapsed + order_time;
     let complete = refined.points.len() < max_points as usize;
-    Ok(Refined { mesh: refined, complete, time, order_time, gpu_times })
+    let refine = output.stats.kernels.iter().find(|k| k.name == "refine");
+    let (rounds, items) = refine.map_or((0, 0), |k| (k.invocations, k.items));
+    Ok(Refined { mesh: refined, complete, time, order_time, rounds, items, gpu_times })
 }
 
 /// The program's inputs for `mesh`: its points, and its triangles with their neighbours, as

@@ -64,12 +64,14 @@ fn refine(args: MeshRefineArgs, threads: usize, progress: &Bars) -> Result<()> {
             let complete = refined.complete;
             let gpu_times = refined.gpu_times;
             let refined_mesh = grail_mesh::refine::Refined { mesh: refined.mesh, complete };
-            (name, refined_mesh, refined.time, Some((gpu_times, refined.order_time)), Some(mesh.area()))
+            let counts = (refined.rounds, refined.items);
+            (name, refined_mesh, refined.time, Some((gpu_times, refined.order_time, counts)), Some(mesh.area()))
         }
     };
     progress.finish();
-    let order_time = program_times.as_ref().map(|(_, order)| *order);
-    let gpu_times = program_times.and_then(|(gpu, _)| gpu);
+    let order_time = program_times.as_ref().map(|(_, order, _)| *order);
+    let counts = program_times.as_ref().map(|(_, _, counts)| *counts);
+    let gpu_times = program_times.and_then(|(gpu, _, _)| gpu);
     phase(progress, "writing", || write_mesh(&refined.mesh, &args.output, base))
         .context("cannot write the refined mesh")?;
     let expected_area = domain_area.or_else(|| (!input.triangles.is_empty()).then(|| input.area()));
@@ -94,6 +96,10 @@ fn refine(args: MeshRefineArgs, threads: usize, progress: &Bars) -> Result<()> {
             // The grail program's runs: the part of time_ms spent renumbering the mesh in
             // spatial order and back (0 without the ordering).
             "order_ms": order_time.map(|t| t.as_secs_f64() * 1e3),
+            // The grail program's rounds (invocations of its kernel `refine`) and the bad
+            // triangles they took, retried ones included.
+            "rounds": counts.map(|(rounds, _)| rounds),
+            "items": counts.map(|(_, items)| items),
             // On a GPU, the kernels' share of time_ms (the rest: copying the mesh up and back).
             "kernel_ms": gpu_times.as_ref().map(|t| t.kernels.as_secs_f64() * 1e3),
             // On a GPU, copying the mesh up (with the program's input collections filled) and
