@@ -173,3 +173,21 @@ fn checked_mode_compiles_for_sm_90() {
         assert_eq!(compiled.log, "", "NVRTC warned about {file} with {config}:\n{}", compiled.log);
     }
 }
+
+/// The switches that keep the program's functions and its phases out of line
+/// (`-DGRAIL_NOINLINE_FUNCTIONS`, `-DGRAIL_NOINLINE_PHASES` in `GRAIL_NVRTC_FLAGS`) compile
+/// cleanly, on `dmr` with every optimization (an outlined region calling its phases).
+#[test]
+fn out_of_line_functions_and_phases_compile() {
+    if !gpu::nvrtc_or_skip("out_of_line_functions_and_phases_compile") {
+        return;
+    }
+    let module = compile_source("dmr", include_str!("../../grail-algos/programs/dmr.grail")).unwrap();
+    let module = optimize(module, &OptConfig::all()).unwrap();
+    let cuda = emit_cuda(&module).unwrap();
+    for defines in ["#define GRAIL_NOINLINE_FUNCTIONS\n", "#define GRAIL_NOINLINE_PHASES\n"] {
+        let compiled = gpu::compile(&format!("{defines}{cuda}"), "dmr.cu", "sm_90".parse().unwrap())
+            .unwrap_or_else(|e| panic!("{defines}{e}"));
+        assert_eq!(compiled.log, "", "NVRTC warned with {defines}:\n{}", compiled.log);
+    }
+}

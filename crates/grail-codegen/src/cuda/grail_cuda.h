@@ -85,6 +85,20 @@ typedef unsigned long long uintptr_t;
 
 /* Every helper here is a device function, inlined. */
 #define GRAIL_DEVICE __device__ __forceinline__
+/* The program's functions (inlined where the compiler sees fit) and its phases' item loops
+ * (inlined into their kernel, or into an outlined region's control kernel). Either can be kept
+ * out of line to measure what the size of the code costs: `GRAIL_NVRTC_FLAGS=
+ * -DGRAIL_NOINLINE_FUNCTIONS` or `-DGRAIL_NOINLINE_PHASES`. */
+#ifdef GRAIL_NOINLINE_FUNCTIONS
+#define GRAIL_FUNCTION __device__ __noinline__
+#else
+#define GRAIL_FUNCTION __device__
+#endif
+#ifdef GRAIL_NOINLINE_PHASES
+#define GRAIL_PHASE __device__ __noinline__
+#else
+#define GRAIL_PHASE __device__ __forceinline__
+#endif
 
 /* ---- Values, worklists and the context ---- */
 

@@ -224,7 +224,7 @@ impl Target for Cuda {
     }
 
     fn function_qualifier(&self) -> &'static str {
-        "__device__"
+        "GRAIL_FUNCTION"
     }
 
     const LOCKED_FUNCTIONS: bool = true;
@@ -390,9 +390,7 @@ impl Target for Cuda {
         e.out = size_fn;
         e.line(
             0,
-            &format!(
-                "__device__ __forceinline__ void {name}_run(const grail_ctx *ctx, const grail_value *args, uint64_t size) {{"
-            ),
+            &format!("GRAIL_PHASE void {name}_run(const grail_ctx *ctx, const grail_value *args, uint64_t size) {{"),
         );
         e.prologue();
         let reduction = if e.uses.acc { Some(reduction(&e)?) } else { None };
