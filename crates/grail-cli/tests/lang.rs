@@ -100,7 +100,7 @@ fn compile_emits_cuda_for_the_gpu_backend() {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let cuda = String::from_utf8(out.stdout).unwrap();
     assert!(cuda.contains("extern \"C\" __global__ void grail_k0_0("), "{cuda}");
-    assert!(cuda.contains("__device__ __forceinline__ void grail_k0_0_run("), "{cuda}");
+    assert!(cuda.contains("GRAIL_PHASE void grail_k0_0_run("), "{cuda}");
 }
 
 #[test]
