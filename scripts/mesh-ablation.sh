@@ -68,7 +68,7 @@ configs=(
 
 mesh="$work/m$points"
 "$grail" -q mesh gen --points "$points" --seed 7 -o "$mesh" >/dev/null
-echo "| configuration | triangles out | best ms of $repeat | of which GPU kernels | verified |"
+echo "| configuration | triangles out | best ms of $repeat | of which kernels | verified |"
 echo "| --- | ---: | ---: | ---: | --- |"
 for config in "${configs[@]}"; do
     label=${config%%|*}

@@ -8,8 +8,9 @@
 # For each POINTS it generates the Delaunay triangulation of that many random points in the unit
 # square (`grail mesh gen --seed 7`), refines it with `grail mesh refine --target T --verify
 # --json` on each target (best of --repeat runs; the first GPU run compiles the program, which
-# the reported time excludes), and prints points, triangles in and out, and the time (on a GPU,
-# also the kernels' share of it: the rest is copying the mesh up and back). A run that
+# the reported time excludes), and prints points, triangles in and out, and the time with the
+# kernels' share of it (the rest: filling the mesh in and reading it back, on a GPU copying it up
+# and back, and the spatial ordering on the CPU). A run that
 # fails, is rejected by the verifier or passes --timeout seconds is reported as such. With the
 # `triangle` Python package installed, scripts/mesh-compare.py adds Triangle's time on the same
 # meshes. Needs python3 (to read the JSON).
@@ -56,7 +57,7 @@ trap 'rm -rf "$work"' EXIT
 # shellcheck source=mesh-runs.sh
 source "$(dirname "$0")/mesh-runs.sh"
 
-echo "| points | triangles in | target | triangles out | best ms of $repeat | of which GPU kernels | verified |"
+echo "| points | triangles in | target | triangles out | best ms of $repeat | of which kernels | verified |"
 echo "| ---: | ---: | --- | ---: | ---: | ---: | --- |"
 meshes=()
 for n in "${points[@]}"; do

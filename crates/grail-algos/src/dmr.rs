@@ -31,6 +31,9 @@ pub struct Refined {
     /// took, retried ones included: the bad triangles each round found, and those that came back.
     pub rounds: u64,
     pub items: u64,
+    /// Of `time`, the kernels' (on a GPU, by CUDA events; on the CPU, the kernels' runs): the
+    /// rest is filling the mesh in, reading it back and the ordering.
+    pub kernel_time: Duration,
     /// On a GPU: the kernels' share of `time`, and copying the mesh up and back.
     pub gpu_times: Option<GpuTimes>,
 }
@@ -113,7 +116,11 @@ pub fn refine(mesh: &Mesh, options: &Options) -> Result<Refined> {
     let complete = refined.points.len() < max_points as usize;
     let refine = output.stats.kernels.iter().find(|k| k.name == "refine");
     let (rounds, items) = refine.map_or((0, 0), |k| (k.invocations, k.items));
-    Ok(Refined { mesh: refined, complete, time, order_time, rounds, items, gpu_times })
+    let kernel_time = match &gpu_times {
+        Some(times) => times.kernels,
+        None => output.stats.kernels.iter().map(|k| k.time).sum(),
+    };
+    Ok(Refined { mesh: refined, complete, time, order_time, rounds, items, kernel_time, gpu_times })
 }
 
 /// The program's inputs for `mesh`: its points, and its triangles with their neighbours, as

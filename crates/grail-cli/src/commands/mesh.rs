@@ -64,7 +64,7 @@ fn refine(args: MeshRefineArgs, threads: usize, progress: &Bars) -> Result<()> {
             let complete = refined.complete;
             let gpu_times = refined.gpu_times;
             let refined_mesh = grail_mesh::refine::Refined { mesh: refined.mesh, complete };
-            let counts = (refined.rounds, refined.items);
+            let counts = (refined.rounds, refined.items, refined.kernel_time);
             (name, refined_mesh, refined.time, Some((gpu_times, refined.order_time, counts)), Some(mesh.area()))
         }
     };
@@ -98,10 +98,11 @@ fn refine(args: MeshRefineArgs, threads: usize, progress: &Bars) -> Result<()> {
             "order_ms": order_time.map(|t| t.as_secs_f64() * 1e3),
             // The grail program's rounds (invocations of its kernel `refine`) and the bad
             // triangles they took, retried ones included.
-            "rounds": counts.map(|(rounds, _)| rounds),
-            "items": counts.map(|(_, items)| items),
-            // On a GPU, the kernels' share of time_ms (the rest: copying the mesh up and back).
-            "kernel_ms": gpu_times.as_ref().map(|t| t.kernels.as_secs_f64() * 1e3),
+            "rounds": counts.map(|(rounds, _, _)| rounds),
+            "items": counts.map(|(_, items, _)| items),
+            // The kernels' share of time_ms (the rest: filling the mesh in and reading it back,
+            // on a GPU copying it up and back, and the ordering).
+            "kernel_ms": counts.map(|(_, _, kernels)| kernels.as_secs_f64() * 1e3),
             // On a GPU, copying the mesh up (with the program's input collections filled) and
             // its result back, also parts of time_ms.
             "upload_ms": gpu_times.as_ref().map(|t| t.upload.as_secs_f64() * 1e3),
