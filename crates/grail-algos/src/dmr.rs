@@ -90,10 +90,13 @@ pub fn refine(mesh: &Mesh, options: &Options) -> Result<Refined> {
     }
     let source = program_source("dmr").expect("dmr is a suite program");
     let module = crate::suite::compile_source("dmr", source)?;
-    let ordering = Instant::now();
-    let spatial_order = spatial_order.unwrap_or(target == Target::Cpu);
-    let ordered = spatial_order.then(|| grail_mesh::order::spatial_order(mesh));
-    let mut order_time = ordering.elapsed();
+    let mut order_time = Duration::ZERO;
+    let ordered = spatial_order.unwrap_or(target == Target::Cpu).then(|| {
+        let ordering = Instant::now();
+        let ordered = grail_mesh::order::spatial_order(mesh);
+        order_time = ordering.elapsed();
+        ordered
+    });
     let inputs = inputs(&module, ordered.as_ref().map_or(mesh, |o| &o.mesh))?;
     let module = grail_ir::optimize(module, &opt).map_err(|e| AlgoError::Internal(format!("optimizing `dmr`: {e}")))?;
     let cos_bound = Value::F64(min_angle.to_radians().cos());

@@ -52,6 +52,22 @@ fn generated_meshes_check_and_broken_ones_exit_3() {
         (summary["target"].as_str(), summary["bad_out"].as_u64(), summary["verified"].as_bool()),
         (Some("cpu"), Some(0), Some(true))
     );
+    // The time splits into the kernels' and the rest; the refinement took rounds and items.
+    let (time, kernels) = (summary["time_ms"].as_f64().unwrap(), summary["kernel_ms"].as_f64().unwrap());
+    assert!(kernels > 0.0 && kernels <= time, "{summary}");
+    assert!(summary["rounds"].as_u64().unwrap() > 0 && summary["items"].as_u64().unwrap() > 0, "{summary}");
+    assert!(summary["order_ms"].as_f64().unwrap() > 0.0, "the CPU orders the mesh by default: {summary}");
+    // Without the spatial order, the same guarantees; a value other than on or off is refused.
+    let plain = dir.path().join("plain");
+    let args =
+        ["mesh", "refine", &node, "--target", "cpu", "--min-angle", "25", "--verify", "--json", "--spatial-order"];
+    let run = grail(&[&args[..], &["off", "-o", plain.to_str().unwrap()]].concat());
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert_eq!((summary["verified"].as_bool(), summary["order_ms"].as_f64()), (Some(true), Some(0.0)));
+    let run = grail(&[&args[..], &["sometimes", "-o", plain.to_str().unwrap()]].concat());
+    assert_eq!(run.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&run.stderr).contains("expected on or off"));
     let again = grail(&["mesh", "check", &format!("{}.node", refined.display()), "--min-angle", "25"]);
     assert!(again.status.success());
     // Pictures.
