@@ -109,6 +109,7 @@ pub fn solve(formula: &Formula, options: &Options) -> Result<Solved> {
             noise: sp.walksat_noise,
             seed: sp.seed ^ WALKSAT_SEED,
             start: None,
+            rule: sp.walksat_rule,
         };
         // One search per core (--threads), the first to finish wins: WalkSAT's time varies
         // widely with the seed.

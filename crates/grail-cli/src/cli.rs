@@ -267,7 +267,7 @@ pub struct SpArgs {
     #[arg(long)]
     pub json: bool,
     /// Random seed of the initial surveys (and, for the reference, of their update order) and
-    /// of WalkSAT.
+    /// of the local search.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// The share of the free variables one decimation step fixes (at least one variable).
@@ -279,26 +279,42 @@ pub struct SpArgs {
     /// Sweeps allowed for one convergence (then the run ends: surveys did not converge).
     #[arg(long, value_name = "N", default_value_t = 1000)]
     pub max_sweeps: usize,
-    /// WalkSAT's flips on what the surveys leave.
+    /// The local search's flips on what the surveys leave (`walksat` in the JSON's names stands
+    /// for either local search).
     #[arg(long, value_name = "N", default_value_t = 100_000_000)]
     pub walksat_flips: u64,
     /// WalkSAT's noise (the probability of a random walk step); by default 0.5 for 3-SAT, 0.4
     /// for 4-SAT and 0.3 for longer clauses.
     #[arg(long, value_name = "P")]
     pub noise: Option<f64>,
+    /// The local search that finishes what the surveys leave: probSAT (each variable of the
+    /// clause chosen with a probability that falls with what its flip breaks; no noise), or
+    /// WalkSAT (with --noise). probSAT took half WalkSAT's flips on a 4-SAT formula's remainder
+    /// and solved random 3-SAT near the threshold that WalkSAT did not.
+    #[arg(long, value_enum, default_value_t = LocalSearch::Probsat)]
+    pub local_search: LocalSearch,
     /// Where to write the assignment (`v 1 -2 3 ... 0` lines); `-` for standard output.
     #[arg(short, long, value_name = "ASSIGNMENT")]
     pub output: Option<PathBuf>,
 }
 
+/// The local search of `grail sp`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LocalSearch {
+    /// WalkSAT with the break-count heuristic and noise.
+    Walksat,
+    /// probSAT: a variable drawn with probability falling with its break count.
+    Probsat,
+}
+
 /// Who runs survey propagation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum SpTarget {
-    /// The sequential reference (survey-inspired decimation finished by WalkSAT; clauses
-    /// updated one at a time in random order).
+    /// The sequential reference (survey-inspired decimation finished by the local search;
+    /// clauses updated one at a time in random order).
     Reference,
     /// The grail program (`sp`) on the CPU, on --threads threads: every clause's surveys updated
-    /// at once, decimation and unit propagation in the program, WalkSAT on the host.
+    /// at once, decimation and unit propagation in the program, the local search on the host.
     Cpu,
     /// The grail program (`sp`) on a GPU (`--device`), as on the CPU.
     Gpu,

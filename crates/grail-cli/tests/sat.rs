@@ -44,8 +44,9 @@ fn generated_formulas_are_solved_verified_and_failures_exit_4() {
     assert!(!none.exists());
 }
 
-/// Where the surveys are trivial WalkSAT does everything, and its noise is chosen by the clause
-/// length: random 5-SAT at ratio 16 is out of reach at 3-SAT's 0.5.
+/// Where the surveys are trivial the local search does everything. WalkSAT's noise is chosen by
+/// the clause length (random 5-SAT at ratio 16 is out of reach at 3-SAT's 0.5); probSAT, the
+/// default, has no noise to choose, and --noise with it is a usage error.
 #[test]
 fn walksat_noise_follows_the_clause_length() {
     let dir = tempfile::tempdir().unwrap();
@@ -56,12 +57,20 @@ fn walksat_noise_follows_the_clause_length() {
             .status
             .success()
     );
-    let run = grail(&["sp", cnf, "--verify", "--json"]);
+    let run = grail(&["sp", cnf, "--verify", "--json", "--local-search", "walksat"]);
     assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
     let summary: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
     assert_eq!((summary["walksat_noise"].as_f64(), summary["verified"].as_bool()), (Some(0.3), Some(true)));
-    let forced = grail(&["sp", cnf, "--noise", "0.5", "--walksat-flips", "200000", "--json"]);
+    let forced =
+        grail(&["sp", cnf, "--local-search", "walksat", "--noise", "0.5", "--walksat-flips", "200000", "--json"]);
     assert_eq!(forced.status.code(), Some(4), "{}", String::from_utf8_lossy(&forced.stdout));
+    let run = grail(&["sp", cnf, "--verify", "--json", "--walksat-flips", "200000"]);
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert_eq!((summary["local_search"].as_str(), summary["verified"].as_bool()), (Some("probsat"), Some(true)));
+    let noisy = grail(&["sp", cnf, "--noise", "0.4"]);
+    assert_eq!(noisy.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&noisy.stderr).contains("--noise is WalkSAT's"));
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! Times the data side of survey propagation on random 3-SAT: the generator (on all threads and
 //! on one, which must give the same formula), DIMACS writing and reading, WalkSAT's flips per
-//! second, and the sequential survey propagation reference.
+//! second (WalkSAT's rule and probSAT's), and the sequential survey propagation reference.
 //!
 //! `cargo run --release -p grail-sat --example sat_bench [variables] [ratio] [walksat_flips] [sp]`
 //!
@@ -9,7 +9,9 @@
 
 use std::time::Instant;
 
-use grail_sat::{SpOptions, WalkSatOptions, random_ksat, read_cnf, survey_propagation, walksat_outcome, write_cnf};
+use grail_sat::{
+    PickRule, SpOptions, WalkSatOptions, random_ksat, read_cnf, survey_propagation, walksat_outcome, write_cnf,
+};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -43,19 +45,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("read_cnf: {:.3} s, same formula: {}", start.elapsed().as_secs_f64(), back == formula);
     drop(back);
 
-    let start = Instant::now();
-    let outcome =
-        walksat_outcome(&formula, &WalkSatOptions { max_flips: flips, seed: 1, ..WalkSatOptions::default() })?;
-    let seconds = start.elapsed().as_secs_f64();
-    println!(
-        "walksat: {} flips in {seconds:.3} s = {:.2} M flips/s; {}",
-        outcome.flips,
-        outcome.flips as f64 / seconds / 1e6,
-        match outcome.assignment {
-            Some(_) => "satisfied (verified)".to_string(),
-            None => format!("{} clauses unsatisfied at the limit", outcome.unsatisfied),
-        }
-    );
+    for (name, rule) in [("walksat", PickRule::WalkSat), ("probsat", PickRule::ProbSat)] {
+        let start = Instant::now();
+        let options = WalkSatOptions { max_flips: flips, seed: 1, rule, ..WalkSatOptions::default() };
+        let outcome = walksat_outcome(&formula, &options)?;
+        let seconds = start.elapsed().as_secs_f64();
+        println!(
+            "{name}: {} flips in {seconds:.3} s = {:.2} M flips/s; {}",
+            outcome.flips,
+            outcome.flips as f64 / seconds / 1e6,
+            match outcome.assignment {
+                Some(_) => "satisfied (verified)".to_string(),
+                None => format!("{} clauses unsatisfied at the limit", outcome.unsatisfied),
+            }
+        );
+    }
 
     if with_sp {
         let start = Instant::now();

@@ -26,7 +26,9 @@ pub use formula::{Formula, MAX_VARIABLES};
 pub use generate::random_ksat;
 pub use sp::{SpOptions, SpOutcome, SpStatus, check_options, survey_propagation};
 pub use verify::{Report, UnsatisfiedClause, check};
-pub use walksat::{WalkSatOptions, WalkSatOutcome, suggested_noise, walksat, walksat_outcome, walksat_portfolio};
+pub use walksat::{
+    PickRule, WalkSatOptions, WalkSatOutcome, suggested_noise, walksat, walksat_outcome, walksat_portfolio,
+};
 
 /// What can go wrong reading, writing, generating or solving.
 #[derive(Debug, thiserror::Error)]

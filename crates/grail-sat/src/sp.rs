@@ -28,7 +28,7 @@
 use rand::{RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use crate::{Assignment, Formula, Result, SatError, WalkSatOptions, check, walksat_outcome};
+use crate::{Assignment, Formula, PickRule, Result, SatError, WalkSatOptions, check, walksat_outcome};
 
 /// `1 - eta` below this counts as 0 (the survey as a certain warning), so products can leave
 /// it out and count it instead, and dividing it back out never divides by 0.
@@ -54,6 +54,9 @@ pub struct SpOptions {
     pub walksat_max_flips: u64,
     /// WalkSAT's noise on the simplified formula.
     pub walksat_noise: f64,
+    /// How the local search on the simplified formula picks a variable: WalkSAT's rule or
+    /// probSAT's.
+    pub walksat_rule: PickRule,
 }
 
 impl Default for SpOptions {
@@ -66,6 +69,7 @@ impl Default for SpOptions {
             seed: 0,
             walksat_max_flips: 100_000_000,
             walksat_noise: 0.5,
+            walksat_rule: PickRule::ProbSat,
         }
     }
 }
@@ -185,6 +189,7 @@ pub fn survey_propagation(formula: &Formula, options: &SpOptions) -> Result<SpOu
             noise: options.walksat_noise,
             seed: options.seed ^ WALKSAT_SEED,
             start: None,
+            rule: options.walksat_rule,
         };
         let found = walksat_outcome(&rest, &search)?;
         outcome.walksat_flips = found.flips;

@@ -58,10 +58,20 @@ pub fn sp(args: SpArgs, threads: usize, progress: &Bars) -> Result<()> {
         max_iterations: args.max_sweeps,
         walksat_max_flips: args.walksat_flips,
         walksat_noise: args.noise.unwrap_or(0.5),
+        walksat_rule: match args.local_search {
+            crate::cli::LocalSearch::Walksat => grail_sat::PickRule::WalkSat,
+            crate::cli::LocalSearch::Probsat => grail_sat::PickRule::ProbSat,
+        },
         ..SpOptions::default()
     };
     // Out-of-range settings are usage errors, before anything runs.
     grail_sat::check_options(&sp_options).map_err(|e| super::UsageError(e.to_string()))?;
+    if args.noise.is_some() && args.local_search != crate::cli::LocalSearch::Walksat {
+        return Err(super::UsageError(
+            "--noise is WalkSAT's: probSAT, the default local search, has none (add --local-search walksat)".into(),
+        )
+        .into());
+    }
     progress.begin("reading", None);
     let formula = read_cnf(&args.input)?;
     progress.finish();
@@ -137,6 +147,7 @@ pub fn sp(args: SpArgs, threads: usize, progress: &Bars) -> Result<()> {
             "walksat_clauses": outcome.walksat_clauses,
             "walksat_flips": outcome.walksat_flips,
             "walksat_noise": sp_options.walksat_noise,
+            "local_search": format!("{:?}", args.local_search).to_lowercase(),
             "surveys_converged": outcome.converged,
             "time_ms": time.as_secs_f64() * 1e3,
             "verified": verified,
