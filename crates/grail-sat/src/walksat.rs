@@ -340,8 +340,32 @@ impl<'a> Search<'a> {
         }
     }
 
-    /// probSAT's steps (see [`PickRule::ProbSat`]), until the formula is satisfied,
-    /// `max_flips` were made, or `stop` is set; returns the flips made.
+    /// Steps until the formula is satisfied, `max_flips` were made, or `stop` is set (checked
+    /// every 4,096 flips: another search of a portfolio won); returns the flips made. Each step
+    /// takes an unsatisfied clause at random and flips the variable `pick` chooses in it (from
+    /// the clause's literal codes and the break counts).
+    fn walk(
+        &mut self,
+        max_flips: u64,
+        rng: &mut Xoshiro256PlusPlus,
+        stop: &AtomicBool,
+        mut pick: impl FnMut(&[u32], &[u32], &mut Xoshiro256PlusPlus) -> u32,
+    ) -> u64 {
+        let instance = self.instance;
+        let mut flips = 0;
+        while flips < max_flips && !self.unsat.is_empty() {
+            if flips % 4096 == 0 && stop.load(Ordering::Relaxed) {
+                break;
+            }
+            let c = self.unsat[rng.random_range(0..self.unsat.len())] as usize;
+            let chosen = pick(instance.clause(c), &self.breaks, rng);
+            self.flip(chosen);
+            flips += 1;
+        }
+        flips
+    }
+
+    /// probSAT's steps (see [`PickRule::ProbSat`]).
     fn run_probsat(&mut self, max_flips: u64, rng: &mut Xoshiro256PlusPlus, stop: &AtomicBool) -> u64 {
         const TABLE: usize = 64;
         let k = self.instance.longest_clause();
@@ -357,48 +381,29 @@ impl<'a> Search<'a> {
                 }
             })
             .collect();
-        let instance = self.instance;
-        let mut weights = Vec::with_capacity(k);
-        let mut flips = 0;
-        while flips < max_flips && !self.unsat.is_empty() {
-            if flips % 4096 == 0 && stop.load(Ordering::Relaxed) {
-                break;
-            }
-            let c = self.unsat[rng.random_range(0..self.unsat.len())] as usize;
-            let clause = instance.clause(c);
-            weights.clear();
+        let mut cumulative = Vec::with_capacity(k);
+        self.walk(max_flips, rng, stop, |clause, breaks, rng| {
+            cumulative.clear();
             let mut sum = 0.0;
             for &l in clause {
-                let b = self.breaks[(l >> 1) as usize] as usize;
-                let w = weight[b.min(TABLE - 1)];
-                sum += w;
-                weights.push(sum);
+                sum += weight[(breaks[(l >> 1) as usize] as usize).min(TABLE - 1)];
+                cumulative.push(sum);
             }
             let r = rng.random::<f64>() * sum;
-            let at = weights.iter().position(|&cumulative| r < cumulative).unwrap_or(clause.len() - 1);
-            self.flip(clause[at] >> 1);
-            flips += 1;
-        }
-        flips
+            let at = cumulative.iter().position(|&c| r < c).unwrap_or(clause.len() - 1);
+            clause[at] >> 1
+        })
     }
 
-    /// Flips until every clause is satisfied or `max_flips` are made; returns the flips made.
-    /// Flips until the formula is satisfied, `max_flips` were made, or `stop` is set (checked
-    /// every 4,096 flips: another search of a portfolio won).
+    /// WalkSAT's steps: a variable that breaks nothing, else with probability `noise` a random
+    /// one, otherwise the one that breaks the fewest (ties broken at random).
     fn run(&mut self, max_flips: u64, noise: f64, rng: &mut Xoshiro256PlusPlus, stop: &AtomicBool) -> u64 {
-        let instance = self.instance;
-        let mut flips = 0;
-        while flips < max_flips && !self.unsat.is_empty() {
-            if flips % 4096 == 0 && stop.load(Ordering::Relaxed) {
-                break;
-            }
-            let c = self.unsat[rng.random_range(0..self.unsat.len())] as usize;
-            let clause = instance.clause(c);
+        self.walk(max_flips, rng, stop, |clause, breaks, rng| {
             let mut best = u32::MAX;
             let mut chosen = 0;
             let mut ties = 0;
             for &l in clause {
-                let b = self.breaks[(l >> 1) as usize];
+                let b = breaks[(l >> 1) as usize];
                 if b < best {
                     (best, chosen, ties) = (b, l >> 1, 1);
                 } else if b == best {
@@ -411,10 +416,8 @@ impl<'a> Search<'a> {
             if best > 0 && rng.random::<f64>() < noise {
                 chosen = clause[rng.random_range(0..clause.len())] >> 1;
             }
-            self.flip(chosen);
-            flips += 1;
-        }
-        flips
+            chosen
+        })
     }
 }
 
