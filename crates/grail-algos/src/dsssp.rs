@@ -7,8 +7,8 @@
 //! distances on the CPU or a GPU: the known distances go in as the program's starting `dist` (an
 //! input property), the inserted edges as an input collection, and only the nodes whose
 //! distance falls are visited. On a GPU the new graph is copied to the device for every batch (a
-//! graph that grows on the device itself, by edges added from kernels, is not built yet), so a batch's whole time there is dominated by that
-//! copy; [`Timing`] keeps the computation apart. Deletions are not supported: they raise
+//! graph that grows on the device itself, by edges added from kernels, is not built yet), so a
+//! batch's whole time there is dominated by that copy; [`Timing`] keeps the computation apart. Deletions are not supported: they raise
 //! distances, which a repair from the changed edges alone cannot undo.
 //!
 //! Each batch can also be solved from scratch by the suite's SSSP program on the same target

@@ -756,11 +756,10 @@ impl<'m> Checker<'m> {
             }
             ExprKind::RemoveNode(node) | ExprKind::HasNode(node) => {
                 let removing = matches!(expr.kind, ExprKind::RemoveNode(_));
-                if removing && self.module.growth.as_ref().is_none_or(|g| g.node_removed.is_none()) {
-                    return self.fail("a node removed in a program without the nodes' removal marks");
-                }
-                if removing && self.module.growth.as_ref().is_none_or(|g| g.nodes.is_none() || g.removed.is_none()) {
-                    return self.fail("a node removed in a program without the added nodes and edge removal marks");
+                let machinery = |g: &GraphGrowth| g.node_removed.is_some() && g.nodes.is_some() && g.removed.is_some();
+                if removing && !self.module.growth.as_ref().is_some_and(machinery) {
+                    return self
+                        .fail("a node removed in a program without its removal marks, added nodes and edge marks");
                 }
                 if self.is_host() {
                     return self.fail("removing or looking up a node in host code");

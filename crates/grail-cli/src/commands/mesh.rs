@@ -40,7 +40,8 @@ fn refine(args: MeshRefineArgs, threads: usize, progress: &Bars) -> Result<()> {
     let start = Instant::now();
     // The time is the refinement's own: for the grail program, its run (not compiling it, nor
     // triangulating a .poly domain first).
-    let (target, refined, time, program_times, domain_area) = match args.target {
+    // `program`: the grail program's run (its mesh moved out into `refined`), for its timings.
+    let (target, refined, time, program, domain_area) = match args.target {
         MeshTarget::Reference => {
             let refined = grail_mesh::refine::reference(&input, args.min_angle, args.max_points)?;
             ("reference", refined, start.elapsed(), None, None)
@@ -60,18 +61,15 @@ fn refine(args: MeshRefineArgs, threads: usize, progress: &Bars) -> Result<()> {
                 off_centers: !args.circumcenters,
                 spatial_order: args.spatial_order,
             };
-            let refined = grail_algos::dmr::refine(&mesh, &options)?;
-            let complete = refined.complete;
-            let gpu_times = refined.gpu_times;
-            let refined_mesh = grail_mesh::refine::Refined { mesh: refined.mesh, complete };
-            let counts = (refined.rounds, refined.items, refined.kernel_time);
-            (name, refined_mesh, refined.time, Some((gpu_times, refined.order_time, counts)), Some(mesh.area()))
+            let mut program = grail_algos::dmr::refine(&mesh, &options)?;
+            let refined =
+                grail_mesh::refine::Refined { mesh: std::mem::take(&mut program.mesh), complete: program.complete };
+            (name, refined, program.time, Some(program), Some(mesh.area()))
         }
     };
     progress.finish();
-    let order_time = program_times.as_ref().map(|(_, order, _)| *order);
-    let counts = program_times.as_ref().map(|(_, _, counts)| *counts);
-    let gpu_times = program_times.and_then(|(gpu, _, _)| gpu);
+    let ms = |t: std::time::Duration| t.as_secs_f64() * 1e3;
+    let gpu_times = program.as_ref().and_then(|p| p.gpu_times.as_ref());
     phase(progress, "writing", || write_mesh(&refined.mesh, &args.output, base))
         .context("cannot write the refined mesh")?;
     let expected_area = domain_area.or_else(|| (!input.triangles.is_empty()).then(|| input.area()));
@@ -92,21 +90,21 @@ fn refine(args: MeshRefineArgs, threads: usize, progress: &Bars) -> Result<()> {
             "min_angle": after.min_angle,
             "bound": args.min_angle,
             "complete": refined.complete,
-            "time_ms": time.as_secs_f64() * 1e3,
+            "time_ms": ms(time),
             // The grail program's runs: the part of time_ms spent renumbering the mesh in
             // spatial order and back (0 without the ordering).
-            "order_ms": order_time.map(|t| t.as_secs_f64() * 1e3),
+            "order_ms": program.as_ref().map(|p| ms(p.order_time)),
             // The grail program's rounds (invocations of its kernel `refine`) and the bad
             // triangles they took, retried ones included.
-            "rounds": counts.map(|(rounds, _, _)| rounds),
-            "items": counts.map(|(_, items, _)| items),
+            "rounds": program.as_ref().map(|p| p.rounds),
+            "items": program.as_ref().map(|p| p.items),
             // The kernels' share of time_ms (the rest: filling the mesh in and reading it back,
             // on a GPU copying it up and back, and the ordering).
-            "kernel_ms": counts.map(|(_, _, kernels)| kernels.as_secs_f64() * 1e3),
+            "kernel_ms": program.as_ref().map(|p| ms(p.kernel_time)),
             // On a GPU, copying the mesh up (with the program's input collections filled) and
             // its result back, also parts of time_ms.
-            "upload_ms": gpu_times.as_ref().map(|t| t.upload.as_secs_f64() * 1e3),
-            "download_ms": gpu_times.as_ref().map(|t| t.download.as_secs_f64() * 1e3),
+            "upload_ms": gpu_times.map(|t| ms(t.upload)),
+            "download_ms": gpu_times.map(|t| ms(t.download)),
             // The grail program's optimizations (the reference refiner has none).
             "opt": (target != "reference").then(|| args.program.opt.to_string()),
             "off_centers": (target != "reference").then_some(!args.circumcenters),

@@ -4,6 +4,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
+use clap::ValueEnum;
 use grail_graph::Progress;
 use grail_sat::{SpOptions, SpStatus, check, random_ksat, read_cnf, survey_propagation, write_solution};
 use serde_json::json;
@@ -147,7 +148,7 @@ pub fn sp(args: SpArgs, threads: usize, progress: &Bars) -> Result<()> {
             "walksat_clauses": outcome.walksat_clauses,
             "walksat_flips": outcome.walksat_flips,
             "walksat_noise": sp_options.walksat_noise,
-            "local_search": format!("{:?}", args.local_search).to_lowercase(),
+            "local_search": args.local_search.to_possible_value().map(|v| v.get_name().to_string()),
             "surveys_converged": outcome.converged,
             "time_ms": time.as_secs_f64() * 1e3,
             "verified": verified,

@@ -173,25 +173,21 @@ pub(crate) fn node_removal_support<T: Target>(target: &T, out: &mut String, grow
     let slot = format!("(uint32_t *)grail_node_slot(ctx, ctx->props[{}], 4, GRAIL_C{nc}_F{field}, n)", removed.0);
     writeln!(
         out,
-        "/* Removed nodes: marked in `node removed`, counted in the added nodes' removed count. */
-         {q} bool grail_node_removed(const grail_ctx *ctx, uint32_t n) {{
-                 return *(volatile uint32_t *){slot} != 0u;
-}}
-         {q} bool grail_node_has(const grail_ctx *ctx, uint32_t n) {{
-                 if ((uint64_t)n >= ctx->num_nodes + grail_coll_len(&ctx->colls[{nc}])) return false;
-                 return !grail_node_removed(ctx, n);
-}}
-         {q} bool grail_node_remove(const grail_ctx *ctx, uint32_t n) {{
-                 if ((uint64_t)n >= ctx->num_nodes + grail_coll_len(&ctx->colls[{nc}])) return false;
-                 if (!grail_atomic_cas_u32({slot}, 0u, 1u)) return false;
-                 grail_atomic_add_u64(&ctx->colls[{nc}].removed, 1u);
-                 /* Its out-edges go with it: the input's, then those added. */
-                 if ((uint64_t)n < ctx->num_nodes)
-                         for (uint64_t k = ctx->out_offsets[n]; k < ctx->out_offsets[(uint64_t)n + 1]; k++) grail_edge_remove(ctx, k);
-                 for (uint32_t h = grail_first_added(ctx, n); h != 0u; h = grail_next_added(ctx, h - 1u))
-                         grail_edge_remove(ctx, ctx->num_edges + (uint64_t)(h - 1u));
-                 return true;
-}}"
+        "/* Removed nodes: marked in `node removed`, counted in the added nodes' removed count. */\n\
+         {q} bool grail_node_removed(const grail_ctx *ctx, uint32_t n) {{\n    \
+             return *(volatile uint32_t *){slot} != 0u;\n}}\n\
+         {q} bool grail_node_has(const grail_ctx *ctx, uint32_t n) {{\n    \
+             if ((uint64_t)n >= ctx->num_nodes + grail_coll_len(&ctx->colls[{nc}])) return false;\n    \
+             return !grail_node_removed(ctx, n);\n}}\n\
+         {q} bool grail_node_remove(const grail_ctx *ctx, uint32_t n) {{\n    \
+             if (!grail_node_has(ctx, n) || !grail_atomic_cas_u32({slot}, 0u, 1u)) return false;\n    \
+             grail_atomic_add_u64(&ctx->colls[{nc}].removed, 1u);\n    \
+             /* Its out-edges go with it: the input's, then those added. */\n    \
+             if ((uint64_t)n < ctx->num_nodes)\n        \
+                 for (uint64_t k = ctx->out_offsets[n]; k < ctx->out_offsets[(uint64_t)n + 1]; k++) grail_edge_remove(ctx, k);\n    \
+             for (uint32_t h = grail_first_added(ctx, n); h != 0u; h = grail_next_added(ctx, h - 1u))\n        \
+                 grail_edge_remove(ctx, ctx->num_edges + (uint64_t)(h - 1u));\n    \
+             return true;\n}}"
     )
     .unwrap();
 }

@@ -1150,8 +1150,11 @@ impl Lowerer<'_> {
         let Some(at) = changes.added.or(changes.removed).or(changes.nodes_added).or(changes.nodes_removed) else {
             return;
         };
-        let verb =
-            if changes.removed.is_some() && changes.added.is_none() { "removes edges" } else { "adds edges or nodes" };
+        let verb = match (changes.added.or(changes.nodes_added).is_some(), changes.nodes_removed.is_some()) {
+            (true, _) => "adds edges or nodes",
+            (false, true) => "removes nodes",
+            (false, false) => "removes edges",
+        };
         let mut diagnostics = Vec::new();
         for (span, what) in &changes.fixed_reads {
             let message = format!("this program {verb}, so it cannot use {what}");
