@@ -218,3 +218,57 @@ fn every_configuration_of_the_suite_validates() {
         }
     }
 }
+
+/// A kernel whose item gathers a node and its neighbours and owns them with `exclusive`; the
+/// `exclusive` is `WHERE` in the item (`{}` stands for it).
+fn claiming(shape: &str, main: &str) -> String {
+    let exclusive = "exclusive(near.first(n)) { for i in 0..n { near[i].hits += 1; } } else { retry(u); }";
+    format!(
+        "graph {{ node hits: u32; }}
+output hits;
+kernel claim() {{
+    forall u in worklist {{
+        let mut near: [Node; 4];
+        let mut n: u32 = 1;
+        near[0] = u;
+        for v in u.neighbors() {{ if n < 4 {{ near[n] = v; n += 1; }} }}
+        {}
+    }}
+}}
+fn main() {{ {main} }}",
+        shape.replace("{}", exclusive)
+    )
+}
+
+#[test]
+fn marks_decide_an_exclusive_of_the_item_itself_in_an_outlined_region() {
+    use grail_ir::KernelId;
+    use grail_ir::opt::marks;
+    let outlined = "iterate claim() initial G.nodes();";
+    // A statement of the item, in a region the outlining pass moves onto the device.
+    let module = optimized(&claiming("{}", outlined), "all,marks=on");
+    let site = marks::site(&module, KernelId(0), 0).unwrap_or_else(|e| panic!("{e}"));
+    let Stmt::ForAll(phase) = &module.kernels[0].body.block[0] else { panic!("a phase") };
+    assert!(matches!(phase.body[site], Stmt::Lock { kind: grail_ir::LockKind::Exclusive, .. }));
+    assert!(module.opt_notes.iter().all(|n| !n.contains("marks")), "{:?}", module.opt_notes);
+    // Each reason it keeps its locks, in the pass's note.
+    let refused = [
+        (claiming("if n > 1 { {} }", outlined), "all,marks=on", "a statement of the item itself"),
+        (claiming("{}", outlined), "all,marks=on,outline=none", "no outlined region invokes it"),
+        (claiming("atomic(u) { u.hits += 0; } {}", outlined), "all,marks=on", "takes a lock before"),
+        (claiming("{}", outlined).replace("retry(u)", "push(u)"), "all,marks=on,local=on", "local worklists"),
+    ];
+    for (source, config, why) in refused {
+        let module = optimized(&source, config);
+        let site = marks::site(&module, KernelId(0), 0);
+        assert!(site.as_ref().is_err_and(|e| e.contains(why)), "{config}: {site:?}");
+        assert!(
+            module.opt_notes.iter().any(|n| n.contains("takes locks, not marks") && n.contains(why)),
+            "{config}: {:?}",
+            module.opt_notes
+        );
+    }
+    // Without the key, nothing is noted.
+    let module = optimized(&claiming("if n > 1 { {} }", outlined), "all");
+    assert!(module.opt_notes.iter().all(|n| !n.contains("marks")), "{:?}", module.opt_notes);
+}

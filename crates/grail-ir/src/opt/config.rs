@@ -106,6 +106,14 @@ pub struct OptConfig {
     /// others are still in theirs, and the lanes drift apart for good: on `dmr` a warp ran with
     /// two of its 32 lanes active on average.
     pub converge: bool,
+    /// GPU: an `exclusive` that is a statement of its kernel's item itself (not inside a loop or
+    /// an `if`), in a kernel an outlined region invokes, resolves its conflicts by the morph
+    /// paper's 3-phase marking (§7.3; [`crate::opt::marks`]) instead of locks: the grid's items
+    /// go in rounds, each thread marks its elements (race), raises its marks where a lower
+    /// thread's stand (priority check), and owns its elements when every mark is still its own
+    /// (check), with grid barriers between. Elsewhere, and on the CPU, `exclusive` takes locks.
+    /// Off in `all`: slower than locks on dmr (docs/benchmarks.md).
+    pub marks: bool,
 }
 
 impl Default for OptConfig {
@@ -139,6 +147,7 @@ impl OptConfig {
         local: false,
         layout: Layout::Columns,
         converge: false,
+        marks: false,
     };
 
     /// Every optimization on, with its default parameters.
@@ -159,6 +168,7 @@ impl OptConfig {
             local: false,
             layout: Layout::Rows,
             converge: true,
+            marks: false,
         }
     }
 
@@ -246,6 +256,7 @@ impl OptConfig {
             "lockcache" => self.lockcache = on_off(value)?,
             "local" => self.local = on_off(value)?,
             "converge" => self.converge = on_off(value)?,
+            "marks" => self.marks = on_off(value)?,
             "layout" => {
                 self.layout = match value {
                     "columns" | "soa" => Layout::Columns,
@@ -298,6 +309,7 @@ const KEYS: &[&str] = &[
     "local",
     "layout",
     "converge",
+    "marks",
 ];
 
 impl FromStr for OptConfig {
@@ -339,7 +351,7 @@ impl fmt::Display for OptConfig {
         };
         write!(
             f,
-            "outline={outline},np={},coop={coop},backoff={},ldg={},block={},grid={},unroll={},scatter={},lockcache={},local={},layout={layout},converge={}",
+            "outline={outline},np={},coop={coop},backoff={},ldg={},block={},grid={},unroll={},scatter={},lockcache={},local={},layout={layout},converge={},marks={}",
             self.np,
             on_off(self.backoff),
             on_off(self.ldg),
@@ -349,7 +361,8 @@ impl fmt::Display for OptConfig {
             on_off(self.scatter),
             on_off(self.lockcache),
             on_off(self.local),
-            on_off(self.converge)
+            on_off(self.converge),
+            on_off(self.marks)
         )
     }
 }
@@ -365,7 +378,7 @@ mod tests {
         let text = OptConfig::all().to_string();
         assert_eq!(
             text,
-            "outline=all,np=tb+wp+fg,coop=warp,backoff=on,ldg=on,block=256,grid=0,unroll=2,scatter=on,lockcache=on,local=off,layout=rows,converge=on"
+            "outline=all,np=tb+wp+fg,coop=warp,backoff=on,ldg=on,block=256,grid=0,unroll=2,scatter=on,lockcache=on,local=off,layout=rows,converge=on,marks=off"
         );
         assert_eq!(OptConfig::parse(&text).unwrap(), OptConfig::all());
         for np in Schedulers::combinations() {

@@ -4,7 +4,8 @@
 //! its own file: [`nested`] (nested-parallelism schedules, IrGL §4.3), [`coop`] (cooperative
 //! conversion with focal-point analysis, §4.2), [`outline`] (iteration outlining, §4.1),
 //! [`backoff`] (retry backoff, §4.4), [`unroll`] (pipe unrolling, §4.4), [`ldg`] (read-only
-//! loads) and [`local`] (local worklists, the morph paper's §7.5). [`optimize`] runs the
+//! loads) [`local`] (local worklists, the morph paper's §7.5) and [`marks`] (3-phase conflict
+//! resolution, §7.3). [`optimize`] runs the
 //! passes an [`OptConfig`] selects, in that order (cooperative conversion looks at the
 //! schedules the nested-parallelism pass chose), validates the module after each, records the
 //! configuration in [`Module::opt`], and collects what kept a pass from applying somewhere in
@@ -15,6 +16,7 @@ mod config;
 pub mod coop;
 pub mod ldg;
 pub mod local;
+pub mod marks;
 pub mod nested;
 pub mod outline;
 pub mod unroll;
@@ -37,6 +39,7 @@ const PASSES: &[(&str, Pass)] = &[
     ("pipe unrolling", unroll::run),
     ("read-only loads", ldg::run),
     ("local worklists", local::run),
+    ("conflict marks", marks::run),
 ];
 
 /// Runs the passes `config` selects over `module` (each pass decides from the configuration

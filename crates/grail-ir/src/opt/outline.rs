@@ -246,3 +246,34 @@ fn mark(block: &mut Block, marks: &[OutlineId]) {
         }
     }
 }
+
+/// Which kernels (by index) an outlined region invokes: their phases run inside a control
+/// kernel, where every thread of the grid can meet at a grid barrier.
+pub fn region_kernels(module: &Module) -> Vec<bool> {
+    fn regions<'m>(block: &'m Block, out: &mut Vec<&'m Stmt>) {
+        for stmt in block {
+            match stmt {
+                Stmt::Iterate(iterate) if iterate.outlined => out.push(stmt),
+                Stmt::Pipe(pipe) if pipe.outlined => out.push(stmt),
+                _ => stmt.blocks().into_iter().for_each(|child| regions(child, out)),
+            }
+        }
+    }
+    let mut found = Vec::new();
+    regions(&module.main.block, &mut found);
+    let mut invoked = vec![false; module.kernels.len()];
+    for region in found {
+        let mut visit = |stmt: &Stmt| match stmt {
+            Stmt::Invoke { kernel, .. } => invoked[kernel.index()] = true,
+            Stmt::Iterate(iterate) => {
+                if let Until::Empty { kernel, .. } = &iterate.until {
+                    invoked[kernel.index()] = true;
+                }
+            }
+            _ => {}
+        };
+        visit(region);
+        region.blocks().into_iter().for_each(|child| walk_block(child, &mut visit));
+    }
+    invoked
+}
