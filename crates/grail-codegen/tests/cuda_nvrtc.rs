@@ -51,6 +51,7 @@ fn configurations() -> Vec<OptConfig> {
             local: i % 2 == 0,
             layout: if i % 3 == 0 { Layout::Columns } else { Layout::Rows },
             converge: i % 4 != 1,
+            marks: i % 4 == 2,
         })
         .collect()
 }
@@ -92,6 +93,28 @@ fn every_embedded_program_compiles_for_sm_90() {
     let variant_programs: Vec<&str> = grail_algos::VARIANTS.iter().map(|v| v.program).collect();
     for (name, source) in grail_algos::PROGRAMS.iter().filter(|(name, _)| !variant_programs.contains(name)) {
         compiles_cleanly_with(name, source, &OptConfig::all());
+    }
+}
+
+/// The programs whose `exclusive` marks can decide (the morph paper's 3-phase conflict
+/// resolution) compile with marks, in both layouts, and their outlined kernels do use them.
+#[test]
+fn marked_exclusives_compile_for_sm_90() {
+    if !gpu::nvrtc_or_skip("marked_exclusives_compile_for_sm_90") {
+        return;
+    }
+    let programs = [
+        ("cavities", include_str!("../../grail-lang/tests/programs/cavities.grail")),
+        ("dmr", include_str!("../../grail-algos/programs/dmr.grail")),
+    ];
+    for (name, source) in programs {
+        for text in ["all,marks=on", "all,marks=on,layout=columns,converge=off"] {
+            let config = OptConfig::parse(text).unwrap();
+            let module = optimize(compile_source(name, source).unwrap(), &config).unwrap();
+            let cuda = emit_cuda(&module).unwrap();
+            assert!(cuda.contains("_run_marks(c, args, size_, S);"), "{name} with {text}: no marked phase");
+            compiles_cleanly_with(name, source, &config);
+        }
     }
 }
 

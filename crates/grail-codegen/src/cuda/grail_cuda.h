@@ -99,6 +99,15 @@ typedef unsigned long long uintptr_t;
 #else
 #define GRAIL_PHASE __device__ __forceinline__
 #endif
+/* A phase whose `exclusive` marks decide (grail_k<k>_<p>_run_marks) is kept out of line unless
+ * GRAIL_INLINE_MARKS is defined: inlined into dmr's control kernel it faults on sm_90 (an invalid
+ * address read early in an item, with the context's collection pointer garbled) unless ptxas
+ * runs at -O0, and out of line it refines 10 M triangles, verified. The cause is not found. */
+#if defined(GRAIL_INLINE_MARKS) && !defined(GRAIL_NOINLINE_PHASES)
+#define GRAIL_PHASE_MARKS __device__ __forceinline__
+#else
+#define GRAIL_PHASE_MARKS __device__ __noinline__
+#endif
 
 /* ---- Values, worklists and the context ---- */
 
@@ -1273,6 +1282,66 @@ GRAIL_DEVICE void grail_grid_sync(grail_state *S) {
     }
     __syncthreads();
     S->barrier_gen = gen;
+}
+
+/* ---- Marks: 3-phase conflict resolution (the morph paper's §7.3; grail_ir::opt::marks) ----
+ *
+ * An `exclusive` lowered to marks owns its elements through their lock words, in rounds that
+ * every thread of an outlined region's grid makes together, a grid barrier after each phase.
+ * A thread's mark is the number its locks use (grail_thread_index() + 2), so a lock taken inside
+ * a winner's section waits for and excludes the same threads as before. A round starts with
+ * every lock word clear (each thread clears its own marks before the round ends). */
+
+/* Race: the thread's mark on each element (plain stores; the last one stands). */
+GRAIL_DEVICE void grail_mark_race(const grail_ctx *ctx, int coll, uint64_t lock_offset, const uint32_t *elements,
+                                  int count, uint32_t me) {
+    for (int i = 0; i < count; i++) *(volatile uint32_t *)grail_lock_word(ctx, coll, lock_offset, elements[i]) = me;
+}
+
+/* Priority check, after a barrier: false once a higher thread's mark is seen (the thread has
+ * lost, and raises nothing more); a lower thread's mark is raised to the thread's own. After
+ * the next barrier each element holds its highest claimant's mark. */
+GRAIL_DEVICE bool grail_mark_priority(const grail_ctx *ctx, int coll, uint64_t lock_offset, const uint32_t *elements,
+                                      int count, uint32_t me) {
+    for (int i = 0; i < count; i++) {
+        uint32_t *word = grail_lock_word(ctx, coll, lock_offset, elements[i]);
+        const uint32_t mark = *(volatile uint32_t *)word;
+        if (mark > me) return false;
+        if (mark < me && atomicMax(word, me) > me) return false;
+    }
+    return true;
+}
+
+/* Check, after a barrier (read-only): whether every mark is still the thread's own. */
+GRAIL_DEVICE bool grail_mark_check(const grail_ctx *ctx, int coll, uint64_t lock_offset, const uint32_t *elements,
+                                   int count, uint32_t me) {
+    for (int i = 0; i < count; i++)
+        if (*(volatile uint32_t *)grail_lock_word(ctx, coll, lock_offset, elements[i]) != me) return false;
+    return true;
+}
+
+/* A winner's marks, cleared after its section. With GRAIL_MARKS_VERIFY, a mark that is no longer
+ * the winner's (another thread wrote it during the section) stops the kernel. */
+GRAIL_DEVICE void grail_mark_release(const grail_ctx *ctx, int coll, uint64_t lock_offset, const uint32_t *elements,
+                                     int count, uint32_t me) {
+    for (int i = 0; i < count; i++) {
+        const uint32_t was = atomicCAS(grail_lock_word(ctx, coll, lock_offset, elements[i]), me, 0u);
+#ifdef GRAIL_MARKS_VERIFY
+        if (was != me) {
+            bool repeated = false; /* a repeated element was cleared the first time */
+            for (int j = 0; j < i; j++) repeated |= elements[j] == elements[i];
+            if (!repeated) __trap();
+        }
+#else
+        (void)was;
+#endif
+    }
+}
+
+/* Clears the thread's marks that still stand (a loser's). */
+GRAIL_DEVICE void grail_mark_clear(const grail_ctx *ctx, int coll, uint64_t lock_offset, const uint32_t *elements,
+                                   int count, uint32_t me) {
+    for (int i = 0; i < count; i++) atomicCAS(grail_lock_word(ctx, coll, lock_offset, elements[i]), me, 0u);
 }
 
 /* A worklist buffer as a grail_wl whose length is `len`. */

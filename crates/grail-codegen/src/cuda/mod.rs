@@ -40,6 +40,7 @@ use crate::printer::{self, Emitter, Items, Target, c_type, element_field, from_v
 /// atomics that report a change, locks, single, union-find.
 pub const CUDA_HEADER: &str = include_str!("grail_cuda.h");
 
+mod marks;
 mod outline;
 mod schedule;
 
@@ -332,28 +333,7 @@ impl Target for Cuda {
         e.line(0, "}");
         let size_fn = std::mem::take(&mut e.out);
         e.reset_uses();
-        // The item loop: grid-stride, or the schedulers' uniform loop. With retry backoff, a
-        // retry pass hands each thread a block of consecutive items.
-        let item = match e.phase_items(forall)? {
-            Items::Each(item) => item,
-            Items::AllNodes { retrying, item } => format!("({retrying} ? {item} : (uint32_t)i)"),
-        };
-        let backoff = self.backoff && e.kernel.is_some_and(grail_ir::opt::backoff::retries);
-        // A kernel that retries or locks collection elements (a morph kernel) takes its first
-        // pass's items scattered over the worklist (grail_first_item).
-        let scatter = self.scatter
-            && e.kernel
-                .is_some_and(|k| grail_ir::opt::backoff::retries(k) || grail_ir::analysis::locks_elements(e.module, k));
-        let first = if scatter { "grail_first_item(j, size)" } else { "j" };
-        let mapping = if backoff {
-            let retrying = e.ctx("retrying");
-            schedule::Mapping {
-                limit: format!("({retrying} ? grail_backoff_limit(size) : size)"),
-                index: format!("({retrying} ? grail_backoff_item(j, size) : {first})"),
-            }
-        } else {
-            schedule::Mapping { limit: "size".into(), index: first.into() }
-        };
+        let (item, mapping, backoff) = self.item_mapping(&e, forall)?;
         let kernel_ir = e.kernel.ok_or_else(|| CodegenError::Internal("a phase outside a kernel".into()))?;
         let items = e.capture(|e| match grail_ir::opt::nested::site(forall) {
             Some((top, site)) => schedule::scheduled_items(e, kernel_ir, forall, top, site, &item, &mapping),
@@ -408,7 +388,10 @@ impl Target for Cuda {
                 "extern \"C\" __global__ void {name}(const grail_ctx ctx, const grail_value *args, uint64_t size) {{ {name}_run(&ctx, args, size); }}"
             ),
         );
-        Ok(e.out)
+        let (module, body, kernel_ir) = (e.module, e.body, e.kernel);
+        let mut out = e.out;
+        out.push_str(&self.marked_run(Emitter::new(self, module, body, kernel_ir), kernel, phase, forall)?);
+        Ok(out)
     }
 
     fn push(&self, e: &mut Emitter<'_, Self>, site: PushSite, value: &str, depth: usize) {
@@ -445,6 +428,91 @@ impl Target for Cuda {
     fn retry(&self, e: &mut Emitter<'_, Self>, value: &str, depth: usize) {
         e.line(depth, &format!("grail_push(&ctx->retries, {value});"));
     }
+}
+
+impl Cuda {
+    /// A phase's item as an expression of its index `i`, how the loop index `j` maps to `i`, and
+    /// whether retry backoff applies (`i` may then fall past the items).
+    fn item_mapping(
+        &self,
+        e: &Emitter<'_, Self>,
+        forall: &ForAll,
+    ) -> Result<(String, schedule::Mapping, bool), CodegenError> {
+        // The item loop: grid-stride, or the schedulers' uniform loop. With retry backoff, a
+        // retry pass hands each thread a block of consecutive items.
+        let item = match e.phase_items(forall)? {
+            Items::Each(item) => item,
+            Items::AllNodes { retrying, item } => format!("({retrying} ? {item} : (uint32_t)i)"),
+        };
+        let backoff = self.backoff && e.kernel.is_some_and(grail_ir::opt::backoff::retries);
+        // A kernel that retries or locks collection elements (a morph kernel) takes its first
+        // pass's items scattered over the worklist (grail_first_item).
+        let scatter = self.scatter
+            && e.kernel
+                .is_some_and(|k| grail_ir::opt::backoff::retries(k) || grail_ir::analysis::locks_elements(e.module, k));
+        let first = if scatter { "grail_first_item(j, size)" } else { "j" };
+        let mapping = if backoff {
+            let retrying = e.ctx("retrying");
+            schedule::Mapping {
+                limit: format!("({retrying} ? grail_backoff_limit(size) : size)"),
+                index: format!("({retrying} ? grail_backoff_item(j, size) : {first})"),
+            }
+        } else {
+            schedule::Mapping { limit: "size".into(), index: first.into() }
+        };
+        Ok((item, mapping, backoff))
+    }
+
+    /// Phase `phase` of kernel `kernel`'s `_run_marks` function (see [`marks`]), when marks
+    /// decide one of its `exclusive`s.
+    fn marked_run(
+        &self,
+        mut e: Emitter<'_, Self>,
+        kernel: usize,
+        phase: usize,
+        forall: &ForAll,
+    ) -> Result<String, CodegenError> {
+        let Some(top) = marked(e.module, kernel, phase) else {
+            return Ok(String::new());
+        };
+        let (item, mapping, backoff) = self.item_mapping(&e, forall)?;
+        let items = e.capture(|e| marks::marked_items(e, forall, top, &item, &mapping, backoff))?;
+        let name = format!("grail_k{kernel}_{phase}");
+        e.line(
+            0,
+            &format!(
+                "/* kernel `{}`, phase {phase}: its `exclusive` decided by marks */",
+                e.kernel.map_or("", |k| k.name.as_str())
+            ),
+        );
+        e.line(
+            0,
+            &format!(
+                "GRAIL_PHASE_MARKS void {name}_run_marks(const grail_ctx *ctx, const grail_value *args, uint64_t size, grail_state *S) {{"
+            ),
+        );
+        e.prologue();
+        let reduction = if e.uses.acc { Some(reduction(&e)?) } else { None };
+        if let Some(r) = &reduction {
+            e.line(1, &format!("{} acc_ = {};", r.ty, r.identity));
+        }
+        e.out.push_str(&items);
+        if let Some(r) = &reduction {
+            r.epilogue(&mut e);
+        }
+        e.line(0, "}");
+        Ok(e.out)
+    }
+}
+
+/// The position of the `exclusive` that marks decide in phase `phase` of kernel `kernel`, when
+/// the module's configuration asks for marks and the phase allows them
+/// ([`grail_ir::opt::marks::site`]).
+pub(crate) fn marked(module: &Module, kernel: usize, phase: usize) -> Option<usize> {
+    if !module.opt.marks {
+        return None;
+    }
+    grail_ir::opt::marks::site(module, KernelId(kernel as u32), phase).ok()
 }
 
 /// A phase's reduction: the accumulator's C type, the operator's identity in it, and the

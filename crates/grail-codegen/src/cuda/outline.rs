@@ -10,7 +10,6 @@
 //! and nested regions by [`orchestration`]), and ends with global thread 0 writing the locals,
 //! the worklist state and the claims' invocation number back for the host.
 
-use std::collections::BTreeSet;
 use std::fmt::Write;
 
 use grail_ir::*;
@@ -27,22 +26,10 @@ pub(super) fn regions(target: &Cuda, out: &mut String, module: &Module) -> Resul
     if regions.is_empty() {
         return Ok(());
     }
-    let mut invoked = BTreeSet::new();
-    for region in &regions {
-        walk_block(&vec![(*region).clone()], &mut |stmt| match stmt {
-            Stmt::Invoke { kernel, .. } => {
-                invoked.insert(*kernel);
-            }
-            Stmt::Iterate(iterate) => {
-                if let Until::Empty { kernel, .. } = &iterate.until {
-                    invoked.insert(*kernel);
-                }
-            }
-            _ => {}
-        });
-    }
-    for kernel in invoked {
-        invoke_function(target, out, module, kernel)?;
+    for (k, invoked) in grail_ir::opt::outline::region_kernels(module).into_iter().enumerate() {
+        if invoked {
+            invoke_function(target, out, module, KernelId(k as u32))?;
+        }
     }
     for region in regions {
         control_kernel(target, out, module, region)?;
@@ -147,7 +134,10 @@ fn invoke_function(target: &Cuda, out: &mut String, module: &Module, k: KernelId
         line(3, "uint32_t *const over_ = &R->step_overflow[step_ % GRAIL_RING];");
         line(3, "c->retries = grail_list_wl(&rw_, &R->retry_len[step_ % GRAIL_RING], over_);");
         line(3, "c->pushes.overflow = over_;");
-        line(3, &format!("grail_k{k}_{p}_run(c, args, size_);"));
+        match super::marked(module, k, p) {
+            Some(_) => line(3, &format!("grail_k{k}_{p}_run_marks(c, args, size_, S);")),
+            None => line(3, &format!("grail_k{k}_{p}_run(c, args, size_);")),
+        }
         line(3, "grail_grid_sync(S);");
         // Checked mode: a failed check leaves the region, so the host sees it (its substitute
         // values could otherwise keep an iterate going on the device forever).

@@ -1038,12 +1038,7 @@ impl<'m, T: Target> Emitter<'m, T> {
             [Expr { kind: ExprKind::ArrayPrefix { array, count }, ty: Type::Array(id) }] => Some((array, count, *id)),
             _ => None,
         };
-        let first = grail_ir::analysis::locked_item(self.module, elements);
-        // Which lock and claim words: the nodes' (-1), or those in a collection's segments.
-        let (coll, lock_offset, claim_offset) = match first {
-            Some(Type::Element(c)) => (c.0 as i64, format!("GRAIL_C{}_LOCKS", c.0), format!("GRAIL_C{}_CLAIMS", c.0)),
-            _ => (-1, "0".to_string(), "0".to_string()),
-        };
+        let (coll, lock_offset, claim_offset) = self.lock_words(elements);
         // Named by nesting, so a release of an outer lock inside an inner one's body (before a
         // `break`) names the outer lock.
         let nest = self.held.len();
@@ -1079,6 +1074,30 @@ impl<'m, T: Target> Emitter<'m, T> {
             LockKind::Single => (format!("grail_claim(ctx, {coll}, {claim_offset}, {})", elements[0]), None),
         };
         self.locked(depth, acquire, release, body, otherwise)
+    }
+
+    /// The words a lock statement over `elements` uses: the collection (-1 for nodes) and the
+    /// offsets of its lock and claim words in the collection's segments.
+    pub(crate) fn lock_words(&self, elements: &[Expr]) -> (i64, String, String) {
+        match grail_ir::analysis::locked_item(self.module, elements) {
+            Some(Type::Element(c)) => (c.0 as i64, format!("GRAIL_C{}_LOCKS", c.0), format!("GRAIL_C{}_CLAIMS", c.0)),
+            _ => (-1, "0".to_string(), "0".to_string()),
+        }
+    }
+
+    /// The section of an `exclusive` that marks decided (the CUDA target's 3-phase lowering,
+    /// [`grail_ir::opt::marks`]): `body` where the C condition `won` holds (then `release`, also
+    /// on `continue` or `break` out of it), else `otherwise`.
+    pub(crate) fn marked_section(
+        &mut self,
+        won: &str,
+        release: String,
+        body: &Block,
+        otherwise: &Block,
+        depth: usize,
+    ) -> Result<(), CodegenError> {
+        self.line(depth, "{");
+        self.locked(depth, won.to_string(), Some(release), body, otherwise)
     }
 
     /// The rest of a lock statement, after its opening `{` and what `acquire` needs: the body
