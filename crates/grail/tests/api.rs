@@ -214,6 +214,42 @@ fn input_collections_from_values_or_text() {
     assert!(err.contains("has no input `nodes`"), "{err}");
 }
 
+/// Input properties of every scalar type reach their columns bit for bit (u64 ones are copied
+/// whole, the others element by element from their bits).
+#[test]
+fn input_node_properties_of_every_type() {
+    use grail::Value;
+    let source = "graph { node a: f64; node b: bool; node c: i32; node d: Node; node e: u32; node f: f32; node g: i64; node sum: f64; }\n\
+                  input a; input b; input c; input d; input e; input f; input g;\n\
+                  output sum;\n\
+                  kernel add() { forall u in G.nodes() {\n\
+                      let mut s = u.a + u.c as f64 + u.d as u32 as f64 + u.e as f64 + u.f as f64 + u.g as f64;\n\
+                      if u.b { s += 0.5; }\n\
+                      u.sum = s;\n\
+                  } }\n\
+                  fn main() { invoke add(); }\n";
+    let program = Program::from_source("typed_inputs", source).unwrap();
+    let graph = sample();
+    let n = graph.num_nodes();
+    let f = |u: u32| u as f64 * 0.25;
+    let mut run = program.on(&graph);
+    run = run.input("a", (0..n).map(|u| Value::F64(f(u))).collect());
+    run = run.input("b", (0..n).map(|u| Value::Bool(u % 3 == 0)).collect());
+    run = run.input("c", (0..n).map(|u| Value::I32(-(u as i32))).collect());
+    run = run.input("d", (0..n).map(|u| Value::Node(n - 1 - u)).collect());
+    run = run.input("e", (0..n).map(|u| Value::U32(2 * u)).collect());
+    run = run.input("f", (0..n).map(|u| Value::F32(u as f32 * 0.5)).collect());
+    run = run.input("g", (0..n).map(|u| Value::I64(-3 * i64::from(u))).collect());
+    let out = run.target(Target::Cpu).run().unwrap();
+    let expected: Vec<f64> = (0..n)
+        .map(|u| {
+            let b = if u % 3 == 0 { 0.5 } else { 0.0 };
+            f(u) - f64::from(u) + f64::from(n - 1 - u) + f64::from(2 * u) + f64::from(u) * 0.5 - 3.0 * f64::from(u) + b
+        })
+        .collect();
+    assert_eq!(out.property::<f64>("sum").unwrap(), &expected[..]);
+}
+
 #[test]
 fn input_node_properties_from_values_or_text() {
     use grail::Value;

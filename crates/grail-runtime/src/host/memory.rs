@@ -9,7 +9,7 @@
 use std::borrow::Cow;
 use std::ffi::c_void;
 
-use grail_graph::{Column, Csr, Graph};
+use grail_graph::{Column, Csr, Graph, PropertyType};
 use grail_ir::{Module, Owner, Type, analysis};
 
 use super::value::{Value, column_type};
@@ -76,6 +76,19 @@ impl ColumnRef {
             ColumnRef::U64(r) => r.ptr.cast(),
             ColumnRef::F32(r) => r.ptr.cast(),
             ColumnRef::F64(r) => r.ptr.cast(),
+        }
+    }
+
+    /// The type of the column's elements.
+    fn property_type(self) -> PropertyType {
+        match self {
+            ColumnRef::Bool(_) => PropertyType::Bool,
+            ColumnRef::I32(_) => PropertyType::I32,
+            ColumnRef::I64(_) => PropertyType::I64,
+            ColumnRef::U32(_) => PropertyType::U32,
+            ColumnRef::U64(_) => PropertyType::U64,
+            ColumnRef::F32(_) => PropertyType::F32,
+            ColumnRef::F64(_) => PropertyType::F64,
         }
     }
 
@@ -166,10 +179,47 @@ impl ColumnRef {
             fn write(&self, i: usize, value: &Value) -> bool {
                 self.0.write(i, value)
             }
+            fn set_bits(&self, i: usize, word: u64) -> bool {
+                self.0.set_bits(i, word)
+            }
+        }
+        /// A u64 column's first element, written as `Shared`.
+        struct SharedPtr(*mut u64);
+        // SAFETY: as `Shared`.
+        unsafe impl Sync for SharedPtr {}
+        if table.len() > self.len() {
+            return false;
+        }
+        if let [leaf] = table.leaves()
+            && column_type(*leaf) == Some(self.property_type())
+        {
+            // One word per row, a grail_value's bits (a u64 column's are the words): stored in
+            // chunks on every core, without a value decoded per element.
+            const CHUNK: usize = 1 << 15;
+            let words = table.words();
+            if let ColumnRef::U64(r) = self {
+                let base = SharedPtr(r.ptr);
+                words.par_chunks(CHUNK).enumerate().for_each(|(c, chunk)| {
+                    let base = &base;
+                    // SAFETY: rows c*CHUNK.. are below table.len() <= the column's length, and
+                    // each chunk writes only its own rows.
+                    unsafe { std::ptr::copy_nonoverlapping(chunk.as_ptr(), base.0.add(c * CHUNK), chunk.len()) };
+                });
+                return true;
+            }
+            // A table holds an f32 as a double's bits (grail_value's `f`).
+            let single = matches!(self, ColumnRef::F32(_));
+            let shared = Shared(self);
+            words.par_chunks(CHUNK).enumerate().for_each(|(c, chunk)| {
+                for (k, &word) in chunk.iter().enumerate() {
+                    let bits = if single { u64::from((f64::from_bits(word) as f32).to_bits()) } else { word };
+                    shared.set_bits(c * CHUNK + k, bits);
+                }
+            });
+            return true;
         }
         let shared = Shared(self);
-        table.len() <= self.len()
-            && (0..table.len()).into_par_iter().with_min_len(1 << 14).all(|row| shared.write(row, &table.value(row, 0)))
+        (0..table.len()).into_par_iter().with_min_len(1 << 14).all(|row| shared.write(row, &table.value(row, 0)))
     }
 
     /// Stores element `i` from its bits as [`ColumnRef::bits`] gives them; false if out of range.
