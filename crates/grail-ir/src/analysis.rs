@@ -62,6 +62,13 @@ pub fn locks_elements(module: &Module, kernel: &Kernel) -> bool {
     found
 }
 
+/// Whether a kernel changes the graph's structure the morph way: it retries items or locks
+/// collection elements (the kernels that scattered first passes and adaptive parallelism are
+/// for).
+pub fn is_morph_kernel(module: &Module, kernel: &Kernel) -> bool {
+    crate::opt::backoff::retries(kernel) || locks_elements(module, kernel)
+}
+
 /// What a lock statement locks: `Node` or a collection's `Element`, also when its one element is
 /// an array's first items (`exclusive(q.first(n))`).
 pub fn locked_item(module: &Module, elements: &[Expr]) -> Option<Type> {

@@ -114,6 +114,15 @@ pub struct OptConfig {
     /// (check), with grid barriers between. Elsewhere, and on the CPU, `exclusive` takes locks.
     /// Off in `all`: slower than locks on dmr (docs/benchmarks.md).
     pub marks: bool,
+    /// GPU: adaptive parallelism (the morph paper's §7.4). A morph kernel (one that retries or
+    /// locks collection elements) that an outlined region invokes runs its first three
+    /// invocations of each launch with an eighth, a quarter and half of the grid's threads
+    /// taking items, then all of them: early on, when nearly every item is work and the
+    /// neighbourhoods crowd each other, fewer threads at once conflict less. Phases run by the
+    /// nested-parallelism schedulers or decided by marks keep every thread. Off in `all`: on
+    /// dmr's 10 M triangles the first invocations, with most of the items, take twice as long
+    /// (docs/benchmarks.md).
+    pub adapt: bool,
 }
 
 impl Default for OptConfig {
@@ -148,6 +157,7 @@ impl OptConfig {
         layout: Layout::Columns,
         converge: false,
         marks: false,
+        adapt: false,
     };
 
     /// Every optimization on, with its default parameters.
@@ -169,6 +179,7 @@ impl OptConfig {
             layout: Layout::Rows,
             converge: true,
             marks: false,
+            adapt: false,
         }
     }
 
@@ -257,6 +268,7 @@ impl OptConfig {
             "local" => self.local = on_off(value)?,
             "converge" => self.converge = on_off(value)?,
             "marks" => self.marks = on_off(value)?,
+            "adapt" => self.adapt = on_off(value)?,
             "layout" => {
                 self.layout = match value {
                     "columns" | "soa" => Layout::Columns,
@@ -310,6 +322,7 @@ const KEYS: &[&str] = &[
     "layout",
     "converge",
     "marks",
+    "adapt",
 ];
 
 impl FromStr for OptConfig {
@@ -351,7 +364,7 @@ impl fmt::Display for OptConfig {
         };
         write!(
             f,
-            "outline={outline},np={},coop={coop},backoff={},ldg={},block={},grid={},unroll={},scatter={},lockcache={},local={},layout={layout},converge={},marks={}",
+            "outline={outline},np={},coop={coop},backoff={},ldg={},block={},grid={},unroll={},scatter={},lockcache={},local={},layout={layout},converge={},marks={},adapt={}",
             self.np,
             on_off(self.backoff),
             on_off(self.ldg),
@@ -362,7 +375,8 @@ impl fmt::Display for OptConfig {
             on_off(self.lockcache),
             on_off(self.local),
             on_off(self.converge),
-            on_off(self.marks)
+            on_off(self.marks),
+            on_off(self.adapt)
         )
     }
 }
@@ -378,7 +392,7 @@ mod tests {
         let text = OptConfig::all().to_string();
         assert_eq!(
             text,
-            "outline=all,np=tb+wp+fg,coop=warp,backoff=on,ldg=on,block=256,grid=0,unroll=2,scatter=on,lockcache=on,local=off,layout=rows,converge=on,marks=off"
+            "outline=all,np=tb+wp+fg,coop=warp,backoff=on,ldg=on,block=256,grid=0,unroll=2,scatter=on,lockcache=on,local=off,layout=rows,converge=on,marks=off,adapt=off"
         );
         assert_eq!(OptConfig::parse(&text).unwrap(), OptConfig::all());
         for np in Schedulers::combinations() {
