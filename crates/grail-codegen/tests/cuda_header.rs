@@ -201,15 +201,26 @@ fn the_device_context_is_the_cpu_context_and_the_worklists() {
     let cuda = struct_fields(CUDA_HEADER, "grail_ctx");
     let mut cpu = struct_fields(CPU_HEADER, "grail_ctx");
     cpu.extend(
-        ["pushes", "retries", "acc", "items_cap", "items_spill", "checks", "ghost_flags", "ghost_list", "ghost_count"]
-            .map(String::from),
+        [
+            "pushes",
+            "retries",
+            "acc",
+            "items_cap",
+            "items_spill",
+            "checks",
+            "ghost_flags",
+            "ghost_list",
+            "ghost_count",
+            "active",
+        ]
+        .map(String::from),
     );
     assert_eq!(
         cuda, cpu,
         "grail_cpu.h's grail_ctx, then the device worklists, the reduction value, the spilled \
-         items of outlined regions, checked mode's record and the ghosts a part's device loop \
-         meets: a field added to one target's context goes into the other's too (and into \
-         grail-runtime's gpu/ffi.rs mirror)"
+         items of outlined regions, checked mode's record, the ghosts a part's device loop \
+         meets and adaptive parallelism's active threads: a field added to one target's context \
+         goes into the other's too (and into grail-runtime's gpu/ffi.rs mirror)"
     );
     assert_eq!(struct_fields(CUDA_HEADER, "grail_coll"), struct_fields(CPU_HEADER, "grail_coll"));
     assert_eq!(struct_fields(CUDA_HEADER, "grail_wl"), ["items", "len", "cap", "overflow", "spill"]);

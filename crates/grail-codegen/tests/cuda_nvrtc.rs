@@ -30,8 +30,8 @@ fn compiles_cleanly_with(name: &str, source: &str, config: &OptConfig) {
 }
 
 /// Eight configurations, one per scheduler combination, that also alternate outlining, the
-/// aggregation level, backoff, read-only loads, the block size, the collections' layout and
-/// warp-uniform item loops.
+/// aggregation level, backoff, read-only loads, the block size, the collections' layout,
+/// warp-uniform item loops, conflict marks and adaptive parallelism.
 fn configurations() -> Vec<OptConfig> {
     let coops = [Aggregation::None, Aggregation::Warp, Aggregation::Block];
     let blocks = [256, 128, 512, 1024];
@@ -52,6 +52,7 @@ fn configurations() -> Vec<OptConfig> {
             layout: if i % 3 == 0 { Layout::Columns } else { Layout::Rows },
             converge: i % 4 != 1,
             marks: i % 4 == 2,
+            adapt: i % 4 == 0,
         })
         .collect()
 }
@@ -115,6 +116,24 @@ fn marked_exclusives_compile_for_sm_90() {
             assert!(cuda.contains("_run_marks(c, args, size_, S);"), "{name} with {text}: no marked phase");
             compiles_cleanly_with(name, source, &config);
         }
+    }
+}
+
+/// Adaptive parallelism: dmr's refinement, a morph kernel in an outlined region, sets its active
+/// threads per invocation and its item loop steps over them only; it compiles.
+#[test]
+fn adaptive_parallelism_compiles_for_sm_90() {
+    if !gpu::nvrtc_or_skip("adaptive_parallelism_compiles_for_sm_90") {
+        return;
+    }
+    let source = include_str!("../../grail-algos/programs/dmr.grail");
+    for text in ["all,adapt=on", "all,adapt=on,converge=off"] {
+        let config = OptConfig::parse(text).unwrap();
+        let module = optimize(compile_source("dmr", source).unwrap(), &config).unwrap();
+        let cuda = emit_cuda(&module).unwrap();
+        assert!(cuda.contains("c->active = grail_adapt_threads("), "{text}: no adaptive invocation");
+        assert!(cuda.contains("j += threads_") || cuda.contains("j0_ += threads_"), "{text}: no adaptive loop");
+        compiles_cleanly_with("dmr", source, &config);
     }
 }
 

@@ -244,6 +244,9 @@ typedef struct grail_ctx {
     uint32_t *ghost_flags;
     uint32_t *ghost_list;
     unsigned long long *ghost_count;
+    /* Adaptive parallelism (`--opt adapt=on`): only the grid's first `active` threads take items
+     * (a whole number of blocks); 0: every thread. */
+    uint32_t active;
 } grail_ctx;
 
 /* ---- Checked mode (`grail run --checks`) ----
@@ -326,6 +329,22 @@ GRAIL_DEVICE uint64_t grail_thread_index(void) {
 }
 GRAIL_DEVICE uint64_t grail_thread_count(void) {
     return (uint64_t)gridDim.x * blockDim.x;
+}
+
+/* Adaptive parallelism: the threads that take items in invocation `n` (0, 1, ...) of a morph
+ * kernel in an outlined region's launch: an eighth, a quarter and half of the grid's (whole
+ * warps), then every thread (0). */
+GRAIL_DEVICE uint32_t grail_adapt_threads(uint64_t n) {
+    if (n >= 3u) return 0u;
+    const uint64_t part = grail_thread_count() >> (3u - n);
+    return (uint32_t)((part + 31u) / 32u * 32u);
+}
+
+/* The threads that take items in a phase's item loop: the grid's first ctx->active (adaptive
+ * parallelism), or all of them. */
+GRAIL_DEVICE uint64_t grail_item_threads(const grail_ctx *ctx) {
+    const uint64_t all = grail_thread_count();
+    return ctx->active != 0u && (uint64_t)ctx->active < all ? (uint64_t)ctx->active : all;
 }
 
 /* ---- Block-wide helpers of the nested-parallelism schedulers ---- */

@@ -339,24 +339,30 @@ impl Target for Cuda {
             Some((top, site)) => schedule::scheduled_items(e, kernel_ir, forall, top, site, &item, &mapping),
             None => {
                 let limit = &mapping.limit;
+                // Adaptive parallelism: the threads past ctx->active (a whole number of warps)
+                // take no items, and the others step over the active ones only.
+                let adaptive = e.module.opt.adapt && grail_ir::analysis::is_morph_kernel(e.module, kernel_ir);
+                let stride = if adaptive {
+                    e.line(1, "const uint64_t threads_ = grail_item_threads(ctx);");
+                    "threads_"
+                } else {
+                    "grail_thread_count()"
+                };
+                let start = |first: &str| {
+                    if adaptive { format!("({first} < threads_ ? {first} : ~(uint64_t)0)") } else { first.to_string() }
+                };
                 if self.converge {
                     // Warp-uniform: every lane makes the same trips (its warp's first item index
                     // steps through the range), so the lanes meet at the top of each trip.
                     e.line(1, "const uint64_t lane_ = grail_thread_index() & 31u;");
-                    e.line(
-                        1,
-                        &format!(
-                            "for (uint64_t j0_ = grail_thread_index() - lane_; j0_ < {limit}; j0_ += grail_thread_count()) {{"
-                        ),
-                    );
+                    let first = start("grail_thread_index() - lane_");
+                    e.line(1, &format!("for (uint64_t j0_ = {first}; j0_ < {limit}; j0_ += {stride}) {{"));
                     e.line(2, "__syncwarp();");
                     e.line(2, "const uint64_t j = j0_ + lane_;");
                     e.line(2, &format!("if (j >= {limit}) continue;"));
                 } else {
-                    e.line(
-                        1,
-                        &format!("for (uint64_t j = grail_thread_index(); j < {limit}; j += grail_thread_count()) {{"),
-                    );
+                    let first = start("grail_thread_index()");
+                    e.line(1, &format!("for (uint64_t j = {first}; j < {limit}; j += {stride}) {{"));
                 }
                 e.line(2, &format!("const uint64_t i = {};", mapping.index));
                 if backoff {
@@ -447,9 +453,7 @@ impl Cuda {
         let backoff = self.backoff && e.kernel.is_some_and(grail_ir::opt::backoff::retries);
         // A kernel that retries or locks collection elements (a morph kernel) takes its first
         // pass's items scattered over the worklist (grail_first_item).
-        let scatter = self.scatter
-            && e.kernel
-                .is_some_and(|k| grail_ir::opt::backoff::retries(k) || grail_ir::analysis::locks_elements(e.module, k));
+        let scatter = self.scatter && e.kernel.is_some_and(|k| grail_ir::analysis::is_morph_kernel(e.module, k));
         let first = if scatter { "grail_first_item(j, size)" } else { "j" };
         let mapping = if backoff {
             let retrying = e.ctx("retrying");

@@ -69,6 +69,7 @@ fn invoke_function(target: &Cuda, out: &mut String, module: &Module, k: KernelId
     let k = k.index();
     let worklist = kernel.uses_worklist();
     let claims = uses_node_claims(kernel);
+    let adaptive = module.opt.adapt && grail_ir::analysis::is_morph_kernel(module, kernel);
     let reduction = match kernel.reduction {
         Some(_) => Some(reduction(&Emitter::new(target, module, &kernel.body, Some(kernel)))?),
         None => None,
@@ -114,6 +115,9 @@ fn invoke_function(target: &Cuda, out: &mut String, module: &Module, k: KernelId
         line(1, "{");
         line(2, "uint64_t size_;");
         line(2, "c->retrying = 0u;");
+        if adaptive {
+            line(2, &format!("c->active = grail_adapt_threads(S->stats[{}]);", 4 * k));
+        }
         match phase.space {
             Space::Worklist => {
                 line(2, "c->items = in_.items;");
@@ -175,12 +179,19 @@ fn invoke_function(target: &Cuda, out: &mut String, module: &Module, k: KernelId
         line(3, "c->items_spill = rw_.spill;");
         line(3, "c->item_count = retried_;");
         line(3, "c->retrying = 1u;");
+        if adaptive {
+            // Retry passes hand out their items by thread (backoff): every thread takes some.
+            line(3, "c->active = 0u;");
+        }
         line(3, "size_ = retried_;");
         line(2, "}");
         line(1, "}");
     }
     if worklist {
         line(1, "const uint64_t pushes_ = grail_read_u64(&R->push_len[inv_ % GRAIL_RING]);");
+    }
+    if adaptive {
+        line(1, "c->active = 0u;");
     }
     line(1, &format!("S->stats[{}] += 1;", 4 * k));
     if worklist {

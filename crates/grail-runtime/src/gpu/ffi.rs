@@ -88,6 +88,8 @@ pub struct GpuCtx {
     pub ghost_flags: u64,
     pub ghost_list: u64,
     pub ghost_count: u64,
+    /// `uint32_t active`: the threads of a phase that take items (adaptive parallelism; 0: all).
+    pub active: u32,
 }
 
 /// `grail_list`: a worklist buffer of an outlined region.
@@ -195,6 +197,7 @@ pub fn layout_checks() -> String {
         ("ghost_flags", offset_of!(GpuCtx, ghost_flags)),
         ("ghost_list", offset_of!(GpuCtx, ghost_list)),
         ("ghost_count", offset_of!(GpuCtx, ghost_count)),
+        ("active", offset_of!(GpuCtx, active)),
     ];
     for (field, offset) in ctx {
         out += &check(format!("__builtin_offsetof(grail_ctx, {field})"), offset);
