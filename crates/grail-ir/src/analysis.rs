@@ -462,8 +462,10 @@ fn part_obstacles(module: &Module, body: &Body, who: &str, obstacles: &mut Vec<S
     let mut whole_loops = Vec::new();
     let mut counters = Vec::new();
     walk_block(&body.block, &mut |stmt| match stmt {
-        Stmt::For { var, end, .. } if matches!(end.kind, ExprKind::NumNodes | ExprKind::NumEdges) => {
-            let whole = if end.kind == ExprKind::NumNodes {
+        Stmt::For { var, end, .. }
+            if matches!(end.kind, ExprKind::NumNodes | ExprKind::NumEdges | ExprKind::NodeIds | ExprKind::EdgeIds) =>
+        {
+            let whole = if matches!(end.kind, ExprKind::NumNodes | ExprKind::NodeIds) {
                 ("node", "G.nodes()", "a part holds only its own nodes and their ghosts")
             } else {
                 ("edge", "G.edges()", "a part holds only its own nodes' out-edges")
@@ -773,6 +775,8 @@ pub(crate) fn walk_expr(expr: &Expr, visit: &mut impl FnMut(&Expr)) {
         | ExprKind::Param(_)
         | ExprKind::NumNodes
         | ExprKind::NumEdges
+        | ExprKind::NodeIds
+        | ExprKind::EdgeIds
         | ExprKind::CollectionLen(_)
         | ExprKind::CollectionCompact(_)
         | ExprKind::AddNode
@@ -790,7 +794,8 @@ pub(crate) fn walk_expr(expr: &Expr, visit: &mut impl FnMut(&Expr)) {
         | ExprKind::CollectionHas { element: e, .. }
         | ExprKind::RemoveEdge(e)
         | ExprKind::RemoveNode(e)
-        | ExprKind::HasNode(e) => children.push(e),
+        | ExprKind::HasNode(e)
+        | ExprKind::HasEdge(e) => children.push(e),
         ExprKind::AddEdge { src, dst, weight } => {
             children.extend([&**src, &**dst]);
             children.extend(weight.as_deref());

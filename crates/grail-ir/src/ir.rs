@@ -686,6 +686,14 @@ pub enum ExprKind {
     RemoveNode(Box<Expr>),
     /// Whether a node is present: an input node or an added one, not removed.
     HasNode(Box<Expr>),
+    /// Whether an edge is present: an input edge or an added one, not removed.
+    HasEdge(Box<Expr>),
+    /// One past the largest node id there has been (`u32`): the input's nodes and every node
+    /// kernels added, removed ones included. What a sequential loop over every node runs to
+    /// (skipping those not [`ExprKind::HasNode`]); [`ExprKind::NumNodes`] counts those present.
+    NodeIds,
+    /// One past the largest edge id there has been (`u64`), as [`ExprKind::NodeIds`] for edges.
+    EdgeIds,
     /// Compacts a collection (its elements present move down to handles 0.. in order, and
     /// handles to them held in collections are renumbered); yields the count (`u32`). Host code
     /// only, outside `iterate` and `pipe`.

@@ -338,6 +338,9 @@ impl<'m> Printer<'m> {
             ExprKind::AddNode => "add_node()".to_string(),
             ExprKind::RemoveNode(n) => format!("remove_node({})", self.expr(n)),
             ExprKind::HasNode(n) => format!("has_node({})", self.expr(n)),
+            ExprKind::HasEdge(e) => format!("has_edge({})", self.expr(e)),
+            ExprKind::NodeIds => "node_ids".to_string(),
+            ExprKind::EdgeIds => "edge_ids".to_string(),
             ExprKind::EdgeSource(e) => format!("src({})", self.expr(e)),
             ExprKind::EdgeTarget(e) => format!("dst({})", self.expr(e)),
             ExprKind::Degree { node, reverse } => {

@@ -566,8 +566,12 @@ impl<'m> Checker<'m> {
                 Some(param) => want(param.ty),
                 None => self.fail(format!("param #{} does not exist", id.0)),
             },
-            ExprKind::NumNodes => want(Type::U32),
-            ExprKind::NumEdges => want(Type::U64),
+            ExprKind::NumNodes | ExprKind::NodeIds => want(Type::U32),
+            ExprKind::NumEdges | ExprKind::EdgeIds => want(Type::U64),
+            ExprKind::HasEdge(edge) => {
+                self.expect("the edge", edge, Type::Edge)?;
+                want(Type::BOOL)
+            }
             ExprKind::EdgeSource(edge) | ExprKind::EdgeTarget(edge) => {
                 self.expect("an edge", edge, Type::Edge)?;
                 want(Type::Node)
@@ -761,8 +765,10 @@ impl<'m> Checker<'m> {
                     return self
                         .fail("a node removed in a program without its removal marks, added nodes and edge marks");
                 }
-                if self.is_host() {
-                    return self.fail("removing or looking up a node in host code");
+                // Host code looks nodes up only in the loops over every node (`G.has_node`
+                // itself is a kernel's: the language refuses it in host code).
+                if removing && self.is_host() {
+                    return self.fail("removing a node in host code");
                 }
                 self.expect("the node", node, Type::Node)?;
                 want(Type::BOOL)

@@ -323,7 +323,8 @@ impl<T: Target> Emitter<'_, T> {
                 self.ctx("colls"),
                 nodes.added.0
             ),
-            None => format!("((uint64_t)({n}) < {})", self.ctx("node_slots")),
+            // Nothing adds or removes nodes: every id below the graph's count is a node.
+            None => format!("((uint64_t)({n}) < {})", self.ctx("graph_nodes")),
         })
     }
 

@@ -1224,6 +1224,35 @@ impl<'m, T: Target> Emitter<'m, T> {
             ExprKind::AddNode => self.node_add(),
             ExprKind::RemoveNode(node) => self.node_remove(node)?,
             ExprKind::HasNode(node) => self.node_has(node)?,
+            ExprKind::HasEdge(edge) => {
+                let e = self.expr(edge)?;
+                match &self.module.growth {
+                    Some(_) => {
+                        self.note_call();
+                        format!("grail_edge_present(ctx, {e})")
+                    }
+                    None => format!("((uint64_t)({e}) < {})", self.ctx("graph_edges")),
+                }
+            }
+            // Every id there has been: the input's, then the added ones (removed included).
+            ExprKind::NodeIds => match self.module.growth.as_ref().and_then(|g| g.nodes.as_ref()) {
+                Some(nodes) => format!(
+                    "((uint32_t)({} + grail_coll_len(&{}[{}])))",
+                    self.ctx("graph_nodes"),
+                    self.ctx("colls"),
+                    nodes.added.0
+                ),
+                None => format!("((uint32_t){})", self.ctx("graph_nodes")),
+            },
+            ExprKind::EdgeIds => match &self.module.growth {
+                Some(growth) => format!(
+                    "({} + grail_coll_len(&{}[{}]))",
+                    self.ctx("graph_edges"),
+                    self.ctx("colls"),
+                    growth.added.0
+                ),
+                None => self.ctx("graph_edges"),
+            },
             ExprKind::Neighbor { node, index, reverse } => {
                 let (offsets, column) =
                     if *reverse { ("in_offsets", "in_sources") } else { ("out_offsets", "out_targets") };

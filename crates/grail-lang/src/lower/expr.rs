@@ -1260,7 +1260,12 @@ impl<'a> Lowerer<'a> {
             return true;
         }
         match &e.kind {
-            ExprKind::Const(_) | ExprKind::Param(_) | ExprKind::NumNodes | ExprKind::NumEdges => true,
+            ExprKind::Const(_)
+            | ExprKind::Param(_)
+            | ExprKind::NumNodes
+            | ExprKind::NumEdges
+            | ExprKind::NodeIds
+            | ExprKind::EdgeIds => true,
             ExprKind::Load(place) => self.place_uniform(place),
             ExprKind::Unary(_, x) | ExprKind::Cast(x) | ExprKind::Field(x, _) => self.is_uniform(x),
             ExprKind::Binary(_, a, b) => self.is_uniform(a) && self.is_uniform(b),

@@ -785,22 +785,31 @@ impl<'a> Lowerer<'a> {
                 id.map(|var| Stmt::ForEach { var, adjacency, node, body, schedule: Schedule::SERIAL })
             }
             Some(iter @ (Iter::AllNodes | Iter::AllEdges)) => {
-                // A sequential loop over every node or edge: a range over the ids.
-                let (item, index_ty, count) = match iter {
-                    Iter::AllNodes => (Type::Node, Type::U32, ExprKind::NumNodes),
-                    _ => (Type::Edge, Type::U64, ExprKind::NumEdges),
+                // A sequential loop over every node or edge: a range over every id there has
+                // been, skipping those not present (removed by a kernel), as `forall` does.
+                let (item, index_ty, ids) = match iter {
+                    Iter::AllNodes => (Type::Node, Type::U32, ExprKind::NodeIds),
+                    _ => (Type::Edge, Type::U64, ExprKind::EdgeIds),
                 };
                 let index = self.body.fresh(&format!("{}_index", var.name), index_ty, false);
                 let id = self.body.declare(&var.name, Some(item), false, var.span, false).expect("a typed local");
-                let mut stmts = vec![Stmt::Assign {
-                    place: Place::Local(id),
-                    value: Expr::cast(Expr::local(index, index_ty), item),
-                }];
-                stmts.extend(self.block(body, inner));
+                let present = match iter {
+                    Iter::AllNodes => ExprKind::HasNode(Box::new(Expr::local(id, item))),
+                    _ => ExprKind::HasEdge(Box::new(Expr::local(id, item))),
+                };
+                let stmts = vec![
+                    Stmt::Assign { place: Place::Local(id), value: Expr::cast(Expr::local(index, index_ty), item) },
+                    Stmt::If {
+                        cond: Expr::new(present, Type::BOOL),
+                        then: self.block(body, inner),
+                        otherwise: Vec::new(),
+                        uniform: false,
+                    },
+                ];
                 Some(Stmt::For {
                     var: index,
                     start: Expr::int(0, index_ty),
-                    end: Expr::new(count, index_ty),
+                    end: Expr::new(ids, index_ty),
                     body: stmts,
                 })
             }

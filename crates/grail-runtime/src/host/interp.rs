@@ -789,9 +789,41 @@ impl<'a, M: Machine + ?Sized> Interp<'a, '_, M> {
             ExprKind::AddEdge { .. } | ExprKind::RemoveEdge(_) | ExprKind::AddNode | ExprKind::RemoveNode(_) => {
                 return Err(program_error("host code cannot add or remove nodes or edges; kernels do".to_string()));
             }
-            ExprKind::HasNode(_) => {
-                return Err(program_error("host code cannot ask `G.has_node`; kernels do".to_string()));
+            // A loop over every node in host code (the language refuses `G.has_node` there),
+            // which reads the input's nodes only: it visits the input's nodes that no kernel
+            // removed.
+            ExprKind::HasNode(node) => {
+                let node = self.eval(frame, node)?;
+                let Value::Node(v) = node else {
+                    return Err(program_error("`has_node` of a value that is not a node"));
+                };
+                if v >= self.num_nodes() {
+                    return Ok(Value::Bool(false));
+                }
+                match self.module.growth.as_ref().and_then(|g| g.node_removed) {
+                    Some(removed) => Value::Bool(self.m.read_property(removed, v as usize)? == Value::U32(0)),
+                    None => Value::Bool(true),
+                }
             }
+            // A loop over every edge in host code, as over every node: the input's edges that
+            // no kernel removed.
+            ExprKind::HasEdge(edge) => {
+                let edge = self.eval(frame, edge)?;
+                let Value::Edge(e) = edge else {
+                    return Err(program_error("`has_edge` of a value that is not an edge"));
+                };
+                if e >= self.m.memory().out.num_edges() {
+                    return Ok(Value::Bool(false));
+                }
+                match self.module.growth.as_ref().and_then(|g| g.removed) {
+                    Some(removed) => Value::Bool(self.m.read_property(removed, e as usize)? == Value::U32(0)),
+                    None => Value::Bool(true),
+                }
+            }
+            // Host code reads the input's nodes and edges only: its loops over every node or
+            // edge end with the input's.
+            ExprKind::NodeIds => Value::U32(self.num_nodes()),
+            ExprKind::EdgeIds => Value::U64(self.m.memory().out.num_edges()),
             ExprKind::EdgeSource(edge) => {
                 let edge = self.eval(frame, edge)?;
                 let e = self.check_edge(&edge, "`src`")?;
