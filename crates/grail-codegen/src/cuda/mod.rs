@@ -374,20 +374,11 @@ impl Target for Cuda {
             }
         })?;
         e.out = size_fn;
-        e.line(
-            0,
-            &format!("GRAIL_PHASE void {name}_run(const grail_ctx *ctx, const grail_value *args, uint64_t size) {{"),
-        );
-        e.prologue();
-        let reduction = if e.uses.acc { Some(reduction(&e)?) } else { None };
-        if let Some(r) = &reduction {
-            e.line(1, &format!("{} acc_ = {};", r.ty, r.identity));
-        }
-        e.out.push_str(&items);
-        if let Some(r) = &reduction {
-            r.epilogue(&mut e);
-        }
-        e.line(0, "}");
+        run_function(
+            &mut e,
+            &format!("GRAIL_PHASE void {name}_run(const grail_ctx *ctx, const grail_value *args, uint64_t size)"),
+            &items,
+        )?;
         e.line(
             0,
             &format!(
@@ -489,24 +480,32 @@ impl Cuda {
                 e.kernel.map_or("", |k| k.name.as_str())
             ),
         );
-        e.line(
-            0,
+        run_function(
+            &mut e,
             &format!(
-                "GRAIL_PHASE_MARKS void {name}_run_marks(const grail_ctx *ctx, const grail_value *args, uint64_t size, grail_state *S) {{"
+                "GRAIL_PHASE_MARKS void {name}_run_marks(const grail_ctx *ctx, const grail_value *args, uint64_t size, grail_state *S)"
             ),
-        );
-        e.prologue();
-        let reduction = if e.uses.acc { Some(reduction(&e)?) } else { None };
-        if let Some(r) = &reduction {
-            e.line(1, &format!("{} acc_ = {};", r.ty, r.identity));
-        }
-        e.out.push_str(&items);
-        if let Some(r) = &reduction {
-            r.epilogue(&mut e);
-        }
-        e.line(0, "}");
+            &items,
+        )?;
         Ok(e.out)
     }
+}
+
+/// A phase's run function: `signature`, then the views, parameters and locals its `items` (the
+/// item loop, already emitted) use, the reduction's accumulator and its epilogue.
+fn run_function(e: &mut Emitter<'_, Cuda>, signature: &str, items: &str) -> Result<(), CodegenError> {
+    e.line(0, &format!("{signature} {{"));
+    e.prologue();
+    let reduction = if e.uses.acc { Some(reduction(e)?) } else { None };
+    if let Some(r) = &reduction {
+        e.line(1, &format!("{} acc_ = {};", r.ty, r.identity));
+    }
+    e.out.push_str(items);
+    if let Some(r) = &reduction {
+        r.epilogue(e);
+    }
+    e.line(0, "}");
+    Ok(())
 }
 
 /// The position of the `exclusive` that marks decide in phase `phase` of kernel `kernel`, when

@@ -1127,6 +1127,32 @@ impl<'m, T: Target> Emitter<'m, T> {
         Ok(())
     }
 
+    /// The input's nodes and, where kernels add nodes, the added-nodes collection's `count`
+    /// (`grail_coll_live`: those present; `grail_coll_len`: every slot).
+    fn node_count(&self, count: &str) -> String {
+        match self.module.growth.as_ref().and_then(|g| g.nodes.as_ref()) {
+            Some(nodes) => {
+                format!(
+                    "((uint32_t)({} + {count}(&{}[{}])))",
+                    self.ctx("graph_nodes"),
+                    self.ctx("colls"),
+                    nodes.added.0
+                )
+            }
+            None => format!("((uint32_t){})", self.ctx("graph_nodes")),
+        }
+    }
+
+    /// The input's edges and, where kernels change edges, the added-edges collection's `count`.
+    fn edge_count(&self, count: &str) -> String {
+        match &self.module.growth {
+            Some(growth) => {
+                format!("({} + {count}(&{}[{}]))", self.ctx("graph_edges"), self.ctx("colls"), growth.added.0)
+            }
+            None => self.ctx("graph_edges"),
+        }
+    }
+
     fn place(&self, place: &Place) -> Result<String, CodegenError> {
         Ok(match place {
             Place::Local(id) => self.local(*id),
@@ -1172,28 +1198,13 @@ impl<'m, T: Target> Emitter<'m, T> {
                 return Err(CodegenError::Internal("an array's first items outside `exclusive`".into()));
             }
             ExprKind::Param(id) => format!("Q{}", id.0),
-            ExprKind::NumNodes => match self.module.growth.as_ref().and_then(|g| g.nodes.as_ref()) {
-                Some(nodes) => format!(
-                    "((uint32_t)({} + grail_coll_live(&{}[{}])))",
-                    self.ctx("graph_nodes"),
-                    self.ctx("colls"),
-                    nodes.added.0
-                ),
-                None => format!("((uint32_t){})", self.ctx("graph_nodes")),
-            },
-            ExprKind::NumEdges => match &self.module.growth {
-                // The input's edges, and those added, less those removed (counted with the
-                // added edges' removals).
-                Some(growth) => {
-                    format!(
-                        "({} + grail_coll_live(&{}[{}]))",
-                        self.ctx("graph_edges"),
-                        self.ctx("colls"),
-                        growth.added.0
-                    )
-                }
-                None => self.ctx("graph_edges"),
-            },
+            // The nodes present (live: added, less removed), or every id there has been.
+            ExprKind::NumNodes => self.node_count("grail_coll_live"),
+            ExprKind::NodeIds => self.node_count("grail_coll_len"),
+            // The input's edges, and those added, less those removed (counted with the added
+            // edges' removals); or every id there has been.
+            ExprKind::NumEdges => self.edge_count("grail_coll_live"),
+            ExprKind::EdgeIds => self.edge_count("grail_coll_len"),
             ExprKind::EdgeSource(e) if self.module.growth.is_some() => {
                 format!("grail_edge_src(ctx, {})", self.expr(e)?)
             }
@@ -1234,25 +1245,7 @@ impl<'m, T: Target> Emitter<'m, T> {
                     None => format!("((uint64_t)({e}) < {})", self.ctx("graph_edges")),
                 }
             }
-            // Every id there has been: the input's, then the added ones (removed included).
-            ExprKind::NodeIds => match self.module.growth.as_ref().and_then(|g| g.nodes.as_ref()) {
-                Some(nodes) => format!(
-                    "((uint32_t)({} + grail_coll_len(&{}[{}])))",
-                    self.ctx("graph_nodes"),
-                    self.ctx("colls"),
-                    nodes.added.0
-                ),
-                None => format!("((uint32_t){})", self.ctx("graph_nodes")),
-            },
-            ExprKind::EdgeIds => match &self.module.growth {
-                Some(growth) => format!(
-                    "({} + grail_coll_len(&{}[{}]))",
-                    self.ctx("graph_edges"),
-                    self.ctx("colls"),
-                    growth.added.0
-                ),
-                None => self.ctx("graph_edges"),
-            },
+
             ExprKind::Neighbor { node, index, reverse } => {
                 let (offsets, column) =
                     if *reverse { ("in_offsets", "in_sources") } else { ("out_offsets", "out_targets") };
