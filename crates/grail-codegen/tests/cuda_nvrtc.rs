@@ -106,6 +106,7 @@ fn marked_exclusives_compile_for_sm_90() {
     }
     let programs = [
         ("cavities", include_str!("../../grail-lang/tests/programs/cavities.grail")),
+        ("split_cells", include_str!("../../grail-lang/tests/programs/split_cells.grail")),
         ("dmr", include_str!("../../grail-algos/programs/dmr.grail")),
     ];
     for (name, source) in programs {
