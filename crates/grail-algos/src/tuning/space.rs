@@ -10,7 +10,11 @@
 //!    when the pass schedules some nested loop; `coop` when a kernel pushes (and `block` only
 //!    when the pass block-aggregates some push: one in a nested loop that the thread-block or
 //!    fine-grained scheduler runs); `backoff`
-//!    when a kernel retries; `ldg` when some property is only read by kernels.
+//!    when a kernel retries; `ldg` when some property is only read by kernels; `layout` when
+//!    the program has collections; `scatter`, `lockcache` and `adapt` when a kernel is a morph
+//!    kernel (it retries or locks collection elements; `adapt` only in an outlined region);
+//!    `local` when a kernel can keep its pushes; `marks` when marks can decide an `exclusive`;
+//!    `converge` for every GPU program (every phase has an item loop).
 //! 3. **It changes the program**: two configurations are the same program on a target when the
 //!    target's generated source (C or CUDA) is the same and so are the values of the keys the
 //!    target's executor applies itself, without the generated code ([`EXECUTOR_KEYS`]:
@@ -25,8 +29,8 @@
 
 use std::fmt;
 
-use grail_ir::opt::{Outline, Schedulers, backoff, ldg, nested};
-use grail_ir::{Aggregation, Module, OptConfig, Stmt, optimize};
+use grail_ir::opt::{Layout, Outline, Schedulers, backoff, ldg, local, marks, nested};
+use grail_ir::{Aggregation, KernelId, Module, OptConfig, Stmt, optimize};
 
 use crate::algorithm::Target;
 use crate::error::{AlgoError, Result};
@@ -42,11 +46,33 @@ pub enum Key {
     Block,
     Grid,
     Unroll,
+    Scatter,
+    Lockcache,
+    Local,
+    Layout,
+    Converge,
+    Marks,
+    Adapt,
 }
 
 impl Key {
-    pub const ALL: [Key; 8] =
-        [Key::Outline, Key::Np, Key::Coop, Key::Backoff, Key::Ldg, Key::Block, Key::Grid, Key::Unroll];
+    pub const ALL: [Key; 15] = [
+        Key::Outline,
+        Key::Np,
+        Key::Coop,
+        Key::Backoff,
+        Key::Ldg,
+        Key::Block,
+        Key::Grid,
+        Key::Unroll,
+        Key::Scatter,
+        Key::Lockcache,
+        Key::Local,
+        Key::Layout,
+        Key::Converge,
+        Key::Marks,
+        Key::Adapt,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -58,6 +84,13 @@ impl Key {
             Key::Block => "block",
             Key::Grid => "grid",
             Key::Unroll => "unroll",
+            Key::Scatter => "scatter",
+            Key::Lockcache => "lockcache",
+            Key::Local => "local",
+            Key::Layout => "layout",
+            Key::Converge => "converge",
+            Key::Marks => "marks",
+            Key::Adapt => "adapt",
         }
     }
 
@@ -82,7 +115,7 @@ impl fmt::Display for Key {
 pub fn target_keys(target: Target) -> &'static [Key] {
     match target {
         Target::Gpu => &Key::ALL,
-        Target::Cpu | Target::Reference => &[Key::Outline, Key::Np, Key::Coop, Key::Backoff],
+        Target::Cpu | Target::Reference => &[Key::Outline, Key::Np, Key::Coop, Key::Backoff, Key::Local, Key::Layout],
     }
 }
 
@@ -116,6 +149,13 @@ pub enum Setting {
     Block(u32),
     Grid(u32),
     Unroll(u32),
+    Scatter(bool),
+    Lockcache(bool),
+    Local(bool),
+    Layout(Layout),
+    Converge(bool),
+    Marks(bool),
+    Adapt(bool),
 }
 
 impl Setting {
@@ -130,6 +170,13 @@ impl Setting {
             Key::Block => Setting::Block(config.block),
             Key::Grid => Setting::Grid(config.grid),
             Key::Unroll => Setting::Unroll(config.unroll),
+            Key::Scatter => Setting::Scatter(config.scatter),
+            Key::Lockcache => Setting::Lockcache(config.lockcache),
+            Key::Local => Setting::Local(config.local),
+            Key::Layout => Setting::Layout(config.layout),
+            Key::Converge => Setting::Converge(config.converge),
+            Key::Marks => Setting::Marks(config.marks),
+            Key::Adapt => Setting::Adapt(config.adapt),
         }
     }
 
@@ -145,24 +192,43 @@ impl Setting {
             Setting::Block(v) => config.block = v,
             Setting::Grid(v) => config.grid = v,
             Setting::Unroll(v) => config.unroll = v,
+            Setting::Scatter(v) => config.scatter = v,
+            Setting::Lockcache(v) => config.lockcache = v,
+            Setting::Local(v) => config.local = v,
+            Setting::Layout(v) => config.layout = v,
+            Setting::Converge(v) => config.converge = v,
+            Setting::Marks(v) => config.marks = v,
+            Setting::Adapt(v) => config.adapt = v,
         }
         config
+    }
+
+    /// The key this is a value of.
+    pub fn key(self) -> Key {
+        match self {
+            Setting::Outline(_) => Key::Outline,
+            Setting::Np(_) => Key::Np,
+            Setting::Coop(_) => Key::Coop,
+            Setting::Backoff(_) => Key::Backoff,
+            Setting::Ldg(_) => Key::Ldg,
+            Setting::Block(_) => Key::Block,
+            Setting::Grid(_) => Key::Grid,
+            Setting::Unroll(_) => Key::Unroll,
+            Setting::Scatter(_) => Key::Scatter,
+            Setting::Lockcache(_) => Key::Lockcache,
+            Setting::Local(_) => Key::Local,
+            Setting::Layout(_) => Key::Layout,
+            Setting::Converge(_) => Key::Converge,
+            Setting::Marks(_) => Key::Marks,
+            Setting::Adapt(_) => Key::Adapt,
+        }
     }
 
     /// The value as `--opt` writes it (`tb+wp`, `warp`, `on`, `128`).
     pub fn text(self) -> String {
         let config = self.apply(OptConfig::NONE).to_string();
-        let key = match self {
-            Setting::Outline(_) => "outline=",
-            Setting::Np(_) => "np=",
-            Setting::Coop(_) => "coop=",
-            Setting::Backoff(_) => "backoff=",
-            Setting::Ldg(_) => "ldg=",
-            Setting::Block(_) => "block=",
-            Setting::Grid(_) => "grid=",
-            Setting::Unroll(_) => "unroll=",
-        };
-        config.split(',').find_map(|pair| pair.strip_prefix(key)).expect("every key is printed").to_string()
+        let key = format!("{}=", self.key().name());
+        config.split(',').find_map(|pair| pair.strip_prefix(key.as_str())).expect("every key is printed").to_string()
     }
 }
 
@@ -201,6 +267,9 @@ impl Space {
                     Key::Block => "thread blocks are GPU hardware",
                     Key::Grid => "control kernels' grids are GPU hardware",
                     Key::Unroll => "only control kernels (GPU) run pipe loops on the device",
+                    Key::Scatter | Key::Converge | Key::Adapt => "it shapes GPU item loops",
+                    Key::Lockcache => "it chooses GPU loads",
+                    Key::Marks => "it is a GPU lowering of `exclusive`",
                     _ => "the target does not implement it",
                 };
                 space.skipped.push(Skipped { key, why: format!("{why}; the {target} target has no such key") });
@@ -392,6 +461,90 @@ fn relevance(module: &Module, key: Key, target: Target) -> Result<std::result::R
                 "threads per block of every launch".to_string(),
             ))
         }
+        Key::Layout => {
+            if module.collections.is_empty() {
+                Err("the program has no collections".into())
+            } else {
+                let names: Vec<String> = module.collections.iter().map(|c| format!("`{}`", c.name)).collect();
+                Ok((
+                    vec![Setting::Layout(Layout::Columns), Setting::Layout(Layout::Rows)],
+                    format!("collections {} in columns or rows", names.join(", ")),
+                ))
+            }
+        }
+        Key::Converge => {
+            debug_assert_eq!(target, Target::Gpu);
+            Ok((vec![Setting::Converge(false), Setting::Converge(true)], "every phase's item loop".to_string()))
+        }
+        Key::Scatter | Key::Lockcache | Key::Adapt => {
+            debug_assert_eq!(target, Target::Gpu);
+            let morph: Vec<&str> = module
+                .kernels
+                .iter()
+                .filter(|k| grail_ir::analysis::is_morph_kernel(module, k))
+                .map(|k| k.name.as_str())
+                .collect();
+            let outlined = grail_ir::opt::outline::region_kernels(&with(Setting::Outline(Outline::All))?);
+            let adaptive: Vec<&str> = module
+                .kernels
+                .iter()
+                .enumerate()
+                .filter(|(i, k)| outlined[*i] && grail_ir::analysis::is_morph_kernel(module, k))
+                .map(|(_, k)| k.name.as_str())
+                .collect();
+            let (kernels, values, what) = match key {
+                Key::Scatter => (morph, [Setting::Scatter(false), Setting::Scatter(true)], "first passes scattered"),
+                Key::Lockcache => {
+                    (morph, [Setting::Lockcache(false), Setting::Lockcache(true)], "loads in lock sections")
+                }
+                _ => (adaptive, [Setting::Adapt(false), Setting::Adapt(true)], "adaptive parallelism"),
+            };
+            if kernels.is_empty() {
+                Err(if key == Key::Adapt {
+                    "no morph kernel (one that retries or locks collection elements) runs in an outlined region"
+                } else {
+                    "no morph kernel (one that retries or locks collection elements)"
+                }
+                .into())
+            } else {
+                let names: Vec<String> = kernels.iter().map(|k| format!("`{k}`")).collect();
+                Ok((values.to_vec(), format!("{what}: {}", names.join(", "))))
+            }
+        }
+        Key::Local => {
+            let m = with(Setting::Local(true))?;
+            let kernels: Vec<&str> = (0..m.kernels.len())
+                .filter(|&k| local::eligible(&m, KernelId(k as u32)).is_ok())
+                .map(|k| m.kernels[k].name.as_str())
+                .collect();
+            if kernels.is_empty() {
+                Err(first_note(&m, "no local worklist")
+                    .unwrap_or_else(|| "no kernel pushes to its own worklist".into()))
+            } else {
+                let names: Vec<String> = kernels.iter().map(|k| format!("`{k}`")).collect();
+                Ok((vec![Setting::Local(false), Setting::Local(true)], format!("{} keep pushes", names.join(", "))))
+            }
+        }
+        Key::Marks => {
+            debug_assert_eq!(target, Target::Gpu);
+            let m = optimized(module, &OptConfig { outline: Outline::All, marks: true, ..OptConfig::NONE })?;
+            let mut kernels = Vec::new();
+            for (k, kernel) in m.kernels.iter().enumerate() {
+                if (0..kernel.body.block.len()).any(|p| marks::site(&m, KernelId(k as u32), p).is_ok()) {
+                    kernels.push(kernel.name.as_str());
+                }
+            }
+            if kernels.is_empty() {
+                Err(first_note(&m, "takes locks, not marks")
+                    .unwrap_or_else(|| "no `exclusive` that marks can decide".into()))
+            } else {
+                let names: Vec<String> = kernels.iter().map(|k| format!("`{k}`")).collect();
+                Ok((
+                    vec![Setting::Marks(false), Setting::Marks(true)],
+                    format!("marks can decide {}", names.join(", ")),
+                ))
+            }
+        }
     })
 }
 
@@ -482,6 +635,35 @@ mod tests {
         // tri has no pushes.
         let tri = Space::of(&module("tri"), Target::Cpu).unwrap();
         assert!(tri.skipped.iter().any(|s| s.key == Key::Coop && s.why == "no kernel pushes"), "{tri:?}");
+        // bfs has no collections and no morph kernel; converge shapes every GPU program.
+        assert!(keys.contains(&Key::Converge), "{space:?}");
+        for (key, why) in [(Key::Layout, "no collections"), (Key::Scatter, "no morph kernel"), (Key::Marks, "")] {
+            assert!(skipped.iter().any(|(k, w)| *k == key && w.contains(why)), "{key}: {skipped:?}");
+        }
+    }
+
+    #[test]
+    fn a_morph_program_searches_the_morph_keys() {
+        // dmr: collections, a refinement that locks triangles in an outlined iterate, a claim
+        // that marks can decide.
+        let dmr = module("dmr");
+        let gpu = Space::of(&dmr, Target::Gpu).unwrap();
+        let keys: Vec<Key> = gpu.dimensions.iter().map(|d| d.key).collect();
+        for key in [Key::Layout, Key::Scatter, Key::Lockcache, Key::Converge, Key::Marks, Key::Adapt] {
+            assert!(keys.contains(&key), "{key}: {gpu:?}");
+        }
+        // The CPU has the layout, not the GPU's keys.
+        let cpu = Space::of(&dmr, Target::Cpu).unwrap();
+        let keys: Vec<Key> = cpu.dimensions.iter().map(|d| d.key).collect();
+        assert!(keys.contains(&Key::Layout), "{cpu:?}");
+        assert!(cpu.skipped.iter().any(|s| s.key == Key::Marks && s.why.contains("GPU")), "{cpu:?}");
+        // Every value prints as --opt writes it.
+        for d in &gpu.dimensions {
+            for v in &d.values {
+                let text = v.apply(OptConfig::NONE).to_string();
+                assert!(text.contains(&format!("{}={}", d.key, v.text())), "{text}");
+            }
+        }
     }
 
     #[test]
