@@ -39,9 +39,11 @@ pub(super) fn marked_items(
         _ => elements.len(),
     };
     e.line(1, "const uint32_t me_ = (uint32_t)grail_thread_index() + 2u;");
+    // The claimed handles live as long as the function (not one round): a frame slot whose
+    // lifetime ends every round is one the compiler may share with other locals.
+    e.line(1, &format!("uint32_t mk_[{}];", capacity.max(1)));
     e.line(1, &format!("for (uint64_t b_ = 0; b_ < {limit}; b_ += grail_thread_count()) {{"));
     e.line(2, "const uint64_t j = b_ + grail_thread_index();");
-    e.line(2, &format!("uint32_t mk_[{}];", capacity.max(1)));
     e.line(2, "int mk_n_ = -1;");
     e.line(2, "do {");
     e.line(3, &format!("if (j >= {limit}) break;"));
