@@ -21,8 +21,7 @@ use crate::printer::{self, Emitter, c_type, from_value, member_type, value_membe
 /// The control kernels of `module`'s outlined regions, after the invoke functions of the
 /// kernels they invoke.
 pub(super) fn regions(target: &Cuda, out: &mut String, module: &Module) -> Result<(), CodegenError> {
-    let mut regions = Vec::new();
-    collect_regions(&module.main.block, &mut regions);
+    let regions = grail_ir::opt::outline::outlined_regions(&module.main.block);
     if regions.is_empty() {
         return Ok(());
     }
@@ -35,21 +34,6 @@ pub(super) fn regions(target: &Cuda, out: &mut String, module: &Module) -> Resul
         control_kernel(target, out, module, region)?;
     }
     Ok(())
-}
-
-/// The outlined regions of a block: marked `iterate`/`pipe` statements, not looking inside them.
-fn collect_regions<'m>(block: &'m Block, out: &mut Vec<&'m Stmt>) {
-    for stmt in block {
-        match stmt {
-            Stmt::Iterate(iterate) if iterate.outlined => out.push(stmt),
-            Stmt::Pipe(pipe) if pipe.outlined => out.push(stmt),
-            _ => {
-                for child in stmt.blocks() {
-                    collect_regions(child, out);
-                }
-            }
-        }
-    }
 }
 
 /// The id of a region statement.

@@ -328,6 +328,19 @@ impl<T: Target> Emitter<'_, T> {
         })
     }
 
+    /// Whether an edge is present (a sequential loop over every edge asks): not removed, where
+    /// kernels change edges; else below the graph's count.
+    pub(crate) fn edge_has(&self, edge: &Expr) -> Result<String, CodegenError> {
+        let e = self.expr(edge)?;
+        Ok(match &self.module.growth {
+            Some(_) => {
+                self.note_call();
+                format!("grail_edge_present(ctx, {e})")
+            }
+            None => format!("((uint64_t)({e}) < {})", self.ctx("graph_edges")),
+        })
+    }
+
     /// The check that skips a removed node as a loop's item, if kernels remove nodes.
     pub(crate) fn removed_node_skip(&self, var: &str) -> Option<String> {
         self.module

@@ -1235,17 +1235,7 @@ impl<'m, T: Target> Emitter<'m, T> {
             ExprKind::AddNode => self.node_add(),
             ExprKind::RemoveNode(node) => self.node_remove(node)?,
             ExprKind::HasNode(node) => self.node_has(node)?,
-            ExprKind::HasEdge(edge) => {
-                let e = self.expr(edge)?;
-                match &self.module.growth {
-                    Some(_) => {
-                        self.note_call();
-                        format!("grail_edge_present(ctx, {e})")
-                    }
-                    None => format!("((uint64_t)({e}) < {})", self.ctx("graph_edges")),
-                }
-            }
-
+            ExprKind::HasEdge(edge) => self.edge_has(edge)?,
             ExprKind::Neighbor { node, index, reverse } => {
                 let (offsets, column) =
                     if *reverse { ("in_offsets", "in_sources") } else { ("out_offsets", "out_targets") };

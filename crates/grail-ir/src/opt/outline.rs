@@ -247,9 +247,9 @@ fn mark(block: &mut Block, marks: &[OutlineId]) {
     }
 }
 
-/// Which kernels (by index) an outlined region invokes: their phases run inside a control
-/// kernel, where every thread of the grid can meet at a grid barrier.
-pub fn region_kernels(module: &Module) -> Vec<bool> {
+/// The outlined regions of a block: the `iterate` and `pipe` statements outlining marked, not
+/// looking inside them (regions do not nest).
+pub fn outlined_regions(block: &Block) -> Vec<&Stmt> {
     fn regions<'m>(block: &'m Block, out: &mut Vec<&'m Stmt>) {
         for stmt in block {
             match stmt {
@@ -260,9 +260,15 @@ pub fn region_kernels(module: &Module) -> Vec<bool> {
         }
     }
     let mut found = Vec::new();
-    regions(&module.main.block, &mut found);
+    regions(block, &mut found);
+    found
+}
+
+/// Which kernels (by index) an outlined region invokes: their phases run inside a control
+/// kernel, where every thread of the grid can meet at a grid barrier.
+pub fn region_kernels(module: &Module) -> Vec<bool> {
     let mut invoked = vec![false; module.kernels.len()];
-    for region in found {
+    for region in outlined_regions(&module.main.block) {
         let mut visit = |stmt: &Stmt| match stmt {
             Stmt::Invoke { kernel, .. } => invoked[kernel.index()] = true,
             Stmt::Iterate(iterate) => {

@@ -492,6 +492,18 @@ impl<'a, M: Machine + ?Sized> Interp<'a, '_, M> {
         self.m.memory().out.num_nodes()
     }
 
+    /// Whether input node or edge `index` (of `count`) is present: below the count and not
+    /// marked in `removed`, the hidden property kernels' removals set (none: nothing removes).
+    fn input_present(&mut self, index: u64, count: u64, removed: Option<PropertyId>) -> Result<Value> {
+        if index >= count {
+            return Ok(Value::Bool(false));
+        }
+        Ok(Value::Bool(match removed {
+            Some(removed) => self.m.read_property(removed, index as usize)? == Value::U32(0),
+            None => true,
+        }))
+    }
+
     /// Runs a region with its own worklist when `initial` is given.
     fn with_worklist(
         &mut self,
@@ -793,32 +805,20 @@ impl<'a, M: Machine + ?Sized> Interp<'a, '_, M> {
             // which reads the input's nodes only: it visits the input's nodes that no kernel
             // removed.
             ExprKind::HasNode(node) => {
-                let node = self.eval(frame, node)?;
-                let Value::Node(v) = node else {
+                let Value::Node(v) = self.eval(frame, node)? else {
                     return Err(program_error("`has_node` of a value that is not a node"));
                 };
-                if v >= self.num_nodes() {
-                    return Ok(Value::Bool(false));
-                }
-                match self.module.growth.as_ref().and_then(|g| g.node_removed) {
-                    Some(removed) => Value::Bool(self.m.read_property(removed, v as usize)? == Value::U32(0)),
-                    None => Value::Bool(true),
-                }
+                let removed = self.module.growth.as_ref().and_then(|g| g.node_removed);
+                self.input_present(u64::from(v), u64::from(self.num_nodes()), removed)?
             }
             // A loop over every edge in host code, as over every node: the input's edges that
             // no kernel removed.
             ExprKind::HasEdge(edge) => {
-                let edge = self.eval(frame, edge)?;
-                let Value::Edge(e) = edge else {
+                let Value::Edge(e) = self.eval(frame, edge)? else {
                     return Err(program_error("`has_edge` of a value that is not an edge"));
                 };
-                if e >= self.m.memory().out.num_edges() {
-                    return Ok(Value::Bool(false));
-                }
-                match self.module.growth.as_ref().and_then(|g| g.removed) {
-                    Some(removed) => Value::Bool(self.m.read_property(removed, e as usize)? == Value::U32(0)),
-                    None => Value::Bool(true),
-                }
+                let removed = self.module.growth.as_ref().and_then(|g| g.removed);
+                self.input_present(e, self.m.memory().out.num_edges(), removed)?
             }
             // Host code reads the input's nodes and edges only: its loops over every node or
             // edge end with the input's.
