@@ -313,3 +313,35 @@ fn a_programs_own_update_functions_merge_the_ghosts() {
         }
     }
 }
+
+/// The suite's partitioned variants' outlined loops can run on every GPU at once, exchanging on
+/// the devices (their host code computes with locals only); a loop whose host code touches a
+/// property or the graph cannot, and says why.
+#[test]
+fn the_partitioned_variants_loops_can_run_on_every_gpu_at_once() {
+    let opt = OptConfig::all();
+    for (algorithm, name) in [("pr", "push"), ("bfs", "wl"), ("sssp", "wl"), ("cc", "lp")] {
+        let variant = Variant::find(algorithm.parse::<Algorithm>().unwrap(), Some(name)).unwrap();
+        let module = grail_algos::suite::optimized(variant, &opt).unwrap();
+        let regions = grail_ir::opt::outline::outlined_regions(&module.main.block);
+        assert!(!regions.is_empty(), "{algorithm} {name} has no outlined loop");
+        for region in regions {
+            assert_eq!(grail_ir::analysis::partitioned_region_obstacle(region), None, "{algorithm} {name}");
+        }
+    }
+    for (body, why) in [
+        ("source.rank = 0.5;", "it stores to a property"),
+        ("if source.rank > 2.0 { break; }", "it reads a property"),
+        ("rounds += G.num_nodes() as u32;", "it reads the graph"),
+    ] {
+        let source = format!(
+            "graph {{ node rank: f64 = 1.0; }}\nparam source: Node;\nkernel k() -> sum f64 {{ forall u in G.nodes() {{ reduce u.rank; }} }}\n\
+             fn main() {{ let mut rounds: u32 = 0; iterate {{ let s = invoke k(); rounds += 1; {body} }} until rounds > 3; }}"
+        );
+        let module = grail_algos::suite::compile_source("region", &source).unwrap_or_else(|e| panic!("{body}: {e}"));
+        let module = grail_ir::optimize(module, &opt).unwrap();
+        let regions = grail_ir::opt::outline::outlined_regions(&module.main.block);
+        let obstacle = regions.iter().find_map(|r| grail_ir::analysis::partitioned_region_obstacle(r));
+        assert!(obstacle.as_deref().is_some_and(|o| o.contains(why)), "{body}: {obstacle:?}");
+    }
+}

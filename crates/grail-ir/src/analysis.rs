@@ -766,6 +766,71 @@ pub(crate) fn place_exprs<'a>(place: &'a Place, visit: &mut impl FnMut(&'a Expr)
     }
 }
 
+/// Why the host code of an outlined region (its statements outside kernels) cannot run on every
+/// part of a partitioned graph at once, each part with its own copy of `main`'s locals; `None`
+/// when it can: it computes with locals, parameters and constants only, invokes kernels with
+/// such arguments, and loops. Nodes, edges, properties, graph counts, function calls and
+/// printing mean something else (or happen once per part) on a part.
+pub fn partitioned_region_obstacle(region: &Stmt) -> Option<String> {
+    let mut obstacle = None;
+    let mut note = |why: &str| {
+        if obstacle.is_none() {
+            obstacle = Some(why.to_string());
+        }
+    };
+    // The region's own first worklist is filled by the host before the region runs.
+    let mut region = region.clone();
+    match &mut region {
+        Stmt::Iterate(iterate) => {
+            if let Until::Empty { initial, .. } = &mut iterate.until {
+                *initial = None;
+            }
+        }
+        Stmt::Pipe(pipe) => pipe.initial = None,
+        _ => {}
+    }
+    walk_block(&vec![region], &mut |stmt| {
+        match stmt {
+            Stmt::Print(_) => note("it prints"),
+            Stmt::Assign { place, .. } if stored_property(place).is_some() => note("it stores to a property"),
+            Stmt::ForEach { .. } | Stmt::ForAll(_) | Stmt::Lock { .. } | Stmt::Push { .. } | Stmt::Retry { .. } => {
+                note("it loops over the graph")
+            }
+            _ => {}
+        }
+        stmt_exprs(stmt, &mut |expr| {
+            walk_expr(expr, &mut |e| {
+                if matches!(e.ty, Type::Node | Type::Edge | Type::Element(_)) {
+                    note("it computes with nodes or edges, whose ids are local to a part");
+                }
+                match &e.kind {
+                    ExprKind::Load(place) | ExprKind::Atomic { place, .. }
+                        if !matches!(root_place(place), Place::Local(_)) =>
+                    {
+                        note("it reads a property")
+                    }
+                    ExprKind::NumNodes | ExprKind::NumEdges | ExprKind::Degree { .. } | ExprKind::Neighbor { .. } => {
+                        note("it reads the graph")
+                    }
+                    ExprKind::Call(..) => note("it calls a function"),
+                    ExprKind::Const(_)
+                    | ExprKind::Load(_)
+                    | ExprKind::Param(_)
+                    | ExprKind::Unary(..)
+                    | ExprKind::Binary(..)
+                    | ExprKind::Cast(_)
+                    | ExprKind::Builtin(..)
+                    | ExprKind::Field(..)
+                    | ExprKind::Struct(..)
+                    | ExprKind::Zeroed => {}
+                    _ => note("it uses the graph or a collection"),
+                }
+            })
+        });
+    });
+    obstacle
+}
+
 /// Visits an expression and all its sub-expressions, parents first.
 pub(crate) fn walk_expr(expr: &Expr, visit: &mut impl FnMut(&Expr)) {
     visit(expr);

@@ -359,6 +359,12 @@ fn print_multi(report: &MultiReport, total: std::time::Duration) {
     if report.sync.async_loops > 0 {
         println!("  async     {} worklist loop(s) without supersteps", report.sync.async_loops);
     }
+    if report.sync.device_regions > 0 {
+        println!(
+            "  devices   {} outlined region(s) run on every GPU at once, exchanging between the GPUs",
+            report.sync.device_regions
+        );
+    }
     for (i, part) in report.parts.iter().enumerate() {
         let threads = if part.threads > 0 { format!(", {} threads", part.threads) } else { String::new() };
         println!(
@@ -387,6 +393,7 @@ fn multi_json(report: &MultiReport) -> serde_json::Value {
         "copied": report.sync.copied,
         "forwarded": report.sync.forwarded,
         "async_loops": report.sync.async_loops,
+        "device_regions": report.sync.device_regions,
         "parts": report.parts.iter().map(|p| json!({
             "device": p.device.to_string(),
             "nodes": p.nodes,

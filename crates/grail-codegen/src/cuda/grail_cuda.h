@@ -1020,6 +1020,9 @@ extern "C" __global__ void grail_split_pushes(const uint32_t *items, uint64_t n,
 /* A ghost pushed during a part's worklist loop run whole on the device: its owner gets it when
  * the loop ends (the host reads the list). */
 GRAIL_DEVICE void grail_note_ghost(const grail_ctx *ctx, uint32_t item) {
+    /* A part whose region exchanges with its peers on the device (grail_peers) forwards pushed
+     * ghosts itself: ghosts in its worklist are only skipped. */
+    if (ctx->ghost_list == NULL) return;
     if (atomicExch(&ctx->ghost_flags[item - (uint32_t)ctx->num_nodes], 1u) == 0u) {
         ctx->ghost_list[atomicAdd(ctx->ghost_count, 1ull)] = item;
     }
@@ -1201,7 +1204,11 @@ typedef struct grail_region {
      * leaves with work left, 0 for no limit: a part of a partitioned graph comes back to
      * exchange with the others now and then (the fourth word pads). */
     uint32_t budget;
-    uint32_t budget_pad;
+    /* Out: the region stopped because another part of a partitioned graph failed. */
+    uint32_t stopped;
+    /* On a part of a partitioned graph whose parts all run the region at once, exchanging on
+     * the devices (see grail_peer_step); NULL elsewhere. */
+    struct grail_peers *peers;
 } grail_region;
 
 /* A thread's view of its region: the same in every thread. What only changes between launches
@@ -1228,6 +1235,11 @@ typedef struct grail_state {
     uint32_t *kinv;
     /* The device heap ran out: the region stops and the host reports it. */
     bool failed;
+    /* The worklist's length over every part (S->len on one device), which `iterate` until empty
+     * and `pipe` test; the peer barriers passed and the exchanges made (grail_peer_step). */
+    uint64_t all_len;
+    uint32_t peer_gen;
+    uint32_t peer_step;
 } grail_state;
 
 GRAIL_DEVICE grail_state grail_state_begin(grail_region *R, uint32_t *kinv, uint64_t *stats) {
@@ -1248,6 +1260,9 @@ GRAIL_DEVICE grail_state grail_state_begin(grail_region *R, uint32_t *kinv, uint
     S.step = 0;
     S.kinv = kinv;
     S.failed = false;
+    S.all_len = R->len;
+    S.peer_gen = 0;
+    S.peer_step = 0;
     return S;
 }
 
@@ -1394,6 +1409,304 @@ GRAIL_DEVICE uint32_t grail_next_invocation(const grail_ctx *ctx, grail_state *S
         S->invocation = 1u;
     }
     return S->invocation;
+}
+
+/* ---- Partitioned regions: parts that exchange on the devices ----
+ *
+ * When every part of a partitioned graph is a GPU and every pair of them can reach the other's
+ * memory (peer access), a region outlined for one GPU runs on all parts at once, one control
+ * kernel per GPU, and each invocation's superstep ends on the devices instead of the host
+ * (crates/grail-runtime/src/multi/peer.rs builds the tables). After every invocation every
+ * part calls grail_peer_step, which
+ *  A. publishes its reduction value and its worklist's length in every part's `partials`, and
+ *     passes the peer barrier (every part's kernels have ended);
+ *  B. merges the ghosts the kernel changed into their owners' columns (atomics at system scope
+ *     in peer memory, with the operator crates/grail-runtime/src/multi/merge.rs derives) and
+ *     sends each ghost it pushed, once, to its owner's inbox; a second barrier;
+ *  C. appends its inbox to its worklist, and, for the properties kernels read through ghosts,
+ *     stores its owned words that its ghosts elsewhere have not seen in them; a third barrier.
+ * Barriers the invocation does not need are left out. Every part takes the same branches (the
+ * reductions are combined in part order, the lengths summed), so all pass the same barriers. A
+ * part that fails raises the shared stop word; the others leave at their next barrier.
+ * Keep in sync with `GpuPeers` and `GpuPeerEntry` in crates/grail-runtime/src/gpu/ffi.rs. */
+#define GRAIL_MAX_PARTS 8
+
+/* A property an invocation of `kernel` synchronizes. */
+typedef struct grail_peer_entry {
+    uint32_t kernel;
+    /* The element's bytes, its type and merge operator as grail_merge_word numbers them. */
+    uint32_t size;
+    uint32_t kind;
+    uint32_t op;
+    /* 1: the kernel writes through other nodes than its item, so ghosts it changed are merged;
+     * 1: kernels read it through ghosts, so owners' changed words go to their ghosts. */
+    uint32_t merge;
+    uint32_t refresh;
+    /* By part: its column, the words its ghosts last synchronized (by ghost position) and the
+     * words its mirrors' ghosts hold (by mirror entry). */
+    void *columns[GRAIL_MAX_PARTS];
+    uint64_t *ghost_records[GRAIL_MAX_PARTS];
+    uint64_t *mirror_records[GRAIL_MAX_PARTS];
+} grail_peer_entry;
+
+typedef struct grail_peers {
+    uint32_t part;
+    uint32_t parts;
+    uint32_t entries;
+    uint32_t pad;
+    /* This part's ghosts (by position: grouped by owner) and mirror entries (its nodes that are
+     * ghosts elsewhere, by part, in that part's ghost order). */
+    uint64_t ghosts;
+    uint64_t mirrors;
+    const grail_peer_entry *plan;
+    const uint32_t *ghost_local;
+    const uint32_t *ghost_owner;
+    const uint32_t *ghost_at;
+    /* The ghost's entry among its owner's mirrors. */
+    const uint32_t *ghost_mirror;
+    /* By ghost (local id minus the owned count): its owner and its local id there. */
+    const uint32_t *owner_of;
+    const uint32_t *at_of;
+    const uint32_t *mirror_local;
+    const uint32_t *mirror_part;
+    /* The mirror's ghost's position in its part's ghost list, and its local id there. */
+    const uint32_t *mirror_ghost;
+    const uint32_t *mirror_ghost_local;
+    /* By ghost (local id minus the owned count): the exchange in which it was last forwarded. */
+    uint32_t *forwarded;
+    /* Part 0's words: arrivals at the peer barrier, and 1 once a part has failed. */
+    uint32_t *barrier;
+    /* By part: its reduction slots (two parities of `parts` pairs: value, length), its inbox (two
+     * parities of inbox_cap items) and the inbox's two counts, and inbox_cap. */
+    grail_value *partials[GRAIL_MAX_PARTS];
+    uint32_t *inbox[GRAIL_MAX_PARTS];
+    unsigned long long *inbox_len[GRAIL_MAX_PARTS];
+    uint64_t inbox_cap[GRAIL_MAX_PARTS];
+} grail_peers;
+
+#ifndef GRAIL_PEER_PATIENCE_NS
+#define GRAIL_PEER_PATIENCE_NS 120000000000ull
+#endif
+
+/* The device's nanosecond clock. */
+GRAIL_DEVICE uint64_t grail_clock_ns(void) {
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+GRAIL_DEVICE uint32_t grail_load_acquire_sys(const uint32_t *p) {
+    uint32_t v;
+    asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+/* Every part's grid arrives (after its writes to peer memory) before any leaves; false, the
+ * same in every thread, when a part has failed and the region must stop. */
+GRAIL_DEVICE bool grail_peer_barrier(grail_state *S, const grail_peers *P) {
+    __threadfence_system();
+    grail_grid_sync(S);
+    S->peer_gen += 1u;
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        const uint32_t target = S->peer_gen * P->parts;
+        atomicAdd_system(&P->barrier[0], 1u);
+        const uint64_t since = grail_clock_ns();
+        uint32_t spins = 0;
+        while ((int32_t)(grail_load_acquire_sys(&P->barrier[0]) - target) < 0) {
+            if (*(volatile uint32_t *)&P->barrier[1] != 0u) {
+                S->R->stopped = 1u;
+                break;
+            }
+            /* A part that never arrives (its device failed without reaching its stop): give up
+             * after GRAIL_PEER_PATIENCE_NS, stopping every part. */
+            if ((++spins & 1023u) == 0u && grail_clock_ns() - since > GRAIL_PEER_PATIENCE_NS) {
+                atomicExch_system(&P->barrier[1], 1u);
+                S->R->stopped = 1u;
+                break;
+            }
+        }
+        __threadfence_system();
+    }
+    grail_grid_sync(S);
+    if (*(volatile uint32_t *)&S->R->stopped != 0u) {
+        S->failed = true;
+        return false;
+    }
+    return true;
+}
+
+/* A changed ghost's word merged into its owner's element `at` of `column` in another part's
+ * memory, as grail_merge_word would (`before`: the word the ghost last synchronized). Several
+ * parts may merge into one element at once, so every operator but replacement is an atomic at
+ * system scope; a bool's operators only ever move its byte one way. */
+GRAIL_DEVICE void grail_peer_merge(void *column, uint32_t size, uint32_t kind, uint32_t op, uint64_t at,
+                                   uint64_t before, uint64_t after) {
+    if (size == 1u) {
+        volatile uint8_t *b = (volatile uint8_t *)column + at;
+        const bool a = (uint8_t)after != 0u;
+        if (op == 5u) *b = a;
+        else if (op == 0u || op == 3u) { if (!a) *b = 0u; }
+        else if (a) *b = 1u;
+        return;
+    }
+    if (op == 5u) {
+        grail_store_word(column, size, at, after);
+        return;
+    }
+    if (size == 4u) {
+        uint32_t *w = (uint32_t *)column + at;
+        const uint32_t a = (uint32_t)after;
+        if (op == 2u) {
+            if (kind == 5u) atomicAdd_system((float *)w, __uint_as_float(a) - __uint_as_float((uint32_t)before));
+            else atomicAdd_system(w, a - (uint32_t)before);
+        } else if (op == 3u) atomicAnd_system(w, a);
+        else if (op == 4u) atomicOr_system(w, a);
+        else if (kind == 1u) {
+            if (op == 0u) atomicMin_system((int *)w, (int)a);
+            else atomicMax_system((int *)w, (int)a);
+        } else if (kind == 3u) {
+            if (op == 0u) atomicMin_system(w, a);
+            else atomicMax_system(w, a);
+        } else {
+            uint32_t seen = *(volatile uint32_t *)w;
+            for (;;) {
+                const float o = __uint_as_float(seen), v = __uint_as_float(a);
+                if (!(op == 0u ? v < o : v > o)) return;
+                const uint32_t prev = atomicCAS_system(w, seen, a);
+                if (prev == seen) return;
+                seen = prev;
+            }
+        }
+        return;
+    }
+    unsigned long long *w = (unsigned long long *)column + at;
+    const unsigned long long a = after;
+    if (op == 2u) {
+        if (kind == 6u)
+            atomicAdd_system((double *)w, __longlong_as_double((long long)a) - __longlong_as_double((long long)before));
+        else atomicAdd_system(w, a - before);
+    } else if (op == 3u) atomicAnd_system(w, a);
+    else if (op == 4u) atomicOr_system(w, a);
+    else if (kind == 2u) {
+        if (op == 0u) atomicMin_system((long long *)w, (long long)a);
+        else atomicMax_system((long long *)w, (long long)a);
+    } else if (kind == 4u) {
+        if (op == 0u) atomicMin_system(w, a);
+        else atomicMax_system(w, a);
+    } else {
+        unsigned long long seen = *(volatile unsigned long long *)w;
+        for (;;) {
+            const double o = __longlong_as_double((long long)seen), v = __longlong_as_double((long long)a);
+            if (!(op == 0u ? v < o : v > o)) return;
+            const unsigned long long prev = atomicCAS_system(w, seen, a);
+            if (prev == seen) return;
+            seen = prev;
+        }
+    }
+}
+
+/* The superstep after an invocation of `kernel` on a part whose region exchanges on the devices
+ * (see above): `mine` is the part's reduction value, `*len` its worklist's length (the list
+ * `out`, pushed through c->pushes), which grows by the nodes other parts forwarded to it. False
+ * when the region must stop. Every thread of the grid calls it with the same arguments. */
+GRAIL_DEVICE bool grail_peer_step(const grail_ctx *c, grail_state *S, uint32_t kernel, grail_value mine, bool reduces,
+                                  uint64_t *len, const grail_list *out) {
+    const grail_peers *P = S->R->peers;
+    const uint32_t par = S->peer_step & 1u;
+    S->peer_step += 1u;
+    bool merges = false, refresh = false;
+    for (uint32_t e = 0; e < P->entries; e++) {
+        if (P->plan[e].kernel != kernel) continue;
+        merges |= P->plan[e].merge != 0u;
+        refresh |= P->plan[e].refresh != 0u;
+    }
+    if (!reduces && out == NULL && !merges && !refresh) return true;
+    const uint64_t index = grail_thread_index(), threads = grail_thread_count();
+    /* A: every part's value and length, in every part's slots. */
+    if (index < P->parts) {
+        grail_value *slot = P->partials[index] + 2u * ((uint64_t)par * P->parts + P->part);
+        grail_value n;
+        n.u = out != NULL ? *len : 0u;
+        slot[0] = mine;
+        slot[1] = n;
+    }
+    if (!grail_peer_barrier(S, P)) return false;
+    /* B: changed ghosts merged into their owners, pushed ghosts sent to their owners. */
+    const uint32_t owned = (uint32_t)c->num_nodes;
+    for (uint32_t e = 0; merges && e < P->entries; e++) {
+        const grail_peer_entry *E = &P->plan[e];
+        if (E->kernel != kernel || E->merge == 0u) continue;
+        uint64_t *record = E->ghost_records[P->part];
+        for (uint64_t i = index; i < P->ghosts; i += threads) {
+            const uint64_t word = grail_load_word(E->columns[P->part], E->size, P->ghost_local[i]);
+            const uint64_t before = record[i];
+            if (word == before) continue;
+            record[i] = word;
+            const uint32_t o = P->ghost_owner[i];
+            grail_peer_merge(E->columns[o], E->size, E->kind, E->op, P->ghost_at[i], before, word);
+            /* The ghost holds this word now, as its owner's mirror record must say. */
+            if (E->refresh != 0u) E->mirror_records[o][P->ghost_mirror[i]] = word;
+        }
+    }
+    if (out != NULL) {
+        const uint64_t n = *len;
+        for (uint64_t i = index; i < n; i += threads) {
+            const uint32_t item = grail_item(out->items, out->cap, out->spill, i);
+            if (item < owned) continue;
+            const uint32_t j = item - owned;
+            if (atomicExch(&P->forwarded[j], S->peer_step) == S->peer_step) continue;
+            const uint32_t o = P->owner_of[j];
+            const unsigned long long slot = atomicAdd_system(&P->inbox_len[o][par], 1ull);
+            P->inbox[o][(uint64_t)par * P->inbox_cap[o] + slot] = P->at_of[j];
+        }
+    }
+    if ((merges || out != NULL) && !grail_peer_barrier(S, P)) return false;
+    /* C: the nodes forwarded here appended to the worklist; owners' changed words to ghosts. */
+    if (out != NULL) {
+        const uint64_t n = *(volatile unsigned long long *)&P->inbox_len[P->part][par];
+        const uint32_t *inbox = P->inbox[P->part] + (uint64_t)par * P->inbox_cap[P->part];
+        for (uint64_t i = index; i < n; i += threads) grail_push_slot(&c->pushes, *len + i, inbox[i]);
+        *len += n;
+        grail_grid_sync(S);
+        if (index == 0) P->inbox_len[P->part][par] = 0ull;
+        const uint32_t overflow = *(volatile uint32_t *)c->pushes.overflow;
+        if (overflow > S->overflow) S->overflow = overflow;
+        if (overflow >= 2u) {
+            S->failed = true;
+            return false;
+        }
+    }
+    if (!refresh) return true;
+    for (uint32_t e = 0; e < P->entries; e++) {
+        const grail_peer_entry *E = &P->plan[e];
+        if (E->kernel != kernel || E->refresh == 0u) continue;
+        uint64_t *record = E->mirror_records[P->part];
+        for (uint64_t m = index; m < P->mirrors; m += threads) {
+            const uint64_t word = grail_load_word(E->columns[P->part], E->size, P->mirror_local[m]);
+            if (word == record[m]) continue;
+            record[m] = word;
+            const uint32_t q = P->mirror_part[m];
+            E->ghost_records[q][P->mirror_ghost[m]] = word;
+            grail_store_word(E->columns[q], E->size, P->mirror_ghost_local[m], word);
+        }
+    }
+    return grail_peer_barrier(S, P);
+}
+
+/* Part q's value or length (word 0 or 1) in the exchange just made. */
+GRAIL_DEVICE grail_value grail_peer_partial(const grail_state *S, uint32_t q, uint32_t word) {
+    const grail_peers *P = S->R->peers;
+    const uint32_t par = (S->peer_step - 1u) & 1u;
+    grail_value v;
+    v.u = *(volatile uint64_t *)&P->partials[P->part][2u * ((uint64_t)par * P->parts + q) + word].u;
+    return v;
+}
+
+/* The worklists' length over every part after the exchange just made. */
+GRAIL_DEVICE uint64_t grail_peer_len(const grail_state *S) {
+    uint64_t n = 0;
+    for (uint32_t q = 0; q < S->R->peers->parts; q++) n += grail_peer_partial(S, q, 1u).u;
+    return n;
 }
 
 #endif /* GRAIL_CUDA_H */

@@ -202,11 +202,38 @@ fn invoke_function(target: &Cuda, out: &mut String, module: &Module, k: KernelId
     if worklist {
         line(1, "S->cur ^= 1u;");
         line(1, "S->len = pushes_;");
+        line(1, "S->all_len = pushes_;");
     }
     if reduction.is_some() {
         line(1, &format!("result_ = grail_read_value(&R->acc[{k} * GRAIL_RING + kinv_ % GRAIL_RING]);"));
         line(1, &format!("S->kinv[{k}] = kinv_ + 1;"));
     }
+    // On a part of a partitioned graph: the superstep's exchange with the other parts, on the
+    // devices; the kernel's value becomes every part's, combined in part order.
+    line(1, "if (R->peers != NULL) {");
+    line(2, &format!("uint64_t len_ = {};", if worklist { "S->len" } else { "0" }));
+    line(
+        2,
+        &format!(
+            "if (!grail_peer_step(c, S, {k}u, result_, {}, &len_, {})) return result_;",
+            reduction.is_some(),
+            if worklist { "&S->lists[S->cur]" } else { "NULL" }
+        ),
+    );
+    if worklist {
+        line(2, "S->len = len_;");
+        line(2, "S->all_len = grail_peer_len(S);");
+    }
+    if let Some(r) = &reduction {
+        let (ty, member) = (&r.ty, r.member);
+        line(2, &format!("{ty} all_ = {};", r.identity));
+        line(2, "for (uint32_t q_ = 0; q_ < R->peers->parts; q_++) {");
+        line(3, &format!("const {ty} v_ = ({ty})grail_peer_partial(S, q_, 0u).{member};"));
+        line(3, &format!("all_ = {};", Emitter::<Cuda>::combine(r.op, ty, "all_", "v_")));
+        line(2, "}");
+        line(2, &format!("result_.{member} = ({})all_;", member_type(member)));
+    }
+    line(1, "}");
     line(1, "return result_;");
     line(0, "}");
     out.push_str(&f);
@@ -266,6 +293,11 @@ fn control_kernel(target: &Cuda, out: &mut String, module: &Module, region: &Stm
     e.line(1, "if (S->failed) goto grail_done_;");
     e.out.push_str(&code);
     e.line(0, "grail_done_:;");
+    // A part that failed stops the others at their next peer barrier.
+    e.line(
+        1,
+        "if (R->peers != NULL && S->failed && grail_thread_index() == 0) atomicExch_system(&R->peers->barrier[1], 1u);",
+    );
     e.line(1, "if (grail_thread_index() == 0) {");
     e.line(2, "R->len = S->len;");
     e.line(2, "R->cur = S->cur;");
@@ -299,7 +331,7 @@ pub(super) fn orchestration(e: &mut Emitter<'_, Cuda>, stmt: &Stmt, depth: usize
             e.looped(&iterate.body, depth + 2)?;
             let until = match &iterate.until {
                 Until::Empty { .. } => {
-                    "S->len != 0 && (S->R->budget == 0u || S->inv - inv0_ < (uint64_t)S->R->budget)".to_string()
+                    "S->all_len != 0 && (S->R->budget == 0u || S->inv - inv0_ < (uint64_t)S->R->budget)".to_string()
                 }
                 Until::Condition { cond, stop_when } => format!("{} != {stop_when}", e.expr(cond)?),
             };
@@ -320,13 +352,13 @@ pub(super) fn orchestration(e: &mut Emitter<'_, Cuda>, stmt: &Stmt, depth: usize
             e.line(depth, "do {");
             for copy in 0..pipe.unroll.max(1) {
                 if copy > 0 {
-                    e.line(depth + 1, "if (S->len == 0) break;");
+                    e.line(depth + 1, "if (S->all_len == 0) break;");
                 }
                 e.line(depth + 1, "{");
                 e.looped(&pipe.body, depth + 2)?;
                 e.line(depth + 1, "}");
             }
-            e.line(depth, "} while (S->len != 0);");
+            e.line(depth, "} while (S->all_len != 0);");
             Ok(())
         }
         _ => Err(CodegenError::Internal("a statement that cannot run in an outlined region".into())),

@@ -18,6 +18,7 @@
 //! both copies that are current. At the end, the columns current only on the device come back.
 
 mod outlined;
+mod peers;
 
 use std::io::Write;
 use std::sync::Arc;
@@ -519,6 +520,12 @@ pub(crate) struct GpuRun<'a> {
     events: Option<(Event, Event)>,
     /// The pushed ghosts by owner part, and their counts (`PartRun::send_pushes`).
     routed: Option<(DeviceBuffer, DeviceBuffer)>,
+    /// The buffers of a region that exchanges with the other parts on the devices
+    /// (`executor/peers.rs`), its `grail_peers` address while it runs (0 otherwise), and
+    /// whether it stopped because another part failed.
+    peers: Option<peers::PeerBuffers>,
+    region_peers: u64,
+    region_stopped: bool,
 }
 
 /// What [`crate::multi::PartRun::take_pushed_ghosts`] works in on a GPU.
@@ -721,6 +728,9 @@ impl<'a> GpuRun<'a> {
             unpacked: None,
             events: None,
             routed: None,
+            peers: None,
+            region_peers: 0,
+            region_stopped: false,
         };
         run.times.upload += uploading.elapsed();
         Ok(run)
@@ -1932,6 +1942,22 @@ impl crate::multi::PartRun for GpuRun<'_> {
 
     fn kernel_stats(&self) -> &[KernelStats] {
         &self.stats
+    }
+
+    fn peer_buffers(
+        &mut self,
+        request: &crate::multi::peer::Request<'_>,
+    ) -> Result<Option<crate::multi::peer::Addresses>> {
+        self.prepare_peers(request)
+    }
+
+    fn run_region_with_peers(
+        &mut self,
+        region: OutlineId,
+        locals: &mut [Value],
+        table: &crate::multi::peer::Table,
+    ) -> Result<crate::multi::peer::End> {
+        self.run_with_peers(region, locals, table)
     }
 }
 

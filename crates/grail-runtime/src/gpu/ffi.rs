@@ -131,7 +131,58 @@ pub struct GpuRegion {
     pub arrive: u64,
     /// The most invocations a worklist loop makes before leaving with work left (0: no limit).
     pub budget: u32,
-    pub budget_pad: u32,
+    /// Out: the region stopped because another part of a partitioned graph failed.
+    pub stopped: u32,
+    /// `grail_peers *peers`: the exchange between parts on the devices (0: none).
+    pub peers: u64,
+}
+
+/// `GRAIL_MAX_PARTS`: the most parts a region exchanging on the devices has.
+pub const GRAIL_MAX_PARTS: usize = 8;
+
+/// `grail_peer_entry`: a property an invocation of a kernel synchronizes between parts.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GpuPeerEntry {
+    pub kernel: u32,
+    pub size: u32,
+    pub kind: u32,
+    pub op: u32,
+    pub merge: u32,
+    pub refresh: u32,
+    pub columns: [u64; GRAIL_MAX_PARTS],
+    pub ghost_records: [u64; GRAIL_MAX_PARTS],
+    pub mirror_records: [u64; GRAIL_MAX_PARTS],
+}
+
+/// `grail_peers`: a part's view of the exchange between parts on the devices (every pointer a
+/// device address; those of other parts reached through peer access).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GpuPeers {
+    pub part: u32,
+    pub parts: u32,
+    pub entries: u32,
+    pub pad: u32,
+    pub ghosts: u64,
+    pub mirrors: u64,
+    pub plan: u64,
+    pub ghost_local: u64,
+    pub ghost_owner: u64,
+    pub ghost_at: u64,
+    pub ghost_mirror: u64,
+    pub owner_of: u64,
+    pub at_of: u64,
+    pub mirror_local: u64,
+    pub mirror_part: u64,
+    pub mirror_ghost: u64,
+    pub mirror_ghost_local: u64,
+    pub forwarded: u64,
+    pub barrier: u64,
+    pub partials: [u64; GRAIL_MAX_PARTS],
+    pub inbox: [u64; GRAIL_MAX_PARTS],
+    pub inbox_len: [u64; GRAIL_MAX_PARTS],
+    pub inbox_cap: [u64; GRAIL_MAX_PARTS],
 }
 
 // SAFETY: plain `#[repr(C)]` data of integers with no implicit padding, as the header declares it.
@@ -156,6 +207,9 @@ pub fn layout_checks() -> String {
     out += &check("sizeof(grail_list)".into(), size_of::<GpuList>());
     out += &check("sizeof(grail_region)".into(), size_of::<GpuRegion>());
     out += &check("GRAIL_RING".into(), GRAIL_RING);
+    out += &check("GRAIL_MAX_PARTS".into(), GRAIL_MAX_PARTS);
+    out += &check("sizeof(grail_peer_entry)".into(), size_of::<GpuPeerEntry>());
+    out += &check("sizeof(grail_peers)".into(), size_of::<GpuPeers>());
     // Offsets need __builtin_offsetof, which NVRTC 13 has and 12 does not (nor offsetof: there is
     // no <stddef.h>); every NVRTC checks the sizes.
     out += "#if defined(__has_builtin)\n#if __has_builtin(__builtin_offsetof)\n";
@@ -227,8 +281,24 @@ pub fn layout_checks() -> String {
         ("stats", offset_of!(GpuRegion, stats)),
         ("arrive", offset_of!(GpuRegion, arrive)),
         ("budget", offset_of!(GpuRegion, budget)),
+        ("stopped", offset_of!(GpuRegion, stopped)),
+        ("peers", offset_of!(GpuRegion, peers)),
     ] {
         out += &check(format!("__builtin_offsetof(grail_region, {field})"), offset);
+    }
+    for (field, offset) in [
+        ("plan", offset_of!(GpuPeers, plan)),
+        ("mirror_ghost_local", offset_of!(GpuPeers, mirror_ghost_local)),
+        ("barrier", offset_of!(GpuPeers, barrier)),
+        ("partials", offset_of!(GpuPeers, partials)),
+        ("inbox_cap", offset_of!(GpuPeers, inbox_cap)),
+    ] {
+        out += &check(format!("__builtin_offsetof(grail_peers, {field})"), offset);
+    }
+    for (field, offset) in
+        [("columns", offset_of!(GpuPeerEntry, columns)), ("mirror_records", offset_of!(GpuPeerEntry, mirror_records))]
+    {
+        out += &check(format!("__builtin_offsetof(grail_peer_entry, {field})"), offset);
     }
     out += "#endif\n#endif\n";
     out

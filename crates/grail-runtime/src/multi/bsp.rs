@@ -23,6 +23,7 @@ use super::asynchronous;
 use super::crew::{Crew, Exchanged, Job, Outcome, Synced};
 use super::exchange::{peer, route_to};
 use super::merge::{Merge, normal, normalize};
+use super::peer;
 use super::{Indices, PartRun};
 use crate::error::{Result, RuntimeError};
 use crate::host::interp::Machine;
@@ -101,6 +102,21 @@ impl Links {
         self.starts[owner]..self.starts[owner + 1]
     }
 
+    /// Each ghost's local id on its owner, in [`Links::ghosts`]' order.
+    pub fn at_owner(&self) -> &[u32] {
+        &self.at_owner
+    }
+
+    /// By ghost (local id minus the owned count): its owner part, and its position in
+    /// [`Links::ghosts`].
+    pub fn owner_of(&self) -> &[u32] {
+        &self.owner_of
+    }
+
+    pub fn position(&self) -> &[u32] {
+        &self.position
+    }
+
     /// The lists that take a pushed ghost to its owner, for part `part` (this one).
     pub fn map(&self, part: usize) -> super::GhostMap<'_> {
         super::GhostMap {
@@ -128,6 +144,11 @@ impl Mirrors {
     /// The owned nodes' local ids, one per (part, ghost).
     pub fn locals(&self) -> &[u32] {
         &self.locals
+    }
+
+    /// The part holding each entry's ghost and the ghost's position in its [`Links::ghosts`].
+    pub fn targets(&self) -> &[(u32, u32)] {
+        &self.targets
     }
 
     /// The entries for part `q`'s ghosts.
@@ -185,6 +206,9 @@ pub struct SyncStats {
     /// exchanging (merging packets, finding and sending changes) spent on it, the rest in
     /// `compute`.
     pub async_loops: u64,
+    /// Outlined regions run on every part at once, exchanging on the devices; their
+    /// invocations count in `steps` (one per superstep) and their whole time in `compute`.
+    pub device_regions: u64,
 }
 
 pub(crate) struct Bsp<'a, 's> {
@@ -212,6 +236,9 @@ pub(crate) struct Bsp<'a, 's> {
     pub mode: super::Mode,
     /// The asynchronous mode's jitter seed (tests).
     pub jitter: Option<u64>,
+    /// Every part is a GPU reaching every other's memory: outlined regions may run on all parts
+    /// at once, exchanging on the devices ([`super::peer`]).
+    pub peer_access: bool,
 }
 
 impl Bsp<'_, '_> {
@@ -687,6 +714,78 @@ impl Machine for Bsp<'_, '_> {
                 return Ok(false);
             }
         }
+        Ok(true)
+    }
+
+    /// Runs the region on every part at once, exchanging on the devices, where every part is
+    /// a GPU reaching the others and the region's host code means the same on every part
+    /// ([`super::peer`]); otherwise the interpreter runs it superstep by superstep.
+    fn run_outlined(&mut self, region: OutlineId, locals: &mut [Value]) -> Result<bool> {
+        if !self.peer_access {
+            return Ok(false);
+        }
+        let k = self.parts.len();
+        let Some(stmt) = peer::find_region(self.module, region) else { return Ok(false) };
+        if peer::obstacle(stmt, &self.merges, k).is_some() {
+            return Ok(false);
+        }
+        let properties = peer::synced_properties(stmt, &self.merges, &self.remotely_read);
+        let types: Vec<PropertyType> = properties.iter().map(|&p| self.column_type(p)).collect();
+        let mut addresses = Vec::with_capacity(k);
+        for q in 0..k {
+            let request = peer::Request {
+                region,
+                properties: &properties,
+                ghosts: self.links[q].ghosts(),
+                mirrors: self.mirrors[q].locals(),
+                parts: k,
+                inbox_cap: self.mirrors[q].locals().len() as u64,
+                barrier: q == 0,
+            };
+            self.runs[q].bind()?;
+            match self.runs[q].peer_buffers(&request)? {
+                Some(a) => addresses.push(a),
+                None => return Ok(false),
+            }
+        }
+        let plan = peer::Plan {
+            region: stmt,
+            merges: &self.merges,
+            remotely_read: &self.remotely_read,
+            properties: &properties,
+            types: &types,
+            links: &self.links,
+            mirrors: &self.mirrors,
+        };
+        let tables = (0..k).map(|q| plan.table(q, &addresses)).collect();
+        let kernels = peer::region_kernels(stmt);
+        let invocations = |runs: &[Box<dyn PartRun + '_>]| -> u64 {
+            let stats = runs[0].kernel_stats();
+            kernels.iter().filter_map(|k| stats.get(k.index())).map(|s| s.invocations).sum()
+        };
+        let before = invocations(&self.runs);
+        let started = Instant::now();
+        let outcomes = self.crew.run(Job::Region { region, locals: locals.to_vec(), tables });
+        let mut first = None;
+        let mut stopped = false;
+        for outcome in outcomes {
+            // A part's own failure, not the stop it caused on the others, is the error.
+            let outcome = outcome?;
+            stopped |= outcome.stopped;
+            if first.is_none() {
+                first = Some(outcome);
+            }
+        }
+        let first = first.expect("a partitioned run has parts");
+        if stopped {
+            return Err(RuntimeError::program(
+                "a part of the partitioned graph stopped the others in an outlined region without reporting why",
+            ));
+        }
+        locals.clone_from_slice(&first.locals);
+        self.stats.steps += invocations(&self.runs) - before;
+        self.stats.compute += started.elapsed();
+        self.stats.device_regions += 1;
         Ok(true)
     }
 

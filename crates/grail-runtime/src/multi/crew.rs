@@ -83,6 +83,9 @@ pub(crate) enum Job {
     Refresh(Exchanged),
     /// Every part runs its side of an asynchronous worklist loop until all are done.
     Async(std::sync::Arc<super::asynchronous::AsyncState>),
+    /// Every part runs an outlined region at once, exchanging on the devices ([`super::peer`]),
+    /// from `main`'s locals, with its table.
+    Region { region: grail_ir::OutlineId, locals: Vec<Value>, tables: Vec<super::peer::Table> },
 }
 
 /// A node property a superstep wrote, as the exchange treats it.
@@ -113,6 +116,9 @@ pub(crate) struct Outcome {
     pub sent: Vec<Vec<usize>>,
     /// By route: the ghosts pushed (each once) that went to the route's peer.
     pub pushes: Vec<usize>,
+    /// After a region: `main`'s locals, and whether the part stopped because another failed.
+    pub locals: Vec<Value>,
+    pub stopped: bool,
 }
 
 // SAFETY: `job` is written by the calling thread before it bumps `epoch` and read by drivers
@@ -229,6 +235,12 @@ impl CrewState {
                 }
             }
             Job::Async(state) => return super::asynchronous::drive(q, run, ghosts, mirrors, state),
+            Job::Region { region, locals, tables } => {
+                let mut mine = locals.clone();
+                outcome.stopped =
+                    run.run_region_with_peers(*region, &mut mine, &tables[q])? == super::peer::End::Stopped;
+                outcome.locals = mine;
+            }
         }
         Ok(outcome)
     }

@@ -25,6 +25,7 @@ mod bsp;
 mod crew;
 pub(crate) mod exchange;
 mod merge;
+pub(crate) mod peer;
 pub mod router;
 
 use std::fmt;
@@ -277,6 +278,22 @@ pub(crate) trait PartRun: Machine {
     ) -> Result<Option<Vec<u32>>> {
         Ok(None)
     }
+    /// Makes this part ready to run an outlined region with the others, exchanging on the
+    /// devices ([`peer`]): its columns and records of `request.properties` where the others
+    /// can reach them, the buffers they write into; `None` when this part cannot (a CPU part).
+    fn peer_buffers(&mut self, _request: &peer::Request<'_>) -> Result<Option<peer::Addresses>> {
+        Ok(None)
+    }
+    /// Runs outlined region `region` on this part while every other part runs it, exchanging
+    /// on the devices as `table` says; only called after [`PartRun::peer_buffers`] said yes.
+    fn run_region_with_peers(
+        &mut self,
+        _region: OutlineId,
+        _locals: &mut [Value],
+        _table: &peer::Table,
+    ) -> Result<peer::End> {
+        Err(RuntimeError::Unsupported("a region exchanging on the devices, on a CPU part".into()))
+    }
 }
 
 /// A position of a fixed list whose word changed since it was recorded.
@@ -474,12 +491,18 @@ impl MultiProgram {
                 Device::Cpu => Ok(None),
             })
             .collect::<Result<_>>()?;
-        // Copies between GPU parts go peer to peer where the GPUs allow it.
+        // Copies between GPU parts go peer to peer where the GPUs allow it; where every part is
+        // a GPU that reaches every other, outlined regions exchange on the devices (`peer`).
+        #[allow(unused_mut)]
+        let mut peer_access = false;
         #[cfg(feature = "gpu")]
         {
             let contexts: Vec<_> = self.gpus.iter().map(|(_, program)| program.context()).collect();
             if contexts.len() > 1 {
-                crate::gpu::connect_peers(&contexts)?;
+                let connected = crate::gpu::connect_peers(&contexts)?;
+                peer_access = connected == contexts.len() * (contexts.len() - 1)
+                    && contexts.len() == k
+                    && self.devices.iter().all(|d| matches!(d, Device::Gpu(_)));
             }
         }
         let (result, columns, sync, stats) = std::thread::scope(|scope| -> Result<_> {
@@ -539,6 +562,7 @@ impl MultiProgram {
                     crew: crew::Crew::start(inner, &crew_state),
                     mode: options.mode,
                     jitter: options.jitter,
+                    peer_access: peer_access && peer::enabled(),
                 };
                 interp::fill_inputs(&self.module, &mut machine, inputs)?;
                 let result = interp::run_main(&self.module, &mut machine)?;

@@ -165,6 +165,7 @@ impl GpuRun<'_> {
             stats: stats_buffer.ptr(),
             arrive: arrive.ptr(),
             budget: self.region_budget,
+            peers: self.region_peers,
             ..GpuRegion::default()
         };
         let region_buffer = DeviceBuffer::from_slice(&self.context, &[region], "an outlined region's state")?;
@@ -188,6 +189,7 @@ impl GpuRun<'_> {
         let mut after = [GpuRegion::default()];
         region_buffer.download(0, &mut after)?;
         let after = after[0];
+        self.region_stopped = after.stopped != 0;
         let mut counts = vec![0u64; module.kernels.len().max(1) * 4];
         stats_buffer.download(0, &mut counts)?;
         frame_buffer.download(0, &mut frame)?;
@@ -201,7 +203,7 @@ impl GpuRun<'_> {
             current_table = 1;
         }
         let heap_ran_out = after.overflow >= 2;
-        if !heap_ran_out {
+        if !heap_ran_out && !self.region_stopped {
             let top = self.worklists.last_mut().expect("the worklist stack is never empty");
             top.len = after.len;
             if after.len > top.cap {
@@ -214,6 +216,10 @@ impl GpuRun<'_> {
             unsafe { launch(&program.free_spill, 1, 1, &mut [arg(&wl)])? };
         }
         self.wait(&code.name)?;
+        if self.region_stopped {
+            // Another part failed: what this part's region left is not a result.
+            return Ok(true);
+        }
         if heap_ran_out {
             return Err(RuntimeError::OutOfMemory {
                 what: format!("the device heap, while outlined {} spilled its worklist", code.name),

@@ -1,0 +1,315 @@
+//! Regions that exchange on the devices: when every part of a partitioned graph is a GPU and
+//! every pair of GPUs reaches the other's memory, an outlined region (an `iterate` or `pipe`
+//! that one GPU runs as one control kernel) runs on all parts at once, one control kernel per
+//! GPU, and each invocation's superstep ends on the devices: the parts merge their changed
+//! ghosts into their owners' columns, forward pushed ghosts to their owners' worklists, refresh
+//! the ghosts of properties read through them and combine reductions through peer memory,
+//! meeting at barriers in part 0's memory (`grail_peer_step` in `grail_cuda.h`). The host is
+//! not involved from the region's first invocation to its last, where a superstep driven from
+//! the host costs launches, waits and copies on every part.
+//!
+//! This module decides whether a region can run so ([`obstacle`]) and builds each part's
+//! tables ([`Table`]) from the addresses every part reports ([`Addresses`]).
+
+use grail_graph::PropertyType;
+use grail_ir::{Module, OutlineId, PropertyId, Stmt};
+
+use super::bsp::{Links, Mirrors, Written};
+use super::merge::{Merge, type_code};
+
+/// Whether regions may exchange on the devices: yes unless `GRAIL_PEER_REGIONS=0` (to measure
+/// the host-driven supersteps beside them).
+pub(crate) fn enabled() -> bool {
+    std::env::var_os("GRAIL_PEER_REGIONS").is_none_or(|v| v != "0")
+}
+
+/// The most parts a region exchanging on the devices has (`GRAIL_MAX_PARTS`).
+pub(crate) const MAX_PARTS: usize = 8;
+
+/// What a part is asked to make ready before the region: where its columns and records of the
+/// region's synchronized properties are, and buffers the others write into.
+pub(crate) struct Request<'a> {
+    pub region: OutlineId,
+    pub properties: &'a [PropertyId],
+    /// The part's ghosts and mirrors: the fixed lists its records belong to.
+    pub ghosts: &'a [u32],
+    pub mirrors: &'a [u32],
+    pub parts: usize,
+    /// Items its inbox holds per exchange: every ghost of its nodes elsewhere, once.
+    pub inbox_cap: u64,
+    /// Whether it holds the barrier's words (part 0).
+    pub barrier: bool,
+}
+
+/// Where a part's buffers are (device addresses), as [`Request`] asked.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Addresses {
+    /// By requested property: the column, the ghosts' records, the mirrors' records.
+    pub columns: Vec<u64>,
+    pub ghost_records: Vec<u64>,
+    pub mirror_records: Vec<u64>,
+    pub partials: u64,
+    pub inbox: u64,
+    pub inbox_len: u64,
+    pub inbox_cap: u64,
+    /// Part 0's barrier words (0 on other parts).
+    pub barrier: u64,
+}
+
+/// A property an invocation synchronizes, as `grail_peer_entry` holds it.
+#[derive(Debug, Clone)]
+pub(crate) struct Entry {
+    pub kernel: u32,
+    pub size: u32,
+    pub kind: u32,
+    pub op: u32,
+    pub merge: bool,
+    pub refresh: bool,
+    /// By part.
+    pub columns: Vec<u64>,
+    pub ghost_records: Vec<u64>,
+    pub mirror_records: Vec<u64>,
+}
+
+/// One part's tables for `grail_peers`: the host lists its device copies and the other parts'
+/// addresses.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Table {
+    pub part: u32,
+    pub parts: u32,
+    pub entries: Vec<Entry>,
+    /// By ghost position: local id, owner, local id at the owner, entry among the owner's mirrors.
+    pub ghost_local: Vec<u32>,
+    pub ghost_owner: Vec<u32>,
+    pub ghost_at: Vec<u32>,
+    pub ghost_mirror: Vec<u32>,
+    /// By ghost (local id minus the owned count): owner, local id there.
+    pub owner_of: Vec<u32>,
+    pub at_of: Vec<u32>,
+    /// By mirror entry: the owned node, the part holding its ghost, the ghost's position and
+    /// local id there.
+    pub mirror_local: Vec<u32>,
+    pub mirror_part: Vec<u32>,
+    pub mirror_ghost: Vec<u32>,
+    pub mirror_ghost_local: Vec<u32>,
+    /// Part 0's barrier words; every part's partials, inbox, inbox counts and inbox capacity.
+    pub barrier: u64,
+    pub partials: Vec<u64>,
+    pub inbox: Vec<u64>,
+    pub inbox_len: Vec<u64>,
+    pub inbox_cap: Vec<u64>,
+}
+
+/// How a region's parts end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum End {
+    /// The region ran to its end.
+    Done,
+    /// Another part failed, and this one stopped at a barrier (its error is the other's).
+    Stopped,
+}
+
+/// The outlined region `id` of `main`.
+pub(crate) fn find_region(module: &Module, id: OutlineId) -> Option<&Stmt> {
+    grail_ir::opt::outline::outlined_regions(&module.main.block).into_iter().find(|stmt| match stmt {
+        Stmt::Iterate(iterate) => iterate.id == id,
+        Stmt::Pipe(pipe) => pipe.id == id,
+        _ => false,
+    })
+}
+
+/// The kernels region `region` invokes.
+pub(crate) fn region_kernels(region: &Stmt) -> Vec<grail_ir::KernelId> {
+    let mut kernels = Vec::new();
+    grail_ir::walk_block(&vec![region.clone()], &mut |stmt| match stmt {
+        Stmt::Invoke { kernel, .. } => kernels.push(*kernel),
+        Stmt::Iterate(iterate) => {
+            if let grail_ir::Until::Empty { kernel, .. } = &iterate.until {
+                kernels.push(*kernel);
+            }
+        }
+        _ => {}
+    });
+    kernels.sort();
+    kernels.dedup();
+    kernels
+}
+
+/// Why region `region` cannot exchange on the devices with these merges; `None` when it can.
+pub(crate) fn obstacle(region: &Stmt, merges: &[Vec<Written>], parts: usize) -> Option<String> {
+    if parts > MAX_PARTS {
+        return Some(format!("it has {parts} parts, more than {MAX_PARTS}"));
+    }
+    if let Some(why) = grail_ir::analysis::partitioned_region_obstacle(region) {
+        return Some(why);
+    }
+    for kernel in region_kernels(region) {
+        if merges[kernel.index()].iter().any(|w| matches!(w.merge, Merge::Custom(_))) {
+            return Some("a kernel's writes merge with the program's own update function".into());
+        }
+    }
+    None
+}
+
+/// The properties region `region` synchronizes: written by its kernels through other nodes
+/// (merged), or written by them and read through ghosts (refreshed); in property order.
+pub(crate) fn synced_properties(region: &Stmt, merges: &[Vec<Written>], remotely_read: &[bool]) -> Vec<PropertyId> {
+    let mut properties: Vec<PropertyId> = region_kernels(region)
+        .into_iter()
+        .flat_map(|k| merges[k.index()].iter())
+        .filter(|w| w.remote || remotely_read[w.property.index()])
+        .map(|w| w.property)
+        .collect();
+    properties.sort();
+    properties.dedup();
+    properties
+}
+
+/// The bytes of an element of type `ty` on a device.
+fn element_size(ty: PropertyType) -> u32 {
+    match ty {
+        PropertyType::Bool => 1,
+        PropertyType::I32 | PropertyType::U32 | PropertyType::F32 => 4,
+        PropertyType::I64 | PropertyType::U64 | PropertyType::F64 => 8,
+    }
+}
+
+/// What every part needs: the plan's entries (the same on every part) and each part's lists.
+pub(crate) struct Plan<'a> {
+    pub region: &'a Stmt,
+    pub merges: &'a [Vec<Written>],
+    pub remotely_read: &'a [bool],
+    pub properties: &'a [PropertyId],
+    pub types: &'a [PropertyType],
+    pub links: &'a [Links],
+    pub mirrors: &'a [Mirrors],
+}
+
+impl Plan<'_> {
+    /// Part `q`'s table, from every part's addresses.
+    pub fn table(&self, q: usize, addresses: &[Addresses]) -> Table {
+        let k = self.links.len();
+        let slot = |p: PropertyId| self.properties.iter().position(|&x| x == p).expect("a synchronized property");
+        let mut entries = Vec::new();
+        for kernel in region_kernels(self.region) {
+            for w in &self.merges[kernel.index()] {
+                let refresh = self.remotely_read[w.property.index()];
+                if !w.remote && !refresh {
+                    continue;
+                }
+                let s = slot(w.property);
+                let ty = self.types[s];
+                entries.push(Entry {
+                    kernel: kernel.0,
+                    size: element_size(ty),
+                    kind: type_code(ty),
+                    op: w.merge.code(),
+                    merge: w.remote,
+                    refresh,
+                    columns: addresses.iter().map(|a| a.columns[s]).collect(),
+                    ghost_records: addresses.iter().map(|a| a.ghost_records[s]).collect(),
+                    mirror_records: addresses.iter().map(|a| a.mirror_records[s]).collect(),
+                });
+            }
+        }
+        let links = &self.links[q];
+        let mut ghost_owner = vec![0u32; links.ghosts().len()];
+        let mut ghost_mirror = vec![0u32; links.ghosts().len()];
+        for o in 0..k {
+            let group = links.group(o);
+            let first_mirror = self.mirrors[o].group(q).start;
+            for (t, i) in group.clone().enumerate() {
+                ghost_owner[i] = o as u32;
+                ghost_mirror[i] = (first_mirror + t) as u32;
+            }
+        }
+        let mirrors = &self.mirrors[q];
+        let (mirror_part, mirror_ghost): (Vec<u32>, Vec<u32>) = mirrors.targets().iter().copied().unzip();
+        let mirror_ghost_local =
+            mirrors.targets().iter().map(|&(p, position)| self.links[p as usize].ghosts()[position as usize]).collect();
+        Table {
+            part: q as u32,
+            parts: k as u32,
+            entries,
+            ghost_local: links.ghosts().to_vec(),
+            ghost_owner,
+            ghost_at: links.at_owner().to_vec(),
+            ghost_mirror,
+            owner_of: links.owner_of().to_vec(),
+            at_of: (0..links.owner_of().len()).map(|j| links.at_owner()[links.position()[j] as usize]).collect(),
+            mirror_local: mirrors.locals().to_vec(),
+            mirror_part,
+            mirror_ghost,
+            mirror_ghost_local,
+            barrier: addresses[0].barrier,
+            partials: addresses.iter().map(|a| a.partials).collect(),
+            inbox: addresses.iter().map(|a| a.inbox).collect(),
+            inbox_len: addresses.iter().map(|a| a.inbox_len).collect(),
+            inbox_cap: addresses.iter().map(|a| a.inbox_cap).collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use grail_graph::generate::{GenOptions, Generator, generate};
+    use grail_graph::partition::{Method, partition};
+    use grail_ir::{Iterate, Until};
+
+    use super::*;
+
+    /// What `grail_peer_step` relies on, for every part of several splits: a ghost's mirror entry
+    /// at its owner names the same node and points back at the ghost; a mirror's ghost is the
+    /// ghost it names; the ghost tables by local id agree with those by position.
+    #[test]
+    fn every_table_points_each_ghost_and_mirror_at_the_other() {
+        let graph =
+            generate(&Generator::graph500(10), &GenOptions::default(), false, &grail_graph::NoProgress).unwrap();
+        let region = Stmt::Iterate(Box::new(Iterate {
+            id: OutlineId(0),
+            body: Vec::new(),
+            until: Until::Condition { cond: grail_ir::Expr::bool(true), stop_when: true },
+            outlined: true,
+        }));
+        for k in 2..=4u32 {
+            for method in [Method::Ranges, Method::Random] {
+                let partitioning = partition(&graph, k, method, 5).unwrap();
+                let parts = partitioning.parts(&graph);
+                let links = Links::of(&parts, partitioning.owner());
+                let mirrors = Mirrors::of(&links);
+                let plan = Plan {
+                    region: &region,
+                    merges: &[],
+                    remotely_read: &[],
+                    properties: &[],
+                    types: &[],
+                    links: &links,
+                    mirrors: &mirrors,
+                };
+                let addresses: Vec<Addresses> =
+                    (0..k).map(|q| Addresses { barrier: 100 + u64::from(q), ..Default::default() }).collect();
+                let tables: Vec<Table> = (0..k as usize).map(|q| plan.table(q, &addresses)).collect();
+                for (q, table) in tables.iter().enumerate() {
+                    assert_eq!(table.barrier, 100, "every part meets at part 0's barrier");
+                    let owned = parts[q].num_owned();
+                    for i in 0..table.ghost_local.len() {
+                        let o = table.ghost_owner[i] as usize;
+                        assert_ne!(o, q);
+                        let m = table.ghost_mirror[i] as usize;
+                        assert_eq!(tables[o].mirror_local[m], table.ghost_at[i], "{k} parts, {method:?}");
+                        assert_eq!(tables[o].mirror_part[m] as usize, q);
+                        assert_eq!(tables[o].mirror_ghost[m] as usize, i);
+                        assert_eq!(tables[o].mirror_ghost_local[m], table.ghost_local[i]);
+                        let j = (table.ghost_local[i] - owned) as usize;
+                        assert_eq!(table.owner_of[j] as usize, o);
+                        assert_eq!(table.at_of[j], table.ghost_at[i]);
+                        assert_eq!(
+                            parts[q].local_to_global()[table.ghost_local[i] as usize],
+                            parts[o].local_to_global()[table.ghost_at[i] as usize]
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
