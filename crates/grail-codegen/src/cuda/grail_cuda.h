@@ -1442,6 +1442,10 @@ typedef struct grail_peer_entry {
      * 1: kernels read it through ghosts, so owners' changed words go to their ghosts. */
     uint32_t merge;
     uint32_t refresh;
+    /* 1: the kernel writes it only with the merge's atomic and never reads it, so ghosts may be
+     * merged into owners whose kernels still run (the parts need not meet first). */
+    uint32_t concurrent;
+    uint32_t pad;
     /* By part: its column, the words its ghosts last synchronized (by ghost position) and the
      * words its mirrors' ghosts hold (by mirror entry). */
     void *columns[GRAIL_MAX_PARTS];
@@ -1501,34 +1505,56 @@ GRAIL_DEVICE uint32_t grail_load_acquire_sys(const uint32_t *p) {
     return v;
 }
 
-/* Every part's grid arrives (after its writes to peer memory) before any leaves; false, the
- * same in every thread, when a part has failed and the region must stop. */
-GRAIL_DEVICE bool grail_peer_barrier(grail_state *S, const grail_peers *P) {
-    __threadfence_system();
-    grail_grid_sync(S);
+/* Every part's grid arrives before any leaves: the grid barrier (grail_grid_sync) with the
+ * parts' barrier inside it, made by block 0's thread 0 once every block of its grid has arrived
+ * and before it releases them. A thread that wrote to another part's memory (`wrote`) fences at
+ * system scope first; the release and acquire chain of the grid barrier and the system-scope
+ * atomics carry those writes to every part. False, the same in every thread, when a part has
+ * failed and the region must stop. */
+GRAIL_DEVICE bool grail_peer_barrier(grail_state *S, const grail_peers *P, bool wrote) {
+    grail_region *const R = S->R;
+    if (wrote) __threadfence_system();
+    const uint32_t gen = S->barrier_gen + 1u;
     S->peer_gen += 1u;
-    if (blockIdx.x == 0 && threadIdx.x == 0) {
-        const uint32_t target = S->peer_gen * P->parts;
-        atomicAdd_system(&P->barrier[0], 1u);
-        const uint64_t since = grail_clock_ns();
-        uint32_t spins = 0;
-        while ((int32_t)(grail_load_acquire_sys(&P->barrier[0]) - target) < 0) {
-            if (*(volatile uint32_t *)&P->barrier[1] != 0u) {
-                S->R->stopped = 1u;
-                break;
-            }
-            /* A part that never arrives (its device failed without reaching its stop): give up
-             * after GRAIL_PEER_PATIENCE_NS, stopping every part. */
-            if ((++spins & 1023u) == 0u && grail_clock_ns() - since > GRAIL_PEER_PATIENCE_NS) {
-                atomicExch_system(&P->barrier[1], 1u);
-                S->R->stopped = 1u;
-                break;
+    __syncthreads();
+    if (blockIdx.x != 0) {
+        if (threadIdx.x == 0) {
+            grail_store_release(&R->arrive[blockIdx.x], gen);
+            while (grail_load_acquire(&R->release) != gen) {
             }
         }
-        __threadfence_system();
+    } else {
+        for (uint32_t b = threadIdx.x + 1u; b < gridDim.x; b += blockDim.x) {
+            while (grail_load_acquire(&R->arrive[b]) != gen) {
+            }
+        }
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            __threadfence_system();
+            const uint32_t target = S->peer_gen * P->parts;
+            atomicAdd_system(&P->barrier[0], 1u);
+            const uint64_t since = grail_clock_ns();
+            uint32_t spins = 0;
+            while ((int32_t)(grail_load_acquire_sys(&P->barrier[0]) - target) < 0) {
+                if (*(volatile uint32_t *)&P->barrier[1] != 0u) {
+                    R->stopped = 1u;
+                    break;
+                }
+                /* A part that never arrives (its device failed without reaching its stop): give
+                 * up after GRAIL_PEER_PATIENCE_NS, stopping every part. */
+                if ((++spins & 1023u) == 0u && grail_clock_ns() - since > GRAIL_PEER_PATIENCE_NS) {
+                    atomicExch_system(&P->barrier[1], 1u);
+                    R->stopped = 1u;
+                    break;
+                }
+            }
+            __threadfence_system();
+            grail_store_release(&R->release, gen);
+        }
     }
-    grail_grid_sync(S);
-    if (*(volatile uint32_t *)&S->R->stopped != 0u) {
+    __syncthreads();
+    S->barrier_gen = gen;
+    if (*(volatile uint32_t *)&R->stopped != 0u) {
         S->failed = true;
         return false;
     }
@@ -1609,20 +1635,21 @@ GRAIL_DEVICE void grail_peer_merge(void *column, uint32_t size, uint32_t kind, u
  * (see above): `mine` is the part's reduction value, `*len` its worklist's length (the list
  * `out`, pushed through c->pushes), which grows by the nodes other parts forwarded to it. False
  * when the region must stop. Every thread of the grid calls it with the same arguments. */
-GRAIL_DEVICE bool grail_peer_step(const grail_ctx *c, grail_state *S, uint32_t kernel, grail_value mine, bool reduces,
-                                  uint64_t *len, const grail_list *out) {
+__device__ __noinline__ bool grail_peer_step(const grail_ctx *c, grail_state *S, uint32_t kernel, grail_value mine,
+                                            bool reduces, uint64_t *len, const grail_list *out) {
     const grail_peers *P = S->R->peers;
     const uint32_t par = S->peer_step & 1u;
     S->peer_step += 1u;
-    bool merges = false, refresh = false;
+    bool merges = false, refresh = false, concurrent = true;
     for (uint32_t e = 0; e < P->entries; e++) {
         if (P->plan[e].kernel != kernel) continue;
         merges |= P->plan[e].merge != 0u;
         refresh |= P->plan[e].refresh != 0u;
+        if (P->plan[e].merge != 0u && P->plan[e].concurrent == 0u) concurrent = false;
     }
     if (!reduces && out == NULL && !merges && !refresh) return true;
     const uint64_t index = grail_thread_index(), threads = grail_thread_count();
-    /* A: every part's value and length, in every part's slots. */
+    /* Every part's value and length, in every part's slots (read after the next barrier). */
     if (index < P->parts) {
         grail_value *slot = P->partials[index] + 2u * ((uint64_t)par * P->parts + P->part);
         grail_value n;
@@ -1630,8 +1657,12 @@ GRAIL_DEVICE bool grail_peer_step(const grail_ctx *c, grail_state *S, uint32_t k
         slot[0] = mine;
         slot[1] = n;
     }
-    if (!grail_peer_barrier(S, P)) return false;
+    /* A: every part's kernel has ended, unless the merges and forwards that follow cannot
+     * disturb a kernel still running (atomics it also makes, inboxes it does not read). */
+    const bool exchange = merges || out != NULL;
+    if (!(exchange && concurrent) && !grail_peer_barrier(S, P, index < P->parts)) return false;
     /* B: changed ghosts merged into their owners, pushed ghosts sent to their owners. */
+    bool wrote = false;
     const uint32_t owned = (uint32_t)c->num_nodes;
     for (uint32_t e = 0; merges && e < P->entries; e++) {
         const grail_peer_entry *E = &P->plan[e];
@@ -1642,6 +1673,7 @@ GRAIL_DEVICE bool grail_peer_step(const grail_ctx *c, grail_state *S, uint32_t k
             const uint64_t before = record[i];
             if (word == before) continue;
             record[i] = word;
+            wrote = true;
             const uint32_t o = P->ghost_owner[i];
             grail_peer_merge(E->columns[o], E->size, E->kind, E->op, P->ghost_at[i], before, word);
             /* The ghost holds this word now, as its owner's mirror record must say. */
@@ -1655,12 +1687,13 @@ GRAIL_DEVICE bool grail_peer_step(const grail_ctx *c, grail_state *S, uint32_t k
             if (item < owned) continue;
             const uint32_t j = item - owned;
             if (atomicExch(&P->forwarded[j], S->peer_step) == S->peer_step) continue;
+            wrote = true;
             const uint32_t o = P->owner_of[j];
             const unsigned long long slot = atomicAdd_system(&P->inbox_len[o][par], 1ull);
             P->inbox[o][(uint64_t)par * P->inbox_cap[o] + slot] = P->at_of[j];
         }
     }
-    if ((merges || out != NULL) && !grail_peer_barrier(S, P)) return false;
+    if (exchange && !grail_peer_barrier(S, P, wrote || index < P->parts)) return false;
     /* C: the nodes forwarded here appended to the worklist; owners' changed words to ghosts. */
     if (out != NULL) {
         const uint64_t n = *(volatile unsigned long long *)&P->inbox_len[P->part][par];
@@ -1685,12 +1718,13 @@ GRAIL_DEVICE bool grail_peer_step(const grail_ctx *c, grail_state *S, uint32_t k
             const uint64_t word = grail_load_word(E->columns[P->part], E->size, P->mirror_local[m]);
             if (word == record[m]) continue;
             record[m] = word;
+            wrote = true;
             const uint32_t q = P->mirror_part[m];
             E->ghost_records[q][P->mirror_ghost[m]] = word;
             grail_store_word(E->columns[q], E->size, P->mirror_ghost_local[m], word);
         }
     }
-    return grail_peer_barrier(S, P);
+    return grail_peer_barrier(S, P, wrote);
 }
 
 /* Part q's value or length (word 0 or 1) in the exchange just made. */

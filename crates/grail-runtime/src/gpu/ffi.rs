@@ -150,6 +150,8 @@ pub struct GpuPeerEntry {
     pub op: u32,
     pub merge: u32,
     pub refresh: u32,
+    pub concurrent: u32,
+    pub pad: u32,
     pub columns: [u64; GRAIL_MAX_PARTS],
     pub ghost_records: [u64; GRAIL_MAX_PARTS],
     pub mirror_records: [u64; GRAIL_MAX_PARTS],

@@ -729,6 +729,8 @@ impl Machine for Bsp<'_, '_> {
         if peer::obstacle(stmt, &self.merges, k).is_some() {
             return Ok(false);
         }
+        // The region's time includes making the parts ready.
+        let started = Instant::now();
         let properties = peer::synced_properties(stmt, &self.merges, &self.remotely_read);
         let types: Vec<PropertyType> = properties.iter().map(|&p| self.column_type(p)).collect();
         let mut addresses = Vec::with_capacity(k);
@@ -748,10 +750,16 @@ impl Machine for Bsp<'_, '_> {
                 None => return Ok(false),
             }
         }
+        let kernel_ids = (0..self.module.kernels.len() as u32).map(KernelId);
+        let writes: Vec<_> =
+            kernel_ids.clone().map(|k| grail_ir::analysis::kernel_property_writes(self.module, k)).collect();
+        let reads: Vec<_> = kernel_ids.map(|k| grail_ir::analysis::kernel_property_reads(self.module, k)).collect();
         let plan = peer::Plan {
             region: stmt,
             merges: &self.merges,
             remotely_read: &self.remotely_read,
+            writes: &writes,
+            reads: &reads,
             properties: &properties,
             types: &types,
             links: &self.links,
@@ -764,7 +772,6 @@ impl Machine for Bsp<'_, '_> {
             kernels.iter().filter_map(|k| stats.get(k.index())).map(|s| s.invocations).sum()
         };
         let before = invocations(&self.runs);
-        let started = Instant::now();
         let outcomes = self.crew.run(Job::Region { region, locals: locals.to_vec(), tables });
         let mut first = None;
         let mut stopped = false;

@@ -65,6 +65,9 @@ pub(crate) struct Entry {
     pub op: u32,
     pub merge: bool,
     pub refresh: bool,
+    /// The kernel writes the property only with the merge's atomic and never reads it: ghosts
+    /// may merge into owners whose kernels still run.
+    pub concurrent: bool,
     /// By part.
     pub columns: Vec<u64>,
     pub ghost_records: Vec<u64>,
@@ -179,6 +182,10 @@ pub(crate) struct Plan<'a> {
     pub region: &'a Stmt,
     pub merges: &'a [Vec<Written>],
     pub remotely_read: &'a [bool],
+    /// By kernel and property: how the kernel writes it, and whether it reads it (other than
+    /// through an atomic).
+    pub writes: &'a [Vec<grail_ir::analysis::PropertyWrites>],
+    pub reads: &'a [Vec<bool>],
     pub properties: &'a [PropertyId],
     pub types: &'a [PropertyType],
     pub links: &'a [Links],
@@ -199,6 +206,18 @@ impl Plan<'_> {
                 }
                 let s = slot(w.property);
                 let ty = self.types[s];
+                let writes = &self.writes[kernel.index()][w.property.index()];
+                let only_the_atomic = !writes.plain
+                    && !writes.cas
+                    && match w.merge {
+                        Merge::Sum => !(writes.min || writes.max || writes.and || writes.or),
+                        Merge::Min => !(writes.add || writes.max || writes.and || writes.or),
+                        Merge::Max => !(writes.add || writes.min || writes.and || writes.or),
+                        Merge::And => !(writes.add || writes.min || writes.max || writes.or),
+                        Merge::Or => !(writes.add || writes.min || writes.max || writes.and),
+                        Merge::Replace | Merge::Custom(_) => false,
+                    };
+                let concurrent = only_the_atomic && !self.reads[kernel.index()][w.property.index()];
                 entries.push(Entry {
                     kernel: kernel.0,
                     size: element_size(ty),
@@ -206,6 +225,7 @@ impl Plan<'_> {
                     op: w.merge.code(),
                     merge: w.remote,
                     refresh,
+                    concurrent,
                     columns: addresses.iter().map(|a| a.columns[s]).collect(),
                     ghost_records: addresses.iter().map(|a| a.ghost_records[s]).collect(),
                     mirror_records: addresses.iter().map(|a| a.mirror_records[s]).collect(),
@@ -281,6 +301,8 @@ mod tests {
                     region: &region,
                     merges: &[],
                     remotely_read: &[],
+                    writes: &[],
+                    reads: &[],
                     properties: &[],
                     types: &[],
                     links: &links,

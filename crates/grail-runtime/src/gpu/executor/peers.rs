@@ -175,6 +175,8 @@ impl GpuRun<'_> {
                 op: e.op,
                 merge: u32::from(e.merge),
                 refresh: u32::from(e.refresh),
+                concurrent: u32::from(e.concurrent),
+                pad: 0,
                 columns: by_part(&e.columns),
                 ghost_records: by_part(&e.ghost_records),
                 mirror_records: by_part(&e.mirror_records),
