@@ -193,26 +193,6 @@ pub fn kernel_property_writes(module: &Module, kernel: KernelId) -> Vec<Property
     writes
 }
 
-/// By property: whether kernel `kernel` (or a function it calls) reads it other than through
-/// an atomic operation.
-pub fn kernel_property_reads(module: &Module, kernel: KernelId) -> Vec<bool> {
-    let mut reads = vec![false; module.properties.len()];
-    for body in kernel_bodies(module, kernel) {
-        walk_block(&body.block, &mut |stmt| {
-            stmt_exprs(stmt, &mut |expr| {
-                walk_expr(expr, &mut |e| {
-                    if let ExprKind::Load(place) = &e.kind
-                        && let Place::Property { property, .. } = root_place(place)
-                    {
-                        reads[property.index()] = true;
-                    }
-                })
-            });
-        });
-    }
-    reads
-}
-
 /// By property: whether a kernel (or a function a kernel calls) reads it through another node
 /// than the item of its loop over all nodes or its worklist: a load, or an atomic whose result
 /// is used (an `atomic_add`/`atomic_sub` statement only adds). On a partitioned graph, only such

@@ -1418,14 +1418,17 @@ GRAIL_DEVICE uint32_t grail_next_invocation(const grail_ctx *ctx, grail_state *S
  * kernel per GPU, and each invocation's superstep ends on the devices instead of the host
  * (crates/grail-runtime/src/multi/peer.rs builds the tables). After every invocation every
  * part calls grail_peer_step, which
- *  A. publishes its reduction value and its worklist's length in every part's `partials`, and
- *     passes the peer barrier (every part's kernels have ended);
- *  B. merges the ghosts the kernel changed into their owners' columns (atomics at system scope
- *     in peer memory, with the operator crates/grail-runtime/src/multi/merge.rs derives) and
- *     sends each ghost it pushed, once, to its owner's inbox; a second barrier;
- *  C. appends its inbox to its worklist, and, for the properties kernels read through ghosts,
- *     stores its owned words that its ghosts elsewhere have not seen in them; a third barrier.
- * Barriers the invocation does not need are left out. Every part takes the same branches (the
+ *  1. writes its reduction value and its worklist's length into every part's `partials`, each
+ *     ghost the kernel changed into its owner's inbox for the property (at the ghost's mirror
+ *     entry there: the ghosts of one owner are its mirror entries for this part, in order, so
+ *     the stores are contiguous), and each ghost it pushed, once, into its owner's inbox of
+ *     nodes; then passes the peer barrier (every part's grid has arrived);
+ *  2. merges the changes that came in into its own nodes with the operator
+ *     crates/grail-runtime/src/multi/merge.rs derives, appends the nodes that came in to its
+ *     worklist, and, for properties kernels read through ghosts, stores its owned words that
+ *     its ghosts elsewhere have not seen in them; a second barrier where it did.
+ * No part writes what another part's kernel reads, so no barrier is needed before the writes;
+ * barriers the invocation does not need are left out. Every part takes the same branches (the
  * reductions are combined in part order, the lengths summed), so all pass the same barriers. A
  * part that fails raises the shared stop word; the others leave at their next barrier.
  * Keep in sync with `GpuPeers` and `GpuPeerEntry` in crates/grail-runtime/src/gpu/ffi.rs. */
@@ -1442,15 +1445,17 @@ typedef struct grail_peer_entry {
      * 1: kernels read it through ghosts, so owners' changed words go to their ghosts. */
     uint32_t merge;
     uint32_t refresh;
-    /* 1: the kernel writes it only with the merge's atomic and never reads it, so ghosts may be
-     * merged into owners whose kernels still run (the parts need not meet first). */
-    uint32_t concurrent;
-    uint32_t pad;
-    /* By part: its column, the words its ghosts last synchronized (by ghost position) and the
-     * words its mirrors' ghosts hold (by mirror entry). */
+    /* By part: its column, the words its ghosts last synchronized (by ghost position), the words
+     * its mirrors' ghosts hold (by mirror entry), and its inbox of changes by mirror entry (two
+     * parities of its mirror_counts entries, the parity of the exchange writing them, so that
+     * the next exchange's writes never meet this one's merges): the ghost's word before and
+     * after, and the exchange that wrote them. */
     void *columns[GRAIL_MAX_PARTS];
     uint64_t *ghost_records[GRAIL_MAX_PARTS];
     uint64_t *mirror_records[GRAIL_MAX_PARTS];
+    uint64_t *in_before[GRAIL_MAX_PARTS];
+    uint64_t *in_after[GRAIL_MAX_PARTS];
+    uint32_t *in_step[GRAIL_MAX_PARTS];
 } grail_peer_entry;
 
 typedef struct grail_peers {
@@ -1478,14 +1483,17 @@ typedef struct grail_peers {
     const uint32_t *mirror_ghost_local;
     /* By ghost (local id minus the owned count): the exchange in which it was last forwarded. */
     uint32_t *forwarded;
-    /* Part 0's words: arrivals at the peer barrier, and 1 once a part has failed. */
+    /* Part 0's words; word 1 is 1 once a part has failed. */
     uint32_t *barrier;
-    /* By part: its reduction slots (two parities of `parts` pairs: value, length), its inbox (two
-     * parities of inbox_cap items) and the inbox's two counts, and inbox_cap. */
+    /* By part: its reduction slots (two parities of `parts` pairs: value, length), its inbox of
+     * nodes (two parities of inbox_cap items) and the inbox's two counts, inbox_cap, and its
+     * arrival words (by part: the last barrier generation that part reached). */
     grail_value *partials[GRAIL_MAX_PARTS];
     uint32_t *inbox[GRAIL_MAX_PARTS];
     unsigned long long *inbox_len[GRAIL_MAX_PARTS];
     uint64_t inbox_cap[GRAIL_MAX_PARTS];
+    uint32_t *arrive[GRAIL_MAX_PARTS];
+    uint64_t mirror_counts[GRAIL_MAX_PARTS];
 } grail_peers;
 
 #ifndef GRAIL_PEER_PATIENCE_NS
@@ -1505,12 +1513,16 @@ GRAIL_DEVICE uint32_t grail_load_acquire_sys(const uint32_t *p) {
     return v;
 }
 
+GRAIL_DEVICE void grail_store_release_sys(uint32_t *p, uint32_t v) {
+    asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
 /* Every part's grid arrives before any leaves: the grid barrier (grail_grid_sync) with the
  * parts' barrier inside it, made by block 0's thread 0 once every block of its grid has arrived
- * and before it releases them. A thread that wrote to another part's memory (`wrote`) fences at
- * system scope first; the release and acquire chain of the grid barrier and the system-scope
- * atomics carry those writes to every part. False, the same in every thread, when a part has
- * failed and the region must stop. */
+ * and before it releases them: it stores the generation in its arrival word on every part (a
+ * release at system scope) and waits for every part's in its own memory (acquire loads). A
+ * thread that wrote to another part's memory (`wrote`) fences at system scope first. False,
+ * the same in every thread, when a part has failed and the region must stop. */
 GRAIL_DEVICE bool grail_peer_barrier(grail_state *S, const grail_peers *P, bool wrote) {
     grail_region *const R = S->R;
     if (wrote) __threadfence_system();
@@ -1529,26 +1541,28 @@ GRAIL_DEVICE bool grail_peer_barrier(grail_state *S, const grail_peers *P, bool 
             }
         }
         __syncthreads();
+        if (threadIdx.x < P->parts) grail_store_release_sys(&P->arrive[threadIdx.x][P->part], S->peer_gen);
         if (threadIdx.x == 0) {
-            __threadfence_system();
-            const uint32_t target = S->peer_gen * P->parts;
-            atomicAdd_system(&P->barrier[0], 1u);
+            const uint32_t *mine = P->arrive[P->part];
             const uint64_t since = grail_clock_ns();
             uint32_t spins = 0;
-            while ((int32_t)(grail_load_acquire_sys(&P->barrier[0]) - target) < 0) {
-                if (*(volatile uint32_t *)&P->barrier[1] != 0u) {
-                    R->stopped = 1u;
-                    break;
+            for (uint32_t q = 0; q < P->parts; q++) {
+                while ((int32_t)(grail_load_acquire_sys(&mine[q]) - S->peer_gen) < 0) {
+                    if ((++spins & 255u) != 0u) continue;
+                    if (*(volatile uint32_t *)&P->barrier[1] != 0u) {
+                        R->stopped = 1u;
+                        break;
+                    }
+                    /* A part that never arrives (its device failed without reaching its stop):
+                     * give up after GRAIL_PEER_PATIENCE_NS, stopping every part. */
+                    if (grail_clock_ns() - since > GRAIL_PEER_PATIENCE_NS) {
+                        atomicExch_system(&P->barrier[1], 1u);
+                        R->stopped = 1u;
+                        break;
+                    }
                 }
-                /* A part that never arrives (its device failed without reaching its stop): give
-                 * up after GRAIL_PEER_PATIENCE_NS, stopping every part. */
-                if ((++spins & 1023u) == 0u && grail_clock_ns() - since > GRAIL_PEER_PATIENCE_NS) {
-                    atomicExch_system(&P->barrier[1], 1u);
-                    R->stopped = 1u;
-                    break;
-                }
+                if (R->stopped != 0u) break;
             }
-            __threadfence_system();
             grail_store_release(&R->release, gen);
         }
     }
@@ -1561,10 +1575,10 @@ GRAIL_DEVICE bool grail_peer_barrier(grail_state *S, const grail_peers *P, bool 
     return true;
 }
 
-/* A changed ghost's word merged into its owner's element `at` of `column` in another part's
- * memory, as grail_merge_word would (`before`: the word the ghost last synchronized). Several
- * parts may merge into one element at once, so every operator but replacement is an atomic at
- * system scope; a bool's operators only ever move its byte one way. */
+/* A ghost's change merged into this part's element `at` of `column`, as grail_merge_word would
+ * (`before`: the word the ghost last synchronized). Several parts' ghosts of one node may merge
+ * at once, so every operator but replacement is an atomic; a bool's operators only ever move
+ * its byte one way. */
 GRAIL_DEVICE void grail_peer_merge(void *column, uint32_t size, uint32_t kind, uint32_t op, uint64_t at,
                                    uint64_t before, uint64_t after) {
     if (size == 1u) {
@@ -1583,22 +1597,22 @@ GRAIL_DEVICE void grail_peer_merge(void *column, uint32_t size, uint32_t kind, u
         uint32_t *w = (uint32_t *)column + at;
         const uint32_t a = (uint32_t)after;
         if (op == 2u) {
-            if (kind == 5u) atomicAdd_system((float *)w, __uint_as_float(a) - __uint_as_float((uint32_t)before));
-            else atomicAdd_system(w, a - (uint32_t)before);
-        } else if (op == 3u) atomicAnd_system(w, a);
-        else if (op == 4u) atomicOr_system(w, a);
+            if (kind == 5u) atomicAdd((float *)w, __uint_as_float(a) - __uint_as_float((uint32_t)before));
+            else atomicAdd(w, a - (uint32_t)before);
+        } else if (op == 3u) atomicAnd(w, a);
+        else if (op == 4u) atomicOr(w, a);
         else if (kind == 1u) {
-            if (op == 0u) atomicMin_system((int *)w, (int)a);
-            else atomicMax_system((int *)w, (int)a);
+            if (op == 0u) atomicMin((int *)w, (int)a);
+            else atomicMax((int *)w, (int)a);
         } else if (kind == 3u) {
-            if (op == 0u) atomicMin_system(w, a);
-            else atomicMax_system(w, a);
+            if (op == 0u) atomicMin(w, a);
+            else atomicMax(w, a);
         } else {
             uint32_t seen = *(volatile uint32_t *)w;
             for (;;) {
                 const float o = __uint_as_float(seen), v = __uint_as_float(a);
                 if (!(op == 0u ? v < o : v > o)) return;
-                const uint32_t prev = atomicCAS_system(w, seen, a);
+                const uint32_t prev = atomicCAS(w, seen, a);
                 if (prev == seen) return;
                 seen = prev;
             }
@@ -1608,23 +1622,22 @@ GRAIL_DEVICE void grail_peer_merge(void *column, uint32_t size, uint32_t kind, u
     unsigned long long *w = (unsigned long long *)column + at;
     const unsigned long long a = after;
     if (op == 2u) {
-        if (kind == 6u)
-            atomicAdd_system((double *)w, __longlong_as_double((long long)a) - __longlong_as_double((long long)before));
-        else atomicAdd_system(w, a - before);
-    } else if (op == 3u) atomicAnd_system(w, a);
-    else if (op == 4u) atomicOr_system(w, a);
+        if (kind == 6u) atomicAdd((double *)w, __longlong_as_double((long long)a) - __longlong_as_double((long long)before));
+        else atomicAdd(w, a - before);
+    } else if (op == 3u) atomicAnd(w, a);
+    else if (op == 4u) atomicOr(w, a);
     else if (kind == 2u) {
-        if (op == 0u) atomicMin_system((long long *)w, (long long)a);
-        else atomicMax_system((long long *)w, (long long)a);
+        if (op == 0u) atomicMin((long long *)w, (long long)a);
+        else atomicMax((long long *)w, (long long)a);
     } else if (kind == 4u) {
-        if (op == 0u) atomicMin_system(w, a);
-        else atomicMax_system(w, a);
+        if (op == 0u) atomicMin(w, a);
+        else atomicMax(w, a);
     } else {
         unsigned long long seen = *(volatile unsigned long long *)w;
         for (;;) {
             const double o = __longlong_as_double((long long)seen), v = __longlong_as_double((long long)a);
             if (!(op == 0u ? v < o : v > o)) return;
-            const unsigned long long prev = atomicCAS_system(w, seen, a);
+            const unsigned long long prev = atomicCAS(w, seen, a);
             if (prev == seen) return;
             seen = prev;
         }
@@ -1634,22 +1647,25 @@ GRAIL_DEVICE void grail_peer_merge(void *column, uint32_t size, uint32_t kind, u
 /* The superstep after an invocation of `kernel` on a part whose region exchanges on the devices
  * (see above): `mine` is the part's reduction value, `*len` its worklist's length (the list
  * `out`, pushed through c->pushes), which grows by the nodes other parts forwarded to it. False
- * when the region must stop. Every thread of the grid calls it with the same arguments. */
+ * when the region must stop. Every thread of the grid calls it with the same arguments. Out of
+ * line, so that the control kernel keeps the registers it has on one GPU. */
 __device__ __noinline__ bool grail_peer_step(const grail_ctx *c, grail_state *S, uint32_t kernel, grail_value mine,
                                             bool reduces, uint64_t *len, const grail_list *out) {
     const grail_peers *P = S->R->peers;
     const uint32_t par = S->peer_step & 1u;
     S->peer_step += 1u;
-    bool merges = false, refresh = false, concurrent = true;
+    const uint32_t step = S->peer_step;
+    bool merges = false, refresh = false;
     for (uint32_t e = 0; e < P->entries; e++) {
         if (P->plan[e].kernel != kernel) continue;
         merges |= P->plan[e].merge != 0u;
         refresh |= P->plan[e].refresh != 0u;
-        if (P->plan[e].merge != 0u && P->plan[e].concurrent == 0u) concurrent = false;
     }
     if (!reduces && out == NULL && !merges && !refresh) return true;
     const uint64_t index = grail_thread_index(), threads = grail_thread_count();
-    /* Every part's value and length, in every part's slots (read after the next barrier). */
+    bool wrote = index < P->parts;
+    /* 1: every part's value and length in every part's slots; changed ghosts and pushed ghosts
+     * in their owners' inboxes. */
     if (index < P->parts) {
         grail_value *slot = P->partials[index] + 2u * ((uint64_t)par * P->parts + P->part);
         grail_value n;
@@ -1657,13 +1673,6 @@ __device__ __noinline__ bool grail_peer_step(const grail_ctx *c, grail_state *S,
         slot[0] = mine;
         slot[1] = n;
     }
-    /* A: every part's kernel has ended, unless the merges and forwards that follow cannot
-     * disturb a kernel still running (atomics it also makes, inboxes it does not read). */
-    const bool exchange = merges || out != NULL;
-    if (!(exchange && concurrent) && !grail_peer_barrier(S, P, index < P->parts)) return false;
-    /* B: changed ghosts merged into their owners, pushed ghosts sent to their owners. */
-    bool wrote = false;
-    const uint32_t owned = (uint32_t)c->num_nodes;
     for (uint32_t e = 0; merges && e < P->entries; e++) {
         const grail_peer_entry *E = &P->plan[e];
         if (E->kernel != kernel || E->merge == 0u) continue;
@@ -1675,32 +1684,51 @@ __device__ __noinline__ bool grail_peer_step(const grail_ctx *c, grail_state *S,
             record[i] = word;
             wrote = true;
             const uint32_t o = P->ghost_owner[i];
-            grail_peer_merge(E->columns[o], E->size, E->kind, E->op, P->ghost_at[i], before, word);
-            /* The ghost holds this word now, as its owner's mirror record must say. */
-            if (E->refresh != 0u) E->mirror_records[o][P->ghost_mirror[i]] = word;
+            const uint64_t m = (uint64_t)par * P->mirror_counts[o] + P->ghost_mirror[i];
+            E->in_before[o][m] = before;
+            E->in_after[o][m] = word;
+            E->in_step[o][m] = step;
         }
     }
+    const uint32_t owned = (uint32_t)c->num_nodes;
     if (out != NULL) {
         const uint64_t n = *len;
         for (uint64_t i = index; i < n; i += threads) {
             const uint32_t item = grail_item(out->items, out->cap, out->spill, i);
             if (item < owned) continue;
             const uint32_t j = item - owned;
-            if (atomicExch(&P->forwarded[j], S->peer_step) == S->peer_step) continue;
+            if (atomicExch(&P->forwarded[j], step) == step) continue;
             wrote = true;
             const uint32_t o = P->owner_of[j];
             const unsigned long long slot = atomicAdd_system(&P->inbox_len[o][par], 1ull);
-            P->inbox[o][(uint64_t)par * P->inbox_cap[o] + slot] = P->at_of[j];
+            if (slot < P->inbox_cap[o]) P->inbox[o][(uint64_t)par * P->inbox_cap[o] + slot] = P->at_of[j];
         }
     }
-    if (exchange && !grail_peer_barrier(S, P, wrote || index < P->parts)) return false;
-    /* C: the nodes forwarded here appended to the worklist; owners' changed words to ghosts. */
+    if (!grail_peer_barrier(S, P, wrote)) return false;
+    if (!merges && out == NULL && !refresh) return true;
+    /* 2: the changes that came in merged into this part's nodes; the nodes that came in
+     * appended to the worklist. */
+    for (uint32_t e = 0; merges && e < P->entries; e++) {
+        const grail_peer_entry *E = &P->plan[e];
+        if (E->kernel != kernel || E->merge == 0u) continue;
+        const uint64_t at = (uint64_t)par * P->mirrors;
+        for (uint64_t m = index; m < P->mirrors; m += threads) {
+            if (*(volatile const uint32_t *)&E->in_step[P->part][at + m] != step) continue;
+            const uint64_t after = *(volatile const uint64_t *)&E->in_after[P->part][at + m];
+            grail_peer_merge(E->columns[P->part], E->size, E->kind, E->op, P->mirror_local[m],
+                             *(volatile const uint64_t *)&E->in_before[P->part][at + m], after);
+            /* That ghost holds this word now. */
+            if (E->refresh != 0u) E->mirror_records[P->part][m] = after;
+        }
+    }
     if (out != NULL) {
         const uint64_t n = *(volatile unsigned long long *)&P->inbox_len[P->part][par];
         const uint32_t *inbox = P->inbox[P->part] + (uint64_t)par * P->inbox_cap[P->part];
         for (uint64_t i = index; i < n; i += threads) grail_push_slot(&c->pushes, *len + i, inbox[i]);
         *len += n;
-        grail_grid_sync(S);
+    }
+    grail_grid_sync(S);
+    if (out != NULL) {
         if (index == 0) P->inbox_len[P->part][par] = 0ull;
         const uint32_t overflow = *(volatile uint32_t *)c->pushes.overflow;
         if (overflow > S->overflow) S->overflow = overflow;
@@ -1710,6 +1738,8 @@ __device__ __noinline__ bool grail_peer_step(const grail_ctx *c, grail_state *S,
         }
     }
     if (!refresh) return true;
+    /* Owners' changed words to their ghosts elsewhere. */
+    wrote = false;
     for (uint32_t e = 0; e < P->entries; e++) {
         const grail_peer_entry *E = &P->plan[e];
         if (E->kernel != kernel || E->refresh == 0u) continue;

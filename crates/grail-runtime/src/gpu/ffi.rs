@@ -150,11 +150,12 @@ pub struct GpuPeerEntry {
     pub op: u32,
     pub merge: u32,
     pub refresh: u32,
-    pub concurrent: u32,
-    pub pad: u32,
     pub columns: [u64; GRAIL_MAX_PARTS],
     pub ghost_records: [u64; GRAIL_MAX_PARTS],
     pub mirror_records: [u64; GRAIL_MAX_PARTS],
+    pub in_before: [u64; GRAIL_MAX_PARTS],
+    pub in_after: [u64; GRAIL_MAX_PARTS],
+    pub in_step: [u64; GRAIL_MAX_PARTS],
 }
 
 /// `grail_peers`: a part's view of the exchange between parts on the devices (every pointer a
@@ -185,6 +186,8 @@ pub struct GpuPeers {
     pub inbox: [u64; GRAIL_MAX_PARTS],
     pub inbox_len: [u64; GRAIL_MAX_PARTS],
     pub inbox_cap: [u64; GRAIL_MAX_PARTS],
+    pub arrive: [u64; GRAIL_MAX_PARTS],
+    pub mirror_counts: [u64; GRAIL_MAX_PARTS],
 }
 
 // SAFETY: plain `#[repr(C)]` data of integers with no implicit padding, as the header declares it.
@@ -294,6 +297,8 @@ pub fn layout_checks() -> String {
         ("barrier", offset_of!(GpuPeers, barrier)),
         ("partials", offset_of!(GpuPeers, partials)),
         ("inbox_cap", offset_of!(GpuPeers, inbox_cap)),
+        ("arrive", offset_of!(GpuPeers, arrive)),
+        ("mirror_counts", offset_of!(GpuPeers, mirror_counts)),
     ] {
         out += &check(format!("__builtin_offsetof(grail_peers, {field})"), offset);
     }

@@ -750,16 +750,10 @@ impl Machine for Bsp<'_, '_> {
                 None => return Ok(false),
             }
         }
-        let kernel_ids = (0..self.module.kernels.len() as u32).map(KernelId);
-        let writes: Vec<_> =
-            kernel_ids.clone().map(|k| grail_ir::analysis::kernel_property_writes(self.module, k)).collect();
-        let reads: Vec<_> = kernel_ids.map(|k| grail_ir::analysis::kernel_property_reads(self.module, k)).collect();
         let plan = peer::Plan {
             region: stmt,
             merges: &self.merges,
             remotely_read: &self.remotely_read,
-            writes: &writes,
-            reads: &reads,
             properties: &properties,
             types: &types,
             links: &self.links,

@@ -48,6 +48,14 @@ pub(crate) struct Addresses {
     pub columns: Vec<u64>,
     pub ghost_records: Vec<u64>,
     pub mirror_records: Vec<u64>,
+    /// By requested property: the inbox of changes by mirror entry (two parities): the words
+    /// before and after, and the exchange that wrote them.
+    pub in_before: Vec<u64>,
+    pub in_after: Vec<u64>,
+    pub in_step: Vec<u64>,
+    /// The part's arrival words at the parts' barrier (one per part), and its mirror entries.
+    pub arrive: u64,
+    pub mirrors: u64,
     pub partials: u64,
     pub inbox: u64,
     pub inbox_len: u64,
@@ -65,13 +73,13 @@ pub(crate) struct Entry {
     pub op: u32,
     pub merge: bool,
     pub refresh: bool,
-    /// The kernel writes the property only with the merge's atomic and never reads it: ghosts
-    /// may merge into owners whose kernels still run.
-    pub concurrent: bool,
     /// By part.
     pub columns: Vec<u64>,
     pub ghost_records: Vec<u64>,
     pub mirror_records: Vec<u64>,
+    pub in_before: Vec<u64>,
+    pub in_after: Vec<u64>,
+    pub in_step: Vec<u64>,
 }
 
 /// One part's tables for `grail_peers`: the host lists its device copies and the other parts'
@@ -101,6 +109,8 @@ pub(crate) struct Table {
     pub inbox: Vec<u64>,
     pub inbox_len: Vec<u64>,
     pub inbox_cap: Vec<u64>,
+    pub arrive: Vec<u64>,
+    pub mirror_counts: Vec<u64>,
 }
 
 /// How a region's parts end.
@@ -182,10 +192,6 @@ pub(crate) struct Plan<'a> {
     pub region: &'a Stmt,
     pub merges: &'a [Vec<Written>],
     pub remotely_read: &'a [bool],
-    /// By kernel and property: how the kernel writes it, and whether it reads it (other than
-    /// through an atomic).
-    pub writes: &'a [Vec<grail_ir::analysis::PropertyWrites>],
-    pub reads: &'a [Vec<bool>],
     pub properties: &'a [PropertyId],
     pub types: &'a [PropertyType],
     pub links: &'a [Links],
@@ -206,18 +212,6 @@ impl Plan<'_> {
                 }
                 let s = slot(w.property);
                 let ty = self.types[s];
-                let writes = &self.writes[kernel.index()][w.property.index()];
-                let only_the_atomic = !writes.plain
-                    && !writes.cas
-                    && match w.merge {
-                        Merge::Sum => !(writes.min || writes.max || writes.and || writes.or),
-                        Merge::Min => !(writes.add || writes.max || writes.and || writes.or),
-                        Merge::Max => !(writes.add || writes.min || writes.and || writes.or),
-                        Merge::And => !(writes.add || writes.min || writes.max || writes.or),
-                        Merge::Or => !(writes.add || writes.min || writes.max || writes.and),
-                        Merge::Replace | Merge::Custom(_) => false,
-                    };
-                let concurrent = only_the_atomic && !self.reads[kernel.index()][w.property.index()];
                 entries.push(Entry {
                     kernel: kernel.0,
                     size: element_size(ty),
@@ -225,10 +219,12 @@ impl Plan<'_> {
                     op: w.merge.code(),
                     merge: w.remote,
                     refresh,
-                    concurrent,
                     columns: addresses.iter().map(|a| a.columns[s]).collect(),
                     ghost_records: addresses.iter().map(|a| a.ghost_records[s]).collect(),
                     mirror_records: addresses.iter().map(|a| a.mirror_records[s]).collect(),
+                    in_before: addresses.iter().map(|a| a.in_before[s]).collect(),
+                    in_after: addresses.iter().map(|a| a.in_after[s]).collect(),
+                    in_step: addresses.iter().map(|a| a.in_step[s]).collect(),
                 });
             }
         }
@@ -266,6 +262,8 @@ impl Plan<'_> {
             inbox: addresses.iter().map(|a| a.inbox).collect(),
             inbox_len: addresses.iter().map(|a| a.inbox_len).collect(),
             inbox_cap: addresses.iter().map(|a| a.inbox_cap).collect(),
+            arrive: addresses.iter().map(|a| a.arrive).collect(),
+            mirror_counts: addresses.iter().map(|a| a.mirrors).collect(),
         }
     }
 }
@@ -301,8 +299,6 @@ mod tests {
                     region: &region,
                     merges: &[],
                     remotely_read: &[],
-                    writes: &[],
-                    reads: &[],
                     properties: &[],
                     types: &[],
                     links: &links,

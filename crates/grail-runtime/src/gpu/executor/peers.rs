@@ -22,6 +22,10 @@ pub(in crate::gpu) struct PeerBuffers {
     barrier: Option<DeviceBuffer>,
     /// The exchange each ghost was last forwarded in.
     forwarded: DeviceBuffer,
+    /// The arrival words of the parts' barrier, and by synchronized property the inbox of
+    /// changes (words before, after, the exchange's number).
+    arrive: DeviceBuffer,
+    changes: Vec<[DeviceBuffer; 3]>,
     /// Part 0's barrier words' address (this part's or another's), for a host-side stop.
     barrier_at: u64,
     /// The device copies of the table's lists, its entries and the `grail_peers` itself.
@@ -50,7 +54,7 @@ impl GpuRun<'_> {
         let c = &self.context;
         let ghosts = (self.num_nodes() - self.ctx.num_nodes as u32) as usize;
         let inbox_cap = request.inbox_cap.max(1);
-        let buffers = PeerBuffers {
+        let mut buffers = PeerBuffers {
             partials: DeviceBuffer::zeroed(c, 2 * request.parts * 2 * 8, "the parts' reduction slots")?,
             inbox: DeviceBuffer::new(c, 2 * inbox_cap as usize * 4, "the nodes other parts forward")?,
             inbox_len: DeviceBuffer::zeroed(c, 16, "the forwarded nodes' counts")?,
@@ -59,6 +63,8 @@ impl GpuRun<'_> {
                 false => None,
             },
             forwarded: DeviceBuffer::zeroed(c, ghosts.max(1) * 4, "the forwarded ghosts' marks")?,
+            arrive: DeviceBuffer::zeroed(c, GRAIL_MAX_PARTS * 4, "the parts' arrival words")?,
+            changes: Vec::new(),
             barrier_at: 0,
             tables: Vec::new(),
         };
@@ -68,11 +74,25 @@ impl GpuRun<'_> {
             inbox_len: buffers.inbox_len.ptr(),
             inbox_cap,
             barrier: buffers.barrier.as_ref().map_or(0, |b| b.ptr()),
+            arrive: buffers.arrive.ptr(),
+            mirrors: request.mirrors.len() as u64,
             ..Addresses::default()
         };
+        let entries = 2 * request.mirrors.len().max(1);
+        for &p in request.properties {
+            let changes = [
+                DeviceBuffer::new(c, entries * 8, "the ghosts' changes")?,
+                DeviceBuffer::new(c, entries * 8, "the ghosts' changes")?,
+                DeviceBuffer::zeroed(c, entries * 4, "the ghosts' changes")?,
+            ];
+            addresses.in_before.push(changes[0].ptr());
+            addresses.in_after.push(changes[1].ptr());
+            addresses.in_step.push(changes[2].ptr());
+            buffers.changes.push(changes);
+            addresses.columns.push(self.columns[p.index()].buffer.ptr());
+        }
         self.peers = Some(buffers);
         for &p in request.properties {
-            addresses.columns.push(self.columns[p.index()].buffer.ptr());
             addresses.ghost_records.push(self.record(request.ghosts, p)?);
             addresses.mirror_records.push(self.record(request.mirrors, p)?);
         }
@@ -163,6 +183,8 @@ impl GpuRun<'_> {
             inbox: by_part(&table.inbox),
             inbox_len: by_part(&table.inbox_len),
             inbox_cap: by_part(&table.inbox_cap),
+            arrive: by_part(&table.arrive),
+            mirror_counts: by_part(&table.mirror_counts),
         };
         peers.forwarded = buffers.forwarded.ptr();
         let entries: Vec<GpuPeerEntry> = table
@@ -175,11 +197,12 @@ impl GpuRun<'_> {
                 op: e.op,
                 merge: u32::from(e.merge),
                 refresh: u32::from(e.refresh),
-                concurrent: u32::from(e.concurrent),
-                pad: 0,
                 columns: by_part(&e.columns),
                 ghost_records: by_part(&e.ghost_records),
                 mirror_records: by_part(&e.mirror_records),
+                in_before: by_part(&e.in_before),
+                in_after: by_part(&e.in_after),
+                in_step: by_part(&e.in_step),
             })
             .collect();
         let entries = if entries.is_empty() { vec![GpuPeerEntry::default()] } else { entries };
