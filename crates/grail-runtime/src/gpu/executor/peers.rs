@@ -11,25 +11,31 @@ use crate::gpu::ffi::{GRAIL_MAX_PARTS, GpuPeerEntry, GpuPeers};
 use crate::host::value::Value;
 use crate::multi::peer::{Addresses, End, Request, Table};
 
-/// What a part keeps for one region exchanging on the devices.
+/// What a part keeps for one region exchanging on the devices: one zeroed allocation holding
+/// every buffer the other parts write into (allocations are slow once peer access maps each
+/// into every GPU), and one holding the part's tables.
 pub(in crate::gpu) struct PeerBuffers {
-    /// The parts' reduction values and lengths (two parities of a pair per part).
-    partials: DeviceBuffer,
-    /// The nodes other parts forward (two parities of `inbox_cap`), and the two counts.
-    inbox: DeviceBuffer,
-    inbox_len: DeviceBuffer,
-    /// Part 0's barrier words.
-    barrier: Option<DeviceBuffer>,
-    /// The exchange each ghost was last forwarded in.
-    forwarded: DeviceBuffer,
-    /// The arrival words of the parts' barrier, and by synchronized property the inbox of
-    /// changes (words before, after, the exchange's number).
-    arrive: DeviceBuffer,
-    changes: Vec<[DeviceBuffer; 3]>,
+    _exchange: DeviceBuffer,
+    /// The exchange each ghost was last forwarded in (inside `_exchange`).
+    forwarded: u64,
     /// Part 0's barrier words' address (this part's or another's), for a host-side stop.
     barrier_at: u64,
-    /// The device copies of the table's lists, its entries and the `grail_peers` itself.
-    tables: Vec<DeviceBuffer>,
+    tables: Option<DeviceBuffer>,
+}
+
+/// Places buffers one after another in one allocation, each aligned to 256 bytes.
+#[derive(Default)]
+struct Layout {
+    bytes: usize,
+}
+
+impl Layout {
+    /// The offset of the next buffer of `bytes` bytes.
+    fn take(&mut self, bytes: usize) -> usize {
+        let at = self.bytes.next_multiple_of(256);
+        self.bytes = at + bytes.max(4);
+        at
+    }
 }
 
 /// An array of up to [`GRAIL_MAX_PARTS`] addresses, from a list by part.
@@ -51,47 +57,40 @@ impl GpuRun<'_> {
             return Ok(None);
         }
         self.columns_to_device()?;
-        let c = &self.context;
         let ghosts = (self.num_nodes() - self.ctx.num_nodes as u32) as usize;
         let inbox_cap = request.inbox_cap.max(1);
-        let mut buffers = PeerBuffers {
-            partials: DeviceBuffer::zeroed(c, 2 * request.parts * 2 * 8, "the parts' reduction slots")?,
-            inbox: DeviceBuffer::new(c, 2 * inbox_cap as usize * 4, "the nodes other parts forward")?,
-            inbox_len: DeviceBuffer::zeroed(c, 16, "the forwarded nodes' counts")?,
-            barrier: match request.barrier {
-                true => Some(DeviceBuffer::zeroed(c, 8, "the parts' barrier")?),
-                false => None,
-            },
-            forwarded: DeviceBuffer::zeroed(c, ghosts.max(1) * 4, "the forwarded ghosts' marks")?,
-            arrive: DeviceBuffer::zeroed(c, GRAIL_MAX_PARTS * 4, "the parts' arrival words")?,
-            changes: Vec::new(),
-            barrier_at: 0,
-            tables: Vec::new(),
-        };
+        let entries = 2 * request.mirrors.len().max(1);
+        let mut layout = Layout::default();
+        let partials = layout.take(2 * request.parts * 2 * 8);
+        let inbox = layout.take(2 * inbox_cap as usize * 4);
+        let inbox_len = layout.take(16);
+        let barrier = layout.take(8);
+        let forwarded = layout.take(ghosts * 4);
+        let arrive = layout.take(GRAIL_MAX_PARTS * 4);
+        let changes: Vec<[usize; 3]> = request
+            .properties
+            .iter()
+            .map(|_| [layout.take(entries * 8), layout.take(entries * 8), layout.take(entries * 4)])
+            .collect();
+        let exchange = DeviceBuffer::zeroed(&self.context, layout.bytes, "the exchange between parts")?;
+        let at = |offset: usize| exchange.ptr() + offset as u64;
         let mut addresses = Addresses {
-            partials: buffers.partials.ptr(),
-            inbox: buffers.inbox.ptr(),
-            inbox_len: buffers.inbox_len.ptr(),
+            partials: at(partials),
+            inbox: at(inbox),
+            inbox_len: at(inbox_len),
             inbox_cap,
-            barrier: buffers.barrier.as_ref().map_or(0, |b| b.ptr()),
-            arrive: buffers.arrive.ptr(),
+            barrier: if request.barrier { at(barrier) } else { 0 },
+            arrive: at(arrive),
             mirrors: request.mirrors.len() as u64,
             ..Addresses::default()
         };
-        let entries = 2 * request.mirrors.len().max(1);
-        for &p in request.properties {
-            let changes = [
-                DeviceBuffer::new(c, entries * 8, "the ghosts' changes")?,
-                DeviceBuffer::new(c, entries * 8, "the ghosts' changes")?,
-                DeviceBuffer::zeroed(c, entries * 4, "the ghosts' changes")?,
-            ];
-            addresses.in_before.push(changes[0].ptr());
-            addresses.in_after.push(changes[1].ptr());
-            addresses.in_step.push(changes[2].ptr());
-            buffers.changes.push(changes);
+        for (&p, [before, after, step]) in request.properties.iter().zip(&changes) {
+            addresses.in_before.push(at(*before));
+            addresses.in_after.push(at(*after));
+            addresses.in_step.push(at(*step));
             addresses.columns.push(self.columns[p.index()].buffer.ptr());
         }
-        self.peers = Some(buffers);
+        self.peers = Some(PeerBuffers { forwarded: at(forwarded), barrier_at: 0, tables: None, _exchange: exchange });
         for &p in request.properties {
             addresses.ghost_records.push(self.record(request.ghosts, p)?);
             addresses.mirror_records.push(self.record(request.mirrors, p)?);
@@ -112,7 +111,7 @@ impl GpuRun<'_> {
             // Ghosts in the worklist are skipped (grail_note_ghost without a list): their
             // owners got them when they were pushed.
             if self.num_nodes() > owned {
-                self.ctx.ghost_flags = self.peers.as_ref().expect("prepared").forwarded.ptr();
+                self.ctx.ghost_flags = self.peers.as_ref().expect("prepared").forwarded;
             }
             self.region_peers = peers;
             let ran = self.run_outlined_region(region, locals);
@@ -147,46 +146,21 @@ impl GpuRun<'_> {
         }
     }
 
-    /// Uploads the part's `grail_peers` and what it points to; its device address.
+    /// Uploads the part's `grail_peers` and what it points to, in one allocation; its device
+    /// address.
     fn upload_peer_table(&mut self, table: &Table) -> Result<u64> {
-        let c = self.context.clone();
-        let buffers = self.peers.as_mut().expect("prepared before the region");
-        buffers.barrier_at = table.barrier;
-        buffers.tables.clear();
-        let mut list = |items: &[u32], what: &str| -> Result<u64> {
-            let buffer = DeviceBuffer::from_slice(&c, if items.is_empty() { &[0u32] } else { items }, what)?;
-            let ptr = buffer.ptr();
-            buffers.tables.push(buffer);
-            Ok(ptr)
-        };
-        let mut peers = GpuPeers {
-            part: table.part,
-            parts: table.parts,
-            entries: table.entries.len() as u32,
-            pad: 0,
-            ghosts: table.ghost_local.len() as u64,
-            mirrors: table.mirror_local.len() as u64,
-            plan: 0,
-            ghost_local: list(&table.ghost_local, "the ghosts' ids")?,
-            ghost_owner: list(&table.ghost_owner, "the ghosts' owners")?,
-            ghost_at: list(&table.ghost_at, "the ghosts' ids at their owners")?,
-            ghost_mirror: list(&table.ghost_mirror, "the ghosts' mirror entries")?,
-            owner_of: list(&table.owner_of, "the ghosts' owners")?,
-            at_of: list(&table.at_of, "the ghosts' ids at their owners")?,
-            mirror_local: list(&table.mirror_local, "the mirrors' ids")?,
-            mirror_part: list(&table.mirror_part, "the mirrors' parts")?,
-            mirror_ghost: list(&table.mirror_ghost, "the mirrors' ghost positions")?,
-            mirror_ghost_local: list(&table.mirror_ghost_local, "the mirrors' ghost ids")?,
-            forwarded: 0,
-            barrier: table.barrier,
-            partials: by_part(&table.partials),
-            inbox: by_part(&table.inbox),
-            inbox_len: by_part(&table.inbox_len),
-            inbox_cap: by_part(&table.inbox_cap),
-            arrive: by_part(&table.arrive),
-            mirror_counts: by_part(&table.mirror_counts),
-        };
-        peers.forwarded = buffers.forwarded.ptr();
+        let lists: [&[u32]; 10] = [
+            &table.ghost_local,
+            &table.ghost_owner,
+            &table.ghost_at,
+            &table.ghost_mirror,
+            &table.owner_of,
+            &table.at_of,
+            &table.mirror_local,
+            &table.mirror_part,
+            &table.mirror_ghost,
+            &table.mirror_ghost_local,
+        ];
         let entries: Vec<GpuPeerEntry> = table
             .entries
             .iter()
@@ -205,13 +179,58 @@ impl GpuRun<'_> {
                 in_step: by_part(&e.in_step),
             })
             .collect();
-        let entries = if entries.is_empty() { vec![GpuPeerEntry::default()] } else { entries };
-        let plan = DeviceBuffer::from_slice(&c, &entries, "the exchange's plan")?;
-        peers.plan = plan.ptr();
-        buffers.tables.push(plan);
-        let peers_buffer = DeviceBuffer::from_slice(&c, &[peers], "the exchange's tables")?;
-        let ptr = peers_buffer.ptr();
-        buffers.tables.push(peers_buffer);
-        Ok(ptr)
+        let mut layout = Layout::default();
+        let list_at: Vec<usize> = lists.iter().map(|l| layout.take(l.len() * 4)).collect();
+        let plan_at = layout.take(entries.len() * size_of::<GpuPeerEntry>());
+        let peers_at = layout.take(size_of::<GpuPeers>());
+        let mut bytes = vec![0u8; layout.bytes];
+        let mut put = |at: usize, data: &[u8]| bytes[at..at + data.len()].copy_from_slice(data);
+        for (list, &at) in lists.iter().zip(&list_at) {
+            put(at, as_bytes(list));
+        }
+        put(plan_at, as_bytes(&entries));
+        let buffer = DeviceBuffer::new(&self.context, layout.bytes, "the exchange's tables")?;
+        let base = buffer.ptr();
+        let list = |i: usize| base + list_at[i] as u64;
+        let buffers = self.peers.as_mut().expect("prepared before the region");
+        buffers.barrier_at = table.barrier;
+        let peers = GpuPeers {
+            part: table.part,
+            parts: table.parts,
+            entries: table.entries.len() as u32,
+            pad: 0,
+            ghosts: table.ghost_local.len() as u64,
+            mirrors: table.mirror_local.len() as u64,
+            plan: base + plan_at as u64,
+            ghost_local: list(0),
+            ghost_owner: list(1),
+            ghost_at: list(2),
+            ghost_mirror: list(3),
+            owner_of: list(4),
+            at_of: list(5),
+            mirror_local: list(6),
+            mirror_part: list(7),
+            mirror_ghost: list(8),
+            mirror_ghost_local: list(9),
+            forwarded: buffers.forwarded,
+            barrier: table.barrier,
+            partials: by_part(&table.partials),
+            inbox: by_part(&table.inbox),
+            inbox_len: by_part(&table.inbox_len),
+            inbox_cap: by_part(&table.inbox_cap),
+            arrive: by_part(&table.arrive),
+            mirror_counts: by_part(&table.mirror_counts),
+        };
+        put(peers_at, as_bytes(std::slice::from_ref(&peers)));
+        buffer.upload(0, &bytes)?;
+        buffers.tables = Some(buffer);
+        Ok(base + peers_at as u64)
     }
+}
+
+/// The bytes of plain `#[repr(C)]` values (integers, no padding).
+fn as_bytes<T: Copy>(values: &[T]) -> &[u8] {
+    // SAFETY: `T` is a plain integer or an integer-only `#[repr(C)]` struct without padding
+    // (the mirrors of grail_cuda.h's structs), so every byte is initialized.
+    unsafe { std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), std::mem::size_of_val(values)) }
 }
