@@ -112,6 +112,22 @@ pub struct MultiParams {
     pub partitioning: Option<std::sync::Arc<grail_graph::partition::Partitioning>>,
 }
 
+/// Which outlined regions a partitioned run makes on the GPUs at once: on graphs of low
+/// diameter (R-MAT, social networks) a worklist loop takes a few large supersteps, which the
+/// host drives as fast, so none; elsewhere (road networks, meshes: thousands of small
+/// supersteps) the runtime's choice.
+fn device_regions(graph: &Graph, how: &MultiParams) -> grail_runtime::multi::DeviceRegions {
+    use grail_runtime::multi::{Device, DeviceRegions};
+    let gpus = how.devices.iter().filter(|d| matches!(d, Device::Gpu(_))).count();
+    if gpus < 2 || gpus < how.devices.len() {
+        return DeviceRegions::Auto;
+    }
+    match crate::tuning::class::classify(graph).class.diameter {
+        crate::tuning::class::Level::Low => DeviceRegions::Never,
+        _ => DeviceRegions::Auto,
+    }
+}
+
 /// How a partitioned run went.
 #[derive(Debug, Clone)]
 pub struct MultiReport {
@@ -413,7 +429,7 @@ pub fn run_partitioned(
     };
     let partition_time = started.elapsed();
     let edge_cut = partitioning.edge_cut(graph).share;
-    let options = MultiOptions { threads, mode: how.mode, jitter: how.jitter };
+    let options = MultiOptions { threads, mode: how.mode, jitter: how.jitter, device_regions: device_regions(graph, how) };
     let run = program.run_with_inputs(graph, partitioning, values, inputs, &options, out)?;
     let report = MultiReport {
         devices: how.devices.clone(),

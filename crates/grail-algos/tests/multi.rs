@@ -294,7 +294,7 @@ fn a_programs_own_update_functions_merge_the_ghosts() {
                 let devices = vec![Device::Cpu; k];
                 let program = MultiProgram::compile(module.clone(), &devices, &compiler, Some(&cache)).unwrap();
                 let partitioning = grail_graph::partition::partition(&graph, k as u32, Method::Random, seed).unwrap();
-                let options = MultiOptions { threads: k, mode, jitter: None };
+                let options = MultiOptions { threads: k, mode, jitter: None, ..MultiOptions::default() };
                 let run = program.run(&graph, &partitioning, &[], &options, &mut std::io::sink()).unwrap();
                 let (marked, best) = (u32s(&run.output.properties[0]), u32s(&run.output.properties[1]));
                 let mut parts: Vec<Vec<u32>> = vec![Vec::new(); graph.num_nodes() as usize];

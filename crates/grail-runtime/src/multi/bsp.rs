@@ -236,9 +236,9 @@ pub(crate) struct Bsp<'a, 's> {
     pub mode: super::Mode,
     /// The asynchronous mode's jitter seed (tests).
     pub jitter: Option<u64>,
-    /// Every part is a GPU reaching every other's memory: outlined regions may run on all parts
-    /// at once, exchanging on the devices ([`super::peer`]).
-    pub peer_access: bool,
+    /// Which outlined regions run on all parts at once, exchanging on the devices
+    /// ([`super::peer`]); `Never` unless every part is a GPU reaching every other's memory.
+    pub device_regions: super::DeviceRegions,
 }
 
 impl Bsp<'_, '_> {
@@ -721,12 +721,14 @@ impl Machine for Bsp<'_, '_> {
     /// a GPU reaching the others and the region's host code means the same on every part
     /// ([`super::peer`]); otherwise the interpreter runs it superstep by superstep.
     fn run_outlined(&mut self, region: OutlineId, locals: &mut [Value]) -> Result<bool> {
-        if !self.peer_access {
-            return Ok(false);
-        }
         let k = self.parts.len();
         let Some(stmt) = peer::find_region(self.module, region) else { return Ok(false) };
-        if peer::obstacle(stmt, &self.merges, k).is_some() {
+        let wanted = match self.device_regions {
+            super::DeviceRegions::Never => false,
+            super::DeviceRegions::Always => true,
+            super::DeviceRegions::Auto => peer::has_worklist_loop(stmt),
+        };
+        if !wanted || peer::obstacle(stmt, &self.merges, k).is_some() {
             return Ok(false);
         }
         // The region's time includes making the parts ready.

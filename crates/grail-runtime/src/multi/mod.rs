@@ -160,6 +160,35 @@ pub struct MultiOptions {
     /// The asynchronous mode waits a little at random and takes packets in shuffled order,
     /// from this seed: a test that results and termination do not depend on timing.
     pub jitter: Option<u64>,
+    /// Which outlined regions run on every GPU at once, exchanging on the devices ([`peer`]).
+    pub device_regions: DeviceRegions,
+}
+
+/// Which outlined regions of a run whose parts are all GPUs run on the devices at once, their
+/// supersteps exchanged between the GPUs without the host ([`peer`]); the others run superstep
+/// by superstep from the host. `GRAIL_PEER_REGIONS=0` or `=1` overrides it with `Never` or
+/// `Always` (for measuring one beside the other).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum DeviceRegions {
+    /// Regions with a worklist loop: many small supersteps, each far cheaper on the devices
+    /// (a few microseconds of barriers against a host round trip per part). A region of
+    /// topology-driven kernels over every node (PageRank's) runs its kernels faster launched
+    /// one by one, each with the grid its own occupancy allows, than inside a control kernel.
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+impl DeviceRegions {
+    /// The choice after `GRAIL_PEER_REGIONS`.
+    fn resolved(self) -> DeviceRegions {
+        match std::env::var("GRAIL_PEER_REGIONS").as_deref() {
+            Ok("0") => DeviceRegions::Never,
+            Ok("1") => DeviceRegions::Always,
+            _ => self,
+        }
+    }
 }
 
 /// One part's share of a run.
@@ -562,7 +591,7 @@ impl MultiProgram {
                     crew: crew::Crew::start(inner, &crew_state),
                     mode: options.mode,
                     jitter: options.jitter,
-                    peer_access: peer_access && peer::enabled(),
+                    device_regions: if peer_access { options.device_regions.resolved() } else { DeviceRegions::Never },
                 };
                 interp::fill_inputs(&self.module, &mut machine, inputs)?;
                 let result = interp::run_main(&self.module, &mut machine)?;

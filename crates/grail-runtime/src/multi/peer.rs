@@ -17,12 +17,6 @@ use grail_ir::{Module, OutlineId, PropertyId, Stmt};
 use super::bsp::{Links, Mirrors, Written};
 use super::merge::{Merge, type_code};
 
-/// Whether regions may exchange on the devices: yes unless `GRAIL_PEER_REGIONS=0` (to measure
-/// the host-driven supersteps beside them).
-pub(crate) fn enabled() -> bool {
-    std::env::var_os("GRAIL_PEER_REGIONS").is_none_or(|v| v != "0")
-}
-
 /// The most parts a region exchanging on the devices has (`GRAIL_MAX_PARTS`).
 pub(crate) const MAX_PARTS: usize = 8;
 
@@ -146,6 +140,16 @@ pub(crate) fn region_kernels(region: &Stmt) -> Vec<grail_ir::KernelId> {
     kernels.sort();
     kernels.dedup();
     kernels
+}
+
+/// Whether region `region` loops over a worklist (an `iterate` until empty, or a `pipe`).
+pub(crate) fn has_worklist_loop(region: &Stmt) -> bool {
+    let mut found = false;
+    grail_ir::walk_block(&vec![region.clone()], &mut |stmt| {
+        found |= matches!(stmt, Stmt::Pipe(_))
+            || matches!(stmt, Stmt::Iterate(iterate) if matches!(iterate.until, grail_ir::Until::Empty { .. }));
+    });
+    found
 }
 
 /// Why region `region` cannot exchange on the devices with these merges; `None` when it can.
