@@ -429,7 +429,8 @@ pub fn run_partitioned(
     };
     let partition_time = started.elapsed();
     let edge_cut = partitioning.edge_cut(graph).share;
-    let options = MultiOptions { threads, mode: how.mode, jitter: how.jitter, device_regions: device_regions(graph, how) };
+    let options =
+        MultiOptions { threads, mode: how.mode, jitter: how.jitter, device_regions: device_regions(graph, how) };
     let run = program.run_with_inputs(graph, partitioning, values, inputs, &options, out)?;
     let report = MultiReport {
         devices: how.devices.clone(),

@@ -802,8 +802,9 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
             self.ctx.items = input;
             self.ctx.item_count = input_len;
             self.ctx.retrying = 0;
+            let mut serial = false;
             loop {
-                let (size, shared) = self.run_phase(phase, kernel)?;
+                let (size, shared) = self.run_phase(phase, kernel, serial)?;
                 items += size;
                 split += shared;
                 let retried: u64 = self.threads.states.iter().map(|t| t.retries.len).sum();
@@ -815,6 +816,10 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
                 if retried == 0 {
                     break;
                 }
+                // A pass in which every item lost (try-locks that kept failing each other, as
+                // the same threads take the same items pass after pass) made no progress: the
+                // next runs on one thread, where every claim succeeds.
+                serial = retried >= size;
                 retries += retried;
                 self.retry_items.clear();
                 for state in &mut self.threads.states {
@@ -865,7 +870,8 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
     /// Runs one pass of a phase over its items as the context gives them (the input or the
     /// retried items), then the loops it deferred, if any; returns the number of items and of
     /// loops shared.
-    fn run_phase(&mut self, phase: PhaseCode, kernel: &Kernel) -> Result<(u64, u64)> {
+    /// Runs one pass of a phase; on the calling thread alone with `serial`.
+    fn run_phase(&mut self, phase: PhaseCode, kernel: &Kernel, serial: bool) -> Result<(u64, u64)> {
         let threads = self.threads.states.len() as u64;
         // SAFETY: the context points at this run's live arrays; `args` has one value per kernel
         // parameter.
@@ -901,7 +907,7 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
         };
         let min_items = if self.pool.in_region() { REGION_PARALLEL_MIN_ITEMS } else { PARALLEL_MIN_ITEMS };
         let job = Job { work: &work, size, min_chunk: MIN_CHUNK, max_chunk: MAX_CHUNK };
-        self.pool.run(job, size >= min_items);
+        self.pool.run(job, !serial && size >= min_items);
         let shared = match split {
             Some((split, _)) => self.run_deferred(split.part, split.stride, kernel)?,
             None => 0,
