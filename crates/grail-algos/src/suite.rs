@@ -106,6 +106,9 @@ pub struct MultiParams {
     pub seed: u64,
     /// The asynchronous mode's random waits and shuffled packets, from this seed (tests).
     pub jitter: Option<u64>,
+    /// The asynchronous mode's soft priorities, with this bucket width
+    /// (`grail_runtime::multi::MultiOptions::priority_delta`).
+    pub priority_delta: Option<u64>,
     /// A partitioning of the graph made before, into as many parts as there are devices (then
     /// `partition` and `seed` only name how it was made): a benchmark splits a graph once for
     /// all its runs, METIS taking minutes on large graphs.
@@ -429,8 +432,13 @@ pub fn run_partitioned(
     };
     let partition_time = started.elapsed();
     let edge_cut = partitioning.edge_cut(graph).share;
-    let options =
-        MultiOptions { threads, mode: how.mode, jitter: how.jitter, device_regions: device_regions(graph, how) };
+    let options = MultiOptions {
+        threads,
+        mode: how.mode,
+        jitter: how.jitter,
+        device_regions: device_regions(graph, how),
+        priority_delta: how.priority_delta,
+    };
     let run = program.run_with_inputs(graph, partitioning, values, inputs, &options, out)?;
     let report = MultiReport {
         devices: how.devices.clone(),

@@ -39,6 +39,7 @@ fn multi(devices: usize, method: Method) -> MultiParams {
         partition: method,
         seed: 7,
         jitter: None,
+        priority_delta: None,
         partitioning: None,
     }
 }
@@ -117,7 +118,8 @@ fn check(k: usize, program: &SuiteProgram, graph: &Graph, method: Method, thread
     check_with(program, graph, multi(k, method), threads, what);
 }
 
-fn check_with(program: &SuiteProgram, graph: &Graph, how: MultiParams, threads: usize, what: &str) {
+/// Runs and verifies; the nodes that waited under soft priorities.
+fn check_with(program: &SuiteProgram, graph: &Graph, how: MultiParams, threads: usize, what: &str) -> u64 {
     let (k, method) = (how.devices.len(), how.partition);
     let variant = program.variant();
     let params =
@@ -147,6 +149,7 @@ fn check_with(program: &SuiteProgram, graph: &Graph, how: MultiParams, threads: 
     if report.mode == Mode::Async && matches!(variant.program, "sssp_wl" | "cc_lp") {
         assert!(report.sync.async_loops > 0, "{}: no asynchronous loop", context());
     }
+    report.sync.deferred
 }
 
 #[test]
@@ -154,6 +157,7 @@ fn the_asynchronous_mode_agrees_with_the_reference_and_ends_under_random_delays(
     // The termination-detection stress test: packets delayed at random and taken in shuffled
     // order, on 1-4 devices, a different seed for every run.
     let methods = methods();
+    let mut deferred = 0;
     for seed in 0..30u64 {
         let graph = random_graph(1000 + seed);
         let method = methods[seed as usize % methods.len()];
@@ -167,9 +171,13 @@ fn the_asynchronous_mode_agrees_with_the_reference_and_ends_under_random_delays(
                 partition: method,
                 seed: 7,
                 jitter: Some(seed * 16 + *k as u64),
+                // Soft priorities in every other run, in buckets narrow enough that pushed
+                // nodes wait.
+                priority_delta: (seed % 2 == 1).then_some(1 + seed % 7),
                 partitioning: None,
             };
-            check_with(program, &graph, how, 1, &format!("random graph seed {}, asynchronous", 1000 + seed));
+            deferred +=
+                check_with(program, &graph, how, 1, &format!("random graph seed {}, asynchronous", 1000 + seed));
         }
     }
     let graph =
@@ -181,10 +189,12 @@ fn the_asynchronous_mode_agrees_with_the_reference_and_ends_under_random_delays(
             partition: Method::Random,
             seed: 3,
             jitter: None,
+            priority_delta: Some(8),
             partitioning: None,
         };
-        check_with(program, &graph, how, 2, "rmat, asynchronous");
+        deferred += check_with(program, &graph, how, 2, "rmat, asynchronous");
     }
+    assert!(deferred > 0, "soft priorities never made a pushed node wait");
 }
 
 #[test]

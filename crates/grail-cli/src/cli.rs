@@ -823,6 +823,12 @@ pub struct RunArgs {
     /// sends its changes as packets as it goes; the rest as in bsp).
     #[arg(long, value_name = "bsp|async", requires = "devices")]
     pub mode: Option<grail_runtime::multi::Mode>,
+    /// Soft priorities for `--mode async` (Groute's): nodes one device pushes to another wait
+    /// there, in buckets of this width of the value the loop lowers with `atomic_min` (sssp's
+    /// distance, cc's label), while they are more than a bucket above the lowest waiting and the
+    /// device has other work; then the lowest bucket goes first.
+    #[arg(long, value_name = "DELTA", requires = "devices", value_parser = clap::value_parser!(u64).range(1..))]
+    pub soft_priority: Option<u64>,
     /// Let grail use at most this much memory on each GPU, e.g. `1.5G` or `800M` (K, M, G, T:
     /// powers of 1024): a small GPU made of a large one, to run graphs larger than one device
     /// over several (--devices). Past it, allocations fail as the GPU's own out-of-memory does.

@@ -78,6 +78,22 @@ fn the_asynchronous_mode_runs_worklist_loops_without_supersteps() {
         ]);
         assert_eq!(summary["multi"]["mode"], "async");
         assert_eq!(summary["multi"]["async_loops"], 1, "{summary}");
+        // With soft priorities, verified as well.
+        let summary = verified_summary(&[
+            "run",
+            algorithm,
+            "--graph",
+            &graph,
+            "--devices",
+            "cpu*3",
+            "--mode",
+            "async",
+            "--partition",
+            "random",
+            "--soft-priority",
+            "4",
+        ]);
+        assert_eq!(summary["multi"]["async_loops"], 1, "{summary}");
     }
     // BFS's loop counts levels in its body: it runs bulk-synchronously, and is right.
     let summary = verified_summary(&["run", "bfs", "--graph", &graph, "--devices", "cpu*2", "--mode", "async"]);
@@ -144,6 +160,8 @@ fn mistakes_get_clear_errors() {
         (&["run", "cc", "--graph", &graph, "--devices", "cpu*2", "--variant", "uf"], "union-find"),
         (&["run", "tri", "--graph", &graph, "--devices", "cpu*2"], "no tri variant can run on a partitioned graph"),
         (&["run", "bfs", "--graph", &graph, "--device-memory-limit", "lots"], "is not a size"),
+        (&["run", "sssp", "--graph", &graph, "--devices", "cpu*2", "--soft-priority", "8"], "add --mode async"),
+        (&["run", "sssp", "--graph", &graph, "--devices", "cpu*2", "--mode", "async", "--soft-priority", "0"], "0"),
     ];
     for (args, expected) in cases {
         let run = grail(args);

@@ -158,6 +158,7 @@ impl<'g, T: AlgorithmOutput> Run<'g, T> {
             partition,
             seed: 1,
             jitter: None,
+            priority_delta: None,
             partitioning: None,
         });
         self

@@ -149,6 +149,7 @@ pub fn multi(bench: MultiBench, progress: &Bars) -> Result<()> {
                                 partition,
                                 seed: 1,
                                 jitter: None,
+                                priority_delta: None,
                                 partitioning: Some(split.clone()),
                             }),
                             ..base.clone()

@@ -174,6 +174,7 @@ fn multi_records(
         partition: grail_graph::partition::Method::Ordered,
         seed: 1,
         jitter: None,
+        priority_delta: None,
         partitioning: None,
     };
     let params = RunParams { threads, multi: Some(multi), ..Default::default() };

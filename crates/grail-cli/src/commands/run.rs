@@ -320,12 +320,16 @@ fn multi_params(args: &RunArgs) -> Result<Option<MultiParams>> {
     let devices = grail_runtime::multi::parse_devices(list, gpus).map_err(|e| UsageError(format!("--devices: {e}")))?;
     let partition =
         args.partition.unwrap_or(if grail_graph::metis::available() { Method::Metis } else { Method::Ordered });
+    if args.soft_priority.is_some() && args.mode != Some(grail_runtime::multi::Mode::Async) {
+        return Err(UsageError("--soft-priority orders the asynchronous mode's work: add --mode async".into()).into());
+    }
     Ok(Some(MultiParams {
         devices,
         mode: args.mode.unwrap_or_default(),
         partition,
         seed: 1,
         jitter: None,
+        priority_delta: args.soft_priority,
         partitioning: None,
     }))
 }
@@ -358,6 +362,9 @@ fn print_multi(report: &MultiReport, total: std::time::Duration) {
     );
     if report.sync.async_loops > 0 {
         println!("  async     {} worklist loop(s) without supersteps", report.sync.async_loops);
+    }
+    if report.sync.deferred > 0 {
+        println!("  priority  {} pushed node(s) waited for nearer work", report.sync.deferred);
     }
     if report.sync.device_regions > 0 {
         println!(
@@ -394,6 +401,7 @@ fn multi_json(report: &MultiReport) -> serde_json::Value {
         "forwarded": report.sync.forwarded,
         "async_loops": report.sync.async_loops,
         "device_regions": report.sync.device_regions,
+        "deferred": report.sync.deferred,
         "parts": report.parts.iter().map(|p| json!({
             "device": p.device.to_string(),
             "nodes": p.nodes,

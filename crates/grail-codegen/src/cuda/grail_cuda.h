@@ -1521,20 +1521,15 @@ GRAIL_DEVICE void grail_store_release_sys(uint32_t *p, uint32_t v) {
  * parts' barrier inside it, made by block 0's first threads once every block of their grid has
  * arrived and before they release them: each stores the generation in this part's arrival word
  * on one part (a release at system scope) and thread 0 waits for every part's in its own memory
- * (acquire loads at system scope). What any thread of a part wrote before the barrier, in its
- * own memory or another part's, is visible to every thread of every part after it: the grid
- * barrier's release and acquire chain at device scope ends in those system-scope releases, and
- * release is cumulative in the PTX memory model. (`wrote`: the thread wrote to another part's
- * memory; with GRAIL_PEER_FENCES defined it fences at system scope first, to rule the barrier's
- * chain out when a result looks wrong.) False, the same in every thread, when a part has failed
- * and the region must stop. */
+ * (acquire loads at system scope). A thread that wrote to another part's memory (`wrote`)
+ * fences at system scope first, so its writes are visible to every part after the barrier
+ * without relying on the cumulativity of the grid barrier's device-scope chain (the fences cost
+ * nothing measurable: bfs on a road network of 2^24 nodes over two GPUs took 395.8 ms with them
+ * and 394.7 ms without). False, the same in every thread, when a part has failed and the
+ * region must stop. */
 GRAIL_DEVICE bool grail_peer_barrier(grail_state *S, const grail_peers *P, bool wrote) {
     grail_region *const R = S->R;
-#ifdef GRAIL_PEER_FENCES
     if (wrote) __threadfence_system();
-#else
-    (void)wrote;
-#endif
     const uint32_t gen = S->barrier_gen + 1u;
     S->peer_gen += 1u;
     __syncthreads();

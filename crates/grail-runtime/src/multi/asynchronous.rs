@@ -6,6 +6,11 @@
 //! ends when every part is idle and no packet is in flight (checked twice around the idle
 //! flags, with the count of packets ever sent unchanged between: no part can have woken).
 //!
+//! With soft priorities (Groute §4.4, [`Priority`]), nodes other parts push to a part wait in
+//! buckets of their value while they are more than a width above the lowest waiting one, and
+//! are taken, lowest bucket first, when the part's worklist runs dry: a shortest-path wave
+//! crossing into a part is not run ahead of nearer work there.
+//!
 //! Packets travel through a [`Transport`]: in-process mailboxes now (through host memory between
 //! GPUs), a message-passing transport beyond one node later; a seeded
 //! jitter (random short waits, packets taken in shuffled order) tests that the result and the
@@ -98,6 +103,69 @@ fn exchange_rounds() -> u32 {
     std::env::var("GRAIL_EXCHANGE_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(EXCHANGE_ROUNDS)
 }
 
+/// Soft priorities: which written property orders the pushed nodes, and the width of a bucket.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Priority {
+    /// Its index among the loop's written properties.
+    pub w: usize,
+    pub delta: u64,
+}
+
+impl Priority {
+    /// The priority of a loop whose kernel lowers an integer property of other nodes with
+    /// `atomic_min` (the first such), buckets `delta` wide; `None` when it lowers none.
+    pub fn of(written: &[Written], delta: u64) -> Option<Priority> {
+        let integer = |ty| matches!(ty, PropertyType::U32 | PropertyType::U64 | PropertyType::I32 | PropertyType::I64);
+        written
+            .iter()
+            .position(|w| w.remote && w.merge == Merge::Min && integer(w.ty))
+            .map(|w| Priority { w, delta: delta.max(1) })
+    }
+
+    /// A word's place in the order of its type, as an unsigned number.
+    fn key(ty: PropertyType, word: u64) -> u64 {
+        const SIGN: u64 = 1 << 63;
+        match ty {
+            PropertyType::I32 => (word as u32 as i32 as i64 as u64) ^ SIGN,
+            PropertyType::I64 => word ^ SIGN,
+            PropertyType::U32 => word & 0xffff_ffff,
+            _ => word,
+        }
+    }
+}
+
+/// The nodes waiting on a part under soft priorities, by bucket.
+#[derive(Default)]
+struct Waiting {
+    buckets: std::collections::BTreeMap<u64, Vec<u32>>,
+    /// The highest key taken at once: nodes up to it go straight to the worklist.
+    limit: Option<u64>,
+}
+
+impl Waiting {
+    /// Sorts pushed nodes (with their keys) into those to run now and those to wait.
+    fn sort(&mut self, priority: Priority, items: Vec<u32>, keys: &[u64], now: &mut Vec<u32>) -> u64 {
+        let mut waiting = 0;
+        for (item, &key) in items.into_iter().zip(keys) {
+            if self.limit.is_some_and(|limit| key <= limit) {
+                now.push(item);
+            } else {
+                self.buckets.entry(key / priority.delta).or_default().push(item);
+                waiting += 1;
+            }
+        }
+        waiting
+    }
+
+    /// The lowest waiting bucket, when the part has nothing else to do; the limit rises to its
+    /// top.
+    fn release(&mut self, priority: Priority) -> Vec<u32> {
+        let Some((lowest, items)) = self.buckets.pop_first() else { return Vec::new() };
+        self.limit = Some(lowest.saturating_add(1).saturating_mul(priority.delta).saturating_sub(1));
+        items
+    }
+}
+
 /// What the parts share during one asynchronous loop.
 pub(crate) struct AsyncState {
     pub kernel: KernelId,
@@ -110,6 +178,8 @@ pub(crate) struct AsyncState {
     /// The loop's outlined region and `main`'s locals: a part that can runs the loop whole on
     /// its device between exchanges ([`PartRun::run_loop_locally`]) instead of a round.
     pub region: Option<(OutlineId, Vec<Value>)>,
+    /// Soft priorities for the nodes parts push to each other, if asked for.
+    pub priority: Option<Priority>,
     transport: Box<dyn Transport>,
     in_flight: AtomicI64,
     sent: AtomicU64,
@@ -120,6 +190,8 @@ pub(crate) struct AsyncState {
     pub merged: AtomicU64,
     pub copied: AtomicU64,
     pub forwarded: AtomicU64,
+    /// Pushed nodes that waited under soft priorities.
+    pub deferred: AtomicU64,
     /// Per part, nanoseconds spent exchanging (merging what arrived, finding and sending
     /// changes), not running the kernel or waiting.
     pub exchanging: Vec<AtomicU64>,
@@ -141,6 +213,7 @@ impl AsyncState {
             routing,
             jitter,
             region: None,
+            priority: None,
             transport: Box::new(Mailboxes::new(k)),
             in_flight: AtomicI64::new(0),
             sent: AtomicU64::new(0),
@@ -151,6 +224,7 @@ impl AsyncState {
             merged: AtomicU64::new(0),
             copied: AtomicU64::new(0),
             forwarded: AtomicU64::new(0),
+            deferred: AtomicU64::new(0),
             exchanging: (0..k).map(|_| AtomicU64::new(0)).collect(),
         }
     }
@@ -223,6 +297,8 @@ fn drive_inner(q: usize, run: &mut dyn PartRun, ghosts: &[u32], mirrors: &[u32],
     // try), and for how many invocations at a time.
     let mut region = state.region.clone();
     let budget = exchange_rounds();
+    let mut waiting = Waiting::default();
+    let mut keys = Vec::new();
     while !state.done.load(Ordering::SeqCst) {
         let mut packets = state.transport.take(q);
         let exchange_started = std::time::Instant::now();
@@ -261,7 +337,20 @@ fn drive_inner(q: usize, run: &mut dyn PartRun, ghosts: &[u32], mirrors: &[u32],
                 }
                 Packet::Push(items) => {
                     state.forwarded.fetch_add(items.len() as u64, Ordering::Relaxed);
-                    run.extend_worklist(&items)?;
+                    match state.priority {
+                        Some(priority) => {
+                            let written = &state.written[priority.w];
+                            run.gather(written.property, super::Indices::List(&items), &mut keys)?;
+                            for key in &mut keys {
+                                *key = Priority::key(written.ty, *key);
+                            }
+                            let mut now = Vec::new();
+                            let deferred = waiting.sort(priority, items, &keys, &mut now);
+                            state.deferred.fetch_add(deferred, Ordering::Relaxed);
+                            run.extend_worklist(&now)?;
+                        }
+                        None => run.extend_worklist(&items)?,
+                    }
                 }
                 Packet::Refresh { w, positions, words } => {
                     state.copied.fetch_add(positions.len() as u64, Ordering::Relaxed);
@@ -269,9 +358,17 @@ fn drive_inner(q: usize, run: &mut dyn PartRun, ghosts: &[u32], mirrors: &[u32],
                 }
             }
         }
-        // The packets' effects are in this part now (its worklist, its columns).
+        // The packets' effects are in this part now (its worklist, its columns, the waiting
+        // nodes).
         state.in_flight.fetch_sub(received, Ordering::SeqCst);
-        let work = !run.worklist_is_empty()?;
+        let mut work = !run.worklist_is_empty()?;
+        if let Some(priority) = state.priority.filter(|_| !work) {
+            let released = waiting.release(priority);
+            if !released.is_empty() {
+                run.extend_worklist(&released)?;
+                work = true;
+            }
+        }
         exchanging += exchange_started.elapsed();
         let exchange_started = if work {
             state.idle[q].store(false, Ordering::SeqCst);

@@ -206,6 +206,8 @@ pub struct SyncStats {
     /// exchanging (merging packets, finding and sending changes) spent on it, the rest in
     /// `compute`.
     pub async_loops: u64,
+    /// Pushed nodes that waited under soft priorities (asynchronous mode).
+    pub deferred: u64,
     /// Outlined regions run on every part at once, exchanging on the devices; their
     /// invocations count in `steps` (one per superstep) and their whole time in `compute`.
     pub device_regions: u64,
@@ -236,6 +238,8 @@ pub(crate) struct Bsp<'a, 's> {
     pub mode: super::Mode,
     /// The asynchronous mode's jitter seed (tests).
     pub jitter: Option<u64>,
+    /// The asynchronous mode's soft priorities' width ([`super::MultiOptions::priority_delta`]).
+    pub priority_delta: Option<u64>,
     /// Which outlined regions run on all parts at once, exchanging on the devices
     /// ([`super::peer`]); `Never` unless every part is a GPU reaching every other's memory.
     pub device_regions: super::DeviceRegions,
@@ -638,6 +642,7 @@ impl Machine for Bsp<'_, '_> {
         let mut state =
             asynchronous::AsyncState::new(kernel, self.part_args(kernel, args)?, written, routing, self.jitter);
         state.region = region.map(|region| (region, locals.to_vec()));
+        state.priority = self.priority_delta.and_then(|delta| asynchronous::Priority::of(&state.written, delta));
         let state = std::sync::Arc::new(state);
         for outcome in self.crew.run(Job::Async(state.clone())) {
             outcome?;
@@ -650,6 +655,7 @@ impl Machine for Bsp<'_, '_> {
         self.stats.merged += count(&state.merged);
         self.stats.copied += count(&state.copied);
         self.stats.forwarded += count(&state.forwarded);
+        self.stats.deferred += count(&state.deferred);
         self.stats.async_loops += 1;
         // The loop's time, split as the part that spent longest exchanging spent it.
         let exchanging = state.exchanging.iter().map(count).max().map_or(Duration::ZERO, Duration::from_nanos);

@@ -162,6 +162,12 @@ pub struct MultiOptions {
     pub jitter: Option<u64>,
     /// Which outlined regions run on every GPU at once, exchanging on the devices ([`peer`]).
     pub device_regions: DeviceRegions,
+    /// Soft priorities in the asynchronous mode (Groute §4.4), with this width: nodes other
+    /// parts push to a part wait while their value (of the property the loop's kernel lowers
+    /// with `atomic_min`, an integer: a distance, a label) is more than this much above the
+    /// lowest waiting, unless the part has nothing else to do. `None`: every pushed node is
+    /// taken at once.
+    pub priority_delta: Option<u64>,
 }
 
 /// Which outlined regions of a run whose parts are all GPUs run on the devices at once, their
@@ -591,6 +597,7 @@ impl MultiProgram {
                     crew: crew::Crew::start(inner, &crew_state),
                     mode: options.mode,
                     jitter: options.jitter,
+                    priority_delta: options.priority_delta,
                     device_regions: if peer_access { options.device_regions.resolved() } else { DeviceRegions::Never },
                 };
                 interp::fill_inputs(&self.module, &mut machine, inputs)?;
