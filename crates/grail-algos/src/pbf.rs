@@ -3,7 +3,7 @@
 //! the device keeps the values the predicate accepts (`programs/pbf.grail`: divisible by
 //! `divisor`), and a second router brings the kept values back to the host, which puts them in
 //! the array's order. Devices that finish sooner take more segments. The reference is a plain
-//! filter ([`reference`]).
+//! filter ([`reference()`]).
 
 use std::time::{Duration, Instant};
 

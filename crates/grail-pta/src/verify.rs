@@ -71,7 +71,7 @@ impl Violation {
 /// - `p = *q`: for each `a` in the set of `q`, the set of `p` includes the set of `a`;
 /// - `*p = q`: for each `a` in the set of `p`, the set of `a` includes the set of `q`.
 ///
-/// This is soundness (a fixed point), not minimality: see the [module docs](self). A variable
+/// This is soundness (a fixed point), not minimality: see the module's documentation. A variable
 /// the solution does not cover has an empty set.
 pub fn check_solution(constraints: &Constraints, points_to: &PointsTo) -> Result<(), Violation> {
     let mut first = None;

@@ -61,7 +61,7 @@ impl Merge {
         }
     }
 
-    /// The owner's new value (as [`crate::host::memory::ColumnRef::bits`] words of type `ty`)
+    /// The owner's new value (as the host's column words of type `ty`)
     /// from its current one and a ghost that went from `before` to `after` during the kernel.
     pub fn apply(self, ty: PropertyType, owner: u64, before: u64, after: u64) -> u64 {
         use std::cmp::Ordering::{Greater, Less};

@@ -4,21 +4,23 @@
 //! `grail_graph::partition` into one [`Part`] per device (its owned nodes with their out-edges,
 //! and ghost copies of the remote nodes they reach, in local ids); each device runs the same
 //! compiled kernels on its part. [`MultiProgram::run`] drives them bulk-synchronously
-//! ([`bsp`]): `main` runs once on the host, every invocation is a superstep on all parts, and
+//! (`bsp.rs`): `main` runs once on the host, every invocation is a superstep on all parts, and
 //! between supersteps the values kernels wrote into ghosts are merged into their owners with
-//! the operator of the atomic that wrote them ([`merge`]).
+//! the operator of the atomic that wrote them ([`Merge`]).
 //!
 //! Which programs can be partitioned is decided before anything runs
 //! (`grail_ir::analysis::partition_obstacles`: no collections, union-find sets, in-edges, locks
 //! or handle-valued properties); the reasons are given in the error.
 //!
-//! With [`Mode::Async`], worklist loops run without supersteps ([`asynchronous`]).
+//! With [`Mode::Async`], worklist loops run without supersteps (`asynchronous.rs`).
 //!
 //! Between supersteps each part copies its changes straight into inboxes on the devices of
-//! the parts that need them ([`exchange`]): peer to peer between GPUs.
+//! the parts that need them (`exchange.rs`): peer to peer between GPUs. Where every part is a
+//! GPU, loops over worklists can run on all GPUs at once, their supersteps exchanged between
+//! the GPUs without the host (`peer.rs`, [`DeviceRegions`]).
 //!
-//! Not yet built: soft priorities and the fused worker kernel; the asynchronous mode's
-//! packets still travel through host memory.
+//! Not yet built: the fused worker kernel; the asynchronous mode's packets still travel
+//! through host memory.
 
 mod asynchronous;
 mod bsp;
@@ -160,7 +162,7 @@ pub struct MultiOptions {
     /// The asynchronous mode waits a little at random and takes packets in shuffled order,
     /// from this seed: a test that results and termination do not depend on timing.
     pub jitter: Option<u64>,
-    /// Which outlined regions run on every GPU at once, exchanging on the devices ([`peer`]).
+    /// Which outlined regions run on every GPU at once, exchanging on the devices (`peer.rs`).
     pub device_regions: DeviceRegions,
     /// Soft priorities in the asynchronous mode (Groute §4.4), with this width: nodes other
     /// parts push to a part wait while their value (of the property the loop's kernel lowers
@@ -171,7 +173,7 @@ pub struct MultiOptions {
 }
 
 /// Which outlined regions of a run whose parts are all GPUs run on the devices at once, their
-/// supersteps exchanged between the GPUs without the host ([`peer`]); the others run superstep
+/// supersteps exchanged between the GPUs without the host (`peer.rs`); the others run superstep
 /// by superstep from the host. `GRAIL_PEER_REGIONS=0` or `=1` overrides it with `Never` or
 /// `Always` (for measuring one beside the other).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

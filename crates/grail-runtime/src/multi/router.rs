@@ -7,7 +7,7 @@
 //! every input has shut down and its link is empty.
 //!
 //! This is the in-process router (endpoints are threads driving devices); like the asynchronous
-//! mode's [`super::asynchronous`] transport, it is where a message-passing router beyond one
+//! mode's transport (`asynchronous.rs`), it is where a message-passing router beyond one
 //! node would go. `grail pbf` (Predicate-Based Filtering, Groute's example) uses it.
 
 use std::collections::VecDeque;
