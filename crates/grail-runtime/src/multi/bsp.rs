@@ -193,7 +193,9 @@ pub struct SyncStats {
     pub steps: u64,
     /// Time the parts spent computing (the slowest part's, per step, summed).
     pub compute: Duration,
-    /// Time spent between the parts' kernels: forwarding pushes, merging and copying ghosts.
+    /// Time spent between the parts' kernels: forwarding pushes, merging and copying ghosts (a
+    /// merge the parts make at the start of the next superstep counts in
+    /// that superstep's `compute`).
     pub sync: Duration,
     /// Ghost values merged into their owners (changed ones only).
     pub merged: u64,
@@ -240,6 +242,11 @@ pub(crate) struct Bsp<'a, 's> {
     pub jitter: Option<u64>,
     /// The asynchronous mode's soft priorities' width ([`super::MultiOptions::priority_delta`]).
     pub priority_delta: Option<u64>,
+    /// The last superstep's changes, not merged yet: the next superstep's parts merge them
+    /// before their kernels (one round of the crew fewer), and anything else that looks at the
+    /// parts merges them first ([`Bsp::flush`]). Only a superstep that pushed nothing and whose
+    /// ghosts need nothing back leaves its merge for later.
+    pub pending: Option<Exchanged>,
     /// Which outlined regions run on all parts at once, exchanging on the devices
     /// ([`super::peer`]); `Never` unless every part is a GPU reaching every other's memory.
     pub device_regions: super::DeviceRegions,
@@ -329,7 +336,19 @@ impl Bsp<'_, '_> {
         split: bool,
     ) -> Result<Vec<Outcome>> {
         let part_args = self.part_args(kernel, args)?;
-        self.crew.run(Job::Step { kernel, args: part_args, diff, split }).into_iter().collect()
+        let merge_first = self.pending.take();
+        self.crew.run(Job::Step { kernel, args: part_args, diff, split, merge_first }).into_iter().collect()
+    }
+
+    /// Merges the last superstep's changes that were left for later, before anything looks at
+    /// the parts.
+    fn flush(&mut self) -> Result<()> {
+        if let Some(exchanged) = self.pending.take() {
+            for outcome in self.crew.run(Job::Merge(exchanged)) {
+                outcome?;
+            }
+        }
+        Ok(())
     }
 
     /// Synchronizes what a kernel wrote, after every part sent its pushed ghosts and its
@@ -338,7 +357,7 @@ impl Bsp<'_, '_> {
     /// owner appends the pushes to its worklist, merges the changes and, for properties kernels
     /// read through ghosts, sends its words that its ghosts have not seen; each part then
     /// stores those in its ghosts ([`super::exchange`]).
-    fn synchronize(&mut self, written: &[Written], outcomes: Vec<Outcome>) -> Result<()> {
+    fn synchronize(&mut self, written: &[Written], outcomes: Vec<Outcome>, pushes_made: bool) -> Result<()> {
         let k = self.parts.len();
         let properties: Vec<Synced> = written
             .iter()
@@ -377,6 +396,12 @@ impl Bsp<'_, '_> {
         if received == 0 && forwarded == 0 && read.is_empty() {
             return Ok(());
         }
+        if read.is_empty() && !pushes_made {
+            // Nothing goes back to the ghosts and no worklist waits: the owners merge when the
+            // parts next run (or are looked at).
+            self.pending = Some(Exchanged { properties, counts, pushes });
+            return Ok(());
+        }
         let merged: Vec<Outcome> =
             self.crew.run(Job::Merge(Exchanged { properties, counts, pushes })).into_iter().collect::<Result<_>>()?;
         if read.is_empty() {
@@ -404,6 +429,7 @@ impl Bsp<'_, '_> {
 
     /// Every property's column in global ids, from the parts.
     pub fn columns(&mut self) -> Result<Vec<Column>> {
+        self.flush()?;
         let offsets = self.memory.out.offsets();
         let mut columns = Vec::with_capacity(self.module.properties.len());
         let mut words = Vec::new();
@@ -510,6 +536,7 @@ impl Machine for Bsp<'_, '_> {
     }
 
     fn read_property(&mut self, property: PropertyId, index: usize) -> Result<Value> {
+        self.flush()?;
         let (q, local) = match self.module.properties[property.index()].owner {
             Owner::Node => {
                 let (o, l) = self.home(index as u32);
@@ -522,6 +549,7 @@ impl Machine for Bsp<'_, '_> {
     }
 
     fn write_property(&mut self, property: PropertyId, index: usize, value: &Value) -> Result<bool> {
+        self.flush()?;
         if self.module.properties[property.index()].owner != Owner::Node {
             let (q, local) = self.edge_home(index as u64);
             self.runs[q].bind()?;
@@ -549,6 +577,7 @@ impl Machine for Bsp<'_, '_> {
     /// Each part's owned nodes get their values; its ghosts get theirs through `put`, which also
     /// records them (so the first exchange sees no change where nothing changed).
     fn fill_property(&mut self, property: PropertyId, table: &Table) -> Result<()> {
+        self.flush()?;
         let ty = self.column_type(property);
         let words = table.words();
         for (q, part) in self.parts.iter().enumerate() {
@@ -585,7 +614,7 @@ impl Machine for Bsp<'_, '_> {
         self.stats.compute += computed - started;
         self.stats.steps += 1;
         let results: Vec<Option<Value>> = outcomes.iter_mut().map(|outcome| outcome.result.take()).collect();
-        self.synchronize(&merges, outcomes)?;
+        self.synchronize(&merges, outcomes, split)?;
         let result = match declared.reduction {
             Some((op, ty)) => {
                 let mut total: Option<Value> = None;
@@ -613,6 +642,7 @@ impl Machine for Bsp<'_, '_> {
         region: Option<OutlineId>,
         locals: &[Value],
     ) -> Result<bool> {
+        self.flush()?;
         if self.mode != super::Mode::Async {
             return Ok(false);
         }
@@ -686,6 +716,7 @@ impl Machine for Bsp<'_, '_> {
     }
 
     fn push_worklist(&mut self, items: Vec<u32>) -> Result<()> {
+        self.flush()?;
         let mut lists: Vec<Vec<u32>> = vec![Vec::new(); self.parts.len()];
         for u in items {
             if u as usize >= self.owner.len() {
@@ -714,6 +745,7 @@ impl Machine for Bsp<'_, '_> {
     }
 
     fn worklist_is_empty(&mut self) -> Result<bool> {
+        self.flush()?;
         for run in &mut self.runs {
             run.bind()?;
             if !run.worklist_is_empty()? {
@@ -727,6 +759,7 @@ impl Machine for Bsp<'_, '_> {
     /// a GPU reaching the others and the region's host code means the same on every part
     /// ([`super::peer`]); otherwise the interpreter runs it superstep by superstep.
     fn run_outlined(&mut self, region: OutlineId, locals: &mut [Value]) -> Result<bool> {
+        self.flush()?;
         let k = self.parts.len();
         let Some(stmt) = peer::find_region(self.module, region) else { return Ok(false) };
         let wanted = match self.device_regions {

@@ -62,6 +62,36 @@ pub(crate) struct CrewState {
     /// Each part's ghost map's lists (`owner_of`, `position`, `at_owner`, `starts`), by address
     /// and length.
     maps: Vec<[(usize, usize); 4]>,
+    /// Where the parts of a superstep that merges the last one's changes first wait for each
+    /// other before sending this one's (the inboxes they send into are the ones being merged).
+    merged: SpinBarrier,
+}
+
+/// A barrier of the parts' drivers, spinning (a superstep is microseconds).
+struct SpinBarrier {
+    parties: usize,
+    arrived: AtomicUsize,
+    generation: AtomicUsize,
+}
+
+impl SpinBarrier {
+    fn wait(&self) {
+        let generation = self.generation.load(Ordering::Acquire);
+        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.parties {
+            self.arrived.store(0, Ordering::Relaxed);
+            self.generation.fetch_add(1, Ordering::Release);
+            return;
+        }
+        let mut spins = 0u32;
+        while self.generation.load(Ordering::Acquire) == generation {
+            spins += 1;
+            if spins % 256 == 0 {
+                std::thread::yield_now();
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+    }
 }
 
 /// What every part does at once.
@@ -76,6 +106,9 @@ pub(crate) enum Job {
         diff: Vec<grail_ir::PropertyId>,
         /// Whether the kernel pushes: each part sends its pushed ghosts to their owners.
         split: bool,
+        /// The last superstep's changes, merged by their owners first (where no ghost needs
+        /// its owner's word back: the merge is all that is left of that exchange).
+        merge_first: Option<Exchanged>,
     },
     /// Each owner merges the changes the others sent it, then sends its words to their ghosts.
     Merge(Exchanged),
@@ -137,6 +170,7 @@ impl CrewState {
         maps: &[GhostMap<'_>],
         routes: Vec<Vec<Route>>,
     ) -> CrewState {
+        let runs_len = runs.len();
         let addresses = |lists: &[&[u32]]| lists.iter().map(|list| (list.as_ptr() as usize, list.len())).collect();
         CrewState {
             epoch: AtomicU64::new(0),
@@ -156,6 +190,7 @@ impl CrewState {
                 .iter()
                 .map(|m| [m.owner_of, m.position, m.at_owner, m.starts].map(|l| (l.as_ptr() as usize, l.len())))
                 .collect(),
+            merged: SpinBarrier { parties: runs_len, arrived: AtomicUsize::new(0), generation: AtomicUsize::new(0) },
         }
     }
 
@@ -172,8 +207,20 @@ impl CrewState {
         let (ghosts, mirrors, routes) = (list(self.ghosts[q]), list(self.mirrors[q]), &self.routes[q]);
         let mut outcome = Outcome::default();
         match job {
-            Job::Step { kernel, args, diff, split } => {
-                outcome.result = run.invoke(*kernel, &args[q])?;
+            Job::Step { kernel, args, diff, split, merge_first } => {
+                if let Some(exchanged) = merge_first {
+                    // Every part reaches the barrier, failed (or panicking) or not, so that no
+                    // part waits forever.
+                    let ran = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                        merge_received(run, q, routes, mirrors, exchanged)?;
+                        run.invoke(*kernel, &args[q])
+                    }));
+                    self.merged.wait();
+                    let ran = ran.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                    outcome.result = ran?;
+                } else {
+                    outcome.result = run.invoke(*kernel, &args[q])?;
+                }
                 // Each owner's ghosts that changed, to the owner's inbox.
                 for &property in diff {
                     let mut sent = Vec::with_capacity(routes.len());
@@ -192,27 +239,7 @@ impl CrewState {
                 }
             }
             Job::Merge(exchanged) => {
-                for (route, &count) in routes.iter().zip(&exchanged.pushes[q]) {
-                    if let Some(inbox) = route.from_ghost_pushes.filter(|_| count > 0) {
-                        run.take_pushes(inbox, count)?;
-                    }
-                }
-                for (w, synced) in exchanged.properties.iter().enumerate().filter(|(_, s)| s.remote) {
-                    for (route, &count) in routes.iter().zip(&exchanged.counts[q][w]) {
-                        if let Some(inbox) = route.from_ghosts.filter(|_| count > 0) {
-                            let start = route.mirrors.start;
-                            run.merge_changes(
-                                synced.property,
-                                synced.merge,
-                                inbox,
-                                count,
-                                mirrors,
-                                start,
-                                synced.read,
-                            )?;
-                        }
-                    }
-                }
+                merge_received(run, q, routes, mirrors, exchanged)?;
                 // This part's words its ghosts elsewhere have not seen, to their parts' inboxes.
                 for synced in exchanged.properties.iter().filter(|s| s.read) {
                     let mut sent = Vec::with_capacity(routes.len());
@@ -244,6 +271,31 @@ impl CrewState {
         }
         Ok(outcome)
     }
+}
+
+/// Part `q`'s side of an exchange's merge: the pushes the others sent it appended to its
+/// worklist, their changed ghosts of its nodes merged in.
+fn merge_received(
+    run: &mut dyn PartRun,
+    q: usize,
+    routes: &[Route],
+    mirrors: &[u32],
+    exchanged: &Exchanged,
+) -> Result<()> {
+    for (route, &count) in routes.iter().zip(&exchanged.pushes[q]) {
+        if let Some(inbox) = route.from_ghost_pushes.filter(|_| count > 0) {
+            run.take_pushes(inbox, count)?;
+        }
+    }
+    for (w, synced) in exchanged.properties.iter().enumerate().filter(|(_, s)| s.remote) {
+        for (route, &count) in routes.iter().zip(&exchanged.counts[q][w]) {
+            if let Some(inbox) = route.from_ghosts.filter(|_| count > 0) {
+                let start = route.mirrors.start;
+                run.merge_changes(synced.property, synced.merge, inbox, count, mirrors, start, synced.read)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The drivers of parts 1..; dropping the crew stops them.

@@ -596,6 +596,7 @@ impl MultiProgram {
                     remotely_read: grail_ir::analysis::remote_reads(&self.module),
                     merges: bsp::Bsp::merges_of(&self.module),
                     stats: SyncStats::default(),
+                    pending: None,
                     crew: crew::Crew::start(inner, &crew_state),
                     mode: options.mode,
                     jitter: options.jitter,
