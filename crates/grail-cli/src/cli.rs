@@ -1097,6 +1097,10 @@ pub enum BenchCommand {
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// Also draw the speedups as a chart (an .svg file): per graph and algorithm, a bar for
+        /// each device list (with its split and mode) over the best one-device time.
+        #[arg(long, value_name = "FILE.svg")]
+        plot: Option<PathBuf>,
     },
     /// Time preparing the suite's input (undirected simple graph, degree order, reverse CSR) step
     /// by step on generated graphs, and the first run of a file: load plus prep.

@@ -153,7 +153,10 @@ fn mistakes_get_clear_errors() {
 
 #[test]
 fn bench_multi_prints_one_device_beside_several() {
+    let dir = tempfile::tempdir().unwrap();
+    let chart = dir.path().join("speedups.svg");
     let run = grail(&[
+        "--quiet",
         "bench",
         "multi",
         "--graphs",
@@ -169,8 +172,16 @@ fn bench_multi_prints_one_device_beside_several() {
         "--repeat",
         "1",
         "--json",
+        "--plot",
+        chart.to_str().unwrap(),
     ]);
     assert!(run.status.success(), "{}", stderr(&run));
+    // The chart: a bar per device list, split and mode, for each graph and algorithm.
+    let svg = std::fs::read_to_string(&chart).unwrap();
+    assert!(svg.starts_with("<svg"), "{}", &svg[..svg.len().min(200)]);
+    for label in ["kron8 bfs", "road8 pr", "cpu,cpu (ordered, bsp)", "cpu,cpu,cpu (random, bsp)"] {
+        assert!(svg.contains(label), "the chart has no `{label}`");
+    }
     let rows: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
     let rows = rows.as_array().unwrap();
     // Per graph and algorithm: the default variant on one device, the partitioned variant on

@@ -29,7 +29,21 @@ use crate::progress::Bars;
 
 pub fn bench(command: BenchCommand, threads: usize, progress: &Bars) -> Result<()> {
     match command {
-        BenchCommand::Multi { graphs, algorithms, devices, partitions, modes, baseline, device, repeat, json } => {
+        BenchCommand::Multi {
+            graphs,
+            algorithms,
+            devices,
+            partitions,
+            modes,
+            baseline,
+            device,
+            repeat,
+            json,
+            plot,
+        } => {
+            if let Some(plot) = &plot {
+                crate::plot::check_path(plot)?;
+            }
             let gpus = || -> std::result::Result<u32, String> {
                 grail_runtime::gpu::device_count().map(|n| n as u32).map_err(|e| format!("cannot count the GPUs: {e}"))
             };
@@ -51,6 +65,7 @@ pub fn bench(command: BenchCommand, threads: usize, progress: &Bars) -> Result<(
                 repeat,
                 json,
                 threads,
+                plot,
             };
             super::bench_multi::multi(bench, progress)
         }

@@ -37,6 +37,8 @@ pub struct MultiBench {
     pub repeat: u32,
     pub json: bool,
     pub threads: usize,
+    /// Where to draw the speedups, if anywhere.
+    pub plot: Option<std::path::PathBuf>,
 }
 
 /// One row of the table.
@@ -191,8 +193,23 @@ pub fn multi(bench: MultiBench, progress: &Bars) -> Result<()> {
             }
         }
     }
+    if let Some(plot) = &bench.plot {
+        let rows = json_rows(&rows);
+        crate::plot::table_bars(
+            plot,
+            "grail bench multi: speedup over the best one-device time",
+            "speedup (x)",
+            &rows,
+            |r| format!("{} {}", r["graph"].as_str().unwrap_or(""), r["algorithm"].as_str().unwrap_or("")),
+            |r| {
+                let split = r["partition"].as_str()?;
+                Some(format!("{} ({split}, {})", r["devices"].as_str().unwrap_or(""), r["mode"].as_str().unwrap_or("")))
+            },
+            |r| r["speedup"].as_f64(),
+        )?;
+    }
     if bench.json {
-        print_json(&rows)?;
+        println!("{}", serde_json::to_string_pretty(&json_rows(&rows))?);
     }
     Ok(())
 }
@@ -206,9 +223,9 @@ fn baseline(rows: &[Row], row: &Row) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
-fn print_json(rows: &[Row]) -> Result<()> {
-    let lines: Vec<_> = rows
-        .iter()
+/// The rows as JSON objects (what `--json` prints and `--plot` draws).
+fn json_rows(rows: &[Row]) -> Vec<serde_json::Value> {
+    rows.iter()
         .map(|row| {
             json!({
                 "graph": row.graph,
@@ -225,9 +242,7 @@ fn print_json(rows: &[Row]) -> Result<()> {
                 "steps": row.report.as_ref().map(|r| r.sync.steps),
             })
         })
-        .collect();
-    println!("{}", serde_json::to_string_pretty(&lines)?);
-    Ok(())
+        .collect()
 }
 
 fn header() -> String {
