@@ -1,12 +1,13 @@
 //! Regions that exchange on the devices: when every part of a partitioned graph is a GPU and
 //! every pair of GPUs reaches the other's memory, an outlined region (an `iterate` or `pipe`
 //! that one GPU runs as one control kernel) runs on all parts at once, one control kernel per
-//! GPU, and each invocation's superstep ends on the devices: the parts merge their changed
-//! ghosts into their owners' columns, forward pushed ghosts to their owners' worklists, refresh
-//! the ghosts of properties read through them and combine reductions through peer memory,
-//! meeting at barriers in part 0's memory (`grail_peer_step` in `grail_cuda.h`). The host is
-//! not involved from the region's first invocation to its last, where a superstep driven from
-//! the host costs launches, waits and copies on every part.
+//! GPU, and each invocation's superstep ends on the devices: the parts write their changed
+//! ghosts and pushed ghosts into their owners' inboxes and their reduction values into every
+//! part's slots, through peer memory, meet at a barrier (each part's generation stored in every
+//! part's arrival words), and the owners merge, append and refresh the ghosts of properties
+//! read through them in their own memory (`grail_peer_step` in `grail_cuda.h`). The host is not
+//! involved from the region's first invocation to its last, where a superstep driven from the
+//! host costs launches, waits and copies on every part.
 //!
 //! This module decides whether a region can run so ([`obstacle`]) and builds each part's
 //! tables ([`Table`]) from the addresses every part reports ([`Addresses`]).
@@ -31,7 +32,7 @@ pub(crate) struct Request<'a> {
     pub parts: usize,
     /// Items its inbox holds per exchange: every ghost of its nodes elsewhere, once.
     pub inbox_cap: u64,
-    /// Whether it holds the barrier's words (part 0).
+    /// Whether it holds the parts' stop word (part 0).
     pub barrier: bool,
 }
 
@@ -54,7 +55,7 @@ pub(crate) struct Addresses {
     pub inbox: u64,
     pub inbox_len: u64,
     pub inbox_cap: u64,
-    /// Part 0's barrier words (0 on other parts).
+    /// Part 0's words, the stop word second (0 on other parts).
     pub barrier: u64,
 }
 
@@ -97,7 +98,8 @@ pub(crate) struct Table {
     pub mirror_part: Vec<u32>,
     pub mirror_ghost: Vec<u32>,
     pub mirror_ghost_local: Vec<u32>,
-    /// Part 0's barrier words; every part's partials, inbox, inbox counts and inbox capacity.
+    /// Part 0's words (the stop word second); every part's reduction slots, inbox of nodes, its
+    /// counts and capacity, arrival words and mirror entries.
     pub barrier: u64,
     pub partials: Vec<u64>,
     pub inbox: Vec<u64>,

@@ -18,7 +18,8 @@ pub(in crate::gpu) struct PeerBuffers {
     _exchange: DeviceBuffer,
     /// The exchange each ghost was last forwarded in (inside `_exchange`).
     forwarded: u64,
-    /// Part 0's barrier words' address (this part's or another's), for a host-side stop.
+    /// Part 0's words' address (this part's or another's; the stop word is the second), for a
+    /// stop raised from the host.
     barrier_at: u64,
     tables: Option<DeviceBuffer>,
 }
