@@ -4,6 +4,7 @@
 #
 #   scripts/multi-bench.sh [--grail BIN] [--graphs "road:24 kron:22"] [--algorithms pr,bfs,sssp,cc]
 #                          [--modes bsp,async] [--partition ordered[,metis]] [--repeat N] [--out DIR]
+#                          [--opt CONFIG]
 #
 # First a verified run of each algorithm over every GPU list on small graphs (an R-MAT graph of
 # 2^16 nodes and a road network of 2^17), with the GPU-region exchange forced on and off
@@ -19,6 +20,7 @@ algorithms="pr,bfs,sssp,cc"
 modes="bsp,async"
 partition=""
 repeat=2
+opt=tuned
 out=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -28,8 +30,9 @@ while [[ $# -gt 0 ]]; do
         --modes) modes=$2; shift 2 ;;
         --partition) partition=$2; shift 2 ;;
         --repeat) repeat=$2; shift 2 ;;
+        --opt) opt=$2; shift 2 ;;
         --out) out=$2; shift 2 ;;
-        -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
         *) echo "error: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -62,7 +65,7 @@ for graph in kron16 road17; do
             for algo in ${algorithms//,/ }; do
                 log="$out/verify.$graph.$algo.${devices//[^a-z0-9]/_}.$regions.txt"
                 if GRAIL_PEER_REGIONS=$regions timeout 300 "$grail" -q run "$algo" -g "$out/$graph.gcsr" \
-                    --devices "$devices" --partition ordered --verify >"$log" 2>&1; then
+                    --devices "$devices" --partition ordered --opt "$opt" --verify >"$log" 2>&1; then
                     echo "ok    $algo on $graph over $devices (GRAIL_PEER_REGIONS=$regions)"
                 else
                     echo "FAIL  $algo on $graph over $devices (GRAIL_PEER_REGIONS=$regions): $(tail -1 "$log")"
@@ -78,7 +81,7 @@ for devices in "${lists[@]}"; do device_args+=(--devices "$devices"); done
 for graph in $graphs; do
     echo "== grail bench multi --graphs $graph (best of $repeat, every result verified)"
     if ! "$grail" -q bench multi --graphs "$graph" --algorithms "$algorithms" "${device_args[@]}" --baseline gpu \
-        --modes "$modes" --partition "$partition" --repeat "$repeat" --plot "$out/speedups-${graph//:/}.svg"; then
+        --modes "$modes" --partition "$partition" --repeat "$repeat" --opt "$opt" --plot "$out/speedups-${graph//:/}.svg"; then
         failed=1
     fi
 done

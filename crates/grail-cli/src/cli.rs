@@ -1101,6 +1101,10 @@ pub enum BenchCommand {
         /// each device list (with its split and mode) over the best one-device time.
         #[arg(long, value_name = "FILE.svg")]
         plot: Option<PathBuf>,
+        /// Optimizations of every run, one device and several, as `grail run --opt` takes them
+        /// (`tuned`, `none`, `all` or KEY=VALUE pairs, e.g. `all,grid=1`).
+        #[arg(long, value_name = "CONFIG", default_value = "tuned")]
+        opt: grail_algos::OptChoice,
     },
     /// Time preparing the suite's input (undirected simple graph, degree order, reverse CSR) step
     /// by step on generated graphs, and the first run of a file: load plus prep.

@@ -40,6 +40,7 @@ pub fn bench(command: BenchCommand, threads: usize, progress: &Bars) -> Result<(
             repeat,
             json,
             plot,
+            opt,
         } => {
             if let Some(plot) = &plot {
                 crate::plot::check_path(plot)?;
@@ -66,6 +67,7 @@ pub fn bench(command: BenchCommand, threads: usize, progress: &Bars) -> Result<(
                 json,
                 threads,
                 plot,
+                opt,
             };
             super::bench_multi::multi(bench, progress)
         }

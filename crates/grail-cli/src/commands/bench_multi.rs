@@ -39,6 +39,8 @@ pub struct MultiBench {
     pub threads: usize,
     /// Where to draw the speedups, if anywhere.
     pub plot: Option<std::path::PathBuf>,
+    /// The optimizations of every run.
+    pub opt: grail_algos::OptChoice,
 }
 
 /// One row of the table.
@@ -107,7 +109,7 @@ pub fn multi(bench: MultiBench, progress: &Bars) -> Result<()> {
         "--baseline: expected cpu or gpu, got {}",
         bench.baseline
     );
-    let base = RunParams { threads: bench.threads, device: bench.device, ..Default::default() };
+    let base = RunParams { threads: bench.threads, device: bench.device, opt: bench.opt.clone(), ..Default::default() };
     let baseline_name = match bench.baseline {
         Target::Gpu => format!("gpu:{}", bench.device),
         _ => "cpu".to_string(),
