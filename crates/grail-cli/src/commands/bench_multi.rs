@@ -109,7 +109,7 @@ pub fn multi(bench: MultiBench, progress: &Bars) -> Result<()> {
         "--baseline: expected cpu or gpu, got {}",
         bench.baseline
     );
-    let base = RunParams { threads: bench.threads, device: bench.device, opt: bench.opt.clone(), ..Default::default() };
+    let base = RunParams { threads: bench.threads, device: bench.device, opt: bench.opt, ..Default::default() };
     let baseline_name = match bench.baseline {
         Target::Gpu => format!("gpu:{}", bench.device),
         _ => "cpu".to_string(),
