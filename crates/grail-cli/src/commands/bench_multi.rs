@@ -269,12 +269,7 @@ fn header() -> String {
 fn table_line(rows: &[Row], row: &Row) -> String {
     let (sync, cut, steps) = match &row.report {
         Some(r) => (
-            // Supersteps exchanged on the devices are not timed apart from the kernels.
-            if r.sync.device_regions > 0 && r.sync.sync.is_zero() {
-                "dev".to_string()
-            } else {
-                format!("{:.1}", 100.0 * millis(r.sync.sync) / row.algo_ms.max(1e-9))
-            },
+            format!("{:.1}", 100.0 * millis(r.sync.sync) / row.algo_ms.max(1e-9)),
             format!("{:.1}", 100.0 * r.edge_cut),
             r.sync.steps.to_string(),
         ),

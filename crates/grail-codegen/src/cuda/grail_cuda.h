@@ -1209,6 +1209,9 @@ typedef struct grail_region {
     /* On a part of a partitioned graph whose parts all run the region at once, exchanging on
      * the devices (see grail_peer_step); NULL elsewhere. */
     struct grail_peers *peers;
+    /* Out: nanoseconds global thread 0 spent in those exchanges (waiting for the others
+     * included). */
+    uint64_t peer_ns;
 } grail_region;
 
 /* A thread's view of its region: the same in every thread. What only changes between launches
@@ -1651,10 +1654,11 @@ GRAIL_DEVICE void grail_peer_merge(void *column, uint32_t size, uint32_t kind, u
 /* The superstep after an invocation of `kernel` on a part whose region exchanges on the devices
  * (see above): `mine` is the part's reduction value, `*len` its worklist's length (the list
  * `out`, pushed through c->pushes), which grows by the nodes other parts forwarded to it. False
- * when the region must stop. Every thread of the grid calls it with the same arguments. Out of
- * line, so that the control kernel keeps the registers it has on one GPU. */
-__device__ __noinline__ bool grail_peer_step(const grail_ctx *c, grail_state *S, uint32_t kernel, grail_value mine,
-                                            bool reduces, uint64_t *len, const grail_list *out) {
+ * when the region must stop. Every thread of the grid calls it with the same arguments (through
+ * grail_peer_step, out of line, so that the control kernel keeps the registers it has on one
+ * GPU). */
+GRAIL_DEVICE bool grail_peer_exchange(const grail_ctx *c, grail_state *S, uint32_t kernel, grail_value mine,
+                                      bool reduces, uint64_t *len, const grail_list *out) {
     const grail_peers *P = S->R->peers;
     const uint32_t par = S->peer_step & 1u;
     S->peer_step += 1u;
@@ -1759,6 +1763,15 @@ __device__ __noinline__ bool grail_peer_step(const grail_ctx *c, grail_state *S,
         }
     }
     return grail_peer_barrier(S, P, wrote);
+}
+
+/* The exchange after an invocation (grail_peer_exchange), out of line, timed by global thread 0. */
+__device__ __noinline__ bool grail_peer_step(const grail_ctx *c, grail_state *S, uint32_t kernel, grail_value mine,
+                                            bool reduces, uint64_t *len, const grail_list *out) {
+    const uint64_t started = grail_clock_ns();
+    const bool ok = grail_peer_exchange(c, S, kernel, mine, reduces, len, out);
+    if (grail_thread_index() == 0) S->R->peer_ns += grail_clock_ns() - started;
+    return ok;
 }
 
 /* Part q's value or length (word 0 or 1) in the exchange just made. */

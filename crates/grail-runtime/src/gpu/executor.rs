@@ -526,6 +526,7 @@ pub(crate) struct GpuRun<'a> {
     peers: Option<peers::PeerBuffers>,
     region_peers: u64,
     region_stopped: bool,
+    region_exchange: Duration,
 }
 
 /// What [`crate::multi::PartRun::take_pushed_ghosts`] works in on a GPU.
@@ -731,6 +732,7 @@ impl<'a> GpuRun<'a> {
             peers: None,
             region_peers: 0,
             region_stopped: false,
+            region_exchange: Duration::ZERO,
         };
         run.times.upload += uploading.elapsed();
         Ok(run)

@@ -135,6 +135,8 @@ pub struct GpuRegion {
     pub stopped: u32,
     /// `grail_peers *peers`: the exchange between parts on the devices (0: none).
     pub peers: u64,
+    /// Out: nanoseconds spent in those exchanges.
+    pub peer_ns: u64,
 }
 
 /// `GRAIL_MAX_PARTS`: the most parts a region exchanging on the devices has.
@@ -288,6 +290,7 @@ pub fn layout_checks() -> String {
         ("budget", offset_of!(GpuRegion, budget)),
         ("stopped", offset_of!(GpuRegion, stopped)),
         ("peers", offset_of!(GpuRegion, peers)),
+        ("peer_ns", offset_of!(GpuRegion, peer_ns)),
     ] {
         out += &check(format!("__builtin_offsetof(grail_region, {field})"), offset);
     }

@@ -211,7 +211,9 @@ pub struct SyncStats {
     /// Pushed nodes that waited under soft priorities (asynchronous mode).
     pub deferred: u64,
     /// Outlined regions run on every part at once, exchanging on the devices; their
-    /// invocations count in `steps` (one per superstep) and their whole time in `compute`.
+    /// invocations count in `steps` (one per superstep), their time in `sync` as long as the
+    /// part that spent longest in the exchanges (waiting for the others included) spent there,
+    /// the rest in `compute`.
     pub device_regions: u64,
 }
 
@@ -810,10 +812,12 @@ impl Machine for Bsp<'_, '_> {
         let outcomes = self.crew.run(Job::Region { region, locals: locals.to_vec(), tables });
         let mut first = None;
         let mut stopped = false;
+        let mut exchanging = Duration::ZERO;
         for outcome in outcomes {
             // A part's own failure, not the stop it caused on the others, is the error.
             let outcome = outcome?;
             stopped |= outcome.stopped;
+            exchanging = exchanging.max(outcome.exchanging);
             if first.is_none() {
                 first = Some(outcome);
             }
@@ -826,7 +830,10 @@ impl Machine for Bsp<'_, '_> {
         }
         locals.clone_from_slice(&first.locals);
         self.stats.steps += invocations(&self.runs) - before;
-        self.stats.compute += started.elapsed();
+        // The region's time, split as the part that spent longest exchanging spent it.
+        let elapsed = started.elapsed();
+        self.stats.sync += exchanging.min(elapsed);
+        self.stats.compute += elapsed.saturating_sub(exchanging);
         self.stats.device_regions += 1;
         Ok(true)
     }

@@ -149,9 +149,11 @@ pub(crate) struct Outcome {
     pub sent: Vec<Vec<usize>>,
     /// By route: the ghosts pushed (each once) that went to the route's peer.
     pub pushes: Vec<usize>,
-    /// After a region: `main`'s locals, and whether the part stopped because another failed.
+    /// After a region: `main`'s locals, whether the part stopped because another failed, and
+    /// how long it spent exchanging.
     pub locals: Vec<Value>,
     pub stopped: bool,
+    pub exchanging: Duration,
 }
 
 // SAFETY: `job` is written by the calling thread before it bumps `epoch` and read by drivers
@@ -264,8 +266,10 @@ impl CrewState {
             Job::Async(state) => return super::asynchronous::drive(q, run, ghosts, mirrors, state),
             Job::Region { region, locals, tables } => {
                 let mut mine = locals.clone();
-                outcome.stopped =
-                    run.run_region_with_peers(*region, &mut mine, &tables[q])? == super::peer::End::Stopped;
+                match run.run_region_with_peers(*region, &mut mine, &tables[q])? {
+                    super::peer::End::Done(exchanging) => outcome.exchanging = exchanging,
+                    super::peer::End::Stopped => outcome.stopped = true,
+                }
                 outcome.locals = mine;
             }
         }

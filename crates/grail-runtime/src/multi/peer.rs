@@ -112,8 +112,9 @@ pub(crate) struct Table {
 /// How a region's parts end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum End {
-    /// The region ran to its end.
-    Done,
+    /// The region ran to its end, spending this long in its exchanges (waiting for the other
+    /// parts included).
+    Done(std::time::Duration),
     /// Another part failed, and this one stopped at a barrier (its error is the other's).
     Stopped,
 }

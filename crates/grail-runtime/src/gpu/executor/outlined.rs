@@ -190,6 +190,7 @@ impl GpuRun<'_> {
         region_buffer.download(0, &mut after)?;
         let after = after[0];
         self.region_stopped = after.stopped != 0;
+        self.region_exchange = Duration::from_nanos(after.peer_ns);
         let mut counts = vec![0u64; module.kernels.len().max(1) * 4];
         stats_buffer.download(0, &mut counts)?;
         frame_buffer.download(0, &mut frame)?;

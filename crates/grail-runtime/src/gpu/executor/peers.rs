@@ -122,7 +122,7 @@ impl GpuRun<'_> {
         });
         match ran {
             Ok(true) if std::mem::take(&mut self.region_stopped) => Ok(End::Stopped),
-            Ok(true) => Ok(End::Done),
+            Ok(true) => Ok(End::Done(self.region_exchange)),
             Ok(false) => {
                 self.stop_peers();
                 Err(RuntimeError::Unsupported(format!(
