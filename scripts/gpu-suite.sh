@@ -301,7 +301,7 @@ for graph in kron16 road; do
         for partition in "${partitions[@]}"; do
             for mode in bsp async; do
                 for algo in bfs sssp cc pr; do
-                    # bfs's and pr's loops run bulk-synchronously in either mode.
+                    # bfs's and pr's (push) loops run bulk-synchronously in either mode.
                     [[ $mode == async && ($algo == bfs || $algo == pr) ]] && continue
                     log="$out/multi.$graph.$algo.${devices//[^a-z0-9]/_}.$partition.$mode.txt"
                     if timeout 300 "$grail" -q run "$algo" -g "$out/multi.$graph.gcsr" --devices "$devices" \

@@ -145,8 +145,9 @@ fn check_with(program: &SuiteProgram, graph: &Graph, how: MultiParams, threads: 
         assert!(report.sync.copied > 0, "{}: ghosts never refreshed", context());
     }
     assert_eq!(report.parts.iter().map(|p| u64::from(p.nodes)).sum::<u64>(), u64::from(graph.num_nodes()));
-    // Worklist loops with an empty body run asynchronously in that mode (sssp_wl, cc_lp).
-    if report.mode == Mode::Async && matches!(variant.program, "sssp_wl" | "cc_lp") {
+    // Worklist loops whose body is empty or only counts run asynchronously in that mode
+    // (sssp_wl, cc_lp, pr_residual).
+    if report.mode == Mode::Async && matches!(variant.program, "sssp_wl" | "cc_lp" | "pr_residual") {
         assert!(report.sync.async_loops > 0, "{}: no asynchronous loop", context());
     }
     report.sync.deferred

@@ -818,9 +818,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "LIST", conflicts_with_all = ["target", "device"])]
     pub devices: Option<String>,
     /// How the devices of --devices cooperate: `bsp` (bulk-synchronous supersteps, ghosts merged
-    /// into their owners after every kernel) or `async` (worklist loops with an empty body, such
-    /// as sssp's and cc's, run without supersteps: every device works on its own worklist and
-    /// sends its changes as packets as it goes; the rest as in bsp).
+    /// into their owners after every kernel) or `async` (worklist loops whose body is empty or
+    /// only counts rounds, such as sssp's, cc's and residual PageRank's, run without supersteps:
+    /// every device works on its own worklist and sends its changes as packets as it goes; the
+    /// rest as in bsp).
     #[arg(long, value_name = "bsp|async", requires = "devices")]
     pub mode: Option<grail_runtime::multi::Mode>,
     /// Soft priorities for `--mode async` (Groute's): nodes one device pushes to another wait

@@ -63,10 +63,23 @@ fn suite_algorithms_run_verified_over_several_cpu_devices() {
 fn the_asynchronous_mode_runs_worklist_loops_without_supersteps() {
     let dir = tempfile::tempdir().unwrap();
     let graph = generated(&dir);
-    // Without and with soft priorities.
-    for (algorithm, priority) in [("sssp", None), ("cc", None), ("sssp", Some("4")), ("cc", Some("4"))] {
-        let mut args =
-            vec!["run", algorithm, "--graph", &graph, "--devices", "cpu*3", "--mode", "async", "--partition", "random"];
+    // Without and with soft priorities; residual PageRank's loop body only counts its rounds.
+    let cases = [("sssp", "wl", None), ("cc", "lp", None), ("sssp", "wl", Some("4")), ("cc", "lp", Some("4"))];
+    for (algorithm, variant, priority) in cases.into_iter().chain([("pr", "residual", None)]) {
+        let mut args = vec![
+            "run",
+            algorithm,
+            "--variant",
+            variant,
+            "--graph",
+            &graph,
+            "--devices",
+            "cpu*3",
+            "--mode",
+            "async",
+            "--partition",
+            "random",
+        ];
         if let Some(delta) = priority {
             args.extend(["--soft-priority", delta]);
         }
@@ -74,7 +87,8 @@ fn the_asynchronous_mode_runs_worklist_loops_without_supersteps() {
         assert_eq!(summary["multi"]["mode"], "async");
         assert_eq!(summary["multi"]["async_loops"], 1, "{summary}");
     }
-    // BFS's loop counts levels in its body: it runs bulk-synchronously, and is right.
+    // BFS's loop body counts the levels its kernel is given: it runs bulk-synchronously, and is
+    // right.
     let summary = verified_summary(&["run", "bfs", "--graph", &graph, "--devices", "cpu*2", "--mode", "async"]);
     assert_eq!(summary["multi"]["async_loops"], 0);
 }

@@ -832,7 +832,7 @@ pub fn partitioned_region_obstacle(region: &Stmt) -> Option<String> {
 }
 
 /// Visits an expression and all its sub-expressions, parents first.
-pub(crate) fn walk_expr(expr: &Expr, visit: &mut impl FnMut(&Expr)) {
+pub fn walk_expr(expr: &Expr, visit: &mut impl FnMut(&Expr)) {
     visit(expr);
     let mut children: Vec<&Expr> = Vec::new();
     match &expr.kind {

@@ -132,8 +132,9 @@ pub(crate) trait Machine {
     fn run_outlined(&mut self, _region: OutlineId, _locals: &mut [Value]) -> Result<bool> {
         Ok(false)
     }
-    /// Runs `iterate kernel(args) initial ...` with an empty body (the kernel again and again
-    /// until the worklist is empty) its own way, on the current worklist; false when this
+    /// Runs `iterate kernel(args) initial ...` (the kernel again and again until the worklist
+    /// is empty) its own way, on the current worklist, without its body (empty, or only counting:
+    /// [`counting_body`]); the number of rounds the body is to run for, or `None` when this
     /// machine does not, and the interpreter runs the loop (a partitioned machine's
     /// asynchronous mode does). `region`: the loop's outlined region, if outlining marked it
     /// (a part may run it whole on its device), with `main`'s locals.
@@ -143,12 +144,46 @@ pub(crate) trait Machine {
         _args: &[Value],
         _region: Option<OutlineId>,
         _locals: &[Value],
-    ) -> Result<bool> {
-        Ok(false)
+    ) -> Result<Option<u64>> {
+        Ok(None)
     }
     /// An outlined `iterate` or `pipe` starts (`true`) or ends: the whole loop is one unit of
     /// work for the machine (on the CPU, one persistent parallel region). Regions do not nest.
     fn outlined_region(&mut self, _open: bool) {}
+}
+
+/// Whether a worklist loop's body only counts: it assigns locals that the kernel's arguments
+/// do not read, from locals, parameters and constants (`rounds += 1`), so running it once per
+/// round after the loop, instead of between the rounds, leaves the same locals. An empty body
+/// counts too. Such a loop may run without rounds ([`Machine::run_worklist_loop`]).
+pub(crate) fn counting_body(body: &[Stmt], args: &[Expr]) -> bool {
+    let mut args_read = Vec::new();
+    for arg in args {
+        grail_ir::analysis::walk_expr(arg, &mut |e| {
+            if let ExprKind::Load(Place::Local(l)) = &e.kind {
+                args_read.push(*l);
+            }
+        });
+    }
+    body.iter().all(|stmt| {
+        let Stmt::Assign { place: Place::Local(target), value } = stmt else { return false };
+        if args_read.contains(target) {
+            return false;
+        }
+        let mut plain = true;
+        grail_ir::analysis::walk_expr(value, &mut |e| {
+            plain &= matches!(
+                e.kind,
+                ExprKind::Const(_)
+                    | ExprKind::Param(_)
+                    | ExprKind::Load(Place::Local(_))
+                    | ExprKind::Unary(..)
+                    | ExprKind::Binary(..)
+                    | ExprKind::Cast(_)
+            );
+        });
+        plain
+    })
 }
 
 /// Runs `main` on a machine; returns what it returned.
@@ -542,10 +577,16 @@ impl<'a, M: Machine + ?Sized> Interp<'a, '_, M> {
     fn iterate_region(&mut self, frame: &mut Frame, iterate: &'a Iterate) -> Result<Flow> {
         match &iterate.until {
             Until::Empty { kernel, args, initial } => self.with_worklist(frame, initial.as_ref(), |run, frame| {
-                if iterate.body.is_empty() {
+                if counting_body(&iterate.body, args) {
                     let values = args.iter().map(|a| run.eval(frame, a)).collect::<Result<Vec<_>>>()?;
                     let region = iterate.outlined.then_some(iterate.id);
-                    if run.m.run_worklist_loop(*kernel, &values, region, &frame.locals)? {
+                    if let Some(rounds) = run.m.run_worklist_loop(*kernel, &values, region, &frame.locals)? {
+                        // The body, once per round the machine made.
+                        for _ in 0..rounds {
+                            if let Some(flow) = run.loop_body(frame, &iterate.body)? {
+                                return Ok(flow);
+                            }
+                        }
                         return Ok(Flow::Normal);
                     }
                 }

@@ -643,12 +643,18 @@ impl Machine for Bsp<'_, '_> {
         args: &[Value],
         region: Option<OutlineId>,
         locals: &[Value],
-    ) -> Result<bool> {
+    ) -> Result<Option<u64>> {
         self.flush()?;
         if self.mode != super::Mode::Async {
-            return Ok(false);
+            return Ok(None);
         }
         let started = Instant::now();
+        // Each part's invocations of the kernel so far: the loop's rounds are the most any part
+        // made (on a GPU part, inside its device loop too).
+        let invocations = |runs: &[Box<dyn PartRun + '_>]| -> Vec<u64> {
+            runs.iter().map(|run| run.kernel_stats().get(kernel.index()).map_or(0, |s| s.invocations)).collect()
+        };
+        let before = invocations(&self.runs);
         let written = self.merges[kernel.index()]
             .iter()
             .map(|w| asynchronous::Written {
@@ -694,7 +700,8 @@ impl Machine for Bsp<'_, '_> {
         let elapsed = started.elapsed();
         self.stats.sync += exchanging.min(elapsed);
         self.stats.compute += elapsed.saturating_sub(exchanging);
-        Ok(true)
+        let rounds = invocations(&self.runs).iter().zip(&before).map(|(after, before)| after - before).max();
+        Ok(Some(rounds.unwrap_or(0)))
     }
 
     fn collection_add(&mut self, _id: CollectionId, _value: &Value) -> Result<Value> {
