@@ -39,7 +39,7 @@ pub fn region_name(stmt: &Stmt) -> String {
 }
 
 /// The id of a region statement.
-fn region_id(stmt: &Stmt) -> Option<OutlineId> {
+pub fn region_id(stmt: &Stmt) -> Option<OutlineId> {
     match stmt {
         Stmt::Iterate(iterate) => Some(iterate.id),
         Stmt::Pipe(pipe) => Some(pipe.id),
@@ -264,22 +264,38 @@ pub fn outlined_regions(block: &Block) -> Vec<&Stmt> {
     found
 }
 
+/// The outlined region `id` of a block.
+pub fn find_region(block: &Block, id: OutlineId) -> Option<&Stmt> {
+    outlined_regions(block).into_iter().find(|stmt| region_id(stmt) == Some(id))
+}
+
+/// The kernels one region statement invokes, in id order, each once.
+pub fn kernels_of(region: &Stmt) -> Vec<KernelId> {
+    let mut kernels = Vec::new();
+    let mut visit = |stmt: &Stmt| match stmt {
+        Stmt::Invoke { kernel, .. } => kernels.push(*kernel),
+        Stmt::Iterate(iterate) => {
+            if let Until::Empty { kernel, .. } = &iterate.until {
+                kernels.push(*kernel);
+            }
+        }
+        _ => {}
+    };
+    visit(region);
+    region.blocks().into_iter().for_each(|child| walk_block(child, &mut visit));
+    kernels.sort();
+    kernels.dedup();
+    kernels
+}
+
 /// Which kernels (by index) an outlined region invokes: their phases run inside a control
 /// kernel, where every thread of the grid can meet at a grid barrier.
 pub fn region_kernels(module: &Module) -> Vec<bool> {
     let mut invoked = vec![false; module.kernels.len()];
     for region in outlined_regions(&module.main.block) {
-        let mut visit = |stmt: &Stmt| match stmt {
-            Stmt::Invoke { kernel, .. } => invoked[kernel.index()] = true,
-            Stmt::Iterate(iterate) => {
-                if let Until::Empty { kernel, .. } = &iterate.until {
-                    invoked[kernel.index()] = true;
-                }
-            }
-            _ => {}
-        };
-        visit(region);
-        region.blocks().into_iter().for_each(|child| walk_block(child, &mut visit));
+        for kernel in kernels_of(region) {
+            invoked[kernel.index()] = true;
+        }
     }
     invoked
 }

@@ -342,6 +342,25 @@ impl Bsp<'_, '_> {
         self.crew.run(Job::Step { kernel, args: part_args, diff, split, merge_first }).into_iter().collect()
     }
 
+    /// Each part's invocations so far of `kernels`, from its statistics (a GPU part's inside its
+    /// device loops too).
+    fn invocations(&self, kernels: &[KernelId]) -> Vec<u64> {
+        self.runs
+            .iter()
+            .map(|run| {
+                let stats = run.kernel_stats();
+                kernels.iter().filter_map(|k| stats.get(k.index())).map(|s| s.invocations).sum()
+            })
+            .collect()
+    }
+
+    /// Counts a loop that ran without the host's supersteps: `elapsed` in all, split as the
+    /// part that spent longest exchanging (`exchanging`) spent it.
+    fn account(&mut self, elapsed: Duration, exchanging: Duration) {
+        self.stats.sync += exchanging.min(elapsed);
+        self.stats.compute += elapsed.saturating_sub(exchanging);
+    }
+
     /// Merges the last superstep's changes that were left for later, before anything looks at
     /// the parts.
     fn flush(&mut self) -> Result<()> {
@@ -649,12 +668,8 @@ impl Machine for Bsp<'_, '_> {
             return Ok(None);
         }
         let started = Instant::now();
-        // Each part's invocations of the kernel so far: the loop's rounds are the most any part
-        // made (on a GPU part, inside its device loop too).
-        let invocations = |runs: &[Box<dyn PartRun + '_>]| -> Vec<u64> {
-            runs.iter().map(|run| run.kernel_stats().get(kernel.index()).map_or(0, |s| s.invocations)).collect()
-        };
-        let before = invocations(&self.runs);
+        // The loop's rounds are the most any part made.
+        let before = self.invocations(&[kernel]);
         let written = self.merges[kernel.index()]
             .iter()
             .map(|w| asynchronous::Written {
@@ -695,12 +710,9 @@ impl Machine for Bsp<'_, '_> {
         self.stats.forwarded += count(&state.forwarded);
         self.stats.deferred += count(&state.deferred);
         self.stats.async_loops += 1;
-        // The loop's time, split as the part that spent longest exchanging spent it.
         let exchanging = state.exchanging.iter().map(count).max().map_or(Duration::ZERO, Duration::from_nanos);
-        let elapsed = started.elapsed();
-        self.stats.sync += exchanging.min(elapsed);
-        self.stats.compute += elapsed.saturating_sub(exchanging);
-        let rounds = invocations(&self.runs).iter().zip(&before).map(|(after, before)| after - before).max();
+        self.account(started.elapsed(), exchanging);
+        let rounds = self.invocations(&[kernel]).iter().zip(&before).map(|(after, before)| after - before).max();
         Ok(Some(rounds.unwrap_or(0)))
     }
 
@@ -770,7 +782,9 @@ impl Machine for Bsp<'_, '_> {
     fn run_outlined(&mut self, region: OutlineId, locals: &mut [Value]) -> Result<bool> {
         self.flush()?;
         let k = self.parts.len();
-        let Some(stmt) = peer::find_region(self.module, region) else { return Ok(false) };
+        let Some(stmt) = grail_ir::opt::outline::find_region(&self.module.main.block, region) else {
+            return Ok(false);
+        };
         let wanted = match self.device_regions {
             super::DeviceRegions::Never => false,
             super::DeviceRegions::Always => true,
@@ -791,7 +805,6 @@ impl Machine for Bsp<'_, '_> {
                 ghosts: self.links[q].ghosts(),
                 mirrors: self.mirrors[q].locals(),
                 parts: k,
-                inbox_cap: self.mirrors[q].locals().len() as u64,
                 barrier: q == 0,
             };
             self.runs[q].bind()?;
@@ -810,12 +823,8 @@ impl Machine for Bsp<'_, '_> {
             mirrors: &self.mirrors,
         };
         let tables = (0..k).map(|q| plan.table(q, &addresses)).collect();
-        let kernels = peer::region_kernels(stmt);
-        let invocations = |runs: &[Box<dyn PartRun + '_>]| -> u64 {
-            let stats = runs[0].kernel_stats();
-            kernels.iter().filter_map(|k| stats.get(k.index())).map(|s| s.invocations).sum()
-        };
-        let before = invocations(&self.runs);
+        let kernels = grail_ir::opt::outline::kernels_of(stmt);
+        let before = self.invocations(&kernels)[0];
         let outcomes = self.crew.run(Job::Region { region, locals: locals.to_vec(), tables });
         let mut first = None;
         let mut stopped = false;
@@ -836,11 +845,8 @@ impl Machine for Bsp<'_, '_> {
             ));
         }
         locals.clone_from_slice(&first.locals);
-        self.stats.steps += invocations(&self.runs) - before;
-        // The region's time, split as the part that spent longest exchanging spent it.
-        let elapsed = started.elapsed();
-        self.stats.sync += exchanging.min(elapsed);
-        self.stats.compute += elapsed.saturating_sub(exchanging);
+        self.stats.steps += self.invocations(&kernels)[0] - before;
+        self.account(started.elapsed(), exchanging);
         self.stats.device_regions += 1;
         Ok(true)
     }

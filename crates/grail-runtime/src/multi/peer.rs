@@ -13,7 +13,8 @@
 //! tables ([`Table`]) from the addresses every part reports ([`Addresses`]).
 
 use grail_graph::PropertyType;
-use grail_ir::{Module, OutlineId, PropertyId, Stmt};
+use grail_ir::opt::outline::kernels_of;
+use grail_ir::{OutlineId, PropertyId, Stmt};
 
 use super::bsp::{Links, Mirrors, Written};
 use super::merge::{Merge, type_code};
@@ -26,12 +27,11 @@ pub(crate) const MAX_PARTS: usize = 8;
 pub(crate) struct Request<'a> {
     pub region: OutlineId,
     pub properties: &'a [PropertyId],
-    /// The part's ghosts and mirrors: the fixed lists its records belong to.
+    /// The part's ghosts and mirrors: the fixed lists its records belong to (its inbox of nodes
+    /// holds one per mirror: every ghost of its nodes elsewhere, once per exchange).
     pub ghosts: &'a [u32],
     pub mirrors: &'a [u32],
     pub parts: usize,
-    /// Items its inbox holds per exchange: every ghost of its nodes elsewhere, once.
-    pub inbox_cap: u64,
     /// Whether it holds the parts' stop word (part 0).
     pub barrier: bool,
 }
@@ -52,9 +52,9 @@ pub(crate) struct Addresses {
     pub arrive: u64,
     pub mirrors: u64,
     pub partials: u64,
+    /// Its inbox of nodes (two parities of [`inbox_cap`] items) and the inbox's two counts.
     pub inbox: u64,
     pub inbox_len: u64,
-    pub inbox_cap: u64,
     /// Part 0's words, the stop word second (0 on other parts).
     pub barrier: u64,
 }
@@ -119,32 +119,6 @@ pub(crate) enum End {
     Stopped,
 }
 
-/// The outlined region `id` of `main`.
-pub(crate) fn find_region(module: &Module, id: OutlineId) -> Option<&Stmt> {
-    grail_ir::opt::outline::outlined_regions(&module.main.block).into_iter().find(|stmt| match stmt {
-        Stmt::Iterate(iterate) => iterate.id == id,
-        Stmt::Pipe(pipe) => pipe.id == id,
-        _ => false,
-    })
-}
-
-/// The kernels region `region` invokes.
-pub(crate) fn region_kernels(region: &Stmt) -> Vec<grail_ir::KernelId> {
-    let mut kernels = Vec::new();
-    grail_ir::walk_block(&vec![region.clone()], &mut |stmt| match stmt {
-        Stmt::Invoke { kernel, .. } => kernels.push(*kernel),
-        Stmt::Iterate(iterate) => {
-            if let grail_ir::Until::Empty { kernel, .. } = &iterate.until {
-                kernels.push(*kernel);
-            }
-        }
-        _ => {}
-    });
-    kernels.sort();
-    kernels.dedup();
-    kernels
-}
-
 /// Whether region `region` loops over a worklist (an `iterate` until empty, or a `pipe`).
 pub(crate) fn has_worklist_loop(region: &Stmt) -> bool {
     let mut found = false;
@@ -163,7 +137,7 @@ pub(crate) fn obstacle(region: &Stmt, merges: &[Vec<Written>], parts: usize) -> 
     if let Some(why) = grail_ir::analysis::partitioned_region_obstacle(region) {
         return Some(why);
     }
-    for kernel in region_kernels(region) {
+    for kernel in kernels_of(region) {
         if merges[kernel.index()].iter().any(|w| matches!(w.merge, Merge::Custom(_))) {
             return Some("a kernel's writes merge with the program's own update function".into());
         }
@@ -174,7 +148,7 @@ pub(crate) fn obstacle(region: &Stmt, merges: &[Vec<Written>], parts: usize) -> 
 /// The properties region `region` synchronizes: written by its kernels through other nodes
 /// (merged), or written by them and read through ghosts (refreshed); in property order.
 pub(crate) fn synced_properties(region: &Stmt, merges: &[Vec<Written>], remotely_read: &[bool]) -> Vec<PropertyId> {
-    let mut properties: Vec<PropertyId> = region_kernels(region)
+    let mut properties: Vec<PropertyId> = kernels_of(region)
         .into_iter()
         .flat_map(|k| merges[k.index()].iter())
         .filter(|w| w.remote || remotely_read[w.property.index()])
@@ -183,6 +157,12 @@ pub(crate) fn synced_properties(region: &Stmt, merges: &[Vec<Written>], remotely
     properties.sort();
     properties.dedup();
     properties
+}
+
+/// The items a part's inbox of nodes holds per exchange, from its mirror entries (at least one,
+/// so that the buffer is never empty).
+pub(crate) fn inbox_cap(mirrors: u64) -> u64 {
+    mirrors.max(1)
 }
 
 /// The bytes of an element of type `ty` on a device.
@@ -211,7 +191,7 @@ impl Plan<'_> {
         let k = self.links.len();
         let slot = |p: PropertyId| self.properties.iter().position(|&x| x == p).expect("a synchronized property");
         let mut entries = Vec::new();
-        for kernel in region_kernels(self.region) {
+        for kernel in kernels_of(self.region) {
             for w in &self.merges[kernel.index()] {
                 let refresh = self.remotely_read[w.property.index()];
                 if !w.remote && !refresh {
@@ -268,7 +248,7 @@ impl Plan<'_> {
             partials: addresses.iter().map(|a| a.partials).collect(),
             inbox: addresses.iter().map(|a| a.inbox).collect(),
             inbox_len: addresses.iter().map(|a| a.inbox_len).collect(),
-            inbox_cap: addresses.iter().map(|a| a.inbox_cap).collect(),
+            inbox_cap: addresses.iter().map(|a| inbox_cap(a.mirrors)).collect(),
             arrive: addresses.iter().map(|a| a.arrive).collect(),
             mirror_counts: addresses.iter().map(|a| a.mirrors).collect(),
         }

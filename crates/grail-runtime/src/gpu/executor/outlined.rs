@@ -13,7 +13,7 @@
 use std::time::Duration;
 
 use cudarc::driver::CudaFunction;
-use grail_ir::{KernelId, Module, OutlineId, Stmt, Type, Until, walk_block};
+use grail_ir::{KernelId, Module, OutlineId, Stmt, Type, walk_block};
 
 use super::{BLOCK, Current, DeviceList, GpuRun};
 use crate::cpu::KernelStats;
@@ -64,24 +64,15 @@ fn collect(block: &[Stmt], module: &Module, found: &mut Vec<(OutlineId, String, 
             }
             continue;
         };
-        let mut kernels = Vec::new();
         let mut writes = vec![false; module.properties.len()];
-        walk_block(&vec![stmt.clone()], &mut |s| match s {
-            Stmt::Invoke { kernel, .. } => kernels.push(*kernel),
-            Stmt::Iterate(iterate) => {
-                if let Until::Empty { kernel, .. } = &iterate.until {
-                    kernels.push(*kernel);
-                }
+        walk_block(&vec![stmt.clone()], &mut |s| {
+            if let Stmt::Assign { place, .. } = s
+                && let Some(p) = grail_ir::analysis::stored_property(place)
+            {
+                writes[p.index()] = true;
             }
-            Stmt::Assign { place, .. } => {
-                if let Some(p) = grail_ir::analysis::stored_property(place) {
-                    writes[p.index()] = true;
-                }
-            }
-            _ => {}
         });
-        kernels.sort();
-        kernels.dedup();
+        let kernels = grail_ir::opt::outline::kernels_of(stmt);
         found.push((id, grail_ir::opt::outline::region_name(stmt), kernels, writes));
     }
 }

@@ -59,7 +59,7 @@ impl GpuRun<'_> {
         }
         self.columns_to_device()?;
         let ghosts = (self.num_nodes() - self.ctx.num_nodes as u32) as usize;
-        let inbox_cap = request.inbox_cap.max(1);
+        let inbox_cap = crate::multi::peer::inbox_cap(request.mirrors.len() as u64);
         let entries = 2 * request.mirrors.len().max(1);
         let mut layout = Layout::default();
         let partials = layout.take(2 * request.parts * 2 * 8);
@@ -79,7 +79,6 @@ impl GpuRun<'_> {
             partials: at(partials),
             inbox: at(inbox),
             inbox_len: at(inbox_len),
-            inbox_cap,
             barrier: if request.barrier { at(barrier) } else { 0 },
             arrive: at(arrive),
             mirrors: request.mirrors.len() as u64,
