@@ -978,6 +978,20 @@ extern "C" __global__ void grail_unpack_changes(const grail_change *changes, uin
     }
 }
 
+/* grail_unpack_changes and grail_merge_words in one pass, for the built-in operators: each
+ * change of an inbox merged into the owner's element at[position] (distinct within an inbox);
+ * with a record, its new word recorded at its position. */
+extern "C" __global__ void grail_merge_changes(void *column, uint32_t size, uint32_t kind, uint32_t op,
+                                               const uint32_t *at, const grail_change *changes, uint64_t n,
+                                               uint64_t *record) {
+    for (uint64_t i = grail_thread_index(); i < n; i += grail_thread_count()) {
+        const grail_change c = changes[i];
+        const uint64_t k = at[c.position];
+        grail_store_word(column, size, k, grail_merge_word(kind, op, grail_load_word(column, size, k), c.old_word, c.new_word));
+        if (record) record[c.position] = grail_word_of(size, c.new_word);
+    }
+}
+
 /* Stores the changes of an inbox at at[position] and records the words stored. */
 extern "C" __global__ void grail_put_changes(void *column, uint32_t size, const uint32_t *at, const grail_change *changes,
                                              uint64_t n, uint64_t *record) {
@@ -1013,6 +1027,28 @@ extern "C" __global__ void grail_split_pushes(const uint32_t *items, uint64_t n,
             kept[atomicAdd(&counts[0], 1ull)] = x;
         } else if (atomicExch(&flags[x - owned], 1u) == 0u) {
             ghosts[atomicAdd(&counts[1], 1ull)] = x;
+        }
+    }
+}
+
+/* Partitioned runs whose parts reach each other's memory: grail_split_pushes and
+ * grail_route_pushes in one pass, each ghost written straight into its owner's inbox for this
+ * part's pushes (`inboxes[o]`, as the owner's id for it). counts (zero on entry): the owned
+ * items kept, the ghosts found (left in `ghosts` for grail_clear_ghost_flags), then by part
+ * the ghosts sent to it. */
+extern "C" __global__ void grail_split_route_pushes(const uint32_t *items, uint64_t n, uint32_t owned, uint32_t *flags,
+                                                    uint32_t *kept, uint32_t *ghosts, const uint32_t *owner_of,
+                                                    const uint32_t *position, const uint32_t *at_owner,
+                                                    uint32_t *const *inboxes, unsigned long long *counts) {
+    for (uint64_t i = grail_thread_index(); i < n; i += grail_thread_count()) {
+        const uint32_t x = items[i];
+        if (x < owned) {
+            kept[atomicAdd(&counts[0], 1ull)] = x;
+        } else if (atomicExch(&flags[x - owned], 1u) == 0u) {
+            ghosts[atomicAdd(&counts[1], 1ull)] = x;
+            const uint32_t j = x - owned;
+            const uint32_t o = owner_of[j];
+            inboxes[o][atomicAdd(&counts[2u + o], 1ull)] = at_owner[position[j]];
         }
     }
 }

@@ -76,6 +76,10 @@ impl DeviceBuffer {
         Ok(DeviceBuffer { ptr, bytes, context: context.clone(), owned: true })
     }
 
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
     /// A buffer over `other`'s memory, which must outlive it; dropping it frees nothing.
     pub fn view(other: &DeviceBuffer) -> DeviceBuffer {
         DeviceBuffer { ptr: other.ptr, bytes: other.bytes, context: other.context.clone(), owned: false }
@@ -483,6 +487,132 @@ impl Drop for Event {
     }
 }
 
+/// A small pinned host buffer for the few words an invocation sends ahead of its launches (its
+/// arguments, its counters' first values) and reads back after them (its counters): copies from
+/// and to it are asynchronous on the null stream, ordered with the launches, so an invocation
+/// waits for its device once instead of at every copy (each synchronous copy is a round trip of
+/// several microseconds, and a partitioned run's superstep made two dozen of them on every part).
+///
+/// Words are taken one after another as copies are queued and given back all at once by
+/// [`Mailbox::settle`], which the owner calls only after waiting for the device, so a copy
+/// queued earlier never reads or writes words that were taken again. When the words run out, a
+/// copy is made synchronously instead (correct, only slower).
+pub(crate) struct Mailbox {
+    context: Arc<CudaContext>,
+    words: *mut u64,
+    len: usize,
+    next: std::sync::atomic::AtomicUsize,
+}
+
+// SAFETY: the pinned words belong to this value alone; a copy's words are not taken again
+// before `settle`, which follows a wait for every copy queued.
+unsafe impl Send for Mailbox {}
+
+/// Where a queued copy back lands in a [`Mailbox`]: its first word and length.
+#[derive(Clone, Debug)]
+pub(crate) struct Ticket {
+    at: usize,
+    len: usize,
+    /// The words, when the copy was made synchronously (the mailbox was full).
+    inline: Option<Vec<u64>>,
+}
+
+impl Mailbox {
+    /// The words of a mailbox.
+    const WORDS: usize = 1024;
+
+    pub fn new(context: &Arc<CudaContext>) -> Result<Mailbox> {
+        // SAFETY: allocates pinned host memory in the current context, freed in drop.
+        let words = unsafe { result::malloc_host(Self::WORDS * 8, 0) }.map_err(|e| call("cuMemHostAlloc", e))?;
+        Ok(Mailbox {
+            context: context.clone(),
+            words: words.cast::<u64>(),
+            len: Self::WORDS,
+            next: std::sync::atomic::AtomicUsize::new(0),
+        })
+    }
+
+    /// Takes `n` words; `None` when too few are left.
+    fn take(&self, n: usize) -> Option<usize> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let at = self.next.load(Relaxed);
+        (at + n <= self.len).then(|| {
+            self.next.store(at + n, Relaxed);
+            at
+        })
+    }
+
+    /// Queues a copy of `values` (plain data, a multiple of 8 bytes) to device address `dst`
+    /// on the null stream.
+    pub fn send<T: Copy>(&self, dst: CUdeviceptr, values: &[T]) -> Result<()> {
+        let bytes = std::mem::size_of_val(values);
+        debug_assert_eq!(bytes % 8, 0, "mailbox copies are of whole words");
+        let Some(at) = self.take(bytes / 8) else {
+            // SAFETY: `dst` holds `bytes` bytes (the caller's); `values` is plain data.
+            return unsafe { result::memcpy_htod_sync(dst, values) }.map_err(|e| call("cuMemcpyHtoD", e));
+        };
+        // SAFETY: words `at..at + bytes/8` are this copy's until `settle`; `values` is plain
+        // data of `bytes` bytes; `dst` holds them (the caller's).
+        unsafe {
+            let slot = self.words.add(at).cast::<u8>();
+            std::ptr::copy_nonoverlapping(values.as_ptr().cast::<u8>(), slot, bytes);
+            let pinned = std::slice::from_raw_parts(slot, bytes);
+            result::memcpy_htod_async(dst, pinned, std::ptr::null_mut()).map_err(|e| call("cuMemcpyHtoDAsync", e))
+        }
+    }
+
+    /// Queues a copy of `n` words at device address `src` back into the mailbox, on the null
+    /// stream; [`Mailbox::read`] gives them after the owner has waited for the device.
+    pub fn fetch(&self, src: CUdeviceptr, n: usize) -> Result<Ticket> {
+        let Some(at) = self.take(n) else {
+            let mut words = vec![0u64; n];
+            // SAFETY: `src` holds `n` words (the caller's).
+            unsafe { result::memcpy_dtoh_sync(&mut words, src) }.map_err(|e| call("cuMemcpyDtoH", e))?;
+            return Ok(Ticket { at: 0, len: n, inline: Some(words) });
+        };
+        // SAFETY: words `at..at + n` are this copy's until `settle`.
+        unsafe {
+            let pinned = std::slice::from_raw_parts_mut(self.words.add(at), n);
+            result::memcpy_dtoh_async(pinned, src, std::ptr::null_mut()).map_err(|e| call("cuMemcpyDtoHAsync", e))?;
+        }
+        Ok(Ticket { at, len: n, inline: None })
+    }
+
+    /// The words a fetch brought back, once the device was waited for (and before `settle`).
+    pub fn read(&self, ticket: &Ticket) -> Vec<u64> {
+        match &ticket.inline {
+            Some(words) => words.clone(),
+            // SAFETY: the copy has completed (the caller waited); the words are initialized.
+            None => unsafe { std::slice::from_raw_parts(self.words.add(ticket.at), ticket.len) }.to_vec(),
+        }
+    }
+
+    /// Gives every word back. Only after waiting for every copy queued (and reading what was
+    /// fetched).
+    pub fn settle(&self) {
+        self.next.store(0, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+impl Drop for Mailbox {
+    fn drop(&mut self) {
+        // Errors are ignored: after a kernel fault the context is gone and so is the memory.
+        let _ = self.context.bind_to_thread();
+        // SAFETY: allocated in `new` in the context held, freed once; no copy is queued on it
+        // (its owner waited before dropping it, or the context is lost).
+        unsafe {
+            let _ = result::ctx::synchronize();
+            let _ = result::free_host(self.words.cast());
+        }
+    }
+}
+
+/// Queues a fill of `bytes` bytes at `ptr` with zeros on the null stream.
+pub(crate) fn clear_async(ptr: CUdeviceptr, bytes: usize) -> Result<()> {
+    // SAFETY: the caller's allocation holds `bytes` bytes.
+    unsafe { result::memset_d8_async(ptr, 0, bytes, std::ptr::null_mut()) }.map_err(|e| call("cuMemsetD8Async", e))
+}
+
 /// Waits for everything launched so far; an error is returned as the driver gives it.
 pub(crate) fn synchronize() -> std::result::Result<(), DriverError> {
     result::ctx::synchronize()
@@ -561,6 +691,20 @@ pub(crate) fn upload_to<T: Copy>(context: &Arc<CudaContext>, ptr: CUdeviceptr, d
     unsafe { result::memcpy_htod_sync(ptr, data) }.map_err(|e| call("cuMemcpyHtoD", e))
 }
 
+/// The ordered pairs of devices (by ordinal) whose first reaches the second's memory directly
+/// ([`connect_peers`]).
+static PEER_ACCESS: std::sync::Mutex<Vec<(usize, usize)>> = std::sync::Mutex::new(Vec::new());
+
+/// Whether a kernel running in context `from` can read and write memory of context `to`: the
+/// same context, or peer access enabled from `from`'s device to `to`'s.
+pub(crate) fn reaches(from: &Arc<CudaContext>, to: &Arc<CudaContext>) -> bool {
+    if from.cu_ctx() == to.cu_ctx() {
+        return true;
+    }
+    let pairs = PEER_ACCESS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    pairs.contains(&(from.ordinal(), to.ordinal()))
+}
+
 /// Lets every GPU of `contexts` read and write every other's memory directly where the
 /// hardware allows it (NVLink or PCIe peer access), so that copies between parts go peer to
 /// peer; where it does not (or enabling it fails), copies between them are staged by the
@@ -584,7 +728,11 @@ pub(crate) fn connect_peers(contexts: &[&Arc<CudaContext>]) -> Result<usize> {
             // SAFETY: `b` is a live context of another device that `a`'s can access.
             match unsafe { sys::cuCtxEnablePeerAccess(b.cu_ctx(), 0) } {
                 sys::cudaError_enum::CUDA_SUCCESS | sys::cudaError_enum::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => {
-                    connected += 1
+                    connected += 1;
+                    let mut pairs = PEER_ACCESS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                    if !pairs.contains(&(a.ordinal(), b.ordinal())) {
+                        pairs.push((a.ordinal(), b.ordinal()));
+                    }
                 }
                 // Past the hardware's peers per device, or refused: copies between this pair
                 // are staged by the driver instead, as between GPUs without peer access.

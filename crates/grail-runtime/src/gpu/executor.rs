@@ -90,6 +90,8 @@ pub struct GpuProgram {
     unpack_changes: CudaFunction,
     put_changes: CudaFunction,
     route_pushes: CudaFunction,
+    split_route_pushes: CudaFunction,
+    merge_changes: CudaFunction,
     /// The program's update functions' kernels (`grail_merge_custom_<i>`), in order.
     merge_custom: Vec<CudaFunction>,
     /// The control kernels of the outlined regions.
@@ -287,6 +289,8 @@ impl GpuProgram {
             unpack_changes: loaded.function("grail_unpack_changes")?,
             put_changes: loaded.function("grail_put_changes")?,
             route_pushes: loaded.function("grail_route_pushes")?,
+            split_route_pushes: loaded.function("grail_split_route_pushes")?,
+            merge_changes: loaded.function("grail_merge_changes")?,
             merge_custom: (0..module.merge_functions.len())
                 .map(|i| loaded.function(&format!("grail_merge_custom_{i}")))
                 .collect::<std::result::Result<Vec<_>, _>>()?,
@@ -463,6 +467,10 @@ impl DeviceList {
     }
 }
 
+/// Work queued right after an invocation's last launch ([`GpuRun::run_kernel_then`]), and
+/// the copy back of what it found.
+type FollowUp<'f, 'a> = dyn FnMut(&mut GpuRun<'a>) -> Result<buffer::Ticket> + 'f;
+
 /// One run in progress.
 pub(crate) struct GpuRun<'a> {
     program: &'a GpuProgram,
@@ -485,6 +493,8 @@ pub(crate) struct GpuRun<'a> {
     /// The output worklist's spill table, then the retry lists'.
     spill: DeviceBuffer,
     args: DeviceBuffer,
+    /// The pinned words an invocation's small copies go through, asynchronously.
+    mailbox: buffer::Mailbox,
     /// The worklist stack; the last is current.
     worklists: Vec<DeviceList>,
     /// The next worklist being filled.
@@ -518,6 +528,10 @@ pub(crate) struct GpuRun<'a> {
     unpacked: Option<(DeviceBuffer, DeviceBuffer, DeviceBuffer, usize)>,
     /// An invocation's start and end events, made on the first.
     events: Option<(Event, Event)>,
+    /// Each route's count of changes sent straight into its inbox (`PartRun::send_changes_to`).
+    route_counts: Option<DeviceBuffer>,
+    /// The owners' inboxes for this part's pushes, by part (`send_pushes_direct`).
+    push_inboxes: Option<DeviceBuffer>,
     /// The pushed ghosts by owner part, and their counts (`PartRun::send_pushes`).
     routed: Option<(DeviceBuffer, DeviceBuffer)>,
     /// The buffers of a region that exchanges with the other parts on the devices
@@ -712,6 +726,7 @@ impl<'a> GpuRun<'a> {
             counters,
             spill,
             args,
+            mailbox: buffer::Mailbox::new(c)?,
             worklists: vec![DeviceList { buffer: DeviceBuffer::new(c, 4, "a worklist")?, cap: 1, len: 0 }],
             spare,
             retries,
@@ -728,6 +743,8 @@ impl<'a> GpuRun<'a> {
             inboxes: Vec::new(),
             unpacked: None,
             events: None,
+            route_counts: None,
+            push_inboxes: None,
             routed: None,
             peers: None,
             region_peers: 0,
@@ -753,6 +770,9 @@ impl<'a> GpuRun<'a> {
         let running = crate::running::Running::enter(kernel.into());
         buffer::synchronize().map_err(|e| self.fault(kernel, e))?;
         drop(running);
+        // Every copy queued through the mailbox is done: its words can be taken again (what came
+        // back is read right after this wait, before anything more is queued).
+        self.mailbox.settle();
         if self.program.device.checks() {
             let mut record = [0u64; 3];
             self.checks.download(0, &mut record)?;
@@ -859,9 +879,21 @@ impl<'a> GpuRun<'a> {
         unsafe { column.buffer.upload_raw(index * size, ptr.add(index * size), size) }
     }
 
-    /// Writes `values` into the counters at `slot`.
+    /// Writes `values` into the counters at `slot`, ordered before the next launch.
     fn set_counters(&self, slot: usize, values: &[u64]) -> Result<()> {
-        self.counters.upload(slot * 8, values)
+        self.mailbox.send(self.counters.ptr() + 8 * slot as u64, values)
+    }
+
+    /// Queues the counters' copy back, to read after the next wait.
+    fn fetch_counters(&self) -> Result<buffer::Ticket> {
+        self.mailbox.fetch(self.counters.ptr(), counter::COUNT)
+    }
+
+    /// The counters a fetch brought back (after a wait).
+    fn counters_of(&self, ticket: &buffer::Ticket) -> [u64; counter::COUNT] {
+        let mut values = [0u64; counter::COUNT];
+        values.copy_from_slice(&self.mailbox.read(ticket));
+        values
     }
 
     fn read_counters(&self) -> Result<[u64; counter::COUNT]> {
@@ -927,13 +959,25 @@ impl<'a> GpuRun<'a> {
 
     /// Runs kernel `id` once; its reduction's value.
     fn run_kernel(&mut self, id: KernelId, args: &[Value]) -> Result<Option<Value>> {
+        self.run_kernel_then(id, args, None).map(|(result, _)| result)
+    }
+
+    /// [`GpuRun::run_kernel`], and `then` queues more work right after the invocation's last
+    /// launch, before its wait (only for a kernel of one phase that never retries, whose launch
+    /// is the last); the words `then`'s fetch brought back come with the result.
+    fn run_kernel_then(
+        &mut self,
+        id: KernelId,
+        args: &[Value],
+        mut then: Option<&mut FollowUp<'_, 'a>>,
+    ) -> Result<(Option<Value>, Vec<u64>)> {
         let program = self.program;
         let kernel = &program.module.kernels[id.index()];
         let code = &program.kernels[id.index()];
         self.columns_to_device()?;
         let mut arg_values = Vec::with_capacity(args.len());
         grail_values(args, "kernel arguments", &mut arg_values)?;
-        self.args.upload(0, &arg_values)?;
+        self.mailbox.send(self.args.ptr(), &arg_values)?;
         let args_ptr = self.args.ptr();
         self.invocation = self.invocation.wrapping_add(1);
         if self.invocation == 0 {
@@ -967,6 +1011,7 @@ impl<'a> GpuRun<'a> {
         let mut counters = [0u64; counter::COUNT];
         counters[counter::ACC] = acc_bits;
         let mut counters_fresh = true;
+        let mut following = Vec::new();
         for phase in &code.phases {
             let mut retrying = false;
             let mut retry_read = 0usize;
@@ -989,8 +1034,9 @@ impl<'a> GpuRun<'a> {
                         let out = self.counters.ptr() + 8 * counter::SIZE as u64;
                         // SAFETY: (grail_ctx, const grail_value *, uint64_t *), one thread.
                         unsafe { launch(&phase.size_kernel, 1, 1, &mut [arg(&self.ctx), arg(&args_ptr), arg(&out)])? };
+                        let fetched = self.fetch_counters()?;
                         self.wait(&kernel.name)?;
-                        self.read_counters()?[counter::SIZE]
+                        self.counters_of(&fetched)[counter::SIZE]
                     }
                 };
                 items += size;
@@ -1001,8 +1047,18 @@ impl<'a> GpuRun<'a> {
                     // run's live buffers, `args_ptr` at one value per kernel parameter.
                     unsafe { launch(&phase.run, grid, block, &mut [arg(&self.ctx), arg(&args_ptr), arg(&size)])? };
                 }
+                // Recorded after every launch: the last one recorded is the invocation's end.
+                end.record()?;
+                let fetched = self.fetch_counters()?;
+                let followed = match then.take() {
+                    Some(queue) => Some(queue(self)?),
+                    None => None,
+                };
                 self.wait(&kernel.name)?;
-                counters = self.read_counters()?;
+                counters = self.counters_of(&fetched);
+                if let Some(ticket) = followed {
+                    following = self.mailbox.read(&ticket);
+                }
                 pushes = counters[counter::PUSHES];
                 let (push_flag, retry_flag) =
                     (counters[counter::OVERFLOW] as u32, (counters[counter::OVERFLOW] >> 32) as u32);
@@ -1024,8 +1080,10 @@ impl<'a> GpuRun<'a> {
                 retrying = true;
             }
         }
-        end.record()?;
-        self.wait(&kernel.name)?;
+        if code.phases.is_empty() {
+            end.record()?;
+            self.wait(&kernel.name)?;
+        }
         let gpu_ms = start.elapsed_ms(&end)?;
         self.events = Some((start, end));
         self.ctx.items = 0;
@@ -1072,7 +1130,7 @@ impl<'a> GpuRun<'a> {
         let gpu_time = Duration::from_secs_f64(f64::from(gpu_ms) / 1e3);
         stats.time += gpu_time;
         self.times.kernels += gpu_time;
-        Ok(result)
+        Ok((result, following))
     }
 
     /// Sets every claim word back to 0 (when invocation numbers wrap around).
@@ -1466,6 +1524,151 @@ impl GpuRun<'_> {
         Ok(lengths[1])
     }
 
+    /// The sends (by index) whose inbox lies on a device this one writes to directly, with
+    /// the inbox's address; empty ranges left out.
+    fn direct_sends(&self, sends: &[(std::ops::Range<usize>, Option<&crate::multi::Place>)]) -> Vec<(usize, u64)> {
+        sends
+            .iter()
+            .enumerate()
+            .filter(|(_, (range, _))| !range.is_empty())
+            .filter_map(|(i, (_, to))| match to {
+                Some(crate::multi::Place::Device { ptr, context, .. }) if buffer::reaches(&self.context, context) => {
+                    Some((i, *ptr))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Queues, for each of `direct` (sends by index, with their inboxes), the comparison of
+    /// property `property` at its range of the fixed list `list`, writing the changes straight
+    /// into the inbox and counting them in its own word; then the counts' copy back (a word per
+    /// send, read after the next wait).
+    fn queue_changes(
+        &mut self,
+        property: PropertyId,
+        list: &[u32],
+        sends: &[(std::ops::Range<usize>, Option<&crate::multi::Place>)],
+        direct: &[(usize, u64)],
+    ) -> Result<buffer::Ticket> {
+        self.columns_to_device()?;
+        if self.route_counts.as_ref().is_none_or(|b| b.bytes() < 8 * sends.len()) {
+            self.route_counts = Some(DeviceBuffer::new(&self.context, 8 * sends.len(), "the changes' counts")?);
+        }
+        let counts = self.route_counts.as_ref().expect("made above").ptr();
+        buffer::clear_async(counts, 8 * sends.len())?;
+        let (_, size) = self.memory.columns[property.index()].raw_bytes();
+        let (column, size) = (self.columns[property.index()].buffer.ptr(), size as u32);
+        let at_list = self.fixed_list(list)?;
+        let records = self.record(list, property)?;
+        for &(i, inbox) in direct {
+            let range = &sends[i].0;
+            let (at, record) = (at_list + 4 * range.start as u64, records + 8 * range.start as u64);
+            let (n64, count) = (range.len() as u64, counts + 8 * i as u64);
+            let grid = n64.div_ceil(u64::from(BLOCK)).min(4096) as u32;
+            // SAFETY: as in `find_changes`, with `out` the inbox on a device this one reaches
+            // (peer access, or this device), which holds a change per position of the range,
+            // and `count` one word of `route_counts`.
+            unsafe {
+                launch(
+                    &self.program.diff_words,
+                    grid,
+                    BLOCK,
+                    &mut [arg(&column), arg(&size), arg(&at), arg(&n64), arg(&record), arg(&inbox), arg(&count)],
+                )?
+            };
+        }
+        self.mailbox.fetch(counts, sends.len())
+    }
+
+    /// By part, the inbox for part `part`'s pushes that `routes` lead to (0 for `part` itself
+    /// and where a route has none), when this device reaches every one of them.
+    fn reachable_push_inboxes(&self, part: usize, routes: &[crate::multi::Route]) -> Option<Vec<u64>> {
+        let mut inboxes = vec![0u64; routes.len() + 1];
+        for (i, route) in routes.iter().enumerate() {
+            match &route.to_owner_pushes {
+                None => {}
+                Some(crate::multi::Place::Device { ptr, context, .. }) if buffer::reaches(&self.context, context) => {
+                    inboxes[crate::multi::exchange::peer(part, i)] = *ptr;
+                }
+                Some(_) => return None,
+            }
+        }
+        Some(inboxes)
+    }
+
+    /// [`crate::multi::PartRun::send_pushes`] where every owner's inbox is reachable: the
+    /// worklist split and each ghost written into its owner's inbox by one kernel, one wait.
+    fn send_pushes_direct(
+        &mut self,
+        map: crate::multi::GhostMap<'_>,
+        routes: &[crate::multi::Route],
+        inboxes: &[u64],
+    ) -> Result<Vec<usize>> {
+        let mut sent = vec![0usize; routes.len()];
+        let owned = self.ctx.num_nodes as u32;
+        let len = self.worklists.last().map_or(0, |list| list.len);
+        if len == 0 || self.num_nodes() == owned {
+            return Ok(sent);
+        }
+        let k = inboxes.len();
+        self.split_buffers(len)?;
+        let (owner_of, position, at_owner) =
+            (self.fixed_list(map.owner_of)?, self.fixed_list(map.position)?, self.fixed_list(map.at_owner)?);
+        if self.push_inboxes.as_ref().is_none_or(|b| b.bytes() < 8 * k) {
+            self.push_inboxes = Some(DeviceBuffer::new(&self.context, 8 * k, "the owners' inboxes")?);
+        }
+        let inboxes_ptr = self.push_inboxes.as_ref().expect("made above").ptr();
+        self.mailbox.send(inboxes_ptr, inboxes)?;
+        let split = self.split.as_mut().expect("made by split_buffers");
+        if split.counts.bytes() < 8 * (2 + k) {
+            split.counts = DeviceBuffer::new(&self.context, 8 * (2 + k), "the split's counts")?;
+        }
+        buffer::clear_async(split.counts.ptr(), 8 * (2 + k))?;
+        let current = self.worklists.last().expect("a worklist with items");
+        let (items, flags, kept, ghosts, counts) =
+            (current.buffer.ptr(), split.flags.ptr(), split.kept.buffer.ptr(), split.ghosts.ptr(), split.counts.ptr());
+        let grid = len.div_ceil(u64::from(BLOCK)).min(4096) as u32;
+        // SAFETY: (const uint32_t *items, uint64_t n, uint32_t owned, uint32_t *flags, uint32_t
+        // *kept, uint32_t *ghosts, const uint32_t *owner_of, const uint32_t *position, const
+        // uint32_t *at_owner, uint32_t *const *inboxes, unsigned long long *counts): as
+        // grail_split_pushes and grail_route_pushes; each owner's inbox (on a device this one
+        // reaches) holds a word per ghost of this part that it owns; `counts` holds 2 + k words.
+        unsafe {
+            launch(
+                &self.program.split_route_pushes,
+                grid,
+                BLOCK,
+                &mut [
+                    arg(&items),
+                    arg(&len),
+                    arg(&owned),
+                    arg(&flags),
+                    arg(&kept),
+                    arg(&ghosts),
+                    arg(&owner_of),
+                    arg(&position),
+                    arg(&at_owner),
+                    arg(&inboxes_ptr),
+                    arg(&counts),
+                ],
+            )?
+        };
+        let fetched = self.mailbox.fetch(counts, 2 + k)?;
+        self.wait("the split of a worklist between parts")?;
+        let counts = self.mailbox.read(&fetched);
+        let split = self.split.as_mut().expect("made by split_buffers");
+        let current = self.worklists.last_mut().expect("a worklist with items");
+        std::mem::swap(current, &mut split.kept);
+        current.len = counts[0];
+        // Queued: the next split follows it in order.
+        self.clear_ghost_flags(counts[1])?;
+        for (i, sent) in sent.iter_mut().enumerate() {
+            *sent = counts[2 + crate::multi::exchange::peer(map.part, i)] as usize;
+        }
+        Ok(sent)
+    }
+
     /// Clears the flags of the `n` ghosts in the split buffers' list, for the next split.
     fn clear_ghost_flags(&mut self, n: u64) -> Result<()> {
         if n == 0 {
@@ -1696,6 +1899,9 @@ impl crate::multi::PartRun for GpuRun<'_> {
     }
 
     fn send_pushes(&mut self, map: crate::multi::GhostMap<'_>, routes: &[crate::multi::Route]) -> Result<Vec<usize>> {
+        if let Some(inboxes) = self.reachable_push_inboxes(map.part, routes) {
+            return self.send_pushes_direct(map, routes, &inboxes);
+        }
         let mut sent = vec![0usize; routes.len()];
         let n = self.split_worklist()?;
         if n == 0 {
@@ -1764,11 +1970,17 @@ impl crate::multi::PartRun for GpuRun<'_> {
             *list = DeviceList { len: list.len, ..grown };
         }
         let bytes = count * 4;
-        // SAFETY: the inbox holds `count` node ids; the worklist has room for them after its items.
+        // SAFETY: the inbox holds `count` node ids; the worklist has room for them after its
+        // items. Queued on the null stream: the part's next launch follows it (`settle`).
         unsafe {
-            cudarc::driver::result::memcpy_dtod_sync(list.buffer.ptr() + list.len * 4, self.inboxes[inbox].ptr(), bytes)
+            cudarc::driver::result::memcpy_dtod_async(
+                list.buffer.ptr() + list.len * 4,
+                self.inboxes[inbox].ptr(),
+                bytes,
+                std::ptr::null_mut(),
+            )
         }
-        .map_err(|e| call("cuMemcpyDtoD", e))?;
+        .map_err(|e| call("cuMemcpyDtoDAsync", e))?;
         list.len += n;
         Ok(())
     }
@@ -1793,6 +2005,70 @@ impl crate::multi::PartRun for GpuRun<'_> {
         Ok(found)
     }
 
+    fn send_changes_to(
+        &mut self,
+        property: PropertyId,
+        list: &[u32],
+        sends: &[(std::ops::Range<usize>, Option<&crate::multi::Place>)],
+    ) -> Result<Vec<usize>> {
+        let direct = self.direct_sends(sends);
+        let mut sent = vec![0usize; sends.len()];
+        if !direct.is_empty() {
+            let fetched = self.queue_changes(property, list, sends, &direct)?;
+            self.wait("the exchange between parts")?;
+            let found = self.mailbox.read(&fetched);
+            for &(i, _) in &direct {
+                sent[i] = found[i] as usize;
+            }
+        }
+        for (i, (range, to)) in sends.iter().enumerate() {
+            if let Some(to) = to.filter(|_| !direct.iter().any(|&(j, _)| j == i)) {
+                sent[i] = self.send_changes(property, list, range.clone(), to)?;
+            }
+        }
+        Ok(sent)
+    }
+
+    fn invoke_sending(
+        &mut self,
+        kernel: KernelId,
+        args: &[Value],
+        diff: &[PropertyId],
+        list: &[u32],
+        sends: &[(std::ops::Range<usize>, Option<&crate::multi::Place>)],
+    ) -> Result<(Option<Value>, Vec<Vec<usize>>)> {
+        let direct = self.direct_sends(sends);
+        let every_send_direct = sends
+            .iter()
+            .enumerate()
+            .all(|(i, (range, to))| to.is_none() || range.is_empty() || direct.iter().any(|&(j, _)| j == i));
+        let declared = &self.module.kernels[kernel.index()];
+        // The comparisons go right after the kernel's one launch where nothing can follow it
+        // (no retry pass): one wait for both.
+        let follows = diff.len() == 1
+            && every_send_direct
+            && !direct.is_empty()
+            && self.program.kernels[kernel.index()].phases.len() == 1
+            && !grail_ir::opt::backoff::retries(declared);
+        if !follows {
+            let result = self.run_kernel(kernel, args)?;
+            let sent = diff.iter().map(|&p| self.send_changes_to(p, list, sends)).collect::<Result<_>>()?;
+            return Ok((result, sent));
+        }
+        let property = diff[0];
+        let mut queue = |run: &mut GpuRun<'_>| run.queue_changes(property, list, sends, &direct);
+        let (result, found) = self.run_kernel_then(kernel, args, Some(&mut queue))?;
+        let mut sent = vec![0usize; sends.len()];
+        for &(i, _) in &direct {
+            sent[i] = found[i] as usize;
+        }
+        Ok((result, vec![sent]))
+    }
+
+    fn settle(&mut self) -> Result<()> {
+        self.wait("the exchange between parts")
+    }
+
     fn merge_changes(
         &mut self,
         property: PropertyId,
@@ -1809,7 +2085,40 @@ impl crate::multi::PartRun for GpuRun<'_> {
         self.columns_to_device()?;
         let at = self.fixed_list(list)? + 4 * start as u64;
         let record = if record { self.record(list, property)? + 8 * start as u64 } else { 0 };
+        if !matches!(merge, crate::multi::Merge::Custom(_)) {
+            let declared = &self.module.properties[property.index()];
+            let kind = crate::multi::type_code(crate::host::value::column_type(declared.ty).expect("a scalar column"));
+            let (_, size) = self.memory.columns[property.index()].raw_bytes();
+            let (column, size, op) = (self.columns[property.index()].buffer.ptr(), size as u32, merge.code());
+            let (changes, n64) = (self.inboxes[inbox].ptr(), count as u64);
+            let grid = n64.div_ceil(u64::from(BLOCK)).min(4096) as u32;
+            // SAFETY: (void *column, uint32_t size, uint32_t kind, uint32_t op, const uint32_t *at,
+            // const grail_change *changes, uint64_t n, uint64_t *record): the inbox holds
+            // `count` changes, each position within the list's range from `start`, `at` and
+            // `record` point into the list's copies; a null record is not written. Not waited
+            // for: the part's next launch follows it in order (`PartRun::settle`).
+            self.columns[property.index()].current = Current::Device;
+            return unsafe {
+                launch(
+                    &self.program.merge_changes,
+                    grid,
+                    BLOCK,
+                    &mut [
+                        arg(&column),
+                        arg(&size),
+                        arg(&kind),
+                        arg(&op),
+                        arg(&at),
+                        arg(&changes),
+                        arg(&n64),
+                        arg(&record),
+                    ],
+                )
+            };
+        }
         if self.unpacked.as_ref().is_none_or(|(_, _, _, cap)| *cap < count) {
+            // A merge queued earlier may still read the buffers being replaced.
+            self.wait("the exchange between parts")?;
             let cap = count.max(1024).next_power_of_two();
             let what = "the changes of an inbox, unpacked";
             self.unpacked = Some((
@@ -1847,8 +2156,8 @@ impl crate::multi::PartRun for GpuRun<'_> {
                 ],
             )?
         };
-        self.launch_merge(property, merge, at_out, count, before, after)?;
-        self.wait("the exchange between parts")
+        // Not waited for: the part's next launch follows in order (`PartRun::settle`).
+        self.launch_merge(property, merge, at_out, count, before, after)
     }
 
     fn put_changes(

@@ -210,9 +210,12 @@ impl CrewState {
         let mut outcome = Outcome::default();
         match job {
             Job::Step { kernel, args, diff, split, merge_first } => {
+                // Each owner's ghosts that changed go to the owner's inbox after the kernel.
+                let sends: Vec<_> = routes.iter().map(|r| (r.ghosts.clone(), r.to_owner.as_ref())).collect();
                 if let Some(exchanged) = merge_first {
-                    // Every part reaches the barrier, failed (or panicking) or not, so that no
-                    // part waits forever.
+                    // The merges are queued before the kernel (which waits for them). Every part
+                    // reaches the barrier, failed (or panicking) or not, so that no part waits
+                    // forever; past it, the others' inboxes are free to be written again.
                     let ran = std::panic::catch_unwind(AssertUnwindSafe(|| {
                         merge_received(run, q, routes, mirrors, exchanged)?;
                         run.invoke(*kernel, &args[q])
@@ -220,19 +223,11 @@ impl CrewState {
                     self.merged.wait();
                     let ran = ran.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
                     outcome.result = ran?;
-                } else {
-                    outcome.result = run.invoke(*kernel, &args[q])?;
-                }
-                // Each owner's ghosts that changed, to the owner's inbox.
-                for &property in diff {
-                    let mut sent = Vec::with_capacity(routes.len());
-                    for route in routes {
-                        sent.push(match &route.to_owner {
-                            Some(to) => run.send_changes(property, ghosts, route.ghosts.clone(), to)?,
-                            None => 0,
-                        });
+                    for &property in diff {
+                        outcome.sent.push(run.send_changes_to(property, ghosts, &sends)?);
                     }
-                    outcome.sent.push(sent);
+                } else {
+                    (outcome.result, outcome.sent) = run.invoke_sending(*kernel, &args[q], diff, ghosts, &sends)?;
                 }
                 if *split {
                     let [owner_of, position, at_owner, starts] = self.maps[q].map(list);
@@ -242,17 +237,14 @@ impl CrewState {
             }
             Job::Merge(exchanged) => {
                 merge_received(run, q, routes, mirrors, exchanged)?;
-                // This part's words its ghosts elsewhere have not seen, to their parts' inboxes.
+                // This part's words its ghosts elsewhere have not seen, to their parts' inboxes
+                // (after the merges, which the comparisons follow on the device).
+                let sends: Vec<_> = routes.iter().map(|r| (r.mirrors.clone(), r.to_ghosts.as_ref())).collect();
                 for synced in exchanged.properties.iter().filter(|s| s.read) {
-                    let mut sent = Vec::with_capacity(routes.len());
-                    for route in routes {
-                        sent.push(match &route.to_ghosts {
-                            Some(to) => run.send_changes(synced.property, mirrors, route.mirrors.clone(), to)?,
-                            None => 0,
-                        });
-                    }
-                    outcome.sent.push(sent);
+                    outcome.sent.push(run.send_changes_to(synced.property, mirrors, &sends)?);
                 }
+                // The merges are done before another part writes this part's inboxes again.
+                run.settle()?;
             }
             Job::Refresh(exchanged) => {
                 for (w, synced) in exchanged.properties.iter().enumerate() {

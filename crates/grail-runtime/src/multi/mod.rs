@@ -277,10 +277,50 @@ pub(crate) trait PartRun: Machine {
         range: std::ops::Range<usize>,
         to: &exchange::Place,
     ) -> Result<usize>;
+    /// [`PartRun::send_changes`] for several ranges of the fixed list `list` at once, each
+    /// to its own inbox (`None`: nothing goes there, 0 sent); how many went to each. A GPU
+    /// queues every comparison, writing straight into the inboxes it reaches, and waits once.
+    fn send_changes_to(
+        &mut self,
+        property: PropertyId,
+        list: &[u32],
+        sends: &[(std::ops::Range<usize>, Option<&exchange::Place>)],
+    ) -> Result<Vec<usize>> {
+        sends
+            .iter()
+            .map(|(range, to)| match to {
+                Some(to) => self.send_changes(property, list, range.clone(), to),
+                None => Ok(0),
+            })
+            .collect()
+    }
+    /// Invokes `kernel` ([`Machine::invoke`]), then sends the changes of each property of
+    /// `diff` as [`PartRun::send_changes_to`] does; the result, and by property how many
+    /// changes went to each send. A GPU queues the comparisons right behind the kernel and
+    /// waits once where it can.
+    fn invoke_sending(
+        &mut self,
+        kernel: grail_ir::KernelId,
+        args: &[Value],
+        diff: &[PropertyId],
+        list: &[u32],
+        sends: &[(std::ops::Range<usize>, Option<&exchange::Place>)],
+    ) -> Result<(Option<Value>, Vec<Vec<usize>>)> {
+        let result = self.invoke(kernel, args)?;
+        let sent = diff.iter().map(|&p| self.send_changes_to(p, list, sends)).collect::<Result<_>>()?;
+        Ok((result, sent))
+    }
+    /// Waits for the work this part queued on its device (a merge is queued, not waited
+    /// for: the part's next kernel follows it in order).
+    fn settle(&mut self) -> Result<()> {
+        Ok(())
+    }
     /// Merges the first `count` changes of inbox `inbox` (each a ghost's word before and after
     /// the superstep) into this part's nodes `list[start + position]` with `merge`; with
     /// `record`, records each change's new word for that position of the fixed list `list`
-    /// (what the ghost holds now).
+    /// (what the ghost holds now). May return before the merge is done: anything that reads
+    /// the part's nodes, or its inbox's next writer, comes after [`PartRun::settle`] or the
+    /// part's next invocation.
     #[allow(clippy::too_many_arguments)]
     fn merge_changes(
         &mut self,
