@@ -1489,21 +1489,31 @@ impl GpuRun<'_> {
         Ok(())
     }
 
+    /// The current worklist's length when it has items to split between owned nodes and
+    /// ghosts (the split buffers made ready for it); `None` when there is nothing to split.
+    fn split_ready(&mut self) -> Result<Option<u64>> {
+        let len = self.worklists.last().map_or(0, |list| list.len);
+        if len == 0 || self.num_nodes() == self.ctx.num_nodes as u32 {
+            return Ok(None);
+        }
+        self.split_buffers(len)?;
+        Ok(Some(len))
+    }
+
+    /// The current worklist's items, and the split buffers' flags, kept list, ghosts and counts.
+    fn split_pointers(&self) -> [u64; 5] {
+        let split = self.split.as_ref().expect("made by split_ready");
+        let current = self.worklists.last().expect("a worklist with items");
+        [current.buffer.ptr(), split.flags.ptr(), split.kept.buffer.ptr(), split.ghosts.ptr(), split.counts.ptr()]
+    }
+
     /// Splits the current worklist: the owned items stay, the ghosts (each once) are left in
     /// the split buffers' list, their flags set; how many ghosts.
     fn split_worklist(&mut self) -> Result<u64> {
         let owned = self.ctx.num_nodes as u32;
-        let slots = self.num_nodes();
-        let len = self.worklists.last().map_or(0, |list| list.len);
-        if len == 0 || slots == owned {
-            return Ok(0);
-        }
-        self.split_buffers(len)?;
-        let split = self.split.as_mut().expect("made above");
-        let current = self.worklists.last_mut().expect("a worklist with items");
-        split.counts.clear()?;
-        let (items, flags, kept, ghosts, counts) =
-            (current.buffer.ptr(), split.flags.ptr(), split.kept.buffer.ptr(), split.ghosts.ptr(), split.counts.ptr());
+        let Some(len) = self.split_ready()? else { return Ok(0) };
+        self.split.as_ref().expect("made by split_ready").counts.clear()?;
+        let [items, flags, kept, ghosts, counts] = self.split_pointers();
         let grid = len.div_ceil(u64::from(BLOCK)).min(4096) as u32;
         // SAFETY: (const uint32_t *items, uint64_t n, uint32_t owned, uint32_t *flags, uint32_t *kept,
         // uint32_t *ghosts, unsigned long long *counts): `kept` holds `len` items, `ghosts` and
@@ -1518,7 +1528,9 @@ impl GpuRun<'_> {
         };
         buffer::synchronize().map_err(|e| call("cuCtxSynchronize", e))?;
         let mut lengths = [0u64; 2];
+        let split = self.split.as_mut().expect("made by split_ready");
         split.counts.download(0, &mut lengths)?;
+        let current = self.worklists.last_mut().expect("a worklist with items");
         std::mem::swap(current, &mut split.kept);
         current.len = lengths[0];
         Ok(lengths[1])
@@ -1607,12 +1619,8 @@ impl GpuRun<'_> {
     ) -> Result<Vec<usize>> {
         let mut sent = vec![0usize; routes.len()];
         let owned = self.ctx.num_nodes as u32;
-        let len = self.worklists.last().map_or(0, |list| list.len);
-        if len == 0 || self.num_nodes() == owned {
-            return Ok(sent);
-        }
+        let Some(len) = self.split_ready()? else { return Ok(sent) };
         let k = inboxes.len();
-        self.split_buffers(len)?;
         let (owner_of, position, at_owner) =
             (self.fixed_list(map.owner_of)?, self.fixed_list(map.position)?, self.fixed_list(map.at_owner)?);
         if self.push_inboxes.as_ref().is_none_or(|b| b.bytes() < 8 * k) {
@@ -1620,14 +1628,12 @@ impl GpuRun<'_> {
         }
         let inboxes_ptr = self.push_inboxes.as_ref().expect("made above").ptr();
         self.mailbox.send(inboxes_ptr, inboxes)?;
-        let split = self.split.as_mut().expect("made by split_buffers");
+        let split = self.split.as_mut().expect("made by split_ready");
         if split.counts.bytes() < 8 * (2 + k) {
             split.counts = DeviceBuffer::new(&self.context, 8 * (2 + k), "the split's counts")?;
         }
         buffer::clear_async(split.counts.ptr(), 8 * (2 + k))?;
-        let current = self.worklists.last().expect("a worklist with items");
-        let (items, flags, kept, ghosts, counts) =
-            (current.buffer.ptr(), split.flags.ptr(), split.kept.buffer.ptr(), split.ghosts.ptr(), split.counts.ptr());
+        let [items, flags, kept, ghosts, counts] = self.split_pointers();
         let grid = len.div_ceil(u64::from(BLOCK)).min(4096) as u32;
         // SAFETY: (const uint32_t *items, uint64_t n, uint32_t owned, uint32_t *flags, uint32_t
         // *kept, uint32_t *ghosts, const uint32_t *owner_of, const uint32_t *position, const
@@ -1657,7 +1663,7 @@ impl GpuRun<'_> {
         let fetched = self.mailbox.fetch(counts, 2 + k)?;
         self.wait("the split of a worklist between parts")?;
         let counts = self.mailbox.read(&fetched);
-        let split = self.split.as_mut().expect("made by split_buffers");
+        let split = self.split.as_mut().expect("made by split_ready");
         let current = self.worklists.last_mut().expect("a worklist with items");
         std::mem::swap(current, &mut split.kept);
         current.len = counts[0];
