@@ -816,16 +816,32 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
                 if retried == 0 {
                     break;
                 }
-                // A pass in which every item lost (try-locks that kept failing each other, as
-                // the same threads take the same items pass after pass) made no progress: the
-                // next runs on one thread, where every claim succeeds.
-                serial = retried >= size;
+                // A pass whose items all came back, each once (try-locks that kept failing each
+                // other, as the same threads take the same items pass after pass), made no
+                // progress: the next runs on one thread, where every claim succeeds. A pass that
+                // retried as many other items (SSSP's near window, which retries neighbours) is
+                // progress, and runs on every thread.
+                let pass = (retried == size).then(|| {
+                    if self.ctx.retrying != 0 {
+                        fingerprint(self.retry_items.iter().copied())
+                    } else if self.ctx.items.is_null() {
+                        fingerprint(0..size as u32)
+                    } else {
+                        // SAFETY: the worklist the first pass read, `item_count` ids, untouched since.
+                        fingerprint(
+                            unsafe { std::slice::from_raw_parts(self.ctx.items, self.ctx.item_count as usize) }
+                                .iter()
+                                .copied(),
+                        )
+                    }
+                });
                 retries += retried;
                 self.retry_items.clear();
                 for state in &mut self.threads.states {
                     self.retry_items.extend_from_slice(state.retries.items());
                     state.retries.len = 0;
                 }
+                serial = pass.is_some_and(|pass| pass == fingerprint(self.retry_items.iter().copied()));
                 check_items(&self.retry_items, self.item_bound(retried_type), kernel, "retried")?;
                 self.ctx.items = self.retry_items.as_ptr();
                 self.ctx.item_count = self.retry_items.len() as u64;
@@ -1269,5 +1285,33 @@ fn check_items(items: &[u32], bound: ItemBound, kernel: &Kernel, what: &str) -> 
             kernel.name, bound.noun, bound.whole
         ))),
         _ => Ok(()),
+    }
+}
+
+/// A fingerprint of a multiset of ids: the same for the same ids in any order, and, with high
+/// probability, different for different ones.
+fn fingerprint(ids: impl Iterator<Item = u32>) -> (u64, u64) {
+    ids.fold((0u64, 0u64), |(sum, xor), id| {
+        let mut h = u64::from(id).wrapping_add(0x9e37_79b9_7f4a_7c15);
+        h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        h ^= h >> 31;
+        (sum.wrapping_add(h), xor ^ h.rotate_left(17))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fingerprint;
+
+    #[test]
+    fn a_fingerprint_ignores_order_and_tells_different_ids_apart() {
+        let items = [7u32, 3, 3, 1_000_000, 0];
+        let shuffled = [3u32, 0, 1_000_000, 7, 3];
+        assert_eq!(fingerprint(items.iter().copied()), fingerprint(shuffled.iter().copied()));
+        // The same count, other ids: a pass that retried its items' neighbours.
+        assert_ne!(fingerprint(items.iter().copied()), fingerprint([7u32, 3, 4, 1_000_000, 0].into_iter()));
+        assert_ne!(fingerprint(0..5u32), fingerprint([0u32, 1, 2, 3, 3].into_iter()));
+        assert_eq!(fingerprint(0..5u32), fingerprint([4u32, 2, 0, 1, 3].into_iter()));
     }
 }
