@@ -109,6 +109,8 @@ pub struct MultiParams {
     /// The asynchronous mode's soft priorities, with this bucket width
     /// (`grail_runtime::multi::MultiOptions::priority_delta`).
     pub priority_delta: Option<u64>,
+    /// How the asynchronous mode's packets travel (`grail_runtime::multi::Topology`).
+    pub topology: grail_runtime::multi::Topology,
     /// A partitioning of the graph made before, into as many parts as there are devices (then
     /// `partition` and `seed` only name how it was made): a benchmark splits a graph once for
     /// all its runs, METIS taking minutes on large graphs.
@@ -438,6 +440,7 @@ pub fn run_partitioned(
         jitter: how.jitter,
         device_regions: device_regions(graph, how),
         priority_delta: how.priority_delta,
+        topology: how.topology,
     };
     let run = program.run_with_inputs(graph, partitioning, values, inputs, &options, out)?;
     let report = MultiReport {

@@ -14,7 +14,7 @@ use grail_graph::{Graph, NoProgress};
 use grail_ir::OptConfig;
 use grail_runtime::ModuleCache;
 use grail_runtime::cpu::CCompiler;
-use grail_runtime::multi::{Device, Mode};
+use grail_runtime::multi::{Device, Mode, SyncStats, Topology};
 
 /// Whether METIS is there to test; without it its cases are skipped, unless
 /// GRAIL_REQUIRE_METIS=1 (CI) makes that a failure.
@@ -40,6 +40,7 @@ fn multi(devices: usize, method: Method) -> MultiParams {
         seed: 7,
         jitter: None,
         priority_delta: None,
+        topology: Topology::Direct,
         partitioning: None,
     }
 }
@@ -119,7 +120,7 @@ fn check(k: usize, program: &SuiteProgram, graph: &Graph, method: Method, thread
 }
 
 /// Runs and verifies; the nodes that waited under soft priorities.
-fn check_with(program: &SuiteProgram, graph: &Graph, how: MultiParams, threads: usize, what: &str) -> u64 {
+fn check_with(program: &SuiteProgram, graph: &Graph, how: MultiParams, threads: usize, what: &str) -> SyncStats {
     let (k, method) = (how.devices.len(), how.partition);
     let variant = program.variant();
     let params =
@@ -150,15 +151,16 @@ fn check_with(program: &SuiteProgram, graph: &Graph, how: MultiParams, threads: 
     if report.mode == Mode::Async && matches!(variant.program, "sssp_wl" | "cc_lp" | "pr_residual") {
         assert!(report.sync.async_loops > 0, "{}: no asynchronous loop", context());
     }
-    report.sync.deferred
+    report.sync
 }
 
 #[test]
 fn the_asynchronous_mode_agrees_with_the_reference_and_ends_under_random_delays() {
     // The termination-detection stress test: packets delayed at random and taken in shuffled
-    // order, on 1-4 devices, a different seed for every run.
+    // order, on 1-4 devices, a different seed for every run; every third run sends its packets
+    // around a ring of the parts.
     let methods = methods();
-    let mut deferred = 0;
+    let (mut deferred, mut relayed) = (0, 0);
     for seed in 0..30u64 {
         let graph = random_graph(1000 + seed);
         let method = methods[seed as usize % methods.len()];
@@ -175,10 +177,12 @@ fn the_asynchronous_mode_agrees_with_the_reference_and_ends_under_random_delays(
                 // Soft priorities in every other run, in buckets narrow enough that pushed
                 // nodes wait.
                 priority_delta: (seed % 2 == 1).then_some(1 + seed % 7),
+                topology: if seed % 3 == 2 { Topology::Ring } else { Topology::Direct },
                 partitioning: None,
             };
-            deferred +=
-                check_with(program, &graph, how, 1, &format!("random graph seed {}, asynchronous", 1000 + seed));
+            let sync = check_with(program, &graph, how, 1, &format!("random graph seed {}, asynchronous", 1000 + seed));
+            deferred += sync.deferred;
+            relayed += sync.relayed;
         }
     }
     let graph =
@@ -191,11 +195,15 @@ fn the_asynchronous_mode_agrees_with_the_reference_and_ends_under_random_delays(
             seed: 3,
             jitter: None,
             priority_delta: Some(8),
+            topology: if *k >= 3 { Topology::Ring } else { Topology::Direct },
             partitioning: None,
         };
-        deferred += check_with(program, &graph, how, 2, "rmat, asynchronous");
+        let sync = check_with(program, &graph, how, 2, "rmat, asynchronous");
+        deferred += sync.deferred;
+        relayed += sync.relayed;
     }
     assert!(deferred > 0, "soft priorities never made a pushed node wait");
+    assert!(relayed > 0, "no packet went around the ring through a part it was not for");
 }
 
 #[test]

@@ -830,6 +830,11 @@ pub struct RunArgs {
     /// device has other work; then the lowest bucket goes first.
     #[arg(long, value_name = "DELTA", requires = "devices", value_parser = clap::value_parser!(u64).range(1..))]
     pub soft_priority: Option<u64>,
+    /// How `--mode async`'s packets travel between the devices: `direct` (each straight to its
+    /// device, the default) or `ring` (Groute's ring: each device sends to the next one only,
+    /// which keeps its own packets and passes the others on).
+    #[arg(long, value_name = "direct|ring", requires = "devices")]
+    pub topology: Option<grail_runtime::multi::Topology>,
     /// Let grail use at most this much memory on each GPU, e.g. `1.5G` or `800M` (K, M, G, T:
     /// powers of 1024): a small GPU made of a large one, to run graphs larger than one device
     /// over several (--devices). Past it, allocations fail as the GPU's own out-of-memory does.

@@ -87,6 +87,23 @@ fn the_asynchronous_mode_runs_worklist_loops_without_supersteps() {
         assert_eq!(summary["multi"]["mode"], "async");
         assert_eq!(summary["multi"]["async_loops"], 1, "{summary}");
     }
+    // Around a ring of three devices: some packets pass through a device they are not for.
+    let summary = verified_summary(&[
+        "run",
+        "sssp",
+        "--graph",
+        &graph,
+        "--devices",
+        "cpu*3",
+        "--mode",
+        "async",
+        "--topology",
+        "ring",
+        "--partition",
+        "random",
+    ]);
+    assert_eq!(summary["multi"]["async_loops"], 1, "{summary}");
+    assert!(summary["multi"]["relayed"].as_u64().unwrap() > 0, "{summary}");
     // BFS's loop body counts the levels its kernel is given: it runs bulk-synchronously, and is
     // right.
     let summary = verified_summary(&["run", "bfs", "--graph", &graph, "--devices", "cpu*2", "--mode", "async"]);
@@ -155,6 +172,11 @@ fn mistakes_get_clear_errors() {
         (&["run", "bfs", "--graph", &graph, "--device-memory-limit", "lots"], "is not a size"),
         (&["run", "sssp", "--graph", &graph, "--devices", "cpu*2", "--soft-priority", "8"], "add --mode async"),
         (&["run", "sssp", "--graph", &graph, "--devices", "cpu*2", "--mode", "async", "--soft-priority", "0"], "0"),
+        (&["run", "sssp", "--graph", &graph, "--devices", "cpu*2", "--topology", "ring"], "add --mode async"),
+        (
+            &["run", "sssp", "--graph", &graph, "--devices", "cpu*2", "--mode", "async", "--topology", "star"],
+            "direct or ring",
+        ),
     ];
     for (args, expected) in cases {
         let run = grail(args);

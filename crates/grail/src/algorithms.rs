@@ -159,6 +159,7 @@ impl<'g, T: AlgorithmOutput> Run<'g, T> {
             seed: 1,
             jitter: None,
             priority_delta: None,
+            topology: grail_runtime::multi::Topology::Direct,
             partitioning: None,
         });
         self

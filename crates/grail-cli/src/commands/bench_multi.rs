@@ -159,6 +159,7 @@ pub fn multi(bench: MultiBench, progress: &Bars) -> Result<()> {
                                 seed: 1,
                                 jitter: None,
                                 priority_delta: None,
+                                topology: Default::default(),
                                 partitioning: Some(split.clone()),
                             }),
                             ..base.clone()

@@ -175,6 +175,7 @@ fn multi_records(
         seed: 1,
         jitter: None,
         priority_delta: None,
+        topology: Default::default(),
         partitioning: None,
     };
     let params = RunParams { threads, multi: Some(multi), ..Default::default() };

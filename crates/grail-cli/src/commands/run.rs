@@ -323,6 +323,11 @@ fn multi_params(args: &RunArgs) -> Result<Option<MultiParams>> {
     if args.soft_priority.is_some() && args.mode != Some(grail_runtime::multi::Mode::Async) {
         return Err(UsageError("--soft-priority orders the asynchronous mode's work: add --mode async".into()).into());
     }
+    if args.topology.is_some() && args.mode != Some(grail_runtime::multi::Mode::Async) {
+        return Err(
+            UsageError("--topology says how the asynchronous mode's packets travel: add --mode async".into()).into()
+        );
+    }
     Ok(Some(MultiParams {
         devices,
         mode: args.mode.unwrap_or_default(),
@@ -330,6 +335,7 @@ fn multi_params(args: &RunArgs) -> Result<Option<MultiParams>> {
         seed: 1,
         jitter: None,
         priority_delta: args.soft_priority,
+        topology: args.topology.unwrap_or_default(),
         partitioning: None,
     }))
 }
@@ -362,6 +368,9 @@ fn print_multi(report: &MultiReport, total: std::time::Duration) {
     );
     if report.sync.async_loops > 0 {
         println!("  async     {} worklist loop(s) without supersteps", report.sync.async_loops);
+    }
+    if report.sync.relayed > 0 {
+        println!("  ring      {} packet(s) passed on by devices they were not for", report.sync.relayed);
     }
     if report.sync.deferred > 0 {
         println!("  priority  {} pushed node(s) waited for nearer work", report.sync.deferred);
@@ -402,6 +411,7 @@ fn multi_json(report: &MultiReport) -> serde_json::Value {
         "async_loops": report.sync.async_loops,
         "device_regions": report.sync.device_regions,
         "deferred": report.sync.deferred,
+        "relayed": report.sync.relayed,
         "parts": report.parts.iter().map(|p| json!({
             "device": p.device.to_string(),
             "nodes": p.nodes,

@@ -55,10 +55,15 @@ pub(crate) struct Routing {
 
 /// How packets travel between parts: what a transport between processes (message passing)
 /// would implement to run the same loop beyond one node. `send` must not block; `take` returns
-/// what arrived for a part since its last call, in any order.
+/// what arrived for a part since its last call, in any order, and is called by the part's
+/// driver whenever it looks for work (idle or not), so a transport may pass packets on there.
 pub(crate) trait Transport: Send + Sync {
-    fn send(&self, to: usize, packet: Packet);
+    fn send(&self, from: usize, to: usize, packet: Packet);
     fn take(&self, part: usize) -> Vec<Packet>;
+    /// Packets passed on by parts they were not for (0 where every packet goes straight).
+    fn relayed(&self) -> u64 {
+        0
+    }
 }
 
 /// The transport within one process: a mailbox per part.
@@ -71,12 +76,87 @@ impl Mailboxes {
 }
 
 impl Transport for Mailboxes {
-    fn send(&self, to: usize, packet: Packet) {
+    fn send(&self, _from: usize, to: usize, packet: Packet) {
         self.0[to].lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(packet);
     }
 
     fn take(&self, part: usize) -> Vec<Packet> {
         std::mem::take(&mut *self.0[part].lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
+    }
+}
+
+/// Groute's ring (§4.3): every part sends to the next part on the ring only, which keeps the
+/// packets for itself and passes the others on when it next looks for work; a packet from part
+/// `q` to part `r` makes `(r - q) mod k` hops. For devices whose links form a ring (or where only
+/// neighbours are connected); where every pair is connected, sending straight is faster. A
+/// packet in a mailbox on its way still counts as in flight, so termination waits for it.
+pub(crate) struct Ring {
+    boxes: Vec<Mutex<Vec<(usize, Packet)>>>,
+    relayed: AtomicU64,
+}
+
+impl Ring {
+    pub fn new(parts: usize) -> Ring {
+        Ring { boxes: (0..parts).map(|_| Mutex::new(Vec::new())).collect(), relayed: AtomicU64::new(0) }
+    }
+
+    fn post(&self, at: usize, to: usize, packet: Packet) {
+        self.boxes[at].lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push((to, packet));
+    }
+}
+
+impl Transport for Ring {
+    fn send(&self, from: usize, to: usize, packet: Packet) {
+        self.post((from + 1) % self.boxes.len(), to, packet);
+    }
+
+    fn take(&self, part: usize) -> Vec<Packet> {
+        let arrived = std::mem::take(&mut *self.boxes[part].lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
+        let next = (part + 1) % self.boxes.len();
+        let mut mine = Vec::new();
+        for (to, packet) in arrived {
+            if to == part {
+                mine.push(packet);
+            } else {
+                self.relayed.fetch_add(1, Ordering::Relaxed);
+                self.post(next, to, packet);
+            }
+        }
+        mine
+    }
+
+    fn relayed(&self) -> u64 {
+        self.relayed.load(Ordering::Relaxed)
+    }
+}
+
+/// Which way packets travel between the parts of the asynchronous mode.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Topology {
+    /// Every part sends straight to every other.
+    #[default]
+    Direct,
+    /// Around a ring of the parts, in part order ([`Ring`]).
+    Ring,
+}
+
+impl std::str::FromStr for Topology {
+    type Err = String;
+    fn from_str(text: &str) -> std::result::Result<Topology, String> {
+        match text {
+            "direct" => Ok(Topology::Direct),
+            "ring" => Ok(Topology::Ring),
+            other => Err(format!("unknown topology `{other}` (expected direct or ring)")),
+        }
+    }
+}
+
+impl std::fmt::Display for Topology {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Topology::Direct => "direct",
+            Topology::Ring => "ring",
+        })
     }
 }
 
@@ -204,8 +284,13 @@ impl AsyncState {
         written: Vec<Written>,
         routing: Vec<Routing>,
         jitter: Option<u64>,
+        topology: Topology,
     ) -> AsyncState {
         let k = routing.len();
+        let transport: Box<dyn Transport> = match topology {
+            Topology::Direct => Box::new(Mailboxes::new(k)),
+            Topology::Ring => Box::new(Ring::new(k)),
+        };
         AsyncState {
             kernel,
             args,
@@ -214,7 +299,7 @@ impl AsyncState {
             jitter,
             region: None,
             priority: None,
-            transport: Box::new(Mailboxes::new(k)),
+            transport,
             in_flight: AtomicI64::new(0),
             sent: AtomicU64::new(0),
             idle: (0..k).map(|_| AtomicBool::new(false)).collect(),
@@ -234,10 +319,15 @@ impl AsyncState {
         self.failed.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take()
     }
 
-    fn send(&self, to: usize, packet: Packet) {
+    fn send(&self, from: usize, to: usize, packet: Packet) {
         self.in_flight.fetch_add(1, Ordering::SeqCst);
         self.sent.fetch_add(1, Ordering::SeqCst);
-        self.transport.send(to, packet);
+        self.transport.send(from, to, packet);
+    }
+
+    /// Packets the transport passed on through parts they were not for.
+    pub fn relayed(&self) -> u64 {
+        self.transport.relayed()
     }
 
     /// Whether every part is idle with nothing in flight, and stayed so while checked.
@@ -331,7 +421,7 @@ fn drive_inner(q: usize, run: &mut dyn PartRun, ghosts: &[u32], mirrors: &[u32],
                             }
                         }
                         if !back.is_empty() {
-                            state.send(from, Packet::Refresh { w, positions: back, words: back_words });
+                            state.send(q, from, Packet::Refresh { w, positions: back, words: back_words });
                         }
                     }
                 }
@@ -416,7 +506,7 @@ fn drive_inner(q: usize, run: &mut dyn PartRun, ghosts: &[u32], mirrors: &[u32],
                         if let Some(jitter) = &mut jitter {
                             jitter.wait();
                         }
-                        state.send(o, packet);
+                        state.send(q, o, packet);
                     }
                 }
             }
@@ -431,7 +521,7 @@ fn drive_inner(q: usize, run: &mut dyn PartRun, ghosts: &[u32], mirrors: &[u32],
             }
             for (o, items) in pushes.into_iter().enumerate() {
                 if !items.is_empty() {
-                    state.send(o, Packet::Push(items));
+                    state.send(q, o, Packet::Push(items));
                 }
             }
             exchange_started
@@ -451,7 +541,7 @@ fn drive_inner(q: usize, run: &mut dyn PartRun, ghosts: &[u32], mirrors: &[u32],
                 }
                 for (p, (positions, words)) in packets.into_iter().enumerate() {
                     if !positions.is_empty() {
-                        state.send(p, Packet::Refresh { w, positions, words });
+                        state.send(q, p, Packet::Refresh { w, positions, words });
                     }
                 }
             }

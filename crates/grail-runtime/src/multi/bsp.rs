@@ -210,6 +210,8 @@ pub struct SyncStats {
     pub async_loops: u64,
     /// Pushed nodes that waited under soft priorities (asynchronous mode).
     pub deferred: u64,
+    /// Packets passed on by parts they were not for (the asynchronous mode's ring).
+    pub relayed: u64,
     /// Outlined regions run on every part at once, exchanging on the devices; their
     /// invocations count in `steps` (one per superstep), their time in `sync` as long as the
     /// part that spent longest in the exchanges (waiting for the others included) spent there,
@@ -244,6 +246,8 @@ pub(crate) struct Bsp<'a, 's> {
     pub jitter: Option<u64>,
     /// The asynchronous mode's soft priorities' width ([`super::MultiOptions::priority_delta`]).
     pub priority_delta: Option<u64>,
+    /// The asynchronous mode's topology ([`super::MultiOptions::topology`]).
+    pub topology: asynchronous::Topology,
     /// The last superstep's changes, not merged yet: the next superstep's parts merge them
     /// before their kernels (one round of the crew fewer), and anything else that looks at the
     /// parts merges them first ([`Bsp::flush`]). Only a superstep that pushed nothing and whose
@@ -692,8 +696,14 @@ impl Machine for Bsp<'_, '_> {
                 mirror_target: mirrors.targets.clone(),
             })
             .collect();
-        let mut state =
-            asynchronous::AsyncState::new(kernel, self.part_args(kernel, args)?, written, routing, self.jitter);
+        let mut state = asynchronous::AsyncState::new(
+            kernel,
+            self.part_args(kernel, args)?,
+            written,
+            routing,
+            self.jitter,
+            self.topology,
+        );
         state.region = region.map(|region| (region, locals.to_vec()));
         state.priority = self.priority_delta.and_then(|delta| asynchronous::Priority::of(&state.written, delta));
         let state = std::sync::Arc::new(state);
@@ -709,6 +719,7 @@ impl Machine for Bsp<'_, '_> {
         self.stats.copied += count(&state.copied);
         self.stats.forwarded += count(&state.forwarded);
         self.stats.deferred += count(&state.deferred);
+        self.stats.relayed += state.relayed();
         self.stats.async_loops += 1;
         let exchanging = state.exchanging.iter().map(count).max().map_or(Duration::ZERO, Duration::from_nanos);
         self.account(started.elapsed(), exchanging);

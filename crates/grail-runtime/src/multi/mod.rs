@@ -39,6 +39,7 @@ use grail_graph::Graph;
 use grail_graph::partition::{Part, Partitioning};
 use grail_ir::{Module, OutlineId, PropertyId};
 
+pub use asynchronous::Topology;
 pub use bsp::SyncStats;
 pub(crate) use exchange::{GhostMap, Place, Route};
 pub use merge::Merge;
@@ -170,6 +171,9 @@ pub struct MultiOptions {
     /// lowest waiting, unless the part has nothing else to do. `None`: every pushed node is
     /// taken at once.
     pub priority_delta: Option<u64>,
+    /// How the asynchronous mode's packets travel: straight to their part, or around a ring
+    /// of the parts (Groute's distributed worklist topology).
+    pub topology: Topology,
 }
 
 /// Which outlined regions of a run whose parts are all GPUs run on the devices at once, their
@@ -641,6 +645,7 @@ impl MultiProgram {
                     mode: options.mode,
                     jitter: options.jitter,
                     priority_delta: options.priority_delta,
+                    topology: options.topology,
                     device_regions: if peer_access { options.device_regions.resolved() } else { DeviceRegions::Never },
                 };
                 interp::fill_inputs(&self.module, &mut machine, inputs)?;
