@@ -111,6 +111,65 @@ fn the_asynchronous_mode_runs_worklist_loops_without_supersteps() {
 }
 
 #[test]
+fn a_kernel_that_writes_two_properties_through_neighbours_agrees_over_several_devices() {
+    // Each superstep sends the changes of two properties (and, since `mix` reads them through
+    // ghosts, the owners' words of both back): each travels in its own share of the inboxes.
+    let dir = tempfile::tempdir().unwrap();
+    let graph = generated(&dir);
+    let program = dir.path().join("two.grail");
+    std::fs::write(
+        &program,
+        "graph { node low: u32 = INF; node high: u32; node mixed: u64; }
+output low;
+output high;
+output mixed;
+kernel spread() {
+    forall u in G.nodes() {
+        forall v in u.neighbors() {
+            atomic_min(v.low, u as u32);
+            atomic_max(v.high, u as u32);
+        }
+    }
+}
+kernel mix() {
+    forall u in G.nodes() {
+        forall v in u.neighbors() {
+            u.mixed = u.mixed + v.low as u64 * 3 + v.high as u64;
+        }
+    }
+}
+fn main() {
+    invoke spread();
+    invoke mix();
+}
+",
+    )
+    .unwrap();
+    let program = program.to_str().unwrap();
+    let one = dir.path().join("one.txt");
+    let run = grail(&["run", program, "--graph", &graph, "--target", "cpu", "-o", one.to_str().unwrap()]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    let expected = std::fs::read_to_string(&one).unwrap();
+    for devices in ["cpu*2", "cpu*3", "cpu*4"] {
+        let parts = dir.path().join(format!("{devices}.txt"));
+        let run = grail(&[
+            "run",
+            program,
+            "--graph",
+            &graph,
+            "--devices",
+            devices,
+            "--partition",
+            "random",
+            "-o",
+            parts.to_str().unwrap(),
+        ]);
+        assert!(run.status.success(), "{devices}: {}", stderr(&run));
+        assert_eq!(std::fs::read_to_string(parts).unwrap(), expected, "{devices}");
+    }
+}
+
+#[test]
 fn a_program_file_runs_over_several_devices_and_writes_its_output() {
     let dir = tempfile::tempdir().unwrap();
     let graph = generated(&dir);

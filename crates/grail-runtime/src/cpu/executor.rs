@@ -516,13 +516,13 @@ impl crate::multi::PartRun for Run<'_, '_, '_> {
         &mut self,
         property: grail_ir::PropertyId,
         merge: crate::multi::Merge,
-        inbox: usize,
+        inbox: crate::multi::Share,
         count: usize,
         list: &[u32],
         start: usize,
         record: bool,
     ) -> Result<()> {
-        let changes = inbox_changes(&self.inboxes[inbox], count);
+        let changes = inbox_changes(&self.inboxes[inbox.inbox], inbox.offset, count);
         let at: Vec<u32> = changes.iter().map(|c| list[start + c.position as usize]).collect();
         let mut before: Vec<u64> = changes.iter().map(|c| c.old).collect();
         let after: Vec<u64> = changes.iter().map(|c| c.new).collect();
@@ -532,7 +532,7 @@ impl crate::multi::PartRun for Run<'_, '_, '_> {
             let ty = column_type(self.module.properties[property.index()].ty).expect("a scalar column");
             let key = (list.as_ptr() as usize, list.len(), property.0);
             let recorded = self.records.entry(key).or_insert_with(|| vec![0; list.len()]);
-            for change in inbox_changes(&self.inboxes[inbox], count) {
+            for change in inbox_changes(&self.inboxes[inbox.inbox], inbox.offset, count) {
                 // As this part's column would read the ghost's word.
                 recorded[start + change.position as usize] = word_as_read(column, ty, change.new);
             }
@@ -543,7 +543,7 @@ impl crate::multi::PartRun for Run<'_, '_, '_> {
     fn put_changes(
         &mut self,
         property: grail_ir::PropertyId,
-        inbox: usize,
+        inbox: crate::multi::Share,
         count: usize,
         list: &[u32],
         start: usize,
@@ -551,7 +551,7 @@ impl crate::multi::PartRun for Run<'_, '_, '_> {
         let column = self.memory.columns[property.index()];
         let key = (list.as_ptr() as usize, list.len(), property.0);
         let recorded = self.records.entry(key).or_insert_with(|| vec![0; list.len()]);
-        for change in inbox_changes(&self.inboxes[inbox], count) {
+        for change in inbox_changes(&self.inboxes[inbox.inbox], inbox.offset, count) {
             let i = start + change.position as usize;
             let local = list[i] as usize;
             column.set_bits(local, change.new);
@@ -561,8 +561,10 @@ impl crate::multi::PartRun for Run<'_, '_, '_> {
     }
 }
 
-/// The first `count` changes of an inbox.
-fn inbox_changes(inbox: &[u64], count: usize) -> &[crate::multi::Change] {
+/// The first `count` changes of an inbox's share that starts at byte `offset`.
+fn inbox_changes(inbox: &[u64], offset: usize, count: usize) -> &[crate::multi::Change] {
+    assert!(offset % 8 == 0, "an inbox's shares start at whole words");
+    let inbox = &inbox[offset / 8..];
     assert!(count * std::mem::size_of::<crate::multi::Change>() <= inbox.len() * 8, "an inbox overrun");
     // SAFETY: in bounds (checked); the words are 8-byte aligned and every bit pattern is a change.
     unsafe { std::slice::from_raw_parts(inbox.as_ptr().cast::<crate::multi::Change>(), count) }

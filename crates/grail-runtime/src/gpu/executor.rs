@@ -1538,7 +1538,7 @@ impl GpuRun<'_> {
 
     /// The sends (by index) whose inbox lies on a device this one writes to directly, with
     /// the inbox's address; empty ranges left out.
-    fn direct_sends(&self, sends: &[(std::ops::Range<usize>, Option<&crate::multi::Place>)]) -> Vec<(usize, u64)> {
+    fn direct_sends(&self, sends: &[crate::multi::Send]) -> Vec<(usize, u64)> {
         sends
             .iter()
             .enumerate()
@@ -1560,7 +1560,7 @@ impl GpuRun<'_> {
         &mut self,
         property: PropertyId,
         list: &[u32],
-        sends: &[(std::ops::Range<usize>, Option<&crate::multi::Place>)],
+        sends: &[crate::multi::Send],
         direct: &[(usize, u64)],
     ) -> Result<buffer::Ticket> {
         self.columns_to_device()?;
@@ -2015,7 +2015,7 @@ impl crate::multi::PartRun for GpuRun<'_> {
         &mut self,
         property: PropertyId,
         list: &[u32],
-        sends: &[(std::ops::Range<usize>, Option<&crate::multi::Place>)],
+        sends: &[crate::multi::Send],
     ) -> Result<Vec<usize>> {
         let direct = self.direct_sends(sends);
         let mut sent = vec![0usize; sends.len()];
@@ -2028,7 +2028,7 @@ impl crate::multi::PartRun for GpuRun<'_> {
             }
         }
         for (i, (range, to)) in sends.iter().enumerate() {
-            if let Some(to) = to.filter(|_| !direct.iter().any(|&(j, _)| j == i)) {
+            if let Some(to) = to.as_ref().filter(|_| !direct.iter().any(|&(j, _)| j == i)) {
                 sent[i] = self.send_changes(property, list, range.clone(), to)?;
             }
         }
@@ -2041,8 +2041,15 @@ impl crate::multi::PartRun for GpuRun<'_> {
         args: &[Value],
         diff: &[PropertyId],
         list: &[u32],
-        sends: &[(std::ops::Range<usize>, Option<&crate::multi::Place>)],
+        sends: &[Vec<crate::multi::Send>],
     ) -> Result<(Option<Value>, Vec<Vec<usize>>)> {
+        // One property's sends only (the usual case: a kernel writes one property through other
+        // nodes); more go one after the other.
+        let [sends] = sends else {
+            let result = self.run_kernel(kernel, args)?;
+            let sent = diff.iter().zip(sends).map(|(&p, s)| self.send_changes_to(p, list, s)).collect::<Result<_>>()?;
+            return Ok((result, sent));
+        };
         let direct = self.direct_sends(sends);
         let every_send_direct = sends
             .iter()
@@ -2079,7 +2086,7 @@ impl crate::multi::PartRun for GpuRun<'_> {
         &mut self,
         property: PropertyId,
         merge: crate::multi::Merge,
-        inbox: usize,
+        inbox: crate::multi::Share,
         count: usize,
         list: &[u32],
         start: usize,
@@ -2096,7 +2103,7 @@ impl crate::multi::PartRun for GpuRun<'_> {
             let kind = crate::multi::type_code(crate::host::value::column_type(declared.ty).expect("a scalar column"));
             let (_, size) = self.memory.columns[property.index()].raw_bytes();
             let (column, size, op) = (self.columns[property.index()].buffer.ptr(), size as u32, merge.code());
-            let (changes, n64) = (self.inboxes[inbox].ptr(), count as u64);
+            let (changes, n64) = (self.inboxes[inbox.inbox].ptr() + inbox.offset as u64, count as u64);
             let grid = n64.div_ceil(u64::from(BLOCK)).min(4096) as u32;
             // SAFETY: (void *column, uint32_t size, uint32_t kind, uint32_t op, const uint32_t *at,
             // const grail_change *changes, uint64_t n, uint64_t *record): the inbox holds
@@ -2136,7 +2143,7 @@ impl crate::multi::PartRun for GpuRun<'_> {
         }
         let (at_out, before, after, _) = self.unpacked.as_ref().expect("made above");
         let (at_out, before, after) = (at_out.ptr(), before.ptr(), after.ptr());
-        let (changes, n64) = (self.inboxes[inbox].ptr(), count as u64);
+        let (changes, n64) = (self.inboxes[inbox.inbox].ptr() + inbox.offset as u64, count as u64);
         let (_, size) = self.memory.columns[property.index()].raw_bytes();
         let size = size as u32;
         let grid = n64.div_ceil(u64::from(BLOCK)).min(4096) as u32;
@@ -2169,7 +2176,7 @@ impl crate::multi::PartRun for GpuRun<'_> {
     fn put_changes(
         &mut self,
         property: PropertyId,
-        inbox: usize,
+        inbox: crate::multi::Share,
         count: usize,
         list: &[u32],
         start: usize,
@@ -2182,7 +2189,7 @@ impl crate::multi::PartRun for GpuRun<'_> {
         let record = self.record(list, property)? + 8 * start as u64;
         let (_, size) = self.memory.columns[property.index()].raw_bytes();
         let (column, size) = (self.columns[property.index()].buffer.ptr(), size as u32);
-        let (changes, n64) = (self.inboxes[inbox].ptr(), count as u64);
+        let (changes, n64) = (self.inboxes[inbox.inbox].ptr() + inbox.offset as u64, count as u64);
         let grid = n64.div_ceil(u64::from(BLOCK)).min(4096) as u32;
         // SAFETY: (void *column, uint32_t size, const uint32_t *at, const grail_change *changes,
         // uint64_t n, uint64_t *record): the inbox holds `count` changes whose positions lie

@@ -14,9 +14,12 @@ use std::time::{Duration, Instant};
 use grail_ir::KernelId;
 
 use super::PartRun;
-use super::exchange::{GhostMap, Route};
+use super::exchange::{GhostMap, Route, Share};
 use crate::error::{Result, RuntimeError};
 use crate::host::value::Value;
+
+/// The bytes of a change in an inbox.
+const CHANGE: usize = std::mem::size_of::<super::Change>();
 
 /// How long a driver spins for the next invocation before it parks.
 const SPIN: Duration = Duration::from_micros(300);
@@ -210,8 +213,14 @@ impl CrewState {
         let mut outcome = Outcome::default();
         match job {
             Job::Step { kernel, args, diff, split, merge_first } => {
-                // Each owner's ghosts that changed go to the owner's inbox after the kernel.
-                let sends: Vec<_> = routes.iter().map(|r| (r.ghosts.clone(), r.to_owner.as_ref())).collect();
+                // Each owner's ghosts that changed go to the owner's inbox after the kernel,
+                // each property's to its own share.
+                let sends: Vec<Vec<super::Send>> = (0..diff.len())
+                    .map(|i| {
+                        let share = |r: &Route| r.to_owner.as_ref().map(|p| p.share(i, r.ghosts.len() * CHANGE));
+                        routes.iter().map(|r| (r.ghosts.clone(), share(r))).collect()
+                    })
+                    .collect();
                 if let Some(exchanged) = merge_first {
                     // The merges are queued before the kernel (which waits for them). Every part
                     // reaches the barrier, failed (or panicking) or not, so that no part waits
@@ -223,8 +232,8 @@ impl CrewState {
                     self.merged.wait();
                     let ran = ran.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
                     outcome.result = ran?;
-                    for &property in diff {
-                        outcome.sent.push(run.send_changes_to(property, ghosts, &sends)?);
+                    for (&property, sends) in diff.iter().zip(&sends) {
+                        outcome.sent.push(run.send_changes_to(property, ghosts, sends)?);
                     }
                 } else {
                     (outcome.result, outcome.sent) = run.invoke_sending(*kernel, &args[q], diff, ghosts, &sends)?;
@@ -239,8 +248,9 @@ impl CrewState {
                 merge_received(run, q, routes, mirrors, exchanged)?;
                 // This part's words its ghosts elsewhere have not seen, to their parts' inboxes
                 // (after the merges, which the comparisons follow on the device).
-                let sends: Vec<_> = routes.iter().map(|r| (r.mirrors.clone(), r.to_ghosts.as_ref())).collect();
-                for synced in exchanged.properties.iter().filter(|s| s.read) {
+                for (i, synced) in exchanged.properties.iter().filter(|s| s.read).enumerate() {
+                    let share = |r: &Route| r.to_ghosts.as_ref().map(|p| p.share(i, r.mirrors.len() * CHANGE));
+                    let sends: Vec<super::Send> = routes.iter().map(|r| (r.mirrors.clone(), share(r))).collect();
                     outcome.sent.push(run.send_changes_to(synced.property, mirrors, &sends)?);
                 }
                 // The merges are done before another part writes this part's inboxes again.
@@ -250,7 +260,8 @@ impl CrewState {
                 for (w, synced) in exchanged.properties.iter().enumerate() {
                     for (route, &count) in routes.iter().zip(&exchanged.counts[q][w]) {
                         if let Some(inbox) = route.from_owner.filter(|_| count > 0) {
-                            run.put_changes(synced.property, inbox, count, ghosts, route.ghosts.start)?;
+                            let share = Share::of(inbox, w, route.ghosts.len() * CHANGE);
+                            run.put_changes(synced.property, share, count, ghosts, route.ghosts.start)?;
                         }
                     }
                 }
@@ -283,11 +294,12 @@ fn merge_received(
             run.take_pushes(inbox, count)?;
         }
     }
-    for (w, synced) in exchanged.properties.iter().enumerate().filter(|(_, s)| s.remote) {
+    // The i-th property sent (of those written through other nodes) is in share i.
+    for (i, (w, synced)) in exchanged.properties.iter().enumerate().filter(|(_, s)| s.remote).enumerate() {
         for (route, &count) in routes.iter().zip(&exchanged.counts[q][w]) {
             if let Some(inbox) = route.from_ghosts.filter(|_| count > 0) {
-                let start = route.mirrors.start;
-                run.merge_changes(synced.property, synced.merge, inbox, count, mirrors, start, synced.read)?;
+                let (start, share) = (route.mirrors.start, Share::of(inbox, i, route.mirrors.len() * CHANGE));
+                run.merge_changes(synced.property, synced.merge, share, count, mirrors, start, synced.read)?;
             }
         }
     }

@@ -49,6 +49,20 @@ impl Place {
         }
     }
 
+    /// Share `index` of the inbox when it is cut into shares of `bytes` bytes (one per property
+    /// a superstep sends: the changes of each go to their own share).
+    pub fn share(&self, index: usize, bytes: usize) -> Place {
+        let offset = index * bytes;
+        assert!(offset + bytes <= self.bytes(), "an inbox holds a share for every property a superstep sends");
+        match self {
+            Place::Host { address, .. } => Place::Host { address: address + offset, bytes },
+            #[cfg(feature = "gpu")]
+            Place::Device { ptr, context, .. } => {
+                Place::Device { ptr: ptr + offset as u64, bytes, context: context.clone() }
+            }
+        }
+    }
+
     /// Writes `data` (from host memory) to the start of the inbox.
     pub fn write_from_host<T: Copy>(&self, data: &[T]) -> Result<()> {
         assert!(std::mem::size_of_val(data) <= self.bytes(), "an inbox holds everything its route sends");
@@ -102,6 +116,29 @@ pub(crate) struct Route {
     pub from_ghost_pushes: Option<usize>,
 }
 
+/// Where a property's changes lie in an inbox a part opened: the inbox's number there and the
+/// share's first byte ([`Place::share`]: the `index`-th of shares of `bytes` bytes).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Share {
+    pub inbox: usize,
+    pub offset: usize,
+}
+
+impl Share {
+    pub fn of(inbox: usize, index: usize, bytes: usize) -> Share {
+        Share { inbox, offset: index * bytes }
+    }
+}
+
+/// How many properties one superstep may send at most, so how many shares each inbox holds:
+/// `changes` for the changed ghosts (properties a kernel writes through other nodes), `words` for
+/// the owners' words going back to their ghosts (properties written and read through ghosts).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Shares {
+    pub changes: usize,
+    pub words: usize,
+}
+
 /// Which of part `q`'s routes goes to part `o` (another part).
 pub(crate) fn route_to(q: usize, o: usize) -> usize {
     if o < q { o } else { o - 1 }
@@ -130,6 +167,7 @@ pub(crate) fn routes(
     runs: &mut [Box<dyn super::PartRun + '_>],
     ghost_groups: &[Vec<Range<usize>>],
     mirror_groups: &[Vec<Range<usize>>],
+    shares: Shares,
 ) -> Result<Vec<Vec<Route>>> {
     let k = runs.len();
     // inboxes[r][s]: part r's inboxes for part s (its ghosts' changes and pushes, its words for
@@ -149,8 +187,8 @@ pub(crate) fn routes(
                 if bytes == 0 { Ok(None) } else { run.open_inbox(bytes).map(Some) }
             };
             mine.push(Inboxes {
-                ghosts: open(from_ghosts * change)?,
-                owner: open(from_owner * change)?,
+                ghosts: open(from_ghosts * change * shares.changes.max(1))?,
+                owner: open(from_owner * change * shares.words.max(1))?,
                 pushes: open(from_ghosts * 4)?,
             });
         }

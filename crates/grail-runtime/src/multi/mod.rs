@@ -41,7 +41,7 @@ use grail_ir::{Module, OutlineId, PropertyId};
 
 pub use asynchronous::Topology;
 pub use bsp::SyncStats;
-pub(crate) use exchange::{GhostMap, Place, Route};
+pub(crate) use exchange::{GhostMap, Place, Route, Share};
 pub use merge::Merge;
 pub(crate) use merge::{normal, type_code};
 
@@ -227,6 +227,10 @@ pub struct MultiOutput {
     pub split: Duration,
 }
 
+/// A send of [`PartRun::send_changes_to`]: the positions of the fixed list whose changes go,
+/// and the share of the inbox they go to (`None`: nothing goes there).
+pub(crate) type Send = (std::ops::Range<usize>, Option<exchange::Place>);
+
 /// What the partitioned machine needs of a part's run, beyond what the interpreter needs.
 pub(crate) trait PartRun: Machine {
     /// Makes the part's device current on the calling thread (a GPU's context), before any
@@ -284,12 +288,7 @@ pub(crate) trait PartRun: Machine {
     /// [`PartRun::send_changes`] for several ranges of the fixed list `list` at once, each
     /// to its own inbox (`None`: nothing goes there, 0 sent); how many went to each. A GPU
     /// queues every comparison, writing straight into the inboxes it reaches, and waits once.
-    fn send_changes_to(
-        &mut self,
-        property: PropertyId,
-        list: &[u32],
-        sends: &[(std::ops::Range<usize>, Option<&exchange::Place>)],
-    ) -> Result<Vec<usize>> {
+    fn send_changes_to(&mut self, property: PropertyId, list: &[u32], sends: &[Send]) -> Result<Vec<usize>> {
         sends
             .iter()
             .map(|(range, to)| match to {
@@ -299,19 +298,20 @@ pub(crate) trait PartRun: Machine {
             .collect()
     }
     /// Invokes `kernel` ([`Machine::invoke`]), then sends the changes of each property of
-    /// `diff` as [`PartRun::send_changes_to`] does; the result, and by property how many
-    /// changes went to each send. A GPU queues the comparisons right behind the kernel and
-    /// waits once where it can.
+    /// `diff` as [`PartRun::send_changes_to`] does, property `diff[i]`'s by `sends[i]`; the
+    /// result, and by property how many changes went to each send. A GPU queues the
+    /// comparisons right behind the kernel and waits once where it can.
     fn invoke_sending(
         &mut self,
         kernel: grail_ir::KernelId,
         args: &[Value],
         diff: &[PropertyId],
         list: &[u32],
-        sends: &[(std::ops::Range<usize>, Option<&exchange::Place>)],
+        sends: &[Vec<Send>],
     ) -> Result<(Option<Value>, Vec<Vec<usize>>)> {
         let result = self.invoke(kernel, args)?;
-        let sent = diff.iter().map(|&p| self.send_changes_to(p, list, sends)).collect::<Result<_>>()?;
+        let sent =
+            diff.iter().zip(sends).map(|(&p, sends)| self.send_changes_to(p, list, sends)).collect::<Result<_>>()?;
         Ok((result, sent))
     }
     /// Waits for the work this part queued on its device (a merge is queued, not waited
@@ -319,7 +319,7 @@ pub(crate) trait PartRun: Machine {
     fn settle(&mut self) -> Result<()> {
         Ok(())
     }
-    /// Merges the first `count` changes of inbox `inbox` (each a ghost's word before and after
+    /// Merges the first `count` changes of share `inbox` of an inbox (each a ghost's word before and after
     /// the superstep) into this part's nodes `list[start + position]` with `merge`; with
     /// `record`, records each change's new word for that position of the fixed list `list`
     /// (what the ghost holds now). May return before the merge is done: anything that reads
@@ -330,18 +330,18 @@ pub(crate) trait PartRun: Machine {
         &mut self,
         property: PropertyId,
         merge: Merge,
-        inbox: usize,
+        inbox: exchange::Share,
         count: usize,
         list: &[u32],
         start: usize,
         record: bool,
     ) -> Result<()>;
-    /// Stores the first `count` changes of inbox `inbox` at `list[start + position]` and
-    /// records them for the fixed list `list`.
+    /// Stores the first `count` changes of share `inbox` of an inbox at `list[start + position]`
+    /// and records them for the fixed list `list`.
     fn put_changes(
         &mut self,
         property: PropertyId,
-        inbox: usize,
+        inbox: exchange::Share,
         count: usize,
         list: &[u32],
         start: usize,
@@ -616,7 +616,17 @@ impl MultiProgram {
             let mirror_lists: Vec<&[u32]> = mirrors.iter().map(|m| m.locals()).collect();
             let ghost_groups: Vec<Vec<_>> = links.iter().map(|l| (0..k).map(|o| l.group(o)).collect()).collect();
             let mirror_groups: Vec<Vec<_>> = mirrors.iter().map(|m| (0..k).map(|q| m.group(q)).collect()).collect();
-            let routes = exchange::routes(&mut runs, &ghost_groups, &mirror_groups)?;
+            let merges = bsp::Bsp::merges_of(&self.module);
+            let remotely_read = grail_ir::analysis::remote_reads(&self.module);
+            let shares = exchange::Shares {
+                changes: merges.iter().map(|k| k.iter().filter(|w| w.remote).count()).max().unwrap_or(0),
+                words: merges
+                    .iter()
+                    .map(|k| k.iter().filter(|w| remotely_read[w.property.index()]).count())
+                    .max()
+                    .unwrap_or(0),
+            };
+            let routes = exchange::routes(&mut runs, &ghost_groups, &mirror_groups, shares)?;
             let crew_state = crew::CrewState::new(
                 runs.iter_mut().map(|run| unsafe { crew::RunPtr::new(&mut **run) }).collect(),
                 &ghost_lists,
@@ -637,8 +647,8 @@ impl MultiProgram {
                     // The same lists the crew was given: parts record words by a list's address.
                     mirrors,
                     links,
-                    remotely_read: grail_ir::analysis::remote_reads(&self.module),
-                    merges: bsp::Bsp::merges_of(&self.module),
+                    remotely_read,
+                    merges,
                     stats: SyncStats::default(),
                     pending: None,
                     crew: crew::Crew::start(inner, &crew_state),
