@@ -134,7 +134,7 @@ kernel spread() {
 kernel mix() {
     forall u in G.nodes() {
         forall v in u.neighbors() {
-            u.mixed = u.mixed + v.low as u64 * 3 + v.high as u64;
+            atomic_add(u.mixed, v.low as u64 * 3 + v.high as u64);
         }
     }
 }
