@@ -513,6 +513,12 @@ fn part_obstacles(module: &Module, body: &Body, who: &str, obstacles: &mut Vec<S
             })
         });
     });
+    if retries_other_nodes(body) {
+        obstacles.push(format!(
+            "{who} retries a node other than its loop's item (`retry`): on a part a retried ghost would \
+             run where its edges are not, and its owner would not run it in this invocation"
+        ));
+    }
     if reads_remote_adjacency(body) {
         obstacles.push(format!(
             "{who} reads the edges, neighbours or degree of a node other than its loop's item: a ghost's \
@@ -530,6 +536,21 @@ fn part_obstacles(module: &Module, body: &Body, who: &str, obstacles: &mut Vec<S
         let (what, name) = if ty == Type::Node { ("a node", "Node") } else { ("an edge", "Edge") };
         obstacles.push(format!("{who} turns an integer into {what} (`as {name}`): ids in kernels are local to a part"));
     }
+}
+
+/// Whether a body (a kernel's, or a function's a kernel calls) retries a node that is not an
+/// item of a loop over all nodes or the worklist (conservative, as `reads_remote_adjacency`).
+fn retries_other_nodes(body: &Body) -> bool {
+    let items = loop_items(body);
+    let mut other = false;
+    walk_block(&body.block, &mut |stmt| {
+        if let Stmt::Retry { value } = stmt
+            && value.ty == Type::Node
+        {
+            other |= !matches!(value.kind, ExprKind::Load(Place::Local(l)) if items.contains(&l));
+        }
+    });
+    other
 }
 
 /// Whether a body (a kernel's, or a function's a kernel calls) reads the adjacency (edges,

@@ -264,6 +264,36 @@ fn main() { invoke mix(); invoke add_x(); }
 }
 
 #[test]
+fn retrying_a_node_other_than_the_item_is_an_obstacle() {
+    // A ghost retried on a part would run where its edges are not; retrying the item (a lock
+    // lost, say) stays on the item's part.
+    let module = lower(
+        "
+graph { node dist: u64 = INF; node tries: u32; edge weight: u32; }
+kernel near() {
+    forall u in worklist {
+        forall e in u.out_edges() {
+            let v = e.dst;
+            if atomic_min(v.dist, u.dist + e.weight as u64) { retry(v); }
+        }
+    }
+}
+kernel again() {
+    forall u in worklist {
+        u.tries += 1;
+        if u.tries < 3 { retry(u); }
+    }
+}
+fn main() { iterate near() initial [0 as Node]; iterate again() initial [0 as Node]; }
+",
+    );
+    assert_obstacles(&module, &[&["kernel `near`", "retries a node other than its loop's item"]]);
+    // The suite's near-far SSSP retries neighbours.
+    let obstacles = partition_obstacles(&suite_program("sssp_nf"));
+    assert!(obstacles.iter().any(|o| o.contains("retries a node other")), "{obstacles:#?}");
+}
+
+#[test]
 fn every_suite_program_is_analysed() {
     let dir = format!("{}/../grail-algos/programs", env!("CARGO_MANIFEST_DIR"));
     let mut partitionable = Vec::new();
