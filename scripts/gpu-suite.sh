@@ -351,6 +351,37 @@ for mode in bsp async; do
     fi
 done
 
+step "several properties sent in one superstep: the same results over GPUs (and GPU + CPU) as on one CPU"
+file="$here/crates/grail-lang/tests/programs/several_properties.grail"
+"$grail" -q run "$file" -g "$out/multi.kron16.gcsr" --target cpu -o "$out/several.cpu" >/dev/null 2>&1
+for devices in "gpu:$device" "${device_lists[@]}"; do
+    target=(--devices "$devices" --partition random)
+    [[ $devices == "gpu:$device" ]] && target=(--target gpu --device "$device")
+    if "$grail" -q run "$file" -g "$out/multi.kron16.gcsr" "${target[@]}" -o "$out/several.gpu" \
+        >"$out/several.log" 2>&1 && cmp -s "$out/several.gpu" "$out/several.cpu"; then
+        pass "several_properties over $devices equals one CPU"
+    else
+        cat "$out/several.log"
+        fail "several_properties over $devices"
+    fi
+done
+
+if [[ $gpus -ge 3 ]]; then
+    step "the asynchronous mode around a ring of the GPUs, verified"
+    for graph in kron16 road; do
+        for algo in sssp cc; do
+            log="$out/ring.$graph.$algo.txt"
+            if timeout 120 "$grail" -q run "$algo" -g "$out/multi.$graph.gcsr" --devices all --partition random \
+                --mode async --topology ring --verify >"$log" 2>&1; then
+                pass "$algo on $graph around a ring of all GPUs: $(grep -o 'ring .*' "$log" | head -1)"
+            else
+                tail -5 "$log"
+                fail "$algo on $graph around a ring of all GPUs, log $log"
+            fi
+        done
+    done
+fi
+
 step "routers: predicate-based filtering over the GPU and the CPU, verified"
 if timeout 120 "$grail" -q pbf --devices "gpu:$device,cpu" --count 2000000 --segment 100000 --verify >"$out/pbf.txt" 2>&1; then
     pass "$(head -1 "$out/pbf.txt")"

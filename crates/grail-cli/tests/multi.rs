@@ -103,84 +103,40 @@ fn the_asynchronous_mode_runs_worklist_loops_without_supersteps() {
     assert_eq!(summary["multi"]["async_loops"], 0);
 }
 
-/// Programs whose kernels write several properties through their neighbours: each superstep
-/// sends the changes of each (and, where a kernel reads them through ghosts, the owners' words of
-/// each back), each in its own share of the inboxes.
-const SEVERAL_PROPERTIES: [&str; 2] = [
-    "graph { node low: u32 = INF; node high: u32; node mixed: u64; }
-output low;
-output high;
-output mixed;
-kernel spread() {
-    forall u in G.nodes() {
-        forall v in u.neighbors() {
-            atomic_min(v.low, u as u32);
-            atomic_max(v.high, u as u32);
-        }
-    }
-}
-kernel mix() {
-    forall u in G.nodes() {
-        forall v in u.neighbors() {
-            atomic_add(u.mixed, v.low as u64 * 3 + v.high as u64);
-        }
-    }
-}
-fn main() {
-    invoke spread();
-    invoke mix();
-}
-",
-    "graph { node lo: i64; node hi: i32 = -1000000; node budget: i32 = 1000; node flags: u32; }
-output lo;
-output hi;
-output budget;
-output flags;
-kernel k() {
-    forall u in G.nodes() {
-        forall v in u.neighbors() {
-            atomic_min(v.lo, 0 - ((u as u32) as i64) * 3);
-            atomic_max(v.hi, 0 - ((u as u32) as i32));
-            atomic_sub(v.budget, 1);
-            atomic_or(v.flags, 1 << (u as u32 % 31));
-        }
-    }
-}
-fn main() { invoke k(); invoke k(); }
-",
-];
+/// A program whose kernel writes six properties through its neighbours (and another reads two
+/// of them back through ghosts): each superstep sends the changes of each, and the owners' words
+/// of those read back, each in its own share of the inboxes.
+const SEVERAL_PROPERTIES: &str = include_str!("../../grail-lang/tests/programs/several_properties.grail");
 
 #[test]
 fn kernels_that_write_several_properties_through_neighbours_agree_over_several_devices() {
     let dir = tempfile::tempdir().unwrap();
     let graph = generated(&dir);
-    for (i, source) in SEVERAL_PROPERTIES.iter().enumerate() {
-        let program = dir.path().join(format!("several{i}.grail"));
-        std::fs::write(&program, source).unwrap();
-        let program = program.to_str().unwrap();
-        let one = dir.path().join(format!("one{i}.txt"));
-        let run = grail(&["run", program, "--graph", &graph, "--target", "cpu", "-o", one.to_str().unwrap()]);
-        assert!(run.status.success(), "{}", stderr(&run));
-        let expected = std::fs::read_to_string(&one).unwrap();
-        for (devices, mode) in [("cpu*2", "bsp"), ("cpu*3", "bsp"), ("cpu*4", "async")] {
-            let parts = dir.path().join(format!("{i}{devices}.txt"));
-            let run = grail(&[
-                "run",
-                program,
-                "--graph",
-                &graph,
-                "--devices",
-                devices,
-                "--partition",
-                "random",
-                "--mode",
-                mode,
-                "-o",
-                parts.to_str().unwrap(),
-            ]);
-            assert!(run.status.success(), "program {i}, {devices}: {}", stderr(&run));
-            assert_eq!(std::fs::read_to_string(parts).unwrap(), expected, "program {i}, {devices} {mode}");
-        }
+    let program = dir.path().join("several.grail");
+    std::fs::write(&program, SEVERAL_PROPERTIES).unwrap();
+    let program = program.to_str().unwrap();
+    let one = dir.path().join("one.txt");
+    let run = grail(&["run", program, "--graph", &graph, "--target", "cpu", "-o", one.to_str().unwrap()]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    let expected = std::fs::read_to_string(&one).unwrap();
+    for (devices, mode) in [("cpu*2", "bsp"), ("cpu*3", "bsp"), ("cpu*4", "async")] {
+        let parts = dir.path().join(format!("{devices}.txt"));
+        let run = grail(&[
+            "run",
+            program,
+            "--graph",
+            &graph,
+            "--devices",
+            devices,
+            "--partition",
+            "random",
+            "--mode",
+            mode,
+            "-o",
+            parts.to_str().unwrap(),
+        ]);
+        assert!(run.status.success(), "{devices}: {}", stderr(&run));
+        assert_eq!(std::fs::read_to_string(parts).unwrap(), expected, "{devices} {mode}");
     }
 }
 

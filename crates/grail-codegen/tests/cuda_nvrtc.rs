@@ -172,6 +172,7 @@ fn the_collection_programs_compile_for_sm_90() {
         &OptConfig::all(),
     );
     compiles_cleanly("update_function", include_str!("../../grail-lang/tests/programs/update_function.grail"));
+    compiles_cleanly("several_properties", include_str!("../../grail-lang/tests/programs/several_properties.grail"));
     // Local worklists: dmr keeps its new bad triangles in the thread.
     let local: OptConfig = "all,local=on".parse().unwrap();
     compiles_cleanly_with("dmr", include_str!("../../grail-algos/programs/dmr.grail"), &local);
