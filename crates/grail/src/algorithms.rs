@@ -7,7 +7,7 @@ use grail_graph::NodeId;
 use grail_graph::partition::Method as PartitionMethod;
 use grail_graph::reference::SpanningForest;
 use grail_ir::OptConfig;
-use grail_runtime::multi::Device;
+use grail_runtime::multi::{Device, Topology};
 
 use crate::error::{Error, Result};
 use crate::graph::Graph;
@@ -159,9 +159,22 @@ impl<'g, T: AlgorithmOutput> Run<'g, T> {
             seed: 1,
             jitter: None,
             priority_delta: None,
-            topology: grail_runtime::multi::Topology::Direct,
+            topology: Topology::Direct,
             partitioning: None,
         });
+        self
+    }
+
+    /// With [`Run::on_devices`]: runs the worklist loops that can (sssp's, cc's and residual
+    /// PageRank's) asynchronously, Groute's way (`grail run --mode async`): every device works
+    /// on its own worklist and sends its changes as packets as it goes, straight to their
+    /// devices ([`Topology::Direct`]) or around a ring of the devices ([`Topology::Ring`]);
+    /// the other loops stay bulk-synchronous. Without `on_devices` it changes nothing.
+    pub fn asynchronous(mut self, topology: Topology) -> Self {
+        if let Some(multi) = &mut self.params.multi {
+            multi.mode = grail_runtime::multi::Mode::Async;
+            multi.topology = topology;
+        }
         self
     }
 

@@ -280,12 +280,17 @@ fn input_node_properties_from_values_or_text() {
 
 #[test]
 fn algorithms_run_partitioned_over_several_devices() {
-    use grail::{Device, PartitionMethod};
+    use grail::{Device, PartitionMethod, Topology};
     let graph = sample();
     let devices = [Device::Cpu; 3];
     let reference = graph.sssp(3).on(Target::Reference).run().unwrap();
     let partitioned = graph.sssp(3).on_devices(&devices, PartitionMethod::Random).verify().run().unwrap();
     assert_eq!(partitioned, reference);
+    for topology in [Topology::Direct, Topology::Ring] {
+        let asynchronous =
+            graph.sssp(3).on_devices(&devices, PartitionMethod::Random).asynchronous(topology).verify().run().unwrap();
+        assert_eq!(asynchronous, reference, "{topology}");
+    }
     let levels = graph.bfs(3).on_devices(&devices[..2], PartitionMethod::Ordered).verify().run().unwrap();
     assert_eq!(levels, graph.bfs(3).on(Target::Reference).run().unwrap());
     // Triangle counting reads a neighbour's adjacency, which a ghost does not have.
