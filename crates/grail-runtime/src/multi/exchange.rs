@@ -214,3 +214,22 @@ pub(crate) fn routes(
         })
         .collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_inboxs_shares_follow_one_another_and_stay_inside_it() {
+        let mut words = vec![0u64; 12];
+        let start = words.as_mut_ptr() as usize;
+        let inbox = Place::Host { address: start, bytes: 96 };
+        let Place::Host { address, bytes } = inbox.share(2, 32) else { unreachable!() };
+        assert_eq!((address - start, bytes), (64, 32));
+        // What a share's writer writes lands where the reader's Share says it starts.
+        inbox.share(1, 32).write_from_host(&[7u64, 8]).unwrap();
+        let share = Share::of(0, 1, 32);
+        assert_eq!(&words[share.offset / 8..share.offset / 8 + 2], &[7, 8]);
+        assert!(std::panic::catch_unwind(|| inbox.share(3, 32)).is_err(), "a share past the inbox");
+    }
+}
