@@ -1091,6 +1091,10 @@ pub enum BenchCommand {
         /// supersteps; an algorithm without such a loop gets no async row).
         #[arg(long = "modes", value_delimiter = ',', value_name = "MODE", default_value = "bsp")]
         modes: Vec<grail_runtime::multi::Mode>,
+        /// How the asynchronous rows' packets travel between the devices: `direct` or `ring`
+        /// (as `grail run --topology`; their mode reads `async-ring`).
+        #[arg(long, value_name = "direct|ring", default_value = "direct")]
+        topology: grail_runtime::multi::Topology,
         /// The one device to compare with: `cpu` (every core) or `gpu` (--device).
         #[arg(long, value_name = "TARGET", default_value = "cpu")]
         baseline: Target,

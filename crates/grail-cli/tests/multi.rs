@@ -263,6 +263,32 @@ fn bench_multi_prints_one_device_beside_several() {
 }
 
 #[test]
+fn bench_multi_names_the_asynchronous_rows_around_a_ring() {
+    let run = grail(&[
+        "--quiet",
+        "bench",
+        "multi",
+        "--graphs",
+        "kron:8",
+        "--algorithms",
+        "sssp",
+        "--devices",
+        "cpu*3",
+        "--modes",
+        "bsp,async",
+        "--topology",
+        "ring",
+        "--repeat",
+        "1",
+        "--json",
+    ]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    let rows: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    let modes: Vec<&str> = rows.as_array().unwrap().iter().filter_map(|r| r["mode"].as_str()).collect();
+    assert_eq!(modes, ["bsp", "async-ring"], "{rows}");
+}
+
+#[test]
 fn pbf_filters_through_routers_and_says_how_the_devices_shared_it() {
     let summary = verified_summary(&[
         "-q",

@@ -35,6 +35,7 @@ pub fn bench(command: BenchCommand, threads: usize, progress: &Bars) -> Result<(
             devices,
             partitions,
             modes,
+            topology,
             baseline,
             device,
             repeat,
@@ -68,6 +69,7 @@ pub fn bench(command: BenchCommand, threads: usize, progress: &Bars) -> Result<(
                 threads,
                 plot,
                 opt,
+                topology,
             };
             super::bench_multi::multi(bench, progress)
         }

@@ -19,7 +19,7 @@ use grail_algos::suite::{MultiParams, MultiReport};
 use grail_algos::{Algorithm, RunParams, RunResult, Target, run, verify};
 use grail_graph::Graph;
 use grail_graph::partition::{Method, Partitioning};
-use grail_runtime::multi::{Device, Mode};
+use grail_runtime::multi::{Device, Mode, Topology};
 use serde_json::json;
 
 use super::bench_suite::{generate_weighted, parse_graph};
@@ -42,6 +42,8 @@ pub struct MultiBench {
     pub plot: Option<std::path::PathBuf>,
     /// The optimizations of every run.
     pub opt: grail_algos::OptChoice,
+    /// How the asynchronous rows' packets travel (their mode reads `async-ring` around a ring).
+    pub topology: Topology,
 }
 
 /// One row of the table.
@@ -52,6 +54,7 @@ struct Row {
     variant: &'static str,
     partition: Option<Method>,
     mode: Option<Mode>,
+    topology: Topology,
     time_ms: f64,
     algo_ms: f64,
     report: Option<MultiReport>,
@@ -67,6 +70,7 @@ impl Row {
             variant,
             partition: None,
             mode: None,
+            topology: Topology::Direct,
             time_ms: millis(run.time),
             algo_ms: algo_time(run),
             report: None,
@@ -159,7 +163,7 @@ pub fn multi(bench: MultiBench, progress: &Bars) -> Result<()> {
                                 seed: 1,
                                 jitter: None,
                                 priority_delta: None,
-                                topology: Default::default(),
+                                topology: bench.topology,
                                 partitioning: Some(split.clone()),
                             }),
                             ..base.clone()
@@ -191,6 +195,7 @@ pub fn multi(bench: MultiBench, progress: &Bars) -> Result<()> {
                             variant,
                             partition: Some(partition),
                             mode: Some(mode),
+                            topology: bench.topology,
                             time_ms: millis(parts.time),
                             algo_ms: algo_time(&parts),
                             report: parts.multi,
@@ -241,7 +246,7 @@ fn json_rows(rows: &[Row]) -> Vec<serde_json::Value> {
                 "devices": row.devices,
                 "variant": row.variant,
                 "partition": row.partition.map(Method::name),
-                "mode": row.mode.map(mode_name),
+                "mode": row.mode.map(|_| mode_name(row)),
                 "time_ms": row.time_ms,
                 "algo_ms": row.algo_ms,
                 "speedup": baseline(rows, row) / row.algo_ms,
@@ -255,7 +260,7 @@ fn json_rows(rows: &[Row]) -> Vec<serde_json::Value> {
 
 fn header() -> String {
     format!(
-        "{:<12} {:<5} {:<22} {:<9} {:<8} {:<5} {:>10} {:>10} {:>8} {:>6} {:>6} {:>8}",
+        "{:<12} {:<5} {:<22} {:<9} {:<8} {:<10} {:>10} {:>10} {:>8} {:>6} {:>6} {:>8}",
         "graph",
         "algo",
         "devices",
@@ -282,13 +287,13 @@ fn table_line(rows: &[Row], row: &Row) -> String {
         None => ("-".into(), "-".into(), "-".into()),
     };
     format!(
-        "{:<12} {:<5} {:<22} {:<9} {:<8} {:<5} {:>10.2} {:>10.2} {:>8.2} {:>6} {:>6} {:>8}",
+        "{:<12} {:<5} {:<22} {:<9} {:<8} {:<10} {:>10.2} {:>10.2} {:>8.2} {:>6} {:>6} {:>8}",
         row.graph,
         row.algorithm.name(),
         row.devices,
         row.variant,
         row.partition.map_or("-", Method::name),
-        row.mode.map_or("-", mode_name),
+        row.mode.map_or("-", |_| mode_name(row)),
         row.time_ms,
         row.algo_ms,
         baseline(rows, row) / row.algo_ms,
@@ -298,9 +303,11 @@ fn table_line(rows: &[Row], row: &Row) -> String {
     )
 }
 
-fn mode_name(mode: Mode) -> &'static str {
-    match mode {
-        Mode::Bsp => "bsp",
-        Mode::Async => "async",
+/// A partitioned row's mode, `async-ring` for the asynchronous mode around a ring.
+fn mode_name(row: &Row) -> &'static str {
+    match (row.mode, row.topology) {
+        (Some(Mode::Async), Topology::Ring) => "async-ring",
+        (Some(Mode::Async), _) => "async",
+        _ => "bsp",
     }
 }
