@@ -523,7 +523,7 @@ pub(crate) struct GpuRun<'a> {
     records: std::collections::HashMap<(usize, usize, u32), DeviceBuffer>,
     changes: Option<(DeviceBuffer, DeviceBuffer, usize)>,
     /// The inboxes other parts write their changes into (`PartRun::open_inbox`), and the
-    /// owner ids and words a merge of one unpacks them into (grown as needed).
+    /// owner ids and words a merge takes (`merge_buffers`: grown as needed, kept for the run).
     inboxes: Vec<DeviceBuffer>,
     unpacked: Option<(DeviceBuffer, DeviceBuffer, DeviceBuffer, usize)>,
     /// An invocation's start and end events, made on the first.
@@ -1418,6 +1418,25 @@ impl GpuRun<'_> {
         Ok((at.ptr(), words.ptr()))
     }
 
+    /// The buffers a merge of `n` changes takes its owner ids, words before and words after
+    /// from (grown as needed, kept for the run).
+    fn merge_buffers(&mut self, n: usize) -> Result<[u64; 3]> {
+        if self.unpacked.as_ref().is_none_or(|(_, _, _, cap)| *cap < n) {
+            // A merge queued earlier may still read the buffers being replaced.
+            self.wait("the exchange between parts")?;
+            let cap = n.max(1024).next_power_of_two();
+            let what = "the changes of an inbox, unpacked";
+            self.unpacked = Some((
+                DeviceBuffer::new(&self.context, cap * 4, what)?,
+                DeviceBuffer::new(&self.context, cap * 8, what)?,
+                DeviceBuffer::new(&self.context, cap * 8, what)?,
+                cap,
+            ));
+        }
+        let (at, before, after, _) = self.unpacked.as_ref().expect("made above");
+        Ok([at.ptr(), before.ptr(), after.ptr()])
+    }
+
     /// The device copy of a fixed list (made on first use).
     fn fixed_list(&mut self, list: &[u32]) -> Result<u64> {
         let key = (list.as_ptr() as usize, list.len());
@@ -1886,14 +1905,16 @@ impl crate::multi::PartRun for GpuRun<'_> {
         }
         self.columns_to_device()?;
         let n = at.len();
-        let (at_ptr, before_ptr) = self.exchange(n)?;
-        let after_buffer = DeviceBuffer::from_slice(&self.context, after, "the parts' merged words")?;
-        let (at_buffer, before_buffer, _) = self.exchange.as_ref().expect("made above");
+        // The run's merge buffers, not fresh ones: an allocation costs more than the merge once
+        // peer access maps it into every GPU.
+        let [at_ptr, before_ptr, after_ptr] = self.merge_buffers(n)?;
+        let (at_buffer, before_buffer, after_buffer, _) = self.unpacked.as_ref().expect("made by merge_buffers");
         at_buffer.upload(0, at)?;
         before_buffer.upload(0, before)?;
-        self.launch_merge(property, merge, at_ptr, n, before_ptr, after_buffer.ptr())?;
+        after_buffer.upload(0, after)?;
+        self.launch_merge(property, merge, at_ptr, n, before_ptr, after_ptr)?;
         self.wait("the exchange between parts")?;
-        self.exchange.as_ref().expect("made above").1.download(0, before)?;
+        self.unpacked.as_ref().expect("made by merge_buffers").1.download(0, before)?;
         Ok(())
     }
 
@@ -2129,20 +2150,7 @@ impl crate::multi::PartRun for GpuRun<'_> {
                 )
             };
         }
-        if self.unpacked.as_ref().is_none_or(|(_, _, _, cap)| *cap < count) {
-            // A merge queued earlier may still read the buffers being replaced.
-            self.wait("the exchange between parts")?;
-            let cap = count.max(1024).next_power_of_two();
-            let what = "the changes of an inbox, unpacked";
-            self.unpacked = Some((
-                DeviceBuffer::new(&self.context, cap * 4, what)?,
-                DeviceBuffer::new(&self.context, cap * 8, what)?,
-                DeviceBuffer::new(&self.context, cap * 8, what)?,
-                cap,
-            ));
-        }
-        let (at_out, before, after, _) = self.unpacked.as_ref().expect("made above");
-        let (at_out, before, after) = (at_out.ptr(), before.ptr(), after.ptr());
+        let [at_out, before, after] = self.merge_buffers(count)?;
         let (changes, n64) = (self.inboxes[inbox.inbox].ptr() + inbox.offset as u64, count as u64);
         let (_, size) = self.memory.columns[property.index()].raw_bytes();
         let size = size as u32;
