@@ -138,6 +138,8 @@ fn device_regions(graph: &Graph, how: &MultiParams) -> grail_runtime::multi::Dev
 pub struct MultiReport {
     pub devices: Vec<grail_runtime::multi::Device>,
     pub mode: grail_runtime::multi::Mode,
+    /// How the asynchronous mode's packets traveled.
+    pub topology: grail_runtime::multi::Topology,
     pub partition: grail_graph::partition::Method,
     /// Choosing every node's part (not counted in the run's time, as loading is not).
     pub partition_time: Duration,
@@ -446,6 +448,7 @@ pub fn run_partitioned(
     let report = MultiReport {
         devices: how.devices.clone(),
         mode: how.mode,
+        topology: how.topology,
         partition: how.partition,
         partition_time,
         split_time: run.split,

@@ -93,7 +93,9 @@ fn the_asynchronous_mode_runs_worklist_loops_without_supersteps() {
         let summary = verified_summary(&args);
         assert_eq!(summary["multi"]["mode"], "async");
         assert_eq!(summary["multi"]["async_loops"], 1, "{summary}");
-        if extra.contains(&"ring") {
+        let ring = extra.contains(&"ring");
+        assert_eq!(summary["multi"]["topology"], if ring { "ring" } else { "direct" });
+        if ring {
             assert!(summary["multi"]["relayed"].as_u64().unwrap() > 0, "{summary}");
         }
     }

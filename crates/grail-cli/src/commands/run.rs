@@ -412,6 +412,7 @@ fn multi_json(report: &MultiReport) -> serde_json::Value {
         "device_regions": report.sync.device_regions,
         "deferred": report.sync.deferred,
         "relayed": report.sync.relayed,
+        "topology": report.topology.to_string(),
         "parts": report.parts.iter().map(|p| json!({
             "device": p.device.to_string(),
             "nodes": p.nodes,
