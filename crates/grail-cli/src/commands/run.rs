@@ -343,7 +343,11 @@ fn multi_params(args: &RunArgs) -> Result<Option<MultiParams>> {
 /// `devices cpu,gpu:0 (bsp, metis)`.
 fn devices_text(report: &MultiReport) -> String {
     let devices: Vec<String> = report.devices.iter().map(ToString::to_string).collect();
-    format!("devices {} ({}, {} partitioning)", devices.join(","), report.mode, report.partition.name())
+    let mode = match (report.mode, report.topology) {
+        (grail_runtime::multi::Mode::Async, grail_runtime::multi::Topology::Ring) => "async around a ring".to_string(),
+        (mode, _) => mode.to_string(),
+    };
+    format!("devices {} ({mode}, {} partitioning)", devices.join(","), report.partition.name())
 }
 
 /// The parts of a partitioned run and where its time went.
