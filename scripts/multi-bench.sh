@@ -4,7 +4,7 @@
 #
 #   scripts/multi-bench.sh [--grail BIN] [--graphs "road:24 kron:22"] [--algorithms pr,bfs,sssp,cc]
 #                          [--modes bsp,async] [--partition ordered[,metis]] [--repeat N] [--out DIR]
-#                          [--opt CONFIG]
+#                          [--opt CONFIG] [--topology direct|ring]
 #
 # First a verified run of each algorithm over every GPU list on small graphs (an R-MAT graph of
 # 2^16 nodes and a road network of 2^17), with the GPU-region exchange forced on and off
@@ -21,6 +21,7 @@ modes="bsp,async"
 partition=""
 repeat=2
 opt=tuned
+topology=direct
 out=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -31,6 +32,7 @@ while [[ $# -gt 0 ]]; do
         --partition) partition=$2; shift 2 ;;
         --repeat) repeat=$2; shift 2 ;;
         --opt) opt=$2; shift 2 ;;
+        --topology) topology=$2; shift 2 ;;
         --out) out=$2; shift 2 ;;
         -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
         *) echo "error: unknown argument $1 (see --help)" >&2; exit 2 ;;
@@ -81,7 +83,8 @@ for devices in "${lists[@]}"; do device_args+=(--devices "$devices"); done
 for graph in $graphs; do
     echo "== grail bench multi --graphs $graph (best of $repeat, every result verified)"
     if ! "$grail" -q bench multi --graphs "$graph" --algorithms "$algorithms" "${device_args[@]}" --baseline gpu \
-        --modes "$modes" --partition "$partition" --repeat "$repeat" --opt "$opt" --plot "$out/speedups-${graph//:/}.svg"; then
+        --modes "$modes" --topology "$topology" --partition "$partition" --repeat "$repeat" --opt "$opt" \
+        --plot "$out/speedups-${graph//:/}.svg"; then
         failed=1
     fi
 done
