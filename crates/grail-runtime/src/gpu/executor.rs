@@ -2064,32 +2064,28 @@ impl crate::multi::PartRun for GpuRun<'_> {
         list: &[u32],
         sends: &[Vec<crate::multi::Send>],
     ) -> Result<(Option<Value>, Vec<Vec<usize>>)> {
-        // One property's sends only (the usual case: a kernel writes one property through other
-        // nodes); more go one after the other.
-        let [sends] = sends else {
+        // The comparisons go right after the kernel's one launch where nothing can follow it (no
+        // retry pass) and one property's changes all go straight into inboxes: one wait for
+        // both. Otherwise the kernel, then each property's sends.
+        let declared = &self.module.kernels[kernel.index()];
+        let one_launch =
+            self.program.kernels[kernel.index()].phases.len() == 1 && !grail_ir::opt::backoff::retries(declared);
+        let followed = match (diff, sends) {
+            ([property], [sends]) if one_launch => {
+                let direct = self.direct_sends(sends);
+                let every_send_direct = sends
+                    .iter()
+                    .enumerate()
+                    .all(|(i, (range, to))| to.is_none() || range.is_empty() || direct.iter().any(|&(j, _)| j == i));
+                (every_send_direct && !direct.is_empty()).then_some((*property, sends, direct))
+            }
+            _ => None,
+        };
+        let Some((property, sends, direct)) = followed else {
             let result = self.run_kernel(kernel, args)?;
             let sent = diff.iter().zip(sends).map(|(&p, s)| self.send_changes_to(p, list, s)).collect::<Result<_>>()?;
             return Ok((result, sent));
         };
-        let direct = self.direct_sends(sends);
-        let every_send_direct = sends
-            .iter()
-            .enumerate()
-            .all(|(i, (range, to))| to.is_none() || range.is_empty() || direct.iter().any(|&(j, _)| j == i));
-        let declared = &self.module.kernels[kernel.index()];
-        // The comparisons go right after the kernel's one launch where nothing can follow it
-        // (no retry pass): one wait for both.
-        let follows = diff.len() == 1
-            && every_send_direct
-            && !direct.is_empty()
-            && self.program.kernels[kernel.index()].phases.len() == 1
-            && !grail_ir::opt::backoff::retries(declared);
-        if !follows {
-            let result = self.run_kernel(kernel, args)?;
-            let sent = diff.iter().map(|&p| self.send_changes_to(p, list, sends)).collect::<Result<_>>()?;
-            return Ok((result, sent));
-        }
-        let property = diff[0];
         let mut queue = |run: &mut GpuRun<'_>| run.queue_changes(property, list, sends, &direct);
         let (result, found) = self.run_kernel_then(kernel, args, Some(&mut queue))?;
         let mut sent = vec![0usize; sends.len()];
