@@ -3,19 +3,33 @@
 //! kind), the program grows each variable's set as sparse bit vectors and adds the copy edges
 //! loads and stores imply, and the sets come back from its output collection. The sequential
 //! reference is [`grail_pta::solve_sequential`]; results are compared with it set by set.
+//!
+//! **Cycle collapsing** ([`Options::collapse`], on by default): variables on a cycle of copy
+//! edges end with equal sets, and a program's loads and stores close such cycles as they are
+//! resolved (in C compiled without optimization most pointers travel through memory, so the
+//! static copy edges form few cycles and the resolved ones a large one: lua's 6,000 variables,
+//! over a million copy edges among them). The run is cut into epochs of a growing number of
+//! rounds (4, 8, 16, ...); between two, the host finds the strongly connected components of the
+//! copy edges known so far (the static ones and those the program added), lets one variable of
+//! each stand for all of it (`rep`), and resumes the program from the merged sets. What a
+//! merged variable has not yet sent along every member's edges is sent again (its delta is the
+//! members' deltas and what not every member held), so the resumed run reaches the same least
+//! solution. Every variable's set is its representative's.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use grail_graph::{Csr, Graph};
-use grail_ir::OptConfig;
+use grail_ir::{Module, OptConfig};
 use grail_pta::{Constraint, Constraints, PointsTo, VarId};
-use grail_runtime::cpu::{RunOutput, Value};
-use grail_runtime::gpu::GpuTimes;
+use grail_runtime::cpu::{CCompiler, CpuProgram, RunOptions, RunOutput, Value};
+use grail_runtime::gpu::{Device, GpuProgram, GpuTimes};
+use grail_runtime::{ModuleCache, Table};
+use rayon::prelude::*;
 
 use crate::Target;
 use crate::error::{AlgoError, Result};
 
-/// Where to run.
+/// Where to run, and how.
 #[derive(Debug, Clone)]
 pub struct Options {
     /// `Cpu` or `Gpu`.
@@ -24,11 +38,42 @@ pub struct Options {
     /// CPU threads (0: one per core).
     pub threads: usize,
     pub opt: OptConfig,
+    /// Collapse cycles of copy edges between epochs of rounds (see the module's docs); off, the
+    /// program runs once to the end.
+    pub collapse: bool,
+    /// When an epoch ends, when collapsing.
+    pub epochs: Epochs,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { target: Target::Cpu, device: 0, threads: 0, opt: OptConfig::all() }
+        Options {
+            target: Target::Cpu,
+            device: 0,
+            threads: 0,
+            opt: OptConfig::all(),
+            collapse: true,
+            epochs: Epochs::default(),
+        }
+    }
+}
+
+/// When an epoch ends and the objects are renumbered. The defaults suit programs of thousands
+/// of variables and more; tests make them small to cut many epochs out of small inputs.
+#[derive(Debug, Clone, Copy)]
+pub struct Epochs {
+    /// An epoch ends after the round in which the loads and stores added as many copy edges as
+    /// the graph had (it doubled, and may hold new cycles), or this many if more.
+    pub edges: u64,
+    /// The objects are renumbered (the most held first) when the sets' blocks doubled
+    /// since the last time, are four times what their targets would fill, and are more than
+    /// this many; 0: before every epoch (tests).
+    pub renumber_blocks: usize,
+}
+
+impl Default for Epochs {
+    fn default() -> Self {
+        Epochs { edges: 4096, renumber_blocks: 1 << 14 }
     }
 }
 
@@ -36,11 +81,16 @@ impl Default for Options {
 #[derive(Debug, Clone)]
 pub struct Solved {
     pub points_to: PointsTo,
-    /// Rounds of evaluation, propagation and merging.
+    /// Rounds of evaluation, propagation and merging, over all epochs.
     pub rounds: u32,
-    /// The program's run.
+    /// Runs of the program (one without collapsing).
+    pub epochs: u32,
+    /// Variables merged into another's cycle (their set is that variable's).
+    pub collapsed: usize,
+    /// The whole solve after compiling: the program's runs, and between them building its
+    /// inputs and collapsing cycles.
     pub time: Duration,
-    /// On a GPU: its kernels' share, and the copies.
+    /// On a GPU: its kernels' share, and the copies, summed over the epochs.
     pub gpu_times: Option<GpuTimes>,
 }
 
@@ -48,90 +98,601 @@ pub struct Solved {
 const COPY: u32 = 0;
 const LOAD: u32 = 1;
 const STORE: u32 = 2;
-const ADDRESS_OF: u32 = 3;
 
 /// Solves `constraints` with the grail program.
 pub fn solve(constraints: &Constraints, options: &Options) -> Result<Solved> {
     let n = constraints.num_vars();
-    if n == 0 {
+    if n >= u32::MAX as usize / 2 {
+        return Err(AlgoError::Usage(format!("{n} variables: the grail solver handles fewer than 2^31")));
+    }
+    let mut solver = Solver::new(constraints);
+    if !solver.pending() {
+        // No address-of constraint: every set is empty, nothing to run.
         return Ok(Solved {
-            points_to: PointsTo::from_sets(Vec::new()),
+            points_to: PointsTo::new(n),
             rounds: 0,
+            epochs: 0,
+            collapsed: 0,
             time: Duration::ZERO,
             gpu_times: None,
         });
     }
-    if n >= u32::MAX as usize / 2 {
-        return Err(AlgoError::Usage(format!("{n} variables: the grail solver handles fewer than 2^31")));
+    let program = Program::compile(options)?;
+    // Blocks when the objects were last renumbered: again when they doubled.
+    let mut renumbered_at = solver.blocks.len();
+    let started = Instant::now();
+    let (mut rounds, mut epochs) = (0u32, 0u32);
+    let mut gpu_times: Option<GpuTimes> = None;
+    loop {
+        if options.collapse {
+            solver.collapse();
+        }
+        let every = options.epochs.renumber_blocks == 0;
+        if every || (solver.blocks.len() > 2 * renumbered_at && solver.sparse(options.epochs.renumber_blocks)) {
+            solver.renumber();
+            renumbered_at = solver.blocks.len();
+        }
+        let inputs = solver.inputs(program.module())?;
+        let graph = solver.graph()?;
+        let max_added =
+            if options.collapse { (solver.copies.len() as u64).max(options.epochs.edges) } else { u64::MAX };
+        let (output, times) = program.run(&graph, max_added, &inputs)?;
+        if let Some(times) = times {
+            let total = gpu_times.get_or_insert_with(GpuTimes::default);
+            total.kernels += times.kernels;
+            total.upload += times.upload;
+            total.download += times.download;
+        }
+        epochs += 1;
+        rounds += solver.absorb(output)?;
+        if !solver.pending() {
+            break;
+        }
     }
-    let graph = constraint_graph(constraints)?;
-    let module = crate::suite::optimized_program("pta", &options.opt)?;
-    let params: Vec<Option<Value>> = vec![None; module.params.len()];
-    let (output, gpu_times) =
-        crate::suite::run_module(module, options.target, options.device, options.threads, &graph, &params, &[])?;
-    let time = output.stats.elapsed;
-    let (points_to, rounds) = points_to_of(n, output)?;
-    Ok(Solved { points_to, rounds, time, gpu_times })
+    let collapsed = solver.collapsed();
+    let points_to = solver.points_to();
+    Ok(Solved { points_to, rounds, epochs, collapsed, time: started.elapsed(), gpu_times })
 }
 
-/// A node per variable and an edge `p -> q` per constraint over `p` and `q`, weighing its kind.
-fn constraint_graph(constraints: &Constraints) -> Result<Graph> {
-    let n = constraints.num_vars();
-    let edge = |c: &Constraint| match *c {
-        Constraint::Copy { dst, src } => (dst, src, COPY),
-        Constraint::Load { dst, src } => (dst, src, LOAD),
-        Constraint::Store { dst, src } => (dst, src, STORE),
-        Constraint::AddressOf { dst, src } => (dst, src, ADDRESS_OF),
-    };
-    let mut offsets = vec![0u64; n + 1];
-    for c in constraints.constraints() {
-        offsets[edge(c).0 as usize + 1] += 1;
+/// The program compiled once for the target, run once per epoch.
+enum Program {
+    Cpu { program: Box<CpuProgram>, threads: usize },
+    Gpu(Box<GpuProgram>),
+}
+
+impl Program {
+    fn compile(options: &Options) -> Result<Program> {
+        let module = crate::suite::optimized_program("pta", &options.opt)?;
+        let cache = ModuleCache::default_location();
+        match options.target {
+            Target::Cpu => Ok(Program::Cpu {
+                program: Box::new(CpuProgram::compile(module, &CCompiler::detect()?, Some(&cache))?),
+                threads: options.threads,
+            }),
+            Target::Gpu => {
+                let device = Device::open(options.device).map_err(grail_runtime::RuntimeError::from)?;
+                Ok(Program::Gpu(Box::new(GpuProgram::compile(module, device, Some(&cache))?)))
+            }
+            Target::Reference => Err(AlgoError::Usage(
+                "`pta` runs on the cpu or gpu target; the reference is a separate function".into(),
+            )),
+        }
+    }
+
+    fn module(&self) -> &Module {
+        match self {
+            Program::Cpu { program, .. } => program.module(),
+            Program::Gpu(program) => program.module(),
+        }
+    }
+
+    /// One epoch from the sets in `inputs`: until no set grows, or after the round that adds
+    /// the `max_added`th copy edge.
+    fn run(&self, graph: &Graph, max_added: u64, inputs: &[Table]) -> Result<(RunOutput, Option<GpuTimes>)> {
+        let params: Vec<Option<Value>> =
+            self.module().params.iter().map(|p| (p.name == "max_added").then_some(Value::U64(max_added))).collect();
+        let sink = &mut std::io::sink();
+        match self {
+            Program::Cpu { program, threads } => {
+                Ok((program.run_with_inputs(graph, &params, inputs, &RunOptions { threads: *threads }, sink)?, None))
+            }
+            Program::Gpu(program) => {
+                let (output, times) = program.run_with_inputs(graph, &params, inputs, sink)?;
+                Ok((output, Some(times)))
+            }
+        }
+    }
+}
+
+/// A block of a set as the host keeps it between epochs: 64 targets from `base * 64`, and
+/// those of them not yet sent along the owner's edges.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Block {
+    owner: u32,
+    base: u32,
+    bits: u64,
+    delta: u64,
+}
+
+/// The analysis between epochs: the constraints over representatives, the copy edges the
+/// program has added, and every representative's set.
+struct Solver {
+    n: usize,
+    /// The solver's numbering of the variables: the objects (targets of an address-of) first,
+    /// in the order of their ids, so that every set lies in the first blocks and is dense there
+    /// (a set of 300 objects spread over 40,000 ids would take 300 blocks of one target each);
+    /// the rest after them. `original[v]` is the constraints' id of the solver's `v`.
+    original: Vec<u32>,
+    /// How many variables are objects (the solver's ids `0..objects`).
+    objects: usize,
+    /// Each variable's representative (itself unless a cycle was collapsed into another).
+    rep: Vec<u32>,
+    /// Copy edges `(to, from)`: `to`'s set includes `from`'s (the static ones and those loads
+    /// and stores added), over representatives, without repeats or self-loops.
+    copies: Vec<(u32, u32)>,
+    /// `(p, x)` for each `p = *x`, over representatives.
+    loads: Vec<(u32, u32)>,
+    /// `(x, q)` for each `*x = q`, over representatives.
+    stores: Vec<(u32, u32)>,
+    /// The representatives' sets, sorted by owner and base.
+    blocks: Vec<Block>,
+}
+
+impl Solver {
+    /// The constraints, and the address-of ones as the first deltas.
+    fn new(constraints: &Constraints) -> Solver {
+        let n = constraints.num_vars();
+        let mut object = vec![false; n];
+        for &c in constraints.constraints() {
+            if let Constraint::AddressOf { src, .. } = c {
+                object[src as usize] = true;
+            }
+        }
+        let original: Vec<u32> = (0..n as u32)
+            .filter(|&v| object[v as usize])
+            .chain((0..n as u32).filter(|&v| !object[v as usize]))
+            .collect();
+        let mut renumbered = vec![0u32; n];
+        for (new, &old) in original.iter().enumerate() {
+            renumbered[old as usize] = new as u32;
+        }
+        let (mut copies, mut loads, mut stores, mut blocks) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for &c in constraints.constraints() {
+            let (dst, src) = c.vars();
+            let (dst, src) = (renumbered[dst as usize], renumbered[src as usize]);
+            let c = match c {
+                Constraint::AddressOf { .. } => Constraint::AddressOf { dst, src },
+                Constraint::Copy { .. } => Constraint::Copy { dst, src },
+                Constraint::Load { .. } => Constraint::Load { dst, src },
+                Constraint::Store { .. } => Constraint::Store { dst, src },
+            };
+            match c {
+                Constraint::AddressOf { dst, src } => {
+                    let bit = 1u64 << (src % 64);
+                    blocks.push(Block { owner: dst, base: src / 64, bits: bit, delta: bit });
+                }
+                Constraint::Copy { dst, src } => copies.push((dst, src)),
+                Constraint::Load { dst, src } => loads.push((dst, src)),
+                Constraint::Store { dst, src } => stores.push((dst, src)),
+            }
+        }
+        let objects = object.iter().filter(|&&o| o).count();
+        let mut solver = Solver { n, original, objects, rep: (0..n as u32).collect(), copies, loads, stores, blocks };
+        solver.tidy();
+        solver
+    }
+
+    /// Whether some set has targets not yet sent along its edges.
+    fn pending(&self) -> bool {
+        self.blocks.iter().any(|b| b.delta != 0)
+    }
+
+    /// Variables standing for another.
+    fn collapsed(&self) -> usize {
+        self.rep.iter().enumerate().filter(|&(v, &r)| v as u32 != r).count()
+    }
+
+    /// Sorts and dedups the edges and merges blocks of one owner and base: the union of their
+    /// bits and of their deltas, plus what not every member of a merged cycle held (`members`
+    /// counts, per representative, the variables it stands for; the blocks of one base from all
+    /// of them mean each held those bits).
+    fn tidy_with(&mut self, members: Option<&[u32]>) {
+        for edges in [&mut self.copies, &mut self.loads, &mut self.stores] {
+            edges.par_sort_unstable();
+            edges.dedup();
+        }
+        self.copies.retain(|&(to, from)| to != from);
+        self.blocks.par_sort_unstable_by_key(|b| (b.owner, b.base));
+        let mut merged: Vec<Block> = Vec::with_capacity(self.blocks.len());
+        let mut i = 0;
+        while i < self.blocks.len() {
+            let first = self.blocks[i];
+            let (mut union, mut common, mut delta, mut count) = (0u64, u64::MAX, 0u64, 0u32);
+            while i < self.blocks.len() && (self.blocks[i].owner, self.blocks[i].base) == (first.owner, first.base) {
+                union |= self.blocks[i].bits;
+                common &= self.blocks[i].bits;
+                delta |= self.blocks[i].delta;
+                count += 1;
+                i += 1;
+            }
+            if let Some(members) = members {
+                if count < members[first.owner as usize] {
+                    common = 0;
+                }
+                // Bits some member lacked have not crossed that member's edges.
+                delta |= union & !common;
+            }
+            merged.push(Block { owner: first.owner, base: first.base, bits: union, delta });
+        }
+        self.blocks = merged;
+    }
+
+    fn tidy(&mut self) {
+        self.tidy_with(None);
+    }
+
+    /// Finds the cycles of copy edges (strongly connected components) and lets the smallest
+    /// variable of each stand for it: edges, loads, stores and sets move to it.
+    fn collapse(&mut self) {
+        let component = strong_components(self.n, &self.copies);
+        // The smallest member of each component, by component.
+        let mut leader = vec![u32::MAX; self.n];
+        for (v, &c) in component.iter().enumerate() {
+            leader[c as usize] = leader[c as usize].min(v as u32);
+        }
+        let to_leader = |v: u32| leader[component[v as usize] as usize];
+        // Per leader, the representatives it will stand for.
+        let mut members = vec![0u32; self.n];
+        for r in 0..self.n as u32 {
+            if self.rep[r as usize] == r {
+                members[to_leader(r) as usize] += 1;
+            }
+        }
+        if members.iter().all(|&m| m <= 1) {
+            return; // No cycle.
+        }
+        let rep: Vec<u32> = self.rep.par_iter().map(|&r| to_leader(r)).collect();
+        self.rep = rep;
+        let rep = &self.rep;
+        for edges in [&mut self.copies, &mut self.loads, &mut self.stores] {
+            edges.par_iter_mut().for_each(|(a, b)| (*a, *b) = (rep[*a as usize], rep[*b as usize]));
+        }
+        self.blocks.par_iter_mut().for_each(|b| b.owner = rep[b.owner as usize]);
+        self.tidy_with(Some(&members));
+    }
+
+    /// Renumbers the objects by how many sets hold them, the most held first (ties by id), so
+    /// that the objects sets hold together sit together: on lua's constraints the final sets
+    /// take a fifth of the blocks they take in the objects' first order.
+    fn renumber(&mut self) {
+        let mut held = vec![0u32; self.objects];
+        for b in &self.blocks {
+            let mut bits = b.bits;
+            while bits != 0 {
+                held[(b.base * 64 + bits.trailing_zeros()) as usize] += 1;
+                bits &= bits - 1;
+            }
+        }
+        let mut order: Vec<u32> = (0..self.objects as u32).collect();
+        order.sort_by_key(|&v| (std::cmp::Reverse(held[v as usize]), v));
+        // The new id of each id; the variables that are not objects keep theirs.
+        let mut new_id: Vec<u32> = (0..self.n as u32).collect();
+        for (new, &old) in order.iter().enumerate() {
+            new_id[old as usize] = new as u32;
+        }
+        let mut original = vec![0u32; self.n];
+        for v in 0..self.n {
+            original[new_id[v] as usize] = self.original[v];
+        }
+        self.original = original;
+        let mut rep = vec![0u32; self.n];
+        for v in 0..self.n {
+            rep[new_id[v] as usize] = new_id[self.rep[v] as usize];
+        }
+        self.rep = rep;
+        let new_id = &new_id;
+        for edges in [&mut self.copies, &mut self.loads, &mut self.stores] {
+            edges.par_iter_mut().for_each(|(a, b)| (*a, *b) = (new_id[*a as usize], new_id[*b as usize]));
+        }
+        // Each owner's targets to their new blocks, the delta's bits with them (an owner's
+        // blocks are consecutive).
+        let owners: Vec<std::ops::Range<usize>> = owner_ranges(&self.blocks);
+        let blocks = &self.blocks;
+        self.blocks = owners
+            .par_iter()
+            .flat_map_iter(|range| {
+                let owner = new_id[blocks[range.start].owner as usize];
+                // Each target as its new id, twice over and one more for the delta.
+                let mut targets: Vec<u32> = Vec::new();
+                for b in &blocks[range.clone()] {
+                    let mut bits = b.bits;
+                    while bits != 0 {
+                        let bit = bits & bits.wrapping_neg();
+                        let target = new_id[(b.base * 64 + bit.trailing_zeros()) as usize];
+                        targets.push(target << 1 | u32::from(b.delta & bit != 0));
+                        bits &= bits - 1;
+                    }
+                }
+                targets.sort_unstable();
+                let mut moved: Vec<Block> = Vec::new();
+                for t in targets {
+                    let (target, in_delta) = (t >> 1, t & 1 == 1);
+                    let base = target / 64;
+                    if moved.last().is_none_or(|b| b.base != base) {
+                        moved.push(Block { owner, base, bits: 0, delta: 0 });
+                    }
+                    let last = moved.last_mut().expect("pushed above");
+                    last.bits |= 1 << (target % 64);
+                    if in_delta {
+                        last.delta |= 1 << (target % 64);
+                    }
+                }
+                moved
+            })
+            .collect();
+        self.tidy();
+    }
+
+    /// Whether the sets take more than four times the blocks their targets would fill, and
+    /// more than `at_least`.
+    fn sparse(&self, at_least: usize) -> bool {
+        let targets: u64 = self.blocks.par_iter().map(|b| u64::from(b.bits.count_ones())).sum();
+        self.blocks.len() > at_least && self.blocks.len() as u64 > 4 * targets.div_ceil(64)
+    }
+
+    /// The constraint graph over representatives: an edge `p -> q` weighing its kind for each
+    /// copy `p ⊇ q`, load `p = *q` and store `*p = q`.
+    fn graph(&self) -> Result<Graph> {
+        let n = self.n;
+        let edges = self.copies.iter().map(|&(p, q)| (p, q, COPY));
+        let edges = edges.chain(self.loads.iter().map(|&(p, q)| (p, q, LOAD)));
+        let edges = edges.chain(self.stores.iter().map(|&(p, q)| (p, q, STORE)));
+        let mut offsets = vec![0u64; n + 1];
+        for (p, _, _) in edges.clone() {
+            offsets[p as usize + 1] += 1;
+        }
+        for v in 0..n {
+            offsets[v + 1] += offsets[v];
+        }
+        let m = offsets[n] as usize;
+        let mut next: Vec<u64> = offsets[..n].to_vec();
+        let (mut targets, mut weights) = (vec![0u32; m], vec![0u32; m]);
+        for (p, q, kind) in edges {
+            let at = next[p as usize] as usize;
+            targets[at] = q;
+            weights[at] = kind;
+            next[p as usize] += 1;
+        }
+        let csr = Csr::from_parts(offsets, targets, Some(weights))
+            .map_err(|e| AlgoError::Internal(format!("the constraint graph: {e}")))?;
+        Ok(Graph::from_csr(csr))
+    }
+
+    /// The program's inputs: the input collection `sets` (element 0 the empty sentinel, then
+    /// the blocks by owner and base, linked in order by `next` and, those with a delta, by
+    /// `next_delta`), then the node properties `head`, `deltas`, `changed` and `rep` in the
+    /// order the module lists them.
+    fn inputs(&self, module: &Module) -> Result<Vec<Table>> {
+        let internal = |what: &str| AlgoError::Internal(format!("pta's inputs: {what}"));
+        let [sets_id] = module.collection_inputs[..] else {
+            return Err(internal("not one input collection"));
+        };
+        let (mut head, mut deltas, mut changed) = (vec![0u64; self.n], vec![0u64; self.n], vec![0u64; self.n]);
+        let mut words = vec![0u64; 6 * (self.blocks.len() + 1)];
+        let mut start = 0;
+        while start < self.blocks.len() {
+            let owner = self.blocks[start].owner;
+            let mut end = start;
+            while end < self.blocks.len() && self.blocks[end].owner == owner {
+                end += 1;
+            }
+            let row = |i: usize| (i + 1) as u64;
+            head[owner as usize] = row(start);
+            let mut next_delta = 0u64;
+            for i in (start..end).rev() {
+                let b = self.blocks[i];
+                let next = if i + 1 < end { row(i + 1) } else { 0 };
+                words[6 * (i + 1)..6 * (i + 2)].copy_from_slice(&[
+                    u64::from(b.owner),
+                    u64::from(b.base),
+                    b.bits,
+                    b.delta,
+                    next,
+                    next_delta,
+                ]);
+                if b.delta != 0 {
+                    next_delta = row(i);
+                }
+            }
+            deltas[owner as usize] = next_delta;
+            changed[owner as usize] = u64::from(next_delta != 0);
+            start = end;
+        }
+        let leaves = Table::for_collection(module, sets_id).leaves().to_vec();
+        let table = |leaves: Vec<grail_ir::Type>, words: Vec<u64>| {
+            Table::from_words(leaves, words).map_err(|e| internal(&e.to_string()))
+        };
+        let mut tables = vec![table(leaves, words)?];
+        for &id in &module.property_inputs {
+            let property = &module.properties[id.index()];
+            let words = match property.name.as_str() {
+                "head" => std::mem::take(&mut head),
+                "deltas" => std::mem::take(&mut deltas),
+                "changed" => std::mem::take(&mut changed),
+                "rep" => self.rep.iter().map(|&r| u64::from(r)).collect(),
+                other => return Err(internal(&format!("an unknown input property `{other}`"))),
+            };
+            tables.push(table(vec![property.ty], words)?);
+        }
+        Ok(tables)
+    }
+
+    /// Takes an epoch's output: the sets as the program left them, and the copy edges it
+    /// added (kept as static edges from now on). Returns the epoch's rounds.
+    fn absorb(&mut self, output: RunOutput) -> Result<u32> {
+        let internal = |what: String| AlgoError::Internal(format!("pta's output: {what}"));
+        let rounds = match output.result {
+            Some(Value::U32(rounds)) => rounds,
+            _ => return Err(internal("main did not return its rounds".into())),
+        };
+        let [sets, pulls] = output.collections.as_slice() else {
+            return Err(internal("not its sets and pulls".into()));
+        };
+        let n = self.n as u64;
+        let mut blocks = Vec::with_capacity(sets.len());
+        for row in sets.rows() {
+            let (owner, base, bits, delta) = (row[0], row[1], row[2], row[3]);
+            if bits == 0 {
+                continue; // The sentinel.
+            }
+            if owner >= n || base * 64 >= n {
+                return Err(internal(format!("a block of variable {owner} at base {base}: there are {n} variables")));
+            }
+            blocks.push(Block { owner: owner as u32, base: base as u32, bits, delta });
+        }
+        self.blocks = blocks;
+        for row in pulls.rows() {
+            let (from, to) = (row[0], row[1]);
+            if from >= n || to >= n {
+                return Err(internal(format!("a copy edge {from} -> {to}: there are {n} variables")));
+            }
+            if from != to {
+                self.copies.push((to as u32, from as u32));
+            }
+        }
+        self.tidy();
+        Ok(rounds)
+    }
+
+    /// Every variable's set: its representative's, in the constraints' numbering.
+    fn points_to(self) -> PointsTo {
+        let mut starts = vec![usize::MAX; self.n];
+        for (i, b) in self.blocks.iter().enumerate().rev() {
+            starts[b.owner as usize] = i;
+        }
+        let (blocks, original) = (&self.blocks, &self.original);
+        let set_of = |r: u32| -> Vec<VarId> {
+            let mut set = Vec::new();
+            let mut i = starts[r as usize];
+            while i < blocks.len() && blocks[i].owner == r {
+                let mut bits = blocks[i].bits;
+                while bits != 0 {
+                    set.push(original[(blocks[i].base * 64 + bits.trailing_zeros()) as usize]);
+                    bits &= bits - 1;
+                }
+                i += 1;
+            }
+            set
+        };
+        let mut sets = vec![Vec::new(); self.n];
+        // Each representative's set once, sorted (the renumbering does not keep the order).
+        let mut of_rep: Vec<Vec<VarId>> = vec![Vec::new(); self.n];
+        of_rep.par_iter_mut().enumerate().filter(|(r, _)| self.rep[*r] == *r as u32).for_each(|(r, set)| {
+            *set = set_of(r as u32);
+            set.sort_unstable();
+        });
+        let copied: Vec<Vec<VarId>> = self.rep.par_iter().map(|&r| of_rep[r as usize].clone()).collect();
+        for (v, set) in copied.into_iter().enumerate() {
+            sets[original[v] as usize] = set;
+        }
+        PointsTo::from_sets(sets)
+    }
+}
+
+/// The ranges of `blocks` (sorted by owner) that each owner holds.
+fn owner_ranges(blocks: &[Block]) -> Vec<std::ops::Range<usize>> {
+    let mut ranges = Vec::new();
+    let mut start = 0;
+    for i in 1..=blocks.len() {
+        if i == blocks.len() || blocks[i].owner != blocks[start].owner {
+            ranges.push(start..i);
+            start = i;
+        }
+    }
+    ranges
+}
+
+/// The strongly connected components of the graph of edges `from -> to` (given as `(to,
+/// from)`) over `n` nodes: a component number per node (Tarjan's algorithm, iterative).
+fn strong_components(n: usize, edges: &[(u32, u32)]) -> Vec<u32> {
+    let mut offsets = vec![0usize; n + 1];
+    for &(_, from) in edges {
+        offsets[from as usize + 1] += 1;
     }
     for v in 0..n {
         offsets[v + 1] += offsets[v];
     }
-    let m = constraints.constraints().len();
-    let mut next: Vec<u64> = offsets[..n].to_vec();
-    let (mut targets, mut weights) = (vec![0u32; m], vec![0u32; m]);
-    for c in constraints.constraints() {
-        let (p, q, kind) = edge(c);
-        let at = next[p as usize] as usize;
-        targets[at] = q;
-        weights[at] = kind;
-        next[p as usize] += 1;
+    let mut next = offsets[..n].to_vec();
+    let mut successors = vec![0u32; edges.len()];
+    for &(to, from) in edges {
+        successors[next[from as usize]] = to;
+        next[from as usize] += 1;
     }
-    let csr = Csr::from_parts(offsets, targets, Some(weights))
-        .map_err(|e| AlgoError::Internal(format!("the constraint graph: {e}")))?;
-    Ok(Graph::from_csr(csr))
-}
-
-/// Each variable's set from the program's blocks (owner, base, bits, delta, next), and the rounds.
-fn points_to_of(n: usize, output: RunOutput) -> Result<(PointsTo, u32)> {
-    let [blocks] = output.collections.as_slice() else {
-        return Err(AlgoError::Internal("pta's output is not its sets".into()));
-    };
-    let rounds = match output.result {
-        Some(Value::U32(rounds)) => rounds,
-        _ => return Err(AlgoError::Internal("pta's main did not return its rounds".into())),
-    };
-    let mut sets: Vec<Vec<VarId>> = vec![Vec::new(); n];
-    for row in 0..blocks.len() {
-        let (owner, base, bits) = (blocks.u32(row, 0) as usize, blocks.u32(row, 1), blocks.row(row)[2]);
-        if bits == 0 {
-            continue; // The sentinel.
+    const UNSEEN: u32 = u32::MAX;
+    let (mut index, mut low) = (vec![UNSEEN; n], vec![0u32; n]);
+    let mut on_stack = vec![false; n];
+    let mut component = vec![UNSEEN; n];
+    let (mut stack, mut calls): (Vec<u32>, Vec<(u32, usize)>) = (Vec::new(), Vec::new());
+    let (mut counter, mut components) = (0u32, 0u32);
+    for root in 0..n as u32 {
+        if index[root as usize] != UNSEEN {
+            continue;
         }
-        let set = sets
-            .get_mut(owner)
-            .ok_or_else(|| AlgoError::Internal(format!("pta wrote a block for variable {owner} of {n}")))?;
-        for bit in 0..64 {
-            if bits >> bit & 1 == 1 {
-                let target = base as u64 * 64 + bit;
-                if target >= n as u64 {
-                    return Err(AlgoError::Internal(format!("pta put {target} in a set: there are {n} variables")));
+        index[root as usize] = counter;
+        low[root as usize] = counter;
+        counter += 1;
+        stack.push(root);
+        on_stack[root as usize] = true;
+        calls.push((root, offsets[root as usize]));
+        while let Some(&mut (v, ref mut at)) = calls.last_mut() {
+            if *at < offsets[v as usize + 1] {
+                let w = successors[*at];
+                *at += 1;
+                if index[w as usize] == UNSEEN {
+                    index[w as usize] = counter;
+                    low[w as usize] = counter;
+                    counter += 1;
+                    stack.push(w);
+                    on_stack[w as usize] = true;
+                    calls.push((w, offsets[w as usize]));
+                } else if on_stack[w as usize] {
+                    low[v as usize] = low[v as usize].min(index[w as usize]);
                 }
-                set.push(target as VarId);
+                continue;
+            }
+            calls.pop();
+            if let Some(&(parent, _)) = calls.last() {
+                low[parent as usize] = low[parent as usize].min(low[v as usize]);
+            }
+            if low[v as usize] == index[v as usize] {
+                while let Some(w) = stack.pop() {
+                    on_stack[w as usize] = false;
+                    component[w as usize] = components;
+                    if w == v {
+                        break;
+                    }
+                }
+                components += 1;
             }
         }
     }
-    Ok((PointsTo::from_sets(sets), rounds))
+    component
+}
+
+#[cfg(test)]
+mod tests {
+    use super::strong_components;
+
+    #[test]
+    fn strong_components_finds_cycles_and_leaves_the_rest_alone() {
+        // 0 -> 1 -> 2 -> 0 is a cycle, 3 -> 4 is not, 5 -> 5 alone; edges as (to, from).
+        let edges = [(1, 0), (2, 1), (0, 2), (4, 3), (5, 5), (3, 2)];
+        let c = strong_components(6, &edges);
+        assert_eq!(c[0], c[1]);
+        assert_eq!(c[1], c[2]);
+        let mut others = vec![c[0], c[3], c[4], c[5]];
+        others.sort_unstable();
+        others.dedup();
+        assert_eq!(others.len(), 4);
+    }
 }

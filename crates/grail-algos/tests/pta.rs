@@ -4,7 +4,7 @@
 //! program-shaped one large enough for many rounds and sets spanning many 64-target blocks.
 
 use grail_algos::Target;
-use grail_algos::pta::{Options, solve};
+use grail_algos::pta::{Epochs, Options, Solved, solve};
 use grail_ir::OptConfig;
 use grail_pta::{Constraint, Constraints, compare, solve_sequential};
 
@@ -40,16 +40,32 @@ fn random_constraints(vars: u32, count: usize, seed: u64) -> Constraints {
     constraints
 }
 
-fn agrees(constraints: &Constraints, threads: usize, what: &str) -> u32 {
+/// How cycles are collapsed.
+#[derive(Debug, Clone, Copy)]
+enum Collapse {
+    Off,
+    /// The defaults (small inputs run one epoch after collapsing the static copy cycles).
+    Default,
+    /// An epoch per round that added an edge, the objects renumbered whenever the blocks
+    /// doubled: every resumption and renumbering path on small inputs.
+    Eager,
+}
+
+fn agrees(constraints: &Constraints, threads: usize, collapse: Collapse, what: &str) -> Solved {
     let expected = solve_sequential(constraints);
     // Every optimization, or none (no outlined region), by thread count.
     let opt = if threads == 2 { OptConfig::NONE } else { OptConfig::all() };
-    let options = Options { target: Target::Cpu, threads, opt, ..Options::default() };
+    let mut options = Options { target: Target::Cpu, threads, opt, ..Options::default() };
+    match collapse {
+        Collapse::Off => options.collapse = false,
+        Collapse::Default => {}
+        Collapse::Eager => options.epochs = Epochs { edges: 1, renumber_blocks: 0 },
+    }
     let solved = solve(constraints, &options).unwrap_or_else(|e| panic!("{what}: {e}"));
     if let Some(difference) = compare(&solved.points_to, &expected) {
-        panic!("{what}, {threads} threads: {}", difference.describe(constraints));
+        panic!("{what}, {threads} threads, collapse {collapse:?}: {}", difference.describe(constraints));
     }
-    solved.rounds
+    solved
 }
 
 #[test]
@@ -58,7 +74,9 @@ fn random_constraints_give_the_references_sets() {
         let vars = 1 + (seed * 7 % 150) as u32;
         let count = (seed as usize * 13) % 400;
         let constraints = random_constraints(vars, count, seed);
-        agrees(&constraints, 1 + seed as usize % 3, &format!("seed {seed}: {vars} variables, {count} constraints"));
+        let collapse = [Collapse::Off, Collapse::Default, Collapse::Eager][seed as usize % 3];
+        let threads = 1 + (seed as usize / 3) % 3;
+        agrees(&constraints, threads, collapse, &format!("seed {seed}: {vars} variables, {count} constraints"));
     }
 }
 
@@ -85,8 +103,40 @@ fn a_program_shaped_input_needs_many_rounds_and_blocks() {
             c.store(&format!("f{f}.t"), &format!("f{f}.p")).unwrap();
         }
     }
-    let rounds = agrees(&c, 3, "ring of functions");
-    assert!(rounds > 5, "{rounds} rounds");
+    let whole = agrees(&c, 3, Collapse::Off, "ring of functions");
+    assert!(whole.rounds > 5, "{} rounds", whole.rounds);
+    assert_eq!((whole.epochs, whole.collapsed), (1, 0));
+    // The ring closes through the stores and loads (p -> heap -> r -> the next function's arg
+    // -> its p): only collapsing between epochs finds it.
+    let eager = agrees(&c, 2, Collapse::Eager, "ring of functions, collapsed");
+    assert!(eager.epochs > 2, "{} epochs", eager.epochs);
+    assert!(eager.collapsed >= 4 * functions - 1, "{} variables collapsed", eager.collapsed);
+    agrees(&c, 3, Collapse::Default, "ring of functions, default epochs");
     let expected = solve_sequential(&c);
     assert!(expected.total() > 50_000, "{} facts", expected.total());
+}
+
+/// Two objects on a cycle of copies (collapsed before the first round, `o1` standing for
+/// both) and a pointer that reaches `o2` only after a chain of copies: the load through it
+/// must pull from `o2`'s representative, which holds `o2`'s targets.
+#[test]
+fn a_load_through_a_collapsed_object_reads_its_representative() {
+    let mut c = Constraints::new();
+    c.address_of("z", "o1").unwrap(); // o1 is an object, numbered before o2
+    c.address_of("p0", "o2").unwrap();
+    c.copy("o1", "o2").unwrap();
+    c.copy("o2", "o1").unwrap();
+    c.address_of("o2", "t").unwrap();
+    for i in 1..12 {
+        c.copy(&format!("p{i}"), &format!("p{}", i - 1)).unwrap();
+    }
+    c.load("r", "p11").unwrap(); // r = *p11 = the set of o2: {t}
+    c.store("p11", "u").unwrap(); // *p11 = u: o2 (so o1) gains u's set
+    c.address_of("u", "w").unwrap();
+    for collapse in [Collapse::Off, Collapse::Default, Collapse::Eager] {
+        let solved = agrees(&c, 2, collapse, "a collapsed object");
+        if !matches!(collapse, Collapse::Off) {
+            assert_eq!(solved.collapsed, 1, "{collapse:?}");
+        }
+    }
 }

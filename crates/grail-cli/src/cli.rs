@@ -351,6 +351,11 @@ pub struct PtaSolveArgs {
     pub target: PtaTarget,
     #[command(flatten)]
     pub program: ProgramArgs,
+    /// For the cpu and gpu targets: collapse cycles of copy edges (variables that end with
+    /// equal sets) into one variable between epochs of rounds, the cycles the loads and stores
+    /// close included; off, the program runs once to the end.
+    #[arg(long, value_name = "on|off", value_parser = parse_on_off, default_value = "on", action = clap::ArgAction::Set)]
+    pub collapse: bool,
     /// Check that the solution satisfies every constraint (a fixed point, so sound; exit 3 when
     /// one does not hold), by a checker that shares no code with the solvers; for the cpu and
     /// gpu targets, also that it equals the reference's solution set by set (so least).

@@ -407,3 +407,23 @@ fn a_generated_program_of_thousands_of_constraints_matches_the_reference() {
         assert!(a.pts(&format!("@gp{g}")).contains(&format!("@g{g}").as_str()), "@gp{g}");
     }
 }
+
+#[test]
+fn collapse_switches_cycle_collapsing_and_says_what_it_merged() {
+    let dir = tempfile::tempdir().unwrap();
+    let cons = dir.path().join("cycle.cons");
+    // a and b copy each other: one variable when collapsing.
+    std::fs::write(&cons, "a = &x\nb = a\na = b\nc = *b\nx = &y\n").unwrap();
+    for (switch, collapsed) in [("on", 1), ("off", 0)] {
+        let run = grail(&["pta", "solve", path(&cons), "--collapse", switch, "--verify", "--json"]);
+        assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+        let summary: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+        assert_eq!(summary["verified"], true);
+        assert_eq!(summary["collapsed"], collapsed, "{summary}");
+        assert_eq!(summary["epochs"], 1, "{summary}");
+        assert_eq!(summary["facts"], 4, "{summary}"); // a, b: x; c: y; x: y
+    }
+    let run = grail(&["pta", "solve", path(&cons), "--collapse", "maybe"]);
+    assert_eq!(run.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&run.stderr).contains("--collapse"));
+}

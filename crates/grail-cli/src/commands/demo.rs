@@ -280,7 +280,7 @@ fn morph_records(
     let solved = match target {
         Target::Reference => expected.clone(),
         _ => {
-            let options = grail_algos::pta::Options { target, device, threads, opt: *opt };
+            let options = grail_algos::pta::Options { target, device, threads, opt: *opt, ..Default::default() };
             grail_algos::pta::solve(&constraints, &options)?.points_to
         }
     };

@@ -64,6 +64,8 @@ fn solve(args: PtaSolveArgs, threads: usize, progress: &Bars) -> Result<()> {
     let start = Instant::now();
     // The grail program's rounds and, on a GPU, its kernels' time.
     let mut rounds = None;
+    let mut epochs = None;
+    let mut collapsed = None;
     let mut kernels = None;
     let mut program_time = None;
     let points_to = match args.target {
@@ -74,9 +76,13 @@ fn solve(args: PtaSolveArgs, threads: usize, progress: &Bars) -> Result<()> {
                 device: args.program.device,
                 threads,
                 opt: args.program.opt,
+                collapse: args.collapse,
+                ..Default::default()
             };
             let solved = grail_algos::pta::solve(&constraints, &options)?;
             rounds = Some(solved.rounds);
+            epochs = Some(solved.epochs);
+            collapsed = Some(solved.collapsed);
             kernels = solved.gpu_times.map(|t| millis(t.kernels));
             program_time = Some(solved.time);
             solved.points_to
@@ -134,6 +140,10 @@ fn solve(args: PtaSolveArgs, threads: usize, progress: &Bars) -> Result<()> {
                 PtaTarget::Gpu => "gpu",
             },
             "rounds": rounds,
+            // Runs of the program, with cycles collapsed between them.
+            "epochs": epochs,
+            // Variables whose set is another's: collapsed into its cycle.
+            "collapsed": collapsed,
             "kernels_ms": kernels,
             "reference_ms": reference_time.map(millis),
             "variables": constraints.num_vars(),
@@ -145,7 +155,8 @@ fn solve(args: PtaSolveArgs, threads: usize, progress: &Bars) -> Result<()> {
             // The whole solve (reading aside): building the constraint graph and compiling the
             // program (or finding it in the module cache) included.
             "time_ms": millis(time),
-            // The program's run alone: the graph to the device and the sets back included.
+            // The solve after compiling: the program's runs (the graph to the device and the
+            // sets back included) and, between them, collapsing cycles.
             "program_ms": program_time.map(millis),
             "verify_ms": verify_time.map(millis),
             "verified": args.verify.then_some(true),
