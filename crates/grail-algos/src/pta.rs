@@ -63,7 +63,8 @@ impl Default for Options {
 #[derive(Debug, Clone, Copy)]
 pub struct Epochs {
     /// An epoch ends after the round in which the loads and stores added as many copy edges as
-    /// the graph had (it doubled, and may hold new cycles), or this many if more.
+    /// the graph had (it doubled, and may hold new cycles), or this many if more; this many
+    /// doubles whenever a collapse merged less than a hundredth of the variables.
     pub edges: u64,
     /// The objects are renumbered (the most held first) when the sets' blocks doubled
     /// since the last time, are four times what their targets would fill, and are more than
@@ -123,9 +124,20 @@ pub fn solve(constraints: &Constraints, options: &Options) -> Result<Solved> {
     let started = Instant::now();
     let (mut rounds, mut epochs) = (0u32, 0u32);
     let mut gpu_times: Option<GpuTimes> = None;
+    // `GRAIL_PTA_TRACE=1`: each epoch's rounds, times and sizes on standard error.
+    let trace = std::env::var_os("GRAIL_PTA_TRACE").is_some();
+    // Edges an epoch may add before it ends (at least the graph's own).
+    let mut allowance = options.epochs.edges;
     loop {
+        let host = Instant::now();
         if options.collapse {
+            let (before, representatives) = (solver.collapsed(), solver.n - solver.collapsed());
             solver.collapse();
+            // When a collapse merged less than a hundredth of the variables, cycles no longer
+            // form fast: the next epoch may add twice as many edges before looking again.
+            if epochs > 0 && (solver.collapsed() - before) * 100 < representatives {
+                allowance = allowance.max(solver.copies.len() as u64).saturating_mul(2);
+            }
         }
         let every = options.epochs.renumber_blocks == 0;
         if every || (solver.blocks.len() > 2 * renumbered_at && solver.sparse(options.epochs.renumber_blocks)) {
@@ -134,9 +146,30 @@ pub fn solve(constraints: &Constraints, options: &Options) -> Result<Solved> {
         }
         let inputs = solver.inputs(program.module())?;
         let graph = solver.graph()?;
-        let max_added =
-            if options.collapse { (solver.copies.len() as u64).max(options.epochs.edges) } else { u64::MAX };
+        let max_added = if options.collapse { (solver.copies.len() as u64).max(allowance) } else { u64::MAX };
+        let host = host.elapsed();
+        let run = Instant::now();
         let (output, times) = program.run(&graph, max_added, &inputs)?;
+        let run = run.elapsed();
+        if trace {
+            let kernels: Vec<String> = output
+                .stats
+                .kernels
+                .iter()
+                .filter(|k| k.invocations > 0)
+                .map(|k| format!("{} {:.1} ms", k.name, k.time.as_secs_f64() * 1e3))
+                .collect();
+            eprintln!(
+                "pta epoch {}: host {:.1} ms, run {:.1} ms (GPU kernels {:.1} ms; {}), {} copies, {} blocks before",
+                epochs + 1,
+                host.as_secs_f64() * 1e3,
+                run.as_secs_f64() * 1e3,
+                times.as_ref().map_or(0.0, |t| t.kernels.as_secs_f64() * 1e3),
+                kernels.join(", "),
+                solver.copies.len(),
+                solver.blocks.len()
+            );
+        }
         if let Some(times) = times {
             let total = gpu_times.get_or_insert_with(GpuTimes::default);
             total.kernels += times.kernels;
@@ -144,7 +177,12 @@ pub fn solve(constraints: &Constraints, options: &Options) -> Result<Solved> {
             total.download += times.download;
         }
         epochs += 1;
-        rounds += solver.absorb(output)?;
+        let absorbing = Instant::now();
+        let epoch_rounds = solver.absorb(output)?;
+        rounds += epoch_rounds;
+        if trace {
+            eprintln!("  {epoch_rounds} rounds, read back in {:.1} ms", absorbing.elapsed().as_secs_f64() * 1e3);
+        }
         if !solver.pending() {
             break;
         }
@@ -302,7 +340,11 @@ impl Solver {
             edges.dedup();
         }
         self.copies.retain(|&(to, from)| to != from);
-        self.blocks.par_sort_unstable_by_key(|b| (b.owner, b.base));
+        sort_blocks(&mut self.blocks, self.n);
+        let repeated = |w: &[Block]| (w[0].owner, w[0].base) == (w[1].owner, w[1].base);
+        if members.is_none() && !self.blocks.par_windows(2).any(repeated) {
+            return; // One block per owner and base already (an epoch's output).
+        }
         let mut merged: Vec<Block> = Vec::with_capacity(self.blocks.len());
         let mut i = 0;
         while i < self.blocks.len() {
@@ -477,36 +519,35 @@ impl Solver {
         let [sets_id] = module.collection_inputs[..] else {
             return Err(internal("not one input collection"));
         };
-        let (mut head, mut deltas, mut changed) = (vec![0u64; self.n], vec![0u64; self.n], vec![0u64; self.n]);
-        let mut words = vec![0u64; 6 * (self.blocks.len() + 1)];
-        let mut start = 0;
-        while start < self.blocks.len() {
-            let owner = self.blocks[start].owner;
-            let mut end = start;
-            while end < self.blocks.len() && self.blocks[end].owner == owner {
-                end += 1;
-            }
-            let row = |i: usize| (i + 1) as u64;
-            head[owner as usize] = row(start);
-            let mut next_delta = 0u64;
-            for i in (start..end).rev() {
-                let b = self.blocks[i];
-                let next = if i + 1 < end { row(i + 1) } else { 0 };
-                words[6 * (i + 1)..6 * (i + 2)].copy_from_slice(&[
-                    u64::from(b.owner),
-                    u64::from(b.base),
-                    b.bits,
-                    b.delta,
-                    next,
-                    next_delta,
-                ]);
-                if b.delta != 0 {
-                    next_delta = row(i);
+        let owners = owner_ranges(&self.blocks);
+        let blocks = &self.blocks;
+        let row = |i: usize| (i + 1) as u64;
+        // Rows in order, each owner's linked by `next` and its delta blocks by `next_delta`.
+        let rows = owners.par_iter().flat_map_iter(|range| {
+            let end = range.end;
+            let mut next_delta = vec![0u64; range.len()];
+            let mut following = 0u64;
+            for i in range.clone().rev() {
+                next_delta[i - range.start] = following;
+                if blocks[i].delta != 0 {
+                    following = row(i);
                 }
             }
-            deltas[owner as usize] = next_delta;
-            changed[owner as usize] = u64::from(next_delta != 0);
-            start = end;
+            range.clone().flat_map(move |i| {
+                let b = blocks[i];
+                let next = if i + 1 < end { row(i + 1) } else { 0 };
+                [u64::from(b.owner), u64::from(b.base), b.bits, b.delta, next, next_delta[i - range.start]]
+            })
+        });
+        let words: Vec<u64> = [0u64; 6].into_par_iter().chain(rows).collect();
+        let (mut head, mut deltas, mut changed) = (vec![0u64; self.n], vec![0u64; self.n], vec![0u64; self.n]);
+        for range in &owners {
+            let owner = blocks[range.start].owner as usize;
+            head[owner] = row(range.start);
+            if let Some(first) = range.clone().find(|&i| blocks[i].delta != 0) {
+                deltas[owner] = row(first);
+                changed[owner] = 1;
+            }
         }
         let leaves = Table::for_collection(module, sets_id).leaves().to_vec();
         let table = |leaves: Vec<grail_ir::Type>, words: Vec<u64>| {
@@ -539,18 +580,19 @@ impl Solver {
             return Err(internal("not its sets and pulls".into()));
         };
         let n = self.n as u64;
-        let mut blocks = Vec::with_capacity(sets.len());
-        for row in sets.rows() {
-            let (owner, base, bits, delta) = (row[0], row[1], row[2], row[3]);
-            if bits == 0 {
-                continue; // The sentinel.
-            }
-            if owner >= n || base * 64 >= n {
-                return Err(internal(format!("a block of variable {owner} at base {base}: there are {n} variables")));
-            }
-            blocks.push(Block { owner: owner as u32, base: base as u32, bits, delta });
-        }
-        self.blocks = blocks;
+        let width = sets.leaves().len();
+        self.blocks = sets
+            .words()
+            .par_chunks(width)
+            .filter(|row| row[2] != 0) // The sentinel has no bits.
+            .map(|row| {
+                let (owner, base, bits, delta) = (row[0], row[1], row[2], row[3]);
+                if owner >= n || base * 64 >= n {
+                    return Err(internal(format!("a block of variable {owner} at base {base}: there are {n} variables")));
+                }
+                Ok(Block { owner: owner as u32, base: base as u32, bits, delta })
+            })
+            .collect::<Result<_>>()?;
         for row in pulls.rows() {
             let (from, to) = (row[0], row[1]);
             if from >= n || to >= n {
@@ -597,6 +639,35 @@ impl Solver {
         }
         PointsTo::from_sets(sets)
     }
+}
+
+/// Sorts `blocks` by owner (a counting sort over the `n` variables) and each owner's by base.
+fn sort_blocks(blocks: &mut Vec<Block>, n: usize) {
+    let mut offsets = vec![0usize; n + 1];
+    for b in blocks.iter() {
+        offsets[b.owner as usize + 1] += 1;
+    }
+    for v in 0..n {
+        offsets[v + 1] += offsets[v];
+    }
+    let mut next = offsets.clone();
+    let mut sorted = vec![Block { owner: 0, base: 0, bits: 0, delta: 0 }; blocks.len()];
+    for &b in blocks.iter() {
+        sorted[next[b.owner as usize]] = b;
+        next[b.owner as usize] += 1;
+    }
+    // Each owner's slice sorted on its own, in parallel.
+    let mut rest: &mut [Block] = &mut sorted;
+    let mut slices = Vec::new();
+    for v in 0..n {
+        let (slice, tail) = rest.split_at_mut(offsets[v + 1] - offsets[v]);
+        if slice.len() > 1 {
+            slices.push(slice);
+        }
+        rest = tail;
+    }
+    slices.into_par_iter().for_each(|slice| slice.sort_unstable_by_key(|b| b.base));
+    *blocks = sorted;
 }
 
 /// The ranges of `blocks` (sorted by owner) that each owner holds.
