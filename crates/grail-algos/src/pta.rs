@@ -70,11 +70,14 @@ pub struct Epochs {
     /// since the last time, are four times what their targets would fill, and are more than
     /// this many; 0: before every epoch (tests).
     pub renumber_blocks: usize,
+    /// Variables that pull from at least this many others through copy edges stage what they
+    /// pull into a slot per block base instead of a sorted list.
+    pub slot_sources: usize,
 }
 
 impl Default for Epochs {
     fn default() -> Self {
-        Epochs { edges: 4096, renumber_blocks: 1 << 14 }
+        Epochs { edges: 4096, renumber_blocks: 1 << 14, slot_sources: 64 }
     }
 }
 
@@ -99,6 +102,12 @@ pub struct Solved {
 const COPY: u32 = 0;
 const LOAD: u32 = 1;
 const STORE: u32 = 2;
+/// An edge to a slot node.
+const SLOT: u32 = 3;
+/// `slots` of a node without them.
+const NO_SLOTS: u32 = u32::MAX;
+/// At most this many slot nodes (each has every node property).
+const MAX_SLOT_NODES: usize = 1 << 22;
 
 /// Solves `constraints` with the grail program.
 pub fn solve(constraints: &Constraints, options: &Options) -> Result<Solved> {
@@ -144,8 +153,9 @@ pub fn solve(constraints: &Constraints, options: &Options) -> Result<Solved> {
             solver.renumber();
             renumbered_at = solver.blocks.len();
         }
-        let inputs = solver.inputs(program.module())?;
-        let graph = solver.graph()?;
+        let slots = solver.slots(options.epochs.slot_sources, MAX_SLOT_NODES);
+        let inputs = solver.inputs(program.module(), &slots)?;
+        let graph = solver.graph(&slots)?;
         let max_added = if options.collapse { (solver.copies.len() as u64).max(allowance) } else { u64::MAX };
         let host = host.elapsed();
         let run = Instant::now();
@@ -484,20 +494,24 @@ impl Solver {
 
     /// The constraint graph over representatives: an edge `p -> q` weighing its kind for each
     /// copy `p ⊇ q`, load `p = *q` and store `*p = q`.
-    fn graph(&self) -> Result<Graph> {
+    fn graph(&self, slots: &Slots) -> Result<Graph> {
         let n = self.n;
+        let total = n + slots.nodes();
         let edges = self.copies.iter().map(|&(p, q)| (p, q, COPY));
         let edges = edges.chain(self.loads.iter().map(|&(p, q)| (p, q, LOAD)));
         let edges = edges.chain(self.stores.iter().map(|&(p, q)| (p, q, STORE)));
-        let mut offsets = vec![0u64; n + 1];
+        let mut offsets = vec![0u64; total + 1];
         for (p, _, _) in edges.clone() {
             offsets[p as usize + 1] += 1;
         }
-        for v in 0..n {
+        for &p in &slots.owners {
+            offsets[p as usize + 1] += u64::from(slots.width);
+        }
+        for v in 0..total {
             offsets[v + 1] += offsets[v];
         }
-        let m = offsets[n] as usize;
-        let mut next: Vec<u64> = offsets[..n].to_vec();
+        let m = offsets[total] as usize;
+        let mut next: Vec<u64> = offsets[..total].to_vec();
         let (mut targets, mut weights) = (vec![0u32; m], vec![0u32; m]);
         for (p, q, kind) in edges {
             let at = next[p as usize] as usize;
@@ -505,16 +519,40 @@ impl Solver {
             weights[at] = kind;
             next[p as usize] += 1;
         }
+        // Each owner's slot edges last, in order of base, to its own slot nodes.
+        for (k, &p) in slots.owners.iter().enumerate() {
+            for base in 0..slots.width as usize {
+                let at = next[p as usize] as usize;
+                targets[at] = (n + k * slots.width as usize + base) as u32;
+                weights[at] = SLOT;
+                next[p as usize] += 1;
+            }
+        }
         let csr = Csr::from_parts(offsets, targets, Some(weights))
             .map_err(|e| AlgoError::Internal(format!("the constraint graph: {e}")))?;
         Ok(Graph::from_csr(csr))
+    }
+
+    /// Which representatives get slots: those pulling from at least `sources` others through
+    /// static copy edges, the most first, as many as `max_nodes` slot nodes allow.
+    fn slots(&self, sources: usize, max_nodes: usize) -> Slots {
+        let width = self.objects.div_ceil(64) as u32;
+        let mut pulled = vec![0u32; self.n];
+        for &(to, _) in &self.copies {
+            pulled[to as usize] += 1;
+        }
+        let mut owners: Vec<u32> =
+            (0..self.n as u32).filter(|&p| pulled[p as usize] as usize >= sources.max(1)).collect();
+        owners.sort_by_key(|&p| (std::cmp::Reverse(pulled[p as usize]), p));
+        owners.truncate(max_nodes / (width.max(1) as usize));
+        Slots { owners, width }
     }
 
     /// The program's inputs: the input collection `sets` (element 0 the empty sentinel, then
     /// the blocks by owner and base, linked in order by `next` and, those with a delta, by
     /// `next_delta`), then the node properties `head`, `deltas`, `changed` and `rep` in the
     /// order the module lists them.
-    fn inputs(&self, module: &Module) -> Result<Vec<Table>> {
+    fn inputs(&self, module: &Module, slots: &Slots) -> Result<Vec<Table>> {
         let internal = |what: &str| AlgoError::Internal(format!("pta's inputs: {what}"));
         let [sets_id] = module.collection_inputs[..] else {
             return Err(internal("not one input collection"));
@@ -540,7 +578,9 @@ impl Solver {
             })
         });
         let words: Vec<u64> = [0u64; 6].into_par_iter().chain(rows).collect();
-        let (mut head, mut deltas, mut changed) = (vec![0u64; self.n], vec![0u64; self.n], vec![0u64; self.n]);
+        // Every node's properties: the variables', then the slot nodes' (no set, their own rep).
+        let total = self.n + slots.nodes();
+        let (mut head, mut deltas, mut changed) = (vec![0u64; total], vec![0u64; total], vec![0u64; total]);
         for range in &owners {
             let owner = blocks[range.start].owner as usize;
             head[owner] = row(range.start);
@@ -560,7 +600,19 @@ impl Solver {
                 "head" => std::mem::take(&mut head),
                 "deltas" => std::mem::take(&mut deltas),
                 "changed" => std::mem::take(&mut changed),
-                "rep" => self.rep.iter().map(|&r| u64::from(r)).collect(),
+                "rep" => self.rep.iter().map(|&r| u64::from(r)).chain(self.n as u64..total as u64).collect(),
+                "slots" => {
+                    // The slot edges follow each owner's constraint edges.
+                    let mut first = vec![u64::from(NO_SLOTS); total];
+                    let mut degree = vec![0u64; self.n];
+                    for &(p, _) in self.copies.iter().chain(&self.loads).chain(&self.stores) {
+                        degree[p as usize] += 1;
+                    }
+                    for &p in &slots.owners {
+                        first[p as usize] = degree[p as usize];
+                    }
+                    first
+                }
                 other => return Err(internal(&format!("an unknown input property `{other}`"))),
             };
             tables.push(table(vec![property.ty], words)?);
@@ -668,6 +720,20 @@ fn sort_blocks(blocks: &mut Vec<Block>, n: usize) {
     }
     slices.into_par_iter().for_each(|slice| slice.sort_unstable_by_key(|b| b.base));
     *blocks = sorted;
+}
+
+/// The variables that stage into slots (see `pta.grail`), and how many slots each has: one per
+/// block base of the objects.
+struct Slots {
+    owners: Vec<u32>,
+    width: u32,
+}
+
+impl Slots {
+    /// The slot nodes, after the variables in the graph.
+    fn nodes(&self) -> usize {
+        self.owners.len() * self.width as usize
+    }
 }
 
 /// The ranges of `blocks` (sorted by owner) that each owner holds.

@@ -59,7 +59,7 @@ fn agrees(constraints: &Constraints, threads: usize, collapse: Collapse, what: &
     match collapse {
         Collapse::Off => options.collapse = false,
         Collapse::Default => {}
-        Collapse::Eager => options.epochs = Epochs { edges: 1, renumber_blocks: 0 },
+        Collapse::Eager => options.epochs = Epochs { edges: 1, renumber_blocks: 0, slot_sources: 1 },
     }
     let solved = solve(constraints, &options).unwrap_or_else(|e| panic!("{what}: {e}"));
     if let Some(difference) = compare(&solved.points_to, &expected) {
