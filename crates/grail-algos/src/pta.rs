@@ -640,7 +640,9 @@ impl Solver {
             .map(|row| {
                 let (owner, base, bits, delta) = (row[0], row[1], row[2], row[3]);
                 if owner >= n || base * 64 >= n {
-                    return Err(internal(format!("a block of variable {owner} at base {base}: there are {n} variables")));
+                    return Err(internal(format!(
+                        "a block of variable {owner} at base {base}: there are {n} variables"
+                    )));
                 }
                 Ok(Block { owner: owner as u32, base: base as u32, bits, delta })
             })
@@ -765,55 +767,82 @@ fn strong_components(n: usize, edges: &[(u32, u32)]) -> Vec<u32> {
         successors[next[from as usize]] = to;
         next[from as usize] += 1;
     }
-    const UNSEEN: u32 = u32::MAX;
-    let (mut index, mut low) = (vec![UNSEEN; n], vec![0u32; n]);
-    let mut on_stack = vec![false; n];
-    let mut component = vec![UNSEEN; n];
-    let (mut stack, mut calls): (Vec<u32>, Vec<(u32, usize)>) = (Vec::new(), Vec::new());
-    let (mut counter, mut components) = (0u32, 0u32);
+    let mut walk = Tarjan {
+        index: vec![UNSEEN; n],
+        low: vec![0; n],
+        on_stack: vec![false; n],
+        component: vec![UNSEEN; n],
+        stack: Vec::new(),
+        calls: Vec::new(),
+        counter: 0,
+        components: 0,
+    };
     for root in 0..n as u32 {
-        if index[root as usize] != UNSEEN {
+        if walk.index[root as usize] != UNSEEN {
             continue;
         }
-        index[root as usize] = counter;
-        low[root as usize] = counter;
-        counter += 1;
-        stack.push(root);
-        on_stack[root as usize] = true;
-        calls.push((root, offsets[root as usize]));
-        while let Some(&mut (v, ref mut at)) = calls.last_mut() {
+        walk.visit(root, &offsets);
+        while let Some(&mut (v, ref mut at)) = walk.calls.last_mut() {
             if *at < offsets[v as usize + 1] {
                 let w = successors[*at];
                 *at += 1;
-                if index[w as usize] == UNSEEN {
-                    index[w as usize] = counter;
-                    low[w as usize] = counter;
-                    counter += 1;
-                    stack.push(w);
-                    on_stack[w as usize] = true;
-                    calls.push((w, offsets[w as usize]));
-                } else if on_stack[w as usize] {
-                    low[v as usize] = low[v as usize].min(index[w as usize]);
+                if walk.index[w as usize] == UNSEEN {
+                    walk.visit(w, &offsets);
+                } else if walk.on_stack[w as usize] {
+                    walk.low[v as usize] = walk.low[v as usize].min(walk.index[w as usize]);
                 }
                 continue;
             }
-            calls.pop();
-            if let Some(&(parent, _)) = calls.last() {
-                low[parent as usize] = low[parent as usize].min(low[v as usize]);
-            }
-            if low[v as usize] == index[v as usize] {
-                while let Some(w) = stack.pop() {
-                    on_stack[w as usize] = false;
-                    component[w as usize] = components;
-                    if w == v {
-                        break;
-                    }
-                }
-                components += 1;
-            }
+            walk.finish(v);
         }
     }
-    component
+    walk.component
+}
+
+const UNSEEN: u32 = u32::MAX;
+
+/// Tarjan's walk: each node's visiting order and lowest reachable order, the stack of nodes
+/// not yet in a component, and the walk's own stack of nodes and their next edge.
+struct Tarjan {
+    index: Vec<u32>,
+    low: Vec<u32>,
+    on_stack: Vec<bool>,
+    component: Vec<u32>,
+    stack: Vec<u32>,
+    calls: Vec<(u32, usize)>,
+    counter: u32,
+    components: u32,
+}
+
+impl Tarjan {
+    /// Numbers `v`, puts it on the stack, and starts walking its successors.
+    fn visit(&mut self, v: u32, offsets: &[usize]) {
+        self.index[v as usize] = self.counter;
+        self.low[v as usize] = self.counter;
+        self.counter += 1;
+        self.stack.push(v);
+        self.on_stack[v as usize] = true;
+        self.calls.push((v, offsets[v as usize]));
+    }
+
+    /// `v`'s successors are walked: its lowest order goes to its caller, and if it is the
+    /// root of a component, the component comes off the stack.
+    fn finish(&mut self, v: u32) {
+        self.calls.pop();
+        if let Some(&(parent, _)) = self.calls.last() {
+            self.low[parent as usize] = self.low[parent as usize].min(self.low[v as usize]);
+        }
+        if self.low[v as usize] == self.index[v as usize] {
+            while let Some(w) = self.stack.pop() {
+                self.on_stack[w as usize] = false;
+                self.component[w as usize] = self.components;
+                if w == v {
+                    break;
+                }
+            }
+            self.components += 1;
+        }
+    }
 }
 
 #[cfg(test)]
