@@ -126,9 +126,11 @@ pub fn run(
         let before = distances;
         let (after, update) = engine.update(&graph, &before, batch)?;
         let lowered = (0..after.len()).into_par_iter().filter(|&v| after[v] < before[v]).count();
+        engine.recycle(before, true);
         let fresh = if options.fresh {
             let (fresh, timing) = engine.fresh(&graph, source)?;
             check_equal(&after, &fresh, &format!("batch {index}: the repaired distances"), "a run from scratch")?;
+            engine.recycle(fresh, false);
             Some(timing)
         } else {
             None
@@ -220,16 +222,27 @@ impl Engine {
             }
             Engine::Cpu { fresh, threads, .. } => {
                 let params = source_params(fresh.module(), source);
-                let output = fresh.run(graph, &params, &RunOptions { threads: *threads }, &mut sink())?;
+                let mut output = fresh.run(graph, &params, &RunOptions { threads: *threads }, &mut sink())?;
                 let compute = output.stats.elapsed;
-                Ok((distances_of(fresh.module(), output)?, Timing { total: started.elapsed(), compute }))
+                let distances = distances_of(fresh.module(), &mut output)?;
+                fresh.recycle(output.properties);
+                Ok((distances, Timing { total: started.elapsed(), compute }))
             }
             Engine::Gpu { fresh, .. } => {
                 let params = source_params(fresh.module(), source);
-                let (output, times) = fresh.run(graph, &params, &mut sink())?;
-                let distances = distances_of(fresh.module(), output)?;
+                let (mut output, times) = fresh.run(graph, &params, &mut sink())?;
+                let distances = distances_of(fresh.module(), &mut output)?;
                 Ok((distances, Timing { total: started.elapsed(), compute: times.kernels }))
             }
+        }
+    }
+
+    /// Hands distances no longer needed back to the program that computed them (the repair's
+    /// or the fresh run's), whose next run fills its column in them instead of fresh pages.
+    fn recycle(&self, distances: Vec<u64>, repaired: bool) {
+        if let Engine::Cpu { update, fresh, .. } = self {
+            let program = if repaired { update } else { fresh };
+            program.recycle(vec![Column::U64(distances)]);
         }
     }
 
@@ -246,17 +259,20 @@ impl Engine {
             Engine::Cpu { update, threads, .. } => {
                 let inputs = update_inputs(update.module(), before, batch)?;
                 let params = vec![None; update.module().params.len()];
-                let output =
+                let mut output =
                     update.run_with_inputs(graph, &params, &inputs, &RunOptions { threads: *threads }, &mut sink())?;
                 let compute = output.stats.elapsed;
-                Ok((distances_of(update.module(), output)?, Timing { total: started.elapsed(), compute }))
+                let distances = distances_of(update.module(), &mut output)?;
+                update.recycle(output.properties);
+                Ok((distances, Timing { total: started.elapsed(), compute }))
             }
             Engine::Gpu { update, .. } => {
                 let inputs = update_inputs(update.module(), before, batch)?;
                 let mut resident = DeviceGraph::new(update.device(), graph)?;
                 let params = vec![None; update.module().params.len()];
-                let (output, times) = update.run_on_with_inputs(graph, &mut resident, &params, &inputs, &mut sink())?;
-                let distances = distances_of(update.module(), output)?;
+                let (mut output, times) =
+                    update.run_on_with_inputs(graph, &mut resident, &params, &inputs, &mut sink())?;
+                let distances = distances_of(update.module(), &mut output)?;
                 Ok((distances, Timing { total: started.elapsed(), compute: times.kernels }))
             }
         }
@@ -268,8 +284,8 @@ fn source_params(module: &Module, source: NodeId) -> Vec<Option<Value>> {
     module.params.iter().map(|p| (p.name == "source").then_some(Value::Node(source))).collect()
 }
 
-/// The program's output distances.
-fn distances_of(module: &Module, mut output: RunOutput) -> Result<Vec<u64>> {
+/// The program's output distances, taken out of `output`.
+fn distances_of(module: &Module, output: &mut RunOutput) -> Result<Vec<u64>> {
     let id = *module.outputs.first().ok_or_else(|| AlgoError::Internal(format!("`{}` has no output", module.name)))?;
     match std::mem::replace(&mut output.properties[id.index()], Column::Bool(Vec::new())) {
         Column::U64(distances) => Ok(distances),

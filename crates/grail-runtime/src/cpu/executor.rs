@@ -71,6 +71,8 @@ pub struct CpuProgram {
     collections: Vec<CollectionCode>,
     /// The program's update functions (`Module::merge_functions`), in order.
     pub(crate) merges: Vec<MergeFn>,
+    /// Columns of earlier runs handed back by [`CpuProgram::recycle`], for the next run.
+    spare: std::sync::Mutex<Vec<Column>>,
     // Keeps the function pointers above valid; dropped after them (field order).
     _library: NativeLibrary,
     _build_dir: Option<tempfile::TempDir>,
@@ -245,6 +247,7 @@ impl CpuProgram {
             coll_free,
             collections,
             merges,
+            spare: std::sync::Mutex::new(Vec::new()),
             _library: library,
             _build_dir: build_dir,
         })
@@ -252,6 +255,21 @@ impl CpuProgram {
 
     pub fn module(&self) -> &Module {
         &self.module
+    }
+
+    /// Hands a finished run's columns (those of its [`RunOutput::properties`] the caller does
+    /// not keep) back to the program: its next run takes each from them instead of allocating
+    /// (a caller running the program again and again on a large graph, as incremental SSSP
+    /// does per batch, saves a page fault per page of every column). At most one column per
+    /// property is kept.
+    pub fn recycle(&self, columns: Vec<Column>) {
+        let mut spare = self.spare.lock().unwrap_or_else(|e| e.into_inner());
+        spare.extend(columns.into_iter().filter(|c| !c.is_empty()));
+        let keep = self.module.properties.len();
+        if spare.len() > keep {
+            let extra = spare.len() - keep;
+            spare.drain(..extra);
+        }
     }
 
     pub fn c_source(&self) -> &str {
@@ -288,7 +306,9 @@ impl CpuProgram {
         let params = bind_params(&self.module, graph, params)?;
         let mut param_values = Vec::with_capacity(params.len());
         grail_values(&params, "parameters", &mut param_values)?;
-        let memory = Memory::borrowing_weights(&self.module, graph)?;
+        let mut spare = std::mem::take(&mut *self.spare.lock().unwrap_or_else(|e| e.into_inner()));
+        let memory = Memory::borrowing_weights_reusing(&self.module, graph, &mut spare)?;
+        drop(spare);
         let threads = match options.threads {
             0 => rayon::current_num_threads().max(1),
             n => n,

@@ -275,6 +275,22 @@ pub(crate) struct Memory<'g> {
     pub claims: Raw<u32>,
 }
 
+/// `column` with every element set to its type's zero, in chunks on every core.
+fn zeroed_on_every_core(mut column: Column) -> Column {
+    use rayon::prelude::*;
+    const CHUNK: usize = 1 << 16;
+    match &mut column {
+        Column::Bool(v) => v.par_chunks_mut(CHUNK).for_each(|c| c.fill(false)),
+        Column::U32(v) => v.par_chunks_mut(CHUNK).for_each(|c| c.fill(0)),
+        Column::U64(v) => v.par_chunks_mut(CHUNK).for_each(|c| c.fill(0)),
+        Column::I32(v) => v.par_chunks_mut(CHUNK).for_each(|c| c.fill(0)),
+        Column::I64(v) => v.par_chunks_mut(CHUNK).for_each(|c| c.fill(0)),
+        Column::F32(v) => v.par_chunks_mut(CHUNK).for_each(|c| c.fill(0.0)),
+        Column::F64(v) => v.par_chunks_mut(CHUNK).for_each(|c| c.fill(0.0)),
+    }
+    column
+}
+
 /// What [`Memory::with`] builds on the host.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct HostArrays {
@@ -289,7 +305,7 @@ pub(crate) struct HostArrays {
 impl<'g> Memory<'g> {
     /// Memory with only some of the host arrays (see [`HostArrays`]).
     pub fn with(module: &Module, graph: &'g Graph, host: HostArrays) -> Result<Memory<'g>> {
-        Memory::build(module, graph, host, false)
+        Memory::build(module, graph, host, false, &mut Vec::new())
     }
 
     /// Memory for a backend whose kernels run on the host: everything, except that a `u32`
@@ -298,10 +314,24 @@ impl<'g> Memory<'g> {
     /// graph of 33 M edges the copy alone costs more than a BFS. Such a column comes back from [`Memory::into_columns`] empty (the graph holds it).
     /// Only for executors that never write a column nobody writes (the CPU's).
     pub fn borrowing_weights(module: &Module, graph: &'g Graph) -> Result<Memory<'g>> {
-        Memory::build(module, graph, HostArrays { weights: true, graph_arrays: true }, true)
+        Memory::build(module, graph, HostArrays { weights: true, graph_arrays: true }, true, &mut Vec::new())
     }
 
-    fn build(module: &Module, graph: &'g Graph, host: HostArrays, borrow_weights: bool) -> Result<Memory<'g>> {
+    /// As [`Memory::borrowing_weights`], taking each column from `spare` where one of its type
+    /// and length is there (zeroed on every core): a column of a run before, whose pages the
+    /// process has touched already. Fresh pages cost a fault each on first touch, which on a
+    /// graph of millions of nodes costs more than a small run's kernels.
+    pub fn borrowing_weights_reusing(module: &Module, graph: &'g Graph, spare: &mut Vec<Column>) -> Result<Memory<'g>> {
+        Memory::build(module, graph, HostArrays { weights: true, graph_arrays: true }, true, spare)
+    }
+
+    fn build(
+        module: &Module,
+        graph: &'g Graph,
+        host: HostArrays,
+        borrow_weights: bool,
+        spare: &mut Vec<Column>,
+    ) -> Result<Memory<'g>> {
         let n = graph.num_nodes() as usize;
         let m = usize::try_from(graph.num_edges())
             .map_err(|_| RuntimeError::OutOfMemory { what: "edge property columns".into() })?;
@@ -334,7 +364,10 @@ impl<'g> Memory<'g> {
                 }
                 _ => {}
             }
-            let mut column = Column::zeroed(ty, len);
+            let mut column = match spare.iter().position(|c| c.ty() == ty && c.len() == len) {
+                Some(at) => zeroed_on_every_core(spare.swap_remove(at)),
+                None => Column::zeroed(ty, len),
+            };
             if property.is_weight && host.weights {
                 fill_weights(&mut column, graph.out());
             }
