@@ -198,7 +198,11 @@ pub fn solve(constraints: &Constraints, options: &Options) -> Result<Solved> {
         }
     }
     let collapsed = solver.collapsed();
+    let expanding = Instant::now();
     let points_to = solver.points_to();
+    if trace {
+        eprintln!("pta: every variable's set written out in {:.1} ms", expanding.elapsed().as_secs_f64() * 1e3);
+    }
     Ok(Solved { points_to, rounds, epochs, collapsed, time: started.elapsed(), gpu_times })
 }
 
@@ -667,26 +671,47 @@ impl Solver {
             starts[b.owner as usize] = i;
         }
         let (blocks, original) = (&self.blocks, &self.original);
-        let set_of = |r: u32| -> Vec<VarId> {
-            let mut set = Vec::new();
-            let mut i = starts[r as usize];
-            while i < blocks.len() && blocks[i].owner == r {
-                let mut bits = blocks[i].bits;
-                while bits != 0 {
-                    set.push(original[(blocks[i].base * 64 + bits.trailing_zeros()) as usize]);
-                    bits &= bits - 1;
-                }
-                i += 1;
-            }
-            set
-        };
+        // The objects (the solver's ids `0..objects`, the only targets) in the constraints'
+        // order: a set is marked by rank in a bit map and read back in that order, sorted
+        // without sorting (the renumbering does not keep the order).
+        let mut by_original: Vec<u32> = (0..self.objects as u32).collect();
+        by_original.sort_unstable_by_key(|&o| original[o as usize]);
+        let mut rank = vec![0u32; self.objects];
+        for (r, &o) in by_original.iter().enumerate() {
+            rank[o as usize] = r as u32;
+        }
+        let ids: Vec<VarId> = by_original.iter().map(|&o| original[o as usize]).collect();
+        let words = self.objects.div_ceil(64);
         let mut sets = vec![Vec::new(); self.n];
-        // Each representative's set once, sorted (the renumbering does not keep the order).
+        // Each representative's set once.
         let mut of_rep: Vec<Vec<VarId>> = vec![Vec::new(); self.n];
-        of_rep.par_iter_mut().enumerate().filter(|(r, _)| self.rep[*r] == *r as u32).for_each(|(r, set)| {
-            *set = set_of(r as u32);
-            set.sort_unstable();
-        });
+        of_rep.par_iter_mut().enumerate().filter(|(r, _)| self.rep[*r] == *r as u32).for_each_init(
+            || vec![0u64; words],
+            |marks, (r, set)| {
+                let (mut i, mut count) = (starts[r], 0usize);
+                while i < blocks.len() && blocks[i].owner == r as u32 {
+                    let mut bits = blocks[i].bits;
+                    count += bits.count_ones() as usize;
+                    while bits != 0 {
+                        let k = rank[(blocks[i].base * 64 + bits.trailing_zeros()) as usize] as usize;
+                        marks[k / 64] |= 1 << (k % 64);
+                        bits &= bits - 1;
+                    }
+                    i += 1;
+                }
+                if count == 0 {
+                    return;
+                }
+                set.reserve_exact(count);
+                for (w, word) in marks.iter_mut().enumerate() {
+                    let mut bits = std::mem::take(word);
+                    while bits != 0 {
+                        set.push(ids[w * 64 + bits.trailing_zeros() as usize]);
+                        bits &= bits - 1;
+                    }
+                }
+            },
+        );
         let copied: Vec<Vec<VarId>> = self.rep.par_iter().map(|&r| of_rep[r as usize].clone()).collect();
         for (v, set) in copied.into_iter().enumerate() {
             sets[original[v] as usize] = set;
