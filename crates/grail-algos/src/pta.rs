@@ -135,6 +135,8 @@ pub fn solve(constraints: &Constraints, options: &Options) -> Result<Solved> {
     let mut gpu_times: Option<GpuTimes> = None;
     // `GRAIL_PTA_TRACE=1`: each epoch's rounds, times and sizes on standard error.
     let trace = std::env::var_os("GRAIL_PTA_TRACE").is_some();
+    // The memory of the last epoch's input rows.
+    let mut reused: Vec<u64> = Vec::new();
     // Edges an epoch may add before it ends (at least the graph's own).
     let mut allowance = options.epochs.edges;
     loop {
@@ -154,13 +156,16 @@ pub fn solve(constraints: &Constraints, options: &Options) -> Result<Solved> {
             renumbered_at = solver.blocks.len();
         }
         let slots = solver.slots(options.epochs.slot_sources, MAX_SLOT_NODES);
-        let inputs = solver.inputs(program.module(), &slots)?;
+        let inputs = solver.inputs(program.module(), &slots, std::mem::take(&mut reused))?;
         let graph = solver.graph(&slots)?;
         let max_added = if options.collapse { (solver.copies.len() as u64).max(allowance) } else { u64::MAX };
         let host = host.elapsed();
         let run = Instant::now();
         let (output, times) = program.run(&graph, max_added, &inputs)?;
         let run = run.elapsed();
+        // The sets' rows are the largest input: the next epoch writes its rows into their
+        // memory instead of fresh pages.
+        reused = inputs.into_iter().next().map(Table::into_words).unwrap_or_default();
         if trace {
             let kernels: Vec<String> = output
                 .stats
@@ -556,7 +561,7 @@ impl Solver {
     /// the blocks by owner and base, linked in order by `next` and, those with a delta, by
     /// `next_delta`), then the node properties `head`, `deltas`, `changed` and `rep` in the
     /// order the module lists them.
-    fn inputs(&self, module: &Module, slots: &Slots) -> Result<Vec<Table>> {
+    fn inputs(&self, module: &Module, slots: &Slots, mut words: Vec<u64>) -> Result<Vec<Table>> {
         let internal = |what: &str| AlgoError::Internal(format!("pta's inputs: {what}"));
         let [sets_id] = module.collection_inputs[..] else {
             return Err(internal("not one input collection"));
@@ -564,24 +569,36 @@ impl Solver {
         let owners = owner_ranges(&self.blocks);
         let blocks = &self.blocks;
         let row = |i: usize| (i + 1) as u64;
-        // Rows in order, each owner's linked by `next` and its delta blocks by `next_delta`.
-        let rows = owners.par_iter().flat_map_iter(|range| {
-            let end = range.end;
-            let mut next_delta = vec![0u64; range.len()];
+        // Rows in order (the sentinel first), each owner's linked by `next` and its delta
+        // blocks by `next_delta`, written in place by owner on every core.
+        words.clear();
+        words.resize(6 * (blocks.len() + 1), 0);
+        let mut rest = &mut words[6..];
+        let mut jobs = Vec::with_capacity(owners.len());
+        for range in &owners {
+            let (slice, tail) = rest.split_at_mut(6 * range.len());
+            jobs.push((range.clone(), slice));
+            rest = tail;
+        }
+        jobs.into_par_iter().for_each(|(range, slice)| {
             let mut following = 0u64;
             for i in range.clone().rev() {
-                next_delta[i - range.start] = following;
-                if blocks[i].delta != 0 {
+                let b = blocks[i];
+                let next = if i + 1 < range.end { row(i + 1) } else { 0 };
+                let at = 6 * (i - range.start);
+                slice[at..at + 6].copy_from_slice(&[
+                    u64::from(b.owner),
+                    u64::from(b.base),
+                    b.bits,
+                    b.delta,
+                    next,
+                    following,
+                ]);
+                if b.delta != 0 {
                     following = row(i);
                 }
             }
-            range.clone().flat_map(move |i| {
-                let b = blocks[i];
-                let next = if i + 1 < end { row(i + 1) } else { 0 };
-                [u64::from(b.owner), u64::from(b.base), b.bits, b.delta, next, next_delta[i - range.start]]
-            })
         });
-        let words: Vec<u64> = [0u64; 6].into_par_iter().chain(rows).collect();
         // Every node's properties: the variables', then the slot nodes' (no set, their own rep).
         let total = self.n + slots.nodes();
         let (mut head, mut deltas, mut changed) = (vec![0u64; total], vec![0u64; total], vec![0u64; total]);

@@ -87,6 +87,11 @@ impl Table {
         &self.words
     }
 
+    /// The words, given back (a caller filling tables again and again reuses their memory).
+    pub fn into_words(self) -> Vec<u64> {
+        self.words
+    }
+
     /// Every row's words, in order.
     pub fn rows(&self) -> impl Iterator<Item = &[u64]> {
         (0..self.rows).map(|row| self.row(row))
