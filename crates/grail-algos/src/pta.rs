@@ -8,13 +8,20 @@
 //! edges end with equal sets, and a program's loads and stores close such cycles as they are
 //! resolved (in C compiled without optimization most pointers travel through memory, so the
 //! static copy edges form few cycles and the resolved ones a large one: lua's 6,000 variables,
-//! over a million copy edges among them). The run is cut into epochs of a growing number of
-//! rounds (4, 8, 16, ...); between two, the host finds the strongly connected components of the
-//! copy edges known so far (the static ones and those the program added), lets one variable of
-//! each stand for all of it (`rep`), and resumes the program from the merged sets. What a
-//! merged variable has not yet sent along every member's edges is sent again (its delta is the
-//! members' deltas and what not every member held), so the resumed run reaches the same least
-//! solution. Every variable's set is its representative's.
+//! over a million copy edges among them). The run is cut into epochs: the program returns after
+//! the round in which the loads and stores added as many copy edges as the graph had (an
+//! allowance that doubles once collapses stop merging much, [`Epochs`]); between two, the host
+//! finds the strongly connected components of the copy edges known so far (the static ones and
+//! those the program added), lets one variable of each stand for all of it (`rep`), and
+//! resumes the program from the merged sets. What a merged variable has not yet sent along
+//! every member's edges is sent again (its delta is the members' deltas and what not every
+//! member held), so the resumed run reaches the same least solution. Every variable's set is
+//! its representative's.
+//!
+//! Between epochs the host also renumbers the objects by how many sets hold them when the sets'
+//! blocks are sparse (so that sets fill their blocks), and gives a variable that pulls from
+//! many others slots, one node per block base that it ORs into, instead of a sorted list walked
+//! once per source. `GRAIL_PTA_TRACE=1` prints each epoch's times and sizes.
 
 use std::time::{Duration, Instant};
 
