@@ -28,13 +28,14 @@ use std::time::{Duration, Instant};
 use grail_graph::{Csr, Graph};
 use grail_ir::{Module, OptConfig};
 use grail_pta::{Constraint, Constraints, PointsTo, VarId};
-use grail_runtime::cpu::{CCompiler, CpuProgram, RunOptions, RunOutput, Value};
-use grail_runtime::gpu::{Device, GpuProgram, GpuTimes};
-use grail_runtime::{ModuleCache, Table};
+use grail_runtime::Table;
+use grail_runtime::cpu::{RunOutput, Value};
+use grail_runtime::gpu::GpuTimes;
 use rayon::prelude::*;
 
 use crate::Target;
 use crate::error::{AlgoError, Result};
+use crate::suite::ModuleProgram;
 
 /// Where to run, and how.
 #[derive(Debug, Clone)]
@@ -134,7 +135,8 @@ pub fn solve(constraints: &Constraints, options: &Options) -> Result<Solved> {
             gpu_times: None,
         });
     }
-    let program = Program::compile(options)?;
+    let module = crate::suite::optimized_program("pta", &options.opt)?;
+    let program = ModuleProgram::compile(module, options.target, options.device, options.threads)?;
     // Blocks when the objects were last renumbered: again when they doubled.
     let mut renumbered_at = solver.blocks.len();
     let started = Instant::now();
@@ -168,7 +170,9 @@ pub fn solve(constraints: &Constraints, options: &Options) -> Result<Solved> {
         let max_added = if options.collapse { (solver.copies.len() as u64).max(allowance) } else { u64::MAX };
         let host = host.elapsed();
         let run = Instant::now();
-        let (output, times) = program.run(&graph, max_added, &inputs)?;
+        let params: Vec<Option<Value>> =
+            program.module().params.iter().map(|p| (p.name == "max_added").then_some(Value::U64(max_added))).collect();
+        let (output, times) = program.run(&graph, &params, &inputs)?;
         let run = run.elapsed();
         // The sets' rows are the largest input: the next epoch writes its rows into their
         // memory instead of fresh pages.
@@ -216,56 +220,6 @@ pub fn solve(constraints: &Constraints, options: &Options) -> Result<Solved> {
         eprintln!("pta: every variable's set written out in {:.1} ms", expanding.elapsed().as_secs_f64() * 1e3);
     }
     Ok(Solved { points_to, rounds, epochs, collapsed, time: started.elapsed(), gpu_times })
-}
-
-/// The program compiled once for the target, run once per epoch.
-enum Program {
-    Cpu { program: Box<CpuProgram>, threads: usize },
-    Gpu(Box<GpuProgram>),
-}
-
-impl Program {
-    fn compile(options: &Options) -> Result<Program> {
-        let module = crate::suite::optimized_program("pta", &options.opt)?;
-        let cache = ModuleCache::default_location();
-        match options.target {
-            Target::Cpu => Ok(Program::Cpu {
-                program: Box::new(CpuProgram::compile(module, &CCompiler::detect()?, Some(&cache))?),
-                threads: options.threads,
-            }),
-            Target::Gpu => {
-                let device = Device::open(options.device).map_err(grail_runtime::RuntimeError::from)?;
-                Ok(Program::Gpu(Box::new(GpuProgram::compile(module, device, Some(&cache))?)))
-            }
-            Target::Reference => Err(AlgoError::Usage(
-                "`pta` runs on the cpu or gpu target; the reference is a separate function".into(),
-            )),
-        }
-    }
-
-    fn module(&self) -> &Module {
-        match self {
-            Program::Cpu { program, .. } => program.module(),
-            Program::Gpu(program) => program.module(),
-        }
-    }
-
-    /// One epoch from the sets in `inputs`: until no set grows, or after the round that adds
-    /// the `max_added`th copy edge.
-    fn run(&self, graph: &Graph, max_added: u64, inputs: &[Table]) -> Result<(RunOutput, Option<GpuTimes>)> {
-        let params: Vec<Option<Value>> =
-            self.module().params.iter().map(|p| (p.name == "max_added").then_some(Value::U64(max_added))).collect();
-        let sink = &mut std::io::sink();
-        match self {
-            Program::Cpu { program, threads } => {
-                Ok((program.run_with_inputs(graph, &params, inputs, &RunOptions { threads: *threads }, sink)?, None))
-            }
-            Program::Gpu(program) => {
-                let (output, times) = program.run_with_inputs(graph, &params, inputs, sink)?;
-                Ok((output, Some(times)))
-            }
-        }
-    }
 }
 
 /// A block of a set as the host keeps it between epochs: 64 targets from `base * 64`, and
@@ -324,20 +278,14 @@ impl Solver {
         for &c in constraints.constraints() {
             let (dst, src) = c.vars();
             let (dst, src) = (renumbered[dst as usize], renumbered[src as usize]);
-            let c = match c {
-                Constraint::AddressOf { .. } => Constraint::AddressOf { dst, src },
-                Constraint::Copy { .. } => Constraint::Copy { dst, src },
-                Constraint::Load { .. } => Constraint::Load { dst, src },
-                Constraint::Store { .. } => Constraint::Store { dst, src },
-            };
             match c {
-                Constraint::AddressOf { dst, src } => {
+                Constraint::AddressOf { .. } => {
                     let bit = 1u64 << (src % 64);
                     blocks.push(Block { owner: dst, base: src / 64, bits: bit, delta: bit });
                 }
-                Constraint::Copy { dst, src } => copies.push((dst, src)),
-                Constraint::Load { dst, src } => loads.push((dst, src)),
-                Constraint::Store { dst, src } => stores.push((dst, src)),
+                Constraint::Copy { .. } => copies.push((dst, src)),
+                Constraint::Load { .. } => loads.push((dst, src)),
+                Constraint::Store { .. } => stores.push((dst, src)),
             }
         }
         let objects = object.iter().filter(|&&o| o).count();
@@ -470,7 +418,7 @@ impl Solver {
             .par_iter()
             .flat_map_iter(|range| {
                 let owner = new_id[blocks[range.start].owner as usize];
-                // Each target as its new id, twice over and one more for the delta.
+                // Each target's new id shifted left, its low bit whether it is in the delta.
                 let mut targets: Vec<u32> = Vec::new();
                 for b in &blocks[range.clone()] {
                     let mut bits = b.bits;
@@ -509,23 +457,19 @@ impl Solver {
     }
 
     /// The constraint graph over representatives: an edge `p -> q` weighing its kind for each
-    /// copy `p ⊇ q`, load `p = *q` and store `*p = q`.
+    /// copy `p ⊇ q`, load `p = *q` and store `*p = q`; after them each slot owner's edges to its
+    /// slot nodes, which follow the variables.
     fn graph(&self, slots: &Slots) -> Result<Graph> {
         let n = self.n;
         let total = n + slots.nodes();
         let edges = self.copies.iter().map(|&(p, q)| (p, q, COPY));
         let edges = edges.chain(self.loads.iter().map(|&(p, q)| (p, q, LOAD)));
         let edges = edges.chain(self.stores.iter().map(|&(p, q)| (p, q, STORE)));
-        let mut offsets = vec![0u64; total + 1];
-        for (p, _, _) in edges.clone() {
-            offsets[p as usize + 1] += 1;
-        }
-        for &p in &slots.owners {
-            offsets[p as usize + 1] += u64::from(slots.width);
-        }
-        for v in 0..total {
-            offsets[v + 1] += offsets[v];
-        }
+        let slot_edges = slots.owners.iter().flat_map(|&p| std::iter::repeat_n(p as usize, slots.width as usize));
+        let offsets: Vec<u64> = offsets_of(total, edges.clone().map(|(p, _, _)| p as usize).chain(slot_edges))
+            .into_iter()
+            .map(|o| o as u64)
+            .collect();
         let m = offsets[total] as usize;
         let mut next: Vec<u64> = offsets[..total].to_vec();
         let (mut targets, mut weights) = (vec![0u32; m], vec![0u32; m]);
@@ -561,13 +505,18 @@ impl Solver {
             (0..self.n as u32).filter(|&p| pulled[p as usize] as usize >= sources.max(1)).collect();
         owners.sort_by_key(|&p| (std::cmp::Reverse(pulled[p as usize]), p));
         owners.truncate(max_nodes / (width.max(1) as usize));
-        Slots { owners, width }
+        let mut degree = vec![0u32; self.n];
+        for &(p, _) in self.copies.iter().chain(&self.loads).chain(&self.stores) {
+            degree[p as usize] += 1;
+        }
+        let first = owners.iter().map(|&p| degree[p as usize]).collect();
+        Slots { owners, first, width }
     }
 
     /// The program's inputs: the input collection `sets` (element 0 the empty sentinel, then
     /// the blocks by owner and base, linked in order by `next` and, those with a delta, by
-    /// `next_delta`), then the node properties `head`, `deltas`, `changed` and `rep` in the
-    /// order the module lists them.
+    /// `next_delta`), then the node properties `head`, `deltas`, `changed`, `rep` and `slots` in
+    /// the order the module lists them.
     fn inputs(&self, module: &Module, slots: &Slots, mut words: Vec<u64>) -> Result<Vec<Table>> {
         let internal = |what: &str| AlgoError::Internal(format!("pta's inputs: {what}"));
         let [sets_id] = module.collection_inputs[..] else {
@@ -630,14 +579,9 @@ impl Solver {
                 "changed" => std::mem::take(&mut changed),
                 "rep" => self.rep.iter().map(|&r| u64::from(r)).chain(self.n as u64..total as u64).collect(),
                 "slots" => {
-                    // The slot edges follow each owner's constraint edges.
                     let mut first = vec![u64::from(NO_SLOTS); total];
-                    let mut degree = vec![0u64; self.n];
-                    for &(p, _) in self.copies.iter().chain(&self.loads).chain(&self.stores) {
-                        degree[p as usize] += 1;
-                    }
-                    for &p in &slots.owners {
-                        first[p as usize] = degree[p as usize];
+                    for (&p, &at) in slots.owners.iter().zip(&slots.first) {
+                        first[p as usize] = u64::from(at);
                     }
                     first
                 }
@@ -744,15 +688,22 @@ impl Solver {
     }
 }
 
-/// Sorts `blocks` by owner (a counting sort over the `n` variables) and each owner's by base.
-fn sort_blocks(blocks: &mut Vec<Block>, n: usize) {
+/// Where each of `n` keys' run starts when items are grouped by key (`n + 1` offsets, the last
+/// the number of items): the keys counted, then summed.
+fn offsets_of(n: usize, keys: impl Iterator<Item = usize>) -> Vec<usize> {
     let mut offsets = vec![0usize; n + 1];
-    for b in blocks.iter() {
-        offsets[b.owner as usize + 1] += 1;
+    for key in keys {
+        offsets[key + 1] += 1;
     }
     for v in 0..n {
         offsets[v + 1] += offsets[v];
     }
+    offsets
+}
+
+/// Sorts `blocks` by owner (a counting sort over the `n` variables) and each owner's by base.
+fn sort_blocks(blocks: &mut Vec<Block>, n: usize) {
+    let offsets = offsets_of(n, blocks.iter().map(|b| b.owner as usize));
     let mut next = offsets.clone();
     let mut sorted = vec![Block { owner: 0, base: 0, bits: 0, delta: 0 }; blocks.len()];
     for &b in blocks.iter() {
@@ -777,6 +728,8 @@ fn sort_blocks(blocks: &mut Vec<Block>, n: usize) {
 /// block base of the objects.
 struct Slots {
     owners: Vec<u32>,
+    /// Each owner's constraint edges, after which its slot edges start.
+    first: Vec<u32>,
     width: u32,
 }
 
@@ -803,13 +756,7 @@ fn owner_ranges(blocks: &[Block]) -> Vec<std::ops::Range<usize>> {
 /// The strongly connected components of the graph of edges `from -> to` (given as `(to,
 /// from)`) over `n` nodes: a component number per node (Tarjan's algorithm, iterative).
 fn strong_components(n: usize, edges: &[(u32, u32)]) -> Vec<u32> {
-    let mut offsets = vec![0usize; n + 1];
-    for &(_, from) in edges {
-        offsets[from as usize + 1] += 1;
-    }
-    for v in 0..n {
-        offsets[v + 1] += offsets[v];
-    }
+    let offsets = offsets_of(n, edges.iter().map(|&(_, from)| from as usize));
     let mut next = offsets[..n].to_vec();
     let mut successors = vec![0u32; edges.len()];
     for &(to, from) in edges {

@@ -49,8 +49,8 @@ pub fn optimized_program(name: &str, opt: &OptConfig) -> Result<Module> {
 
 /// Compiles `module` (already optimized) for `target` and runs it once on `graph` with its
 /// parameters and input collections: on the CPU on `threads` threads (0: every core), or on GPU
-/// `device`, which also gives the GPU's times. For the morph programs' drivers (`dmr`, `sp`,
-/// `pta`), which run a program once per call (their references are called directly).
+/// `device`, which also gives the GPU's times. For the morph programs' drivers (`dmr`, `sp`),
+/// which run a program once per call (their references are called directly).
 pub(crate) fn run_module(
     module: Module,
     target: crate::Target,
@@ -60,24 +60,66 @@ pub(crate) fn run_module(
     params: &[Option<Value>],
     inputs: &[grail_runtime::Table],
 ) -> Result<(RunOutput, Option<GpuTimes>)> {
-    let cache = ModuleCache::default_location();
-    match target {
-        crate::Target::Cpu => {
-            let program = CpuProgram::compile(module, &CCompiler::detect()?, Some(&cache))?;
-            let output =
-                program.run_with_inputs(graph, params, inputs, &RunOptions { threads }, &mut std::io::sink())?;
-            Ok((output, None))
+    ModuleProgram::compile(module, target, device, threads)?.run(graph, params, inputs)
+}
+
+/// A program (already optimized) compiled once for the CPU or a GPU, to run as often as its
+/// driver needs (`pta` runs one per epoch).
+pub(crate) enum ModuleProgram {
+    Cpu { program: Box<CpuProgram>, threads: usize },
+    Gpu(Box<GpuProgram>),
+}
+
+impl ModuleProgram {
+    /// Compiled through the module cache: for the CPU to run on `threads` threads (0: every
+    /// core), or for GPU `device`.
+    pub(crate) fn compile(
+        module: Module,
+        target: crate::Target,
+        device: usize,
+        threads: usize,
+    ) -> Result<ModuleProgram> {
+        let cache = ModuleCache::default_location();
+        match target {
+            crate::Target::Cpu => Ok(ModuleProgram::Cpu {
+                program: Box::new(CpuProgram::compile(module, &CCompiler::detect()?, Some(&cache))?),
+                threads,
+            }),
+            crate::Target::Gpu => {
+                let device = Device::open(device).map_err(grail_runtime::RuntimeError::from)?;
+                Ok(ModuleProgram::Gpu(Box::new(GpuProgram::compile(module, device, Some(&cache))?)))
+            }
+            crate::Target::Reference => Err(AlgoError::Usage(format!(
+                "`{}` runs on the cpu or gpu target; the reference is a separate function",
+                module.name
+            ))),
         }
-        crate::Target::Gpu => {
-            let device = Device::open(device).map_err(grail_runtime::RuntimeError::from)?;
-            let program = GpuProgram::compile(module, device, Some(&cache))?;
-            let (output, times) = program.run_with_inputs(graph, params, inputs, &mut std::io::sink())?;
-            Ok((output, Some(times)))
+    }
+
+    pub(crate) fn module(&self) -> &Module {
+        match self {
+            ModuleProgram::Cpu { program, .. } => program.module(),
+            ModuleProgram::Gpu(program) => program.module(),
         }
-        crate::Target::Reference => Err(AlgoError::Usage(format!(
-            "`{}` runs on the cpu or gpu target; the reference is a separate function",
-            module.name
-        ))),
+    }
+
+    /// One run on `graph` with these parameters and inputs; on a GPU also its times.
+    pub(crate) fn run(
+        &self,
+        graph: &Graph,
+        params: &[Option<Value>],
+        inputs: &[grail_runtime::Table],
+    ) -> Result<(RunOutput, Option<GpuTimes>)> {
+        let sink = &mut std::io::sink();
+        match self {
+            ModuleProgram::Cpu { program, threads } => {
+                Ok((program.run_with_inputs(graph, params, inputs, &RunOptions { threads: *threads }, sink)?, None))
+            }
+            ModuleProgram::Gpu(program) => {
+                let (output, times) = program.run_with_inputs(graph, params, inputs, sink)?;
+                Ok((output, Some(times)))
+            }
+        }
     }
 }
 
