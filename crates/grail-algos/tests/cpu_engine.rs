@@ -302,3 +302,38 @@ fn recycled_columns_start_at_zero() {
         program.recycle(output.properties);
     }
 }
+
+/// `ln` and `exp` in kernels, in folded constants and in host code, on f64 and f32: sums of
+/// logarithms added atomically come back as the products they stand for.
+#[test]
+fn logarithms_and_exponentials() {
+    let source = "graph { node logs: f64; node product: f64; node half: f32; edge weight: u32; }
+        output product;
+        output half;
+        const LN2: f64 = ln(2.0);
+        kernel gather() { forall v in G.nodes() { for e in v.out_edges() { atomic_add(e.dst.logs, ln(e.weight as f64)); } } }
+        kernel settle() { forall v in G.nodes() { v.product = exp(v.logs); v.half = exp(ln(8.0f32) - LN2 as f32); } }
+        fn main() -> f64 { invoke gather(); invoke settle(); return exp(LN2 * 3.0); }";
+    let graph = hub_graph(200, 2);
+    let out = graph.out();
+    let mut product = vec![1.0f64; graph.num_nodes() as usize];
+    for u in 0..graph.num_nodes() {
+        for (&v, &w) in out.neighbors(u).iter().zip(&out.weights().unwrap()[out.edge_range(u)]) {
+            product[v as usize] *= f64::from(w);
+        }
+    }
+    for opt in [OptConfig::all(), config("none")] {
+        let program = compile("logs", source, &opt);
+        for threads in THREADS {
+            let output = run(&program, &graph, &[], threads);
+            let Column::F64(got) = &output.properties[1] else { panic!("product is not f64") };
+            for (v, (got, want)) in got.iter().zip(&product).enumerate() {
+                assert!((got - want).abs() <= want * 1e-12, "node {v}: {got} against {want}, {threads} threads");
+            }
+            let Column::F32(half) = &output.properties[2] else { panic!("half is not f32") };
+            assert!(half.iter().all(|h| (h - 4.0).abs() < 1e-5), "{:?}", &half[..3]);
+            let Some(Value::F64(eight)) = output.result else { panic!("{:?}", output.result) };
+            assert!((eight - 8.0).abs() < 1e-12, "{eight}");
+        }
+    }
+}

@@ -489,12 +489,23 @@ pub enum Builtin {
     Max,
     Abs,
     Sqrt,
+    /// The natural logarithm of a float.
+    Ln,
+    /// e to the power of a float.
+    Exp,
     /// `orient2d(ax, ay, bx, by, cx, cy) -> f64`: its sign says whether a, b, c turn
     /// counterclockwise (+), clockwise (-) or are collinear (0), exactly.
     Orient2d,
     /// `incircle(ax, ay, bx, by, cx, cy, dx, dy) -> f64`: its sign says whether d is inside (+),
     /// outside (-) or on (0) the circle through the counterclockwise a, b, c, exactly.
     InCircle,
+}
+
+impl Builtin {
+    /// Whether it is a function of one float (`sqrt`, `ln`, `exp`).
+    pub fn is_float_math(self) -> bool {
+        matches!(self, Builtin::Sqrt | Builtin::Ln | Builtin::Exp)
+    }
 }
 
 /// An atomic read-modify-write; every one yields whether it changed the stored value.

@@ -636,7 +636,7 @@ impl<'m> Checker<'m> {
                     self.expect(&format!("an argument of {builtin:?}"), arg, ty)?;
                 }
                 let ok = match builtin {
-                    Builtin::Sqrt => ty.scalar().is_some_and(Scalar::is_float),
+                    Builtin::Sqrt | Builtin::Ln | Builtin::Exp => ty.scalar().is_some_and(Scalar::is_float),
                     _ => ty.is_numeric(),
                 };
                 if !ok {

@@ -1291,6 +1291,10 @@ impl<'m, T: Target> Emitter<'m, T> {
                     Builtin::Abs => format!("grail_abs_{suffix}({})", args[0]),
                     Builtin::Sqrt if ty == Type::Scalar(Scalar::F32) => format!("sqrtf({})", args[0]),
                     Builtin::Sqrt => format!("sqrt({})", args[0]),
+                    Builtin::Ln if ty == Type::Scalar(Scalar::F32) => format!("logf({})", args[0]),
+                    Builtin::Ln => format!("log({})", args[0]),
+                    Builtin::Exp if ty == Type::Scalar(Scalar::F32) => format!("expf({})", args[0]),
+                    Builtin::Exp => format!("exp({})", args[0]),
                     Builtin::Orient2d | Builtin::InCircle => unreachable!("matched above"),
                 }
             }

@@ -208,6 +208,8 @@ fn builtin_value(builtin: Builtin, ty: Type, args: &[Value]) -> Option<Value> {
         (Builtin::Abs, &[Value::Float(x)]) => Some(Value::Float(x.abs())),
         (Builtin::Abs, &[v]) => Some(v),
         (Builtin::Sqrt, &[Value::Float(x)]) => Some(Value::Float(round(x.sqrt(), ty))),
+        (Builtin::Ln, &[Value::Float(x)]) => Some(Value::Float(round(x.ln(), ty))),
+        (Builtin::Exp, &[Value::Float(x)]) => Some(Value::Float(round(x.exp(), ty))),
         _ => None,
     }
 }

@@ -522,20 +522,25 @@ impl<'a> Lowerer<'a> {
                 let ty = a.ty;
                 Some(Expr::new(ExprKind::Builtin(builtin, vec![a, b]), ty))
             }
-            "abs" | "sqrt" => {
-                let builtin = if name == "abs" { Builtin::Abs } else { Builtin::Sqrt };
+            "abs" | "sqrt" | "ln" | "exp" => {
+                let builtin = match name {
+                    "abs" => Builtin::Abs,
+                    "sqrt" => Builtin::Sqrt,
+                    "ln" => Builtin::Ln,
+                    _ => Builtin::Exp,
+                };
                 if call.args.len() != 1 {
                     return self.builtin_arity(call, 1);
                 }
-                let hint = if builtin == Builtin::Sqrt {
+                let hint = if builtin.is_float_math() {
                     hint.filter(|t| types::is_float(*t)).or(Some(Type::Scalar(Scalar::F64)))
                 } else {
                     hint
                 };
                 let x = self.expr(&call.args[0], hint)?;
-                let ok = if builtin == Builtin::Sqrt { types::is_float(x.ty) } else { types::is_numeric(x.ty) };
+                let ok = if builtin.is_float_math() { types::is_float(x.ty) } else { types::is_numeric(x.ty) };
                 if !ok {
-                    let wanted = if builtin == Builtin::Sqrt { "a float" } else { "a number" };
+                    let wanted = if builtin.is_float_math() { "a float" } else { "a number" };
                     let message = format!("`{name}` takes {wanted}, not `{}`", self.type_name(x.ty));
                     return self.error(message, call.args[0].span);
                 }

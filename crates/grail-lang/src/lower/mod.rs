@@ -71,6 +71,8 @@ const BUILTINS: &[&str] = &[
     "max",
     "abs",
     "sqrt",
+    "ln",
+    "exp",
     "orient2d",
     "incircle",
     "print",

@@ -260,6 +260,10 @@ pub(crate) fn builtin(builtin: Builtin, args: &[Value]) -> OpResult {
         }),
         (Builtin::Sqrt, [Value::F32(x)]) => Ok(Value::F32(x.sqrt())),
         (Builtin::Sqrt, [Value::F64(x)]) => Ok(Value::F64(x.sqrt())),
+        (Builtin::Ln, [Value::F32(x)]) => Ok(Value::F32(x.ln())),
+        (Builtin::Ln, [Value::F64(x)]) => Ok(Value::F64(x.ln())),
+        (Builtin::Exp, [Value::F32(x)]) => Ok(Value::F32(x.exp())),
+        (Builtin::Exp, [Value::F64(x)]) => Ok(Value::F64(x.exp())),
         _ => Err(format!("{builtin:?} of {args:?}")),
     }
 }
