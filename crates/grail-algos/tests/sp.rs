@@ -11,7 +11,7 @@ use grail_sat::{Formula, SpOptions, SpStatus, check, random_ksat};
 /// One thread with no optimization (no outlined region), more with every one.
 fn options(seed: u64, threads: usize) -> Options {
     let opt = if threads == 1 { OptConfig::NONE } else { OptConfig::all() };
-    Options { target: Target::Cpu, device: 0, threads, opt, sp: SpOptions { seed, ..SpOptions::default() } }
+    Options { target: Target::Cpu, threads, opt, sp: SpOptions { seed, ..SpOptions::default() }, ..Options::default() }
 }
 
 #[test]
@@ -78,4 +78,37 @@ fn units_repeats_and_tautologies_are_handled_and_contradictions_reported() {
     // x1 and -x1: a contradiction found by propagation.
     let outcome = solve(&Formula::new(1, [vec![1], vec![-1]]).unwrap(), &options(0, 1)).unwrap().outcome;
     assert_eq!(outcome.status, SpStatus::Contradiction);
+}
+
+/// The program's own parallel local search finishes what the surveys leave, on one thread and
+/// several, for 3 literals (polynomial weights) and 4 (exponential); with too few rounds the
+/// host's search goes on from the program's values. What the surveys left, kept, is satisfied
+/// by the assignment and has the clauses the search was given.
+#[test]
+fn the_programs_local_search_finishes_or_hands_over_to_the_host() {
+    for (k, ratio, threads) in [(3, 4.0, 1), (3, 4.1, 3), (4, 8.5, 2)] {
+        let formula = random_ksat(2000, ratio, k, 7).unwrap();
+        let mut opts = options(7, threads);
+        opts.search_rounds = Some(1_000_000);
+        opts.keep_rest = true;
+        let solved = solve(&formula, &opts).unwrap();
+        let outcome = &solved.outcome;
+        assert_eq!(outcome.status, SpStatus::Satisfied, "k {k}: {outcome:?}");
+        let assignment = outcome.assignment.as_ref().unwrap();
+        assert!(check(&formula, assignment).is_satisfied());
+        assert!(solved.search_rounds > 0 && solved.search_rounds < 1_000_000, "k {k}: {}", solved.search_rounds);
+        assert_eq!(outcome.walksat_flips, 0, "k {k}: the host searched");
+        let rest = solved.rest.as_ref().unwrap();
+        assert_eq!(rest.num_clauses(), outcome.walksat_clauses);
+        assert!(rest.num_clauses() > 0 && check(rest, assignment).is_satisfied());
+    }
+    let formula = random_ksat(2000, 4.1, 3, 8).unwrap();
+    let mut opts = options(8, 2);
+    opts.search_rounds = Some(2);
+    let solved = solve(&formula, &opts).unwrap();
+    assert_eq!(solved.outcome.status, SpStatus::Satisfied, "{:?}", solved.outcome);
+    assert!(check(&formula, solved.outcome.assignment.as_ref().unwrap()).is_satisfied());
+    assert_eq!(solved.search_rounds, 2);
+    assert!(solved.outcome.walksat_flips > 0, "the host did not take over");
+    assert!(solved.rest.is_none(), "kept without being asked");
 }

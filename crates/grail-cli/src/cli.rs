@@ -293,6 +293,18 @@ pub struct SpArgs {
     /// and solved random 3-SAT near the threshold that WalkSAT did not.
     #[arg(long, value_enum, default_value_t = LocalSearch::Probsat)]
     pub local_search: LocalSearch,
+    /// Rounds of the grail program's own parallel local search (cpu and gpu targets) before
+    /// --local-search takes over on the host from its values: each round, every unsatisfied
+    /// clause draws one of its variables probSAT's way and the drawn ones flip at once. 0: the
+    /// host's search alone. By default 500000 on a GPU (faster than the host's from a million
+    /// variables on) and 0 on the CPU.
+    #[arg(long, value_name = "N")]
+    pub search_rounds: Option<u32>,
+    /// Also write what the surveys leave for the local search as DIMACS CNF (the formula's
+    /// variables, the deleted clauses and false literals left out), e.g. for another solver
+    /// (cpu and gpu targets).
+    #[arg(long, value_name = "FILE")]
+    pub rest: Option<PathBuf>,
     /// Where to write the assignment (`v 1 -2 3 ... 0` lines); `-` for standard output.
     #[arg(short, long, value_name = "ASSIGNMENT")]
     pub output: Option<PathBuf>,

@@ -33,6 +33,23 @@ fn generated_formulas_are_solved_verified_and_failures_exit_4() {
     assert!(reference.status.success(), "{}", String::from_utf8_lossy(&reference.stderr));
     let summary: serde_json::Value = serde_json::from_slice(&reference.stdout).unwrap();
     assert_eq!((summary["target"].as_str(), summary["verified"].as_bool()), (Some("reference"), Some(true)));
+    // The program's own local search, and what the surveys left written out: the assignment
+    // satisfies it too.
+    let rest = dir.path().join("rest.cnf");
+    let sol = dir.path().join("searched.sol");
+    let sol_arg = sol.to_str().unwrap();
+    let run =
+        grail(&["sp", cnf, "--search-rounds", "100000", "--rest", rest.to_str().unwrap(), "--json", "-o", sol_arg]);
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert!(summary["search_rounds"].as_u64().is_some_and(|r| r > 0), "{summary}");
+    assert!(summary["kernels"].as_array().is_some_and(|k| k.iter().any(|k| k["name"] == "update")), "{summary}");
+    let left = grail_sat::read_cnf(&rest).unwrap();
+    assert_eq!(Some(left.num_clauses() as u64), summary["walksat_clauses"].as_u64());
+    let searched = grail_sat::read_solution(&sol, formula.num_vars()).unwrap();
+    assert!(left.num_clauses() > 0 && grail_sat::check(&left, &searched).is_satisfied());
+    let bad = grail(&["sp", cnf, "--search-rounds", "-3"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", String::from_utf8_lossy(&bad.stderr));
     // Far past the threshold there is no assignment: exit 4, and no assignment file.
     let over = dir.path().join("u.cnf");
     let over = over.to_str().unwrap();

@@ -262,7 +262,7 @@ fn morph_records(
     let outcome = match target {
         Target::Reference => grail_sat::survey_propagation(&formula, &sp)?,
         _ => {
-            let options = grail_algos::sp::Options { target, device, threads, opt: *opt, sp };
+            let options = grail_algos::sp::Options { target, device, threads, opt: *opt, sp, ..Default::default() };
             grail_algos::sp::solve(&formula, &options)?.outcome
         }
     };

@@ -6,7 +6,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use clap::ValueEnum;
 use grail_graph::Progress;
-use grail_sat::{SpOptions, SpStatus, check, random_ksat, read_cnf, survey_propagation, write_solution};
+use grail_sat::{SpOptions, SpStatus, check, random_ksat, read_cnf, survey_propagation, write_cnf, write_solution};
 use serde_json::json;
 
 use crate::cli::{SpArgs, SpTarget};
@@ -87,11 +87,15 @@ pub fn sp(args: SpArgs, threads: usize, progress: &Bars) -> Result<()> {
         threads,
         opt: args.program.opt,
         sp: sp_options,
+        search_rounds: args.search_rounds,
+        keep_rest: args.rest.is_some(),
     };
     // The grail program's part (surveys, decimation, propagation) and, on a GPU, its kernels'.
     let mut program_ms = None;
     let mut kernels_ms = None;
     let mut walksat_ms = None;
+    let mut search_rounds = None;
+    let mut kernels = Vec::new();
     let outcome = match args.target {
         SpTarget::Reference => survey_propagation(&formula, &sp_options)?,
         SpTarget::Cpu | SpTarget::Gpu => {
@@ -100,6 +104,16 @@ pub fn sp(args: SpArgs, threads: usize, progress: &Bars) -> Result<()> {
             program_ms = Some(solved.program_time.as_secs_f64() * 1e3);
             kernels_ms = solved.gpu_times.map(|t| t.kernels.as_secs_f64() * 1e3);
             walksat_ms = Some(solved.walksat_time.as_secs_f64() * 1e3);
+            search_rounds = Some(solved.search_rounds);
+            kernels = solved
+                .kernels
+                .iter()
+                .filter(|k| k.invocations > 0)
+                .map(|k| json!({"name": k.name, "invocations": k.invocations, "items": k.items, "ms": k.time.as_secs_f64() * 1e3}))
+                .collect();
+            if let (Some(rest), Some(path)) = (&solved.rest, &args.rest) {
+                write_cnf(rest, path).context("cannot write the formula the surveys left")?;
+            }
             solved.outcome
         }
     };
@@ -137,6 +151,8 @@ pub fn sp(args: SpArgs, threads: usize, progress: &Bars) -> Result<()> {
             "program_ms": program_ms,
             "kernels_ms": kernels_ms,
             "walksat_ms": walksat_ms,
+            "search_rounds": search_rounds,
+            "kernels": kernels,
             "variables": formula.num_vars(),
             "clauses": formula.num_clauses(),
             "satisfied": outcome.is_satisfied(),
