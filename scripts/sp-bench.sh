@@ -7,8 +7,9 @@
 # For each VARS:RATIO:K it generates the formula (`grail gen sat --seed S`), runs `grail sp
 # --target T --verify --json` on each target and prints the outcome (an assignment found and
 # verified, or why not), the variables fixed by the surveys, the sweeps and decimation steps,
-# and the times: the grail program's (on a GPU also its kernels'), WalkSAT's on what is left,
-# and the whole run. Needs python3 (to read the JSON).
+# and the times: the grail program's (on a GPU also its kernels'), split into the surveys with
+# decimation and the program's own local search (its rounds, then its time), the host's local
+# search on what is left, and the whole run. Needs python3 (to read the JSON).
 set -euo pipefail
 
 grail=target/release/grail
@@ -41,8 +42,8 @@ fi
 out=${out:-$(mktemp -d)}
 mkdir -p "$out"
 
-echo "| variables | ratio | k | target | outcome | fixed by surveys | sweeps | steps | program s | kernels s | WalkSAT s | total s |"
-echo "| --: | --: | --: | --- | --- | --: | --: | --: | --: | --: | --: | --: |"
+echo "| variables | ratio | k | target | outcome | fixed by surveys | sweeps | steps | program s | kernels s | surveys s | search rounds | search s | host search s | total s |"
+echo "| --: | --: | --: | --- | --- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: |"
 for spec in "${specs[@]}"; do
     IFS=: read -r vars ratio k <<<"$spec"
     cnf="$out/sat-$vars-$ratio-$k.cnf"
@@ -54,7 +55,7 @@ for spec in "${specs[@]}"; do
         code=$?
         set -e
         if [[ $code -ne 0 && $code -ne 4 ]]; then
-            echo "| $vars | $ratio | $k | $target | failed (exit $code): $(tail -1 "$json.err") | | | | | | | |"
+            echo "| $vars | $ratio | $k | $target | failed (exit $code): $(tail -1 "$json.err") | | | | | | | | | | |"
             continue
         fi
         python3 - "$json" "$vars" "$ratio" "$k" "$target" <<'PY'
@@ -64,9 +65,15 @@ r = json.load(open(path))
 s = lambda ms: "" if ms is None else f"{ms / 1e3:.2f}"
 outcome = "satisfied, verified" if r["satisfied"] and r.get("verified") else r["status"]
 walksat = r.get("walksat_ms")
+# The program's local search: its outlined pipe (the only pipe in sp.grail), or its kernels
+# where nothing was outlined.
+SEARCH = ("guesses", "unsatisfied", "pick", "flip", "stop")
+search = sum(k["ms"] for k in r.get("kernels", []) if k["name"].startswith("pipe#") or k["name"] in SEARCH)
+program = r.get("program_ms")
+surveys = None if program is None else program - search
 print(f"| {int(vars_):,} | {ratio} | {k} | {target} | {outcome} | {r['vars_fixed_by_sp']:,} | "
-      f"{r['survey_sweeps']:,} | {r['decimation_steps']} | {s(r.get('program_ms'))} | {s(r.get('kernels_ms'))} | "
-      f"{s(walksat)} | {s(r['time_ms'])} |")
+      f"{r['survey_sweeps']:,} | {r['decimation_steps']} | {s(program)} | {s(r.get('kernels_ms'))} | "
+      f"{s(surveys)} | {r.get('search_rounds') or 0:,} | {s(search)} | {s(walksat)} | {s(r['time_ms'])} |")
 PY
     done
 done
