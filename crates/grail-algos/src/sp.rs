@@ -92,7 +92,7 @@ pub fn solve(formula: &Formula, options: &Options) -> Result<Solved> {
     let sp = &options.sp;
     grail_sat::check_options(sp).map_err(|e| AlgoError::Usage(e.to_string()))?;
     let mut outcome = SpOutcome::unsolved(SpStatus::Contradiction);
-    let Some(clauses) = clean_clauses(formula) else {
+    let Some(clauses) = clean_clauses(formula)? else {
         return Ok(Solved {
             outcome,
             program_time: Duration::ZERO,
@@ -106,7 +106,7 @@ pub fn solve(formula: &Formula, options: &Options) -> Result<Solved> {
     let n = formula.num_vars();
     let graph = factor_graph(n, &clauses)?;
     let module = crate::suite::optimized_program("sp", &options.opt)?;
-    let longest = clauses.iter().map(Vec::len).max().unwrap_or(0);
+    let longest = clauses.clauses().map(<[i32]>::len).max().unwrap_or(0);
     let rounds = options.search_rounds.unwrap_or(match options.target {
         Target::Gpu if longest <= 4 => DEFAULT_GPU_SEARCH_ROUNDS,
         _ => 0,
@@ -152,7 +152,7 @@ pub fn solve(formula: &Formula, options: &Options) -> Result<Solved> {
     let mut fixed: Vec<Option<bool>> = values[..n].iter().map(|&v| (v != 0).then_some(v % 2 == 1)).collect();
     let mut rest_literals = Vec::new();
     let mut rest_starts = vec![0];
-    for (c, clause) in clauses.iter().enumerate() {
+    for (c, clause) in clauses.clauses().enumerate() {
         if satisfied[n + c] {
             continue;
         }
@@ -219,53 +219,53 @@ pub fn solve(formula: &Formula, options: &Options) -> Result<Solved> {
     Ok(Solved { outcome, program_time, gpu_times, walksat_time, search_rounds, rest, kernels })
 }
 
-/// The clauses with repeated literals merged and tautologies dropped (as the reference does);
-/// `None` if a clause is empty.
-fn clean_clauses(formula: &Formula) -> Option<Vec<Vec<i32>>> {
-    let mut clauses = Vec::with_capacity(formula.num_clauses());
+/// The clauses with repeated literals merged and tautologies dropped (as the reference does),
+/// flat; `None` if a clause is empty.
+fn clean_clauses(formula: &Formula) -> Result<Option<Formula>> {
+    let mut literals = Vec::with_capacity(formula.literals().len());
+    let mut starts = Vec::with_capacity(formula.num_clauses() + 1);
+    starts.push(0);
     for clause in formula.clauses() {
         if clause.is_empty() {
-            return None;
+            return Ok(None);
         }
-        let mut kept: Vec<i32> = Vec::with_capacity(clause.len());
+        let start = literals.len();
         let mut tautology = false;
         for &l in clause {
+            let kept = &literals[start..];
             if kept.contains(&-l) {
                 tautology = true;
                 break;
             }
             if !kept.contains(&l) {
-                kept.push(l);
+                literals.push(l);
             }
         }
-        if !tautology {
-            clauses.push(kept);
+        if tautology {
+            literals.truncate(start);
+        } else {
+            starts.push(literals.len());
         }
     }
-    Some(clauses)
+    Formula::from_flat(formula.num_vars(), literals, starts)
+        .map(Some)
+        .map_err(|e| AlgoError::Internal(format!("the formula without repeats and tautologies: {e}")))
 }
 
 /// Nodes `0..n` are the variables, `n + c` clause `c`; an edge from each clause to each of its
 /// variables, weighing 1 when the literal is negated.
-fn factor_graph(n: usize, clauses: &[Vec<i32>]) -> Result<Graph> {
-    let nodes = n + clauses.len();
+fn factor_graph(n: usize, clauses: &Formula) -> Result<Graph> {
+    let nodes = n + clauses.num_clauses();
     if nodes >= u32::MAX as usize {
         return Err(AlgoError::Usage(format!(
             "{n} variables and {} clauses: the factor graph needs fewer than 2^32 nodes",
-            clauses.len()
+            clauses.num_clauses()
         )));
     }
-    let mut offsets = vec![0u64; n + 1];
-    let literals: usize = clauses.iter().map(Vec::len).sum();
-    let mut targets = Vec::with_capacity(literals);
-    let mut weights = Vec::with_capacity(literals);
-    for clause in clauses {
-        for &l in clause {
-            targets.push(l.unsigned_abs() - 1);
-            weights.push(u32::from(l < 0));
-        }
-        offsets.push(targets.len() as u64);
-    }
+    let mut offsets = vec![0u64; n];
+    offsets.extend(clauses.clause_starts().iter().map(|&s| s as u64));
+    let targets = clauses.literals().iter().map(|l| l.unsigned_abs() - 1).collect();
+    let weights = clauses.literals().iter().map(|&l| u32::from(l < 0)).collect();
     let csr = Csr::from_parts(offsets, targets, Some(weights))
         .map_err(|e| AlgoError::Internal(format!("the factor graph: {e}")))?;
     Ok(Graph::from_csr(csr))
