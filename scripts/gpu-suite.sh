@@ -260,6 +260,25 @@ for spec in "20000 4.0 3" "5000 20 5"; do
         fail "sp on $vars variables, k $k on the GPU"
     fi
 done
+if [[ -n "$sanitizer" ]]; then
+    # The program's own local search (compare-and-swap states, kept breaks) under memcheck, for
+    # clauses of 3 and 4 literals.
+    for spec in "3000 4.1 3" "2000 9 4"; do
+        read -r vars ratio k <<<"$spec"
+        "$grail" -q gen sat --vars "$vars" --ratio "$ratio" --k "$k" --seed 3 -o "$out/san-sat-$k.cnf" >/dev/null
+        set +e
+        "$sanitizer" --tool memcheck --error-exitcode 99 "$grail" -q sp "$out/san-sat-$k.cnf" --target gpu \
+            --device "$device" --search-rounds 1000000 --verify --json >"$out/san-sp-$k.json" 2>&1
+        code=$?
+        set -e
+        if [[ $code -eq 0 ]] && grep -q '"verified": true' "$out/san-sp-$k.json"; then
+            pass "memcheck sp with the program's search, $vars variables, k $k"
+        else
+            tail -20 "$out/san-sp-$k.json"
+            fail "memcheck sp, k $k (exit $code)"
+        fi
+    done
+fi
 
 step "points-to analysis: pta on the GPU equals the reference (a ring of 400 functions through a shared table)"
 {
