@@ -18,6 +18,7 @@ use grail_ir::{Module, OptConfig};
 use grail_runtime::cpu::{RunOutput, Value};
 use grail_runtime::gpu::GpuTimes;
 use grail_sat::{Assignment, Formula, SpOptions, SpOutcome, SpStatus, WalkSatOptions, check, walksat_portfolio};
+use rayon::prelude::*;
 
 use crate::Target;
 use crate::error::{AlgoError, Result};
@@ -220,34 +221,54 @@ pub fn solve(formula: &Formula, options: &Options) -> Result<Solved> {
 }
 
 /// The clauses with repeated literals merged and tautologies dropped (as the reference does),
-/// flat; `None` if a clause is empty.
+/// flat; `None` if a clause is empty. Chunks of clauses are cleaned on every core and joined in
+/// order.
 fn clean_clauses(formula: &Formula) -> Result<Option<Formula>> {
+    const CHUNK: usize = 1 << 16;
+    let starts = formula.clause_starts();
+    let chunks: Vec<Option<(Vec<i32>, Vec<usize>)>> = (0..formula.num_clauses().div_ceil(CHUNK))
+        .into_par_iter()
+        .map(|chunk| {
+            let clauses = chunk * CHUNK..((chunk + 1) * CHUNK).min(formula.num_clauses());
+            let mut literals = Vec::with_capacity(starts[clauses.end] - starts[clauses.start]);
+            let mut lens = Vec::with_capacity(clauses.len());
+            for c in clauses {
+                let clause = &formula.literals()[starts[c]..starts[c + 1]];
+                if clause.is_empty() {
+                    return None;
+                }
+                let start = literals.len();
+                let mut tautology = false;
+                for &l in clause {
+                    let kept = &literals[start..];
+                    if kept.contains(&-l) {
+                        tautology = true;
+                        break;
+                    }
+                    if !kept.contains(&l) {
+                        literals.push(l);
+                    }
+                }
+                if tautology {
+                    literals.truncate(start);
+                } else {
+                    lens.push(literals.len() - start);
+                }
+            }
+            Some((literals, lens))
+        })
+        .collect();
     let mut literals = Vec::with_capacity(formula.literals().len());
-    let mut starts = Vec::with_capacity(formula.num_clauses() + 1);
-    starts.push(0);
-    for clause in formula.clauses() {
-        if clause.is_empty() {
-            return Ok(None);
+    let mut clause_starts = Vec::with_capacity(formula.num_clauses() + 1);
+    clause_starts.push(0);
+    for chunk in chunks {
+        let Some((chunk_literals, lens)) = chunk else { return Ok(None) };
+        for len in lens {
+            clause_starts.push(clause_starts.last().copied().unwrap_or(0) + len);
         }
-        let start = literals.len();
-        let mut tautology = false;
-        for &l in clause {
-            let kept = &literals[start..];
-            if kept.contains(&-l) {
-                tautology = true;
-                break;
-            }
-            if !kept.contains(&l) {
-                literals.push(l);
-            }
-        }
-        if tautology {
-            literals.truncate(start);
-        } else {
-            starts.push(literals.len());
-        }
+        literals.extend_from_slice(&chunk_literals);
     }
-    Formula::from_flat(formula.num_vars(), literals, starts)
+    Formula::from_flat(formula.num_vars(), literals, clause_starts)
         .map(Some)
         .map_err(|e| AlgoError::Internal(format!("the formula without repeats and tautologies: {e}")))
 }
