@@ -302,7 +302,7 @@ pub struct SpArgs {
     pub search_rounds: Option<u32>,
     /// Also write what the surveys leave for the local search as DIMACS CNF (the formula's
     /// variables, the deleted clauses and false literals left out), e.g. for another solver
-    /// (cpu and gpu targets).
+    /// (cpu and gpu targets; not written when the surveys end in a contradiction).
     #[arg(long, value_name = "FILE")]
     pub rest: Option<PathBuf>,
     /// Where to write the assignment (`v 1 -2 3 ... 0` lines); `-` for standard output.

@@ -50,6 +50,9 @@ fn generated_formulas_are_solved_verified_and_failures_exit_4() {
     assert!(left.num_clauses() > 0 && grail_sat::check(&left, &searched).is_satisfied());
     let bad = grail(&["sp", cnf, "--search-rounds", "-3"]);
     assert_eq!(bad.status.code(), Some(2), "{}", String::from_utf8_lossy(&bad.stderr));
+    let reference = grail(&["sp", cnf, "--target", "reference", "--rest", rest.to_str().unwrap()]);
+    assert_eq!(reference.status.code(), Some(2), "{}", String::from_utf8_lossy(&reference.stderr));
+    assert!(String::from_utf8_lossy(&reference.stderr).contains("not the reference's"));
     // Far past the threshold there is no assignment: exit 4, and no assignment file.
     let over = dir.path().join("u.cnf");
     let over = over.to_str().unwrap();

@@ -73,6 +73,12 @@ pub fn sp(args: SpArgs, threads: usize, progress: &Bars) -> Result<()> {
         )
         .into());
     }
+    if args.target == SpTarget::Reference && (args.search_rounds.is_some() || args.rest.is_some()) {
+        return Err(super::UsageError(
+            "--search-rounds and --rest are the grail program's (--target cpu or gpu), not the reference's".into(),
+        )
+        .into());
+    }
     progress.begin("reading", None);
     let formula = read_cnf(&args.input)?;
     progress.finish();
