@@ -238,20 +238,7 @@ fn clean_clauses(formula: &Formula) -> Result<Option<Formula>> {
                     return None;
                 }
                 let start = literals.len();
-                let mut tautology = false;
-                for &l in clause {
-                    let kept = &literals[start..];
-                    if kept.contains(&-l) {
-                        tautology = true;
-                        break;
-                    }
-                    if !kept.contains(&l) {
-                        literals.push(l);
-                    }
-                }
-                if tautology {
-                    literals.truncate(start);
-                } else {
+                if grail_sat::push_cleaned(&mut literals, clause.iter().copied(), |l| -l) {
                     lens.push(literals.len() - start);
                 }
             }

@@ -5,6 +5,28 @@
 
 use crate::{Result, SatError};
 
+/// Appends `clause`'s literals to `out` with repeats merged, and returns true; for a tautology
+/// (a literal beside its negation, `negate` of it) appends nothing and returns false. Literals
+/// are DIMACS numbers or any coding of them.
+pub fn push_cleaned<T: Copy + PartialEq>(
+    out: &mut Vec<T>,
+    clause: impl IntoIterator<Item = T>,
+    negate: impl Fn(T) -> T,
+) -> bool {
+    let start = out.len();
+    for l in clause {
+        let kept = &out[start..];
+        if kept.contains(&negate(l)) {
+            out.truncate(start);
+            return false;
+        }
+        if !kept.contains(&l) {
+            out.push(l);
+        }
+    }
+    true
+}
+
 /// The most variables a formula can have: literals are `i32`, as in DIMACS files.
 pub const MAX_VARIABLES: usize = i32::MAX as usize;
 
@@ -138,6 +160,18 @@ pub(crate) fn check_literal(literal: i32, num_vars: usize) -> std::result::Resul
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cleaned_clauses_merge_repeats_and_drop_tautologies() {
+        let mut out = vec![9];
+        assert!(push_cleaned(&mut out, [1, -2, 1, 3, -2], |l| -l));
+        assert_eq!(out, [9, 1, -2, 3]);
+        assert!(!push_cleaned(&mut out, [4, 5, -4, 6], |l| -l));
+        assert_eq!(out, [9, 1, -2, 3], "a tautology left literals behind");
+        let mut codes = Vec::new();
+        assert!(!push_cleaned(&mut codes, [2u32, 3], |c| c ^ 1));
+        assert!(codes.is_empty());
+    }
 
     #[test]
     fn clauses_are_kept_as_given_and_literals_checked() {

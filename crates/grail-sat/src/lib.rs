@@ -22,7 +22,7 @@ pub mod walksat;
 
 pub use assignment::Assignment;
 pub use dimacs::{parse_cnf, parse_solution, read_cnf, read_solution, write_cnf, write_solution};
-pub use formula::{Formula, MAX_VARIABLES};
+pub use formula::{Formula, MAX_VARIABLES, push_cleaned};
 pub use generate::random_ksat;
 pub use sp::{SpOptions, SpOutcome, SpStatus, check_options, survey_propagation};
 pub use verify::{Report, UnsatisfiedClause, check};

@@ -184,20 +184,7 @@ impl Instance {
                 return Ok(None);
             }
             let start = clause_lits.len();
-            let mut tautology = false;
-            for &l in clause {
-                let c = code(l);
-                let kept = &clause_lits[start..];
-                if kept.contains(&(c ^ 1)) {
-                    tautology = true;
-                    break;
-                }
-                if !kept.contains(&c) {
-                    clause_lits.push(c);
-                }
-            }
-            if tautology {
-                clause_lits.truncate(start);
+            if !crate::push_cleaned(&mut clause_lits, clause.iter().map(|&l| code(l)), |c| c ^ 1) {
                 continue;
             }
             for &c in &clause_lits[start..] {
