@@ -278,8 +278,9 @@ fn weights_are_read_in_place_unless_written() {
     }
 }
 
-/// Columns handed back by `CpuProgram::recycle` serve the next run zeroed: a program that
-/// counts into a property without an initializer counts the same on every run.
+/// Columns handed back by `CpuProgram::recycle` (or made ahead by `reserve_columns`) serve the
+/// next run zeroed: a program that counts into a property without an initializer counts the
+/// same on every run.
 #[test]
 fn recycled_columns_start_at_zero() {
     let source = "graph { node hits: u64; node seen: bool; }
@@ -296,6 +297,8 @@ fn recycled_columns_start_at_zero() {
         }
         d
     };
+    // Columns reserved before the first run serve it as recycled ones do.
+    program.reserve_columns(graph.num_nodes() as usize, graph.num_edges() as usize);
     for round in 0..3 {
         let output = run(&program, &graph, &[], 2);
         assert_eq!(u64s(&output.properties[0]), in_degree.as_slice(), "run {round}");

@@ -272,6 +272,28 @@ impl CpuProgram {
         }
     }
 
+    /// Allocates this program's property columns for a graph of `nodes` nodes and `edges` edges,
+    /// their pages touched on every core, and keeps them for the next runs as [`recycle`] keeps
+    /// a run's: a caller that will run the program on such a graph pays the columns' page faults
+    /// now, before the runs it times (incremental SSSP's first repair, say).
+    ///
+    /// [`recycle`]: CpuProgram::recycle
+    pub fn reserve_columns(&self, nodes: usize, edges: usize) {
+        let columns = self
+            .module
+            .properties
+            .iter()
+            // A weight property reads the graph's own weights unless something writes it.
+            .filter(|property| !property.is_weight)
+            .filter_map(|property| {
+                let ty = crate::host::value::column_type(property.ty)?;
+                let len = if property.owner == grail_ir::Owner::Node { nodes } else { edges };
+                Some(crate::host::memory::zeroed_on_every_core(Column::zeroed(ty, len)))
+            })
+            .collect();
+        self.recycle(columns);
+    }
+
     pub fn c_source(&self) -> &str {
         &self.source
     }

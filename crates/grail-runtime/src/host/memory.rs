@@ -276,7 +276,7 @@ pub(crate) struct Memory<'g> {
 }
 
 /// `column` with every element set to its type's zero, in chunks on every core.
-fn zeroed_on_every_core(mut column: Column) -> Column {
+pub(crate) fn zeroed_on_every_core(mut column: Column) -> Column {
     use rayon::prelude::*;
     const CHUNK: usize = 1 << 16;
     match &mut column {
