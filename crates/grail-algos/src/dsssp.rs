@@ -272,12 +272,6 @@ impl Engine {
                 let mut output =
                     update.run_with_inputs(graph, &params, &inputs, &RunOptions { threads: *threads }, &mut sink())?;
                 let compute = output.stats.elapsed;
-                if std::env::var_os("TRACE_DSSSP").is_some() {
-                    eprintln!("inputs {:?} run {:?}", started.elapsed() - compute, compute);
-                    for k in &output.stats.kernels {
-                        eprintln!("  {} {} items {} {:?}", k.name, k.invocations, k.items, k.time);
-                    }
-                }
                 let distances = distances_of(update.module(), &mut output)?;
                 update.recycle(output.properties);
                 Ok((distances, Timing { total: started.elapsed(), compute }))

@@ -113,7 +113,7 @@ pub fn solve(formula: &Formula, options: &Options) -> Result<Solved> {
         _ => 0,
     });
     let params = params(&module, n, longest, sp, rounds)?;
-    let (output, gpu_times) = crate::suite::run_module(
+    let (mut output, gpu_times) = crate::suite::run_module(
         module.clone(),
         options.target,
         options.device,
@@ -123,7 +123,7 @@ pub fn solve(formula: &Formula, options: &Options) -> Result<Solved> {
         &[],
     )?;
     let program_time = output.stats.elapsed;
-    let kernels = output.stats.kernels.clone();
+    let kernels = std::mem::take(&mut output.stats.kernels);
     let Results { values, satisfied, guesses, packed } = results(&module, output)?;
     const COUNT: u64 = (1 << 20) - 1;
     let search_rounds = (packed & COUNT) as u32;
@@ -168,18 +168,14 @@ pub fn solve(formula: &Formula, options: &Options) -> Result<Solved> {
         let values = fixed.iter().zip(&guesses).map(|(fixed, &guess)| Some(fixed.unwrap_or(guess == 1))).collect();
         Assignment::from_values(values)
     });
-    let device_satisfied = device_values.as_ref().is_some_and(|values| {
-        rest_starts
-            .windows(2)
-            .all(|range| rest_literals[range[0]..range[1]].iter().any(|&l| values.literal_value(l) == Some(true)))
-    });
+    let rest = Formula::from_flat(n, rest_literals, rest_starts)
+        .map_err(|e| AlgoError::Internal(format!("the simplified formula: {e}")))?;
+    let device_satisfied = device_values.as_ref().is_some_and(|values| check(&rest, values).is_satisfied());
     if device_satisfied {
         for (value, guess) in fixed.iter_mut().zip(&guesses) {
             value.get_or_insert(*guess == 1);
         }
     }
-    let rest = Formula::from_flat(n, rest_literals, rest_starts)
-        .map_err(|e| AlgoError::Internal(format!("the simplified formula: {e}")))?;
     if !device_satisfied && outcome.walksat_clauses > 0 {
         let search = WalkSatOptions {
             max_flips: sp.walksat_max_flips,
