@@ -6,10 +6,11 @@
 //! copy of the edge arrays), and then the grail program `programs/dsssp.grail` repairs the
 //! distances on the CPU or a GPU: the known distances go in as the program's starting `dist` (an
 //! input property), the inserted edges as an input collection, and only the nodes whose
-//! distance falls are visited. On a GPU the new graph is copied to the device for every batch (a
-//! graph that grows on the device itself, by edges added from kernels, is not built yet), so a
-//! batch's whole time there is dominated by that copy; [`Timing`] keeps the computation apart. Deletions are not supported: they raise
-//! distances, which a repair from the changed edges alone cannot undo.
+//! distance falls are visited. On a GPU the graph and the distances stay on the device from
+//! batch to batch: the batch goes up and is inserted there too ([`DeviceGraph::insert`], the
+//! same CSR as the host's), the repair starts from the distances the last one left there
+//! ([`ResidentColumn`]), and copying them back is timed apart. Deletions are not supported: they
+//! raise distances, which a repair from the changed edges alone cannot undo.
 //!
 //! Each batch can also be solved from scratch by the suite's SSSP program on the same target
 //! (`fresh`), for the comparison the benchmark reports, and checked against a fresh Dijkstra's
@@ -25,7 +26,7 @@ use grail_ir::{Module, OptConfig};
 use grail_runtime::ModuleCache;
 use grail_runtime::Table;
 use grail_runtime::cpu::{CCompiler, CpuProgram, RunOptions, RunOutput, Value};
-use grail_runtime::gpu::{Device, DeviceGraph, GpuProgram};
+use grail_runtime::gpu::{Device, DeviceGraph, GpuProgram, ResidentColumn};
 use rayon::prelude::*;
 
 use crate::error::{AlgoError, Result};
@@ -56,12 +57,15 @@ impl Default for Options {
 /// How long a step took.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Timing {
-    /// The step as a caller waits for it; on a GPU, copying the graph and the inputs up and the
-    /// distances back included.
+    /// The step as a caller waits for it: on a GPU, the batch and the inputs copied up and the
+    /// run's kernels, with the distances left on the device (the initial solve also copies the
+    /// graph up); on the CPU, the program's run with its inputs filled and outputs taken.
     pub total: Duration,
     /// The computation alone: the kernels' GPU time on a GPU; the program's run on the CPU (its
     /// input collections' filling included); the reference's run.
     pub compute: Duration,
+    /// On a GPU, copying the distances back to the host after the step (zero elsewhere).
+    pub read_back: Duration,
 }
 
 /// What one batch did.
@@ -75,6 +79,9 @@ pub struct BatchReport {
     pub edges: u64,
     /// Inserting the batch into the CSR (host).
     pub merge: Duration,
+    /// On a GPU, inserting the batch into the graph on the device (copying it up included); a
+    /// step of either kind, repairing or solving again, needs the grown graph. Zero elsewhere.
+    pub insert: Duration,
     /// Repairing the distances.
     pub update: Timing,
     /// Nodes whose distance fell.
@@ -111,9 +118,9 @@ pub fn run(
         )));
     }
     let source = graph.check_node(u64::from(source), "source node")?;
-    let engine = Engine::new(options)?;
+    let mut engine = Engine::new(options)?;
     let mut graph = graph;
-    let (mut distances, initial) = engine.fresh(&graph, source)?;
+    let (mut distances, initial) = engine.fresh(&graph, source, true)?;
     engine.reserve_update(&graph);
     if options.verify {
         check_equal(&distances, &sssp(&graph, source), "the initial distances", DIJKSTRA)?;
@@ -123,13 +130,22 @@ pub fn run(
         let index = i + 1;
         let started = Instant::now();
         graph = Graph::from_csr(graph.out().with_inserted(batch).map_err(|e| batch_error(index, e))?);
+        let mut batch = batch.clone();
+        if engine.is_gpu() {
+            // The device's insertion takes the batch as the host's places it: by source, stably.
+            batch.par_sort_by_key(|&(u, _, _)| u);
+        }
         let merge = started.elapsed();
+        let insert = engine.insert(&graph, &batch)?;
+        if options.verify {
+            engine.check_resident_graph(&graph).map_err(|e| batch_error(index, e))?;
+        }
         let before = distances;
-        let (after, update) = engine.update(&graph, &before, batch)?;
+        let (after, update) = engine.update(&graph, &before, &batch)?;
         let lowered = (0..after.len()).into_par_iter().filter(|&v| after[v] < before[v]).count();
         engine.recycle(before, true);
         let fresh = if options.fresh {
-            let (fresh, timing) = engine.fresh(&graph, source)?;
+            let (fresh, timing) = engine.fresh(&graph, source, false)?;
             check_equal(&after, &fresh, &format!("batch {index}: the repaired distances"), "a run from scratch")?;
             engine.recycle(fresh, false);
             Some(timing)
@@ -145,6 +161,7 @@ pub fn run(
             inserted: batch.len(),
             edges: graph.num_edges(),
             merge,
+            insert,
             update,
             lowered,
             fresh,
@@ -178,8 +195,19 @@ fn check_equal(got: &[u64], expected: &[u64], what: &str, by: &str) -> Result<()
 /// The two programs (repair and from scratch), compiled for the target.
 enum Engine {
     Reference,
-    Cpu { update: Box<CpuProgram>, fresh: Box<CpuProgram>, threads: usize },
-    Gpu { update: Box<GpuProgram>, fresh: Box<GpuProgram> },
+    Cpu {
+        update: Box<CpuProgram>,
+        fresh: Box<CpuProgram>,
+        threads: usize,
+    },
+    Gpu {
+        update: Box<GpuProgram>,
+        fresh: Box<GpuProgram>,
+        /// The graph on the device (made by the initial solve), grown by every batch.
+        graph: Option<Box<DeviceGraph>>,
+        /// The distances as the initial solve or the last repair left them on the device.
+        distances: Option<ResidentColumn>,
+    },
 }
 
 impl Engine {
@@ -207,19 +235,55 @@ impl Engine {
                 Engine::Gpu {
                     update: Box::new(GpuProgram::compile(update, device.clone(), Some(&cache))?),
                     fresh: Box::new(GpuProgram::compile(fresh, device, Some(&cache))?),
+                    graph: None,
+                    distances: None,
                 }
             }
         })
     }
 
-    /// The distances from `source` computed from scratch.
-    fn fresh(&self, graph: &Graph, source: NodeId) -> Result<(Vec<u64>, Timing)> {
+    fn is_gpu(&self) -> bool {
+        matches!(self, Engine::Gpu { .. })
+    }
+
+    /// On a GPU, `batch` (sorted by source) inserted into the graph on the device, which then
+    /// holds `graph`; nothing elsewhere (the host's graph is the one the programs read).
+    fn insert(&mut self, graph: &Graph, batch: &[Insertion]) -> Result<Duration> {
+        let started = Instant::now();
+        if let Engine::Gpu { update, graph: Some(resident), .. } = self {
+            resident.insert(update, graph, batch)?;
+        }
+        Ok(started.elapsed())
+    }
+
+    /// On a GPU, checks that the graph on the device is `graph`, array for array.
+    fn check_resident_graph(&self, graph: &Graph) -> std::result::Result<(), GraphError> {
+        let Engine::Gpu { graph: Some(resident), .. } = self else { return Ok(()) };
+        let device =
+            resident.download_csr().map_err(|e| GraphError::Verification(format!("the graph on the device: {e}")))?;
+        let out = graph.out();
+        let weights_differ = match (device.weights(), out.weights()) {
+            (Some(device), Some(host)) => device != host,
+            (Some(device), None) => device.iter().any(|&w| w != 1),
+            (None, host) => host.is_some(),
+        };
+        if device.offsets() != out.offsets() || device.targets() != out.targets() || weights_differ {
+            return Err(GraphError::Verification(
+                "the graph grown on the device differs from the host's after the same insertion".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The distances from `source` computed from scratch; on a GPU, left there as the state the
+    /// next repair starts from when `initial`.
+    fn fresh(&mut self, graph: &Graph, source: NodeId, initial: bool) -> Result<(Vec<u64>, Timing)> {
         let started = Instant::now();
         match self {
             Engine::Reference => {
                 let distances = sssp(graph, source);
                 let time = started.elapsed();
-                Ok((distances, Timing { total: time, compute: time }))
+                Ok((distances, Timing { total: time, compute: time, read_back: Duration::ZERO }))
             }
             Engine::Cpu { fresh, threads, .. } => {
                 let params = source_params(fresh.module(), source);
@@ -227,13 +291,25 @@ impl Engine {
                 let compute = output.stats.elapsed;
                 let distances = distances_of(fresh.module(), &mut output)?;
                 fresh.recycle(output.properties);
-                Ok((distances, Timing { total: started.elapsed(), compute }))
+                Ok((distances, Timing { total: started.elapsed(), compute, read_back: Duration::ZERO }))
             }
-            Engine::Gpu { fresh, .. } => {
+            Engine::Gpu { fresh, graph: resident, distances: state, .. } => {
+                let resident = match resident {
+                    Some(resident) => resident,
+                    None => resident.insert(Box::new(DeviceGraph::new(fresh.device(), graph)?)),
+                };
                 let params = source_params(fresh.module(), source);
-                let (mut output, times) = fresh.run(graph, &params, &mut sink())?;
-                let distances = distances_of(fresh.module(), &mut output)?;
-                Ok((distances, Timing { total: started.elapsed(), compute: times.kernels }))
+                let keep = [output_id(fresh.module())?];
+                let (_, times, mut kept) =
+                    fresh.run_resident(graph, resident, &params, &[], Vec::new(), &keep, &mut sink())?;
+                let total = started.elapsed();
+                let column = kept.pop().expect("one column kept");
+                let distances = download_distances(fresh, &column)?;
+                if initial {
+                    *state = Some(column);
+                }
+                let read_back = started.elapsed() - total;
+                Ok((distances, Timing { total, compute: times.kernels, read_back }))
             }
         }
     }
@@ -257,33 +333,46 @@ impl Engine {
     }
 
     /// `before` repaired after `batch` was inserted into `graph`.
-    fn update(&self, graph: &Graph, before: &[u64], batch: &[Insertion]) -> Result<(Vec<u64>, Timing)> {
+    fn update(&mut self, graph: &Graph, before: &[u64], batch: &[Insertion]) -> Result<(Vec<u64>, Timing)> {
         let started = Instant::now();
         match self {
             Engine::Reference => {
                 let mut distances = before.to_vec();
                 repair_sssp(graph, &mut distances, batch);
                 let time = started.elapsed();
-                Ok((distances, Timing { total: time, compute: time }))
+                Ok((distances, Timing { total: time, compute: time, read_back: Duration::ZERO }))
             }
             Engine::Cpu { update, threads, .. } => {
-                let inputs = update_inputs(update.module(), before, batch)?;
+                let inputs = update_inputs(update.module(), Some(before), batch)?;
                 let params = vec![None; update.module().params.len()];
                 let mut output =
                     update.run_with_inputs(graph, &params, &inputs, &RunOptions { threads: *threads }, &mut sink())?;
                 let compute = output.stats.elapsed;
                 let distances = distances_of(update.module(), &mut output)?;
                 update.recycle(output.properties);
-                Ok((distances, Timing { total: started.elapsed(), compute }))
+                Ok((distances, Timing { total: started.elapsed(), compute, read_back: Duration::ZERO }))
             }
-            Engine::Gpu { update, .. } => {
-                let inputs = update_inputs(update.module(), before, batch)?;
-                let mut resident = DeviceGraph::new(update.device(), graph)?;
-                let params = vec![None; update.module().params.len()];
-                let (mut output, times) =
-                    update.run_on_with_inputs(graph, &mut resident, &params, &inputs, &mut sink())?;
-                let distances = distances_of(update.module(), &mut output)?;
-                Ok((distances, Timing { total: started.elapsed(), compute: times.kernels }))
+            Engine::Gpu { update, graph: resident, distances: state, .. } => {
+                let resident = match resident {
+                    Some(resident) => resident,
+                    None => resident.insert(Box::new(DeviceGraph::new(update.device(), graph)?)),
+                };
+                let module = update.module();
+                // The known distances are the ones the last step left on the device, when it did.
+                let (inputs, given) = match state.take() {
+                    Some(column) => (update_inputs(module, None, batch)?, vec![(module.property_inputs[0], column)]),
+                    None => (update_inputs(module, Some(before), batch)?, Vec::new()),
+                };
+                let params = vec![None; module.params.len()];
+                let keep = [output_id(module)?];
+                let (_, times, mut kept) =
+                    update.run_resident(graph, resident, &params, &inputs, given, &keep, &mut sink())?;
+                let total = started.elapsed();
+                let column = kept.pop().expect("one column kept");
+                let distances = download_distances(update, &column)?;
+                *state = Some(column);
+                let read_back = started.elapsed() - total;
+                Ok((distances, Timing { total, compute: times.kernels, read_back }))
             }
         }
     }
@@ -292,6 +381,19 @@ impl Engine {
 /// The suite SSSP program's parameters: the source, the rest left to their defaults.
 fn source_params(module: &Module, source: NodeId) -> Vec<Option<Value>> {
     module.params.iter().map(|p| (p.name == "source").then_some(Value::Node(source))).collect()
+}
+
+/// The program's first output (its distances).
+fn output_id(module: &Module) -> Result<grail_ir::PropertyId> {
+    module.outputs.first().copied().ok_or_else(|| AlgoError::Internal(format!("`{}` has no output", module.name)))
+}
+
+/// Distances a run of `program` left on the device, copied back.
+fn download_distances(program: &GpuProgram, column: &ResidentColumn) -> Result<Vec<u64>> {
+    match program.read_back(column)? {
+        Column::U64(distances) => Ok(distances),
+        _ => Err(AlgoError::Internal("the distances on the device are not u64".into())),
+    }
 }
 
 /// The program's output distances, taken out of `output`.
@@ -303,14 +405,21 @@ fn distances_of(module: &Module, output: &mut RunOutput) -> Result<Vec<u64>> {
     }
 }
 
-/// `dsssp`'s inputs: `inserted` (the batch), then `dist` (every node's distance before it).
-fn update_inputs(module: &Module, before: &[u64], batch: &[Insertion]) -> Result<Vec<Table>> {
+/// `dsssp`'s inputs: `inserted` (the batch), then `dist` (every node's distance before it),
+/// unless the distances are on the device already (`before` is `None`).
+fn update_inputs(module: &Module, before: Option<&[u64]>, batch: &[Insertion]) -> Result<Vec<Table>> {
     let ([inserted_id], [dist_id]) = (&module.collection_inputs[..], &module.property_inputs[..]) else {
         return Err(AlgoError::Internal("dsssp's inputs are not inserted and dist".into()));
     };
-    let inserted = batch.iter().flat_map(|&(u, v, w)| [u64::from(u), u64::from(v), u64::from(w)]).collect();
-    let inserted = Table::from_words(Table::for_collection(module, *inserted_id).leaves().to_vec(), inserted);
-    let dist = Table::from_words(vec![module.properties[dist_id.index()].ty], before.to_vec());
+    let mut inserted = vec![0u64; 3 * batch.len()];
+    inserted.par_chunks_mut(3).zip(batch.par_iter()).for_each(|(row, &(u, v, w))| {
+        row.copy_from_slice(&[u64::from(u), u64::from(v), u64::from(w)]);
+    });
     let fail = |e: grail_runtime::RuntimeError| AlgoError::Internal(format!("dsssp's inputs: {e}"));
-    Ok(vec![inserted.map_err(fail)?, dist.map_err(fail)?])
+    let inserted = Table::from_words(Table::for_collection(module, *inserted_id).leaves().to_vec(), inserted);
+    let mut tables = vec![inserted.map_err(fail)?];
+    if let Some(before) = before {
+        tables.push(Table::from_words(vec![module.properties[dist_id.index()].ty], before.to_vec()).map_err(fail)?);
+    }
+    Ok(tables)
 }

@@ -37,7 +37,7 @@ fn batches_from_a_file_and_at_random_are_repaired_and_verified() {
         let lowered: Vec<u64> = batches.iter().map(|b| b["lowered"].as_u64().unwrap()).collect();
         assert_eq!(lowered, [2, 1, 0], "{target}: {summary}");
         for b in batches {
-            for key in ["update_ms", "fresh_ms", "merge_ms"] {
+            for key in ["update_ms", "fresh_ms", "merge_ms", "insert_ms", "update_read_back_ms", "fresh_read_back_ms"] {
                 assert!(b[key].as_f64().is_some(), "{key} missing: {b}");
             }
             assert_eq!(b["verified"], true);

@@ -77,7 +77,8 @@ pub fn dsssp(args: DssspArgs, threads: usize, progress: &Bars) -> Result<()> {
             .context("cannot write the distances")?;
     }
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
-    let timing = |t: &Timing| json!({ "total_ms": ms(t.total), "compute_ms": ms(t.compute) });
+    let timing =
+        |t: &Timing| json!({ "total_ms": ms(t.total), "compute_ms": ms(t.compute), "read_back_ms": ms(t.read_back) });
     let speedup = |b: &BatchReport| b.fresh.map(|f| f.compute.as_secs_f64() / b.update.compute.as_secs_f64().max(1e-9));
     if args.json {
         let batches: Vec<_> = report
@@ -90,10 +91,13 @@ pub fn dsssp(args: DssspArgs, threads: usize, progress: &Bars) -> Result<()> {
                     "edges": b.edges,
                     "lowered": b.lowered,
                     "merge_ms": ms(b.merge),
+                    "insert_ms": ms(b.insert),
                     "update_ms": ms(b.update.compute),
                     "update_total_ms": ms(b.update.total),
+                    "update_read_back_ms": ms(b.update.read_back),
                     "fresh_ms": b.fresh.map(|f| ms(f.compute)),
                     "fresh_total_ms": b.fresh.map(|f| ms(f.total)),
+                    "fresh_read_back_ms": b.fresh.map(|f| ms(f.read_back)),
                     "speedup": speedup(b),
                     "verified": b.verified,
                 })
@@ -134,14 +138,16 @@ pub fn dsssp(args: DssspArgs, threads: usize, progress: &Bars) -> Result<()> {
             }
             _ => String::new(),
         };
+        let device = if b.insert.is_zero() { String::new() } else { format!(", {:.2} on the device", ms(b.insert)) };
         println!(
-            "  batch {}: {} edges in, {} distances lowered; update {:.2} ms ({:.2} computing, {:.2} inserting){fresh}{}",
+            "  batch {}: {} edges in ({:.2} ms inserting on the host{device}), {} distances lowered; update {:.2} ms \
+             ({:.2} computing){fresh}{}",
             b.index,
             b.inserted,
+            ms(b.merge),
             b.lowered,
             ms(b.update.total),
             ms(b.update.compute),
-            ms(b.merge),
             if b.verified { "; verified" } else { "" }
         );
     }

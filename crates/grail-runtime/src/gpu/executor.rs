@@ -94,6 +94,10 @@ pub struct GpuProgram {
     merge_changes: CudaFunction,
     /// The program's update functions' kernels (`grail_merge_custom_<i>`), in order.
     merge_custom: Vec<CudaFunction>,
+    /// A resident graph grown by a batch of edges ([`DeviceGraph::insert`]): the new offsets,
+    /// then the edges moved and placed.
+    pub(crate) insert_offsets: CudaFunction,
+    pub(crate) insert_edges: CudaFunction,
     /// The control kernels of the outlined regions.
     regions: Vec<outlined::RegionCode>,
     /// By property: a weight column that nothing writes, bound to the resident graph's weights
@@ -291,6 +295,8 @@ impl GpuProgram {
             route_pushes: loaded.function("grail_route_pushes")?,
             split_route_pushes: loaded.function("grail_split_route_pushes")?,
             merge_changes: loaded.function("grail_merge_changes")?,
+            insert_offsets: loaded.function("grail_insert_offsets")?,
+            insert_edges: loaded.function("grail_insert_edges")?,
             merge_custom: (0..module.merge_functions.len())
                 .map(|i| loaded.function(&format!("grail_merge_custom_{i}")))
                 .collect::<std::result::Result<Vec<_>, _>>()?,
@@ -394,7 +400,31 @@ impl GpuProgram {
         inputs: &[Table],
         out: &mut dyn Write,
     ) -> Result<(RunOutput, GpuTimes)> {
+        let (output, times, _) = self.run_resident(graph, resident, params, inputs, Vec::new(), &[], out)?;
+        Ok((output, times))
+    }
+
+    /// [`GpuProgram::run_on_with_inputs`] with columns that stay on the device between runs:
+    /// `given` are input properties (`input p;`) whose values a run before this one left on the
+    /// device (they take no table in `inputs`, which holds the other inputs in order), and
+    /// `keep` are output properties left on the device for a later run instead of copied back
+    /// (returned in `keep`'s order). A
+    /// dynamic algorithm's batches pass their state along this way, with nothing but the batch
+    /// crossing to the device. (The returned [`RunOutput`]'s columns of kept properties hold
+    /// what the host last had of them: zeros, unless host code read them.)
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_resident(
+        &self,
+        graph: &Graph,
+        resident: &mut DeviceGraph,
+        params: &[Option<Value>],
+        inputs: &[Table],
+        given: Vec<(PropertyId, ResidentColumn)>,
+        keep: &[PropertyId],
+        out: &mut dyn Write,
+    ) -> Result<(RunOutput, GpuTimes, Vec<ResidentColumn>)> {
         let started = Instant::now();
+        self.check_resident(&given, keep)?;
         resident.check(graph, &self.device)?;
         let context = self.device.context().clone();
         context.bind_to_thread().map_err(|e| call("cuCtxSetCurrent", e))?;
@@ -407,20 +437,47 @@ impl GpuProgram {
         let bound = self.weights_bound_on(graph.out());
         let fill_weights = self.module.properties.iter().zip(&bound).any(|(p, b)| p.is_weight && !b);
         let memory = Memory::with(&self.module, graph, HostArrays { weights: fill_weights, graph_arrays: false })?;
+        for (p, column) in &given {
+            let host = memory.columns[p.index()];
+            if (column.kind, column.len) != (host.property_type(), host.len()) {
+                return Err(RuntimeError::Input(format!(
+                    "the resident column given for `{}` holds {} elements of type {:?}, the property takes {} of {:?}",
+                    self.module.properties[p.index()].name,
+                    column.len,
+                    column.kind,
+                    host.len(),
+                    host.property_type()
+                )));
+            }
+        }
         let mut run = GpuRun::new(self, context, memory, params, out, resident, fill_weights)?;
         run.times.upload += prepared;
+        let given_ids: Vec<PropertyId> = given.iter().map(|(p, _)| *p).collect();
+        for (p, column) in given {
+            run.adopt_column(p.index(), column.buffer)?;
+        }
         // Input collections count as uploading (a large mesh's take hundreds of milliseconds).
         let filling = Instant::now();
-        let result = interp::fill_inputs(&self.module, &mut run, inputs);
+        let result = interp::fill_inputs_except(&self.module, &mut run, inputs, &given_ids);
         run.times.upload += filling.elapsed();
         let result = result.and_then(|()| interp::run_main(&self.module, &mut run));
         let downloaded = Instant::now();
         let (result, collections) =
             result.and_then(|result| Ok((result, interp::collection_outputs(&self.module, &mut run)?)))?;
         let added_nodes = interp::added_nodes(&self.module, &mut run)?;
-        run.download_outputs()?;
+        run.download_outputs(keep)?;
         run.times.download += downloaded.elapsed();
-        let GpuRun { memory, stats, times, .. } = run;
+        let GpuRun { memory, stats, times, columns, .. } = run;
+        let mut columns: Vec<Option<DeviceColumn>> = columns.into_iter().map(Some).collect();
+        let kept = keep
+            .iter()
+            .map(|p| {
+                let buffer = columns[p.index()].take().expect("kept once (checked)").buffer;
+                let kind = memory.columns[p.index()].property_type();
+                ResidentColumn { buffer, kind, len: memory.columns[p.index()].len(), context: self.context().clone() }
+            })
+            .collect();
+        drop(columns);
         let mut properties = memory.into_columns();
         if let Some(added) = &added_nodes {
             interp::extend_with_added_nodes(&self.module, &mut properties, graph.num_nodes() as usize, added);
@@ -433,7 +490,88 @@ impl GpuProgram {
                 stats: RunStats { kernels: stats, elapsed: started.elapsed() },
             },
             times,
+            kept,
         ))
+    }
+
+    /// `column` (left on the device by a run of this program or another on its device) copied
+    /// back to the host, through this program's pinned buffers.
+    pub fn read_back(&self, column: &ResidentColumn) -> Result<grail_graph::Column> {
+        if !Arc::ptr_eq(&column.context, self.context()) {
+            return Err(RuntimeError::Input("the resident column lives on another device than the program".into()));
+        }
+        self.context().bind_to_thread().map_err(|e| call("cuCtxSetCurrent", e))?;
+        let mut host = grail_graph::Column::zeroed(column.kind, column.len);
+        let (ptr, size) = crate::host::memory::ColumnRef::of(&mut host).raw_bytes();
+        let mut staging = self.staging.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        // SAFETY: the host column holds len * size bytes, as the device's does (at least).
+        unsafe { column.buffer.download_staged(ptr, column.len * size, &mut staging)? };
+        Ok(host)
+    }
+
+    /// Fails unless each of `given` is one of the program's input properties on this device, and
+    /// each of `keep` one of its outputs, each named once (types and lengths are checked against
+    /// the run's columns).
+    fn check_resident(&self, given: &[(PropertyId, ResidentColumn)], keep: &[PropertyId]) -> Result<()> {
+        let module = &self.module;
+        let name = |p: PropertyId| &module.properties[p.index()].name;
+        for (i, (p, column)) in given.iter().enumerate() {
+            if !module.property_inputs.contains(p) || given[..i].iter().any(|(q, _)| q == p) {
+                return Err(RuntimeError::Input(format!(
+                    "`{}` is given as a resident column, but it is not an input property of `{}` (or is given twice)",
+                    name(*p),
+                    module.name
+                )));
+            }
+            if !Arc::ptr_eq(&column.context, self.context()) {
+                return Err(RuntimeError::Input(format!(
+                    "the resident column given for `{}` lives on another device than the program",
+                    name(*p)
+                )));
+            }
+        }
+        for (i, p) in keep.iter().enumerate() {
+            if !module.outputs.contains(p) || keep[..i].contains(p) || module.properties[p.index()].is_weight {
+                return Err(RuntimeError::Input(format!(
+                    "`{}` is to stay on the device, but it is not an output of `{}` (or is named twice, or is the \
+                     graph's weights, which stay with the resident graph)",
+                    name(*p),
+                    module.name
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A property's column that a run left on the device ([`GpuProgram::run_resident`]'s `keep`),
+/// for a later run on the same device to take as an input property, or to be copied back.
+pub struct ResidentColumn {
+    buffer: DeviceBuffer,
+    kind: grail_graph::PropertyType,
+    len: usize,
+    context: Arc<CudaContext>,
+}
+
+impl std::fmt::Debug for ResidentColumn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResidentColumn").field("kind", &self.kind).field("len", &self.len).finish_non_exhaustive()
+    }
+}
+
+impl ResidentColumn {
+    /// The elements' type.
+    pub fn kind(&self) -> grail_graph::PropertyType {
+        self.kind
+    }
+
+    /// The number of elements (the graph's nodes, or edges for an edge property).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
     }
 }
 
@@ -830,12 +968,21 @@ impl<'a> GpuRun<'a> {
     }
 
     /// Copies back the output columns current only on the device.
-    fn download_outputs(&mut self) -> Result<()> {
+    /// Copies the output properties back, except those in `keep` (left on the device).
+    fn download_outputs(&mut self, keep: &[PropertyId]) -> Result<()> {
         for p in 0..self.columns.len() {
-            if self.module.outputs.iter().any(|o| o.index() == p) {
+            if self.module.outputs.iter().any(|o| o.index() == p) && !keep.iter().any(|k| k.index() == p) {
                 self.column_to_host(p)?;
             }
         }
+        Ok(())
+    }
+
+    /// Makes `buffer` (a column a run before left on the device) the device copy of column `p`,
+    /// current there.
+    fn adopt_column(&mut self, p: usize, buffer: DeviceBuffer) -> Result<()> {
+        self._props_table.upload(p * 8, &[buffer.ptr()])?;
+        self.columns[p] = DeviceColumn { buffer, current: Current::Device, element_reads: 0 };
         Ok(())
     }
 

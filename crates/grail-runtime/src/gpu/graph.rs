@@ -3,16 +3,21 @@
 //! it again. The out-CSR and the weights go up when it is made; the arrays only some programs
 //! read (the reverse CSR, the in-edges' ids, the edges' sources) go up the first time a program
 //! needs them. Every upload goes through pinned staging buffers.
+//!
+//! A resident graph also grows: [`DeviceGraph::insert`] adds a batch of edges on the device
+//! (dynamic algorithms' batches), so that only the batch goes up.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cudarc::driver::CudaContext;
 use grail_graph::Graph;
+use grail_graph::insert::Insertion;
 use grail_ir::{Module, analysis};
 
-use super::buffer::{DeviceBuffer, Staging, call};
+use super::buffer::{DeviceBuffer, Staging, arg, call, launch, synchronize};
 use super::device::Device;
+use super::executor::GpuProgram;
 use crate::error::{Result, RuntimeError};
 
 /// A graph's arrays on one device (see the module documentation).
@@ -33,6 +38,16 @@ pub struct DeviceGraph {
     upload: Duration,
     /// Pinned buffers for the uploads, kept for the arrays a later program needs.
     staging: Option<Staging>,
+    /// The arrays the last [`DeviceGraph::insert`] moved out of, the next one's to move into.
+    spare: SpareArrays,
+}
+
+/// Offsets, targets and weights no longer current, kept for the next insertion.
+#[derive(Default)]
+struct SpareArrays {
+    offsets: Option<DeviceBuffer>,
+    targets: Option<DeviceBuffer>,
+    weights: Option<DeviceBuffer>,
 }
 
 impl std::fmt::Debug for DeviceGraph {
@@ -74,6 +89,7 @@ impl DeviceGraph {
             edge_sources: None,
             upload: started.elapsed(),
             staging,
+            spare: SpareArrays::default(),
             context,
         })
     }
@@ -87,6 +103,150 @@ impl DeviceGraph {
     /// and copying it up.
     pub fn upload_time(&self) -> Duration {
         self.upload
+    }
+
+    /// Grows the resident graph by `batch` on the device, so that it holds `after`: the graph it
+    /// held with the same batch inserted on the host ([`grail_graph::Csr::with_inserted`]),
+    /// offsets, edges and weights alike, in the same order. `batch` must be sorted by source,
+    /// stably (each node's inserted edges in batch order), as `with_inserted` places them. Only
+    /// the batch goes up; the device moves every edge once (into arrays with an eighth more
+    /// room, and keeps the old ones for the next batch to move into, so that a run of batches
+    /// allocates nothing after the first two). The arrays made for other programs (the reverse
+    /// CSR, the in-edges' ids, the edges' sources) are dropped, and made again for the new graph
+    /// when a program reads them. `program` is any program loaded on this graph's device: the
+    /// kernels that move the edges are part of every program's runtime.
+    pub fn insert(&mut self, program: &GpuProgram, after: &Graph, batch: &[Insertion]) -> Result<()> {
+        let (nodes, edges, _) = self.identity;
+        if program.device().info().ordinal != self.ordinal {
+            return Err(RuntimeError::program(format!(
+                "the program is loaded on device {}, the resident graph lives on device {}",
+                program.device().info().ordinal,
+                self.ordinal
+            )));
+        }
+        if after.num_nodes() != nodes || after.num_edges() != edges + batch.len() as u64 {
+            return Err(RuntimeError::program(format!(
+                "inserting {} edges into the resident graph ({nodes} nodes, {edges} edges) cannot give a graph of {} \
+                 nodes and {} edges",
+                batch.len(),
+                after.num_nodes(),
+                after.num_edges()
+            )));
+        }
+        if let Some(i) = batch.windows(2).position(|w| w[0].0 > w[1].0) {
+            return Err(RuntimeError::program(format!(
+                "the batch inserted into a resident graph must be sorted by source: edge {} comes from node {}, the \
+                 one before it from node {}",
+                i + 2,
+                batch[i + 1].0,
+                batch[i].0
+            )));
+        }
+        if after.out().has_real_weights() {
+            return Err(RuntimeError::program("a resident graph with real weights cannot take inserted edges"));
+        }
+        self.context.bind_to_thread().map_err(|e| call("cuCtxSetCurrent", e))?;
+        self.identity = identity(after);
+        if batch.is_empty() {
+            return Ok(());
+        }
+        // What was made from the old edges describes another graph now.
+        self.reverse = None;
+        self.in_edge_ids = None;
+        self.edge_sources = None;
+        if after.out().is_weighted() && self.weights.is_none() {
+            self.weights = Some(DeviceBuffer::filled_u32(&self.context, edges as usize, 1, "the unit edge weights")?);
+        }
+        let count = batch.len();
+        let mut words = vec![0u32; 3 * count];
+        for (i, &(u, v, w)) in batch.iter().enumerate() {
+            (words[i], words[count + i], words[2 * count + i]) = (u, v, w);
+        }
+        let inserted = self.upload(&words, "the inserted edges")?;
+        let points = DeviceBuffer::new(&self.context, count * 8, "the inserted edges' places")?;
+        let total = after.num_edges() as usize;
+        let spare = std::mem::take(&mut self.spare);
+        let new_offsets = match spare.offsets {
+            Some(offsets) => offsets,
+            None => DeviceBuffer::new(&self.context, (nodes as usize + 1) * 8, "the graph's offsets")?,
+        };
+        let new_targets = roomy(&self.context, spare.targets, total * 4, "the graph's edges")?;
+        let new_weights = match &self.weights {
+            Some(_) => Some(roomy(&self.context, spare.weights, total * 4, "the graph's weights")?),
+            None => None,
+        };
+        let (n, count32) = (u64::from(nodes), count as u32);
+        let (src, dst, weight) = (inserted.ptr(), inserted.ptr() + 4 * count as u64, inserted.ptr() + 8 * count as u64);
+        let (old_offsets, new_offsets_ptr, points_ptr) = (self.offsets.ptr(), new_offsets.ptr(), points.ptr());
+        let grid = |items: u64| items.div_ceil(u64::from(INSERT_BLOCK) * INSERT_ITEMS).clamp(1, 8192) as u32;
+        // SAFETY: (const uint64_t *old_offsets, uint64_t *new_offsets, uint64_t n, const uint32_t
+        // *src, uint32_t count, uint64_t *points): both offsets arrays hold n + 1 words, the batch
+        // `count` sources below n (checked by the host's insertion), `points` count words.
+        unsafe {
+            launch(
+                &program.insert_offsets,
+                grid((n + 1).max(count as u64)),
+                INSERT_BLOCK,
+                &mut [arg(&old_offsets), arg(&new_offsets_ptr), arg(&n), arg(&src), arg(&count32), arg(&points_ptr)],
+            )?
+        };
+        let old_targets = self.targets.ptr();
+        let old_weights = self.weights.as_ref().map_or(0, DeviceBuffer::ptr);
+        let new_targets_ptr = new_targets.ptr();
+        let new_weights_ptr = new_weights.as_ref().map_or(0, DeviceBuffer::ptr);
+        // SAFETY: (const uint32_t *old_targets, const uint32_t *old_weights, uint64_t edges, uint32_t
+        // *new_targets, uint32_t *new_weights, const uint64_t *points, const uint32_t *dst, const
+        // uint32_t *weight, uint32_t count): the old arrays hold `edges` entries, the new ones
+        // `edges + count`; the weights are both given or both null; `points` was filled above.
+        unsafe {
+            launch(
+                &program.insert_edges,
+                grid(edges.max(count as u64)),
+                INSERT_BLOCK,
+                &mut [
+                    arg(&old_targets),
+                    arg(&old_weights),
+                    arg(&edges),
+                    arg(&new_targets_ptr),
+                    arg(&new_weights_ptr),
+                    arg(&points_ptr),
+                    arg(&dst),
+                    arg(&weight),
+                    arg(&count32),
+                ],
+            )?
+        };
+        synchronize().map_err(|e| call("the kernels inserting edges into a resident graph", e))?;
+        self.spare = SpareArrays {
+            offsets: Some(std::mem::replace(&mut self.offsets, new_offsets)),
+            targets: Some(std::mem::replace(&mut self.targets, new_targets)),
+            weights: match new_weights {
+                Some(w) => self.weights.replace(w),
+                None => None,
+            },
+        };
+        Ok(())
+    }
+
+    /// The resident out-CSR copied back, with the weights the device holds (unit ones made
+    /// for an unweighted graph included), for checking it against the host's graph.
+    pub fn download_csr(&self) -> Result<grail_graph::Csr> {
+        self.context.bind_to_thread().map_err(|e| call("cuCtxSetCurrent", e))?;
+        let (nodes, edges, _) = self.identity;
+        let mut offsets = vec![0u64; nodes as usize + 1];
+        self.offsets.download(0, &mut offsets)?;
+        let mut targets = vec![0u32; edges as usize];
+        self.targets.download(0, &mut targets)?;
+        let weights = match &self.weights {
+            Some(buffer) => {
+                let mut weights = vec![0u32; edges as usize];
+                buffer.download(0, &mut weights)?;
+                Some(weights)
+            }
+            None => None,
+        };
+        grail_graph::Csr::from_parts(offsets, targets, weights)
+            .map_err(|e| RuntimeError::program(format!("the graph on the device is not a graph: {e}")))
     }
 
     /// Fails unless this holds `graph` on `device`.
@@ -158,5 +318,22 @@ impl DeviceGraph {
 
     fn upload_reverse(&mut self, offsets: &[u64], sources: &[u32]) -> Result<(DeviceBuffer, DeviceBuffer)> {
         Ok((self.upload(offsets, "the reverse graph's offsets")?, self.upload(sources, "the reverse graph's edges")?))
+    }
+}
+
+/// Threads a block of the insertion kernels, and items a thread takes in each of its block's
+/// chunks (`GRAIL_INSERT_ITEMS` in `grail_cuda.h`).
+const INSERT_BLOCK: u32 = 256;
+const INSERT_ITEMS: u64 = 16;
+
+/// `spare` if it holds `bytes`, else a new buffer with an eighth more room (or exactly `bytes`
+/// when that much more does not fit).
+fn roomy(context: &Arc<CudaContext>, spare: Option<DeviceBuffer>, bytes: usize, what: &str) -> Result<DeviceBuffer> {
+    match spare {
+        Some(buffer) if buffer.bytes() >= bytes => Ok(buffer),
+        spare => {
+            drop(spare);
+            DeviceBuffer::new(context, bytes + bytes / 8, what).or_else(|_| DeviceBuffer::new(context, bytes, what))
+        }
     }
 }

@@ -9,7 +9,9 @@
 //!   ([`nvrtc::compile_report`]).
 //! - [`device`]: [`device_count`], [`Device::open`] (`--device N`), [`DeviceInfo`],
 //!   [`Device::load`] to a [`GpuModule`].
-//! - [`DeviceGraph`]: a graph resident on a device, for runs of many programs on it.
+//! - [`DeviceGraph`]: a graph resident on a device, for runs of many programs on it (and grown
+//!   there by batches of edges); [`ResidentColumn`]: a property a run left on the device for the
+//!   next.
 //! - [`ffi`]: the `#[repr(C)]` mirrors of `grail_cuda.h`'s `grail_ctx`, `grail_wl` and `grail_coll`.
 //! - [`probe`]: opens a device and runs a self-test kernel over every helper of `grail_cuda.h`.
 //!
@@ -27,7 +29,7 @@ pub mod selftest;
 
 pub use buffer::set_memory_limit;
 pub use device::{Device, DeviceInfo, GpuModule, device_count};
-pub use executor::{GpuProgram, GpuTimes};
+pub use executor::{GpuProgram, GpuTimes, ResidentColumn};
 pub use ffi::{GpuColl, GpuCtx, GpuWorklist};
 pub use graph::DeviceGraph;
 pub use nvrtc::{

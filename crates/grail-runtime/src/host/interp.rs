@@ -194,15 +194,28 @@ pub(crate) fn run_main<M: Machine + ?Sized>(module: &Module, machine: &mut M) ->
 /// Fills the module's input collections (`input coll;`, in order) with `inputs`, one table
 /// each, checking that its rows have the leaves of the collection's element struct.
 pub(crate) fn fill_inputs<M: Machine + ?Sized>(module: &Module, machine: &mut M, inputs: &[Table]) -> Result<()> {
+    fill_inputs_except(module, machine, inputs, &[])
+}
+
+/// [`fill_inputs`] where the input properties in `filled` hold their values already (columns a
+/// run before left on the device): `inputs` has no table for them.
+pub(crate) fn fill_inputs_except<M: Machine + ?Sized>(
+    module: &Module,
+    machine: &mut M,
+    inputs: &[Table],
+    filled: &[PropertyId],
+) -> Result<()> {
+    let property_inputs: Vec<PropertyId> =
+        module.property_inputs.iter().copied().filter(|p| !filled.contains(p)).collect();
     let names = |ids: &[grail_ir::CollectionId]| -> String {
         ids.iter().map(|id| format!("`{}`", module.collections[id.index()].name)).collect::<Vec<_>>().join(", ")
     };
     let properties = |ids: &[PropertyId]| -> String {
         ids.iter().map(|id| format!("`{}`", module.properties[id.index()].name)).collect::<Vec<_>>().join(", ")
     };
-    let wanted = module.collection_inputs.len() + module.property_inputs.len();
+    let wanted = module.collection_inputs.len() + property_inputs.len();
     if inputs.len() != wanted {
-        let mut named = vec![names(&module.collection_inputs), properties(&module.property_inputs)];
+        let mut named = vec![names(&module.collection_inputs), properties(&property_inputs)];
         named.retain(|n| !n.is_empty());
         return Err(RuntimeError::Input(format!(
             "the program `{}` takes {wanted} input(s) ({}), and {} were given",
@@ -237,7 +250,7 @@ pub(crate) fn fill_inputs<M: Machine + ?Sized>(module: &Module, machine: &mut M,
         machine.collection_fill(id, table)?;
     }
     let nodes = machine.memory().out.num_nodes() as usize;
-    for (&id, table) in module.property_inputs.iter().zip(&inputs[module.collection_inputs.len()..]) {
+    for (&id, table) in property_inputs.iter().zip(&inputs[module.collection_inputs.len()..]) {
         let declared = &module.properties[id.index()];
         if table.leaves() != [declared.ty] || table.len() != nodes {
             return Err(RuntimeError::Input(format!(

@@ -55,7 +55,7 @@ pub(crate) enum ColumnRef {
 }
 
 impl ColumnRef {
-    fn of(column: &mut Column) -> ColumnRef {
+    pub(crate) fn of(column: &mut Column) -> ColumnRef {
         match column {
             Column::Bool(v) => ColumnRef::Bool(Raw::of(v)),
             Column::I32(v) => ColumnRef::I32(Raw::of(v)),
@@ -80,7 +80,7 @@ impl ColumnRef {
     }
 
     /// The type of the column's elements.
-    fn property_type(self) -> PropertyType {
+    pub(crate) fn property_type(self) -> PropertyType {
         match self {
             ColumnRef::Bool(_) => PropertyType::Bool,
             ColumnRef::I32(_) => PropertyType::I32,
