@@ -105,6 +105,9 @@ pub struct GpuProgram {
     bound_weights: Vec<bool>,
     /// Pinned buffers for copying results back, made on the first large copy.
     staging: std::sync::Mutex<Option<super::buffer::Staging>>,
+    /// Mailboxes of runs that ended, for the next runs: pinned memory costs a millisecond or
+    /// more to allocate and to free, more than a small run's kernels.
+    mailboxes: std::sync::Mutex<Vec<buffer::Mailbox>>,
     /// Keeps the functions above loaded.
     _loaded: GpuModule,
 }
@@ -279,6 +282,7 @@ impl GpuProgram {
             .collect();
         let program = GpuProgram {
             staging: std::sync::Mutex::new(None),
+            mailboxes: std::sync::Mutex::new(Vec::new()),
             bound_weights,
             regions,
             unspill: loaded.function("grail_wl_unspill")?,
@@ -467,7 +471,8 @@ impl GpuProgram {
         let added_nodes = interp::added_nodes(&self.module, &mut run)?;
         run.download_outputs(keep)?;
         run.times.download += downloaded.elapsed();
-        let GpuRun { memory, stats, times, columns, .. } = run;
+        let GpuRun { memory, stats, times, columns, mailbox, .. } = run;
+        self.give_back_mailbox(mailbox)?;
         let mut columns: Vec<Option<DeviceColumn>> = columns.into_iter().map(Some).collect();
         let kept = keep
             .iter()
@@ -492,6 +497,24 @@ impl GpuProgram {
             times,
             kept,
         ))
+    }
+
+    /// A mailbox for a run: one an earlier run gave back, or a new one.
+    fn take_mailbox(&self) -> Result<buffer::Mailbox> {
+        let kept = self.mailboxes.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).pop();
+        match kept {
+            Some(mailbox) => Ok(mailbox),
+            None => buffer::Mailbox::new(self.context()),
+        }
+    }
+
+    /// Keeps the mailbox of a run that ended for the next run, once every copy through it is
+    /// done.
+    fn give_back_mailbox(&self, mailbox: buffer::Mailbox) -> Result<()> {
+        buffer::synchronize().map_err(|e| call("cuCtxSynchronize", e))?;
+        mailbox.settle();
+        self.mailboxes.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(mailbox);
+        Ok(())
     }
 
     /// `column` (left on the device by a run of this program or another on its device) copied
@@ -864,7 +887,7 @@ impl<'a> GpuRun<'a> {
             counters,
             spill,
             args,
-            mailbox: buffer::Mailbox::new(c)?,
+            mailbox: program.take_mailbox()?,
             worklists: vec![DeviceList { buffer: DeviceBuffer::new(c, 4, "a worklist")?, cap: 1, len: 0 }],
             spare,
             retries,
