@@ -216,6 +216,16 @@ struct Sweep {
     visited_by_level: Vec<u64>,
 }
 
+/// The diameter level alone (the sweeps of [`classify`], bounded to [`EDGE_BUDGET`] edges,
+/// without its pass over every node's degree).
+pub fn diameter_level(graph: &Graph) -> Level {
+    match estimate_diameter(graph).0 {
+        d if d >= HIGH_DIAMETER => Level::High,
+        d if d >= MID_DIAMETER => Level::Mid,
+        _ => Level::Low,
+    }
+}
+
 /// The diameter estimate, whether it is exact (a complete sweep's eccentricity), and the edges
 /// visited.
 fn estimate_diameter(graph: &Graph) -> (u32, bool, u64) {
