@@ -97,7 +97,10 @@ impl PoolState {
             job: UnsafeCell::new(None),
             epoch: AtomicU64::new(0),
             cursor: AtomicU64::new(0),
-            state: AtomicU64::new(0),
+            // Epoch 0 has no job: closed, so that a worker woken before the first job (a region
+            // opening wakes the sleepers) cannot join it and then leave the first real job's
+            // count one short.
+            state: AtomicU64::new(CLOSED),
             stop: AtomicBool::new(false),
             region: AtomicBool::new(false),
             sleepers: AtomicUsize::new(0),
@@ -270,42 +273,55 @@ fn join(shared: &Shared, epoch: u64) -> bool {
 }
 
 /// Waits until the epoch moves past `seen` (returns it) or the pool stops (`None`): spinning
-/// for [`SPIN`], or for as long as a region is open, then sleeping.
+/// for [`SPIN`], or for as long as a region is open, then sleeping. A worker woken because a
+/// region opened goes back to spinning on the same `seen`: it never returns an epoch it has
+/// seen.
 fn wait_for_job(shared: &Shared, seen: u64) -> Option<u64> {
-    let mut start = Instant::now();
-    let mut spins = 0u32;
     loop {
-        if shared.stop.load(Ordering::Acquire) {
-            return None;
+        let mut start = Instant::now();
+        let mut spins = 0u32;
+        loop {
+            if shared.stop.load(Ordering::Acquire) {
+                return None;
+            }
+            let epoch = shared.epoch.load(Ordering::Acquire);
+            if epoch != seen {
+                return Some(epoch);
+            }
+            spins = spins.wrapping_add(1);
+            if spins % SPINS_PER_YIELD == 0 && shared.region.load(Ordering::Relaxed) {
+                // Hot in a region: stay, but let another runnable thread have the core a moment.
+                std::thread::yield_now();
+                start = Instant::now();
+            } else if spins % 128 == 0 && !shared.region.load(Ordering::Relaxed) && start.elapsed() > SPIN {
+                break;
+            }
+            std::hint::spin_loop();
         }
-        let epoch = shared.epoch.load(Ordering::Acquire);
-        if epoch != seen {
-            return Some(epoch);
+        let mut guard = shared.lock.lock().unwrap_or_else(PoisonError::into_inner);
+        shared.sleepers.fetch_add(1, Ordering::SeqCst);
+        let woken = loop {
+            if shared.stop.load(Ordering::SeqCst) {
+                break None;
+            }
+            let epoch = shared.epoch.load(Ordering::SeqCst);
+            if epoch != seen {
+                break Some(Some(epoch));
+            }
+            if shared.region.load(Ordering::SeqCst) {
+                // A region opened: spin again, for the job it will bring.
+                break Some(None);
+            }
+            guard = shared.wake.wait(guard).unwrap_or_else(PoisonError::into_inner);
+        };
+        shared.sleepers.fetch_sub(1, Ordering::SeqCst);
+        drop(guard);
+        match woken {
+            None => return None,
+            Some(Some(epoch)) => return Some(epoch),
+            Some(None) => continue,
         }
-        spins = spins.wrapping_add(1);
-        if spins % SPINS_PER_YIELD == 0 && shared.region.load(Ordering::Relaxed) {
-            // Hot in a region: stay, but let another runnable thread have the core a moment.
-            std::thread::yield_now();
-            start = Instant::now();
-        } else if spins % 128 == 0 && !shared.region.load(Ordering::Relaxed) && start.elapsed() > SPIN {
-            break;
-        }
-        std::hint::spin_loop();
     }
-    let mut guard = shared.lock.lock().unwrap_or_else(PoisonError::into_inner);
-    shared.sleepers.fetch_add(1, Ordering::SeqCst);
-    let result = loop {
-        if shared.stop.load(Ordering::SeqCst) {
-            break None;
-        }
-        let epoch = shared.epoch.load(Ordering::SeqCst);
-        if epoch != seen || shared.region.load(Ordering::SeqCst) {
-            break Some(epoch);
-        }
-        guard = shared.wake.wait(guard).unwrap_or_else(PoisonError::into_inner);
-    };
-    shared.sleepers.fetch_sub(1, Ordering::SeqCst);
-    result
 }
 
 #[cfg(test)]
@@ -313,6 +329,80 @@ mod tests {
     use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
     use super::*;
+
+    /// No worker can join the job of an epoch it has run, nor epoch 0, which has none: a worker
+    /// that did (woken before the first job by a region opening) held a count the first real
+    /// job's start then overwrote, and its leaving made that job's count wrap: the caller waited
+    /// forever, or a chunk ran after its job had ended (crashes and wrong results with 32
+    /// threads on 32 cores).
+    #[test]
+    fn no_worker_joins_a_job_that_is_not_open() {
+        let state = PoolState::new(4);
+        assert!(!join(&state.0, 0), "epoch 0 has no job to join");
+        std::thread::scope(|scope| {
+            let pool = Pool::start(scope, &state);
+            // Let the workers fall asleep, then wake them with a region, as an outlined loop
+            // does before its first invocation.
+            std::thread::sleep(Duration::from_millis(5));
+            pool.set_region(true);
+            std::thread::sleep(Duration::from_millis(5));
+            assert_eq!(state.0.state.load(Ordering::SeqCst) & JOINED, 0, "a woken worker joined epoch 0");
+            let counts: Vec<AtomicU32> = (0..10_000).map(|_| AtomicU32::new(0)).collect();
+            let work = |_: usize, begin: u64, end: u64| {
+                for i in begin..end {
+                    counts[i as usize].fetch_add(1, Ordering::Relaxed);
+                }
+            };
+            pool.run(Job { work: &work, size: 10_000, min_chunk: 16, max_chunk: 64 }, true);
+            assert!(counts.iter().all(|c| c.load(Ordering::Relaxed) == 1));
+            pool.set_region(false);
+        });
+    }
+
+    /// Many small jobs one after another on many threads, as retry passes make them: every
+    /// index runs once, no chunk of a job runs after `run` returned for it, serial and parallel
+    /// jobs alternate, and regions open (waking sleeping workers) and close in between.
+    /// `GRAIL_POOL_STRESS=N` runs N times as many jobs with 8 to 128 threads (races need real
+    /// cores to show).
+    #[test]
+    fn small_jobs_in_a_row_never_overlap() {
+        let scale: u64 = std::env::var("GRAIL_POOL_STRESS").ok().and_then(|v| v.parse().ok()).unwrap_or(0);
+        let thread_counts: &[usize] = if scale > 0 { &[8, 16, 32, 64, 128] } else { &[3, 8] };
+        let jobs = 400 * scale.max(1);
+        for &threads in thread_counts {
+            let state = PoolState::new(threads);
+            let current = AtomicU64::new(0);
+            std::thread::scope(|scope| {
+                let pool = Pool::start(scope, &state);
+                let mut seed = 0x9e37_79b9_7f4a_7c15u64 ^ threads as u64;
+                for job in 1..=jobs {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    let size = 1 + seed % 3000;
+                    if seed % 97 == 0 {
+                        pool.set_region(false);
+                        // Long enough for the workers to fall asleep before the region wakes them.
+                        std::thread::sleep(SPIN * 2);
+                        pool.set_region(true);
+                    }
+                    let counts: Vec<AtomicU32> = (0..size).map(|_| AtomicU32::new(0)).collect();
+                    current.store(job, Ordering::SeqCst);
+                    let work = |_: usize, begin: u64, end: u64| {
+                        assert_eq!(current.load(Ordering::SeqCst), job, "a chunk of job {job} ran after it ended");
+                        for i in begin..end {
+                            counts[i as usize].fetch_add(1, Ordering::Relaxed);
+                        }
+                    };
+                    pool.run(Job { work: &work, size, min_chunk: 64, max_chunk: 8192 }, size >= 128);
+                    current.store(0, Ordering::SeqCst);
+                    let wrong = counts.iter().position(|c| c.load(Ordering::Relaxed) != 1);
+                    assert_eq!(wrong, None, "job {job} of {size} items on {threads} threads");
+                }
+                pool.set_region(false);
+            });
+        }
+    }
 
     /// Every index of every job is run exactly once, by a thread of the pool, whatever the size,
     /// the chunk bounds, the thread count, and whether a region is open (workers spinning) or
