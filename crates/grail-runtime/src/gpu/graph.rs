@@ -142,12 +142,20 @@ impl DeviceGraph {
                 batch[i].0
             )));
         }
+        if let Some(i) = batch.iter().position(|&(u, v, _)| u >= nodes || v >= nodes) {
+            return Err(RuntimeError::program(format!(
+                "inserted edge {} ({} -> {}) names a node the resident graph does not have ({nodes} nodes)",
+                i + 1,
+                batch[i].0,
+                batch[i].1
+            )));
+        }
         if after.out().has_real_weights() {
             return Err(RuntimeError::program("a resident graph with real weights cannot take inserted edges"));
         }
         self.context.bind_to_thread().map_err(|e| call("cuCtxSetCurrent", e))?;
-        self.identity = identity(after);
         if batch.is_empty() {
+            self.identity = identity(after);
             return Ok(());
         }
         // What was made from the old edges describes another graph now.
@@ -181,7 +189,7 @@ impl DeviceGraph {
         let grid = |items: u64| items.div_ceil(u64::from(INSERT_BLOCK) * INSERT_ITEMS).clamp(1, 8192) as u32;
         // SAFETY: (const uint64_t *old_offsets, uint64_t *new_offsets, uint64_t n, const uint32_t
         // *src, uint32_t count, uint64_t *points): both offsets arrays hold n + 1 words, the batch
-        // `count` sources below n (checked by the host's insertion), `points` count words.
+        // `count` sources below n (checked above), `points` count words.
         unsafe {
             launch(
                 &program.insert_offsets,
@@ -217,6 +225,8 @@ impl DeviceGraph {
             )?
         };
         synchronize().map_err(|e| call("the kernels inserting edges into a resident graph", e))?;
+        // Only now: a failure before leaves the graph it held, under its old identity.
+        self.identity = identity(after);
         self.spare = SpareArrays {
             offsets: Some(std::mem::replace(&mut self.offsets, new_offsets)),
             targets: Some(std::mem::replace(&mut self.targets, new_targets)),
