@@ -460,8 +460,8 @@ pub fn write_atomically(path: &Path, write: impl FnOnce(&mut dyn Write) -> std::
     // (0666 less the umask), like any file the user creates.
     #[cfg(unix)]
     builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-    let temp = builder.tempfile_in(dir).map_err(|e| GraphError::io(path, e))?;
-    let registered = Temporary::register(temp.path());
+    // Bound in this order so that on an error the file goes (`temp`) before its registration.
+    let (registered, temp) = Temporary::create(&builder, dir).map_err(|e| GraphError::io(path, e))?;
     let mut file = BufWriter::with_capacity(1 << 20, temp.as_file());
     write(&mut file).and_then(|()| file.flush()).map_err(|e| GraphError::io(path, e))?;
     drop(file);
@@ -505,13 +505,24 @@ fn resolve_link(path: &Path) -> Result<PathBuf> {
 /// Temporary files being written, removed by [`remove_temporaries`] if the process is stopped.
 static TEMPORARIES: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
 
+/// Set by [`remove_temporaries`]: the process is stopping, and makes no more temporary files.
+static STOPPING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// A temporary file's place in [`TEMPORARIES`], given up when it is renamed or removed.
 struct Temporary(PathBuf);
 
 impl Temporary {
-    fn register(path: &Path) -> Temporary {
-        TEMPORARIES.lock().unwrap_or_else(|p| p.into_inner()).push(path.to_path_buf());
-        Temporary(path.to_path_buf())
+    /// A new temporary file in `dir`, registered in the same step: it is made and listed under
+    /// the list's lock, so a signal's [`remove_temporaries`] finds it, however soon after its
+    /// creation the signal comes (or, once stopping, no file is made).
+    fn create(builder: &tempfile::Builder, dir: &Path) -> std::io::Result<(Temporary, tempfile::NamedTempFile)> {
+        let mut list = TEMPORARIES.lock().unwrap_or_else(|p| p.into_inner());
+        if STOPPING.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(std::io::Error::new(std::io::ErrorKind::Interrupted, "interrupted"));
+        }
+        let temp = builder.tempfile_in(dir)?;
+        list.push(temp.path().to_path_buf());
+        Ok((Temporary(temp.path().to_path_buf()), temp))
     }
 }
 
@@ -524,7 +535,10 @@ impl Drop for Temporary {
 /// Removes every temporary file a write in progress has made: for a signal handler about to end
 /// the process, so that an interrupted command leaves nothing half-written behind.
 pub fn remove_temporaries() {
-    let paths = std::mem::take(&mut *TEMPORARIES.lock().unwrap_or_else(|p| p.into_inner()));
+    let mut list = TEMPORARIES.lock().unwrap_or_else(|p| p.into_inner());
+    STOPPING.store(true, std::sync::atomic::Ordering::SeqCst);
+    let paths = std::mem::take(&mut *list);
+    drop(list);
     for path in paths {
         let _ = std::fs::remove_file(path);
     }
