@@ -130,11 +130,14 @@ pub fn run(
         let index = i + 1;
         let started = Instant::now();
         graph = Graph::from_csr(graph.out().with_inserted(batch).map_err(|e| batch_error(index, e))?);
-        let mut batch = batch.clone();
-        if engine.is_gpu() {
-            // The device's insertion takes the batch as the host's places it: by source, stably.
-            batch.par_sort_by_key(|&(u, _, _)| u);
-        }
+        // The device's insertion takes the batch as the host's places it: by source, stably.
+        let batch: std::borrow::Cow<[Insertion]> = if engine.is_gpu() {
+            let mut sorted = batch.clone();
+            sorted.par_sort_by_key(|&(u, _, _)| u);
+            sorted.into()
+        } else {
+            batch.as_slice().into()
+        };
         let merge = started.elapsed();
         let insert = engine.insert(&graph, &batch)?;
         if options.verify {
@@ -294,10 +297,7 @@ impl Engine {
                 Ok((distances, Timing { total: started.elapsed(), compute, read_back: Duration::ZERO }))
             }
             Engine::Gpu { fresh, graph: resident, distances: state, .. } => {
-                let resident = match resident {
-                    Some(resident) => resident,
-                    None => resident.insert(Box::new(DeviceGraph::new(fresh.device(), graph)?)),
-                };
+                let resident = resident_graph(resident, fresh, graph)?;
                 let params = source_params(fresh.module(), source);
                 let keep = [output_id(fresh.module())?];
                 let (_, times, mut kept) =
@@ -353,10 +353,7 @@ impl Engine {
                 Ok((distances, Timing { total: started.elapsed(), compute, read_back: Duration::ZERO }))
             }
             Engine::Gpu { update, graph: resident, distances: state, .. } => {
-                let resident = match resident {
-                    Some(resident) => resident,
-                    None => resident.insert(Box::new(DeviceGraph::new(update.device(), graph)?)),
-                };
+                let resident = resident_graph(resident, update, graph)?;
                 let module = update.module();
                 // The known distances are the ones the last step left on the device, when it did.
                 let (inputs, given) = match state.take() {
@@ -383,6 +380,18 @@ fn source_params(module: &Module, source: NodeId) -> Vec<Option<Value>> {
     module.params.iter().map(|p| (p.name == "source").then_some(Value::Node(source))).collect()
 }
 
+/// The graph on the device, made from `graph` (on `program`'s device) the first time.
+fn resident_graph<'a>(
+    slot: &'a mut Option<Box<DeviceGraph>>,
+    program: &GpuProgram,
+    graph: &Graph,
+) -> Result<&'a mut DeviceGraph> {
+    if slot.is_none() {
+        *slot = Some(Box::new(DeviceGraph::new(program.device(), graph)?));
+    }
+    Ok(slot.as_mut().expect("made above"))
+}
+
 /// The program's first output (its distances).
 fn output_id(module: &Module) -> Result<grail_ir::PropertyId> {
     module.outputs.first().copied().ok_or_else(|| AlgoError::Internal(format!("`{}` has no output", module.name)))
@@ -398,7 +407,7 @@ fn download_distances(program: &GpuProgram, column: &ResidentColumn) -> Result<V
 
 /// The program's output distances, taken out of `output`.
 fn distances_of(module: &Module, output: &mut RunOutput) -> Result<Vec<u64>> {
-    let id = *module.outputs.first().ok_or_else(|| AlgoError::Internal(format!("`{}` has no output", module.name)))?;
+    let id = output_id(module)?;
     match std::mem::replace(&mut output.properties[id.index()], Column::Bool(Vec::new())) {
         Column::U64(distances) => Ok(distances),
         _ => Err(AlgoError::Internal(format!("`{}` does not output u64 distances", module.name))),

@@ -412,10 +412,10 @@ impl GpuProgram {
     /// `given` are input properties (`input p;`) whose values a run before this one left on the
     /// device (they take no table in `inputs`, which holds the other inputs in order), and
     /// `keep` are output properties left on the device for a later run instead of copied back
-    /// (returned in `keep`'s order). A
-    /// dynamic algorithm's batches pass their state along this way, with nothing but the batch
-    /// crossing to the device. (The returned [`RunOutput`]'s columns of kept properties hold
-    /// what the host last had of them: zeros, unless host code read them.)
+    /// (returned in `keep`'s order). A dynamic algorithm's batches pass their state along this
+    /// way, with nothing but the batch crossing to the device. (The returned [`RunOutput`]'s
+    /// columns of kept properties hold what the host last had of them: zeros, unless host code
+    /// read them.)
     #[allow(clippy::too_many_arguments)]
     pub fn run_resident(
         &self,
@@ -990,8 +990,8 @@ impl<'a> GpuRun<'a> {
         Ok(())
     }
 
-    /// Copies back the output columns current only on the device.
-    /// Copies the output properties back, except those in `keep` (left on the device).
+    /// Copies back the output columns current only on the device, except those in `keep` (left
+    /// on the device).
     fn download_outputs(&mut self, keep: &[PropertyId]) -> Result<()> {
         for p in 0..self.columns.len() {
             if self.module.outputs.iter().any(|o| o.index() == p) && !keep.iter().any(|k| k.index() == p) {
