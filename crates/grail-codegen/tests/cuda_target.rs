@@ -307,6 +307,27 @@ fn main() {
     nvrtc_compiles("collections_have_their_add_function_and_host_kernels", "entries_rows.cu", &cuda);
 }
 
+/// The exchange of a part of a partitioned graph follows each invocation in an outlined region
+/// only where a multi-device run could take the program: `bfs` and `sssp_wl` have it, `dmr`
+/// (collections) and `sp` (in-edges) do not (in `dmr` the branch alone cost the control kernel
+/// a quarter of its blocks).
+#[test]
+fn only_partitionable_programs_exchange_between_invocations() {
+    let config = OptConfig::all();
+    for (name, expected) in [("bfs", true), ("sssp_wl", true), ("dmr", false), ("sp", false)] {
+        let source = grail_algos::program_source(name).expect("a suite program");
+        let module = grail_ir::optimize(compile_grail(name, source), &config).unwrap();
+        assert_eq!(grail_ir::analysis::partition_obstacles(&module).is_empty(), expected, "{name}");
+        let cuda = emit_cuda(&module).unwrap();
+        assert!(
+            cuda.contains("extern \"C\" __global__ void __launch_bounds__(GRAIL_BLOCK) grail_o0("),
+            "{name}: no region"
+        );
+        assert_eq!(cuda.contains("if (!grail_peer_step(c, S, "), expected, "{name}");
+        assert_eq!(cuda.contains("atomicExch_system(&R->peers->barrier[1], 1u);"), expected, "{name}");
+    }
+}
+
 fn compile_grail(name: &str, source: &str) -> Module {
     grail_algos::suite::compile_source(name, source).unwrap_or_else(|e| panic!("{e}"))
 }
