@@ -63,6 +63,7 @@ configs=(
     "one atomic per push (no warp-aggregated pushes)|--opt all,coop=none"
     "local worklists on (new bad triangles kept in the thread)|--opt all,local=on"
     "circumcenters only (no off-centers)|--opt all --circumcenters"
+    "every bad triangle at once (no worst-first windows)|--opt all --windows 1"
     "nothing on|--opt none"
 )
 

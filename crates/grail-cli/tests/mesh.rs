@@ -68,6 +68,14 @@ fn generated_meshes_check_and_broken_ones_exit_3() {
     let run = grail(&[&args[..], &["sometimes", "-o", plain.to_str().unwrap()]].concat());
     assert_eq!(run.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&run.stderr).contains("expected on or off"));
+    // Worst first in five windows of sharpness: the same guarantees; no window at all is refused.
+    let run = grail(&[&args[..], &["on", "--windows", "5", "-o", plain.to_str().unwrap()]].concat());
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert_eq!((summary["verified"].as_bool(), summary["windows"].as_u64()), (Some(true), Some(5)));
+    let run = grail(&[&args[..], &["on", "--windows", "0", "-o", plain.to_str().unwrap()]].concat());
+    assert_eq!(run.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&run.stderr).contains("--windows 0: expected 1 to 64"));
     let again = grail(&["mesh", "check", &format!("{}.node", refined.display()), "--min-angle", "25"]);
     assert!(again.status.success());
     // Pictures.

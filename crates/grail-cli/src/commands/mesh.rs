@@ -60,6 +60,7 @@ fn refine(args: MeshRefineArgs, threads: usize, progress: &Bars) -> Result<()> {
                 opt: args.program.opt,
                 off_centers: !args.circumcenters,
                 spatial_order: args.spatial_order,
+                windows: args.windows,
             };
             let mut program = grail_algos::dmr::refine(&mesh, &options)?;
             let refined =
@@ -108,6 +109,7 @@ fn refine(args: MeshRefineArgs, threads: usize, progress: &Bars) -> Result<()> {
             // The grail program's optimizations (the reference refiner has none).
             "opt": (target != "reference").then(|| args.program.opt.to_string()),
             "off_centers": (target != "reference").then_some(!args.circumcenters),
+            "windows": (target != "reference").then_some(args.windows),
             "verified": args.verify.then(|| after.is_valid() && meets_bound),
         });
         println!("{}", serde_json::to_string_pretty(&summary)?);
