@@ -6,46 +6,118 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
+
 use crate::{Mesh, MeshError, Result};
 
-/// The lines of a file that hold something: (line number, whitespace-separated fields).
+/// The lines of a file that hold something: each one's line number and where its text (without
+/// its comment) lies in the file. Found on every core, and read without copying: meshes of
+/// millions of triangles are files of hundreds of megabytes.
 struct Lines {
     path: String,
-    rows: Vec<(usize, Vec<String>)>,
+    text: String,
+    rows: Vec<Row>,
     next: usize,
 }
+
+/// A line with content: its number (from 1) and its text's byte range, comment excluded.
+#[derive(Debug, Clone, Copy)]
+struct Row {
+    line: usize,
+    start: usize,
+    end: usize,
+}
+
+/// Bytes of text a core splits into lines at a time.
+const CHUNK: usize = 1 << 20;
+
+/// Rows parsed at a time by one task: enough to amortize the task, few enough to share.
+const ROWS_PER_TASK: usize = 1 << 14;
 
 impl Lines {
     fn read(path: &Path) -> Result<Lines> {
         let text =
             fs::read_to_string(path).map_err(|cause| MeshError::Io { path: path.display().to_string(), cause })?;
-        let rows = text
-            .lines()
-            .enumerate()
-            .filter_map(|(i, line)| {
-                let content = line.split('#').next().unwrap_or("");
-                let fields: Vec<String> = content.split_whitespace().map(String::from).collect();
-                (!fields.is_empty()).then_some((i + 1, fields))
-            })
-            .collect();
-        Ok(Lines { path: path.display().to_string(), rows, next: 0 })
+        let rows = rows_of(&text);
+        Ok(Lines { path: path.display().to_string(), text, rows, next: 0 })
     }
 
     fn fail(&self, line: usize, message: impl Into<String>) -> MeshError {
         MeshError::Malformed { path: self.path.clone(), line, message: message.into() }
     }
 
-    /// The next row with at least `min` fields, and its line number.
+    /// A row's whitespace-separated fields.
+    fn fields(&self, row: Row) -> std::str::SplitWhitespace<'_> {
+        self.text[row.start..row.end].split_whitespace()
+    }
+
+    /// The error for a file that ends where `what` was expected.
+    fn ended(&self, what: &str) -> MeshError {
+        let last = self.rows.last().map_or(1, |r| r.line);
+        self.fail(last, format!("the file ends where {what} was expected"))
+    }
+
+    /// The next row with at least `min` fields, and its line number (for headers: the rows in
+    /// bulk go through `parse_rows`).
     fn row(&mut self, what: &str, min: usize) -> Result<(usize, Vec<String>)> {
-        let last = self.rows.last().map_or(1, |r| r.0);
-        let Some((line, fields)) = self.rows.get(self.next).cloned() else {
-            return Err(self.fail(last, format!("the file ends where {what} was expected")));
+        let Some(&row) = self.rows.get(self.next) else {
+            return Err(self.ended(what));
         };
         self.next += 1;
+        let fields: Vec<String> = self.fields(row).map(String::from).collect();
         if fields.len() < min {
-            return Err(self.fail(line, format!("{what}: expected at least {min} numbers, found {}", fields.len())));
+            return Err(self.fail(row.line, format!("{what}: expected at least {min} numbers, found {}", fields.len())));
         }
-        Ok((line, fields))
+        Ok((row.line, fields))
+    }
+
+    /// The next `count` rows, each with at least `min` fields, parsed on every core by `parse`
+    /// (given the row's place among them, its line number and its fields). Where several are
+    /// malformed, the error is the first one's, as a line-by-line reader would give.
+    fn parse_rows<T: Send>(
+        &mut self,
+        count: u64,
+        what: &str,
+        min: usize,
+        parse: impl Fn(&Lines, u64, usize, &[&str]) -> Result<T> + Sync,
+    ) -> Result<Vec<T>> {
+        let this = &*self;
+        let first = this.next;
+        let available = (this.rows.len() - first) as u64;
+        let taken = count.min(available) as usize;
+        let rows = &this.rows[first..first + taken];
+        let one = |k: usize| -> Result<T> {
+            let row = rows[k];
+            let mut fields = [""; 8];
+            let mut found = 0;
+            for field in this.fields(row) {
+                if found < fields.len() {
+                    fields[found] = field;
+                }
+                found += 1;
+            }
+            if found < min {
+                return Err(this.fail(row.line, format!("{what}: expected at least {min} numbers, found {found}")));
+            }
+            parse(this, k as u64, row.line, &fields[..found.min(fields.len())])
+        };
+        let parsed: std::result::Result<Vec<T>, ()> =
+            (0..taken).into_par_iter().with_min_len(ROWS_PER_TASK).map(|k| one(k).map_err(|_| ())).collect();
+        let parsed = match parsed {
+            Ok(parsed) => parsed,
+            Err(()) => {
+                // Some row is malformed: the first one, in order, names the error.
+                for k in 0..taken {
+                    one(k)?;
+                }
+                unreachable!("a row failed in parallel but not in order");
+            }
+        };
+        if (taken as u64) < count {
+            return Err(this.ended(what));
+        }
+        self.next += taken;
+        Ok(parsed)
     }
 
     fn int(&self, line: usize, field: &str, what: &str) -> Result<u64> {
@@ -62,24 +134,33 @@ impl Lines {
     /// `count` points after a `<count> <dim> <attributes> <markers>` header already read; the
     /// numbering base is the first point's number.
     fn points(&mut self, count: u64) -> Result<(Vec<[f64; 2]>, u32)> {
-        let mut points = Vec::with_capacity(count as usize);
-        let mut base = 0;
-        for k in 0..count {
-            let (line, fields) = self.row("a point `<number> <x> <y>`", 3)?;
-            let number = self.int(line, &fields[0], "point number")?;
-            if k == 0 {
-                if number > 1 {
-                    return Err(self.fail(line, format!("the first point is numbered {number}: expected 0 or 1")));
+        const WHAT: &str = "a point `<number> <x> <y>`";
+        let base = match self.rows.get(self.next) {
+            Some(&row) if count > 0 => {
+                let number = self.fields(row).next().map(|field| self.int(row.line, field, "point number"));
+                match number {
+                    Some(Ok(number)) if number > 1 => {
+                        return Err(
+                            self.fail(row.line, format!("the first point is numbered {number}: expected 0 or 1"))
+                        );
+                    }
+                    Some(Ok(number)) => number as u32,
+                    // The row's own parse below reports what is wrong with it.
+                    _ => 0,
                 }
-                base = number as u32;
-            } else if number != k + u64::from(base) {
-                return Err(self.fail(
+            }
+            _ => 0,
+        };
+        let points = self.parse_rows(count, WHAT, 3, |lines, k, line, fields| {
+            let number = lines.int(line, fields[0], "point number")?;
+            if number != k + u64::from(base) {
+                return Err(lines.fail(
                     line,
                     format!("point numbered {number}, expected {} (points are numbered in order)", k + u64::from(base)),
                 ));
             }
-            points.push([self.float(line, &fields[1], "x")?, self.float(line, &fields[2], "y")?]);
-        }
+            Ok([lines.float(line, fields[1], "x")?, lines.float(line, fields[2], "y")?])
+        })?;
         Ok((points, base))
     }
 
@@ -101,6 +182,57 @@ impl Lines {
     fn header(&mut self, what: &str) -> Result<(usize, Vec<String>)> {
         self.row(what, 1)
     }
+}
+
+/// The rows of `text`: its lines with something before a `#`, numbered from 1. Chunks of the
+/// text are split on every core, each from just after a line break, and their line numbers
+/// offset by the breaks before them.
+fn rows_of(text: &str) -> Vec<Row> {
+    let bytes = text.as_bytes();
+    let mut bounds = vec![0];
+    while let Some(&last) = bounds.last() {
+        if last >= bytes.len() {
+            break;
+        }
+        let mut end = (last + CHUNK).min(bytes.len());
+        while end < bytes.len() && bytes[end - 1] != b'\n' {
+            end += 1;
+        }
+        bounds.push(end);
+    }
+    let chunks: Vec<(Vec<Row>, usize)> = bounds
+        .par_windows(2)
+        .map(|w| {
+            let (from, to) = (w[0], w[1]);
+            let mut rows = Vec::new();
+            let mut breaks = 0;
+            let mut start = from;
+            while start < to {
+                let end = memchr(b'\n', &bytes[start..to]).map_or(to, |i| start + i);
+                let content = memchr(b'#', &bytes[start..end]).map_or(end, |i| start + i);
+                if !text[start..content].trim().is_empty() {
+                    rows.push(Row { line: breaks + 1, start, end: content });
+                }
+                if end < to {
+                    breaks += 1;
+                }
+                start = end + 1;
+            }
+            (rows, breaks)
+        })
+        .collect();
+    let mut rows = Vec::with_capacity(chunks.iter().map(|c| c.0.len()).sum());
+    let mut before = 0;
+    for (chunk, breaks) in chunks {
+        rows.extend(chunk.into_iter().map(|row| Row { line: row.line + before, ..row }));
+        before += breaks;
+    }
+    rows
+}
+
+/// The first `byte` in `haystack`.
+fn memchr(byte: u8, haystack: &[u8]) -> Option<usize> {
+    haystack.iter().position(|&b| b == byte)
 }
 
 /// Reads a `.node` file: its points and numbering base.
@@ -126,16 +258,13 @@ pub fn read_ele(path: &Path, base: u32, count: usize) -> Result<Vec<[u32; 3]>> {
         return Err(lines
             .fail(line, format!("{corners} corners per triangle: expected 3 (or 6, of which the first 3 are used)")));
     }
-    let mut out = Vec::with_capacity(triangles as usize);
-    for _ in 0..triangles {
-        let (line, fields) = lines.row("a triangle `<number> <a> <b> <c>`", 4)?;
+    lines.parse_rows(triangles, "a triangle `<number> <a> <b> <c>`", 4, |lines, _, line, fields| {
         let mut tri = [0u32; 3];
         for (slot, field) in tri.iter_mut().zip(&fields[1..4]) {
             *slot = lines.index(line, field, base, count)?;
         }
-        out.push(tri);
-    }
-    Ok(out)
+        Ok(tri)
+    })
 }
 
 /// Reads a `.poly` file (points it leaves to the `.node` beside it are read from there): the
@@ -158,24 +287,22 @@ pub fn read_poly(path: &Path) -> Result<(Mesh, u32)> {
     };
     let (line, header) = lines.header("the segment header `<segments> <markers>`")?;
     let segment_count = lines.int(line, &header[0], "number of segments")?;
-    let mut segments = Vec::with_capacity(segment_count as usize);
-    for _ in 0..segment_count {
-        let (line, fields) = lines.row("a segment `<number> <a> <b>`", 3)?;
-        let a = lines.index(line, &fields[1], base, points.len())?;
-        let b = lines.index(line, &fields[2], base, points.len())?;
+    let n = points.len();
+    let segments = lines.parse_rows(segment_count, "a segment `<number> <a> <b>`", 3, |lines, _, line, fields| {
+        let a = lines.index(line, fields[1], base, n)?;
+        let b = lines.index(line, fields[2], base, n)?;
         if a == b {
             return Err(lines.fail(line, "a segment from a point to itself"));
         }
-        segments.push([a, b]);
-    }
+        Ok([a, b])
+    })?;
     let mut holes = Vec::new();
     if lines.next < lines.rows.len() {
         let (line, header) = lines.header("the hole header `<holes>`")?;
         let hole_count = lines.int(line, &header[0], "number of holes")?;
-        for _ in 0..hole_count {
-            let (line, fields) = lines.row("a hole `<number> <x> <y>`", 3)?;
-            holes.push([lines.float(line, &fields[1], "x")?, lines.float(line, &fields[2], "y")?]);
-        }
+        holes = lines.parse_rows(hole_count, "a hole `<number> <x> <y>`", 3, |lines, _, line, fields| {
+            Ok([lines.float(line, fields[1], "x")?, lines.float(line, fields[2], "y")?])
+        })?;
     }
     Ok((Mesh { points, triangles: Vec::new(), segments, holes }, base))
 }
@@ -203,25 +330,50 @@ pub fn read_mesh(path: &Path) -> Result<(Mesh, u32)> {
 }
 
 /// Writes `OUT.node` and `OUT.ele` numbered from `base` (Triangle's own default is 1), each
-/// replaced only once complete.
+/// replaced only once complete. The lines are formatted on every core, a batch at a time.
 pub fn write_mesh(mesh: &Mesh, out: &Path, base: u32) -> Result<()> {
     let (node, ele) = mesh_paths(out);
+    let base = u64::from(base);
     write_atomically(&node, |f| {
         writeln!(f, "{} 2 0 0", mesh.points.len())?;
-        for (i, p) in mesh.points.iter().enumerate() {
-            // `{:?}` prints the shortest text that reads back as the same f64.
-            writeln!(f, "{} {:?} {:?}", i as u64 + u64::from(base), p[0], p[1])?;
-        }
-        Ok(())
+        // `{:?}` prints the shortest text that reads back as the same f64.
+        write_rows(f, &mesh.points, |text, i, p| writeln!(text, "{} {:?} {:?}", i as u64 + base, p[0], p[1]))
     })?;
     write_atomically(&ele, |f| {
         writeln!(f, "{} 3 0", mesh.triangles.len())?;
-        for (t, tri) in mesh.triangles.iter().enumerate() {
-            let [a, b, c] = tri.map(|v| u64::from(v) + u64::from(base));
-            writeln!(f, "{} {a} {b} {c}", t as u64 + u64::from(base))?;
-        }
-        Ok(())
+        write_rows(f, &mesh.triangles, |text, t, tri| {
+            let [a, b, c] = tri.map(|v| u64::from(v) + base);
+            writeln!(text, "{} {a} {b} {c}", t as u64 + base)
+        })
     })
+}
+
+/// Writes a line per item to `out`: chunks of items formatted on every core into text, a batch
+/// of chunks at a time (so that the whole file is never held at once), written in order.
+fn write_rows<T: Sync>(
+    out: &mut dyn Write,
+    items: &[T],
+    line: impl Fn(&mut Vec<u8>, usize, &T) -> std::io::Result<()> + Sync,
+) -> std::io::Result<()> {
+    const LINES: usize = 1 << 14;
+    let batch = LINES * rayon::current_num_threads().max(1) * 4;
+    for (b, items) in items.chunks(batch).enumerate() {
+        let texts: Vec<std::io::Result<Vec<u8>>> = items
+            .par_chunks(LINES)
+            .enumerate()
+            .map(|(c, chunk)| {
+                let mut text = Vec::with_capacity(chunk.len() * 40);
+                for (i, item) in chunk.iter().enumerate() {
+                    line(&mut text, b * batch + c * LINES + i, item)?;
+                }
+                Ok(text)
+            })
+            .collect();
+        for text in texts {
+            out.write_all(&text?)?;
+        }
+    }
+    Ok(())
 }
 
 /// Writes through grail's one atomic writer (standard output for `-`, special files written

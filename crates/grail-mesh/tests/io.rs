@@ -70,3 +70,44 @@ fn malformed_files_name_the_file_and_line() {
     let missing = read_mesh(&dir.path().join("none.node")).unwrap_err().to_string();
     assert!(missing.contains("none.node"), "{missing}");
 }
+
+/// Files of many megabytes are split among cores in chunks: line numbers still count every line
+/// (comments, blank lines and CRLF endings included), the first malformed row in the file is the
+/// one reported, and large meshes round-trip through the batched writer.
+#[test]
+fn large_files_keep_their_line_numbers_and_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let count = 300_000;
+    let mut text = format!("# {count} points\r\n{count} 2 0 0\r\n");
+    for i in 0..count {
+        if i % 1000 == 0 {
+            text.push_str("\r\n# a comment line\r\n");
+        }
+        text.push_str(&format!("{i} {}.5 {}.25 # point {i}\r\n", i % 977, i % 331));
+    }
+    assert!(text.len() > 8 << 20, "the file spans several chunks");
+    let node = dir.path().join("big.node");
+    std::fs::write(&node, &text).unwrap();
+    let (points, base) = grail_mesh::io::read_node(&node).unwrap();
+    assert_eq!((points.len(), base), (count, 0));
+    assert_eq!(points[123_456], [(123_456 % 977) as f64 + 0.5, (123_456 % 331) as f64 + 0.25]);
+    // Two malformed rows far apart: the first is named, with its line.
+    let broken = text.replace("250000 ", "250000 x").replace("200000 ", "200000 y");
+    std::fs::write(&node, &broken).unwrap();
+    let line = broken.lines().position(|l| l.starts_with("200000 ")).unwrap() + 1;
+    let error = grail_mesh::io::read_node(&node).unwrap_err().to_string();
+    assert!(error.contains(&format!("big.node:{line}: x: `y")), "{error} (line {line})");
+    // A file that ends early says where.
+    let cut = &text[..text.find("299990 ").unwrap()];
+    std::fs::write(&node, cut).unwrap();
+    let error = grail_mesh::io::read_node(&node).unwrap_err().to_string();
+    assert!(error.contains("the file ends where a point"), "{error}");
+    // The writer's batches, in both numberings.
+    let mesh = random_points(200_000, 1.0, 3).unwrap();
+    for base in [0, 1] {
+        let out = dir.path().join(format!("w{base}"));
+        write_mesh(&mesh, &out, base).unwrap();
+        let (back, read_base) = read_mesh(&dir.path().join(format!("w{base}.ele"))).unwrap();
+        assert_eq!((read_base, &back.points, &back.triangles), (base, &mesh.points, &mesh.triangles));
+    }
+}
