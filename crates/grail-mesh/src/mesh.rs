@@ -1,5 +1,7 @@
 //! [`Mesh`]: points and triangles.
 
+use rayon::prelude::*;
+
 use crate::predicates::orient2d;
 use crate::{MeshError, Result};
 
@@ -23,23 +25,32 @@ impl Mesh {
     /// hold either); a degenerate (zero-area) triangle is an error naming it.
     pub fn normalize(&mut self) -> Result<()> {
         let n = self.points.len();
-        for (t, tri) in self.triangles.iter_mut().enumerate() {
+        let points = &self.points;
+        // On every core; where several triangles are wrong, the first one is named.
+        let wrong = self.triangles.par_iter_mut().enumerate().filter_map(|(t, tri)| {
             if let Some(&bad) = tri.iter().find(|&&v| v as usize >= n) {
-                return Err(MeshError::Invalid(format!("triangle {t} names point {bad}, but there are {n} points")));
+                return Some((t, format!("triangle {t} names point {bad}, but there are {n} points")));
             }
-            let [a, b, c] = tri.map(|v| self.points[v as usize]);
+            let [a, b, c] = tri.map(|v| points[v as usize]);
             let orientation = orient2d(a, b, c);
             if orientation == 0.0 {
-                return Err(MeshError::Invalid(format!(
-                    "triangle {t} ({}, {}, {}) is degenerate: its corners are collinear",
-                    tri[0], tri[1], tri[2]
-                )));
+                return Some((
+                    t,
+                    format!(
+                        "triangle {t} ({}, {}, {}) is degenerate: its corners are collinear",
+                        tri[0], tri[1], tri[2]
+                    ),
+                ));
             }
             if orientation < 0.0 {
                 tri.swap(1, 2);
             }
+            None
+        });
+        match wrong.min_by_key(|(t, _)| *t) {
+            Some((_, message)) => Err(MeshError::Invalid(message)),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// For each triangle and each side `i` (the side opposite corner `i`), the triangle across
@@ -49,15 +60,20 @@ impl Mesh {
         // Every side as (its points, lower first; the triangle; the side; whether it runs from
         // the higher point), sorted so that the sides of one edge are next to each other: faster
         // than hashing on meshes of millions of triangles.
-        let mut sides: Vec<(u64, u32, u8, bool)> = Vec::with_capacity(self.triangles.len() * 3);
-        for (t, tri) in self.triangles.iter().enumerate() {
-            for i in 0..3 {
-                let (a, b) = (tri[(i + 1) % 3], tri[(i + 2) % 3]);
-                let key = (u64::from(a.min(b)) << 32) | u64::from(a.max(b));
-                sides.push((key, t as u32, i as u8, a > b));
-            }
-        }
-        sides.sort_unstable();
+        // Built and sorted on every core.
+        let mut sides: Vec<(u64, u32, u8, bool)> = self
+            .triangles
+            .par_iter()
+            .enumerate()
+            .flat_map_iter(|(t, tri)| {
+                (0..3).map(move |i| {
+                    let (a, b) = (tri[(i + 1) % 3], tri[(i + 2) % 3]);
+                    let key = (u64::from(a.min(b)) << 32) | u64::from(a.max(b));
+                    (key, t as u32, i as u8, a > b)
+                })
+            })
+            .collect();
+        sides.par_sort_unstable();
         let mut across = vec![[NO_NEIGHBOR; 3]; self.triangles.len()];
         for run in sides.chunk_by(|x, y| x.0 == y.0) {
             let (a, b) = ((run[0].0 >> 32) as u32, run[0].0 as u32);

@@ -60,26 +60,12 @@ fn push(problems: &mut Vec<String>, text: String) {
 /// Checks `mesh`; `min_angle` is the quality bound in degrees, `expected_area` the domain's
 /// area when known (checked to a relative 1e-9).
 pub fn check(mesh: &Mesh, min_angle: f64, expected_area: Option<f64>) -> Report {
-    let mut problems: Vec<String> = Vec::new();
     let n = mesh.points.len();
-    let mut report = Report {
-        points: n,
-        triangles: mesh.triangles.len(),
-        min_angle: None,
-        bad: 0,
-        bad_at_small_angles: 0,
-        area: 0.0,
-        problems: Vec::new(),
-    };
-    for (t, tri) in mesh.triangles.iter().enumerate() {
-        if let Some(&v) = tri.iter().find(|&&v| v as usize >= n) {
-            push(&mut problems, format!("triangle {t} names point {v}, but there are {n} points"));
-        }
-    }
-    if !problems.is_empty() {
-        report.problems = problems;
+    let mut report = unmeasured(mesh);
+    if !report.problems.is_empty() {
         return report;
     }
+    let mut problems: Vec<String> = Vec::new();
     // The loops over triangles run on all cores (meshes have millions); problems keep their order.
     let flipped: Vec<usize> = (0..mesh.triangles.len())
         .into_par_iter()
@@ -146,6 +132,50 @@ pub fn check(mesh: &Mesh, min_angle: f64, expected_area: Option<f64>) -> Report 
     {
         boundary_crossings(mesh, neighbors, &mut problems);
     }
+    measure_quality(mesh, min_angle, &mut report);
+    if let Some(expected) = expected_area
+        && (report.area - expected).abs() > 1e-9 * expected.abs().max(1e-300)
+    {
+        push(&mut problems, format!("the triangles cover an area of {}, the domain's is {expected}", report.area));
+    }
+    report.problems = problems;
+    report
+}
+
+/// The quality figures alone, without checking that the mesh is a valid Delaunay triangulation
+/// (only that its indices are in range, as a problem): what a caller that does not verify
+/// reports. A linear pass on every core, where [`check`] sorts the edges and walks every fan.
+pub fn quality(mesh: &Mesh, min_angle: f64) -> Report {
+    let mut report = unmeasured(mesh);
+    if report.problems.is_empty() {
+        measure_quality(mesh, min_angle, &mut report);
+    }
+    report
+}
+
+/// A report of `mesh`'s counts, with a problem for each triangle naming a point that does not
+/// exist (then nothing else can be measured).
+fn unmeasured(mesh: &Mesh) -> Report {
+    let n = mesh.points.len();
+    let mut problems = Vec::new();
+    for (t, tri) in mesh.triangles.iter().enumerate() {
+        if let Some(&v) = tri.iter().find(|&&v| v as usize >= n) {
+            push(&mut problems, format!("triangle {t} names point {v}, but there are {n} points"));
+        }
+    }
+    Report {
+        points: n,
+        triangles: mesh.triangles.len(),
+        min_angle: None,
+        bad: 0,
+        bad_at_small_angles: 0,
+        area: 0.0,
+        problems,
+    }
+}
+
+/// The minimum angle, the bad triangles (and those excused by small input angles) and the area.
+fn measure_quality(mesh: &Mesh, min_angle: f64, report: &mut Report) {
     let (smallest, bad) = (0..mesh.triangles.len())
         .into_par_iter()
         .map(|t| {
@@ -159,13 +189,6 @@ pub fn check(mesh: &Mesh, min_angle: f64, expected_area: Option<f64>) -> Report 
         report.bad_at_small_angles = bad_at_small_angles(mesh, min_angle);
     }
     report.area = mesh.area();
-    if let Some(expected) = expected_area
-        && (report.area - expected).abs() > 1e-9 * expected.abs().max(1e-300)
-    {
-        push(&mut problems, format!("the triangles cover an area of {}, the domain's is {expected}", report.area));
-    }
-    report.problems = problems;
-    report
 }
 
 /// The triangles below `bound` whose every angle below it is at a point where the triangles'
@@ -187,23 +210,31 @@ fn bad_at_small_angles(mesh: &Mesh, bound: f64) -> usize {
         }
     };
     let bad: Vec<usize> = (0..mesh.triangles.len()).into_par_iter().filter(|&t| mesh.min_angle(t) < bound).collect();
-    // The points at the sharp corners of bad triangles, and the total angle around each.
-    let mut around: std::collections::HashMap<u32, f64> = std::collections::HashMap::new();
-    for &t in &bad {
-        for i in sharp(t) {
-            around.insert(mesh.triangles[t][i], 0.0);
-        }
+    // The points at the sharp corners of bad triangles, and the total angle around each (an
+    // input mesh may have millions of bad triangles: flags and sums by point, on every core,
+    // the sums added in the triangles' order).
+    let corners: Vec<u32> =
+        bad.par_iter().flat_map_iter(|&t| sharp(t).into_iter().map(move |i| mesh.triangles[t][i])).collect();
+    let mut tracked = vec![false; mesh.points.len()];
+    for &v in &corners {
+        tracked[v as usize] = true;
     }
-    for (t, tri) in mesh.triangles.iter().enumerate() {
-        if tri.iter().any(|v| around.contains_key(v)) {
-            for (i, angle) in corner_angles(t).into_iter().enumerate() {
-                if let Some(total) = around.get_mut(&tri[i]) {
-                    *total += angle;
-                }
-            }
-        }
+    let angles: Vec<(u32, f64)> = (0..mesh.triangles.len())
+        .into_par_iter()
+        .flat_map_iter(|t| {
+            let tri = mesh.triangles[t];
+            let angles = tri.iter().any(|&v| tracked[v as usize]).then(|| corner_angles(t));
+            let tracked = &tracked;
+            angles.into_iter().flat_map(move |angles| {
+                (0..3).filter(move |&i| tracked[tri[i] as usize]).map(move |i| (tri[i], angles[i]))
+            })
+        })
+        .collect();
+    let mut around = vec![0.0f64; mesh.points.len()];
+    for (v, angle) in angles {
+        around[v as usize] += angle;
     }
-    bad.iter().filter(|&&t| sharp(t).into_iter().all(|i| around[&mesh.triangles[t][i]] < 60.0)).count()
+    bad.par_iter().filter(|&&t| sharp(t).into_iter().all(|i| around[mesh.triangles[t][i] as usize] < 60.0)).count()
 }
 
 /// Around every point its triangles form one fan (one cycle of triangles for an inner point,
@@ -245,8 +276,9 @@ fn fan_problem(mesh: &Mesh, v: usize, edges: &[(u32, u32)]) -> Option<String> {
     }
     // Follow the link from a start with no predecessor (a boundary point's path), or from
     // anywhere (an inner point's cycle); every edge must be reached.
-    let start = edges.iter().position(|&(a, _)| !edges.iter().any(|&(_, b)| b == a)).unwrap_or(0);
-    let is_cycle = !edges.iter().any(|&(a, _)| !edges.iter().any(|&(_, b)| b == a));
+    let start = edges.iter().position(|&(a, _)| !edges.iter().any(|&(_, b)| b == a));
+    let is_cycle = start.is_none();
+    let start = start.unwrap_or(0);
     let mut seen = 1;
     let mut at = edges[start].1;
     let mut turn = angle_at(mesh, v, edges[start]);
@@ -394,6 +426,24 @@ mod tests {
         let mut doubled = mesh;
         doubled.triangles.push(doubled.triangles[0]);
         assert!(check(&doubled, 30.0, None).problems.iter().any(|p| p.contains("same direction")));
+    }
+
+    #[test]
+    fn quality_alone_measures_what_the_verifier_measures() {
+        let mesh = random_points(500, 3.0, 9).unwrap();
+        for bound in [0.0, 20.0, 30.0] {
+            let full = check(&mesh, bound, None);
+            let measured = quality(&mesh, bound);
+            assert_eq!(measured, Report { problems: Vec::new(), ..full });
+        }
+        // It checks no validity, but a point that does not exist is still named.
+        let mut broken = mesh.clone();
+        broken.triangles[3][1] = 10_000;
+        let report = quality(&broken, 30.0);
+        assert!(report.problems.iter().any(|p| p.contains("names point 10000")), "{:?}", report.problems);
+        let mut flipped = mesh;
+        flipped.triangles[5].swap(0, 1);
+        assert!(quality(&flipped, 30.0).is_valid(), "quality checks no orientation");
     }
 
     #[test]
