@@ -13,6 +13,7 @@
 //! ([`Report::meets_bound`]).
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use rayon::prelude::*;
 
@@ -243,25 +244,34 @@ fn bad_at_small_angles(mesh: &Mesh, bound: f64) -> usize {
 fn fans(mesh: &Mesh, problems: &mut Vec<String>) {
     let n = mesh.points.len();
     // For each point, its link: the directed edges (next corner, corner after) of its
-    // triangles, point v's in link[start[v]..start[v + 1]].
-    let mut start = vec![0usize; n + 1];
-    for tri in &mesh.triangles {
+    // triangles, point v's in link[start[v]..start[v + 1]] (in no particular order: a fan's
+    // verdict does not depend on it). Counted and filled on every core.
+    let counts: Vec<AtomicUsize> = (0..n).map(|_| AtomicUsize::new(0)).collect();
+    mesh.triangles.par_iter().for_each(|tri| {
         for &v in tri {
-            start[v as usize + 1] += 1;
+            counts[v as usize].fetch_add(1, Ordering::Relaxed);
         }
-    }
+    });
+    let mut start = vec![0usize; n + 1];
     for v in 0..n {
-        start[v + 1] += start[v];
+        start[v + 1] = start[v] + counts[v].load(Ordering::Relaxed);
     }
-    let mut fill = start.clone();
-    let mut link = vec![(0u32, 0u32); start[n]];
-    for tri in &mesh.triangles {
+    let cursor: Vec<AtomicUsize> = start[..n].iter().map(|&s| AtomicUsize::new(s)).collect();
+    let link: Vec<AtomicU64> = (0..start[n]).into_par_iter().map(|_| AtomicU64::new(0)).collect();
+    mesh.triangles.par_iter().for_each(|tri| {
         for i in 0..3 {
-            let v = tri[i] as usize;
-            link[fill[v]] = (tri[(i + 1) % 3], tri[(i + 2) % 3]);
-            fill[v] += 1;
+            let at = cursor[tri[i] as usize].fetch_add(1, Ordering::Relaxed);
+            let edge = (u64::from(tri[(i + 1) % 3]) << 32) | u64::from(tri[(i + 2) % 3]);
+            link[at].store(edge, Ordering::Relaxed);
         }
-    }
+    });
+    let link: Vec<(u32, u32)> = link
+        .into_par_iter()
+        .map(|edge| {
+            let edge = edge.into_inner();
+            ((edge >> 32) as u32, edge as u32)
+        })
+        .collect();
     let found: Vec<String> =
         (0..n).into_par_iter().filter_map(|v| fan_problem(mesh, v, &link[start[v]..start[v + 1]])).collect();
     for problem in found {
@@ -270,6 +280,12 @@ fn fans(mesh: &Mesh, problems: &mut Vec<String>) {
 }
 
 /// What is wrong with the fan of point `v`, whose link is `edges`, if anything.
+///
+/// Every triangle is counter-clockwise (checked exactly before the fans), so each link edge
+/// (a, b) turns counter-clockwise about `v` by less than half a turn. How many full turns a
+/// walk along the link makes is then counted exactly, without angles: a step crosses a
+/// direction `d` from `v` once it goes from the side right of `d` to `d` or its left, and no
+/// step can cross the opposite direction that way (that would take more than half a turn).
 fn fan_problem(mesh: &Mesh, v: usize, edges: &[(u32, u32)]) -> Option<String> {
     if edges.is_empty() {
         return None;
@@ -279,26 +295,40 @@ fn fan_problem(mesh: &Mesh, v: usize, edges: &[(u32, u32)]) -> Option<String> {
     let start = edges.iter().position(|&(a, _)| !edges.iter().any(|&(_, b)| b == a));
     let is_cycle = start.is_none();
     let start = start.unwrap_or(0);
+    let p = mesh.points[v];
+    let first = mesh.points[edges[start].0 as usize];
+    // The side of direction d (from p) a point lies on: negative right of it.
+    let side = |d: [f64; 2], q: u32| orient2d(p, d, mesh.points[q as usize]);
+    // A cycle counts its crossings of the direction +x (a pure comparison of coordinates); a
+    // path those of its own first direction, which it must not reach again.
+    let crosses = |&(a, b): &(u32, u32)| -> bool {
+        if is_cycle {
+            let (ya, yb) = (mesh.points[a as usize][1], mesh.points[b as usize][1]);
+            ya < p[1] && yb >= p[1]
+        } else {
+            side(first, a) < 0.0 && side(first, b) >= 0.0
+        }
+    };
     let mut seen = 1;
+    let mut turns = usize::from(crosses(&edges[start]));
     let mut at = edges[start].1;
-    let mut turn = angle_at(mesh, v, edges[start]);
     while seen < edges.len() {
         let Some(next) = edges.iter().find(|&&(a, _)| a == at) else { break };
         if is_cycle && next == &edges[start] {
             break;
         }
-        turn += angle_at(mesh, v, *next);
+        turns += usize::from(crosses(next));
         at = next.1;
         seen += 1;
     }
     if seen != edges.len() {
         Some(format!("the triangles around point {v} do not form one fan: overlapping or disconnected triangles"))
-    } else if is_cycle && (turn - std::f64::consts::TAU).abs() > 1e-6 {
+    } else if is_cycle && turns != 1 {
         Some(format!(
-            "the triangles around point {v} turn {:.1}° around it, not 360°: the mesh folds over itself",
-            turn.to_degrees()
+            "the triangles around point {v} turn {}° around it, not 360°: the mesh folds over itself",
+            360 * turns
         ))
-    } else if !is_cycle && turn >= std::f64::consts::TAU {
+    } else if !is_cycle && turns > 0 {
         Some(format!("the triangles around boundary point {v} cover more than a full turn"))
     } else {
         None
@@ -426,6 +456,46 @@ mod tests {
         let mut doubled = mesh;
         doubled.triangles.push(doubled.triangles[0]);
         assert!(check(&doubled, 30.0, None).problems.iter().any(|p| p.contains("same direction")));
+    }
+
+    /// A fan of counter-clockwise triangles that winds twice around its point (each passes the
+    /// checks of its own: only the fan shows the fold), and a boundary fan that laps itself.
+    #[test]
+    fn fans_that_wind_twice_are_caught_exactly() {
+        // Point 0 at the origin; six points a third of a turn apart, farther out each time.
+        let ring = |turns: usize, closed: bool| {
+            let steps = 3 * turns;
+            let mut points = vec![[0.0, 0.0]];
+            for i in 0..steps {
+                let angle = std::f64::consts::TAU * i as f64 / 3.0 + 0.1;
+                let r = 1.0 + 0.1 * i as f64;
+                points.push([r * angle.cos(), r * angle.sin()]);
+            }
+            let last = if closed { steps } else { steps - 1 };
+            let triangles = (0..last).map(|i| [0, 1 + i as u32, 1 + ((i + 1) % steps) as u32]).collect();
+            Mesh { points, triangles, ..Mesh::default() }
+        };
+        for (turns, closed, expected) in [
+            (1, true, None),
+            (2, true, Some("turn 720° around it")),
+            (3, true, Some("turn 1080° around it")),
+            (1, false, None),
+            (2, false, Some("cover more than a full turn")),
+        ] {
+            let mesh = ring(turns, closed);
+            assert!(mesh.triangles.iter().all(|t| {
+                let [a, b, c] = t.map(|v| mesh.points[v as usize]);
+                orient2d(a, b, c) > 0.0
+            }));
+            let mut problems = Vec::new();
+            fans(&mesh, &mut problems);
+            match expected {
+                None => assert!(problems.is_empty(), "{turns} turns, closed {closed}: {problems:?}"),
+                Some(text) => {
+                    assert!(problems.iter().any(|p| p.contains(text)), "{turns} turns, closed {closed}: {problems:?}")
+                }
+            }
+        }
     }
 
     #[test]
