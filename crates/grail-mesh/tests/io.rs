@@ -111,3 +111,53 @@ fn large_files_keep_their_line_numbers_and_round_trip() {
         assert_eq!((read_base, &back.points, &back.triangles), (base, &mesh.points, &mesh.triangles));
     }
 }
+
+/// Damaged files are errors, never panics: a mesh's files with bytes overwritten, lines cut or
+/// doubled at many places, and headers that promise more than a machine could hold.
+#[test]
+fn damaged_files_are_errors_not_panics() {
+    let dir = tempfile::tempdir().unwrap();
+    let mesh = random_points(60, 1.0, 5).unwrap();
+    let out = dir.path().join("m");
+    write_mesh(&mesh, &out, 1).unwrap();
+    let (node, ele) = (dir.path().join("m.node"), dir.path().join("m.ele"));
+    let (node_text, ele_text) = (std::fs::read(&node).unwrap(), std::fs::read(&ele).unwrap());
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = |bound: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % bound as u64) as usize
+    };
+    let junk = [b'#', b'\n', b' ', b'x', b'-', b'9', b'.', b'e', 0xFF, b'\r'];
+    for round in 0..400 {
+        let (mut damaged_node, mut damaged_ele) = (node_text.clone(), ele_text.clone());
+        let target = if round % 2 == 0 { &mut damaged_node } else { &mut damaged_ele };
+        for _ in 0..1 + next(4) {
+            match next(3) {
+                0 => {
+                    let at = next(target.len());
+                    target[at] = junk[next(junk.len())];
+                }
+                1 => target.truncate(next(target.len())),
+                _ => {
+                    let at = next(target.len());
+                    let copy = target[at..].to_vec();
+                    target.extend_from_slice(&copy);
+                }
+            }
+        }
+        std::fs::write(&node, &damaged_node).unwrap();
+        std::fs::write(&ele, &damaged_ele).unwrap();
+        // Either reads (a harmless change) or names the problem; never panics.
+        if let Err(e) = read_mesh(&node) {
+            assert!(!e.to_string().is_empty());
+        }
+    }
+    // A header promising 10^15 points or triangles: the file ends first, nothing is reserved.
+    std::fs::write(&node, "1000000000000000 2 0 0\n0 0 0\n").unwrap();
+    assert!(read_mesh(&node).unwrap_err().to_string().contains("the file ends where a point"));
+    std::fs::write(&node, &node_text).unwrap();
+    std::fs::write(&ele, "1000000000000000 3 0\n1 1 2 3\n").unwrap();
+    assert!(read_mesh(&node).unwrap_err().to_string().contains("the file ends where a triangle"));
+}
