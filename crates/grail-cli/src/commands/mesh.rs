@@ -117,7 +117,7 @@ fn refine(args: MeshRefineArgs, threads: usize, progress: &Bars) -> Result<()> {
             // The grail program's optimizations (the reference refiner has none).
             "opt": (target != "reference").then(|| args.program.opt.to_string()),
             "off_centers": (target != "reference").then_some(!args.circumcenters),
-            "windows": (target != "reference").then_some(args.windows),
+            "windows": program.as_ref().map(|p| p.windows),
             "verified": args.verify.then(|| after.is_valid() && meets_bound),
         });
         println!("{}", serde_json::to_string_pretty(&summary)?);
