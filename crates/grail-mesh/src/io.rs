@@ -28,7 +28,7 @@ struct Row {
     end: usize,
 }
 
-/// Bytes of text a core splits into lines at a time.
+/// Bytes of text below which a chunk is not worth a task of its own.
 const CHUNK: usize = 1 << 20;
 
 /// Rows parsed at a time by one task: enough to amortize the task, few enough to share.
@@ -185,31 +185,20 @@ impl Lines {
 }
 
 /// The rows of `text`: its lines with something before a `#`, numbered from 1. Chunks of the
-/// text are split on every core, each from just after a line break, and their line numbers
-/// offset by the breaks before them.
+/// text (cut at line breaks by [`grail_graph::io::chunk_ranges`]) are split on every core, and
+/// their line numbers offset by the breaks before them.
 fn rows_of(text: &str) -> Vec<Row> {
     let bytes = text.as_bytes();
-    let mut bounds = vec![0];
-    while let Some(&last) = bounds.last() {
-        if last >= bytes.len() {
-            break;
-        }
-        let mut end = (last + CHUNK).min(bytes.len());
-        while end < bytes.len() && bytes[end - 1] != b'\n' {
-            end += 1;
-        }
-        bounds.push(end);
-    }
-    let chunks: Vec<(Vec<Row>, usize)> = bounds
-        .par_windows(2)
-        .map(|w| {
-            let (from, to) = (w[0], w[1]);
+    let chunks: Vec<(Vec<Row>, usize)> = grail_graph::io::chunk_ranges(bytes, 0, CHUNK)
+        .into_par_iter()
+        .map(|range| {
+            let (from, to) = (range.start, range.end);
             let mut rows = Vec::new();
             let mut breaks = 0;
             let mut start = from;
             while start < to {
-                let end = memchr(b'\n', &bytes[start..to]).map_or(to, |i| start + i);
-                let content = memchr(b'#', &bytes[start..end]).map_or(end, |i| start + i);
+                let end = memchr::memchr(b'\n', &bytes[start..to]).map_or(to, |i| start + i);
+                let content = memchr::memchr(b'#', &bytes[start..end]).map_or(end, |i| start + i);
                 if !text[start..content].trim().is_empty() {
                     rows.push(Row { line: breaks + 1, start, end: content });
                 }
@@ -228,11 +217,6 @@ fn rows_of(text: &str) -> Vec<Row> {
         before += breaks;
     }
     rows
-}
-
-/// The first `byte` in `haystack`.
-fn memchr(byte: u8, haystack: &[u8]) -> Option<usize> {
-    haystack.iter().position(|&b| b == byte)
 }
 
 /// Reads a `.node` file: its points and numbering base.

@@ -35,6 +35,7 @@ use crate::graph::{Csr, Graph};
 use crate::progress::Progress;
 
 pub use gcsr::{GCSR_MAGIC, GCSR_VERSION};
+pub use text::chunk_ranges;
 
 /// A graph file format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

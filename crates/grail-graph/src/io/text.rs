@@ -297,8 +297,9 @@ impl<'a> Scanner<'a> {
 }
 
 /// Cuts `bytes[start..]` into ranges that end just after a newline (the last one at the end of
-/// the input): about four per thread, none much smaller than `min_chunk`.
-pub(crate) fn chunk_ranges(bytes: &[u8], start: usize, min_chunk: usize) -> Vec<Range<usize>> {
+/// the input): about four per thread, none much smaller than `min_chunk`. Public for other
+/// crates' text formats (grail-mesh's Triangle files) as [`crate::io::chunk_ranges`].
+pub fn chunk_ranges(bytes: &[u8], start: usize, min_chunk: usize) -> Vec<Range<usize>> {
     let len = bytes.len();
     let start = start.min(len);
     let body = len - start;
