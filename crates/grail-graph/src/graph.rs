@@ -387,6 +387,14 @@ impl Graph {
         self.in_edge_ids = in_edge_ids.map(Arc::new);
     }
 
+    /// Makes the out-CSR the graph's reverse CSR, which the caller knows to hold every node's
+    /// in-edges (a part of a symmetric graph: its owned nodes' in-edges are their out-edges,
+    /// and its ghosts have neither), whatever the local CSR's own symmetry.
+    pub(crate) fn set_reverse_to_out(&mut self) {
+        self.reverse = Reverse::Out;
+        self.in_edge_ids = None;
+    }
+
     /// The graph, with `facts` that the caller guarantees added to what is known.
     pub(crate) fn with_more_facts(mut self, facts: Facts) -> Graph {
         self.facts = self.facts.union(facts);

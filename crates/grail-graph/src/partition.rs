@@ -499,14 +499,43 @@ impl Partitioning {
     ///
     /// If the partitioning is not of `graph`'s node count.
     pub fn parts(&self, graph: &Graph) -> Vec<Part> {
+        self.build_parts(graph, false)
+    }
+
+    /// [`Partitioning::parts`], each part also holding its owned nodes' in-edges (a reverse CSR
+    /// in local ids; ghosts' rows empty), for programs that read in-neighbours. The sources of
+    /// those edges that other parts own are ghosts too. On a graph known to be symmetric the
+    /// in-edges are the out-edges: nothing more is stored.
+    ///
+    /// # Panics
+    ///
+    /// If the partitioning is not of `graph`'s node count.
+    pub fn parts_with_in_edges(&self, graph: &Graph) -> Vec<Part> {
+        self.build_parts(graph, true)
+    }
+
+    fn build_parts(&self, graph: &Graph, in_edges: bool) -> Vec<Part> {
         self.check_graph(graph);
+        let built;
+        let reverse = match (in_edges, graph.reverse()) {
+            (false, _) => InEdges::None,
+            _ if graph.facts().symmetric || graph.reverse_is_out() => InEdges::Out,
+            (true, Some(csr)) => InEdges::Of(csr),
+            (true, None) => {
+                built = graph.out().transpose_structure();
+                InEdges::Of(&built)
+            }
+        };
         let Grouping { order, starts, rank } = self.grouping();
         let ids = Arc::new(GlobalIds {
             packed: self.owner.par_iter().zip(rank).map(|(&p, r)| (u64::from(p) << 32) | u64::from(r)).collect(),
         });
         (0..self.parts)
             .into_par_iter()
-            .map(|p| build_part(graph.out(), p, order[starts[p as usize]..starts[p as usize + 1]].to_vec(), &ids))
+            .map(|p| {
+                let owned = order[starts[p as usize]..starts[p as usize + 1]].to_vec();
+                build_part(graph.out(), reverse, p, owned, &ids)
+            })
             .collect()
     }
 
@@ -587,8 +616,8 @@ impl GlobalIds {
     }
 }
 
-/// One part of a partitioned graph: its owned nodes with their out-edges, and the ghosts those
-/// edges reach, in local ids.
+/// One part of a partitioned graph: its owned nodes with their out-edges (and in-edges, where
+/// built with them), and the ghosts those edges reach, in local ids.
 ///
 /// Local ids `0..num_owned()` are the owned nodes in increasing global id; `num_owned()..` are
 /// the ghosts, in increasing global id. The local CSR has a row for every local node; ghosts'
@@ -597,6 +626,8 @@ impl GlobalIds {
 pub struct Part {
     id: u32,
     csr: Csr,
+    /// The owned nodes' in-edges, where the part was built with them.
+    reverse: PartReverse,
     owned: Vec<NodeId>,
     ghosts: Vec<NodeId>,
     ids: Arc<GlobalIds>,
@@ -619,6 +650,29 @@ impl Part {
     pub fn take_csr(&mut self) -> Csr {
         let empty = Csr::from_parts(vec![0], Vec::new(), None).expect("an empty CSR is valid");
         std::mem::replace(&mut self.csr, empty)
+    }
+
+    /// The part's in-edges in local ids (owned nodes' rows; ghosts' rows empty), if it was
+    /// built with them ([`Partitioning::parts_with_in_edges`]).
+    pub fn reverse(&self) -> Option<&Csr> {
+        match &self.reverse {
+            PartReverse::None => None,
+            PartReverse::Out => Some(&self.csr),
+            PartReverse::Built(csr) => Some(csr),
+        }
+    }
+
+    /// Moves the part's edges out as a graph to run on (with its in-edges, where the part has
+    /// them), leaving it empty as [`Part::take_csr`] does.
+    pub fn take_graph(&mut self) -> Graph {
+        let reverse = std::mem::replace(&mut self.reverse, PartReverse::None);
+        let mut graph = Graph::from_csr(self.take_csr());
+        match reverse {
+            PartReverse::None => {}
+            PartReverse::Out => graph.set_reverse_to_out(),
+            PartReverse::Built(csr) => graph.set_reverse(Some(csr), None),
+        }
+        graph
     }
 
     /// The global ids of the owned nodes (local id = position).
@@ -729,11 +783,12 @@ impl GhostIndex {
     }
 }
 
-/// The targets of part `id`'s edges that other parts own, each once, sorted, and the index to
-/// find them by: a bitmap over the graph's nodes when the part has enough edges to pay for
+/// The targets of part `id`'s edges (and the sources of its in-edges, where `reverse` is given)
+/// that other parts own, each once, sorted, and the index to find them by: a bitmap over the graph's nodes when the part has enough edges to pay for
 /// one (set by every edge, then read in order), else the targets gathered and sorted.
 fn find_ghosts(
     csr: &Csr,
+    reverse: Option<&Csr>,
     id: u32,
     owned: &[NodeId],
     bounds: &[usize],
@@ -741,7 +796,10 @@ fn find_ghosts(
     ids: &GlobalIds,
 ) -> (Vec<NodeId>, GhostIndex) {
     let n = csr.num_nodes() as usize;
-    let remote = |u: NodeId| csr.neighbors(u).iter().copied().filter(move |&v| ids.owner(v) != id);
+    let remote = |u: NodeId| {
+        let sources = reverse.map_or(&[][..], |r| r.neighbors(u));
+        csr.neighbors(u).iter().chain(sources).copied().filter(move |&v| ids.owner(v) != id)
+    };
     if edges < (n / 8) as u64 {
         let mut ghosts: Vec<NodeId> = bounds
             .par_windows(2)
@@ -799,29 +857,46 @@ fn find_ghosts(
     (ghosts, GhostIndex::Bitmap { words, before })
 }
 
-fn build_part(csr: &Csr, id: u32, owned: Vec<NodeId>, ids: &Arc<GlobalIds>) -> Part {
+/// Where a part's in-edges come from while the parts are built.
+#[derive(Clone, Copy)]
+enum InEdges<'g> {
+    None,
+    /// The graph is symmetric: a node's in-edges are its out-edges.
+    Out,
+    /// The graph's reverse CSR.
+    Of(&'g Csr),
+}
+
+/// A part's in-edges.
+#[derive(Debug, Clone)]
+enum PartReverse {
+    None,
+    /// The local out-CSR itself (the graph is symmetric).
+    Out,
+    Built(Csr),
+}
+
+fn build_part(csr: &Csr, in_edges: InEdges<'_>, id: u32, owned: Vec<NodeId>, ids: &Arc<GlobalIds>) -> Part {
     let n_owned = owned.len();
     let owned_offsets = prefix_offsets(n_owned, |i| csr.degree(owned[i]));
     let bounds = node_groups(&owned_offsets);
     let m = owned_offsets[n_owned];
-    let (ghosts, index) = find_ghosts(csr, id, &owned, &bounds, m, ids);
+    let reverse_rows = match in_edges {
+        InEdges::Of(reverse) => Some(reverse),
+        InEdges::None | InEdges::Out => None,
+    };
+    let in_edge_count: u64 = reverse_rows.map_or(0, |r| owned.par_iter().map(|&u| r.degree(u)).sum());
+    let (ghosts, index) = find_ghosts(csr, reverse_rows, id, &owned, &bounds, m + in_edge_count, ids);
     let n_local = n_owned + ghosts.len();
+    let local_id = |v: NodeId| {
+        let slot = ids.packed[v as usize];
+        if (slot >> 32) as u32 == id { slot as u32 } else { n_owned as NodeId + index.rank(&ghosts, v) }
+    };
     let mut offsets = owned_offsets;
     offsets.resize(n_local + 1, m);
-    let edge_bounds: Vec<usize> = bounds.iter().map(|&b| offsets[b] as usize).collect();
-    let mut targets = vec![0 as NodeId; m as usize];
-    split_by_bounds(&mut targets, &edge_bounds).into_par_iter().enumerate().for_each(|(g, piece)| {
-        let mut at = 0;
-        for &u in &owned[bounds[g]..bounds[g + 1]] {
-            for &v in csr.neighbors(u) {
-                let slot = ids.packed[v as usize];
-                piece[at] =
-                    if (slot >> 32) as u32 == id { slot as u32 } else { n_owned as NodeId + index.rank(&ghosts, v) };
-                at += 1;
-            }
-        }
-    });
+    let targets = local_rows(csr, &owned, &bounds, &offsets, local_id);
     let weights = csr.weight_words().map(|words| {
+        let edge_bounds: Vec<usize> = bounds.iter().map(|&b| offsets[b] as usize).collect();
         let mut local = vec![0u32; m as usize];
         split_by_bounds(&mut local, &edge_bounds).into_par_iter().enumerate().for_each(|(g, piece)| {
             let mut at = 0;
@@ -834,7 +909,41 @@ fn build_part(csr: &Csr, id: u32, owned: Vec<NodeId>, ids: &Arc<GlobalIds>) -> P
         local
     });
     let local = Csr::from_parts_unchecked(offsets, targets, weights).with_real_weights(csr.has_real_weights());
-    Part { id, csr: local, owned, ghosts, ids: Arc::clone(ids) }
+    let reverse = match in_edges {
+        InEdges::None => PartReverse::None,
+        InEdges::Out => PartReverse::Out,
+        InEdges::Of(reverse) => {
+            let mut offsets = prefix_offsets(n_owned, |i| reverse.degree(owned[i]));
+            offsets.resize(n_local + 1, in_edge_count);
+            let bounds = node_groups(&offsets[..=n_owned]);
+            let sources = local_rows(reverse, &owned, &bounds, &offsets, local_id);
+            PartReverse::Built(Csr::from_parts_unchecked(offsets, sources, None))
+        }
+    };
+    Part { id, csr: local, reverse, owned, ghosts, ids: Arc::clone(ids) }
+}
+
+/// The rows of `rows` for the owned nodes, each neighbour in local ids (`local_id`), laid out by
+/// `offsets` (the local CSR's, whose owned rows `bounds` groups for the threads).
+fn local_rows(
+    rows: &Csr,
+    owned: &[NodeId],
+    bounds: &[usize],
+    offsets: &[u64],
+    local_id: impl Fn(NodeId) -> NodeId + Sync,
+) -> Vec<NodeId> {
+    let edge_bounds: Vec<usize> = bounds.iter().map(|&b| offsets[b] as usize).collect();
+    let mut targets = vec![0 as NodeId; offsets[owned.len()] as usize];
+    split_by_bounds(&mut targets, &edge_bounds).into_par_iter().enumerate().for_each(|(g, piece)| {
+        let mut at = 0;
+        for &u in &owned[bounds[g]..bounds[g + 1]] {
+            for &v in rows.neighbors(u) {
+                piece[at] = local_id(v);
+                at += 1;
+            }
+        }
+    });
+    targets
 }
 
 #[cfg(test)]
@@ -863,8 +972,8 @@ mod tests {
                     let owned = &order[starts[p as usize]..starts[p as usize + 1]];
                     let offsets = prefix_offsets(owned.len(), |i| csr.degree(owned[i]));
                     let bounds = node_groups(&offsets);
-                    let (sorted, by_search) = find_ghosts(csr, p, owned, &bounds, 0, &ids);
-                    let (mapped, by_bitmap) = find_ghosts(csr, p, owned, &bounds, u64::MAX, &ids);
+                    let (sorted, by_search) = find_ghosts(csr, None, p, owned, &bounds, 0, &ids);
+                    let (mapped, by_bitmap) = find_ghosts(csr, None, p, owned, &bounds, u64::MAX, &ids);
                     assert!(matches!(by_search, GhostIndex::Sorted) && matches!(by_bitmap, GhostIndex::Bitmap { .. }));
                     assert_eq!(sorted, mapped);
                     for (i, &v) in sorted.iter().enumerate() {

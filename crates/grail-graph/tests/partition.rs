@@ -405,3 +405,64 @@ fn a_parts_csr_moves_out_whole_and_its_ids_stay() {
         }
     }
 }
+
+/// Checks the parts made with in-edges: the same owned nodes and out-edges as without, every
+/// owned node's in-neighbours (as a multiset, in global ids) those of the graph, ghosts' rows
+/// empty, and the ghosts exactly the remote heads and the remote in-sources.
+fn check_in_edges(graph: &Graph, partitioning: &Partitioning) {
+    let reverse = graph.out().transpose();
+    let plain = partitioning.parts(graph);
+    for (mut part, without) in partitioning.parts_with_in_edges(graph).into_iter().zip(plain) {
+        assert_eq!(part.owned(), without.owned());
+        // The same out-edges (in global ids: the ghosts of in-sources take local ids too).
+        for local in 0..part.num_owned() {
+            let heads = |p: &Part| p.csr().neighbors(local).iter().map(|&v| p.global(v)).collect::<Vec<_>>();
+            assert_eq!(heads(&part), heads(&without));
+        }
+        let rows = part.reverse().expect("built with in-edges").clone();
+        assert_eq!(rows.num_nodes(), part.num_local());
+        let mut remote = BTreeSet::new();
+        for (local, &u) in part.owned().iter().enumerate() {
+            let mut sources: Vec<u32> = rows.neighbors(local as u32).iter().map(|&s| part.global(s)).collect();
+            let mut expected = reverse.neighbors(u).to_vec();
+            sources.sort_unstable();
+            expected.sort_unstable();
+            assert_eq!(sources, expected, "the in-neighbours of node {u} in part {}", part.id());
+            let heads = graph.out().neighbors(u).iter();
+            remote.extend(heads.chain(reverse.neighbors(u)).copied().filter(|&v| !part.owns(v)));
+        }
+        for ghost in part.num_owned()..part.num_local() {
+            assert!(rows.neighbors(ghost).is_empty(), "a ghost's in-edges");
+        }
+        assert_eq!(part.ghosts().iter().copied().collect::<BTreeSet<_>>(), remote);
+        // The graph a run gets holds the same in-edges.
+        let expected_rows = rows.clone();
+        let local = part.take_graph();
+        assert_eq!(local.reverse(), Some(&expected_rows));
+    }
+}
+
+#[test]
+fn parts_hold_their_nodes_in_edges_on_directed_and_symmetric_graphs() {
+    for (name, mut graph) in generated() {
+        if name.contains("undirected") || name == "grid" {
+            // Known symmetric: a part's in-edges are its out-edges.
+            assert!(graph.learn_symmetry(), "{name}");
+        }
+        for k in 1..=4 {
+            for method in [Method::Ordered, Method::Random] {
+                check_in_edges(&graph, &partition(&graph, k, method, 3).unwrap());
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(100))]
+
+    #[test]
+    fn parts_of_a_small_multigraph_hold_its_in_edges(graph in multigraphs(), k in 1u32..6, seed in any::<u64>()) {
+        let k = k.min(graph.num_nodes());
+        check_in_edges(&graph, &partition(&graph, k, Method::Random, seed).unwrap());
+    }
+}
