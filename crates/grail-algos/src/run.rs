@@ -170,8 +170,16 @@ pub fn run(algorithm: Algorithm, graph: &Graph, target: Target, params: &RunPara
     }
 }
 
-/// The variant a partitioned run uses: the one named, or the algorithm's first variant whose
-/// program can run on a partitioned graph; an error gives the reasons the others cannot.
+/// The variants partitioned runs take by default in place of the algorithm's first that can
+/// run partitioned: PageRank pushes (on the road network of 2^24 nodes over 2 and 4 H200s,
+/// 13.3 and 9.5 ms against pull32's 18.3 and 12.9: pushing sends only the sums kernels wrote
+/// into ghosts, pulling refreshes every ghost's contribution; docs/benchmarks.md, "In-edges on
+/// parts").
+const PARTITIONED_DEFAULTS: &[(Algorithm, &str)] = &[(Algorithm::Pr, "push")];
+
+/// The variant a partitioned run uses: the one named, or the algorithm's partitioned default
+/// ([`PARTITIONED_DEFAULTS`]), or its first variant whose program can run on a partitioned
+/// graph; an error gives the reasons the others cannot.
 fn partitionable_variant(algorithm: Algorithm, name: Option<&str>, graph: &Graph) -> Result<&'static Variant> {
     let weights = graph.out().weight_kind();
     let obstacles = |variant: &'static Variant| -> Result<Vec<String>> {
@@ -191,7 +199,10 @@ fn partitionable_variant(algorithm: Algorithm, name: Option<&str>, graph: &Graph
         return Ok(variant);
     }
     let mut refused = Vec::new();
-    for variant in Variant::of(algorithm) {
+    let preferred = PARTITIONED_DEFAULTS.iter().filter(|(a, _)| *a == algorithm).map(|(_, name)| *name);
+    let preferred: Vec<&'static Variant> =
+        preferred.filter_map(|name| Variant::of(algorithm).find(|v| v.name == name)).collect();
+    for variant in preferred.into_iter().chain(Variant::of(algorithm)) {
         let Ok(variant) = variant.for_weights(weights) else { continue };
         let reasons = obstacles(variant)?;
         if reasons.is_empty() {

@@ -455,7 +455,7 @@ pub fn partition_obstacles(module: &Module) -> Vec<String> {
 
 /// The obstacles of a body run on every part (a kernel's, or a function's a kernel calls).
 fn part_obstacles(module: &Module, body: &Body, who: &str, obstacles: &mut Vec<String>) {
-    reverse_obstacle(body, who, obstacles);
+    in_edge_obstacle(body, who, obstacles);
     let mut lock_kinds = Vec::new();
     // The loops over every node or edge (`for v in G.nodes()` lowers to one over the ids), and
     // their counters: a loop's own cast of its counter to a node is not reported again.
@@ -554,9 +554,10 @@ fn retries_other_nodes(body: &Body) -> bool {
 }
 
 /// Whether a body (a kernel's, or a function's a kernel calls) reads the adjacency (edges,
-/// neighbours, degree) of a node that is not an item of a loop over all nodes or the worklist:
-/// on a part only owned nodes have edges. Conservative: a copy of the item in another local,
-/// or a function's node parameter, counts as another node.
+/// neighbours, in-degree) of a node that is not an item of a loop over all nodes or the
+/// worklist: on a part only owned nodes have edges. (Any node's out-degree can be read: a part
+/// holds its ghosts' out-degrees, see [`reads_ghost_degrees`].) Conservative: a copy of the
+/// item in another local, or a function's node parameter, counts as another node.
 fn reads_remote_adjacency(body: &Body) -> bool {
     let items = loop_items(body);
     let is_item = |node: &Expr| matches!(node.kind, ExprKind::Load(Place::Local(l)) if items.contains(&l));
@@ -573,7 +574,7 @@ fn reads_remote_adjacency(body: &Body) -> bool {
         }
         stmt_exprs(stmt, &mut |expr| {
             walk_expr(expr, &mut |e| {
-                if let ExprKind::Degree { node, .. } | ExprKind::Neighbor { node, .. } = &e.kind {
+                if let ExprKind::Degree { node, reverse: true } | ExprKind::Neighbor { node, .. } = &e.kind {
                     remote |= !is_item(node);
                 }
             })
@@ -582,8 +583,35 @@ fn reads_remote_adjacency(body: &Body) -> bool {
     remote
 }
 
+/// Whether a kernel (or a function a kernel calls) reads the out-degree of a node that may not
+/// be its loop's item (see [`degree_of_non_item`]): a partitioned run then gives every part its
+/// ghosts' out-degrees, whose edges it does not hold.
+pub fn reads_ghost_degrees(module: &Module) -> bool {
+    (0..module.kernels.len()).any(|k| {
+        let kernel = KernelId(k as u32);
+        let items = loop_items(&module.kernels[k].body);
+        kernel_bodies(module, kernel).enumerate().any(|(b, body)| {
+            // Only the kernel's own body (b == 0) has loop items.
+            let items = if b == 0 { &items[..] } else { &[] };
+            let mut found = false;
+            walk_block(&body.block, &mut |stmt| {
+                stmt_exprs(stmt, &mut |expr| walk_expr(expr, &mut |e| found |= degree_of_non_item(e, items)))
+            });
+            found
+        })
+    })
+}
+
+/// Whether `e` reads the out-degree of a node that is not one of `items` (the locals of the
+/// body's loops over all nodes or the worklist, [`loop_items`]): on a part such a node may be
+/// a ghost, whose out-degree comes from the part's ghost degrees, not its (empty) row.
+pub fn degree_of_non_item(e: &Expr, items: &[LocalId]) -> bool {
+    matches!(&e.kind, ExprKind::Degree { node, reverse: false }
+        if !matches!(node.kind, ExprKind::Load(Place::Local(l)) if items.contains(&l)))
+}
+
 /// The variables of a body's loops over all nodes or the worklist: the items, which a part owns.
-fn loop_items(body: &Body) -> Vec<LocalId> {
+pub fn loop_items(body: &Body) -> Vec<LocalId> {
     let mut items = Vec::new();
     walk_block(&body.block, &mut |stmt| {
         if let Stmt::ForAll(forall) = stmt
@@ -595,7 +623,29 @@ fn loop_items(body: &Body) -> Vec<LocalId> {
     items
 }
 
-/// The obstacle of any body, the host's included: reading the graph's in-edges.
+/// The obstacle of a body run on every part: iterating in-edges as edges. A part holds its
+/// owned nodes' in-neighbours (their sources, in local ids), but an in-edge's id and properties
+/// belong to its source's part. (In-neighbours and in-degrees of other nodes than the loop's
+/// item are [`reads_remote_adjacency`]'s.)
+fn in_edge_obstacle(body: &Body, who: &str, obstacles: &mut Vec<String>) {
+    let mut found = false;
+    walk_block(&body.block, &mut |stmt| {
+        found |= match stmt {
+            Stmt::ForEach { adjacency, .. } => *adjacency == Adjacency::InEdges,
+            Stmt::ForAll(forall) => matches!(forall.space, Space::Adjacent(Adjacency::InEdges, _)),
+            _ => false,
+        };
+    });
+    if found {
+        obstacles.push(format!(
+            "{who} reads in-edges as edges: a part holds its nodes' in-neighbours, but an in-edge's id and \
+             properties are on its source's part"
+        ));
+    }
+}
+
+/// The obstacle of a body the host runs (`main`, functions no kernel calls): reading the
+/// graph's in-edges, which the host does not hold for a partitioned run.
 fn reverse_obstacle(body: &Body, who: &str, obstacles: &mut Vec<String>) {
     let mut reads = Vec::new();
     let mut note = |what: &'static str| {
@@ -626,7 +676,10 @@ fn reverse_obstacle(body: &Body, who: &str, obstacles: &mut Vec<String>) {
         });
     });
     if !reads.is_empty() {
-        obstacles.push(format!("{who} reads {}: a part holds only its own nodes' out-edges", and_list(&reads)));
+        obstacles.push(format!(
+            "{who} reads {}: the host of a partitioned run holds no in-edges (kernels may read their items')",
+            and_list(&reads)
+        ));
     }
 }
 

@@ -105,6 +105,10 @@ typedef struct grail_ctx {
     uint64_t node_slots;
     /* On a part, the global id of every local node (what `u as u32` gives); NULL otherwise. */
     const uint32_t *global_ids;
+    /* On a part of a program that reads the out-degree of nodes other than its loops' items:
+     * each ghost's out-degree in the whole graph, by local id minus num_nodes (a ghost's row
+     * is empty); NULL otherwise. */
+    const uint32_t *ghost_degrees;
 } grail_ctx;
 
 /* A growable array of 64-bit words: a thread's records of deferred loops; freed with

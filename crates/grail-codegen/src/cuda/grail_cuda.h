@@ -184,7 +184,7 @@ typedef struct grail_coll {
 } grail_coll;
 
 /* Everything a kernel sees, all in device memory; passed to a kernel by value.
- * The fields up to `global_ids` are grail_cpu.h's grail_ctx, in its order.
+ * The fields up to `ghost_degrees` are grail_cpu.h's grail_ctx, in its order.
  * Keep in sync with `GpuCtx` in crates/grail-runtime/src/gpu/ffi.rs (its #[repr(C)] mirror). */
 typedef struct grail_ctx {
     uint64_t num_nodes;
@@ -225,6 +225,8 @@ typedef struct grail_ctx {
     uint64_t graph_edges;
     uint64_t node_slots;
     const uint32_t *global_ids;
+    /* Each ghost's out-degree, as in grail_cpu.h. */
+    const uint32_t *ghost_degrees;
     /* Where the kernel pushes (its output worklist) and where it puts items to retry. */
     grail_wl pushes;
     grail_wl retries;

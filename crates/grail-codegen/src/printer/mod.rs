@@ -505,6 +505,7 @@ const CTX_FIELDS: &[(&str, &str)] = &[
     ("graph_nodes", "const uint64_t"),
     ("graph_edges", "const uint64_t"),
     ("global_ids", "const uint32_t *const restrict"),
+    ("ghost_degrees", "const uint32_t *const restrict"),
 ];
 
 /// The per-thread state a phase uses: pushes, retries, a partial reduction.
@@ -555,6 +556,9 @@ pub(crate) struct Emitter<'m, T: Target> {
     /// Emitting a function's copy for calls from inside a lock's section
     /// ([`Target::LOCKED_FUNCTIONS`]).
     pub locked_body: bool,
+    /// The locals of a kernel's loops over all nodes or its worklist (none elsewhere): nodes a
+    /// part owns, whose out-degree its CSR holds (see [`grail_ir::analysis::loop_items`]).
+    items: Vec<LocalId>,
 }
 
 impl<'m, T: Target> Emitter<'m, T> {
@@ -574,6 +578,7 @@ impl<'m, T: Target> Emitter<'m, T> {
             region: false,
             local: false,
             locked_body: false,
+            items: if kernel.is_some() { grail_ir::analysis::loop_items(body) } else { Vec::new() },
             counted: if target.per_thread_slots() {
                 grail_ir::analysis::collections_counted_in_kernels(module)
             } else {
@@ -1220,6 +1225,16 @@ impl<'m, T: Target> Emitter<'m, T> {
                     // An added node has no input edges.
                     let count = self.ctx("num_nodes");
                     format!("((uint32_t)((uint64_t){n} < {count} ? {offsets}[(uint64_t){n} + 1] - {offsets}[{n}] : 0))")
+                } else if !self.region && grail_ir::analysis::degree_of_non_item(expr, &self.items) {
+                    // On a part the node may be a ghost (local ids from num_nodes on), whose row is
+                    // empty: its out-degree is among the part's ghost degrees. On one device every
+                    // node is below num_nodes.
+                    let count = self.ctx("num_nodes");
+                    let ghosts = self.ctx("ghost_degrees");
+                    format!(
+                        "((uint64_t){n} < {count} ? (uint32_t)({offsets}[(uint64_t){n} + 1] - {offsets}[{n}]) \
+                         : {ghosts}[(uint64_t){n} - {count}])"
+                    )
                 } else {
                     format!("((uint32_t)({offsets}[(uint64_t){n} + 1] - {offsets}[{n}]))")
                 };

@@ -381,18 +381,23 @@ impl CpuProgram {
         run.ctx.graph_nodes = shape.graph_nodes;
         run.ctx.graph_edges = shape.graph_edges;
         run.ctx.global_ids = shape.global_ids.as_ptr();
+        if !shape.ghost_degrees.is_empty() {
+            run.ctx.ghost_degrees = shape.ghost_degrees.as_ptr();
+        }
         Ok(run)
     }
 }
 
 /// What a part's run needs to know of the whole graph: kernels over all nodes run over its
 /// `owned` nodes (local ids below it; the ghosts follow), `G.num_nodes()` and `G.num_edges()`
-/// are the graph's, and a node's number (`u as u32`) is its global id.
+/// are the graph's, a node's number (`u as u32`) is its global id, and a ghost's out-degree
+/// (whose row the part does not hold) is in `ghost_degrees` (empty where no kernel reads one).
 pub(crate) struct PartShape<'s> {
     pub owned: u32,
     pub graph_nodes: u64,
     pub graph_edges: u64,
     pub global_ids: &'s [u32],
+    pub ghost_degrees: &'s [u32],
 }
 
 impl crate::multi::PartRun for Run<'_, '_, '_> {
@@ -745,6 +750,7 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
             graph_edges: out_csr.num_edges(),
             node_slots: out_csr.num_nodes().into(),
             global_ids: std::ptr::null(),
+            ghost_degrees: std::ptr::null(),
         });
         let mut states: Vec<ThreadSlot> = (0..pool.threads()).map(|_| ThreadSlot(GrailThread::new())).collect();
         let mut slots: Vec<Box<[GrailSlots]>> =

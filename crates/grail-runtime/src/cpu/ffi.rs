@@ -71,6 +71,9 @@ pub(crate) struct GrailCtx {
     pub graph_edges: u64,
     pub node_slots: u64,
     pub global_ids: *const u32,
+    /// On a part: each ghost's out-degree in the whole graph, where kernels read degrees of
+    /// other nodes than their items (null otherwise).
+    pub ghost_degrees: *const u32,
 }
 
 /// The number of segments of a collection (`GRAIL_SEGS`).
@@ -231,6 +234,7 @@ mod tests {
                 case 15: return sizeof(grail_wbuf);
                 case 16: return offsetof(grail_thread, slots);
                 case 17: return sizeof(grail_slots);
+                case 18: return offsetof(grail_ctx, ghost_degrees);
                 default: return 0; }} }}\n",
             grail_codegen::c::CPU_HEADER.replace("#include <string.h>", "#include <string.h>\n#include <stddef.h>")
         );
@@ -256,6 +260,7 @@ mod tests {
             size_of::<GrailWBuf>(),
             offset_of!(GrailThread, slots),
             size_of::<GrailSlots>(),
+            offset_of!(GrailCtx, ghost_degrees),
         ];
         for (q, want) in expected.into_iter().enumerate() {
             assert_eq!(unsafe { layout(q as u32) }, want as u64, "layout query {q}");

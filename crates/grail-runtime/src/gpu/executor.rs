@@ -54,6 +54,9 @@ const ELEMENT_READS_BEFORE_DOWNLOAD: u32 = 64;
 /// The smallest capacity of a device worklist, in items.
 const MIN_WORKLIST: u64 = 1024;
 
+/// How many unused worklist buffers a run keeps ([`GpuRun::take_list`]).
+const SPARE_LISTS: usize = 4;
+
 /// Slots of the counters buffer the kernels write and the host reads after every launch.
 mod counter {
     /// Pushes made this invocation (`grail_wl.len` of the output worklist).
@@ -670,6 +673,12 @@ pub(crate) struct GpuRun<'a> {
     /// On a part of a partitioned graph: every local node's global id (`ctx.global_ids`), and
     /// the index and word buffers of the gathers and scatters between parts (grown as needed).
     _part_ids: Option<DeviceBuffer>,
+    /// On a part whose kernels read other nodes' out-degrees: its ghosts' (`ctx.ghost_degrees`).
+    _ghost_degrees: Option<DeviceBuffer>,
+    /// Worklist buffers no list uses now, kept for the next one instead of freed and
+    /// allocated again (both synchronize the device, and on a partitioned run cost hundreds of
+    /// microseconds a superstep): at most [`SPARE_LISTS`].
+    spare_lists: Vec<DeviceList>,
     /// The invocations an outlined worklist loop may make before it leaves with work left (0:
     /// until its worklist is empty); set while a part runs its loop between exchanges.
     region_budget: u32,
@@ -895,6 +904,8 @@ impl<'a> GpuRun<'a> {
             invocation: 0,
             checks,
             _part_ids: None,
+            _ghost_degrees: None,
+            spare_lists: Vec::new(),
             exchange: None,
             fixed: std::collections::HashMap::new(),
             split: None,
@@ -1144,7 +1155,10 @@ impl<'a> GpuRun<'a> {
         let program = self.program;
         let kernel = &program.module.kernels[id.index()];
         let code = &program.kernels[id.index()];
+        // Where an invocation's host time goes, for `GRAIL_TRACE_STEPS` (multi::trace).
+        let traced = crate::multi::trace::on().then(Instant::now);
         self.columns_to_device()?;
+        let columns_up = traced.map(|t| t.elapsed());
         let mut arg_values = Vec::with_capacity(args.len());
         grail_values(args, "kernel arguments", &mut arg_values)?;
         self.mailbox.send(self.args.ptr(), &arg_values)?;
@@ -1254,6 +1268,7 @@ impl<'a> GpuRun<'a> {
             end.record()?;
             self.wait(&kernel.name)?;
         }
+        let launched = traced.map(|t| t.elapsed());
         let gpu_ms = start.elapsed_ms(&end)?;
         self.events = Some((start, end));
         self.ctx.items = 0;
@@ -1263,7 +1278,12 @@ impl<'a> GpuRun<'a> {
             let capacity = u64::from(self.num_nodes()) + 1024;
             let fresh = match self.worklists.pop() {
                 Some(list) if list.cap >= capacity => list,
-                _ => DeviceList::with_capacity(&self.context, capacity, "a worklist")?,
+                popped => {
+                    if let Some(small) = popped {
+                        self.keep_list(small);
+                    }
+                    self.take_list(capacity)?
+                }
             };
             let mut done = std::mem::replace(&mut self.spare, fresh);
             done.len = pushes;
@@ -1281,6 +1301,9 @@ impl<'a> GpuRun<'a> {
         {
             sets.current = Current::Device;
             sets.element_reads = 0;
+        }
+        if let (Some(t), Some(up), Some(launched)) = (traced, columns_up, launched) {
+            crate::multi::trace::invocation(&kernel.name, items, up, launched - up, t.elapsed() - launched, gpu_ms);
         }
         let result = match kernel.reduction {
             Some((_, ty)) => {
@@ -1519,15 +1542,18 @@ impl Machine for GpuRun<'_> {
     }
 
     fn push_worklist(&mut self, items: Vec<u32>) -> Result<()> {
-        let cap = (items.len() as u64).max(MIN_WORKLIST);
-        let list = DeviceList::with_capacity(&self.context, cap, "a worklist")?;
-        list.buffer.upload(0, &items)?;
+        let list = self.take_list(items.len() as u64)?;
+        if !items.is_empty() {
+            list.buffer.upload(0, &items)?;
+        }
         self.worklists.push(DeviceList { len: items.len() as u64, ..list });
         Ok(())
     }
 
     fn pop_worklist(&mut self) {
-        self.worklists.pop();
+        if let Some(list) = self.worklists.pop() {
+            self.keep_list(list);
+        }
     }
 
     fn worklist_is_empty(&mut self) -> Result<bool> {
@@ -1571,6 +1597,12 @@ impl GpuProgram {
         let ids = DeviceBuffer::from_slice(&run.context, shape.global_ids, "the part's global node ids")?;
         run.ctx.global_ids = ids.ptr();
         run._part_ids = Some(ids);
+        if !shape.ghost_degrees.is_empty() {
+            let degrees =
+                DeviceBuffer::from_slice(&run.context, shape.ghost_degrees, "the part's ghosts' out-degrees")?;
+            run.ctx.ghost_degrees = degrees.ptr();
+            run._ghost_degrees = Some(degrees);
+        }
         Ok(run)
     }
 }
@@ -1657,6 +1689,29 @@ impl GpuRun<'_> {
 impl GpuRun<'_> {
     /// The buffers that split a worklist of `len` items between owned nodes and ghosts, made
     /// (or grown) on first use.
+    /// An empty worklist of at least `cap` items: a kept one (the smallest that fits), or a
+    /// new one.
+    fn take_list(&mut self, cap: u64) -> Result<DeviceList> {
+        let fitting = (0..self.spare_lists.len())
+            .filter(|&i| self.spare_lists[i].cap >= cap)
+            .min_by_key(|&i| self.spare_lists[i].cap);
+        match fitting {
+            Some(i) => Ok(DeviceList { len: 0, ..self.spare_lists.swap_remove(i) }),
+            None => DeviceList::with_capacity(&self.context, cap, "a worklist"),
+        }
+    }
+
+    /// Keeps a worklist buffer no list uses for [`GpuRun::take_list`] (the smallest kept one
+    /// goes when there are too many).
+    fn keep_list(&mut self, list: DeviceList) {
+        self.spare_lists.push(list);
+        if self.spare_lists.len() > SPARE_LISTS
+            && let Some(smallest) = (0..self.spare_lists.len()).min_by_key(|&i| self.spare_lists[i].cap)
+        {
+            self.spare_lists.swap_remove(smallest);
+        }
+    }
+
     fn split_buffers(&mut self, len: u64) -> Result<()> {
         let owned = self.ctx.num_nodes as u32;
         let slots = self.num_nodes();
@@ -2200,6 +2255,31 @@ impl crate::multi::PartRun for GpuRun<'_> {
             )?;
         }
         Ok(found)
+    }
+
+    fn prepare_exchange(&mut self, lists: &[&[u32]], records: &[(&[u32], PropertyId)]) -> Result<()> {
+        for list in lists.iter().filter(|l| !l.is_empty()) {
+            self.fixed_list(list)?;
+        }
+        for &(list, property) in records.iter().filter(|(l, _)| !l.is_empty()) {
+            self.record(list, property)?;
+        }
+        // The worklists' and the split's buffers, which the first supersteps would make.
+        if self.module.kernels.iter().any(|k| k.uses_worklist()) {
+            let capacity = u64::from(self.num_nodes()) + 1024;
+            if let [only] = self.worklists.as_mut_slice()
+                && only.len == 0
+                && only.cap < capacity
+            {
+                *only = DeviceList::with_capacity(&self.context, capacity, "a worklist")?;
+            }
+            let reserve = DeviceList::with_capacity(&self.context, capacity, "a worklist")?;
+            self.keep_list(reserve);
+            if self.num_nodes() > self.ctx.num_nodes as u32 {
+                self.split_buffers(0)?;
+            }
+        }
+        Ok(())
     }
 
     fn send_changes_to(

@@ -76,6 +76,8 @@ pub struct GpuCtx {
     pub graph_edges: u64,
     pub node_slots: u64,
     pub global_ids: u64,
+    /// `const uint32_t *ghost_degrees`, as in `GrailCtx` (0 = none).
+    pub ghost_degrees: u64,
     pub pushes: GpuWorklist,
     pub retries: GpuWorklist,
     pub acc: u64,
@@ -249,6 +251,8 @@ pub fn layout_checks() -> String {
         ("invocation", offset_of!(GpuCtx, invocation)),
         ("sets", offset_of!(GpuCtx, sets)),
         ("colls", offset_of!(GpuCtx, colls)),
+        ("global_ids", offset_of!(GpuCtx, global_ids)),
+        ("ghost_degrees", offset_of!(GpuCtx, ghost_degrees)),
         ("pushes", offset_of!(GpuCtx, pushes)),
         ("retries", offset_of!(GpuCtx, retries)),
         ("acc", offset_of!(GpuCtx, acc)),

@@ -365,6 +365,27 @@ impl Bsp<'_, '_> {
         self.stats.compute += elapsed.saturating_sub(exchanging);
     }
 
+    /// Gets every part's exchanges ready before the supersteps ([`super::PartRun::prepare_exchange`]):
+    /// the properties kernels write through other nodes (their ghosts are compared, their
+    /// mirrors merged into) and those read through ghosts (their mirrors compared, their ghosts
+    /// stored into).
+    pub fn prepare_exchanges(&mut self) -> Result<()> {
+        if self.parts.len() < 2 {
+            return Ok(());
+        }
+        let mut properties: Vec<PropertyId> =
+            self.merges.iter().flatten().filter(|w| w.remote).map(|w| w.property).collect();
+        properties.extend(
+            self.remotely_read.iter().enumerate().filter(|(_, read)| **read).map(|(p, _)| PropertyId(p as u32)),
+        );
+        properties.sort_by_key(|p| p.0);
+        properties.dedup();
+        for outcome in self.crew.run(Job::Prepare(properties)) {
+            outcome?;
+        }
+        Ok(())
+    }
+
     /// Merges the last superstep's changes that were left for later, before anything looks at
     /// the parts.
     fn flush(&mut self) -> Result<()> {
@@ -639,7 +660,18 @@ impl Machine for Bsp<'_, '_> {
         self.stats.compute += computed - started;
         self.stats.steps += 1;
         let results: Vec<Option<Value>> = outcomes.iter_mut().map(|outcome| outcome.result.take()).collect();
+        let moved_before = [self.stats.merged, self.stats.copied, self.stats.forwarded];
         self.synchronize(&merges, outcomes, split)?;
+        if super::trace::on() {
+            let moved = [self.stats.merged, self.stats.copied, self.stats.forwarded];
+            super::trace::step(
+                self.stats.steps,
+                &declared.name,
+                computed - started,
+                computed.elapsed(),
+                std::array::from_fn(|i| moved[i] - moved_before[i]),
+            );
+        }
         let result = match declared.reduction {
             Some((op, ty)) => {
                 let mut total: Option<Value> = None;
@@ -869,11 +901,11 @@ impl Machine for Bsp<'_, '_> {
     }
 }
 
-/// Each part's local graph (owned nodes, then ghosts with empty rows), its CSR moved out of the
-/// part.
+/// Each part's local graph (owned nodes, then ghosts with empty rows; its in-edges where the
+/// part has them), moved out of the part.
 pub(crate) fn part_graphs(parts: &mut [Part]) -> Vec<Graph> {
     use rayon::prelude::*;
-    parts.par_iter_mut().map(|part| Graph::from_csr(part.take_csr())).collect()
+    parts.par_iter_mut().map(Part::take_graph).collect()
 }
 
 #[cfg(test)]

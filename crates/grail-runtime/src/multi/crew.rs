@@ -117,11 +117,27 @@ pub(crate) enum Job {
     Merge(Exchanged),
     /// Each part stores the words their owners sent in its ghosts.
     Refresh(Exchanged),
+    /// Each part gets its exchanges' lists, and the records of these properties, ready.
+    Prepare(Vec<grail_ir::PropertyId>),
     /// Every part runs its side of an asynchronous worklist loop until all are done.
     Async(std::sync::Arc<super::asynchronous::AsyncState>),
     /// Every part runs an outlined region at once, exchanging on the devices ([`super::peer`]),
     /// from `main`'s locals, with its table.
     Region { region: grail_ir::OutlineId, locals: Vec<Value>, tables: Vec<super::peer::Table> },
+}
+
+impl Job {
+    /// What the job is called in traces.
+    fn name(&self) -> &'static str {
+        match self {
+            Job::Step { .. } => "step",
+            Job::Merge(_) => "merge",
+            Job::Refresh(_) => "refresh",
+            Job::Prepare(_) => "prepare",
+            Job::Async(_) => "async",
+            Job::Region { .. } => "region",
+        }
+    }
 }
 
 /// A node property a superstep wrote, as the exchange treats it.
@@ -211,6 +227,7 @@ impl CrewState {
         run.bind()?;
         let (ghosts, mirrors, routes) = (list(self.ghosts[q]), list(self.mirrors[q]), &self.routes[q]);
         let mut outcome = Outcome::default();
+        let mut phases = super::trace::Phases::start(q, job.name());
         match job {
             Job::Step { kernel, args, diff, split, merge_first } => {
                 // Each owner's ghosts that changed go to the owner's inbox after the kernel,
@@ -232,20 +249,25 @@ impl CrewState {
                     self.merged.wait();
                     let ran = ran.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
                     outcome.result = ran?;
+                    phases.end("merge and kernel");
                     for (&property, sends) in diff.iter().zip(&sends) {
                         outcome.sent.push(run.send_changes_to(property, ghosts, sends)?);
                     }
+                    phases.end("changes sent");
                 } else {
                     (outcome.result, outcome.sent) = run.invoke_sending(*kernel, &args[q], diff, ghosts, &sends)?;
+                    phases.end("kernel and changes sent");
                 }
                 if *split {
                     let [owner_of, position, at_owner, starts] = self.maps[q].map(list);
                     let map = GhostMap { part: q, owner_of, position, at_owner, starts };
                     outcome.pushes = run.send_pushes(map, routes)?;
+                    phases.end("pushes sent");
                 }
             }
             Job::Merge(exchanged) => {
                 merge_received(run, q, routes, mirrors, exchanged)?;
+                phases.end("merge");
                 // This part's words its ghosts elsewhere have not seen, to their parts' inboxes
                 // (after the merges, which the comparisons follow on the device).
                 for (i, synced) in exchanged.properties.iter().filter(|s| s.read).enumerate() {
@@ -253,8 +275,10 @@ impl CrewState {
                     let sends: Vec<super::Send> = routes.iter().map(|r| (r.mirrors.clone(), share(r))).collect();
                     outcome.sent.push(run.send_changes_to(synced.property, mirrors, &sends)?);
                 }
+                phases.end("mirrors' changes sent");
                 // The merges are done before another part writes this part's inboxes again.
                 run.settle()?;
+                phases.end("settled");
             }
             Job::Refresh(exchanged) => {
                 for (w, synced) in exchanged.properties.iter().enumerate() {
@@ -265,6 +289,15 @@ impl CrewState {
                         }
                     }
                 }
+                phases.end("ghosts stored");
+            }
+            Job::Prepare(properties) => {
+                let map = self.maps[q].map(list);
+                let lists: Vec<&[u32]> = [ghosts, mirrors].into_iter().chain(map).collect();
+                let records: Vec<(&[u32], grail_ir::PropertyId)> =
+                    properties.iter().flat_map(|&p| [(ghosts, p), (mirrors, p)]).collect();
+                run.prepare_exchange(&lists, &records)?;
+                phases.end("lists and records");
             }
             Job::Async(state) => return super::asynchronous::drive(q, run, ghosts, mirrors, state),
             Job::Region { region, locals, tables } => {

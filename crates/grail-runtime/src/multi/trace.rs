@@ -1,0 +1,71 @@
+//! Where a partitioned run's supersteps spend their time, on standard error, when
+//! `GRAIL_TRACE_STEPS=1`: per superstep the kernel, its computing and synchronizing time and
+//! what moved; per part and job, the time of each phase of its driver (the host's calls, which
+//! wait where the device work they queued must finish). Off, it costs one flag test per phase.
+
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// Whether tracing is on (read once).
+pub fn on() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("GRAIL_TRACE_STEPS").is_some_and(|v| v != "0" && !v.is_empty()))
+}
+
+/// The phases of one part's job, timed as they end.
+pub(crate) struct Phases {
+    part: usize,
+    job: &'static str,
+    last: Option<Instant>,
+    ended: Vec<(&'static str, Duration)>,
+}
+
+impl Phases {
+    pub fn start(part: usize, job: &'static str) -> Phases {
+        Phases { part, job, last: on().then(Instant::now), ended: Vec::new() }
+    }
+
+    /// Ends the phase called `name` (the time since the last one ended).
+    pub fn end(&mut self, name: &'static str) {
+        if let Some(last) = self.last {
+            let now = Instant::now();
+            self.ended.push((name, now - last));
+            self.last = Some(now);
+        }
+    }
+}
+
+impl Drop for Phases {
+    fn drop(&mut self) {
+        if self.last.is_some() {
+            let phases: Vec<String> = self.ended.iter().map(|(name, d)| format!("{name} {}", micros(*d))).collect();
+            eprintln!("trace   part {} {}: {}", self.part, self.job, phases.join(", "));
+        }
+    }
+}
+
+/// A superstep's line: the kernel, its computing and synchronizing time, and what moved.
+pub(crate) fn step(step: u64, kernel: &str, compute: Duration, sync: Duration, moved: [u64; 3]) {
+    let [merged, copied, forwarded] = moved;
+    eprintln!(
+        "trace step {step} `{kernel}`: compute {}, sync {}; merged {merged}, copied {copied}, forwarded {forwarded}",
+        micros(compute),
+        micros(sync)
+    );
+}
+
+fn micros(d: Duration) -> String {
+    format!("{:.0} us", d.as_secs_f64() * 1e6)
+}
+
+/// A GPU invocation's line: its items, the columns' copy up, the launches with their waits, what
+/// followed (the next worklist), and the kernels' own time by CUDA events.
+pub(crate) fn invocation(kernel: &str, items: u64, up: Duration, launched: Duration, after: Duration, gpu_ms: f32) {
+    eprintln!(
+        "trace     gpu `{kernel}`: {items} items, columns up {}, launches {}, after {}, kernels {:.0} us",
+        micros(up),
+        micros(launched),
+        micros(after),
+        f64::from(gpu_ms) * 1e3
+    );
+}
