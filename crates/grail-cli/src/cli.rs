@@ -1103,6 +1103,11 @@ pub enum BenchCommand {
         /// Algorithms, comma-separated.
         #[arg(long, value_delimiter = ',', value_name = "ALGO", default_value = "bfs,sssp,cc,pr")]
         algorithms: Vec<Algorithm>,
+        /// Variants to run partitioned, comma-separated (`grail run --variant` names, e.g.
+        /// `do,wl,pull32,push`): each algorithm's variants of these names, side by side. Default:
+        /// each algorithm's partitioned default (as `grail run --devices` picks it).
+        #[arg(long, value_delimiter = ',', value_name = "NAMES")]
+        variants: Vec<String>,
         /// A device list as `grail run --devices` takes it (repeatable): `gpu:0,gpu:1`, `all`,
         /// `cpu*4`, `gpu:0,cpu`.
         #[arg(long = "devices", value_name = "LIST", default_value = "cpu*2")]

@@ -231,6 +231,8 @@ fn bench_multi_prints_one_device_beside_several() {
         "kron:8,road:8",
         "--algorithms",
         "bfs,pr",
+        "--variants",
+        "do,wl,pull32,push",
         "--devices",
         "cpu*2",
         "--devices",
@@ -252,9 +254,19 @@ fn bench_multi_prints_one_device_beside_several() {
     }
     let rows: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
     let rows = rows.as_array().unwrap();
-    // Per graph and algorithm: the default variant on one device, the partitioned variant on
-    // one device (it differs for both: bfs wl, pr push), and 2 lists x 2 methods.
-    assert_eq!(rows.len(), 2 * (6 + 6));
+    // Per graph and algorithm: the default variant on one device (bfs do, pr pull32), the
+    // other variant asked for on one device (bfs wl, pr push), and each of the two variants over
+    // 2 lists x 2 methods.
+    assert_eq!(rows.len(), 2 * 2 * (2 + 2 * 4));
+    for variant in ["do", "wl", "pull32", "push"] {
+        let partitioned = rows.iter().filter(|r| r["variant"] == variant && r["partition"].is_string()).count();
+        assert_eq!(partitioned, 2 * 4, "partitioned rows of {variant}");
+    }
+    // A variant no algorithm asked for has is a usage error.
+    let wrong =
+        grail(&["--quiet", "bench", "multi", "--graphs", "kron:8", "--algorithms", "bfs", "--variants", "push"]);
+    assert_eq!(wrong.status.code(), Some(2), "{}", stderr(&wrong));
+    assert!(stderr(&wrong).contains("has a variant 'push'"), "{}", stderr(&wrong));
     for row in rows {
         assert!(row["algo_ms"].as_f64().unwrap() >= 0.0, "{row}");
         if row["partition"].is_string() {

@@ -32,6 +32,7 @@ pub fn bench(command: BenchCommand, threads: usize, progress: &Bars) -> Result<(
         BenchCommand::Multi {
             graphs,
             algorithms,
+            variants,
             devices,
             partitions,
             modes,
@@ -59,6 +60,7 @@ pub fn bench(command: BenchCommand, threads: usize, progress: &Bars) -> Result<(
             let bench = super::bench_multi::MultiBench {
                 graphs,
                 algorithms,
+                variants,
                 devices,
                 partitions,
                 modes,

@@ -30,6 +30,8 @@ use crate::progress::Bars;
 pub struct MultiBench {
     pub graphs: Vec<String>,
     pub algorithms: Vec<Algorithm>,
+    /// Variant names to run partitioned (empty: each algorithm's partitioned default).
+    pub variants: Vec<String>,
     pub devices: Vec<Vec<Device>>,
     pub partitions: Vec<Method>,
     pub modes: Vec<Mode>,
@@ -103,12 +105,34 @@ fn best(algorithm: Algorithm, graph: &Graph, target: Target, params: &RunParams,
     Ok(best.expect("at least one run"))
 }
 
+/// The variants `algorithm` runs partitioned with: those of `names` it has, or its default
+/// (`None`) when `names` is empty or names none of its variants.
+fn variant_choices(algorithm: Algorithm, names: &[String]) -> Vec<Option<&str>> {
+    let mine: Vec<Option<&str>> = names
+        .iter()
+        .filter(|name| grail_algos::Variant::of(algorithm).any(|v| v.name == name.as_str()))
+        .map(|name| Some(name.as_str()))
+        .collect();
+    if mine.is_empty() { vec![None] } else { mine }
+}
+
 fn device_list(devices: &[Device]) -> String {
     devices.iter().map(ToString::to_string).collect::<Vec<_>>().join(",")
 }
 
 pub fn multi(bench: MultiBench, progress: &Bars) -> Result<()> {
     let graphs = bench.graphs.iter().map(|g| parse_graph(g)).collect::<Result<Vec<_>>>()?;
+    if let Some(name) = bench
+        .variants
+        .iter()
+        .find(|name| !bench.algorithms.iter().any(|&a| grail_algos::Variant::of(a).any(|v| v.name == name.as_str())))
+    {
+        return Err(crate::commands::UsageError(format!(
+            "--variants: none of the algorithms {} has a variant '{name}'",
+            bench.algorithms.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+        ))
+        .into());
+    }
     anyhow::ensure!(
         matches!(bench.baseline, Target::Cpu | Target::Gpu),
         "--baseline: expected cpu or gpu, got {}",
@@ -144,7 +168,10 @@ pub fn multi(bench: MultiBench, progress: &Bars) -> Result<()> {
             let default = one.variant.map_or("", |v| v.name);
             rows.push(Row::one_device(&label, algorithm, &baseline_name, default, &one));
             emit(&rows);
-            for devices in &bench.devices {
+            for (choice, devices) in variant_choices(algorithm, &bench.variants)
+                .into_iter()
+                .flat_map(|choice| bench.devices.iter().map(move |devices| (choice, devices)))
+            {
                 for &partition in &bench.partitions {
                     let split = match splits.entry((devices.len(), partition)) {
                         Entry::Occupied(made) => made.get().clone(),
@@ -166,6 +193,7 @@ pub fn multi(bench: MultiBench, progress: &Bars) -> Result<()> {
                                 topology: bench.topology,
                                 partitioning: Some(split.clone()),
                             }),
+                            variant: choice.map(str::to_string),
                             ..base.clone()
                         };
                         let parts = best(algorithm, &graph, Target::Cpu, &params, bench.repeat)?;
