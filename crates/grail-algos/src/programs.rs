@@ -20,6 +20,7 @@ pub const PROGRAMS: &[(&str, &str)] = &[
     ("pta", include_str!("../programs/pta.grail")),
     ("sp", include_str!("../programs/sp.grail")),
     ("sssp_bf", include_str!("../programs/sssp_bf.grail")),
+    ("sssp_ds", include_str!("../programs/sssp_ds.grail")),
     ("sssp_nf_real", include_str!("../programs/sssp_nf_real.grail")),
     ("sssp_wl_real", include_str!("../programs/sssp_wl_real.grail")),
     ("sssp_nf", include_str!("../programs/sssp_nf.grail")),

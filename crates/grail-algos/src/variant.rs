@@ -37,6 +37,12 @@ pub const VARIANTS: &[Variant] = &[
     Variant { algorithm: Algorithm::Sssp, name: "wl", program: "sssp_wl", summary: "data-driven worklist relaxation" },
     Variant {
         algorithm: Algorithm::Sssp,
+        name: "ds",
+        program: "sssp_ds",
+        summary: "delta-stepping windows over one worklist, near heads pushed, not retried (runs partitioned)",
+    },
+    Variant {
+        algorithm: Algorithm::Sssp,
         name: "bf",
         program: "sssp_bf",
         summary: "topology-driven Bellman-Ford with an updated flag",
