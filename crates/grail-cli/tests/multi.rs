@@ -340,3 +340,25 @@ fn sections_run_several_algorithms_at_once_verified() {
     let refused = grail(&["sections", "--graph", &graph, "bfs@tpu"]);
     assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
 }
+
+#[test]
+fn trace_steps_tells_where_each_superstep_went_and_only_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let graph = generated(&dir);
+    let args = ["run", "bfs", "-g", &graph, "--devices", "cpu*2", "--partition", "ordered", "--verify"];
+    let traced = std::process::Command::new(env!("CARGO_BIN_EXE_grail"))
+        .args(args)
+        .arg("--quiet")
+        .env("GRAIL_CACHE_DIR", std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("grail-cache"))
+        .env("GRAIL_TRACE_STEPS", "1")
+        .output()
+        .expect("grail runs");
+    assert!(traced.status.success(), "{}", stderr(&traced));
+    let text = stderr(&traced);
+    // Each part's preparation, every superstep with its kernel, and each part's phases.
+    assert!(text.contains("trace   part 0 prepare") && text.contains("trace   part 1 prepare"), "{text}");
+    assert!(text.contains("trace step 1 `init`") && text.contains("`top_down`"), "{text}");
+    assert!(text.contains("trace   part 1 step: kernel"), "{text}");
+    let plain = grail(&args);
+    assert!(plain.status.success() && !stderr(&plain).contains("trace"), "{}", stderr(&plain));
+}
