@@ -336,6 +336,24 @@ for graph in kron16 road; do
     done
 done
 
+# Variants that read in-neighbours (the parts hold their nodes' in-edges and their ghosts'
+# degrees; bfs's default `do` is in the loop above) and the ordered SSSP without retries.
+for graph in kron16 road; do
+    for devices in "${device_lists[@]}"; do
+        for variant in "pr pull32" "pr pull" "sssp ds"; do
+            read -r algo name <<<"$variant"
+            log="$out/multi.$graph.$algo-$name.${devices//[^a-z0-9]/_}.txt"
+            if timeout 300 "$grail" -q run "$algo" --variant "$name" -g "$out/multi.$graph.gcsr" --devices "$devices" \
+                --partition random --verify >"$log" 2>&1; then
+                pass "$algo $name on $graph over $devices (random): $(grep -o 'time .*ms' "$log" | head -1)"
+            else
+                tail -5 "$log"
+                fail "$algo $name on $graph over $devices (random), log $log"
+            fi
+        done
+    done
+done
+
 if [[ $gpus -ge 2 ]]; then
     # Regions run on every GPU at once (supersteps exchanged between the GPUs) or superstep by
     # superstep from the host, whatever the default chooses for the graph: both verified.
