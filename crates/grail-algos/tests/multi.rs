@@ -142,9 +142,13 @@ fn check_with(program: &SuiteProgram, graph: &Graph, how: MultiParams, threads: 
     }
     let report = run.multi.expect("a partitioned run reports its parts");
     assert_eq!(report.parts.len(), k);
-    // Ghosts are refreshed where kernels read them (not pr_push's: it only adds into them).
+    // Ghosts are refreshed where kernels read them (not pr_push's: it only adds into them). The
+    // initial values are not sent (each part gives its ghosts theirs), and a part that wrote a
+    // ghost needs nothing back, so a search from node 0 that stays near it may copy nothing;
+    // labels and ranks change all over a generated graph, so those runs must copy.
     let read_through_ghosts = grail_ir::analysis::remote_reads(program.module()).contains(&true);
-    if report.parts.iter().any(|p| p.ghosts > 0) && read_through_ghosts {
+    let changes_everywhere = matches!(variant.algorithm, Algorithm::Cc | Algorithm::Pr) && graph.num_edges() >= 1000;
+    if report.parts.iter().any(|p| p.ghosts > 0) && read_through_ghosts && changes_everywhere {
         assert!(report.sync.copied > 0, "{}: ghosts never refreshed", context());
     }
     assert_eq!(report.parts.iter().map(|p| u64::from(p.nodes)).sum::<u64>(), u64::from(graph.num_nodes()));

@@ -358,6 +358,11 @@ fn trace_steps_tells_where_each_superstep_went_and_only_when_asked() {
     // Each part's preparation, every superstep with its kernel, and each part's phases.
     assert!(text.contains("trace   part 0 prepare") && text.contains("trace   part 1 prepare"), "{text}");
     assert!(text.contains("trace step 1 `init`") && text.contains("`top_down`"), "{text}");
+    // The initial values depend on each node alone: every part gives its ghosts theirs, and
+    // nothing is sent.
+    let init = text.lines().find(|l| l.starts_with("trace step 1 `init`")).unwrap();
+    assert!(init.ends_with("merged 0, copied 0, forwarded 0"), "{init}");
+    assert!(text.contains("trace   part 1 defaults: kernel over every slot"), "{text}");
     assert!(text.contains("trace   part 1 step: kernel"), "{text}");
     let plain = grail(&args);
     assert!(plain.status.success() && !stderr(&plain).contains("trace"), "{}", stderr(&plain));

@@ -610,6 +610,51 @@ pub fn degree_of_non_item(e: &Expr, items: &[LocalId]) -> bool {
         if !matches!(node.kind, ExprKind::Load(Place::Local(l)) if items.contains(&l)))
 }
 
+/// The module's defaults kernel ([`Module::defaults`]) when the value it gives each node depends
+/// on that node alone: constants, parameters other than nodes, the graph's counts, the node's
+/// number (`u as u32`, its global id on a part) and arithmetic on them; no property, edge or
+/// degree read, no call. Such a kernel run over a part's ghosts too gives them their owners'
+/// values, so a partitioned run need not send them.
+pub fn node_local_defaults(module: &Module) -> Option<KernelId> {
+    let kernel = module.defaults?;
+    let body = &module.kernels.get(kernel.index())?.body;
+    let pure = |e: &Expr, item: LocalId| {
+        let mut ok = true;
+        walk_expr(e, &mut |e| {
+            ok &= match &e.kind {
+                ExprKind::Const(_)
+                | ExprKind::NumNodes
+                | ExprKind::NumEdges
+                | ExprKind::Unary(..)
+                | ExprKind::Binary(..)
+                | ExprKind::Cast(_)
+                | ExprKind::Struct(..)
+                | ExprKind::Zeroed
+                | ExprKind::Field(..) => true,
+                ExprKind::Param(id) => module.params[id.index()].ty != Type::Node,
+                ExprKind::Load(Place::Local(l)) => *l == item,
+                _ => false,
+            }
+        });
+        ok
+    };
+    let mut local = true;
+    for stmt in &body.block {
+        match stmt {
+            Stmt::ForAll(forall) if forall.space == Space::AllNodes && forall.filter.is_none() => {
+                for inner in &forall.body {
+                    local &= matches!(inner, Stmt::Assign { place: Place::Property { element, .. }, value }
+                        if matches!(element.kind, ExprKind::Load(Place::Local(l)) if l == forall.var)
+                            && pure(value, forall.var));
+                }
+            }
+            Stmt::ForAll(forall) if forall.space != Space::AllNodes => {}
+            _ => local = false,
+        }
+    }
+    local.then_some(kernel)
+}
+
 /// The variables of a body's loops over all nodes or the worklist: the items, which a part owns.
 pub fn loop_items(body: &Body) -> Vec<LocalId> {
     let mut items = Vec::new();

@@ -286,6 +286,10 @@ pub struct Module {
     pub merge_functions: Vec<(PropertyId, FunctionId)>,
     pub functions: Vec<Function>,
     pub kernels: Vec<Kernel>,
+    /// The kernel that gives properties their declared initial values (lowered from the
+    /// `graph` block's initialisers), which `main` invokes first; `None` when no property has
+    /// one.
+    pub defaults: Option<KernelId>,
     /// The entry point: orchestration and scalar code, run by the host.
     pub main: Body,
     /// What `main` returns, `Type::Unit` if nothing.

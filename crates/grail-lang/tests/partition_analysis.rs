@@ -354,3 +354,28 @@ fn an_input_property_is_no_obstacle() {
     );
     assert_obstacles(&module, &[]);
 }
+
+#[test]
+fn defaults_that_depend_on_the_node_alone_are_found() {
+    use grail_ir::analysis::node_local_defaults;
+    for program in ["bfs", "bfs_do", "sssp_wl", "sssp_ds", "pr_push"] {
+        let module = suite_program(program);
+        assert!(module.defaults.is_some(), "{program} has initialisers");
+        assert_eq!(node_local_defaults(&module), module.defaults, "{program}");
+    }
+    // No initialiser, no defaults kernel.
+    let module = lower(
+        "graph { node seen: bool; } kernel mark() { forall u in G.nodes() { u.seen = true; } } fn main() { invoke mark(); }",
+    );
+    assert_eq!(module.defaults, None);
+    assert_eq!(node_local_defaults(&module), None);
+    // A value from a parameter or the graph's size is the same on every part; the node's own
+    // number is its global id on any part.
+    let module = lower(
+        "graph { node a: u64 = scale * 2; node b: u32 = G.num_nodes(); }
+param scale: u64 = 3;
+kernel touch() { forall u in G.nodes() { u.a += (u as u32) as u64; } }
+fn main() { invoke touch(); }",
+    );
+    assert!(node_local_defaults(&module).is_some());
+}

@@ -1090,6 +1090,7 @@ impl<'a> Lowerer<'a> {
             property_inputs: self.property_inputs.clone(),
             functions,
             kernels,
+            defaults: init_id,
             main: std::mem::take(&mut self.main_body),
             main_result: self.main_result,
             opt: ir::OptConfig::NONE,

@@ -416,6 +416,24 @@ impl crate::multi::PartRun for Run<'_, '_, '_> {
         Ok(())
     }
 
+    fn invoke_over_slots(&mut self, kernel: KernelId, args: &[Value]) -> Result<Option<Value>> {
+        let owned = self.ctx.num_nodes;
+        self.ctx.num_nodes = self.ctx.node_slots;
+        let result = self.run_kernel(kernel, args);
+        self.ctx.num_nodes = owned;
+        result
+    }
+
+    fn record_current(&mut self, property: grail_ir::PropertyId, list: &[u32]) -> Result<()> {
+        let column = self.memory.columns[property.index()];
+        let key = (list.as_ptr() as usize, list.len(), property.0);
+        let recorded = self.records.entry(key).or_insert_with(|| vec![0; list.len()]);
+        for (&local, word) in list.iter().zip(recorded.iter_mut()) {
+            *word = column.bits(local as usize);
+        }
+        Ok(())
+    }
+
     fn diff(
         &mut self,
         property: grail_ir::PropertyId,

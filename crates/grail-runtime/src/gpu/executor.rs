@@ -1687,8 +1687,6 @@ impl GpuRun<'_> {
 }
 
 impl GpuRun<'_> {
-    /// The buffers that split a worklist of `len` items between owned nodes and ghosts, made
-    /// (or grown) on first use.
     /// An empty worklist of at least `cap` items: a kept one (the smallest that fits), or a
     /// new one.
     fn take_list(&mut self, cap: u64) -> Result<DeviceList> {
@@ -1712,6 +1710,8 @@ impl GpuRun<'_> {
         }
     }
 
+    /// The buffers that split a worklist of `len` items between owned nodes and ghosts, made
+    /// (or grown) on first use.
     fn split_buffers(&mut self, len: u64) -> Result<()> {
         let owned = self.ctx.num_nodes as u32;
         let slots = self.num_nodes();
@@ -2255,6 +2255,37 @@ impl crate::multi::PartRun for GpuRun<'_> {
             )?;
         }
         Ok(found)
+    }
+
+    fn invoke_over_slots(&mut self, kernel: KernelId, args: &[Value]) -> Result<Option<Value>> {
+        let owned = self.ctx.num_nodes;
+        self.ctx.num_nodes = self.ctx.node_slots;
+        let result = self.run_kernel(kernel, args);
+        self.ctx.num_nodes = owned;
+        result
+    }
+
+    fn record_current(&mut self, property: PropertyId, list: &[u32]) -> Result<()> {
+        if list.is_empty() {
+            return Ok(());
+        }
+        self.columns_to_device()?;
+        let (at, record) = (self.fixed_list(list)?, self.record(list, property)?);
+        let (_, size) = self.memory.columns[property.index()].raw_bytes();
+        let (column, size, n) = (self.columns[property.index()].buffer.ptr(), size as u32, list.len() as u64);
+        let grid = n.div_ceil(u64::from(BLOCK)).min(4096) as u32;
+        // SAFETY: (const void *column, uint32_t size, const uint32_t *at, uint64_t n, uint64_t
+        // *words): the column holds the part's elements of `size` bytes, every index of the
+        // fixed list is a local node, and its record holds a word per entry.
+        unsafe {
+            launch(
+                &self.program.gather_words,
+                grid,
+                BLOCK,
+                &mut [arg(&column), arg(&size), arg(&at), arg(&n), arg(&record)],
+            )?
+        };
+        self.wait("recording the words a list's nodes hold")
     }
 
     fn prepare_exchange(&mut self, lists: &[&[u32]], records: &[(&[u32], PropertyId)]) -> Result<()> {

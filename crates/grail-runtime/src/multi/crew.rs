@@ -119,6 +119,9 @@ pub(crate) enum Job {
     Refresh(Exchanged),
     /// Each part gets its exchanges' lists, and the records of these properties, ready.
     Prepare(Vec<grail_ir::PropertyId>),
+    /// Each part runs the defaults kernel over its ghosts too, with its arguments, then records
+    /// the words of these properties at its ghosts and mirrors: nothing to send.
+    Defaults { kernel: KernelId, args: Vec<Vec<Value>>, properties: Vec<grail_ir::PropertyId> },
     /// Every part runs its side of an asynchronous worklist loop until all are done.
     Async(std::sync::Arc<super::asynchronous::AsyncState>),
     /// Every part runs an outlined region at once, exchanging on the devices ([`super::peer`]),
@@ -134,6 +137,7 @@ impl Job {
             Job::Merge(_) => "merge",
             Job::Refresh(_) => "refresh",
             Job::Prepare(_) => "prepare",
+            Job::Defaults { .. } => "defaults",
             Job::Async(_) => "async",
             Job::Region { .. } => "region",
         }
@@ -290,6 +294,15 @@ impl CrewState {
                     }
                 }
                 phases.end("ghosts stored");
+            }
+            Job::Defaults { kernel, args, properties } => {
+                outcome.result = run.invoke_over_slots(*kernel, &args[q])?;
+                phases.end("kernel over every slot");
+                for &property in properties {
+                    run.record_current(property, ghosts)?;
+                    run.record_current(property, mirrors)?;
+                }
+                phases.end("words recorded");
             }
             Job::Prepare(properties) => {
                 let map = self.maps[q].map(list);

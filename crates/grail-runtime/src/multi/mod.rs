@@ -327,6 +327,12 @@ pub(crate) trait PartRun: Machine {
     fn prepare_exchange(&mut self, _lists: &[&[u32]], _records: &[(&[u32], PropertyId)]) -> Result<()> {
         Ok(())
     }
+    /// Invokes `kernel`, a defaults kernel whose values depend on each node alone
+    /// (`grail_ir::analysis::node_local_defaults`), over the ghosts too: every node slot.
+    fn invoke_over_slots(&mut self, kernel: grail_ir::KernelId, args: &[Value]) -> Result<Option<Value>>;
+    /// Records property `property`'s current words at the fixed list `list` as the words last
+    /// exchanged there (after [`PartRun::invoke_over_slots`], every ghost holds its owner's).
+    fn record_current(&mut self, property: PropertyId, list: &[u32]) -> Result<()>;
     /// Merges the first `count` changes of share `inbox` of an inbox (each a ghost's word before and after
     /// the superstep) into this part's nodes `list[start + position]` with `merge`; with
     /// `record`, records each change's new word for that position of the fixed list `list`
@@ -679,6 +685,7 @@ impl MultiProgram {
                     priority_delta: options.priority_delta,
                     topology: options.topology,
                     device_regions: if peer_access { options.device_regions.resolved() } else { DeviceRegions::Never },
+                    local_defaults: grail_ir::analysis::node_local_defaults(&self.module),
                 };
                 machine.prepare_exchanges()?;
                 interp::fill_inputs(&self.module, &mut machine, inputs)?;
