@@ -1667,22 +1667,28 @@ impl GpuRun<'_> {
         self.columns_to_device()?;
         let (at_ptr, words_ptr) = self.exchange(at.len())?;
         self.exchange.as_ref().expect("made above").0.upload(0, at)?;
+        self.launch_gather(p, at_ptr, at.len() as u64, words_ptr)?;
+        self.wait("the exchange between parts")?;
+        self.exchange.as_ref().expect("made above").1.download(0, words)
+    }
+
+    /// Queues the gather kernel: column `p`'s elements at the `n` local ids at `at` into the `n`
+    /// words at `words` (device pointers).
+    fn launch_gather(&self, p: usize, at: u64, n: u64, words: u64) -> Result<()> {
         let (_, size) = self.memory.columns[p].raw_bytes();
-        let (column, size, n) = (self.columns[p].buffer.ptr(), size as u32, at.len() as u64);
+        let (column, size) = (self.columns[p].buffer.ptr(), size as u32);
         let grid = n.div_ceil(u64::from(BLOCK)).min(4096) as u32;
         // SAFETY: (const void *column, uint32_t size, const uint32_t *at, uint64_t n, uint64_t
-        // *words): the column holds the part's elements of `size` bytes, every index is below
-        // its length, and the buffers hold `n` entries.
+        // *words): the column holds the part's elements of `size` bytes, the callers' indices
+        // are local nodes, and their buffers hold `n` entries.
         unsafe {
             launch(
                 &self.program.gather_words,
                 grid,
                 BLOCK,
-                &mut [arg(&column), arg(&size), arg(&at_ptr), arg(&n), arg(&words_ptr)],
-            )?
-        };
-        self.wait("the exchange between parts")?;
-        self.exchange.as_ref().expect("made above").1.download(0, words)
+                &mut [arg(&column), arg(&size), arg(&at), arg(&n), arg(&words)],
+            )
+        }
     }
 }
 
@@ -2270,21 +2276,9 @@ impl crate::multi::PartRun for GpuRun<'_> {
             return Ok(());
         }
         self.columns_to_device()?;
+        // The fixed list's copy holds its local ids, its record a word per entry.
         let (at, record) = (self.fixed_list(list)?, self.record(list, property)?);
-        let (_, size) = self.memory.columns[property.index()].raw_bytes();
-        let (column, size, n) = (self.columns[property.index()].buffer.ptr(), size as u32, list.len() as u64);
-        let grid = n.div_ceil(u64::from(BLOCK)).min(4096) as u32;
-        // SAFETY: (const void *column, uint32_t size, const uint32_t *at, uint64_t n, uint64_t
-        // *words): the column holds the part's elements of `size` bytes, every index of the
-        // fixed list is a local node, and its record holds a word per entry.
-        unsafe {
-            launch(
-                &self.program.gather_words,
-                grid,
-                BLOCK,
-                &mut [arg(&column), arg(&size), arg(&at), arg(&n), arg(&record)],
-            )?
-        };
+        self.launch_gather(property.index(), at, list.len() as u64, record)?;
         self.wait("recording the words a list's nodes hold")
     }
 
