@@ -54,7 +54,8 @@ const ELEMENT_READS_BEFORE_DOWNLOAD: u32 = 64;
 /// The smallest capacity of a device worklist, in items.
 const MIN_WORKLIST: u64 = 1024;
 
-/// How many unused worklist buffers a run keeps ([`GpuRun::take_list`]).
+/// How many unused small worklist buffers a run keeps, besides its largest unused one
+/// ([`GpuRun::keep_list`]).
 const SPARE_LISTS: usize = 4;
 
 /// Slots of the counters buffer the kernels write and the host reads after every launch.
@@ -677,7 +678,7 @@ pub(crate) struct GpuRun<'a> {
     _ghost_degrees: Option<DeviceBuffer>,
     /// Worklist buffers no list uses now, kept for the next one instead of freed and
     /// allocated again (both synchronize the device, and on a partitioned run cost hundreds of
-    /// microseconds a superstep): at most [`SPARE_LISTS`].
+    /// microseconds a superstep): the largest, and at most [`SPARE_LISTS`] small ones.
     spare_lists: Vec<DeviceList>,
     /// The invocations an outlined worklist loop may make before it leaves with work left (0:
     /// until its worklist is empty); set while a part runs its loop between exchanges.
@@ -1705,15 +1706,23 @@ impl GpuRun<'_> {
         }
     }
 
-    /// Keeps a worklist buffer no list uses for [`GpuRun::take_list`] (the smallest kept one
-    /// goes when there are too many).
+    /// Keeps a worklist buffer no list uses for [`GpuRun::take_list`]. Of the large ones (past
+    /// [`MIN_WORKLIST`] items) only the largest stays, so that what is kept never costs more
+    /// than one more full worklist of device memory; of the small ones, [`SPARE_LISTS`].
     fn keep_list(&mut self, list: DeviceList) {
-        self.spare_lists.push(list);
-        if self.spare_lists.len() > SPARE_LISTS
-            && let Some(smallest) = (0..self.spare_lists.len()).min_by_key(|&i| self.spare_lists[i].cap)
+        let large = |l: &DeviceList| l.cap > MIN_WORKLIST;
+        if large(&list)
+            && let Some(i) = self.spare_lists.iter().position(large)
         {
-            self.spare_lists.swap_remove(smallest);
+            if self.spare_lists[i].cap < list.cap {
+                self.spare_lists[i] = list;
+            }
+            return;
         }
+        if !large(&list) && self.spare_lists.iter().filter(|l| !large(l)).count() >= SPARE_LISTS {
+            return;
+        }
+        self.spare_lists.push(list);
     }
 
     /// The buffers that split a worklist of `len` items between owned nodes and ghosts, made
