@@ -2291,9 +2291,17 @@ impl crate::multi::PartRun for GpuRun<'_> {
         self.wait("recording the words a list's nodes hold")
     }
 
-    fn prepare_exchange(&mut self, lists: &[&[u32]], records: &[(&[u32], PropertyId)]) -> Result<()> {
+    fn prepare_exchange(&mut self, parts: usize, lists: &[&[u32]], records: &[(&[u32], PropertyId)]) -> Result<()> {
         for list in lists.iter().filter(|l| !l.is_empty()) {
             self.fixed_list(list)?;
+        }
+        // The small buffers the direct exchanges count in and address the owners' inboxes by,
+        // at their full size now: one replaced in a superstep would be freed there.
+        if self.route_counts.as_ref().is_none_or(|b| b.bytes() < 8 * parts) {
+            self.route_counts = Some(DeviceBuffer::new(&self.context, 8 * parts, "the changes' counts")?);
+        }
+        if self.push_inboxes.as_ref().is_none_or(|b| b.bytes() < 8 * parts) {
+            self.push_inboxes = Some(DeviceBuffer::new(&self.context, 8 * parts, "the owners' inboxes")?);
         }
         for &(list, property) in records.iter().filter(|(l, _)| !l.is_empty()) {
             self.record(list, property)?;
@@ -2311,6 +2319,10 @@ impl crate::multi::PartRun for GpuRun<'_> {
             self.keep_list(reserve);
             if self.num_nodes() > self.ctx.num_nodes as u32 {
                 self.split_buffers(0)?;
+                let split = self.split.as_mut().expect("made above");
+                if split.counts.bytes() < 8 * (2 + parts) {
+                    split.counts = DeviceBuffer::new(&self.context, 8 * (2 + parts), "the split's counts")?;
+                }
             }
         }
         Ok(())

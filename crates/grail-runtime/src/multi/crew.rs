@@ -309,7 +309,7 @@ impl CrewState {
                 let lists: Vec<&[u32]> = [ghosts, mirrors].into_iter().chain(map).collect();
                 let records: Vec<(&[u32], grail_ir::PropertyId)> =
                     properties.iter().flat_map(|&p| [(ghosts, p), (mirrors, p)]).collect();
-                run.prepare_exchange(&lists, &records)?;
+                run.prepare_exchange(self.runs.len(), &lists, &records)?;
                 phases.end("lists and records");
             }
             Job::Async(state) => return super::asynchronous::drive(q, run, ghosts, mirrors, state),

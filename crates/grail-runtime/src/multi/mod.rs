@@ -321,10 +321,11 @@ pub(crate) trait PartRun: Machine {
         Ok(())
     }
     /// Gets the exchanges' fixed lists and the words recorded for `records` (a list and a
-    /// property) ready where the part's exchanges will use them, before the supersteps start:
-    /// a GPU copies the lists up once (lazily, the first supersteps would pay for it; on an
-    /// R-MAT graph of 2^23 nodes, milliseconds).
-    fn prepare_exchange(&mut self, _lists: &[&[u32]], _records: &[(&[u32], PropertyId)]) -> Result<()> {
+    /// property) ready where the part's exchanges will use them, before the supersteps start,
+    /// for a run of `parts` parts: a GPU copies the lists up once and makes the buffers its
+    /// exchanges use (lazily, the first supersteps would pay for it: on an R-MAT graph of 2^23
+    /// nodes, milliseconds; and a buffer freed or made while other GPUs work waits for them).
+    fn prepare_exchange(&mut self, _parts: usize, _lists: &[&[u32]], _records: &[(&[u32], PropertyId)]) -> Result<()> {
         Ok(())
     }
     /// Invokes `kernel`, a defaults kernel whose values depend on each node alone
