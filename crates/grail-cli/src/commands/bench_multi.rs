@@ -105,14 +105,16 @@ fn best(algorithm: Algorithm, graph: &Graph, target: Target, params: &RunParams,
     Ok(best.expect("at least one run"))
 }
 
+/// Whether `algorithm` has a variant called `name`.
+fn has_variant(algorithm: Algorithm, name: &str) -> bool {
+    grail_algos::Variant::of(algorithm).any(|v| v.name == name)
+}
+
 /// The variants `algorithm` runs partitioned with: those of `names` it has, or its default
 /// (`None`) when `names` is empty or names none of its variants.
 fn variant_choices(algorithm: Algorithm, names: &[String]) -> Vec<Option<&str>> {
-    let mine: Vec<Option<&str>> = names
-        .iter()
-        .filter(|name| grail_algos::Variant::of(algorithm).any(|v| v.name == name.as_str()))
-        .map(|name| Some(name.as_str()))
-        .collect();
+    let mine: Vec<Option<&str>> =
+        names.iter().filter(|name| has_variant(algorithm, name)).map(|name| Some(name.as_str())).collect();
     if mine.is_empty() { vec![None] } else { mine }
 }
 
@@ -122,11 +124,7 @@ fn device_list(devices: &[Device]) -> String {
 
 pub fn multi(bench: MultiBench, progress: &Bars) -> Result<()> {
     let graphs = bench.graphs.iter().map(|g| parse_graph(g)).collect::<Result<Vec<_>>>()?;
-    if let Some(name) = bench
-        .variants
-        .iter()
-        .find(|name| !bench.algorithms.iter().any(|&a| grail_algos::Variant::of(a).any(|v| v.name == name.as_str())))
-    {
+    if let Some(name) = bench.variants.iter().find(|name| !bench.algorithms.iter().any(|&a| has_variant(a, name))) {
         return Err(crate::commands::UsageError(format!(
             "--variants: none of the algorithms {} has a variant '{name}'",
             bench.algorithms.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")

@@ -377,17 +377,21 @@ impl Bsp<'_, '_> {
         if self.parts.len() < 2 {
             return Ok(());
         }
-        let mut properties: Vec<PropertyId> =
-            self.merges.iter().flatten().filter(|w| w.remote).map(|w| w.property).collect();
-        properties.extend(
-            self.remotely_read.iter().enumerate().filter(|(_, read)| **read).map(|(p, _)| PropertyId(p as u32)),
-        );
-        properties.sort_by_key(|p| p.0);
-        properties.dedup();
+        let properties = self.exchanged_properties();
         for outcome in self.crew.run(Job::Prepare(properties)) {
             outcome?;
         }
         Ok(())
+    }
+
+    /// The node properties parts exchange, in id order: those some kernel writes through other
+    /// nodes than its items, and those kernels read through ghosts.
+    fn exchanged_properties(&self) -> Vec<PropertyId> {
+        let written = |p: usize| self.merges.iter().flatten().any(|w| w.remote && w.property.index() == p);
+        (0..self.module.properties.len())
+            .filter(|&p| self.module.properties[p].owner == Owner::Node && (self.remotely_read[p] || written(p)))
+            .map(|p| PropertyId(p as u32))
+            .collect()
     }
 
     /// The defaults kernel as a superstep with nothing to send: every part runs it over its
@@ -399,13 +403,8 @@ impl Bsp<'_, '_> {
         self.flush()?;
         let started = Instant::now();
         let writes = grail_ir::analysis::kernel_property_writes(self.module, kernel);
-        let exchanged = |p: usize| {
-            self.remotely_read[p] || self.merges.iter().flatten().any(|w| w.remote && w.property.index() == p)
-        };
-        let properties: Vec<PropertyId> = (0..self.module.properties.len())
-            .filter(|&p| self.module.properties[p].owner == Owner::Node && writes[p].any() && exchanged(p))
-            .map(|p| PropertyId(p as u32))
-            .collect();
+        let mut properties = self.exchanged_properties();
+        properties.retain(|p| writes[p.index()].any());
         let job = Job::Defaults { kernel, args: self.part_args(kernel, args)?, properties };
         let results: Vec<Outcome> = self.crew.run(job).into_iter().collect::<Result<_>>()?;
         self.stats.steps += 1;
