@@ -101,6 +101,22 @@ if [[ $quick -eq 0 ]]; then
     done
 fi
 
+# The hub executor (a nested loop of GRAIL_HUB_MIN iterations or more run by the whole grid
+# after its phase) sees only hubs of thousands of edges on the graphs above; compiled with a
+# threshold of 64, every range that long goes through it, in outlined regions and in launches
+# from the host, with pushes aggregated by warp and by block.
+hub_cache="$out/hub-cache"
+for config in all "all,outline=none" "np=tb,outline=all" "np=tb+fg,coop=block,outline=all"; do
+    step "the hub executor forced (GRAIL_HUB_MIN=64): every variant with --opt $config, verified"
+    set +e
+    GRAIL_CACHE_DIR="$hub_cache" GRAIL_NVRTC_FLAGS="-DGRAIL_HUB_MIN=64" "$grail" -q bench suite --targets gpu \
+        --device "$device" --all-variants --repeat 1 --graphs "kron:14,urand:12,road:12" --opt "$config" 2>&1 |
+        tee "$out/hubs.${config//[^a-z0-9+]/_}.txt"
+    code=${PIPESTATUS[0]}
+    set -e
+    if [[ $code -eq 0 ]]; then pass "hubs forced with $config"; else fail "hubs forced with $config (exit $code)"; fi
+done
+
 step "compute-sanitizer: memcheck and racecheck on a small graph"
 sanitizer="$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)"
 if [[ -z "$sanitizer" ]]; then
@@ -367,6 +383,16 @@ if [[ $gpus -ge 2 ]]; then
                 else
                     tail -5 "$log"
                     fail "$algo on $graph over all GPUs with GRAIL_PEER_REGIONS=$regions, log $log"
+                fi
+                # The hub executor forced on the parts, as in the single-GPU step above.
+                log="$out/multi.hubs.regions$regions.$graph.$algo.txt"
+                if GRAIL_CACHE_DIR="$hub_cache" GRAIL_NVRTC_FLAGS="-DGRAIL_HUB_MIN=64" GRAIL_PEER_REGIONS=$regions \
+                    timeout 120 "$grail" -q run "$algo" -g "$out/multi.$graph.gcsr" --devices all \
+                    --partition random --verify >"$log" 2>&1; then
+                    pass "$algo on $graph over all GPUs, hubs forced, GRAIL_PEER_REGIONS=$regions"
+                else
+                    tail -5 "$log"
+                    fail "$algo on $graph over all GPUs, hubs forced, GRAIL_PEER_REGIONS=$regions, log $log"
                 fi
             done
         done

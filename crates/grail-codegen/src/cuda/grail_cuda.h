@@ -99,6 +99,18 @@ typedef unsigned long long uintptr_t;
 #else
 #define GRAIL_PHASE __device__ __forceinline__
 #endif
+/* The hub executor (grail-codegen's cuda/schedule.rs): a nested loop of at least GRAIL_HUB_MIN
+ * iterations is run by the whole grid after its phase, GRAIL_HUB_CHUNK iterations at a time per
+ * block; a phase posts at most GRAIL_HUB_CAP such loops per step (the rest stay with their
+ * blocks). GRAIL_NVRTC_FLAGS=-DGRAIL_HUB_MIN=... moves the threshold (-1u: never). */
+#ifndef GRAIL_HUB_MIN
+#define GRAIL_HUB_MIN (32u * GRAIL_BLOCK)
+#endif
+#ifndef GRAIL_HUB_CHUNK
+#define GRAIL_HUB_CHUNK (4u * GRAIL_BLOCK)
+#endif
+#define GRAIL_HUB_CAP 1024u
+
 /* A phase whose `exclusive` marks decide (grail_k<k>_<p>_run_marks) is kept out of line unless
  * GRAIL_INLINE_MARKS is defined: inlined into dmr's control kernel it faults on sm_90 (an invalid
  * address read early in an item, with the context's collection pointer garbled) unless ptxas

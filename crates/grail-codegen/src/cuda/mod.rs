@@ -331,12 +331,20 @@ impl Target for Cuda {
         );
         e.line(1, &format!("if (blockIdx.x == 0 && threadIdx.x == 0) *size = {name}_size_of(&ctx_, args);"));
         e.line(0, "}");
+        let kernel_ir = e.kernel.ok_or_else(|| CodegenError::Internal("a phase outside a kernel".into()))?;
+        // The hub executor's table (see `schedule::hub_declarations`), for a phase that posts.
+        let hub_site = grail_ir::opt::nested::site(forall)
+            .filter(|_| grail_ir::opt::nested::grid_shared(forall))
+            .map(|(_, site)| site);
+        if let Some(site) = hub_site {
+            schedule::hub_declarations(&mut e, kernel_ir, site, &name);
+        }
         let size_fn = std::mem::take(&mut e.out);
         e.reset_uses();
         let (item, mapping, backoff) = self.item_mapping(&e, forall)?;
-        let kernel_ir = e.kernel.ok_or_else(|| CodegenError::Internal("a phase outside a kernel".into()))?;
+        let hubs = hub_site.map(|_| name.as_str());
         let items = e.capture(|e| match grail_ir::opt::nested::site(forall) {
-            Some((top, site)) => schedule::scheduled_items(e, kernel_ir, forall, top, site, &item, &mapping),
+            Some((top, site)) => schedule::scheduled_items(e, kernel_ir, forall, top, site, &item, &mapping, hubs),
             None => {
                 let limit = &mapping.limit;
                 // Adaptive parallelism: the threads past ctx->active (a whole number of warps)
@@ -374,19 +382,24 @@ impl Target for Cuda {
             }
         })?;
         e.out = size_fn;
+        let hub_param = if hubs.is_some() { ", uint32_t *hubs_" } else { "" };
         run_function(
             &mut e,
-            &format!("GRAIL_PHASE void {name}_run(const grail_ctx *ctx, const grail_value *args, uint64_t size)"),
+            &format!("GRAIL_PHASE void {name}_run(const grail_ctx *ctx, const grail_value *args, uint64_t size{hub_param})"),
             &items,
         )?;
+        let hub_arg = if hubs.is_some() { format!(", &{name}_hub_count_[0]") } else { String::new() };
         e.line(
             0,
             &format!(
-                "extern \"C\" __global__ void {name}(const grail_ctx ctx, const grail_value *args, uint64_t size) {{ {name}_run(&ctx, args, size); }}"
+                "extern \"C\" __global__ void {name}(const grail_ctx ctx, const grail_value *args, uint64_t size) {{ {name}_run(&ctx, args, size{hub_arg}); }}"
             ),
         );
         let (module, body, kernel_ir) = (e.module, e.body, e.kernel);
         let mut out = e.out;
+        if let (Some(site), Some(kernel_ir)) = (hub_site, kernel_ir) {
+            out.push_str(&self.hub_drain(Emitter::new(self, module, body, Some(kernel_ir)), site, &name)?);
+        }
         out.push_str(&self.marked_run(Emitter::new(self, module, body, kernel_ir), kernel, phase, forall)?);
         Ok(out)
     }
@@ -456,6 +469,38 @@ impl Cuda {
             schedule::Mapping { limit: "size".into(), index: first.into() }
         };
         Ok((item, mapping, backoff))
+    }
+
+    /// The hub executor's drain of phase `name` (see `schedule::hub_declarations`): the device
+    /// function an outlined region calls after the phase's barrier, out of line (it runs only
+    /// where a hub was posted, and inlined it would cost the control kernel registers), and the
+    /// `_hubs` kernel the runtime launches behind the phase's, whose last block out clears the
+    /// count of hubs posted for the next launch.
+    fn hub_drain(&self, mut e: Emitter<'_, Self>, site: &Stmt, name: &str) -> Result<String, CodegenError> {
+        let kernel = e.kernel.ok_or_else(|| CodegenError::Internal("a phase outside a kernel".into()))?;
+        let items = e.capture(|e| schedule::drain_hubs(e, kernel, site, name))?;
+        e.line(0, &format!("/* kernel `{}`: the hubs its phase posted, run by the whole grid */", kernel.name));
+        run_function(
+            &mut e,
+            &format!(
+                "__device__ __noinline__ void {name}_drain(const grail_ctx *ctx, const grail_value *args, uint32_t *hubs_)"
+            ),
+            &items,
+        )?;
+        e.line(0, &format!("extern \"C\" __global__ void {name}_hubs(const grail_ctx ctx, const grail_value *args) {{"));
+        e.line(1, &format!("uint32_t *const hubs_ = &{name}_hub_count_[0];"));
+        e.line(1, "if (*(volatile uint32_t *)hubs_ == 0u) return;");
+        e.line(1, &format!("{name}_drain(&ctx, args, hubs_);"));
+        e.line(1, "__syncthreads();");
+        e.line(1, "if (threadIdx.x == 0) {");
+        e.line(2, "__threadfence();");
+        e.line(2, &format!("if (atomicAdd(&{name}_hub_left_, 1u) == gridDim.x - 1u) {{"));
+        e.line(3, "*hubs_ = 0u;");
+        e.line(3, &format!("{name}_hub_left_ = 0u;"));
+        e.line(2, "}");
+        e.line(1, "}");
+        e.line(0, "}");
+        Ok(e.out)
     }
 
     /// Phase `phase` of kernel `kernel`'s `_run_marks` function (see [`marks`]), when marks

@@ -34,7 +34,7 @@ use grail_ir::*;
 
 use super::Cuda;
 use crate::CodegenError;
-use crate::printer::{Emitter, c_type, constant};
+use crate::printer::{Emitter, c_type, constant, local_name};
 
 /// The scheduled loop: what the executors need of it.
 struct Loop<'a> {
@@ -182,12 +182,10 @@ pub(super) fn scheduled_items(
     site: &Stmt,
     item: &str,
     mapping: &Mapping,
+    hubs: Option<&str>,
 ) -> Result<(), CodegenError> {
     let inner = Loop::of(e, kernel, site)?;
-    let closure: Vec<(String, String)> = nested::closure(kernel, site)
-        .into_iter()
-        .map(|id| (e.local(id), c_type(kernel.body.locals[id.index()].ty)))
-        .collect();
+    let closure = closure_of(e, kernel, site);
     let np = inner.schedule;
     e.line(
         1,
@@ -211,6 +209,9 @@ pub(super) fn scheduled_items(
     }
     e.line(2, "} while (0);");
     if np.thread_block {
+        if let Some(name) = hubs {
+            post_hub(e, &closure, name);
+        }
         thread_block(e, &inner, &closure)?;
     }
     let fine = np.fine_grained;
@@ -233,6 +234,123 @@ pub(super) fn scheduled_items(
         e.line(2, "} while (0);");
     }
     e.line(1, "}");
+    Ok(())
+}
+
+/// The scheduled loop's closure: each local's C name and type (the names marked used: the
+/// code that reads them declares them).
+fn closure_of(e: &Emitter<'_, Cuda>, kernel: &Kernel, site: &Stmt) -> Vec<(String, String)> {
+    nested::closure(kernel, site)
+        .into_iter()
+        .map(|id| (e.local(id), c_type(kernel.body.locals[id.index()].ty)))
+        .collect()
+}
+
+/// The closure's names and types without marking the locals used: for code that only declares
+/// shadows of them (the drain) or names no local (the hub's record).
+fn closure_unused(kernel: &Kernel, site: &Stmt) -> Vec<(String, String)> {
+    nested::closure(kernel, site)
+        .into_iter()
+        .map(|id| {
+            let local = &kernel.body.locals[id.index()];
+            (local_name(id.index(), &local.name), c_type(local.ty))
+        })
+        .collect()
+}
+
+/// The hub executor's declarations for phase `name` (`grail_k<k>_<p>`), before its `_run`:
+/// a hub's record (its range, the next position to hand out, its closure), the table of a
+/// step's hubs, the count of hubs posted (two: an outlined region's consecutive steps use
+/// them in turn, so one step's reset never meets the next step's posts), and the count of
+/// blocks done with a launched drain.
+///
+/// The hub executor extends the thread-block executor to the whole grid. A range of at least
+/// `GRAIL_HUB_MIN` positions (a hub's adjacency: on power-law graphs millions, which one block
+/// runs in thousands of rounds while the rest of the grid idles) is *posted* instead: its
+/// thread writes it to the table and goes on. After the phase, every block of the grid *drains*
+/// the table, taking `GRAIL_HUB_CHUNK` positions at a time with one atomic on the hub's next
+/// position: in an outlined region right after the phase's barrier (when a hub was posted,
+/// then another barrier), elsewhere in the `_hubs` kernel the runtime launches behind the
+/// phase's. Only phases whose item ends with the loop post ([`nested::grid_shared`]); a full
+/// table leaves the range to the block.
+pub(super) fn hub_declarations(e: &mut Emitter<'_, Cuda>, kernel: &Kernel, site: &Stmt, name: &str) {
+    let closure = closure_unused(kernel, site);
+    e.line(0, &format!("typedef struct {name}_hub {{"));
+    e.line(1, "uint64_t b, e, next;");
+    for (c, (_, ty)) in closure.iter().enumerate() {
+        e.line(1, &format!("{ty} c{c};"));
+    }
+    e.line(0, &format!("}} {name}_hub;"));
+    e.line(0, &format!("__device__ {name}_hub {name}_hubs_[GRAIL_HUB_CAP];"));
+    e.line(0, &format!("__device__ uint32_t {name}_hub_count_[2];"));
+    e.line(0, &format!("__device__ uint32_t {name}_hub_left_;"));
+}
+
+/// Posts this thread's range to the hub table when it is that long (and the table has room).
+fn post_hub(e: &mut Emitter<'_, Cuda>, closure: &[(String, String)], name: &str) {
+    e.line(2, "if (np_e_ - np_b_ >= (uint64_t)GRAIL_HUB_MIN) {");
+    e.line(3, "const uint32_t s_ = atomicAdd(hubs_, 1u);");
+    e.line(3, "if (s_ < GRAIL_HUB_CAP) {");
+    e.line(4, &format!("{name}_hub *const h_ = &{name}_hubs_[s_];"));
+    e.line(4, "h_->b = np_b_;");
+    e.line(4, "h_->e = np_e_;");
+    e.line(4, "h_->next = np_b_;");
+    for (c, (local, _)) in closure.iter().enumerate() {
+        e.line(4, &format!("h_->c{c} = {local};"));
+    }
+    e.line(4, "np_b_ = np_e_;");
+    e.line(3, "}");
+    e.line(2, "}");
+}
+
+/// The hub executor's drain, the items of `{name}_drain(ctx, args, hubs_)`: every block takes
+/// chunks of the posted hubs' ranges (each block starting at another hub) until none is left.
+/// Block-uniform throughout: the chunk comes through shared memory.
+pub(super) fn drain_hubs(
+    e: &mut Emitter<'_, Cuda>,
+    kernel: &Kernel,
+    site: &Stmt,
+    name: &str,
+) -> Result<(), CodegenError> {
+    let inner = Loop::of(e, kernel, site)?;
+    let closure = closure_unused(kernel, site);
+    e.line(1, "const uint32_t posted_ = *(volatile uint32_t *)hubs_;");
+    e.line(1, "const uint32_t hn_ = posted_ < GRAIL_HUB_CAP ? posted_ : GRAIL_HUB_CAP;");
+    e.line(1, "__shared__ uint64_t hk_;");
+    e.line(1, "for (uint32_t t_ = 0; t_ < hn_; t_++) {");
+    e.line(2, &format!("{name}_hub *const h_ = &{name}_hubs_[(blockIdx.x + t_) % hn_];"));
+    e.line(2, "const uint64_t he_ = *(volatile uint64_t *)&h_->e;");
+    for (c, (_, ty)) in closure.iter().enumerate() {
+        e.line(2, &format!("const {ty} hc{c}_ = *(volatile {ty} *)&h_->c{c};"));
+    }
+    e.line(2, "for (;;) {");
+    e.line(3, "if (threadIdx.x == 0) hk_ = atomicAdd(&h_->next, (uint64_t)GRAIL_HUB_CHUNK);");
+    e.line(3, "__syncthreads();");
+    e.line(3, "const uint64_t k0_ = hk_;");
+    e.line(3, "__syncthreads();");
+    e.line(3, "if (k0_ >= he_) break;");
+    e.line(3, "const uint64_t k1_ = k0_ + GRAIL_HUB_CHUNK < he_ ? k0_ + GRAIL_HUB_CHUNK : he_;");
+    let sources: Vec<String> = (0..closure.len()).map(|c| format!("hc{c}_")).collect();
+    if inner.block_pushes.is_empty() {
+        e.line(3, "for (uint64_t k = k0_ + threadIdx.x; k < k1_; k += blockDim.x) {");
+        position(e, &inner, &closure, &sources, 4)?;
+        e.line(3, "}");
+    } else {
+        e.line(3, "for (uint64_t r_ = k0_; r_ < k1_; r_ += blockDim.x) {");
+        e.line(4, "const uint64_t k = r_ + threadIdx.x;");
+        open_block_pushes(e, &inner, 4);
+        e.line(4, "if (k < k1_) do {");
+        in_block_round(e, |e| position(e, &inner, &closure, &sources, 5))?;
+        e.line(4, "} while (0);");
+        close_block_pushes(e, &inner, 4);
+        e.line(3, "}");
+    }
+    e.line(2, "}");
+    e.line(1, "}");
+    // Every use of the closure binds to the shadows `position` declares.
+    for id in nested::closure(kernel, site) {
+        e.unmark_local(id);
+    }
     Ok(())
 }
 
@@ -446,7 +564,7 @@ fn position(
     for ((name, ty), source) in closure.iter().zip(sources) {
         e.line(depth + 1, &format!("const {ty} {name} = {source};"));
     }
-    let (_, item) = e.adjacency(inner.adjacency);
+    let item = e.adjacency_item(inner.adjacency);
     let var = e.local(inner.var);
     e.line(depth + 1, &format!("{var} = {item};"));
     match (&inner.fold, inner.filter) {
@@ -468,7 +586,7 @@ fn position(
 
 /// The loop at position `k` run by its own item's thread, as written.
 fn serial_position(e: &mut Emitter<'_, Cuda>, inner: &Loop<'_>, depth: usize) -> Result<(), CodegenError> {
-    let (_, item) = e.adjacency(inner.adjacency);
+    let item = e.adjacency_item(inner.adjacency);
     let var = e.local(inner.var);
     e.line(depth, &format!("{var} = {item};"));
     match inner.filter {

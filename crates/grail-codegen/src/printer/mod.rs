@@ -632,6 +632,12 @@ impl<'m, T: Target> Emitter<'m, T> {
         local_name(id.index(), &self.body.locals[id.index()].name)
     }
 
+    /// Takes back that local `id` is named: for code where every use binds to a shadow of it
+    /// (a block-scoped copy of the same name), so the function need not declare it.
+    pub fn unmark_local(&self, id: LocalId) {
+        self.locals_used.borrow_mut()[id.index()] = false;
+    }
+
     /// The body's locals the emitted code names, by index.
     pub fn used_locals(&self) -> Vec<usize> {
         self.locals_used.borrow().iter().enumerate().filter(|(_, used)| **used).map(|(i, _)| i).collect()
@@ -969,11 +975,21 @@ impl<'m, T: Target> Emitter<'m, T> {
 
     /// The offsets array and the item at position `k` of a node's adjacency.
     pub fn adjacency(&self, adjacency: Adjacency) -> (String, String) {
+        let offsets = match adjacency {
+            Adjacency::OutEdges | Adjacency::OutNeighbors => self.ctx("out_offsets"),
+            Adjacency::InNeighbors | Adjacency::InEdges => self.ctx("in_offsets"),
+        };
+        (offsets, self.adjacency_item(adjacency))
+    }
+
+    /// The item at position `k` of a node's adjacency (without naming the offsets array, for
+    /// code that has the position already).
+    pub fn adjacency_item(&self, adjacency: Adjacency) -> String {
         match adjacency {
-            Adjacency::OutEdges => (self.ctx("out_offsets"), "k".to_string()),
-            Adjacency::OutNeighbors => (self.ctx("out_offsets"), format!("{}[k]", self.ctx("out_targets"))),
-            Adjacency::InNeighbors => (self.ctx("in_offsets"), format!("{}[k]", self.ctx("in_sources"))),
-            Adjacency::InEdges => (self.ctx("in_offsets"), format!("{}[k]", self.ctx("in_edge_ids"))),
+            Adjacency::OutEdges => "k".to_string(),
+            Adjacency::OutNeighbors => format!("{}[k]", self.ctx("out_targets")),
+            Adjacency::InNeighbors => format!("{}[k]", self.ctx("in_sources")),
+            Adjacency::InEdges => format!("{}[k]", self.ctx("in_edge_ids")),
         }
     }
 

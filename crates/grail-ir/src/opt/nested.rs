@@ -334,6 +334,18 @@ pub fn site(phase: &ForAll) -> Option<(usize, &Stmt)> {
     })
 }
 
+/// Whether the GPU may hand phase `phase`'s scheduled loop, for an item with a huge range, to
+/// the whole grid (the hub executor of `grail-codegen`'s CUDA schedulers): the thread-block
+/// scheduler runs the loop, it is a `forall` (a fold's partial results would have to reach
+/// their item's thread), and nothing of the item follows it, so the item's thread can go on
+/// before the loop's iterations have run (they run after the phase, before its barrier).
+pub fn grid_shared(phase: &ForAll) -> bool {
+    match site(phase) {
+        Some((top, Stmt::ForAll(inner))) => inner.schedule.thread_block && top + 1 == phase.body.len(),
+        _ => false,
+    }
+}
+
 /// The closure of the scheduled nested loop `site` of a phase of `kernel`: the locals its body
 /// reads and does not write, other than the kernel's parameters.
 pub fn closure(kernel: &Kernel, site: &Stmt) -> Vec<LocalId> {

@@ -164,6 +164,10 @@ struct PhaseCode {
     size: PhaseSize,
     /// Blocks that fit on the device at once: a larger grid only queues.
     max_grid: u32,
+    /// For a phase whose nested loop the whole grid may run for huge ranges
+    /// (`grail_ir::opt::nested::grid_shared`): the `_hubs` kernel that runs the ranges the
+    /// phase posted, launched behind it (it returns at once where none was), and its grid.
+    hubs: Option<(CudaFunction, u32)>,
 }
 
 struct KernelCode {
@@ -241,7 +245,17 @@ impl GpuProgram {
                     .occupancy_max_active_blocks_per_multiprocessor(module.opt.block, 0, None)
                     .map_err(|e| call("cuOccupancyMaxActiveBlocksPerMultiprocessor", e))?
                     .max(1);
-                phases.push(PhaseCode { run, size_kernel, size, max_grid: sm_count * per_sm });
+                let hubs = if grail_ir::opt::nested::grid_shared(forall) {
+                    let drain = loaded.function(&format!("grail_k{k}_{p}_hubs"))?;
+                    let per_sm = drain
+                        .occupancy_max_active_blocks_per_multiprocessor(module.opt.block, 0, None)
+                        .map_err(|e| call("cuOccupancyMaxActiveBlocksPerMultiprocessor", e))?
+                        .max(1);
+                    Some((drain, sm_count * per_sm))
+                } else {
+                    None
+                };
+                phases.push(PhaseCode { run, size_kernel, size, max_grid: sm_count * per_sm, hubs });
             }
             kernels.push(KernelCode {
                 phases,
@@ -1231,6 +1245,10 @@ impl<'a> GpuRun<'a> {
                     // SAFETY: (grail_ctx, const grail_value *, uint64_t): the context points at this
                     // run's live buffers, `args_ptr` at one value per kernel parameter.
                     unsafe { launch(&phase.run, grid, block, &mut [arg(&self.ctx), arg(&args_ptr), arg(&size)])? };
+                    if let Some((drain, drain_grid)) = &phase.hubs {
+                        // SAFETY: (grail_ctx, const grail_value *), the phase's context and arguments.
+                        unsafe { launch(drain, *drain_grid, block, &mut [arg(&self.ctx), arg(&args_ptr)])? };
+                    }
                 }
                 // Recorded after every launch: the last one recorded is the invocation's end.
                 end.record()?;
