@@ -110,6 +110,9 @@ typedef unsigned long long uintptr_t;
 #define GRAIL_HUB_CHUNK (4u * GRAIL_BLOCK)
 #endif
 #define GRAIL_HUB_CAP 1024u
+/* A step's hubs posted: their count above GRAIL_HUB_SHIFT, their positions' total below. */
+#define GRAIL_HUB_SHIFT 40
+#define GRAIL_HUB_ONE ((uint64_t)1 << GRAIL_HUB_SHIFT)
 
 /* A phase whose `exclusive` marks decide (grail_k<k>_<p>_run_marks) is kept out of line unless
  * GRAIL_INLINE_MARKS is defined: inlined into dmr's control kernel it faults on sm_90 (an invalid

@@ -382,7 +382,7 @@ impl Target for Cuda {
             }
         })?;
         e.out = size_fn;
-        let hub_param = if hubs.is_some() { ", uint32_t *hubs_" } else { "" };
+        let hub_param = if hubs.is_some() { ", uint64_t *hubs_" } else { "" };
         run_function(
             &mut e,
             &format!("GRAIL_PHASE void {name}_run(const grail_ctx *ctx, const grail_value *args, uint64_t size{hub_param})"),
@@ -483,19 +483,20 @@ impl Cuda {
         run_function(
             &mut e,
             &format!(
-                "__device__ __noinline__ void {name}_drain(const grail_ctx *ctx, const grail_value *args, uint32_t *hubs_)"
+                "__device__ __noinline__ void {name}_drain(const grail_ctx *ctx, const grail_value *args, uint64_t *hubs_)"
             ),
             &items,
         )?;
         e.line(0, &format!("extern \"C\" __global__ void {name}_hubs(const grail_ctx ctx, const grail_value *args) {{"));
-        e.line(1, &format!("uint32_t *const hubs_ = &{name}_hub_count_[0];"));
-        e.line(1, "if (*(volatile uint32_t *)hubs_ == 0u) return;");
+        e.line(1, &format!("uint64_t *const hubs_ = &{name}_hub_count_[0];"));
+        e.line(1, "if (*(volatile uint64_t *)hubs_ == 0u) return;");
         e.line(1, &format!("{name}_drain(&ctx, args, hubs_);"));
         e.line(1, "__syncthreads();");
         e.line(1, "if (threadIdx.x == 0) {");
         e.line(2, "__threadfence();");
         e.line(2, &format!("if (atomicAdd(&{name}_hub_left_, 1u) == gridDim.x - 1u) {{"));
-        e.line(3, "*hubs_ = 0u;");
+        e.line(3, "hubs_[0] = 0u;");
+        e.line(3, "hubs_[1] = 0u;");
         e.line(3, &format!("{name}_hub_left_ = 0u;"));
         e.line(2, "}");
         e.line(1, "}");

@@ -129,17 +129,20 @@ fn invoke_function(target: &Cuda, out: &mut String, module: &Module, k: KernelId
                 // The hubs it posted (`schedule::hub_declarations`), drained by the grid after its
                 // barrier; the step's count, read by every thread before the second barrier, is
                 // cleared after it (the next step posts to the other count).
-                line(3, &format!("uint32_t *const hubs_ = &grail_k{k}_{p}_hub_count_[step_ & 1u];"));
+                line(3, &format!("uint64_t *const hubs_ = &grail_k{k}_{p}_hub_count_[(step_ & 1u) * 2u];"));
                 line(3, &format!("grail_k{k}_{p}_run(c, args, size_, hubs_);"));
             }
             None => line(3, &format!("grail_k{k}_{p}_run(c, args, size_);")),
         }
         line(3, "grail_grid_sync(S);");
         if hubs && super::marked(module, k, p).is_none() {
-            line(3, "if (*(volatile uint32_t *)hubs_ != 0u) {");
+            line(3, "if (*(volatile uint64_t *)hubs_ != 0u) {");
             line(4, &format!("grail_k{k}_{p}_drain(c, args, hubs_);"));
             line(4, "grail_grid_sync(S);");
-            line(4, "if (grail_thread_index() == 0) *hubs_ = 0u;");
+            line(4, "if (grail_thread_index() == 0) {");
+            line(5, "hubs_[0] = 0u;");
+            line(5, "hubs_[1] = 0u;");
+            line(4, "}");
             line(3, "}");
         }
         // Checked mode: a failed check leaves the region, so the host sees it (its substitute

@@ -259,42 +259,47 @@ fn closure_unused(kernel: &Kernel, site: &Stmt) -> Vec<(String, String)> {
 }
 
 /// The hub executor's declarations for phase `name` (`grail_k<k>_<p>`), before its `_run`:
-/// a hub's record (its range, the next position to hand out, its closure), the table of a
-/// step's hubs, the count of hubs posted (two: an outlined region's consecutive steps use
-/// them in turn, so one step's reset never meets the next step's posts), and the count of
-/// blocks done with a launched drain.
+/// a hub's record (where its range begins, its length, its place in the step's hubs laid end
+/// to end, its closure), the table of a step's hubs, and per step two words: the hubs posted
+/// (the count in the top 24 bits, their positions' total below) and the next position to hand
+/// out. An outlined region's consecutive steps use the two pairs in turn, so that one step's
+/// reset never meets the next step's posts. Then the count of blocks done with a launched drain.
 ///
 /// The hub executor extends the thread-block executor to the whole grid. A range of at least
 /// `GRAIL_HUB_MIN` positions (a hub's adjacency: on power-law graphs millions, which one block
-/// runs in thousands of rounds while the rest of the grid idles) is *posted* instead: its
-/// thread writes it to the table and goes on. After the phase, every block of the grid *drains*
-/// the table, taking `GRAIL_HUB_CHUNK` positions at a time with one atomic on the hub's next
-/// position: in an outlined region right after the phase's barrier (when a hub was posted,
-/// then another barrier), elsewhere in the `_hubs` kernel the runtime launches behind the
-/// phase's. Only phases whose item ends with the loop post ([`nested::grid_shared`]); a full
-/// table leaves the range to the block.
+/// runs in thousands of rounds while the rest of the grid idles) is *posted* instead: one
+/// atomic gives its thread the hub's slot and its place after the hubs posted before it, the
+/// thread writes the record and goes on. After the phase, every block of the grid *drains* the
+/// hubs: it takes `GRAIL_HUB_CHUNK` positions of the hubs laid end to end at a time (one atomic),
+/// finds the hub they start in by binary search, and runs them, into the next hub where the
+/// chunk crosses one. That happens in an outlined region right after the phase's barrier (when
+/// a hub was posted, then another barrier), elsewhere in the `_hubs` kernel the runtime
+/// launches behind the phase's. Only phases whose item ends with the loop post
+/// ([`nested::grid_shared`]); a full table leaves the range to its block.
 pub(super) fn hub_declarations(e: &mut Emitter<'_, Cuda>, kernel: &Kernel, site: &Stmt, name: &str) {
     let closure = closure_unused(kernel, site);
     e.line(0, &format!("typedef struct {name}_hub {{"));
-    e.line(1, "uint64_t b, e, next;");
+    e.line(1, "uint64_t b, n, at;");
     for (c, (_, ty)) in closure.iter().enumerate() {
         e.line(1, &format!("{ty} c{c};"));
     }
     e.line(0, &format!("}} {name}_hub;"));
     e.line(0, &format!("__device__ {name}_hub {name}_hubs_[GRAIL_HUB_CAP];"));
-    e.line(0, &format!("__device__ uint32_t {name}_hub_count_[2];"));
+    e.line(0, &format!("__device__ uint64_t {name}_hub_count_[4];"));
     e.line(0, &format!("__device__ uint32_t {name}_hub_left_;"));
 }
 
-/// Posts this thread's range to the hub table when it is that long (and the table has room).
+/// Posts this thread's range as a hub when it is that long (and the table has room).
 fn post_hub(e: &mut Emitter<'_, Cuda>, closure: &[(String, String)], name: &str) {
     e.line(2, "if (np_e_ - np_b_ >= (uint64_t)GRAIL_HUB_MIN) {");
-    e.line(3, "const uint32_t s_ = atomicAdd(hubs_, 1u);");
+    e.line(3, "const uint64_t n_ = np_e_ - np_b_;");
+    e.line(3, "const uint64_t was_ = atomicAdd(&hubs_[0], GRAIL_HUB_ONE | n_);");
+    e.line(3, "const uint64_t s_ = was_ >> GRAIL_HUB_SHIFT;");
     e.line(3, "if (s_ < GRAIL_HUB_CAP) {");
     e.line(4, &format!("{name}_hub *const h_ = &{name}_hubs_[s_];"));
     e.line(4, "h_->b = np_b_;");
-    e.line(4, "h_->e = np_e_;");
-    e.line(4, "h_->next = np_b_;");
+    e.line(4, "h_->n = n_;");
+    e.line(4, "h_->at = was_ & (GRAIL_HUB_ONE - 1u);");
     for (c, (local, _)) in closure.iter().enumerate() {
         e.line(4, &format!("h_->c{c} = {local};"));
     }
@@ -303,9 +308,10 @@ fn post_hub(e: &mut Emitter<'_, Cuda>, closure: &[(String, String)], name: &str)
     e.line(2, "}");
 }
 
-/// The hub executor's drain, the items of `{name}_drain(ctx, args, hubs_)`: every block takes
-/// chunks of the posted hubs' ranges (each block starting at another hub) until none is left.
-/// Block-uniform throughout: the chunk comes through shared memory.
+/// The hub executor's drain, the items of `{name}_drain(ctx, args, hubs_)` (`hubs_` the step's
+/// two words): every block takes chunks of the posted hubs' positions until none is left.
+/// Block-uniform throughout: the chunk comes through shared memory, and every thread reads the
+/// same records (volatile: an earlier step's may still be in this multiprocessor's L1).
 pub(super) fn drain_hubs(
     e: &mut Emitter<'_, Cuda>,
     kernel: &Kernel,
@@ -314,37 +320,56 @@ pub(super) fn drain_hubs(
 ) -> Result<(), CodegenError> {
     let inner = Loop::of(e, kernel, site)?;
     let closure = closure_unused(kernel, site);
-    e.line(1, "const uint32_t posted_ = *(volatile uint32_t *)hubs_;");
-    e.line(1, "const uint32_t hn_ = posted_ < GRAIL_HUB_CAP ? posted_ : GRAIL_HUB_CAP;");
+    let field = |f: &str| format!("*(volatile uint64_t *)&{name}_hubs_[h_].{f}");
+    e.line(1, "const uint64_t posted_ = *(volatile uint64_t *)&hubs_[0] >> GRAIL_HUB_SHIFT;");
+    e.line(1, "const uint32_t hn_ = posted_ < GRAIL_HUB_CAP ? (uint32_t)posted_ : GRAIL_HUB_CAP;");
+    e.line(1, "if (hn_ == 0u) return;");
+    e.line(
+        1,
+        &format!(
+            "const uint64_t total_ = *(volatile uint64_t *)&{name}_hubs_[hn_ - 1u].at + *(volatile uint64_t *)&{name}_hubs_[hn_ - 1u].n;"
+        ),
+    );
     e.line(1, "__shared__ uint64_t hk_;");
-    e.line(1, "for (uint32_t t_ = 0; t_ < hn_; t_++) {");
-    e.line(2, &format!("{name}_hub *const h_ = &{name}_hubs_[(blockIdx.x + t_) % hn_];"));
-    e.line(2, "const uint64_t he_ = *(volatile uint64_t *)&h_->e;");
+    e.line(1, "for (;;) {");
+    e.line(2, "if (threadIdx.x == 0) hk_ = atomicAdd(&hubs_[1], (uint64_t)GRAIL_HUB_CHUNK);");
+    e.line(2, "__syncthreads();");
+    e.line(2, "uint64_t k0_ = hk_;");
+    e.line(2, "__syncthreads();");
+    e.line(2, "if (k0_ >= total_) break;");
+    e.line(2, "const uint64_t k1_ = k0_ + GRAIL_HUB_CHUNK < total_ ? k0_ + GRAIL_HUB_CHUNK : total_;");
+    // The last hub that starts at or before k0_.
+    e.line(2, "uint32_t lo_ = 0u, hi_ = hn_ - 1u;");
+    e.line(2, "while (lo_ < hi_) {");
+    e.line(3, "const uint32_t mid_ = (lo_ + hi_ + 1u) / 2u;");
+    e.line(3, &format!("if (*(volatile uint64_t *)&{name}_hubs_[mid_].at <= k0_) lo_ = mid_; else hi_ = mid_ - 1u;"));
+    e.line(2, "}");
+    e.line(2, "for (uint32_t h_ = lo_; k0_ < k1_; h_++) {");
+    e.line(3, &format!("const uint64_t hb_ = {};", field("b")));
+    e.line(3, &format!("const uint64_t ha_ = {};", field("at")));
+    e.line(3, &format!("const uint64_t ha_end_ = ha_ + {};", field("n")));
+    e.line(3, "const uint64_t end_ = ha_end_ < k1_ ? ha_end_ : k1_;");
     for (c, (_, ty)) in closure.iter().enumerate() {
-        e.line(2, &format!("const {ty} hc{c}_ = *(volatile {ty} *)&h_->c{c};"));
+        e.line(3, &format!("const {ty} hc{c}_ = *(volatile {ty} *)&{name}_hubs_[h_].c{c};"));
     }
-    e.line(2, "for (;;) {");
-    e.line(3, "if (threadIdx.x == 0) hk_ = atomicAdd(&h_->next, (uint64_t)GRAIL_HUB_CHUNK);");
-    e.line(3, "__syncthreads();");
-    e.line(3, "const uint64_t k0_ = hk_;");
-    e.line(3, "__syncthreads();");
-    e.line(3, "if (k0_ >= he_) break;");
-    e.line(3, "const uint64_t k1_ = k0_ + GRAIL_HUB_CHUNK < he_ ? k0_ + GRAIL_HUB_CHUNK : he_;");
     let sources: Vec<String> = (0..closure.len()).map(|c| format!("hc{c}_")).collect();
     if inner.block_pushes.is_empty() {
-        e.line(3, "for (uint64_t k = k0_ + threadIdx.x; k < k1_; k += blockDim.x) {");
+        e.line(3, "for (uint64_t q_ = k0_ + threadIdx.x; q_ < end_; q_ += blockDim.x) {");
+        e.line(4, "const uint64_t k = hb_ + (q_ - ha_);");
         position(e, &inner, &closure, &sources, 4)?;
         e.line(3, "}");
     } else {
-        e.line(3, "for (uint64_t r_ = k0_; r_ < k1_; r_ += blockDim.x) {");
-        e.line(4, "const uint64_t k = r_ + threadIdx.x;");
+        e.line(3, "for (uint64_t r_ = k0_; r_ < end_; r_ += blockDim.x) {");
+        e.line(4, "const uint64_t q_ = r_ + threadIdx.x;");
+        e.line(4, "const uint64_t k = hb_ + (q_ - ha_);");
         open_block_pushes(e, &inner, 4);
-        e.line(4, "if (k < k1_) do {");
+        e.line(4, "if (q_ < end_) do {");
         in_block_round(e, |e| position(e, &inner, &closure, &sources, 5))?;
         e.line(4, "} while (0);");
         close_block_pushes(e, &inner, 4);
         e.line(3, "}");
     }
+    e.line(3, "k0_ = end_;");
     e.line(2, "}");
     e.line(1, "}");
     // Every use of the closure binds to the shadows `position` declares.
