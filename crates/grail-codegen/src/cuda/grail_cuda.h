@@ -109,7 +109,7 @@ typedef unsigned long long uintptr_t;
 #ifndef GRAIL_HUB_CHUNK
 #define GRAIL_HUB_CHUNK (4u * GRAIL_BLOCK)
 #endif
-#define GRAIL_HUB_CAP 1024u
+#define GRAIL_HUB_CAP 8192u
 /* A step's hubs posted: their count above GRAIL_HUB_SHIFT, their positions' total below. */
 #define GRAIL_HUB_SHIFT 40
 #define GRAIL_HUB_ONE ((uint64_t)1 << GRAIL_HUB_SHIFT)
