@@ -331,3 +331,38 @@ fn only_partitionable_programs_exchange_between_invocations() {
 fn compile_grail(name: &str, source: &str) -> Module {
     grail_algos::suite::compile_source(name, source).unwrap_or_else(|e| panic!("{e}"))
 }
+
+/// The hub executor: a phase whose scheduled loop ends its item posts ranges of `GRAIL_HUB_MIN`
+/// or more and has its drain, called after the phase's barrier in an outlined region and in the
+/// `_hubs` kernel the runtime launches behind the phase elsewhere; a phase that folds (PageRank's
+/// pull) or runs without the thread-block scheduler has none.
+#[test]
+fn the_hub_executor_posts_and_drains_where_the_loop_ends_its_item() {
+    let bfs_source = grail_algos::program_source("bfs").expect("a suite program");
+    let all = grail_ir::optimize(compile_grail("bfs", bfs_source), &OptConfig::all()).unwrap();
+    let cuda = emit_cuda(&all).unwrap();
+    let run = definition(
+        &cuda,
+        "GRAIL_PHASE void grail_k0_0_run(const grail_ctx *ctx, const grail_value *args, uint64_t size, uint64_t *hubs_) {",
+    );
+    assert!(run.contains("if (np_e_ - np_b_ >= (uint64_t)GRAIL_HUB_MIN) {"), "{run}");
+    assert!(run.contains("atomicAdd(&hubs_[0], GRAIL_HUB_ONE | n_)"), "{run}");
+    let drain = definition(
+        &cuda,
+        "__device__ __noinline__ void grail_k0_0_drain(const grail_ctx *ctx, const grail_value *args, uint64_t *hubs_) {",
+    );
+    assert!(drain.contains("atomicAdd(&hubs_[1], (uint64_t)GRAIL_HUB_CHUNK)"), "{drain}");
+    let hubs = definition(
+        &cuda,
+        "extern \"C\" __global__ void grail_k0_0_hubs(const grail_ctx ctx, const grail_value *args) {",
+    );
+    assert!(hubs.contains("if (*(volatile uint64_t *)hubs_ == 0u) return;"), "{hubs}");
+    assert!(cuda.contains("grail_k0_0_drain(c, args, hubs_);"), "no drain in the control kernel");
+    nvrtc_compiles("the_hub_executor_posts_and_drains_where_the_loop_ends_its_item", "bfs.cu", &cuda);
+
+    let no_tb = grail_ir::optimize(compile_grail("bfs", bfs_source), &"all,np=wp+fg".parse().unwrap()).unwrap();
+    assert!(!emit_cuda(&no_tb).unwrap().contains("_hubs("));
+    let pull = grail_algos::program_source("pr_pull32").expect("a suite program");
+    let pull = grail_ir::optimize(compile_grail("pr_pull32", pull), &OptConfig::all()).unwrap();
+    assert!(!emit_cuda(&pull).unwrap().contains("_hubs("));
+}

@@ -64,6 +64,54 @@ fn the_schedulers_take_a_nested_loop_at_the_end_of_its_item() {
     assert!(scheduled(&optimized(BFS, "none")).is_empty());
 }
 
+/// Whether each phase of `module`'s first kernel may post its hubs to the whole grid.
+fn grid_shared(module: &Module) -> Vec<bool> {
+    module.kernels[0]
+        .body
+        .block
+        .iter()
+        .map(|stmt| matches!(stmt, Stmt::ForAll(phase) if nested::grid_shared(phase)))
+        .collect()
+}
+
+#[test]
+fn the_grid_takes_hubs_only_of_loops_that_end_their_item_under_the_thread_block_scheduler() {
+    // A loop that ends its item, the thread-block scheduler on: the item's thread may go on.
+    assert_eq!(grid_shared(&optimized(BFS, "np=tb+fg")), [true]);
+    assert_eq!(grid_shared(&optimized(BFS, "all")), [true]);
+    // Without the thread-block scheduler, or unscheduled, nothing is posted.
+    assert_eq!(grid_shared(&optimized(BFS, "np=wp+fg")), [false]);
+    assert_eq!(grid_shared(&optimized(BFS, "none")), [false]);
+    // Last in a branch that ends the item is the end of the item too.
+    let branch = BFS
+        .replace(
+            "forall u in worklist {\n        forall e",
+            "forall u in worklist {\n        if u.level != INF {\n        forall e",
+        )
+        .replace("push(v); }\n        }\n    }", "push(v); }\n        }\n        }\n    }");
+    assert_eq!(grid_shared(&optimized(&branch, "all")), [true], "{branch}");
+    // A statement of the item after the loop must wait for it: the block runs it.
+    let after = BFS.replace("push(v); }\n        }\n    }", "push(v); }\n        }\n        u.level = next;\n    }");
+    let module = optimized(&after, "all");
+    assert_eq!(scheduled(&module).len(), 1, "{after}");
+    assert_eq!(grid_shared(&module), [false]);
+    // A fold's partial results go back to its item's thread.
+    let fold = "
+graph { node rank: f32; node next: f32; }
+kernel gather() {
+    forall v in G.nodes() {
+        let mut incoming: f32 = 0.0;
+        for u in v.in_neighbors() { incoming += u.rank; }
+        v.next = incoming * 0.85;
+    }
+}
+fn main() { invoke gather(); }
+";
+    let module = optimized(fold, "all");
+    assert_eq!(scheduled(&module).len(), 1);
+    assert_eq!(grid_shared(&module), [false]);
+}
+
 #[test]
 fn a_loop_whose_body_writes_what_its_item_reads_stays_serial() {
     let source = "

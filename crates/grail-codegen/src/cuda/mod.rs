@@ -385,7 +385,9 @@ impl Target for Cuda {
         let hub_param = if hubs.is_some() { ", uint64_t *hubs_" } else { "" };
         run_function(
             &mut e,
-            &format!("GRAIL_PHASE void {name}_run(const grail_ctx *ctx, const grail_value *args, uint64_t size{hub_param})"),
+            &format!(
+                "GRAIL_PHASE void {name}_run(const grail_ctx *ctx, const grail_value *args, uint64_t size{hub_param})"
+            ),
             &items,
         )?;
         let hub_arg = if hubs.is_some() { format!(", &{name}_hub_count_[0]") } else { String::new() };
@@ -487,7 +489,10 @@ impl Cuda {
             ),
             &items,
         )?;
-        e.line(0, &format!("extern \"C\" __global__ void {name}_hubs(const grail_ctx ctx, const grail_value *args) {{"));
+        e.line(
+            0,
+            &format!("extern \"C\" __global__ void {name}_hubs(const grail_ctx ctx, const grail_value *args) {{"),
+        );
         e.line(1, &format!("uint64_t *const hubs_ = &{name}_hub_count_[0];"));
         e.line(1, "if (*(volatile uint64_t *)hubs_ == 0u) return;");
         e.line(1, &format!("{name}_drain(&ctx, args, hubs_);"));
