@@ -344,7 +344,7 @@ impl Target for Cuda {
         let (item, mapping, backoff) = self.item_mapping(&e, forall)?;
         let hubs = hub_site.map(|_| name.as_str());
         let items = e.capture(|e| match grail_ir::opt::nested::site(forall) {
-            Some((top, site)) => schedule::scheduled_items(e, kernel_ir, forall, top, site, &item, &mapping, hubs),
+            Some(_) => schedule::scheduled_items(e, kernel_ir, forall, &item, &mapping, hubs),
             None => {
                 let limit = &mapping.limit;
                 // Adaptive parallelism: the threads past ctx->active (a whole number of warps)

@@ -171,19 +171,20 @@ pub(super) struct Mapping {
     pub index: String,
 }
 
-/// The item loop of a scheduled phase, with the nested loop `site` ending top-level statement
-/// `top` of the item's body. `item` is item `i` as an expression of `i`; `mapping` how the loop
-/// index `j` gives the item's index `i` (plain or backoff order).
+/// The item loop of a scheduled phase, whose nested loop ([`nested::site`]) ends a top-level
+/// statement of the item's body. `item` is item `i` as an expression of `i`; `mapping` how the
+/// loop index `j` gives the item's index `i` (plain or backoff order); `hubs` the phase's name
+/// where it posts hubs ([`hub_declarations`]).
 pub(super) fn scheduled_items(
     e: &mut Emitter<'_, Cuda>,
     kernel: &Kernel,
     forall: &ForAll,
-    top: usize,
-    site: &Stmt,
     item: &str,
     mapping: &Mapping,
     hubs: Option<&str>,
 ) -> Result<(), CodegenError> {
+    let (top, site) =
+        nested::site(forall).ok_or_else(|| CodegenError::Internal("a scheduled phase without its loop".into()))?;
     let inner = Loop::of(e, kernel, site)?;
     let closure = closure_of(e, kernel, site);
     let np = inner.schedule;
