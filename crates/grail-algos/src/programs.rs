@@ -4,6 +4,7 @@
 /// Every suite program: (name, source), by name. The name is the file stem in `programs/`.
 pub const PROGRAMS: &[(&str, &str)] = &[
     ("bfs", include_str!("../programs/bfs.grail")),
+    ("bfs_async", include_str!("../programs/bfs_async.grail")),
     ("bfs_do", include_str!("../programs/bfs_do.grail")),
     ("cc", include_str!("../programs/cc.grail")),
     ("cc_afforest", include_str!("../programs/cc_afforest.grail")),

@@ -115,7 +115,7 @@ pub fn run(algorithm: Algorithm, graph: &Graph, target: Target, params: &RunPara
         }
         Target::Cpu | Target::Gpu => {
             let variant = match &params.multi {
-                Some(_) => partitionable_variant(algorithm, params.variant.as_deref(), graph)?,
+                Some(multi) => partitionable_variant(algorithm, params.variant.as_deref(), graph, multi.mode)?,
                 None => Variant::find(algorithm, params.variant.as_deref())
                     .and_then(|v| v.for_weights(graph.out().weight_kind()))
                     .map_err(AlgoError::Usage)?,
@@ -177,10 +177,21 @@ pub fn run(algorithm: Algorithm, graph: &Graph, target: Target, params: &RunPara
 /// parts").
 const PARTITIONED_DEFAULTS: &[(Algorithm, &str)] = &[(Algorithm::Pr, "push")];
 
-/// The variant a partitioned run uses: the one named, or the algorithm's partitioned default
-/// ([`PARTITIONED_DEFAULTS`]), or its first variant whose program can run on a partitioned
-/// graph; an error gives the reasons the others cannot.
-fn partitionable_variant(algorithm: Algorithm, name: Option<&str>, graph: &Graph) -> Result<&'static Variant> {
+/// The variants asynchronous partitioned runs (`--mode async`) take by default: those whose
+/// worklist loop runs without rounds where the partitioned default's would run in supersteps
+/// anyway (BFS's level counter ties its loop to rounds; `bfs_async` takes a node's level from
+/// its own).
+const ASYNC_DEFAULTS: &[(Algorithm, &str)] = &[(Algorithm::Bfs, "async")];
+
+/// The variant a partitioned run uses: the one named, or the algorithm's default for the mode
+/// ([`ASYNC_DEFAULTS`], [`PARTITIONED_DEFAULTS`]), or its first variant whose program can run
+/// on a partitioned graph; an error gives the reasons the others cannot.
+fn partitionable_variant(
+    algorithm: Algorithm,
+    name: Option<&str>,
+    graph: &Graph,
+    mode: grail_runtime::multi::Mode,
+) -> Result<&'static Variant> {
     let weights = graph.out().weight_kind();
     let obstacles = |variant: &'static Variant| -> Result<Vec<String>> {
         let module = crate::suite::optimized(variant, &grail_ir::OptConfig::default())?;
@@ -199,7 +210,9 @@ fn partitionable_variant(algorithm: Algorithm, name: Option<&str>, graph: &Graph
         return Ok(variant);
     }
     let mut refused = Vec::new();
-    let preferred = PARTITIONED_DEFAULTS.iter().filter(|(a, _)| *a == algorithm).map(|(_, name)| *name);
+    let asynchronous = if mode == grail_runtime::multi::Mode::Async { ASYNC_DEFAULTS } else { &[] };
+    let preferred =
+        asynchronous.iter().chain(PARTITIONED_DEFAULTS).filter(|(a, _)| *a == algorithm).map(|(_, name)| *name);
     let preferred: Vec<&'static Variant> =
         preferred.filter_map(|name| Variant::of(algorithm).find(|v| v.name == name)).collect();
     for variant in preferred.into_iter().chain(Variant::of(algorithm)) {

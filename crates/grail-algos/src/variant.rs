@@ -29,6 +29,12 @@ pub const VARIANTS: &[Variant] = &[
         summary: "data-driven, a worklist level by level",
     },
     Variant {
+        algorithm: Algorithm::Bfs,
+        name: "async",
+        program: "bfs_async",
+        summary: "label-correcting, levels lowered by atomic_min: runs without rounds over several devices (--mode async)",
+    },
+    Variant {
         algorithm: Algorithm::Sssp,
         name: "nf",
         program: "sssp_nf",

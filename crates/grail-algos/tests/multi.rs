@@ -153,8 +153,8 @@ fn check_with(program: &SuiteProgram, graph: &Graph, how: MultiParams, threads: 
     }
     assert_eq!(report.parts.iter().map(|p| u64::from(p.nodes)).sum::<u64>(), u64::from(graph.num_nodes()));
     // Worklist loops whose body is empty or only counts run asynchronously in that mode
-    // (sssp_wl, cc_lp, pr_residual).
-    if report.mode == Mode::Async && matches!(variant.program, "sssp_wl" | "cc_lp" | "pr_residual") {
+    // (sssp_wl, cc_lp, pr_residual, bfs_async).
+    if report.mode == Mode::Async && matches!(variant.program, "sssp_wl" | "cc_lp" | "pr_residual" | "bfs_async") {
         assert!(report.sync.async_loops > 0, "{}: no asynchronous loop", context());
     }
     report.sync
@@ -263,6 +263,13 @@ fn the_suite_runs_partitioned_through_run_with_its_partitioned_default_variant()
         };
         assert_eq!(variant.name, expected, "{algorithm}");
     }
+    // The asynchronous mode takes BFS's variant whose loop runs without rounds.
+    let how = MultiParams { mode: Mode::Async, ..multi(2, Method::Ordered) };
+    let params = RunParams { multi: Some(how), threads: 2, ..Default::default() };
+    let result = run(Algorithm::Bfs, &graph, Target::Cpu, &params).unwrap();
+    verify(Algorithm::Bfs, &graph, &params, &result.output).unwrap();
+    assert_eq!(result.variant.expect("a generated target").name, "async");
+    assert!(result.multi.expect("parts reported").sync.async_loops > 0, "bfs async ran in supersteps");
 }
 
 #[test]
@@ -351,7 +358,7 @@ fn a_programs_own_update_functions_merge_the_ghosts() {
 #[test]
 fn the_partitioned_variants_loops_can_run_on_every_gpu_at_once() {
     let opt = OptConfig::all();
-    for (algorithm, name) in [("pr", "push"), ("bfs", "wl"), ("sssp", "wl"), ("cc", "lp")] {
+    for (algorithm, name) in [("pr", "push"), ("bfs", "wl"), ("bfs", "async"), ("sssp", "wl"), ("cc", "lp")] {
         let variant = Variant::find(algorithm.parse::<Algorithm>().unwrap(), Some(name)).unwrap();
         let module = grail_algos::suite::optimized(variant, &opt).unwrap();
         let regions = grail_ir::opt::outline::outlined_regions(&module.main.block);
