@@ -35,6 +35,19 @@ fn scheduled(module: &Module) -> Vec<(String, Schedule)> {
     out
 }
 
+/// A pull over in-neighbours that only folds into one local: the schedulers take it as a fold.
+const GATHER: &str = "
+graph { node rank: f32; node next: f32; }
+kernel gather() {
+    forall v in G.nodes() {
+        let mut incoming: f32 = 0.0;
+        for u in v.in_neighbors() { incoming += u.rank; }
+        v.next = incoming * 0.85;
+    }
+}
+fn main() { invoke gather(); }
+";
+
 const BFS: &str = "
 graph { node level: u32 = INF; }
 param source: Node;
@@ -96,18 +109,7 @@ fn the_grid_takes_hubs_only_of_loops_that_end_their_item_under_the_thread_block_
     assert_eq!(scheduled(&module).len(), 1, "{after}");
     assert_eq!(grid_shared(&module), [false]);
     // A fold's partial results go back to its item's thread.
-    let fold = "
-graph { node rank: f32; node next: f32; }
-kernel gather() {
-    forall v in G.nodes() {
-        let mut incoming: f32 = 0.0;
-        for u in v.in_neighbors() { incoming += u.rank; }
-        v.next = incoming * 0.85;
-    }
-}
-fn main() { invoke gather(); }
-";
-    let module = optimized(fold, "all");
+    let module = optimized(GATHER, "all");
     assert_eq!(scheduled(&module).len(), 1);
     assert_eq!(grid_shared(&module), [false]);
 }
@@ -136,17 +138,7 @@ fn main() { invoke count(); }
 
 #[test]
 fn a_fold_is_scheduled_and_a_float_minimum_leaves_out_the_fine_grained_scheduler() {
-    let sum = "
-graph { node rank: f32; node next: f32; }
-kernel gather() {
-    forall v in G.nodes() {
-        let mut incoming: f32 = 0.0;
-        for u in v.in_neighbors() { incoming += u.rank; }
-        v.next = incoming * 0.85;
-    }
-}
-fn main() { invoke gather(); }
-";
+    let sum = GATHER;
     let module = optimized(sum, "np=tb+wp+fg");
     assert_eq!(scheduled(&module)[0].1, Schedule { thread_block: true, warp: true, fine_grained: true });
     let Stmt::ForAll(phase) = &module.kernels[0].body.block[0] else { unreachable!() };

@@ -354,22 +354,7 @@ pub(super) fn drain_hubs(
         e.line(3, &format!("const {ty} hc{c}_ = *(volatile {ty} *)&{name}_hubs_[h_].c{c};"));
     }
     let sources: Vec<String> = (0..closure.len()).map(|c| format!("hc{c}_")).collect();
-    if inner.block_pushes.is_empty() {
-        e.line(3, "for (uint64_t q_ = k0_ + threadIdx.x; q_ < end_; q_ += blockDim.x) {");
-        e.line(4, "const uint64_t k = hb_ + (q_ - ha_);");
-        position(e, &inner, &closure, &sources, 4)?;
-        e.line(3, "}");
-    } else {
-        e.line(3, "for (uint64_t r_ = k0_; r_ < end_; r_ += blockDim.x) {");
-        e.line(4, "const uint64_t q_ = r_ + threadIdx.x;");
-        e.line(4, "const uint64_t k = hb_ + (q_ - ha_);");
-        open_block_pushes(e, &inner, 4);
-        e.line(4, "if (q_ < end_) do {");
-        in_block_round(e, |e| position(e, &inner, &closure, &sources, 5))?;
-        e.line(4, "} while (0);");
-        close_block_pushes(e, &inner, 4);
-        e.line(3, "}");
-    }
+    block_positions(e, &inner, &closure, &sources, ("k0_", "end_"), "hb_ + (q_ - ha_)", 3)?;
     e.line(3, "k0_ = end_;");
     e.line(2, "}");
     e.line(1, "}");
@@ -412,22 +397,7 @@ fn thread_block(e: &mut Emitter<'_, Cuda>, inner: &Loop<'_>, closure: &[(String,
     e.line(4, "__syncthreads();");
     let sources: Vec<String> = (0..closure.len()).map(|c| format!("tb_c{c}_")).collect();
     open_partial(e, inner, 4);
-    if inner.block_pushes.is_empty() {
-        e.line(4, "for (uint64_t k = tb_b_ + threadIdx.x; k < tb_e_; k += blockDim.x) {");
-        position(e, inner, closure, &sources, 5)?;
-        e.line(4, "}");
-    } else {
-        // Rounds that every thread makes (the last one partly idle), each ending with the
-        // block's pushes; `continue` in the body ends only the position.
-        e.line(4, "for (uint64_t r_ = tb_b_; r_ < tb_e_; r_ += blockDim.x) {");
-        e.line(5, "const uint64_t k = r_ + threadIdx.x;");
-        open_block_pushes(e, inner, 5);
-        e.line(5, "if (k < tb_e_) do {");
-        in_block_round(e, |e| position(e, inner, closure, &sources, 6))?;
-        e.line(5, "} while (0);");
-        close_block_pushes(e, inner, 5);
-        e.line(4, "}");
-    }
+    block_positions(e, inner, closure, &sources, ("tb_b_", "tb_e_"), "q_", 4)?;
     if let Some((fold, ty, acc, identity)) = &inner.fold {
         // The block's partials: each warp's by shuffles, then the warps' by the owner.
         warp_fold(e, fold.op, ty, "part_", 4);
@@ -446,6 +416,39 @@ fn thread_block(e: &mut Emitter<'_, Cuda>, inner: &Loop<'_>, closure: &[(String,
     // Every thread has read the owner word before anyone writes it again.
     e.line(3, "__syncthreads();");
     e.line(2, "}");
+    Ok(())
+}
+
+/// Positions `range.0..range.1` (`q_`) of a scheduled loop run by the whole block, each at
+/// adjacency position `k` = `at` (an expression of `q_`): every thread takes every
+/// `blockDim.x`-th. Where the body pushes by block, in rounds that every thread makes (the last
+/// one partly idle), each ending with the block's pushes; `continue` in the body ends only the
+/// position.
+fn block_positions(
+    e: &mut Emitter<'_, Cuda>,
+    inner: &Loop<'_>,
+    closure: &[(String, String)],
+    sources: &[String],
+    range: (&str, &str),
+    at: &str,
+    depth: usize,
+) -> Result<(), CodegenError> {
+    let (from, to) = range;
+    if inner.block_pushes.is_empty() {
+        e.line(depth, &format!("for (uint64_t q_ = {from} + threadIdx.x; q_ < {to}; q_ += blockDim.x) {{"));
+        e.line(depth + 1, &format!("const uint64_t k = {at};"));
+        position(e, inner, closure, sources, depth + 1)?;
+    } else {
+        e.line(depth, &format!("for (uint64_t r_ = {from}; r_ < {to}; r_ += blockDim.x) {{"));
+        e.line(depth + 1, "const uint64_t q_ = r_ + threadIdx.x;");
+        e.line(depth + 1, &format!("const uint64_t k = {at};"));
+        open_block_pushes(e, inner, depth + 1);
+        e.line(depth + 1, &format!("if (q_ < {to}) do {{"));
+        in_block_round(e, |e| position(e, inner, closure, sources, depth + 2))?;
+        e.line(depth + 1, "} while (0);");
+        close_block_pushes(e, inner, depth + 1);
+    }
+    e.line(depth, "}");
     Ok(())
 }
 
