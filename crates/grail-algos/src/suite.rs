@@ -157,6 +157,9 @@ pub struct MultiParams {
     /// `partition` and `seed` only name how it was made): a benchmark splits a graph once for
     /// all its runs, METIS taking minutes on large graphs.
     pub partitioning: Option<std::sync::Arc<grail_graph::partition::Partitioning>>,
+    /// The partition file `partitioning` was read from (`grail run --partition-file`), which
+    /// the report names instead of `partition`.
+    pub partition_file: Option<std::path::PathBuf>,
 }
 
 /// Which outlined regions a partitioned run makes on the GPUs at once: on graphs of low
@@ -183,6 +186,8 @@ pub struct MultiReport {
     /// How the asynchronous mode's packets traveled.
     pub topology: grail_runtime::multi::Topology,
     pub partition: grail_graph::partition::Method,
+    /// Where the parts came from instead, when they were read from a partition file.
+    pub partition_file: Option<std::path::PathBuf>,
     /// Choosing every node's part (not counted in the run's time, as loading is not).
     pub partition_time: Duration,
     /// Building the parts' local graphs (counted in the run's time).
@@ -492,6 +497,7 @@ pub fn run_partitioned(
         mode: how.mode,
         topology: how.topology,
         partition: how.partition,
+        partition_file: how.partition_file.clone(),
         partition_time,
         split_time: run.split,
         edge_cut,

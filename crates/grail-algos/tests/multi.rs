@@ -42,6 +42,7 @@ fn multi(devices: usize, method: Method) -> MultiParams {
         priority_delta: None,
         topology: Topology::Direct,
         partitioning: None,
+        partition_file: None,
     }
 }
 
@@ -185,6 +186,7 @@ fn the_asynchronous_mode_agrees_with_the_reference_and_ends_under_random_delays(
                 priority_delta: (seed % 2 == 1).then_some(1 + seed % 7),
                 topology: if seed % 3 == 2 { Topology::Ring } else { Topology::Direct },
                 partitioning: None,
+                partition_file: None,
             };
             let sync = check_with(program, &graph, how, 1, &format!("random graph seed {}, asynchronous", 1000 + seed));
             deferred += sync.deferred;
@@ -203,6 +205,7 @@ fn the_asynchronous_mode_agrees_with_the_reference_and_ends_under_random_delays(
             priority_delta: Some(8),
             topology: if *k >= 3 { Topology::Ring } else { Topology::Direct },
             partitioning: None,
+            partition_file: None,
         };
         let sync = check_with(program, &graph, how, 2, "rmat, asynchronous");
         deferred += sync.deferred;

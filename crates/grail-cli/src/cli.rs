@@ -865,8 +865,13 @@ pub struct RunArgs {
     pub device_memory_limit: Option<u64>,
     /// How --devices splits the graph, as `grail partition --method` (default: metis where the
     /// system's METIS is installed, else ordered).
-    #[arg(long, value_name = "METHOD", requires = "devices")]
+    #[arg(long, value_name = "METHOD", requires = "devices", conflicts_with = "partition_file")]
     pub partition: Option<grail_graph::partition::Method>,
+    /// Split the graph for --devices as FILE says: line i holds node i's part, 0 to the device
+    /// count minus one (the partition file `grail partition -o` and METIS's `gpmetis` write), so
+    /// parts made once, or on another machine, are used as they are.
+    #[arg(long, value_name = "FILE", requires = "devices")]
+    pub partition_file: Option<std::path::PathBuf>,
     /// Which of the algorithm's grail programs runs on a generated target (`grail run ALGO
     /// --variant help` lists them); each algorithm has a default.
     #[arg(long, value_name = "NAME")]

@@ -114,3 +114,68 @@ fn bad_requests_are_clear_errors() {
     assert_eq!(unwritable.status.code(), Some(1));
     assert!(stderr(&unwritable).contains("cannot write the partition file"), "{}", stderr(&unwritable));
 }
+
+/// `grail run --partition-file`: parts written once (`grail partition -o`, or METIS's own
+/// tools) split a later run as they are; a file that does not fit the graph or the devices is
+/// refused with the line or the part at fault.
+#[test]
+fn a_run_takes_its_parts_from_a_partition_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let graph = path("road.gcsr");
+    assert!(grail(&["gen", "road", "--nodes", "3000", "-o", &graph]).status.success());
+    let parts = path("road.part.2");
+    let split = grail(&["partition", &graph, "-k", "2", "-m", "random", "-o", &parts]);
+    assert!(split.status.success(), "{}", stderr(&split));
+    for algorithm in ["bfs", "sssp", "cc"] {
+        let run = grail(&[
+            "run",
+            algorithm,
+            "-g",
+            &graph,
+            "--devices",
+            "cpu*2",
+            "--partition-file",
+            &parts,
+            "--verify",
+            "--json",
+        ]);
+        assert!(run.status.success(), "{algorithm}: {}", stderr(&run));
+        let report: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+        assert_eq!(report["verified"], true, "{report}");
+        assert_eq!(report["multi"]["partition"], "file");
+        assert_eq!(report["multi"]["partition_file"], parts.as_str());
+        // The random split's cut, not the ordered one's of a road network (well under 1%).
+        assert!(report["multi"]["edge_cut"].as_f64().unwrap() > 0.3, "{report}");
+    }
+
+    let text = std::fs::read_to_string(&parts).unwrap();
+    let refused = |name: &str, contents: &str, devices: &str| {
+        let file = path(name);
+        std::fs::write(&file, contents).unwrap();
+        let run = grail(&["run", "bfs", "-g", &graph, "--devices", devices, "--partition-file", &file]);
+        assert!(!run.status.success(), "{name} was accepted");
+        stderr(&run)
+    };
+    let message = refused("three.part", &text, "cpu*3");
+    assert!(message.contains("part 2 has no nodes"), "{message}");
+    let message = refused("short.part", &text[..text.len() / 2], "cpu*2");
+    assert!(message.contains("there must be one per node"), "{message}");
+    let message = refused("word.part", &text.replacen('\n', "\nx\n", 1), "cpu*2");
+    assert!(message.contains("line 2") && message.contains("expected a part number"), "{message}");
+    let message = refused("big.part", &text.replacen("0\n", "7\n", 1), "cpu*2");
+    assert!(message.contains("part 7, but there are only 2 parts"), "{message}");
+    let both = grail(&[
+        "run",
+        "bfs",
+        "-g",
+        &graph,
+        "--devices",
+        "cpu*2",
+        "--partition",
+        "ordered",
+        "--partition-file",
+        &parts,
+    ]);
+    assert!(!both.status.success());
+}

@@ -161,6 +161,7 @@ impl<'g, T: AlgorithmOutput> Run<'g, T> {
             priority_delta: None,
             topology: Topology::Direct,
             partitioning: None,
+            partition_file: None,
         });
         self
     }

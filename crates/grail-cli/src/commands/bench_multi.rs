@@ -190,6 +190,7 @@ pub fn multi(bench: MultiBench, progress: &Bars) -> Result<()> {
                                 priority_delta: None,
                                 topology: bench.topology,
                                 partitioning: Some(split.clone()),
+                                partition_file: None,
                             }),
                             variant: choice.map(str::to_string),
                             ..base.clone()

@@ -177,6 +177,7 @@ fn multi_records(
         priority_delta: None,
         topology: Default::default(),
         partitioning: None,
+        partition_file: None,
     };
     let params = RunParams { threads, multi: Some(multi), ..Default::default() };
     let mut records = Vec::new();

@@ -9,7 +9,7 @@ use grail_algos::suite::{MultiParams, MultiReport};
 use grail_algos::suite::{bind_named, forest_of};
 use grail_algos::tuning::{ProgramId, Resolution};
 use grail_algos::{Algorithm, Output, RunParams, Target, Variant, run as run_algorithm, verify};
-use grail_graph::partition::Method;
+use grail_graph::partition::{Method, Partitioning};
 use grail_graph::properties::Column;
 use grail_graph::{BuildOptions, Graph};
 use grail_ir::{Module, Owner, Type};
@@ -90,6 +90,9 @@ fn run_suite(algorithm: Algorithm, args: RunArgs, threads: usize, progress: &Bar
     let load_ms = millis(start.elapsed());
     progress.clear();
     note_assumptions(algorithm, &graph);
+    if let Some(how) = &mut params.multi {
+        read_partition_file(how, &graph)?;
+    }
 
     // The convergence curve is the run's own: every round's L1 change, as the PageRank
     // programs' `gather` (or `sweep`) reduces it, traced on the host (loops kept there).
@@ -337,7 +340,28 @@ fn multi_params(args: &RunArgs) -> Result<Option<MultiParams>> {
         priority_delta: args.soft_priority,
         topology: args.topology.unwrap_or_default(),
         partitioning: None,
+        partition_file: args.partition_file.clone(),
     }))
+}
+
+/// Reads `--partition-file` into `how`, for `graph` (once loaded): one part per device.
+fn read_partition_file(how: &mut MultiParams, graph: &Graph) -> Result<()> {
+    let Some(path) = &how.partition_file else { return Ok(()) };
+    let parts = how.devices.len() as u32;
+    let partitioning = Partitioning::read(path, graph.num_nodes(), Some(parts)).context("--partition-file")?;
+    let mut sizes = vec![0u64; parts as usize];
+    for &part in partitioning.owner() {
+        sizes[part as usize] += 1;
+    }
+    if let Some(empty) = sizes.iter().position(|&n| n == 0) {
+        return Err(UsageError(format!(
+            "--partition-file {}: part {empty} has no nodes; each of the {parts} devices needs some",
+            path.display()
+        ))
+        .into());
+    }
+    how.partitioning = Some(std::sync::Arc::new(partitioning));
+    Ok(())
 }
 
 /// `devices cpu,gpu:0 (bsp, metis)`.
@@ -347,7 +371,11 @@ fn devices_text(report: &MultiReport) -> String {
         (grail_runtime::multi::Mode::Async, grail_runtime::multi::Topology::Ring) => "async around a ring".to_string(),
         (mode, _) => mode.to_string(),
     };
-    format!("devices {} ({mode}, {} partitioning)", devices.join(","), report.partition.name())
+    let split = match &report.partition_file {
+        Some(file) => format!("parts from {}", file.display()),
+        None => format!("{} partitioning", report.partition.name()),
+    };
+    format!("devices {} ({mode}, {split})", devices.join(","))
 }
 
 /// The parts of a partitioned run and where its time went.
@@ -402,7 +430,8 @@ fn multi_json(report: &MultiReport) -> serde_json::Value {
     json!({
         "devices": report.devices.iter().map(ToString::to_string).collect::<Vec<_>>(),
         "mode": report.mode.to_string(),
-        "partition": report.partition.name(),
+        "partition": if report.partition_file.is_some() { "file" } else { report.partition.name() },
+        "partition_file": report.partition_file.as_ref().map(|f| f.display().to_string()),
         "edge_cut": report.edge_cut,
         "partition_ms": millis(report.partition_time),
         "split_ms": millis(report.split_time),
@@ -467,7 +496,8 @@ fn run_program(args: RunArgs, threads: usize, progress: &Bars) -> Result<()> {
     let mut stdout = std::io::stdout();
     // One device, or parts of the graph on several.
     let program = match multi_params(&args)? {
-        Some(how) => {
+        Some(mut how) => {
+            read_partition_file(&mut how, &graph)?;
             let module = grail_ir::optimize(lowered.clone(), &opt)
                 .map_err(|e| anyhow::anyhow!("internal error (a bug in grail): optimizing with {opt}: {e}"))?;
             let compiler = grail_runtime::cpu::CCompiler::detect()?;
