@@ -317,6 +317,16 @@ impl Partitioning {
         Ok(Partitioning { parts, owner })
     }
 
+    /// The first part that holds no node, if one does (a partition file made for fewer parts
+    /// than a run has devices).
+    pub fn empty_part(&self) -> Option<u32> {
+        let mut seen = vec![false; self.parts as usize];
+        for &p in &self.owner {
+            seen[p as usize] = true;
+        }
+        seen.iter().position(|&s| !s).map(|p| p as u32)
+    }
+
     /// The number of parts.
     pub fn num_parts(&self) -> u32 {
         self.parts

@@ -116,6 +116,8 @@ pub struct Run<'g, T> {
     target: Target,
     params: RunParams,
     verify: bool,
+    /// [`Run::parts`]: each node's part, checked when the run starts.
+    owner: Option<Vec<u32>>,
     output: PhantomData<T>,
 }
 
@@ -136,7 +138,7 @@ pub struct RunInfo {
 impl<'g, T: AlgorithmOutput> Run<'g, T> {
     pub(crate) fn new(graph: &'g Graph, algorithm: Algorithm, source: Option<NodeId>) -> Run<'g, T> {
         let params = RunParams { source: source.map(u64::from), ..RunParams::default() };
-        Run { graph, algorithm, target: Target::Cpu, params, verify: false, output: PhantomData }
+        Run { graph, algorithm, target: Target::Cpu, params, verify: false, owner: None, output: PhantomData }
     }
 
     /// Runs on `target` (default: [`Target::Cpu`]).
@@ -163,6 +165,16 @@ impl<'g, T: AlgorithmOutput> Run<'g, T> {
             partitioning: None,
             partition_file: None,
         });
+        self
+    }
+
+    /// With [`Run::on_devices`]: the parts as given instead of the partition method: `owner[u]`
+    /// is node `u`'s part, from 0 to the device count minus one, as a partition file holds them
+    /// (`grail partition -o`, METIS's `gpmetis`; `grail run --partition-file`). A list of
+    /// another length, a part out of range or a part with no node is an error when the run
+    /// starts.
+    pub fn parts(mut self, owner: Vec<u32>) -> Self {
+        self.owner = Some(owner);
         self
     }
 
@@ -231,6 +243,27 @@ impl<'g, T: AlgorithmOutput> Run<'g, T> {
         let (target, device) = self.target.split();
         self.params.device = device;
         let graph = self.graph.as_inner();
+        if let Some(owner) = self.owner.take() {
+            let Some(multi) = &mut self.params.multi else {
+                return Err(Error::Usage("parts splits a run over several devices: call on_devices first".into()));
+            };
+            if owner.len() != graph.num_nodes() as usize {
+                return Err(Error::Usage(format!(
+                    "parts: {} nodes' parts for a graph of {} nodes",
+                    owner.len(),
+                    graph.num_nodes()
+                )));
+            }
+            let parts = multi.devices.len() as u32;
+            let partitioning = grail_graph::partition::Partitioning::from_owner(parts, owner)
+                .map_err(|e| Error::Usage(format!("parts: {e}")))?;
+            if let Some(empty) = partitioning.empty_part() {
+                return Err(Error::Usage(format!(
+                    "parts: part {empty} has no nodes; each of the {parts} devices needs some"
+                )));
+            }
+            multi.partitioning = Some(std::sync::Arc::new(partitioning));
+        }
         let result = grail_algos::run(self.algorithm, graph, target, &self.params)?;
         if self.verify {
             grail_algos::verify(self.algorithm, graph, &self.params, &result.output)?;

@@ -296,4 +296,20 @@ fn algorithms_run_partitioned_over_several_devices() {
     // Triangle counting reads a neighbour's adjacency, which a ghost does not have.
     let error = graph.undirected().triangles().on_devices(&devices, PartitionMethod::Ordered).run().unwrap_err();
     assert!(error.to_string().contains("partitioned"), "{error}");
+
+    // Parts given as each node's part (a partition file's contents): the same result, and a
+    // list that does not fit is refused when the run starts.
+    let owner: Vec<u32> = (0..200u32).map(|u| (u * 7 + 1) % 3).collect();
+    let given = graph.sssp(3).on_devices(&devices, PartitionMethod::Metis).parts(owner.clone()).verify().run().unwrap();
+    assert_eq!(given, reference);
+    let usage = |run: grail::Result<Vec<u64>>| run.unwrap_err().to_string();
+    let message = usage(graph.sssp(3).on_devices(&devices, PartitionMethod::Random).parts(owner[..199].to_vec()).run());
+    assert!(message.contains("199 nodes' parts for a graph of 200 nodes"), "{message}");
+    let message = usage(graph.sssp(3).on_devices(&devices[..2], PartitionMethod::Random).parts(owner.clone()).run());
+    assert!(message.contains("but there are only 2 parts"), "{message}");
+    let message =
+        usage(graph.sssp(3).on_devices(&[Device::Cpu; 4], PartitionMethod::Random).parts(owner.clone()).run());
+    assert!(message.contains("part 3 has no nodes"), "{message}");
+    let message = usage(graph.sssp(3).parts(owner).run());
+    assert!(message.contains("on_devices"), "{message}");
 }

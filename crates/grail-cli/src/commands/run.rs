@@ -349,11 +349,7 @@ fn read_partition_file(how: &mut MultiParams, graph: &Graph) -> Result<()> {
     let Some(path) = &how.partition_file else { return Ok(()) };
     let parts = how.devices.len() as u32;
     let partitioning = Partitioning::read(path, graph.num_nodes(), Some(parts)).context("--partition-file")?;
-    let mut sizes = vec![0u64; parts as usize];
-    for &part in partitioning.owner() {
-        sizes[part as usize] += 1;
-    }
-    if let Some(empty) = sizes.iter().position(|&n| n == 0) {
+    if let Some(empty) = partitioning.empty_part() {
         return Err(UsageError(format!(
             "--partition-file {}: part {empty} has no nodes; each of the {parts} devices needs some",
             path.display()
