@@ -376,6 +376,27 @@ pub(crate) fn drive(
     Ok(Outcome::default())
 }
 
+/// Invokes the loop's kernel on this part up to `budget` times (0: until its worklist is
+/// empty) without exchanging, taking the ghosts each invocation pushed out of the worklist (a
+/// part runs its own nodes only): what a GPU part's outlined loop does on the device, for a part
+/// that runs it invocation by invocation (a CPU part). Returns the ghosts pushed, each once, and
+/// the invocations made.
+fn invoke_locally(run: &mut dyn PartRun, kernel: KernelId, args: &[Value], budget: u32) -> Result<(Vec<u32>, u64)> {
+    let mut ghosts = Vec::new();
+    let mut invoked = 0u64;
+    loop {
+        run.invoke(kernel, args)?;
+        invoked += 1;
+        ghosts.extend(run.take_pushed_ghosts()?);
+        if (budget != 0 && invoked >= u64::from(budget)) || run.worklist_is_empty()? {
+            break;
+        }
+    }
+    ghosts.sort_unstable();
+    ghosts.dedup();
+    Ok((ghosts, invoked))
+}
+
 fn drive_inner(q: usize, run: &mut dyn PartRun, ghosts: &[u32], mirrors: &[u32], state: &AsyncState) -> Result<()> {
     let k = state.routing.len();
     let routing = &state.routing[q];
@@ -471,11 +492,14 @@ fn drive_inner(q: usize, run: &mut dyn PartRun, ghosts: &[u32], mirrors: &[u32],
                     region = None;
                 }
             }
+            let mut invoked = 1;
             if pushed_ghosts.is_none() {
-                run.invoke(state.kernel, &state.args[q])?;
+                let (ghosts, made) = invoke_locally(run, state.kernel, &state.args[q], budget)?;
+                pushed_ghosts = Some(ghosts);
+                invoked = made;
             }
             let exchange_started = std::time::Instant::now();
-            state.invocations.fetch_add(1, Ordering::Relaxed);
+            state.invocations.fetch_add(invoked, Ordering::Relaxed);
             owned_changed = true;
             for (w, written) in state.written.iter().enumerate().filter(|(_, w)| w.remote) {
                 changes.clear();
