@@ -232,7 +232,7 @@ fn impossible_parameters_are_clear_errors() {
     assert!(stderr.contains("unknown algorithm 'nosuch'"), "{stderr}");
     let (code, stderr) = fails(&["run", "bfs", "--graph", &graph, "--variant", "sideways"]);
     assert_eq!(code, 2);
-    assert!(stderr.contains("bfs has no variant 'sideways' (expected one of: do, wl)"), "{stderr}");
+    assert!(stderr.contains("bfs has no variant 'sideways' (expected one of: do, wl, async)"), "{stderr}");
     let (code, stderr) = fails(&["run", "sssp", "--graph", &graph, "--param", "nosuch=1"]);
     assert_eq!(code, 2);
     assert!(stderr.contains("no parameter `nosuch`"), "{stderr}");
