@@ -178,8 +178,9 @@ impl<'g, T: AlgorithmOutput> Run<'g, T> {
         self
     }
 
-    /// With [`Run::on_devices`]: runs the worklist loops that can (sssp's, cc's and residual
-    /// PageRank's) asynchronously, Groute's way (`grail run --mode async`): every device works
+    /// With [`Run::on_devices`]: runs the worklist loops that can (sssp's, cc's, residual
+    /// PageRank's, and BFS's, which then takes its label-correcting `async` variant unless
+    /// [`Run::variant`] names another) asynchronously, Groute's way (`grail run --mode async`): every device works
     /// on its own worklist and sends its changes as packets as it goes, straight to their
     /// devices ([`Topology::Direct`]) or around a ring of the devices ([`Topology::Ring`]);
     /// the other loops stay bulk-synchronous. Without `on_devices` it changes nothing.
