@@ -54,7 +54,8 @@ pub fn draw(mesh: &Mesh, path: &Path, style: Style) -> Result<usize> {
     let pixel = |p: [f64; 2]| {
         ((MARGIN + (p[0] - lo[0]) * scale) as i32, (f64::from(height) - MARGIN - (p[1] - lo[1]) * scale) as i32)
     };
-    let bad: Vec<bool> = (0..mesh.triangles.len()).map(|t| mesh.min_angle(t) < style.min_angle).collect();
+    let cos_bound = style.min_angle.to_radians().cos();
+    let bad: Vec<bool> = (0..mesh.triangles.len()).map(|t| mesh.is_sharper(t, style.min_angle, cos_bound)).collect();
     let stroke = if mesh.triangles.len() > 200_000 { 0 } else { 1 };
     let tmp = temporary(path);
     let result = if png {

@@ -101,6 +101,26 @@ impl Mesh {
 
     /// The smallest angle of triangle `t`, in degrees.
     pub fn min_angle(&self, t: usize) -> f64 {
+        self.min_angle_cos(t).acos().to_degrees()
+    }
+
+    /// Whether triangle `t`'s smallest angle is below `bound` degrees, exactly as comparing
+    /// [`Mesh::min_angle`] would say, but with the arc cosine taken only for triangles within
+    /// a rounding margin of the bound (`cos_bound` = the bound's cosine).
+    pub fn is_sharper(&self, t: usize, bound: f64, cos_bound: f64) -> bool {
+        let cos = self.min_angle_cos(t);
+        const MARGIN: f64 = 1e-9;
+        if cos > cos_bound + MARGIN {
+            true
+        } else if cos < cos_bound - MARGIN {
+            false
+        } else {
+            cos.acos().to_degrees() < bound
+        }
+    }
+
+    /// The cosine of triangle `t`'s smallest angle (the largest of its angles' cosines).
+    pub fn min_angle_cos(&self, t: usize) -> f64 {
         let [a, b, c] = self.triangles[t].map(|v| self.points[v as usize]);
         let len2 = |p: [f64; 2], q: [f64; 2]| (p[0] - q[0]).powi(2) + (p[1] - q[1]).powi(2);
         let (ab, bc, ca) = (len2(a, b), len2(b, c), len2(c, a));
@@ -112,8 +132,7 @@ impl Mesh {
         } else {
             (ca, ab, bc)
         };
-        let cos = ((s1 + s2 - opposite) / (2.0 * (s1 * s2).sqrt())).clamp(-1.0, 1.0);
-        cos.acos().to_degrees()
+        ((s1 + s2 - opposite) / (2.0 * (s1 * s2).sqrt())).clamp(-1.0, 1.0)
     }
 
     /// The total area of the triangles.

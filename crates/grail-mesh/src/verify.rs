@@ -177,14 +177,14 @@ fn unmeasured(mesh: &Mesh) -> Report {
 
 /// The minimum angle, the bad triangles (and those excused by small input angles) and the area.
 fn measure_quality(mesh: &Mesh, min_angle: f64, report: &mut Report) {
-    let (smallest, bad) = (0..mesh.triangles.len())
+    // By cosines (the arc cosine only near the bound, and once for the smallest): the same
+    // figures as every triangle's angle would give, the arc cosine being monotone.
+    let cos_bound = min_angle.to_radians().cos();
+    let (largest_cos, bad) = (0..mesh.triangles.len())
         .into_par_iter()
-        .map(|t| {
-            let angle = mesh.min_angle(t);
-            (angle, usize::from(angle < min_angle))
-        })
-        .reduce(|| (f64::INFINITY, 0), |x, y| (x.0.min(y.0), x.1 + y.1));
-    report.min_angle = (!mesh.triangles.is_empty()).then_some(smallest);
+        .map(|t| (mesh.min_angle_cos(t), usize::from(mesh.is_sharper(t, min_angle, cos_bound))))
+        .reduce(|| (f64::NEG_INFINITY, 0), |x, y| (x.0.max(y.0), x.1 + y.1));
+    report.min_angle = (!mesh.triangles.is_empty()).then(|| largest_cos.acos().to_degrees());
     report.bad = bad;
     if bad > 0 {
         report.bad_at_small_angles = bad_at_small_angles(mesh, min_angle);
@@ -210,7 +210,9 @@ fn bad_at_small_angles(mesh: &Mesh, bound: f64) -> usize {
             below
         }
     };
-    let bad: Vec<usize> = (0..mesh.triangles.len()).into_par_iter().filter(|&t| mesh.min_angle(t) < bound).collect();
+    let cos_bound = bound.to_radians().cos();
+    let bad: Vec<usize> =
+        (0..mesh.triangles.len()).into_par_iter().filter(|&t| mesh.is_sharper(t, bound, cos_bound)).collect();
     // The points at the sharp corners of bad triangles, and the total angle around each (an
     // input mesh may have millions of bad triangles: flags and sums by point, on every core,
     // the sums added in the triangles' order).
@@ -415,6 +417,37 @@ fn disjoint(a: [f64; 2], b: [f64; 2], c: [f64; 2], d: [f64; 2]) -> bool {
 mod tests {
     use super::*;
     use crate::generate::random_points;
+
+    /// The quality figures by cosines equal those of every triangle's angle: the smallest
+    /// angle, and which triangles are below bounds at and around their angles (triangles made
+    /// with an angle of exactly the bound, and a hair either side).
+    #[test]
+    fn quality_by_cosines_equals_quality_by_angles() {
+        let mut mesh = random_points(400, 1.0, 9).unwrap();
+        for degrees in [20.0f64, 30.0, 33.5] {
+            for nudge in [-1e-7, -1e-12, 0.0, 1e-12, 1e-7] {
+                let angle = (degrees + nudge).to_radians();
+                let base = mesh.points.len() as u32;
+                // An isosceles triangle whose apex angle is `angle` (the smallest of the three).
+                mesh.points.extend([[0.0, 0.0], [1.0, 0.0], [angle.cos(), angle.sin()]]);
+                mesh.triangles.push([base, base + 1, base + 2]);
+            }
+        }
+        for bound in [20.0, 30.0, 33.5] {
+            let cos_bound = f64::to_radians(bound).cos();
+            for t in 0..mesh.triangles.len() {
+                assert_eq!(
+                    mesh.is_sharper(t, bound, cos_bound),
+                    mesh.min_angle(t) < bound,
+                    "triangle {t}, bound {bound}"
+                );
+            }
+            let report = quality(&mesh, bound);
+            let smallest = (0..mesh.triangles.len()).map(|t| mesh.min_angle(t)).fold(f64::INFINITY, f64::min);
+            assert_eq!(report.min_angle, Some(smallest));
+            assert_eq!(report.bad, (0..mesh.triangles.len()).filter(|&t| mesh.min_angle(t) < bound).count());
+        }
+    }
 
     #[test]
     fn generated_meshes_pass_and_broken_ones_fail_with_the_reason() {
