@@ -108,15 +108,7 @@ impl Mesh {
     /// [`Mesh::min_angle`] would say, but with the arc cosine taken only for triangles within
     /// a rounding margin of the bound (`cos_bound` = the bound's cosine).
     pub fn is_sharper(&self, t: usize, bound: f64, cos_bound: f64) -> bool {
-        let cos = self.min_angle_cos(t);
-        const MARGIN: f64 = 1e-9;
-        if cos > cos_bound + MARGIN {
-            true
-        } else if cos < cos_bound - MARGIN {
-            false
-        } else {
-            cos.acos().to_degrees() < bound
-        }
+        sharper(self.min_angle_cos(t), bound, cos_bound)
     }
 
     /// The cosine of triangle `t`'s smallest angle (the largest of its angles' cosines).
@@ -144,5 +136,19 @@ impl Mesh {
                 ((b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0])).abs() / 2.0
             })
             .sum()
+    }
+}
+
+/// Whether an angle of cosine `cos` is below `bound` degrees (`cos_bound` its cosine), as
+/// comparing the angle in degrees would say: by cosines, the arc cosine taken only within a
+/// rounding margin of the bound.
+pub fn sharper(cos: f64, bound: f64, cos_bound: f64) -> bool {
+    const MARGIN: f64 = 1e-9;
+    if cos > cos_bound + MARGIN {
+        true
+    } else if cos < cos_bound - MARGIN {
+        false
+    } else {
+        cos.acos().to_degrees() < bound
     }
 }

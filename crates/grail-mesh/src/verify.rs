@@ -182,7 +182,10 @@ fn measure_quality(mesh: &Mesh, min_angle: f64, report: &mut Report) {
     let cos_bound = min_angle.to_radians().cos();
     let (largest_cos, bad) = (0..mesh.triangles.len())
         .into_par_iter()
-        .map(|t| (mesh.min_angle_cos(t), usize::from(mesh.is_sharper(t, min_angle, cos_bound))))
+        .map(|t| {
+            let cos = mesh.min_angle_cos(t);
+            (cos, usize::from(crate::mesh::sharper(cos, min_angle, cos_bound)))
+        })
         .reduce(|| (f64::NEG_INFINITY, 0), |x, y| (x.0.max(y.0), x.1 + y.1));
     report.min_angle = (!mesh.triangles.is_empty()).then(|| largest_cos.acos().to_degrees());
     report.bad = bad;
