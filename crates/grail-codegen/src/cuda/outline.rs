@@ -122,20 +122,22 @@ fn invoke_function(target: &Cuda, out: &mut String, module: &Module, k: KernelId
         line(3, "uint32_t *const over_ = &R->step_overflow[step_ % GRAIL_RING];");
         line(3, "c->retries = grail_list_wl(&rw_, &R->retry_len[step_ % GRAIL_RING], over_);");
         line(3, "c->pushes.overflow = over_;");
-        let hubs = grail_ir::opt::nested::grid_shared(phase);
-        match super::marked(module, k, p) {
-            Some(_) => line(3, &format!("grail_k{k}_{p}_run_marks(c, args, size_, S);")),
-            None if hubs => {
+        let marked = super::marked(module, k, p).is_some();
+        // A phase that marks decide runs without the hub executor.
+        let hubs = !marked && grail_ir::opt::nested::grid_shared(phase);
+        match (marked, hubs) {
+            (true, _) => line(3, &format!("grail_k{k}_{p}_run_marks(c, args, size_, S);")),
+            (false, true) => {
                 // The hubs it posted (`schedule::hub_declarations`), drained by the grid after its
                 // barrier; the step's count, read by every thread before the second barrier, is
                 // cleared after it (the next step posts to the other count).
                 line(3, &format!("uint64_t *const hubs_ = &grail_k{k}_{p}_hub_count_[(step_ & 1u) * 2u];"));
                 line(3, &format!("grail_k{k}_{p}_run(c, args, size_, hubs_);"));
             }
-            None => line(3, &format!("grail_k{k}_{p}_run(c, args, size_);")),
+            (false, false) => line(3, &format!("grail_k{k}_{p}_run(c, args, size_);")),
         }
         line(3, "grail_grid_sync(S);");
-        if hubs && super::marked(module, k, p).is_none() {
+        if hubs {
             line(3, "if (*(volatile uint64_t *)hubs_ != 0u) {");
             line(4, &format!("grail_k{k}_{p}_drain(c, args, hubs_);"));
             line(4, "grail_grid_sync(S);");
