@@ -2,14 +2,15 @@
 # Survey propagation by the grail program on random k-SAT, as a markdown table (the benchmark
 # notes' SP rows come from it).
 #
-#   scripts/sp-bench.sh [--grail BIN] [--targets "gpu cpu"] [--seed S] [--timeout S] [--out DIR] VARS:RATIO:K...
+#   scripts/sp-bench.sh [--grail BIN] [--targets "gpu cpu"] [--seed S] [--timeout S] [--out DIR] [--opt CONFIG] VARS:RATIO:K...
 #
 # For each VARS:RATIO:K it generates the formula (`grail gen sat --seed S`), runs `grail sp
 # --target T --verify --json` on each target and prints the outcome (an assignment found and
 # verified, or why not), the variables fixed by the surveys, the sweeps and decimation steps,
 # and the times: the grail program's (on a GPU also its kernels'), split into the surveys with
 # decimation and the program's own local search (its rounds, then its time), the host's local
-# search on what is left, and the whole run. Needs python3 (to read the JSON).
+# search on what is left, and the whole run. --opt passes an optimization configuration to
+# `grail sp` (default: its own). Needs python3 (to read the JSON).
 set -euo pipefail
 
 grail=target/release/grail
@@ -17,6 +18,7 @@ targets="gpu cpu"
 seed=1
 timeout_s=900
 out=""
+opt=()
 specs=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -25,7 +27,8 @@ while [[ $# -gt 0 ]]; do
         --seed) seed=$2; shift 2 ;;
         --timeout) timeout_s=$2; shift 2 ;;
         --out) out=$2; shift 2 ;;
-        -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+        --opt) opt=(--opt "$2"); shift 2 ;;
+        -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
         -*) echo "error: unknown option $1 (see --help)" >&2; exit 2 ;;
         *)
             if ! [[ $1 =~ ^[0-9]+:[0-9.]+:[3-6]$ ]]; then
@@ -51,7 +54,7 @@ for spec in "${specs[@]}"; do
     for target in $targets; do
         json="$out/sp-$vars-$ratio-$k.$target.json"
         set +e
-        timeout "$timeout_s" "$grail" -q sp "$cnf" --target "$target" --seed "$seed" --verify --json >"$json" 2>"$json.err"
+        timeout "$timeout_s" "$grail" -q sp "$cnf" --target "$target" --seed "$seed" "${opt[@]}" --verify --json >"$json" 2>"$json.err"
         code=$?
         set -e
         if [[ $code -ne 0 && $code -ne 4 ]]; then

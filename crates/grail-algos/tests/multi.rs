@@ -266,13 +266,18 @@ fn the_suite_runs_partitioned_through_run_with_its_partitioned_default_variant()
         };
         assert_eq!(variant.name, expected, "{algorithm}");
     }
-    // The asynchronous mode takes BFS's variant whose loop runs without rounds.
+    // The asynchronous mode takes BFS's variant whose loop runs without rounds on a graph of
+    // many levels (a grid), and the partitioned default, in supersteps, on one of few.
     let how = MultiParams { mode: Mode::Async, ..multi(2, Method::Ordered) };
     let params = RunParams { multi: Some(how), threads: 2, ..Default::default() };
-    let result = run(Algorithm::Bfs, &graph, Target::Cpu, &params).unwrap();
-    verify(Algorithm::Bfs, &graph, &params, &result.output).unwrap();
-    assert_eq!(result.variant.expect("a generated target").name, "async");
-    assert!(result.multi.expect("parts reported").sync.async_loops > 0, "bfs async ran in supersteps");
+    let grid = generate(&Generator::Grid { rows: 80, cols: 60 }, &GenOptions::default(), true, &NoProgress).unwrap();
+    for (graph, expected) in [(&grid, "async"), (&graph, "do")] {
+        let result = run(Algorithm::Bfs, graph, Target::Cpu, &params).unwrap();
+        verify(Algorithm::Bfs, graph, &params, &result.output).unwrap();
+        assert_eq!(result.variant.expect("a generated target").name, expected);
+        let async_loops = result.multi.expect("parts reported").sync.async_loops;
+        assert_eq!(async_loops > 0, expected == "async", "bfs {expected}: {async_loops} asynchronous loops");
+    }
 }
 
 #[test]

@@ -99,12 +99,19 @@ fn the_asynchronous_mode_runs_worklist_loops_without_supersteps() {
             assert!(summary["multi"]["relayed"].as_u64().unwrap() > 0, "{summary}");
         }
     }
-    // BFS in the asynchronous mode takes its label-correcting variant, whose loop has no body;
-    // the level-by-level one, asked for, passes its kernel the level its body counts: it runs
-    // bulk-synchronously, and is right.
-    let summary = verified_summary(&["run", "bfs", "--graph", &graph, "--devices", "cpu*2", "--mode", "async"]);
+    // BFS in the asynchronous mode takes its label-correcting variant, whose loop has no body,
+    // on a graph of many levels (a road network); on R-MAT, of few, the partitioned default in
+    // supersteps. The level-by-level variant, asked for, passes its kernel the level its body
+    // counts: it runs bulk-synchronously, and is right.
+    let road = dir.path().join("road.gcsr").to_str().unwrap().to_string();
+    let made = grail(&["gen", "road", "--nodes", "4000", "-o", &road]);
+    assert!(made.status.success(), "{}", stderr(&made));
+    let summary = verified_summary(&["run", "bfs", "--graph", &road, "--devices", "cpu*2", "--mode", "async"]);
     assert_eq!(summary["variant"], "async", "{summary}");
     assert_eq!(summary["multi"]["async_loops"], 1, "{summary}");
+    let summary = verified_summary(&["run", "bfs", "--graph", &graph, "--devices", "cpu*2", "--mode", "async"]);
+    assert_eq!(summary["variant"], "do", "{summary}");
+    assert_eq!(summary["multi"]["async_loops"], 0, "{summary}");
     let summary = verified_summary(&[
         "run",
         "bfs",

@@ -179,8 +179,8 @@ impl<'g, T: AlgorithmOutput> Run<'g, T> {
     }
 
     /// With [`Run::on_devices`]: runs the worklist loops that can (sssp's, cc's, residual
-    /// PageRank's, and BFS's, which then takes its label-correcting `async` variant unless
-    /// [`Run::variant`] names another) asynchronously, Groute's way (`grail run --mode async`): every device works
+    /// PageRank's, and BFS's, which then takes its label-correcting `async` variant on graphs
+    /// not of low diameter unless [`Run::variant`] names another) asynchronously, Groute's way (`grail run --mode async`): every device works
     /// on its own worklist and sends its changes as packets as it goes, straight to their
     /// devices ([`Topology::Direct`]) or around a ring of the devices ([`Topology::Ring`]);
     /// the other loops stay bulk-synchronous. Without `on_devices` it changes nothing.
