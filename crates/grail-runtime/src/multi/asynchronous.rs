@@ -2,7 +2,9 @@
 //! with an empty body) runs on every part without supersteps. Each part's driver runs the
 //! kernel whenever its worklist has items, sends the ghosts it changed and pushed to their
 //! owners as packets, merges the packets it receives as they come, and, for properties
-//! kernels read through ghosts, sends its boundary nodes' new values to their ghosts. The loop
+//! kernels read through ghosts, sends its boundary nodes' new values to their ghosts (not to a
+//! ghost whose own value the owner just took: on R-MAT that echo was half of what went back).
+//! `GRAIL_TRACE_STEPS=1` prints each part's cycles: what came in, ran and went out. The loop
 //! ends when every part is idle and no packet is in flight (checked twice around the idle
 //! flags, with the count of packets ever sent unchanged between: no part can have woken).
 //!
@@ -381,6 +383,37 @@ pub(crate) fn drive(
 /// part runs its own nodes only): what a GPU part's outlined loop does on the device, for a part
 /// that runs it invocation by invocation (a CPU part). Returns the ghosts pushed, each once, and
 /// the invocations made.
+/// What one cycle of a part's asynchronous driver took in and sent out (`GRAIL_TRACE_STEPS=1`):
+/// words merged into its nodes and pushed nodes received, ghost values refreshed; the kernel's
+/// invocations; the ghosts' changes sent to their owners, the ghosts pushed, the boundary
+/// values sent to the parts that hold them as ghosts.
+#[derive(Default)]
+struct Moved {
+    merged_in: u64,
+    pushed_in: u64,
+    refreshed_in: u64,
+    invocations: u64,
+    merged_out: u64,
+    pushed_out: u64,
+    refreshed_out: u64,
+}
+
+impl std::fmt::Display for Moved {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "in: merged {}, pushed {}, refreshed {}; {} invocations; out: changes {}, pushed {}, boundary {}",
+            self.merged_in,
+            self.pushed_in,
+            self.refreshed_in,
+            self.invocations,
+            self.merged_out,
+            self.pushed_out,
+            self.refreshed_out
+        )
+    }
+}
+
 fn invoke_locally(run: &mut dyn PartRun, kernel: KernelId, args: &[Value], budget: u32) -> Result<(Vec<u32>, u64)> {
     let mut ghosts = Vec::new();
     let mut invoked = 0u64;
@@ -410,10 +443,18 @@ fn drive_inner(q: usize, run: &mut dyn PartRun, ghosts: &[u32], mirrors: &[u32],
     let budget = exchange_rounds();
     let mut waiting = Waiting::default();
     let mut keys = Vec::new();
+    let mut cycle = 0u64;
+    // Per property and sending part, the words this cycle's merges took from that part's ghosts
+    // (by its ghost position): the sender holds them already, so the boundary values sent at
+    // the cycle's end do not echo them back.
+    let mut echoes: Vec<Vec<std::collections::HashMap<u32, u64>>> =
+        state.written.iter().map(|_| vec![std::collections::HashMap::new(); k]).collect();
     while !state.done.load(Ordering::SeqCst) {
         let mut packets = state.transport.take(q);
         let exchange_started = std::time::Instant::now();
         let received = packets.len() as i64;
+        // What this cycle took in and sent out, for `GRAIL_TRACE_STEPS=1`.
+        let mut traced = super::trace::on().then(|| (super::trace::Phases::start(q, "async cycle"), Moved::default()));
         if received > 0 {
             state.idle[q].store(false, Ordering::SeqCst);
         }
@@ -426,19 +467,26 @@ fn drive_inner(q: usize, run: &mut dyn PartRun, ghosts: &[u32], mirrors: &[u32],
         for packet in packets {
             match packet {
                 Packet::Merge { w, from, at, before, after, positions } => {
+                    if let Some((_, moved)) = &mut traced {
+                        moved.merged_in += at.len() as u64;
+                    }
                     let written = &state.written[w];
                     let mut words = before;
                     run.merge_in(written.property, written.merge, &at, &mut words, &after)?;
                     state.merged.fetch_add(at.len() as u64, Ordering::Relaxed);
                     owned_changed = true;
                     if written.read {
-                        // A ghost whose new value its owner did not take gets the owner's back.
+                        // A ghost whose new value its owner did not take gets the owner's back;
+                        // one whose value it took is not sent it again.
                         let (mut back, mut back_words) = (Vec::new(), Vec::new());
+                        let echo = &mut echoes[w][from];
                         for ((&word, &new), &position) in words.iter().zip(&after).zip(&positions) {
                             let word = normal(written.ty, word);
                             if word != new {
                                 back.push(position);
                                 back_words.push(word);
+                            } else {
+                                echo.insert(position, new);
                             }
                         }
                         if !back.is_empty() {
@@ -447,6 +495,9 @@ fn drive_inner(q: usize, run: &mut dyn PartRun, ghosts: &[u32], mirrors: &[u32],
                     }
                 }
                 Packet::Push(items) => {
+                    if let Some((_, moved)) = &mut traced {
+                        moved.pushed_in += items.len() as u64;
+                    }
                     state.forwarded.fetch_add(items.len() as u64, Ordering::Relaxed);
                     match state.priority {
                         Some(priority) => {
@@ -464,6 +515,9 @@ fn drive_inner(q: usize, run: &mut dyn PartRun, ghosts: &[u32], mirrors: &[u32],
                     }
                 }
                 Packet::Refresh { w, positions, words } => {
+                    if let Some((_, moved)) = &mut traced {
+                        moved.refreshed_in += positions.len() as u64;
+                    }
                     state.copied.fetch_add(positions.len() as u64, Ordering::Relaxed);
                     run.put(state.written[w].property, ghosts, &positions, &words)?;
                 }
@@ -481,6 +535,9 @@ fn drive_inner(q: usize, run: &mut dyn PartRun, ghosts: &[u32], mirrors: &[u32],
             }
         }
         exchanging += exchange_started.elapsed();
+        if let Some((phases, _)) = &mut traced {
+            phases.end("packets in");
+        }
         let exchange_started = if work {
             state.idle[q].store(false, Ordering::SeqCst);
             // The whole loop on the device, until this part's worklist is empty, where it can;
@@ -499,6 +556,10 @@ fn drive_inner(q: usize, run: &mut dyn PartRun, ghosts: &[u32], mirrors: &[u32],
                 invoked = made;
             }
             let exchange_started = std::time::Instant::now();
+            if let Some((phases, moved)) = &mut traced {
+                phases.end("kernels");
+                moved.invocations = invoked;
+            }
             state.invocations.fetch_add(invoked, Ordering::Relaxed);
             owned_changed = true;
             for (w, written) in state.written.iter().enumerate().filter(|(_, w)| w.remote) {
@@ -525,6 +586,9 @@ fn drive_inner(q: usize, run: &mut dyn PartRun, ghosts: &[u32], mirrors: &[u32],
                         positions.push(change.position);
                     }
                 }
+                if let Some((_, moved)) = &mut traced {
+                    moved.merged_out += changes.len() as u64;
+                }
                 for (o, packet) in packets.into_iter().enumerate() {
                     if matches!(&packet, Packet::Merge { at, .. } if !at.is_empty()) {
                         if let Some(jitter) = &mut jitter {
@@ -545,8 +609,14 @@ fn drive_inner(q: usize, run: &mut dyn PartRun, ghosts: &[u32], mirrors: &[u32],
             }
             for (o, items) in pushes.into_iter().enumerate() {
                 if !items.is_empty() {
+                    if let Some((_, moved)) = &mut traced {
+                        moved.pushed_out += items.len() as u64;
+                    }
                     state.send(q, o, Packet::Push(items));
                 }
+            }
+            if let Some((phases, _)) = &mut traced {
+                phases.end("ghosts out");
             }
             exchange_started
         } else {
@@ -560,17 +630,40 @@ fn drive_inner(q: usize, run: &mut dyn PartRun, ghosts: &[u32], mirrors: &[u32],
                 let mut packets: Vec<(Vec<u32>, Vec<u64>)> = vec![Default::default(); k];
                 for change in &changes {
                     let (part, position) = routing.mirror_target[change.position as usize];
+                    let word = normal(written.ty, change.new);
+                    if echoes[w][part as usize].get(&position) == Some(&word) {
+                        continue;
+                    }
                     packets[part as usize].0.push(position);
-                    packets[part as usize].1.push(normal(written.ty, change.new));
+                    packets[part as usize].1.push(word);
                 }
                 for (p, (positions, words)) in packets.into_iter().enumerate() {
                     if !positions.is_empty() {
+                        if let Some((_, moved)) = &mut traced {
+                            moved.refreshed_out += positions.len() as u64;
+                        }
                         state.send(q, p, Packet::Refresh { w, positions, words });
                     }
                 }
             }
+            if let Some((phases, _)) = &mut traced {
+                phases.end("boundary out");
+            }
+        }
+        for echo in echoes.iter_mut().flatten() {
+            echo.clear();
         }
         exchanging += exchange_started.elapsed();
+        if let Some((phases, moved)) = traced {
+            if received > 0 || work {
+                cycle += 1;
+                eprintln!("trace   part {q} cycle {cycle}: {moved}");
+                drop(phases);
+            } else {
+                // An idle cycle: nothing to say.
+                phases.discard();
+            }
+        }
         if !work && received == 0 {
             state.idle[q].store(true, Ordering::SeqCst);
             if state.finished() {

@@ -1,7 +1,9 @@
 //! Where a partitioned run's supersteps spend their time, on standard error, when
 //! `GRAIL_TRACE_STEPS=1`: per superstep the kernel, its computing and synchronizing time and
 //! what moved; per part and job, the time of each phase of its driver (the host's calls, which
-//! wait where the device work they queued must finish). Off, it costs one flag test per phase.
+//! wait where the device work they queued must finish); in the asynchronous mode, per part and
+//! cycle of its driver that did something, what it took in, ran and sent, and the time of each.
+//! Off, it costs one flag test per phase.
 
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -32,6 +34,13 @@ impl Phases {
             self.ended.push((name, now - last));
             self.last = Some(now);
         }
+    }
+}
+
+impl Phases {
+    /// Drops the phases without printing them (a cycle that did nothing).
+    pub fn discard(mut self) {
+        self.last = None;
     }
 }
 
