@@ -844,7 +844,9 @@ pub struct RunArgs {
     /// into their owners after every kernel) or `async` (worklist loops whose body is empty or
     /// only counts rounds, such as sssp's, cc's and residual PageRank's, run without supersteps:
     /// every device works on its own worklist and sends its changes as packets as it goes; the
-    /// rest as in bsp).
+    /// rest as in bsp). bfs takes its label-correcting `async` variant there on graphs not of
+    /// low diameter (road networks, meshes), and its supersteps on the others, where they are
+    /// far faster.
     #[arg(long, value_name = "bsp|async", requires = "devices")]
     pub mode: Option<grail_runtime::multi::Mode>,
     /// Soft priorities for `--mode async` (Groute's): nodes one device pushes to another wait
