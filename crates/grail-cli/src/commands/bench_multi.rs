@@ -280,6 +280,11 @@ fn json_rows(rows: &[Row]) -> Vec<serde_json::Value> {
                 "sync_share": row.report.as_ref().map(|r| millis(r.sync.sync) / row.algo_ms.max(1e-9)),
                 "edge_cut": row.report.as_ref().map(|r| r.edge_cut),
                 "steps": row.report.as_ref().map(|r| r.sync.steps),
+                // What crossed between the parts: ghosts' changes merged into their owners,
+                // owners' values copied to ghosts, pushed nodes forwarded to their owners.
+                "merged": row.report.as_ref().map(|r| r.sync.merged),
+                "copied": row.report.as_ref().map(|r| r.sync.copied),
+                "forwarded": row.report.as_ref().map(|r| r.sync.forwarded),
             })
         })
         .collect()
