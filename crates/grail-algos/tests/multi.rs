@@ -391,24 +391,3 @@ fn the_partitioned_variants_loops_can_run_on_every_gpu_at_once() {
         assert!(obstacle.as_deref().is_some_and(|o| o.contains(why)), "{body}: {obstacle:?}");
     }
 }
-
-/// In the asynchronous mode a ghost's value its owner took is not sent back to the part it came
-/// from: on the directed path 0 -> 1 -> 2 -> 3 cut between 1 and 2, BFS from 0 sends node 2's
-/// level to its owner (node 2 is a ghost of the first part, which reads levels through it), and
-/// the owner does not send it back; nothing else crosses, whatever the order the parts run in.
-#[test]
-fn the_asynchronous_mode_does_not_echo_a_merged_value_to_its_sender() {
-    let mut edges = EdgeList::new(4, true);
-    for (u, v) in [(0, 1), (1, 2), (2, 3)] {
-        edges.push(u, v, 1);
-    }
-    let graph = build(edges, &BuildOptions::AS_GIVEN).unwrap();
-    let how = MultiParams { mode: Mode::Async, ..multi(2, Method::Ordered) };
-    let params = RunParams { multi: Some(how), threads: 1, variant: Some("async".into()), ..Default::default() };
-    for _ in 0..20 {
-        let result = run(Algorithm::Bfs, &graph, Target::Cpu, &params).unwrap();
-        verify(Algorithm::Bfs, &graph, &params, &result.output).unwrap();
-        let sync = result.multi.expect("parts reported").sync;
-        assert_eq!((sync.merged, sync.copied), (1, 0), "{sync:?}");
-    }
-}

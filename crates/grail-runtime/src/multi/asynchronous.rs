@@ -2,8 +2,8 @@
 //! with an empty body) runs on every part without supersteps. Each part's driver runs the
 //! kernel whenever its worklist has items, sends the ghosts it changed and pushed to their
 //! owners as packets, merges the packets it receives as they come, and, for properties
-//! kernels read through ghosts, sends its boundary nodes' new values to their ghosts (not to a
-//! ghost whose own value the owner just took: on R-MAT that echo was half of what went back).
+//! kernels read through ghosts, sends its boundary nodes' new values to their ghosts (also to
+//! the ghost a value came from: leaving those out was measured slower, docs/benchmarks.md).
 //! `GRAIL_TRACE_STEPS=1` prints each part's cycles: what came in, ran and went out. The loop
 //! ends when every part is idle and no packet is in flight (checked twice around the idle
 //! flags, with the count of packets ever sent unchanged between: no part can have woken).
@@ -383,63 +383,6 @@ pub(crate) fn drive(
 /// part runs its own nodes only): what a GPU part's outlined loop does on the device, for a part
 /// that runs it invocation by invocation (a CPU part). Returns the ghosts pushed, each once, and
 /// the invocations made.
-/// The ghost values a part's merges took in the current cycle of its driver, by mirror, so that
-/// its boundary values do not go back to the part they came from. Dense and stamped by cycle:
-/// a merge of millions of words costs two stores per word, and a new cycle clears nothing.
-struct Echoes {
-    /// By sending part and its ghost position: this part's mirror of that ghost (`u32::MAX`
-    /// where the ghost is another part's).
-    mirror_of: Vec<Vec<u32>>,
-    /// By property (read through ghosts ones only; empty for the others) and mirror: the word
-    /// taken, and the cycle it was taken in.
-    words: Vec<Vec<u64>>,
-    cycles: Vec<Vec<u32>>,
-    cycle: u32,
-}
-
-impl Echoes {
-    fn new(mirror_target: &[(u32, u32)], parts: usize, read: impl Iterator<Item = bool>) -> Echoes {
-        let mut mirror_of = vec![Vec::new(); parts];
-        for (m, &(part, position)) in mirror_target.iter().enumerate() {
-            let index: &mut Vec<u32> = &mut mirror_of[part as usize];
-            if index.len() <= position as usize {
-                index.resize(position as usize + 1, u32::MAX);
-            }
-            index[position as usize] = m as u32;
-        }
-        let read: Vec<bool> = read.collect();
-        let sized = |read: &bool| if *read { mirror_target.len() } else { 0 };
-        let words = read.iter().map(|r| vec![0; sized(r)]).collect();
-        let cycles = read.iter().map(|r| vec![0; sized(r)]).collect();
-        Echoes { mirror_of, words, cycles, cycle: 0 }
-    }
-
-    fn next_cycle(&mut self) {
-        self.cycle = self.cycle.wrapping_add(1);
-        if self.cycle == 0 {
-            // Wrapped: no stamp may match a cycle it was not made in.
-            self.cycles.iter_mut().for_each(|c| c.fill(0));
-            self.cycle = 1;
-        }
-    }
-
-    /// Property `w`'s ghost at `position` of part `from` gave its owner `word`, which it took.
-    fn took(&mut self, w: usize, from: usize, position: u32, word: u64) {
-        let m = self.mirror_of[from].get(position as usize).copied().unwrap_or(u32::MAX) as usize;
-        if m < self.words[w].len() {
-            self.words[w][m] = word;
-            self.cycles[w][m] = self.cycle;
-        }
-    }
-
-    /// Whether `word`, mirror `m`'s new value of property `w`, came from that mirror's ghost in
-    /// this cycle.
-    fn echo(&self, w: usize, m: u32, word: u64) -> bool {
-        let m = m as usize;
-        m < self.words[w].len() && self.cycles[w][m] == self.cycle && self.words[w][m] == word
-    }
-}
-
 /// What one cycle of a part's asynchronous driver took in and sent out (`GRAIL_TRACE_STEPS=1`):
 /// words merged into its nodes and pushed nodes received, ghost values refreshed; the kernel's
 /// invocations; the ghosts' changes sent to their owners, the ghosts pushed, the boundary
@@ -501,12 +444,7 @@ fn drive_inner(q: usize, run: &mut dyn PartRun, ghosts: &[u32], mirrors: &[u32],
     let mut waiting = Waiting::default();
     let mut keys = Vec::new();
     let mut cycle = 0u64;
-    // The words this cycle's merges took from other parts' ghosts, by this part's mirror (the
-    // ghost's other name here): the senders hold them already, so the boundary values sent at
-    // the cycle's end do not echo them back.
-    let mut echoes = Echoes::new(&routing.mirror_target, k, state.written.iter().map(|w| w.read));
     while !state.done.load(Ordering::SeqCst) {
-        echoes.next_cycle();
         let mut packets = state.transport.take(q);
         let exchange_started = std::time::Instant::now();
         let received = packets.len() as i64;
@@ -533,16 +471,13 @@ fn drive_inner(q: usize, run: &mut dyn PartRun, ghosts: &[u32], mirrors: &[u32],
                     state.merged.fetch_add(at.len() as u64, Ordering::Relaxed);
                     owned_changed = true;
                     if written.read {
-                        // A ghost whose new value its owner did not take gets the owner's back;
-                        // one whose value it took is not sent it again.
+                        // A ghost whose new value its owner did not take gets the owner's back.
                         let (mut back, mut back_words) = (Vec::new(), Vec::new());
                         for ((&word, &new), &position) in words.iter().zip(&after).zip(&positions) {
                             let word = normal(written.ty, word);
                             if word != new {
                                 back.push(position);
                                 back_words.push(word);
-                            } else {
-                                echoes.took(w, from, position, new);
                             }
                         }
                         if !back.is_empty() {
@@ -686,12 +621,8 @@ fn drive_inner(q: usize, run: &mut dyn PartRun, ghosts: &[u32], mirrors: &[u32],
                 let mut packets: Vec<(Vec<u32>, Vec<u64>)> = vec![Default::default(); k];
                 for change in &changes {
                     let (part, position) = routing.mirror_target[change.position as usize];
-                    let word = normal(written.ty, change.new);
-                    if echoes.echo(w, change.position, word) {
-                        continue;
-                    }
                     packets[part as usize].0.push(position);
-                    packets[part as usize].1.push(word);
+                    packets[part as usize].1.push(normal(written.ty, change.new));
                 }
                 for (p, (positions, words)) in packets.into_iter().enumerate() {
                     if !positions.is_empty() {
