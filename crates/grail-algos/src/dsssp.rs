@@ -328,7 +328,7 @@ impl Engine {
             update.reserve_columns(graph.num_nodes() as usize, graph.num_edges() as usize);
             // The first batch's input words too, their pages touched on every core.
             *spare = vec![0; graph.num_nodes() as usize];
-            spare.par_chunks_mut(1 << 15).for_each(|chunk| chunk.fill(u64::MAX));
+            spare.par_chunks_mut(COPY_CHUNK).for_each(|chunk| chunk.fill(u64::MAX));
         }
     }
 
@@ -360,7 +360,6 @@ impl Engine {
                 let distances = distances_of(update.module(), &mut output)?;
                 update.recycle(output.properties);
                 *spare = inputs.pop().map(Table::into_words).unwrap_or_default();
-
                 Ok((distances, Timing { total: started.elapsed(), compute, read_back: Duration::ZERO }))
             }
             Engine::Gpu { update, graph: resident, distances: state, .. } => {
@@ -425,6 +424,9 @@ fn distances_of(module: &Module, output: &mut RunOutput) -> Result<Vec<u64>> {
     }
 }
 
+/// The words one core copies or touches at a time when the distances are copied.
+const COPY_CHUNK: usize = 1 << 15;
+
 /// `dsssp`'s inputs: `inserted` (the batch), then `dist` (every node's distance before it,
 /// copied into the spare words given with them), unless the distances are on the device
 /// already (`before` is `None`).
@@ -440,12 +442,14 @@ fn update_inputs(module: &Module, before: Option<(&[u64], Vec<u64>)>, batch: &[I
     let inserted = Table::from_words(Table::for_collection(module, *inserted_id).leaves().to_vec(), inserted);
     let mut tables = vec![inserted.map_err(fail)?];
     if let Some((before, mut words)) = before {
-        const CHUNK: usize = 1 << 15;
         if words.len() != before.len() {
             // Zeroed pages the copy below faults in on every core.
             words = vec![0; before.len()];
         }
-        words.par_chunks_mut(CHUNK).zip(before.par_chunks(CHUNK)).for_each(|(to, from)| to.copy_from_slice(from));
+        words
+            .par_chunks_mut(COPY_CHUNK)
+            .zip(before.par_chunks(COPY_CHUNK))
+            .for_each(|(to, from)| to.copy_from_slice(from));
         tables.push(Table::from_words(vec![module.properties[dist_id.index()].ty], words).map_err(fail)?);
     }
     Ok(tables)

@@ -215,6 +215,7 @@ fn partitionable_variant(
     }
     let mut refused = Vec::new();
     let asynchronous = if mode == grail_runtime::multi::Mode::Async
+        && ASYNC_DEFAULTS.iter().any(|(a, _)| *a == algorithm)
         && crate::tuning::class::diameter_level(graph) != crate::tuning::class::Level::Low
     {
         ASYNC_DEFAULTS

@@ -378,11 +378,6 @@ pub(crate) fn drive(
     Ok(Outcome::default())
 }
 
-/// Invokes the loop's kernel on this part up to `budget` times (0: until its worklist is
-/// empty) without exchanging, taking the ghosts each invocation pushed out of the worklist (a
-/// part runs its own nodes only): what a GPU part's outlined loop does on the device, for a part
-/// that runs it invocation by invocation (a CPU part). Returns the ghosts pushed, each once, and
-/// the invocations made.
 /// What one cycle of a part's asynchronous driver took in and sent out (`GRAIL_TRACE_STEPS=1`):
 /// words merged into its nodes and pushed nodes received, ghost values refreshed; the kernel's
 /// invocations; the ghosts' changes sent to their owners, the ghosts pushed, the boundary
@@ -414,6 +409,11 @@ impl std::fmt::Display for Moved {
     }
 }
 
+/// Invokes the loop's kernel on this part up to `budget` times (0: until its worklist is
+/// empty) without exchanging, taking the ghosts each invocation pushed out of the worklist (a
+/// part runs its own nodes only): what a GPU part's outlined loop does on the device, for a part
+/// that runs it invocation by invocation (a CPU part). Returns the ghosts pushed, each once, and
+/// the invocations made.
 fn invoke_locally(run: &mut dyn PartRun, kernel: KernelId, args: &[Value], budget: u32) -> Result<(Vec<u32>, u64)> {
     let mut ghosts = Vec::new();
     let mut invoked = 0u64;
@@ -448,8 +448,10 @@ fn drive_inner(q: usize, run: &mut dyn PartRun, ghosts: &[u32], mirrors: &[u32],
         let mut packets = state.transport.take(q);
         let exchange_started = std::time::Instant::now();
         let received = packets.len() as i64;
-        // What this cycle took in and sent out, for `GRAIL_TRACE_STEPS=1`.
-        let mut traced = super::trace::on().then(|| (super::trace::Phases::start(q, "async cycle"), Moved::default()));
+        // What this cycle took in and sent out, for `GRAIL_TRACE_STEPS=1` (timing nothing when
+        // it is off).
+        let mut phases = super::trace::Phases::start(q, "async cycle");
+        let mut moved = Moved::default();
         if received > 0 {
             state.idle[q].store(false, Ordering::SeqCst);
         }
@@ -462,9 +464,7 @@ fn drive_inner(q: usize, run: &mut dyn PartRun, ghosts: &[u32], mirrors: &[u32],
         for packet in packets {
             match packet {
                 Packet::Merge { w, from, at, before, after, positions } => {
-                    if let Some((_, moved)) = &mut traced {
-                        moved.merged_in += at.len() as u64;
-                    }
+                    moved.merged_in += at.len() as u64;
                     let written = &state.written[w];
                     let mut words = before;
                     run.merge_in(written.property, written.merge, &at, &mut words, &after)?;
@@ -486,9 +486,7 @@ fn drive_inner(q: usize, run: &mut dyn PartRun, ghosts: &[u32], mirrors: &[u32],
                     }
                 }
                 Packet::Push(items) => {
-                    if let Some((_, moved)) = &mut traced {
-                        moved.pushed_in += items.len() as u64;
-                    }
+                    moved.pushed_in += items.len() as u64;
                     state.forwarded.fetch_add(items.len() as u64, Ordering::Relaxed);
                     match state.priority {
                         Some(priority) => {
@@ -506,9 +504,7 @@ fn drive_inner(q: usize, run: &mut dyn PartRun, ghosts: &[u32], mirrors: &[u32],
                     }
                 }
                 Packet::Refresh { w, positions, words } => {
-                    if let Some((_, moved)) = &mut traced {
-                        moved.refreshed_in += positions.len() as u64;
-                    }
+                    moved.refreshed_in += positions.len() as u64;
                     state.copied.fetch_add(positions.len() as u64, Ordering::Relaxed);
                     run.put(state.written[w].property, ghosts, &positions, &words)?;
                 }
@@ -526,9 +522,7 @@ fn drive_inner(q: usize, run: &mut dyn PartRun, ghosts: &[u32], mirrors: &[u32],
             }
         }
         exchanging += exchange_started.elapsed();
-        if let Some((phases, _)) = &mut traced {
-            phases.end("packets in");
-        }
+        phases.end("packets in");
         let exchange_started = if work {
             state.idle[q].store(false, Ordering::SeqCst);
             // The whole loop on the device, until this part's worklist is empty, where it can;
@@ -547,10 +541,8 @@ fn drive_inner(q: usize, run: &mut dyn PartRun, ghosts: &[u32], mirrors: &[u32],
                 invoked = made;
             }
             let exchange_started = std::time::Instant::now();
-            if let Some((phases, moved)) = &mut traced {
-                phases.end("kernels");
-                moved.invocations = invoked;
-            }
+            phases.end("kernels");
+            moved.invocations = invoked;
             state.invocations.fetch_add(invoked, Ordering::Relaxed);
             owned_changed = true;
             for (w, written) in state.written.iter().enumerate().filter(|(_, w)| w.remote) {
@@ -577,9 +569,7 @@ fn drive_inner(q: usize, run: &mut dyn PartRun, ghosts: &[u32], mirrors: &[u32],
                         positions.push(change.position);
                     }
                 }
-                if let Some((_, moved)) = &mut traced {
-                    moved.merged_out += changes.len() as u64;
-                }
+                moved.merged_out += changes.len() as u64;
                 for (o, packet) in packets.into_iter().enumerate() {
                     if matches!(&packet, Packet::Merge { at, .. } if !at.is_empty()) {
                         if let Some(jitter) = &mut jitter {
@@ -600,15 +590,11 @@ fn drive_inner(q: usize, run: &mut dyn PartRun, ghosts: &[u32], mirrors: &[u32],
             }
             for (o, items) in pushes.into_iter().enumerate() {
                 if !items.is_empty() {
-                    if let Some((_, moved)) = &mut traced {
-                        moved.pushed_out += items.len() as u64;
-                    }
+                    moved.pushed_out += items.len() as u64;
                     state.send(q, o, Packet::Push(items));
                 }
             }
-            if let Some((phases, _)) = &mut traced {
-                phases.end("ghosts out");
-            }
+            phases.end("ghosts out");
             exchange_started
         } else {
             std::time::Instant::now()
@@ -626,27 +612,23 @@ fn drive_inner(q: usize, run: &mut dyn PartRun, ghosts: &[u32], mirrors: &[u32],
                 }
                 for (p, (positions, words)) in packets.into_iter().enumerate() {
                     if !positions.is_empty() {
-                        if let Some((_, moved)) = &mut traced {
-                            moved.refreshed_out += positions.len() as u64;
-                        }
+                        moved.refreshed_out += positions.len() as u64;
                         state.send(q, p, Packet::Refresh { w, positions, words });
                     }
                 }
             }
-            if let Some((phases, _)) = &mut traced {
-                phases.end("boundary out");
-            }
+            phases.end("boundary out");
         }
         exchanging += exchange_started.elapsed();
-        if let Some((phases, moved)) = traced {
-            if received > 0 || work {
+        if received > 0 || work {
+            if super::trace::on() {
                 cycle += 1;
                 eprintln!("trace   part {q} cycle {cycle}: {moved}");
-                drop(phases);
-            } else {
-                // An idle cycle: nothing to say.
-                phases.discard();
             }
+            drop(phases);
+        } else {
+            // An idle cycle: nothing to say.
+            phases.discard();
         }
         if !work && received == 0 {
             state.idle[q].store(true, Ordering::SeqCst);
