@@ -63,16 +63,84 @@ fn account(ordinal: usize, bytes: usize, free: bool, what: &str) -> Result<()> {
     Ok(())
 }
 
+/// Device memory that dropped buffers gave back, kept for the next allocation of the same size
+/// in the same context: `cuMemAlloc` and `cuMemFree` cost tens to hundreds of microseconds each,
+/// and a run makes and frees dozens of buffers (its columns, worklists, counters), which made a
+/// repair of 0.25 ms of kernels take 3-4 ms. A kept buffer counts as free for
+/// `--device-memory-limit`; when the device itself runs out, what is kept is freed and the
+/// allocation tried again. `GRAIL_GPU_KEEP_BUFFERS=0` frees every buffer at once instead.
+struct Kept {
+    ptr: CUdeviceptr,
+    bytes: usize,
+    context: Arc<CudaContext>,
+}
+
+// SAFETY: a kept allocation is plain device memory that no buffer refers to any more; the
+// context handle is shared by design (`Arc<CudaContext>` is Send and Sync).
+unsafe impl Send for Kept {}
+
+static KEPT: std::sync::Mutex<Vec<Kept>> = std::sync::Mutex::new(Vec::new());
+
+/// The most bytes kept per device: enough for the columns and worklists of runs on graphs of
+/// tens of millions of nodes, little beside what a GPU has.
+const KEEP_MAX: usize = 2 << 30;
+
+/// Whether dropped buffers are kept (`GRAIL_GPU_KEEP_BUFFERS`, on unless `0`).
+fn keeping() -> bool {
+    static KEEPING: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *KEEPING.get_or_init(|| std::env::var("GRAIL_GPU_KEEP_BUFFERS").map_or(true, |v| v.trim() != "0"))
+}
+
+fn kept() -> std::sync::MutexGuard<'static, Vec<Kept>> {
+    KEPT.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// A kept allocation of exactly `bytes` in `context`, taken out of the keep.
+fn take_kept(context: &Arc<CudaContext>, bytes: usize) -> Option<CUdeviceptr> {
+    let mut kept = kept();
+    let at = kept.iter().rposition(|k| k.bytes == bytes && k.context.cu_ctx() == context.cu_ctx())?;
+    Some(kept.swap_remove(at).ptr)
+}
+
+/// Frees every allocation kept in `context` (the device ran out, or its heap is about to grow).
+pub(crate) fn release_kept(context: &Arc<CudaContext>) {
+    let released: Vec<Kept> = {
+        let mut kept = kept();
+        let (released, stay) =
+            std::mem::take(&mut *kept).into_iter().partition(|k| k.context.cu_ctx() == context.cu_ctx());
+        *kept = stay;
+        released
+    };
+    for k in released {
+        let _ = k.context.bind_to_thread();
+        // SAFETY: allocated by cuMemAlloc, referred to by no buffer, freed once.
+        let _ = unsafe { result::free_sync(k.ptr) };
+    }
+}
+
 impl DeviceBuffer {
     /// Allocates `bytes` (at least 4) of uninitialised device memory for `what`.
     pub fn new(context: &Arc<CudaContext>, bytes: usize, what: &str) -> Result<DeviceBuffer> {
         let bytes = bytes.max(4).next_multiple_of(4);
         account(context.ordinal(), bytes, false, what)?;
+        if let Some(ptr) = take_kept(context, bytes) {
+            return Ok(DeviceBuffer { ptr, bytes, context: context.clone(), owned: true });
+        }
         // SAFETY: the context is current on this thread (bound by the executor).
-        let ptr = unsafe { result::malloc_sync(bytes) }.map_err(|e| {
-            let _ = account(context.ordinal(), bytes, true, what);
-            allocation_error(context, e, bytes, what)
-        })?;
+        let ptr = unsafe { result::malloc_sync(bytes) }
+            .or_else(|e| {
+                if e.0 != sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY {
+                    return Err(e);
+                }
+                release_kept(context);
+                context.bind_to_thread()?;
+                // SAFETY: as above.
+                unsafe { result::malloc_sync(bytes) }
+            })
+            .map_err(|e| {
+                let _ = account(context.ordinal(), bytes, true, what);
+                allocation_error(context, e, bytes, what)
+            })?;
         Ok(DeviceBuffer { ptr, bytes, context: context.clone(), owned: true })
     }
 
@@ -227,9 +295,20 @@ impl Drop for DeviceBuffer {
         }
         // Errors are ignored: after a kernel fault the context is gone and so is the memory.
         let _ = self.context.bind_to_thread();
+        let _ = account(self.context.ordinal(), self.bytes, true, "");
+        // Kept only once the device is done with it (as cuMemFree would wait), and only from a
+        // context that is still sound: the next owner may write it from another stream.
+        if keeping() && synchronize().is_ok() {
+            let mut kept = kept();
+            let ordinal = self.context.ordinal();
+            let held: usize = kept.iter().filter(|k| k.context.ordinal() == ordinal).map(|k| k.bytes).sum();
+            if held + self.bytes <= KEEP_MAX {
+                kept.push(Kept { ptr: self.ptr, bytes: self.bytes, context: self.context.clone() });
+                return;
+            }
+        }
         // SAFETY: allocated by cuMemAlloc and freed once.
         let _ = unsafe { result::free_sync(self.ptr) };
-        let _ = account(self.context.ordinal(), self.bytes, true, "");
     }
 }
 

@@ -367,6 +367,8 @@ impl GpuProgram {
         };
         let current = context.get_limit(CUlimit::CU_LIMIT_MALLOC_HEAP_SIZE).unwrap_or(0);
         if current < wanted {
+            // The heap is taken from what the device has free: memory kept for buffers goes back.
+            super::buffer::release_kept(context);
             context
                 .set_limit(CUlimit::CU_LIMIT_MALLOC_HEAP_SIZE, wanted)
                 .map_err(|e| call("cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE)", e))?;
@@ -472,7 +474,9 @@ impl GpuProgram {
                 )));
             }
         }
+        let set_up = Instant::now();
         let mut run = GpuRun::new(self, context, memory, params, out, resident, fill_weights)?;
+        let set_up = set_up.elapsed();
         run.times.upload += prepared;
         let given_ids: Vec<PropertyId> = given.iter().map(|(p, _)| *p).collect();
         for (p, column) in given {
@@ -482,14 +486,23 @@ impl GpuProgram {
         let filling = Instant::now();
         let result = interp::fill_inputs_except(&self.module, &mut run, inputs, &given_ids);
         run.times.upload += filling.elapsed();
+        let filled = filling.elapsed();
         let result = result.and_then(|()| interp::run_main(&self.module, &mut run));
         let downloaded = Instant::now();
+        let ran = downloaded - filling - filled;
         let (result, collections) =
             result.and_then(|result| Ok((result, interp::collection_outputs(&self.module, &mut run)?)))?;
         let added_nodes = interp::added_nodes(&self.module, &mut run)?;
         run.download_outputs(keep)?;
         run.times.download += downloaded.elapsed();
-        let GpuRun { memory, stats, times, columns, mailbox, .. } = run;
+        let outputs = downloaded.elapsed();
+        let torn_down = Instant::now();
+        // The run's other buffers go here (with the run moved into the block), not at the end.
+        let (memory, stats, times, columns, mailbox) = {
+            let run = run;
+            let GpuRun { memory, stats, times, columns, mailbox, .. } = run;
+            (memory, stats, times, columns, mailbox)
+        };
         self.give_back_mailbox(mailbox)?;
         let mut columns: Vec<Option<DeviceColumn>> = columns.into_iter().map(Some).collect();
         let kept = keep
@@ -501,6 +514,22 @@ impl GpuProgram {
             })
             .collect();
         drop(columns);
+        if trace_run() {
+            let ms = |d: Duration| d.as_secs_f64() * 1e3;
+            eprintln!(
+                "grail run `{}`: {:.3} ms: resident graph prepared {:.3}, run set up {:.3}, inputs {:.3}, main {:.3} \
+                 (kernels {:.3}), outputs {:.3}, torn down {:.3}",
+                self.module.name,
+                ms(started.elapsed()),
+                ms(prepared),
+                ms(set_up),
+                ms(filled),
+                ms(ran),
+                ms(times.kernels),
+                ms(outputs),
+                ms(torn_down.elapsed())
+            );
+        }
         let mut properties = memory.into_columns();
         if let Some(added) = &added_nodes {
             interp::extend_with_added_nodes(&self.module, &mut properties, graph.num_nodes() as usize, added);
@@ -2601,6 +2630,13 @@ impl crate::multi::PartRun for GpuRun<'_> {
     ) -> Result<crate::multi::peer::End> {
         self.run_with_peers(region, locals, table)
     }
+}
+
+/// `GRAIL_TRACE_RUN=1`: a resident run ([`GpuProgram::run_resident`]) prints where its wall time
+/// went (setting up its device memory, filling inputs, `main`, reading outputs, tearing down).
+fn trace_run() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("GRAIL_TRACE_RUN").is_some_and(|v| v != "0" && !v.is_empty()))
 }
 
 #[cfg(test)]
