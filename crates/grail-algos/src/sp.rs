@@ -93,7 +93,7 @@ pub fn solve(formula: &Formula, options: &Options) -> Result<Solved> {
     let sp = &options.sp;
     grail_sat::check_options(sp).map_err(|e| AlgoError::Usage(e.to_string()))?;
     let mut outcome = SpOutcome::unsolved(SpStatus::Contradiction);
-    let Some(clauses) = clean_clauses(formula)? else {
+    let Some(clauses) = clean_clauses(formula)?.map(in_variable_order).transpose()? else {
         return Ok(Solved {
             outcome,
             program_time: Duration::ZERO,
@@ -254,6 +254,65 @@ fn clean_clauses(formula: &Formula) -> Result<Option<Formula>> {
     Formula::from_flat(formula.num_vars(), literals, clause_starts)
         .map(Some)
         .map_err(|e| AlgoError::Internal(format!("the formula without repeats and tautologies: {e}")))
+}
+
+/// The clauses ordered by their smallest variable, each clause's literals by variable: the
+/// clauses a warp updates together then read and add to nearby variables with their first
+/// literals, where in the order of a random formula every literal of every lane is a miss of
+/// its own. Any order of the clauses solves the same formula (they are updated at once; the
+/// simplified formula is built from this one). `GRAIL_SP_CLAUSE_ORDER=0` keeps the order read.
+fn in_variable_order(clauses: Formula) -> Result<Formula> {
+    if std::env::var("GRAIL_SP_CLAUSE_ORDER").is_ok_and(|v| v.trim() == "0") {
+        return Ok(clauses);
+    }
+    let starts = clauses.clause_starts();
+    let literals = clauses.literals();
+    // A counting sort by smallest variable (stable: by clause within a variable).
+    let smallest: Vec<u32> = (0..clauses.num_clauses())
+        .into_par_iter()
+        .map(|c| literals[starts[c]..starts[c + 1]].iter().map(|l| l.unsigned_abs()).min().unwrap_or(0))
+        .collect();
+    let mut place = vec![0usize; clauses.num_vars() + 2];
+    for &v in &smallest {
+        place[v as usize + 1] += 1;
+    }
+    for v in 1..place.len() {
+        place[v] += place[v - 1];
+    }
+    let mut order = vec![0u32; smallest.len()];
+    for (c, &v) in smallest.iter().enumerate() {
+        order[place[v as usize]] = c as u32;
+        place[v as usize] += 1;
+    }
+    let mut new_starts = Vec::with_capacity(order.len() + 1);
+    new_starts.push(0);
+    for &c in &order {
+        let c = c as usize;
+        new_starts.push(new_starts.last().copied().unwrap_or(0) + starts[c + 1] - starts[c]);
+    }
+    let mut new_literals = vec![0i32; literals.len()];
+    // Each clause's slot in the new order, filled on every core: split the literals at the
+    // clauses' boundaries, a chunk of clauses at a time.
+    const CHUNK: usize = 1 << 14;
+    let mut pieces = Vec::with_capacity(order.len().div_ceil(CHUNK));
+    let mut rest: &mut [i32] = &mut new_literals;
+    for chunk in 0..order.len().div_ceil(CHUNK) {
+        let (first, last) = (chunk * CHUNK, ((chunk + 1) * CHUNK).min(order.len()));
+        let (piece, tail) = rest.split_at_mut(new_starts[last] - new_starts[first]);
+        pieces.push((first..last, piece));
+        rest = tail;
+    }
+    pieces.into_par_iter().for_each(|(range, piece)| {
+        let base = new_starts[range.start];
+        for i in range {
+            let c = order[i] as usize;
+            let to = &mut piece[new_starts[i] - base..new_starts[i + 1] - base];
+            to.copy_from_slice(&literals[starts[c]..starts[c + 1]]);
+            to.sort_unstable_by_key(|l| l.unsigned_abs());
+        }
+    });
+    Formula::from_flat(clauses.num_vars(), new_literals, new_starts)
+        .map_err(|e| AlgoError::Internal(format!("the clauses in variable order: {e}")))
 }
 
 /// Nodes `0..n` are the variables, `n + c` clause `c`; an edge from each clause to each of its
