@@ -25,7 +25,7 @@ use grail_graph::{Column, Graph, GraphError, NodeId};
 use grail_ir::{Module, OptConfig};
 use grail_runtime::ModuleCache;
 use grail_runtime::Table;
-use grail_runtime::cpu::{CCompiler, CpuProgram, RunOptions, RunOutput, Value};
+use grail_runtime::cpu::{CCompiler, CpuProgram, KernelStats, RunOptions, RunOutput, Value};
 use grail_runtime::gpu::{Device, DeviceGraph, GpuProgram, ResidentColumn};
 use rayon::prelude::*;
 
@@ -55,7 +55,7 @@ impl Default for Options {
 }
 
 /// How long a step took.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Default)]
 pub struct Timing {
     /// The step as a caller waits for it: on a GPU, the batch and the inputs copied up and the
     /// run's kernels, with the distances left on the device (the initial solve also copies the
@@ -66,6 +66,8 @@ pub struct Timing {
     pub compute: Duration,
     /// On a GPU, copying the distances back to the host after the step (zero elsewhere).
     pub read_back: Duration,
+    /// The program's kernels: invocations, items and time of each (empty for the reference).
+    pub kernels: Vec<KernelStats>,
 }
 
 /// What one batch did.
@@ -292,21 +294,22 @@ impl Engine {
             Engine::Reference => {
                 let distances = sssp(graph, source);
                 let time = started.elapsed();
-                Ok((distances, Timing { total: time, compute: time, read_back: Duration::ZERO }))
+                Ok((distances, Timing { total: time, compute: time, read_back: Duration::ZERO, kernels: Vec::new() }))
             }
             Engine::Cpu { fresh, threads, .. } => {
                 let params = source_params(fresh.module(), source);
                 let mut output = fresh.run(graph, &params, &RunOptions { threads: *threads }, &mut sink())?;
                 let compute = output.stats.elapsed;
+                let kernels = std::mem::take(&mut output.stats.kernels);
                 let distances = distances_of(fresh.module(), &mut output)?;
                 fresh.recycle(output.properties);
-                Ok((distances, Timing { total: started.elapsed(), compute, read_back: Duration::ZERO }))
+                Ok((distances, Timing { total: started.elapsed(), compute, read_back: Duration::ZERO, kernels }))
             }
             Engine::Gpu { fresh, graph: resident, distances: state, .. } => {
                 let resident = resident_graph(resident, fresh, graph)?;
                 let params = source_params(fresh.module(), source);
                 let keep = [output_id(fresh.module())?];
-                let (_, times, mut kept) =
+                let (output, times, mut kept) =
                     fresh.run_resident(graph, resident, &params, &[], Vec::new(), &keep, &mut sink())?;
                 let total = started.elapsed();
                 let column = kept.pop().expect("one column kept");
@@ -315,7 +318,7 @@ impl Engine {
                     *state = Some(column);
                 }
                 let read_back = started.elapsed() - total;
-                Ok((distances, Timing { total, compute: times.kernels, read_back }))
+                Ok((distances, Timing { total, compute: times.kernels, read_back, kernels: output.stats.kernels }))
             }
         }
     }
@@ -349,7 +352,7 @@ impl Engine {
                 let mut distances = before.to_vec();
                 repair_sssp(graph, &mut distances, batch);
                 let time = started.elapsed();
-                Ok((distances, Timing { total: time, compute: time, read_back: Duration::ZERO }))
+                Ok((distances, Timing { total: time, compute: time, read_back: Duration::ZERO, kernels: Vec::new() }))
             }
             Engine::Cpu { update, threads, spare, .. } => {
                 let mut inputs = update_inputs(update.module(), Some((before, std::mem::take(spare))), batch)?;
@@ -357,10 +360,11 @@ impl Engine {
                 let mut output =
                     update.run_with_inputs(graph, &params, &inputs, &RunOptions { threads: *threads }, &mut sink())?;
                 let compute = output.stats.elapsed;
+                let kernels = std::mem::take(&mut output.stats.kernels);
                 let distances = distances_of(update.module(), &mut output)?;
                 update.recycle(output.properties);
                 *spare = inputs.pop().map(Table::into_words).unwrap_or_default();
-                Ok((distances, Timing { total: started.elapsed(), compute, read_back: Duration::ZERO }))
+                Ok((distances, Timing { total: started.elapsed(), compute, read_back: Duration::ZERO, kernels }))
             }
             Engine::Gpu { update, graph: resident, distances: state, .. } => {
                 let resident = resident_graph(resident, update, graph)?;
@@ -372,14 +376,14 @@ impl Engine {
                 };
                 let params = vec![None; module.params.len()];
                 let keep = [output_id(module)?];
-                let (_, times, mut kept) =
+                let (output, times, mut kept) =
                     update.run_resident(graph, resident, &params, &inputs, given, &keep, &mut sink())?;
                 let total = started.elapsed();
                 let column = kept.pop().expect("one column kept");
                 let distances = download_distances(update, &column)?;
                 *state = Some(column);
                 let read_back = started.elapsed() - total;
-                Ok((distances, Timing { total, compute: times.kernels, read_back }))
+                Ok((distances, Timing { total, compute: times.kernels, read_back, kernels: output.stats.kernels }))
             }
         }
     }

@@ -79,7 +79,8 @@ pub fn dsssp(args: DssspArgs, threads: usize, progress: &Bars) -> Result<()> {
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let timing =
         |t: &Timing| json!({ "total_ms": ms(t.total), "compute_ms": ms(t.compute), "read_back_ms": ms(t.read_back) });
-    let speedup = |b: &BatchReport| b.fresh.map(|f| f.compute.as_secs_f64() / b.update.compute.as_secs_f64().max(1e-9));
+    let speedup =
+        |b: &BatchReport| b.fresh.as_ref().map(|f| f.compute.as_secs_f64() / b.update.compute.as_secs_f64().max(1e-9));
     if args.json {
         let batches: Vec<_> = report
             .batches
@@ -95,10 +96,11 @@ pub fn dsssp(args: DssspArgs, threads: usize, progress: &Bars) -> Result<()> {
                     "update_ms": ms(b.update.compute),
                     "update_total_ms": ms(b.update.total),
                     "update_read_back_ms": ms(b.update.read_back),
-                    "fresh_ms": b.fresh.map(|f| ms(f.compute)),
-                    "fresh_total_ms": b.fresh.map(|f| ms(f.total)),
-                    "fresh_read_back_ms": b.fresh.map(|f| ms(f.read_back)),
+                    "fresh_ms": b.fresh.as_ref().map(|f| ms(f.compute)),
+                    "fresh_total_ms": b.fresh.as_ref().map(|f| ms(f.total)),
+                    "fresh_read_back_ms": b.fresh.as_ref().map(|f| ms(f.read_back)),
                     "speedup": speedup(b),
+                    "update_kernels": kernel_rows(&b.update.kernels),
                     "verified": b.verified,
                 })
             })
@@ -132,7 +134,7 @@ pub fn dsssp(args: DssspArgs, threads: usize, progress: &Bars) -> Result<()> {
     );
     println!("  initial solve: {:.2} ms ({:.2} ms computing)", ms(report.initial.total), ms(report.initial.compute));
     for b in &report.batches {
-        let fresh = match (b.fresh, speedup(b)) {
+        let fresh = match (b.fresh.as_ref(), speedup(b)) {
             (Some(f), Some(x)) => {
                 format!("; from scratch {:.2} ms ({:.2} computing): {x:.1}x", ms(f.total), ms(f.compute))
             }
@@ -152,4 +154,20 @@ pub fn dsssp(args: DssspArgs, threads: usize, progress: &Bars) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// A run's kernels as JSON rows: where a repair's time went (how many windows, how many items).
+fn kernel_rows(kernels: &[grail_runtime::cpu::KernelStats]) -> Vec<serde_json::Value> {
+    kernels
+        .iter()
+        .filter(|k| k.invocations > 0)
+        .map(|k| {
+            json!({
+                "name": k.name,
+                "invocations": k.invocations,
+                "items": k.items,
+                "ms": k.time.as_secs_f64() * 1e3,
+            })
+        })
+        .collect()
 }
