@@ -4,7 +4,7 @@
 //! literals and tautologies.
 
 use grail_algos::Target;
-use grail_algos::sp::{Options, solve};
+use grail_algos::sp::{ClauseOrder, Options, solve};
 use grail_ir::OptConfig;
 use grail_sat::{Formula, SpOptions, SpStatus, check, random_ksat};
 
@@ -40,6 +40,22 @@ fn k_from_4_to_6_and_easy_formulas() {
     let outcome = solve(&easy, &options(0, 2)).unwrap().outcome;
     assert!(outcome.is_satisfied());
     assert_eq!((outcome.fixed_by_sp, outcome.decimation_steps), (0, 0));
+}
+
+/// Both layouts of the factor graph solve the same formulas: the clauses as read and in
+/// variable order (a different run, the same formula), with clauses of 3 and of 6 literals
+/// (whose default orders differ).
+#[test]
+fn either_clause_order_solves_the_formula() {
+    for (k, ratio) in [(3, 4.0), (6, 30.0)] {
+        let formula = random_ksat(1500, ratio, k, 11).unwrap();
+        for order in [ClauseOrder::Read, ClauseOrder::Variable] {
+            let options = Options { clause_order: Some(order), ..options(2, 2) };
+            let outcome = solve(&formula, &options).unwrap().outcome;
+            assert_eq!(outcome.status, SpStatus::Satisfied, "k {k}, {order:?}: {outcome:?}");
+            assert!(check(&formula, outcome.assignment.as_ref().unwrap()).is_satisfied());
+        }
+    }
 }
 
 /// Small formulas this near the threshold often keep the surveys from converging (updating

@@ -305,9 +305,28 @@ pub struct SpArgs {
     /// (cpu and gpu targets; not written when the surveys end in a contradiction).
     #[arg(long, value_name = "FILE")]
     pub rest: Option<PathBuf>,
+    /// The order of the clauses in the factor graph (cpu and gpu targets): `variable` (by
+    /// smallest variable, each clause's literals by variable: neighbouring clauses share
+    /// variables, 15% faster surveys on a GPU for 5-SAT), `read` (as the file lists them), or
+    /// `auto`: `variable` for clauses of up to 5 literals, `read` beyond (with the variable
+    /// order a million-variable 6-SAT formula at ratio 38 ended in a contradiction where the
+    /// order read solved it). The order changes the surveys' start and so the run.
+    #[arg(long, value_enum, default_value_t = ClauseOrderArg::Auto)]
+    pub clause_order: ClauseOrderArg,
     /// Where to write the assignment (`v 1 -2 3 ... 0` lines); `-` for standard output.
     #[arg(short, long, value_name = "ASSIGNMENT")]
     pub output: Option<PathBuf>,
+}
+
+/// `grail sp --clause-order`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ClauseOrderArg {
+    /// `variable` for clauses of up to 5 literals, `read` beyond.
+    Auto,
+    /// As the formula lists them.
+    Read,
+    /// By smallest variable, each clause's literals by variable.
+    Variable,
 }
 
 /// The local search of `grail sp`.

@@ -132,5 +132,8 @@ fn malformed_formulas_and_impossible_parameters_are_clear_errors() {
             String::from_utf8_lossy(&run.stderr)
         );
     }
+    let run = grail(&["sp", bad.to_str().unwrap(), "--target", "reference", "--clause-order", "variable"]);
+    assert_eq!(run.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&run.stderr).contains("--clause-order"));
     assert!(!out.exists());
 }

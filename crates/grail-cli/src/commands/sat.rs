@@ -73,9 +73,15 @@ pub fn sp(args: SpArgs, threads: usize, progress: &Bars) -> Result<()> {
         )
         .into());
     }
-    if args.target == SpTarget::Reference && (args.search_rounds.is_some() || args.rest.is_some()) {
+    if args.target == SpTarget::Reference
+        && (args.search_rounds.is_some()
+            || args.rest.is_some()
+            || args.clause_order != crate::cli::ClauseOrderArg::Auto)
+    {
         return Err(super::UsageError(
-            "--search-rounds and --rest are the grail program's (--target cpu or gpu), not the reference's".into(),
+            "--search-rounds, --rest and --clause-order are the grail program's (--target cpu or gpu), not the \
+             reference's"
+                .into(),
         )
         .into());
     }
@@ -95,6 +101,11 @@ pub fn sp(args: SpArgs, threads: usize, progress: &Bars) -> Result<()> {
         sp: sp_options,
         search_rounds: args.search_rounds,
         keep_rest: args.rest.is_some(),
+        clause_order: match args.clause_order {
+            crate::cli::ClauseOrderArg::Auto => None,
+            crate::cli::ClauseOrderArg::Read => Some(grail_algos::sp::ClauseOrder::Read),
+            crate::cli::ClauseOrderArg::Variable => Some(grail_algos::sp::ClauseOrder::Variable),
+        },
     };
     // The grail program's part (surveys, decimation, propagation) and, on a GPU, its kernels'.
     let mut program_ms = None;
