@@ -376,9 +376,17 @@ impl Engine {
                 };
                 let params = vec![None; module.params.len()];
                 let keep = [output_id(module)?];
+                let prepared = started.elapsed();
                 let (output, times, mut kept) =
                     update.run_resident(graph, resident, &params, &inputs, given, &keep, &mut sink())?;
                 let total = started.elapsed();
+                if std::env::var_os("GRAIL_TRACE_RUN").is_some_and(|v| v != "0" && !v.is_empty()) {
+                    eprintln!(
+                        "grail dsssp repair: inputs made {:.3} ms, run returned {:.3} ms",
+                        prepared.as_secs_f64() * 1e3,
+                        total.as_secs_f64() * 1e3
+                    );
+                }
                 let column = kept.pop().expect("one column kept");
                 let distances = download_distances(update, &column)?;
                 *state = Some(column);

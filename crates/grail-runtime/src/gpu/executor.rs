@@ -2634,7 +2634,7 @@ impl crate::multi::PartRun for GpuRun<'_> {
 
 /// `GRAIL_TRACE_RUN=1`: a resident run ([`GpuProgram::run_resident`]) prints where its wall time
 /// went (setting up its device memory, filling inputs, `main`, reading outputs, tearing down).
-fn trace_run() -> bool {
+pub(crate) fn trace_run() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| std::env::var_os("GRAIL_TRACE_RUN").is_some_and(|v| v != "0" && !v.is_empty()))
 }

@@ -116,6 +116,7 @@ impl DeviceGraph {
     /// when a program reads them. `program` is any program loaded on this graph's device: the
     /// kernels that move the edges are part of every program's runtime.
     pub fn insert(&mut self, program: &GpuProgram, after: &Graph, batch: &[Insertion]) -> Result<()> {
+        let started = Instant::now();
         let (nodes, edges, _) = self.identity;
         if program.device().info().ordinal != self.ordinal {
             return Err(RuntimeError::program(format!(
@@ -166,11 +167,14 @@ impl DeviceGraph {
             self.weights = Some(DeviceBuffer::filled_u32(&self.context, edges as usize, 1, "the unit edge weights")?);
         }
         let count = batch.len();
+        let checked = started.elapsed();
         let mut words = vec![0u32; 3 * count];
         for (i, &(u, v, w)) in batch.iter().enumerate() {
             (words[i], words[count + i], words[2 * count + i]) = (u, v, w);
         }
+        let laid_out = started.elapsed();
         let inserted = self.upload(&words, "the inserted edges")?;
+        let uploaded = started.elapsed();
         let points = DeviceBuffer::new(&self.context, count * 8, "the inserted edges' places")?;
         let total = after.num_edges() as usize;
         let spare = std::mem::take(&mut self.spare);
@@ -224,7 +228,19 @@ impl DeviceGraph {
                 ],
             )?
         };
+        let launched = started.elapsed();
         synchronize().map_err(|e| call("the kernels inserting edges into a resident graph", e))?;
+        if super::executor::trace_run() {
+            let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+            eprintln!(
+                "grail insert of {count} edges: checked {:.3} ms, laid out {:.3}, uploaded {:.3}, launched {:.3}, done {:.3}",
+                ms(checked),
+                ms(laid_out),
+                ms(uploaded),
+                ms(launched),
+                ms(started.elapsed())
+            );
+        }
         // Only now: a failure before leaves the graph it held, under its old identity.
         self.identity = identity(after);
         self.spare = SpareArrays {
