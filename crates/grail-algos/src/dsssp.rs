@@ -145,8 +145,7 @@ pub fn run(
         if options.verify {
             engine.check_resident_graph(&graph).map_err(|e| batch_error(index, e))?;
         }
-        let before = distances;
-        let (after, update) = engine.update(&graph, &before, &batch)?;
+        let (after, before, update) = engine.update(&graph, distances, &batch)?;
         let lowered = (0..after.len()).into_par_iter().filter(|&v| after[v] < before[v]).count();
         engine.recycle(before, true);
         let fresh = if options.fresh {
@@ -204,11 +203,6 @@ enum Engine {
         update: Box<CpuProgram>,
         fresh: Box<CpuProgram>,
         threads: usize,
-        /// The words of the last repair's `dist` input, taken back after its run: the next
-        /// batch copies its distances into these pages (on every core) instead of fresh ones,
-        /// whose page faults made the copy cost as much as the repair itself (4 M distances:
-        /// 12 ms on 2 cores, one thread).
-        spare: Vec<u64>,
     },
     Gpu {
         update: Box<GpuProgram>,
@@ -237,7 +231,6 @@ impl Engine {
                     update: Box::new(CpuProgram::compile(update, &compiler, Some(&cache))?),
                     fresh: Box::new(CpuProgram::compile(fresh, &compiler, Some(&cache))?),
                     threads: options.threads,
-                    spare: Vec::new(),
                 }
             }
             Target::Gpu => {
@@ -323,15 +316,12 @@ impl Engine {
         }
     }
 
-    /// On the CPU, the repair's columns and its input's words allocated (and their pages
-    /// touched) before the first batch, so that its repair does not pay the page faults the
-    /// later ones are spared by reusing them.
+    /// On the CPU, the repair's columns allocated (and their pages touched) before the first
+    /// batch, so that its repair does not pay the page faults the later ones are spared by
+    /// reusing them.
     fn reserve_update(&mut self, graph: &Graph) {
-        if let Engine::Cpu { update, spare, .. } = self {
+        if let Engine::Cpu { update, .. } = self {
             update.reserve_columns(graph.num_nodes() as usize, graph.num_edges() as usize);
-            // The first batch's input words too, their pages touched on every core.
-            *spare = vec![0; graph.num_nodes() as usize];
-            spare.par_chunks_mut(COPY_CHUNK).for_each(|chunk| chunk.fill(u64::MAX));
         }
     }
 
@@ -344,27 +334,39 @@ impl Engine {
         }
     }
 
-    /// `before` repaired after `batch` was inserted into `graph`.
-    fn update(&mut self, graph: &Graph, before: &[u64], batch: &[Insertion]) -> Result<(Vec<u64>, Timing)> {
+    /// `before` repaired after `batch` was inserted into `graph`: the repaired distances, and
+    /// `before` given back.
+    fn update(&mut self, graph: &Graph, before: Vec<u64>, batch: &[Insertion]) -> Result<(Vec<u64>, Vec<u64>, Timing)> {
         let started = Instant::now();
         match self {
             Engine::Reference => {
-                let mut distances = before.to_vec();
+                let mut distances = before.clone();
                 repair_sssp(graph, &mut distances, batch);
                 let time = started.elapsed();
-                Ok((distances, Timing { total: time, compute: time, read_back: Duration::ZERO, kernels: Vec::new() }))
+                Ok((
+                    distances,
+                    before,
+                    Timing { total: time, compute: time, read_back: Duration::ZERO, kernels: Vec::new() },
+                ))
             }
-            Engine::Cpu { update, threads, spare, .. } => {
-                let mut inputs = update_inputs(update.module(), Some((before, std::mem::take(spare))), batch)?;
+            Engine::Cpu { update, threads, .. } => {
+                // The known distances are the `dist` input's words themselves (no copy: 4 M of
+                // them took 2-3 ms on 16 cores), taken back after the run.
+                let mut inputs = update_inputs(update.module(), Some(before), batch)?;
                 let params = vec![None; update.module().params.len()];
-                let mut output =
-                    update.run_with_inputs(graph, &params, &inputs, &RunOptions { threads: *threads }, &mut sink())?;
+                let run =
+                    update.run_with_inputs(graph, &params, &inputs, &RunOptions { threads: *threads }, &mut sink());
+                let before = inputs.pop().map(Table::into_words).unwrap_or_default();
+                let mut output = run?;
                 let compute = output.stats.elapsed;
                 let kernels = std::mem::take(&mut output.stats.kernels);
                 let distances = distances_of(update.module(), &mut output)?;
                 update.recycle(output.properties);
-                *spare = inputs.pop().map(Table::into_words).unwrap_or_default();
-                Ok((distances, Timing { total: started.elapsed(), compute, read_back: Duration::ZERO, kernels }))
+                Ok((
+                    distances,
+                    before,
+                    Timing { total: started.elapsed(), compute, read_back: Duration::ZERO, kernels },
+                ))
             }
             Engine::Gpu { update, graph: resident, distances: state, .. } => {
                 let resident = resident_graph(resident, update, graph)?;
@@ -372,7 +374,7 @@ impl Engine {
                 // The known distances are the ones the last step left on the device, when it did.
                 let (inputs, given) = match state.take() {
                     Some(column) => (update_inputs(module, None, batch)?, vec![(module.property_inputs[0], column)]),
-                    None => (update_inputs(module, Some((before, Vec::new())), batch)?, Vec::new()),
+                    None => (update_inputs(module, Some(before.clone()), batch)?, Vec::new()),
                 };
                 let params = vec![None; module.params.len()];
                 let keep = [output_id(module)?];
@@ -391,7 +393,11 @@ impl Engine {
                 let distances = download_distances(update, &column)?;
                 *state = Some(column);
                 let read_back = started.elapsed() - total;
-                Ok((distances, Timing { total, compute: times.kernels, read_back, kernels: output.stats.kernels }))
+                Ok((
+                    distances,
+                    before,
+                    Timing { total, compute: times.kernels, read_back, kernels: output.stats.kernels },
+                ))
             }
         }
     }
@@ -436,13 +442,9 @@ fn distances_of(module: &Module, output: &mut RunOutput) -> Result<Vec<u64>> {
     }
 }
 
-/// The words one core copies or touches at a time when the distances are copied.
-const COPY_CHUNK: usize = 1 << 15;
-
-/// `dsssp`'s inputs: `inserted` (the batch), then `dist` (every node's distance before it,
-/// copied into the spare words given with them), unless the distances are on the device
-/// already (`before` is `None`).
-fn update_inputs(module: &Module, before: Option<(&[u64], Vec<u64>)>, batch: &[Insertion]) -> Result<Vec<Table>> {
+/// `dsssp`'s inputs: `inserted` (the batch), then `dist` (every node's distance before it),
+/// unless the distances are on the device already (`before` is `None`).
+fn update_inputs(module: &Module, before: Option<Vec<u64>>, batch: &[Insertion]) -> Result<Vec<Table>> {
     let ([inserted_id], [dist_id]) = (&module.collection_inputs[..], &module.property_inputs[..]) else {
         return Err(AlgoError::Internal("dsssp's inputs are not inserted and dist".into()));
     };
@@ -453,16 +455,8 @@ fn update_inputs(module: &Module, before: Option<(&[u64], Vec<u64>)>, batch: &[I
     let fail = |e: grail_runtime::RuntimeError| AlgoError::Internal(format!("dsssp's inputs: {e}"));
     let inserted = Table::from_words(Table::for_collection(module, *inserted_id).leaves().to_vec(), inserted);
     let mut tables = vec![inserted.map_err(fail)?];
-    if let Some((before, mut words)) = before {
-        if words.len() != before.len() {
-            // Zeroed pages the copy below faults in on every core.
-            words = vec![0; before.len()];
-        }
-        words
-            .par_chunks_mut(COPY_CHUNK)
-            .zip(before.par_chunks(COPY_CHUNK))
-            .for_each(|(to, from)| to.copy_from_slice(from));
-        tables.push(Table::from_words(vec![module.properties[dist_id.index()].ty], words).map_err(fail)?);
+    if let Some(before) = before {
+        tables.push(Table::from_words(vec![module.properties[dist_id.index()].ty], before).map_err(fail)?);
     }
     Ok(tables)
 }
