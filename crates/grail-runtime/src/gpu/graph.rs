@@ -14,6 +14,7 @@ use cudarc::driver::CudaContext;
 use grail_graph::Graph;
 use grail_graph::insert::Insertion;
 use grail_ir::{Module, analysis};
+use rayon::prelude::*;
 
 use super::buffer::{DeviceBuffer, Staging, arg, call, launch, synchronize};
 use super::device::Device;
@@ -134,7 +135,9 @@ impl DeviceGraph {
                 after.num_edges()
             )));
         }
-        if let Some(i) = batch.windows(2).position(|w| w[0].0 > w[1].0) {
+        // The checks and the batch's layout on every core: a 1% batch of a graph of 65 M edges
+        // is 650,000 edges, whose passes on one thread took milliseconds.
+        if let Some(i) = batch.par_windows(2).position_first(|w| w[0].0 > w[1].0) {
             return Err(RuntimeError::program(format!(
                 "the batch inserted into a resident graph must be sorted by source: edge {} comes from node {}, the \
                  one before it from node {}",
@@ -143,7 +146,7 @@ impl DeviceGraph {
                 batch[i].0
             )));
         }
-        if let Some(i) = batch.iter().position(|&(u, v, _)| u >= nodes || v >= nodes) {
+        if let Some(i) = batch.par_iter().position_first(|&(u, v, _)| u >= nodes || v >= nodes) {
             return Err(RuntimeError::program(format!(
                 "inserted edge {} ({} -> {}) names a node the resident graph does not have ({nodes} nodes)",
                 i + 1,
@@ -169,8 +172,12 @@ impl DeviceGraph {
         let count = batch.len();
         let checked = started.elapsed();
         let mut words = vec![0u32; 3 * count];
-        for (i, &(u, v, w)) in batch.iter().enumerate() {
-            (words[i], words[count + i], words[2 * count + i]) = (u, v, w);
+        {
+            let (sources, rest) = words.split_at_mut(count);
+            let (targets, weights) = rest.split_at_mut(count);
+            (sources, targets, weights, batch).into_par_iter().for_each(|(s, t, w, &(u, v, weight))| {
+                (*s, *t, *w) = (u, v, weight);
+            });
         }
         let laid_out = started.elapsed();
         let inserted = self.upload(&words, "the inserted edges")?;
