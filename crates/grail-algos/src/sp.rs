@@ -414,3 +414,34 @@ fn results(module: &Module, mut output: RunOutput) -> Result<Results> {
     };
     Ok(Results { values, satisfied, guesses, packed })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The variable order holds the same clauses (as sets of literals), each sorted by
+    /// variable, the clauses by their smallest variable.
+    #[test]
+    fn the_variable_order_keeps_every_clause() {
+        for k in [3, 5, 6] {
+            let formula = grail_sat::random_ksat(3000, 4.0 * k as f64, k, 7).unwrap();
+            let ordered = in_variable_order(formula.clone()).unwrap();
+            let sorted = |f: &Formula| {
+                let mut clauses: Vec<Vec<i32>> = f
+                    .clauses()
+                    .map(|c| {
+                        let mut c = c.to_vec();
+                        c.sort_unstable();
+                        c
+                    })
+                    .collect();
+                clauses.sort_unstable();
+                clauses
+            };
+            assert_eq!(sorted(&formula), sorted(&ordered), "k {k}");
+            let smallest: Vec<u32> = ordered.clauses().map(|c| c[0].unsigned_abs()).collect();
+            assert!(smallest.windows(2).all(|w| w[0] <= w[1]), "k {k}: clauses not by smallest variable");
+            assert!(ordered.clauses().all(|c| c.windows(2).all(|w| w[0].unsigned_abs() < w[1].unsigned_abs())));
+        }
+    }
+}
