@@ -382,7 +382,7 @@ impl Engine {
                 let (output, times, mut kept) =
                     update.run_resident(graph, resident, &params, &inputs, given, &keep, &mut sink())?;
                 let total = started.elapsed();
-                if std::env::var_os("GRAIL_TRACE_RUN").is_some_and(|v| v != "0" && !v.is_empty()) {
+                if grail_runtime::gpu::trace_run() {
                     eprintln!(
                         "grail dsssp repair: inputs made {:.3} ms, run returned {:.3} ms",
                         prepared.as_secs_f64() * 1e3,

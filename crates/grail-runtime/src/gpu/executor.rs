@@ -2633,8 +2633,9 @@ impl crate::multi::PartRun for GpuRun<'_> {
 }
 
 /// `GRAIL_TRACE_RUN=1`: a resident run ([`GpuProgram::run_resident`]) prints where its wall time
-/// went (setting up its device memory, filling inputs, `main`, reading outputs, tearing down).
-pub(crate) fn trace_run() -> bool {
+/// went (setting up its device memory, filling inputs, `main`, reading outputs, tearing down);
+/// so do a resident graph's insertion and the callers that time their own steps around them.
+pub fn trace_run() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| std::env::var_os("GRAIL_TRACE_RUN").is_some_and(|v| v != "0" && !v.is_empty()))
 }

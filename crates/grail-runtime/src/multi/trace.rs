@@ -35,9 +35,7 @@ impl Phases {
             self.last = Some(now);
         }
     }
-}
 
-impl Phases {
     /// Drops the phases without printing them (a cycle that did nothing).
     pub fn discard(mut self) {
         self.last = None;
