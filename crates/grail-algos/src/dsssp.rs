@@ -9,7 +9,8 @@
 //! distance falls are visited. On a GPU the graph and the distances stay on the device from
 //! batch to batch: the batch goes up and is inserted there too ([`DeviceGraph::insert`], the
 //! same CSR as the host's), the repair starts from the distances the last one left there
-//! ([`ResidentColumn`]), and copying them back is timed apart. Deletions are not supported: they
+//! ([`ResidentColumn`]) and takes the batch the insertion uploaded as its input collection
+//! ([`ResidentTable`]), and copying the distances back is timed apart. Deletions are not supported: they
 //! raise distances, which a repair from the changed edges alone cannot undo.
 //!
 //! Each batch can also be solved from scratch by the suite's SSSP program on the same target
@@ -26,7 +27,7 @@ use grail_ir::{Module, OptConfig};
 use grail_runtime::ModuleCache;
 use grail_runtime::Table;
 use grail_runtime::cpu::{CCompiler, CpuProgram, KernelStats, RunOptions, RunOutput, Value};
-use grail_runtime::gpu::{Device, DeviceGraph, GpuProgram, ResidentColumn};
+use grail_runtime::gpu::{Device, DeviceGraph, GpuProgram, ResidentColumn, ResidentInputs, ResidentTable};
 use rayon::prelude::*;
 
 use crate::error::{AlgoError, Result};
@@ -211,6 +212,9 @@ enum Engine {
         graph: Option<Box<DeviceGraph>>,
         /// The distances as the initial solve or the last repair left them on the device.
         distances: Option<ResidentColumn>,
+        /// The batch the resident graph took last, on the device: the repair's input
+        /// collection, not copied up again.
+        batch: Option<ResidentTable>,
     },
 }
 
@@ -241,6 +245,7 @@ impl Engine {
                     fresh: Box::new(GpuProgram::compile(fresh, device, Some(&cache))?),
                     graph: None,
                     distances: None,
+                    batch: None,
                 }
             }
         })
@@ -251,11 +256,12 @@ impl Engine {
     }
 
     /// On a GPU, `batch` (sorted by source) inserted into the graph on the device, which then
-    /// holds `graph`; nothing elsewhere (the host's graph is the one the programs read).
+    /// holds `graph`, and kept there for the repair; nothing elsewhere (the host's graph is the
+    /// one the programs read).
     fn insert(&mut self, graph: &Graph, batch: &[Insertion]) -> Result<Duration> {
         let started = Instant::now();
-        if let Engine::Gpu { update, graph: Some(resident), .. } = self {
-            resident.insert(update, graph, batch)?;
+        if let Engine::Gpu { update, graph: Some(resident), batch: uploaded, .. } = self {
+            *uploaded = Some(resident.insert(update, graph, batch)?);
         }
         Ok(started.elapsed())
     }
@@ -303,7 +309,7 @@ impl Engine {
                 let params = source_params(fresh.module(), source);
                 let keep = [output_id(fresh.module())?];
                 let (output, times, mut kept) =
-                    fresh.run_resident(graph, resident, &params, &[], Vec::new(), &keep, &mut sink())?;
+                    fresh.run_resident(graph, resident, &params, &[], ResidentInputs::default(), &keep, &mut sink())?;
                 let total = started.elapsed();
                 let column = kept.pop().expect("one column kept");
                 let distances = download_distances(fresh, &column)?;
@@ -352,7 +358,7 @@ impl Engine {
             Engine::Cpu { update, threads, .. } => {
                 // The known distances are the `dist` input's words themselves (no copy: 4 M of
                 // them took 2-3 ms on 16 cores), taken back after the run.
-                let mut inputs = update_inputs(update.module(), Some(before), batch)?;
+                let mut inputs = update_inputs(update.module(), Some(before), Some(batch))?;
                 let params = vec![None; update.module().params.len()];
                 let run =
                     update.run_with_inputs(graph, &params, &inputs, &RunOptions { threads: *threads }, &mut sink());
@@ -368,14 +374,27 @@ impl Engine {
                     Timing { total: started.elapsed(), compute, read_back: Duration::ZERO, kernels },
                 ))
             }
-            Engine::Gpu { update, graph: resident, distances: state, .. } => {
+            Engine::Gpu { update, graph: resident, distances: state, batch: uploaded, .. } => {
                 let resident = resident_graph(resident, update, graph)?;
                 let module = update.module();
-                // The known distances are the ones the last step left on the device, when it did.
-                let (inputs, given) = match state.take() {
-                    Some(column) => (update_inputs(module, None, batch)?, vec![(module.property_inputs[0], column)]),
-                    None => (update_inputs(module, Some(before.clone()), batch)?, Vec::new()),
+                // The known distances are the ones the last step left on the device, when it
+                // did; the batch is the one the resident graph took, when it did.
+                let mut given = ResidentInputs::default();
+                let known = match state.take() {
+                    Some(column) => {
+                        given.properties.push((module.property_inputs[0], column));
+                        None
+                    }
+                    None => Some(before.clone()),
                 };
+                let inserted = match uploaded.take() {
+                    Some(table) => {
+                        given.collections.push((module.collection_inputs[0], table));
+                        None
+                    }
+                    None => Some(batch),
+                };
+                let inputs = update_inputs(module, known, inserted)?;
                 let params = vec![None; module.params.len()];
                 let keep = [output_id(module)?];
                 let prepared = started.elapsed();
@@ -443,18 +462,21 @@ fn distances_of(module: &Module, output: &mut RunOutput) -> Result<Vec<u64>> {
 }
 
 /// `dsssp`'s inputs: `inserted` (the batch), then `dist` (every node's distance before it),
-/// unless the distances are on the device already (`before` is `None`).
-fn update_inputs(module: &Module, before: Option<Vec<u64>>, batch: &[Insertion]) -> Result<Vec<Table>> {
+/// each unless it is on the device already (`None`).
+fn update_inputs(module: &Module, before: Option<Vec<u64>>, batch: Option<&[Insertion]>) -> Result<Vec<Table>> {
     let ([inserted_id], [dist_id]) = (&module.collection_inputs[..], &module.property_inputs[..]) else {
         return Err(AlgoError::Internal("dsssp's inputs are not inserted and dist".into()));
     };
-    let mut inserted = vec![0u64; 3 * batch.len()];
-    inserted.par_chunks_mut(3).zip(batch.par_iter()).for_each(|(row, &(u, v, w))| {
-        row.copy_from_slice(&[u64::from(u), u64::from(v), u64::from(w)]);
-    });
     let fail = |e: grail_runtime::RuntimeError| AlgoError::Internal(format!("dsssp's inputs: {e}"));
-    let inserted = Table::from_words(Table::for_collection(module, *inserted_id).leaves().to_vec(), inserted);
-    let mut tables = vec![inserted.map_err(fail)?];
+    let mut tables = Vec::with_capacity(2);
+    if let Some(batch) = batch {
+        let mut inserted = vec![0u64; 3 * batch.len()];
+        inserted.par_chunks_mut(3).zip(batch.par_iter()).for_each(|(row, &(u, v, w))| {
+            row.copy_from_slice(&[u64::from(u), u64::from(v), u64::from(w)]);
+        });
+        let leaves = Table::for_collection(module, *inserted_id).leaves().to_vec();
+        tables.push(Table::from_words(leaves, inserted).map_err(fail)?);
+    }
     if let Some(before) = before {
         tables.push(Table::from_words(vec![module.properties[dist_id.index()].ty], before).map_err(fail)?);
     }

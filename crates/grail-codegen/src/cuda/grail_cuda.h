@@ -990,6 +990,17 @@ extern "C" __global__ void grail_insert_edges(const uint32_t *old_targets, const
     }
 }
 
+/* Rows of 64-bit words (an input table, as a collection's `put` kernel reads them) from `leaves`
+ * columns of `rows` unsigned 32-bit values each (column j's value i at j * rows + i), widened
+ * with zeros: a batch a resident graph took (`DeviceGraph::insert`) given to a program as its
+ * input collection without crossing to the device again. */
+extern "C" __global__ void grail_rows_from_columns(const uint32_t *columns, uint64_t rows, uint32_t leaves,
+                                                   uint64_t *words) {
+    const uint64_t total = rows * leaves;
+    for (uint64_t k = grail_thread_index(); k < total; k += grail_thread_count())
+        words[k] = columns[(k % leaves) * rows + k / leaves];
+}
+
 /* A changed ghost merged into its owner's word (crates/grail-runtime/src/multi/merge.rs): `kind`
  * 0 bool, 1 i32, 2 i64, 3 u32, 4 u64, 5 f32, 6 f64; `op` 0 min, 1 max, 2 sum (the ghost's change
  * added), 3 and, 4 or, 5 replace. */

@@ -102,6 +102,8 @@ pub struct GpuProgram {
     /// then the edges moved and placed.
     pub(crate) insert_offsets: CudaFunction,
     pub(crate) insert_edges: CudaFunction,
+    /// An input collection's rows from a [`ResidentTable`]'s columns.
+    rows_from_columns: CudaFunction,
     /// The control kernels of the outlined regions.
     regions: Vec<outlined::RegionCode>,
     /// By property: a weight column that nothing writes, bound to the resident graph's weights
@@ -319,6 +321,7 @@ impl GpuProgram {
             merge_changes: loaded.function("grail_merge_changes")?,
             insert_offsets: loaded.function("grail_insert_offsets")?,
             insert_edges: loaded.function("grail_insert_edges")?,
+            rows_from_columns: loaded.function("grail_rows_from_columns")?,
             merge_custom: (0..module.merge_functions.len())
                 .map(|i| loaded.function(&format!("grail_merge_custom_{i}")))
                 .collect::<std::result::Result<Vec<_>, _>>()?,
@@ -424,18 +427,20 @@ impl GpuProgram {
         inputs: &[Table],
         out: &mut dyn Write,
     ) -> Result<(RunOutput, GpuTimes)> {
-        let (output, times, _) = self.run_resident(graph, resident, params, inputs, Vec::new(), &[], out)?;
+        let (output, times, _) =
+            self.run_resident(graph, resident, params, inputs, ResidentInputs::default(), &[], out)?;
         Ok((output, times))
     }
 
-    /// [`GpuProgram::run_on_with_inputs`] with columns that stay on the device between runs:
-    /// `given` are input properties (`input p;`) whose values a run before this one left on the
-    /// device (they take no table in `inputs`, which holds the other inputs in order), and
-    /// `keep` are output properties left on the device for a later run instead of copied back
-    /// (returned in `keep`'s order). A dynamic algorithm's batches pass their state along this
-    /// way, with nothing but the batch crossing to the device. (The returned [`RunOutput`]'s
-    /// columns of kept properties hold what the host last had of them: zeros, unless host code
-    /// read them.)
+    /// [`GpuProgram::run_on_with_inputs`] with inputs and outputs that stay on the device
+    /// between runs: `given` are input properties (`input p;`) whose values a run before this one
+    /// left on the device, and input collections a resident graph's insertion put there (they
+    /// take no table in `inputs`, which holds the other inputs in order), and `keep` are output
+    /// properties left on the device for a later run instead of copied back (returned in
+    /// `keep`'s order). A dynamic algorithm's batches pass their state along this way, with
+    /// nothing but the batch crossing to the device, once. (The returned [`RunOutput`]'s columns
+    /// of kept properties hold what the host last had of them: zeros, unless host code read
+    /// them.)
     #[allow(clippy::too_many_arguments)]
     pub fn run_resident(
         &self,
@@ -443,7 +448,7 @@ impl GpuProgram {
         resident: &mut DeviceGraph,
         params: &[Option<Value>],
         inputs: &[Table],
-        given: Vec<(PropertyId, ResidentColumn)>,
+        given: ResidentInputs,
         keep: &[PropertyId],
         out: &mut dyn Write,
     ) -> Result<(RunOutput, GpuTimes, Vec<ResidentColumn>)> {
@@ -452,16 +457,19 @@ impl GpuProgram {
         resident.check(graph, &self.device)?;
         let context = self.device.context().clone();
         context.bind_to_thread().map_err(|e| call("cuCtxSetCurrent", e))?;
+        let checked = started.elapsed();
         let before = resident.upload_time();
         resident.prepare(&self.module, graph)?;
         let prepared = resident.upload_time() - before;
         let params = bind_params(&self.module, graph, params)?;
+        let params_bound = started.elapsed();
         // Host copies of what the kernels alone read stay unbuilt; bound weights stay unfilled
         // (an unweighted graph's are the resident graph's unit weights, made on the device).
         let bound = self.weights_bound_on(graph.out());
         let fill_weights = self.module.properties.iter().zip(&bound).any(|(p, b)| p.is_weight && !b);
         let memory = Memory::with(&self.module, graph, HostArrays { weights: fill_weights, graph_arrays: false })?;
-        for (p, column) in &given {
+        let memory_made = started.elapsed();
+        for (p, column) in &given.properties {
             let host = memory.columns[p.index()];
             if (column.kind, column.len) != (host.property_type(), host.len()) {
                 return Err(RuntimeError::Input(format!(
@@ -478,13 +486,17 @@ impl GpuProgram {
         let mut run = GpuRun::new(self, context, memory, params, out, resident, fill_weights)?;
         let set_up = set_up.elapsed();
         run.times.upload += prepared;
-        let given_ids: Vec<PropertyId> = given.iter().map(|(p, _)| *p).collect();
-        for (p, column) in given {
+        let given_ids: Vec<PropertyId> = given.properties.iter().map(|(p, _)| *p).collect();
+        let given_collections: Vec<CollectionId> = given.collections.iter().map(|(c, _)| *c).collect();
+        for (p, column) in given.properties {
             run.adopt_column(p.index(), column.buffer)?;
         }
         // Input collections count as uploading (a large mesh's take hundreds of milliseconds).
         let filling = Instant::now();
-        let result = interp::fill_inputs_except(&self.module, &mut run, inputs, &given_ids);
+        let result =
+            given.collections.iter().try_for_each(|(id, table)| run.collection_fill_resident(*id, table)).and_then(
+                |()| interp::fill_inputs_except(&self.module, &mut run, inputs, &given_ids, &given_collections),
+            );
         run.times.upload += filling.elapsed();
         let filled = filling.elapsed();
         let result = result.and_then(|()| interp::run_main(&self.module, &mut run));
@@ -517,11 +529,15 @@ impl GpuProgram {
         if trace_run() {
             let ms = |d: Duration| d.as_secs_f64() * 1e3;
             eprintln!(
-                "grail run `{}`: {:.3} ms: resident graph prepared {:.3}, run set up {:.3}, inputs {:.3}, main {:.3} \
-                 (kernels {:.3}), outputs {:.3}, torn down {:.3}",
+                "grail run `{}`: {:.3} ms: checked at {:.3}, resident graph prepared {:.3}, parameters bound at {:.3}, \
+                 host memory made at {:.3}, run set up {:.3}, inputs {:.3}, main {:.3} (kernels {:.3}), outputs {:.3}, \
+                 torn down {:.3}",
                 self.module.name,
                 ms(started.elapsed()),
+                ms(checked),
                 ms(prepared),
+                ms(params_bound),
+                ms(memory_made),
                 ms(set_up),
                 ms(filled),
                 ms(ran),
@@ -582,11 +598,12 @@ impl GpuProgram {
     /// Fails unless each of `given` is one of the program's input properties on this device, and
     /// each of `keep` one of its outputs, each named once (types and lengths are checked against
     /// the run's columns).
-    fn check_resident(&self, given: &[(PropertyId, ResidentColumn)], keep: &[PropertyId]) -> Result<()> {
+    fn check_resident(&self, given: &ResidentInputs, keep: &[PropertyId]) -> Result<()> {
         let module = &self.module;
         let name = |p: PropertyId| &module.properties[p.index()].name;
-        for (i, (p, column)) in given.iter().enumerate() {
-            if !module.property_inputs.contains(p) || given[..i].iter().any(|(q, _)| q == p) {
+        let properties = &given.properties;
+        for (i, (p, column)) in properties.iter().enumerate() {
+            if !module.property_inputs.contains(p) || properties[..i].iter().any(|(q, _)| q == p) {
                 return Err(RuntimeError::Input(format!(
                     "`{}` is given as a resident column, but it is not an input property of `{}` (or is given twice)",
                     name(*p),
@@ -597,6 +614,30 @@ impl GpuProgram {
                 return Err(RuntimeError::Input(format!(
                     "the resident column given for `{}` lives on another device than the program",
                     name(*p)
+                )));
+            }
+        }
+        let collections = &given.collections;
+        for (i, (c, table)) in collections.iter().enumerate() {
+            let name = &module.collections[c.index()].name;
+            if !module.collection_inputs.contains(c) || collections[..i].iter().any(|(d, _)| d == c) {
+                return Err(RuntimeError::Input(format!(
+                    "`{name}` is given as a resident table, but it is not an input collection of `{}` (or is given \
+                     twice)",
+                    module.name
+                )));
+            }
+            if !Arc::ptr_eq(&table.context, self.context()) {
+                return Err(RuntimeError::Input(format!(
+                    "the resident table given for `{name}` lives on another device than the program"
+                )));
+            }
+            let expected = Table::for_collection(module, *c);
+            if table.leaves != expected.leaves() {
+                return Err(RuntimeError::Input(format!(
+                    "input collection `{name}` takes rows of ({}), the resident table given holds rows of ({})",
+                    interp::leaf_names(module, expected.leaves()),
+                    interp::leaf_names(module, &table.leaves)
                 )));
             }
         }
@@ -643,6 +684,49 @@ impl ResidentColumn {
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+}
+
+/// Rows of a collection's elements on the device, stored as columns of unsigned 32-bit leaves
+/// (column `j`'s value `i` at `j * rows + i`): what [`DeviceGraph::insert`] returns of the batch
+/// it placed (rows of source, target, weight), for a run to take as an input collection whose
+/// elements have those leaves (`node`, `u32`) without copying the batch up again
+/// ([`ResidentInputs::collections`]).
+pub struct ResidentTable {
+    pub(crate) buffer: DeviceBuffer,
+    pub(crate) leaves: Vec<grail_ir::Type>,
+    pub(crate) rows: usize,
+    pub(crate) context: Arc<CudaContext>,
+}
+
+impl std::fmt::Debug for ResidentTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResidentTable").field("leaves", &self.leaves).field("rows", &self.rows).finish_non_exhaustive()
+    }
+}
+
+impl ResidentTable {
+    /// The types of a row's leaves.
+    pub fn leaves(&self) -> &[grail_ir::Type] {
+        &self.leaves
+    }
+
+    /// The number of rows.
+    pub fn len(&self) -> usize {
+        self.rows
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows == 0
+    }
+}
+
+/// Inputs of a run that are on the device already ([`GpuProgram::run_resident`]): input
+/// properties a run before left there, input collections a resident graph's insertion uploaded.
+/// They take no table among the run's host inputs.
+#[derive(Debug, Default)]
+pub struct ResidentInputs {
+    pub properties: Vec<(PropertyId, ResidentColumn)>,
+    pub collections: Vec<(CollectionId, ResidentTable)>,
 }
 
 /// Which copies of a column are current.
@@ -1418,6 +1502,56 @@ impl<'a> GpuRun<'a> {
     }
 
     /// The slots of a collection (every element added, removed or not) and how many were removed.
+    /// Fails unless input collection `id` is still empty: it is filled once, before `main`.
+    fn check_unfilled(&self, id: CollectionId) -> Result<()> {
+        if self.coll_len(id)?.0 != 0 {
+            return Err(RuntimeError::Input(format!(
+                "input collection `{}` is filled once, before `main` starts",
+                self.module.collections[id.index()].name
+            )));
+        }
+        Ok(())
+    }
+
+    /// Collection `id` filled with the `count` rows of leaf words in `rows` (on the device),
+    /// through its generated `put` kernel.
+    fn put_rows(&mut self, id: CollectionId, count: u64, rows: &DeviceBuffer) -> Result<()> {
+        let (begin, ptr) = (0u64, rows.ptr());
+        let grid = count.div_ceil(u64::from(BLOCK)).min(4096) as u32;
+        let put = &self.program.collections[id.index()].put;
+        // SAFETY: (grail_ctx, uint64_t, uint64_t, const grail_value *): `rows` holds count rows of leaves.
+        unsafe { launch(put, grid, BLOCK, &mut [arg(&self.ctx), arg(&begin), arg(&count), arg(&ptr)])? };
+        self.wait("(filling an input collection)")?;
+        // The elements are in place: the collection holds them.
+        self.colls.upload(id.index() * std::mem::size_of::<GpuColl>(), &[count])?;
+        self.check_collections()
+    }
+
+    /// Input collection `id` filled from a table already on the device (its leaves checked by
+    /// `check_resident`): its columns widened into rows of words there, then put.
+    fn collection_fill_resident(&mut self, id: CollectionId, table: &ResidentTable) -> Result<()> {
+        if table.rows == 0 {
+            return Ok(());
+        }
+        self.check_unfilled(id)?;
+        let what = format!("input collection `{}`", self.module.collections[id.index()].name);
+        let (count, leaves) = (table.rows as u64, table.leaves.len() as u32);
+        let rows = DeviceBuffer::new(&self.context, table.rows * table.leaves.len() * 8, &what)?;
+        let (columns, words) = (table.buffer.ptr(), rows.ptr());
+        let grid = (count * u64::from(leaves)).div_ceil(u64::from(BLOCK)).clamp(1, 4096) as u32;
+        // SAFETY: (const uint32_t *columns, uint64_t rows, uint32_t leaves, uint64_t *words): the
+        // table holds `leaves` columns of `count` values, `words` room for count * leaves.
+        unsafe {
+            launch(
+                &self.program.rows_from_columns,
+                grid,
+                BLOCK,
+                &mut [arg(&columns), arg(&count), arg(&leaves), arg(&words)],
+            )?
+        };
+        self.put_rows(id, count, &rows)
+    }
+
     fn coll_len(&self, id: CollectionId) -> Result<(u32, u32)> {
         let mut words = [0u64; 2];
         self.colls.download(id.index() * std::mem::size_of::<GpuColl>(), &mut words)?;
@@ -1557,14 +1691,7 @@ impl Machine for GpuRun<'_> {
         if table.is_empty() {
             return Ok(());
         }
-        let (slots, _) = self.coll_len(id)?;
-        if slots != 0 {
-            return Err(RuntimeError::Input(format!(
-                "input collection `{}` is filled once, before `main` starts",
-                self.module.collections[id.index()].name
-            )));
-        }
-        let count = table.len() as u64;
+        self.check_unfilled(id)?;
         let what = format!("input collection `{}`", self.module.collections[id.index()].name);
         // A struct without fields has rows of no words: one word stands in for the buffer.
         let words = if table.words().is_empty() { &[0u64][..] } else { table.words() };
@@ -1572,15 +1699,7 @@ impl Machine for GpuRun<'_> {
             let mut staging = self.program.staging.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             DeviceBuffer::from_slice_staged(&self.context, words, &what, &mut staging)?
         };
-        let (begin, ptr) = (0u64, buffer.ptr());
-        let grid = count.div_ceil(u64::from(BLOCK)).min(4096) as u32;
-        let put = &self.program.collections[id.index()].put;
-        // SAFETY: (grail_ctx, uint64_t, uint64_t, const grail_value *): `words` holds count rows of leaves.
-        unsafe { launch(put, grid, BLOCK, &mut [arg(&self.ctx), arg(&begin), arg(&count), arg(&ptr)])? };
-        self.wait("(filling an input collection)")?;
-        // The elements are in place: the collection holds them.
-        self.colls.upload(id.index() * std::mem::size_of::<GpuColl>(), &[count])?;
-        self.check_collections()
+        self.put_rows(id, table.len() as u64, &buffer)
     }
 
     fn collection_len(&mut self, id: CollectionId) -> Result<u32> {

@@ -29,7 +29,7 @@ pub mod selftest;
 
 pub use buffer::set_memory_limit;
 pub use device::{Device, DeviceInfo, GpuModule, device_count};
-pub use executor::{GpuProgram, GpuTimes, ResidentColumn, trace_run};
+pub use executor::{GpuProgram, GpuTimes, ResidentColumn, ResidentInputs, ResidentTable, trace_run};
 pub use ffi::{GpuColl, GpuCtx, GpuWorklist};
 pub use graph::DeviceGraph;
 pub use nvrtc::{

@@ -194,28 +194,32 @@ pub(crate) fn run_main<M: Machine + ?Sized>(module: &Module, machine: &mut M) ->
 /// Fills the module's input collections (`input coll;`, in order) with `inputs`, one table
 /// each, checking that its rows have the leaves of the collection's element struct.
 pub(crate) fn fill_inputs<M: Machine + ?Sized>(module: &Module, machine: &mut M, inputs: &[Table]) -> Result<()> {
-    fill_inputs_except(module, machine, inputs, &[])
+    fill_inputs_except(module, machine, inputs, &[], &[])
 }
 
-/// [`fill_inputs`] where the input properties in `filled` hold their values already (columns a
-/// run before left on the device): `inputs` has no table for them.
+/// [`fill_inputs`] where the input properties in `filled` and the input collections in
+/// `filled_collections` hold their values already (put on the device before): `inputs` has no
+/// table for them.
 pub(crate) fn fill_inputs_except<M: Machine + ?Sized>(
     module: &Module,
     machine: &mut M,
     inputs: &[Table],
     filled: &[PropertyId],
+    filled_collections: &[CollectionId],
 ) -> Result<()> {
     let property_inputs: Vec<PropertyId> =
         module.property_inputs.iter().copied().filter(|p| !filled.contains(p)).collect();
+    let collection_inputs: Vec<CollectionId> =
+        module.collection_inputs.iter().copied().filter(|c| !filled_collections.contains(c)).collect();
     let names = |ids: &[grail_ir::CollectionId]| -> String {
         ids.iter().map(|id| format!("`{}`", module.collections[id.index()].name)).collect::<Vec<_>>().join(", ")
     };
     let properties = |ids: &[PropertyId]| -> String {
         ids.iter().map(|id| format!("`{}`", module.properties[id.index()].name)).collect::<Vec<_>>().join(", ")
     };
-    let wanted = module.collection_inputs.len() + property_inputs.len();
+    let wanted = collection_inputs.len() + property_inputs.len();
     if inputs.len() != wanted {
-        let mut named = vec![names(&module.collection_inputs), properties(&property_inputs)];
+        let mut named = vec![names(&collection_inputs), properties(&property_inputs)];
         named.retain(|n| !n.is_empty());
         return Err(RuntimeError::Input(format!(
             "the program `{}` takes {wanted} input(s) ({}), and {} were given",
@@ -224,19 +228,14 @@ pub(crate) fn fill_inputs_except<M: Machine + ?Sized>(
             inputs.len()
         )));
     }
-    for (&id, table) in module.collection_inputs.iter().zip(inputs) {
+    for (&id, table) in collection_inputs.iter().zip(inputs) {
         let expected = Table::for_collection(module, id);
         if table.leaves() != expected.leaves() {
-            let name = |ty: &Type| match ty {
-                Type::Element(c) => module.collections[c.index()].name.clone(),
-                ty => ty.to_string(),
-            };
-            let list = |leaves: &[Type]| leaves.iter().map(name).collect::<Vec<_>>().join(", ");
             return Err(RuntimeError::Input(format!(
                 "input collection `{}` takes rows of ({}), given rows of ({})",
                 module.collections[id.index()].name,
-                list(expected.leaves()),
-                list(table.leaves())
+                leaf_names(module, expected.leaves()),
+                leaf_names(module, table.leaves())
             )));
         }
         let count = table.len() as u64;
@@ -250,7 +249,7 @@ pub(crate) fn fill_inputs_except<M: Machine + ?Sized>(
         machine.collection_fill(id, table)?;
     }
     let nodes = machine.memory().out.num_nodes() as usize;
-    for (&id, table) in property_inputs.iter().zip(&inputs[module.collection_inputs.len()..]) {
+    for (&id, table) in property_inputs.iter().zip(&inputs[collection_inputs.len()..]) {
         let declared = &module.properties[id.index()];
         if table.leaves() != [declared.ty] || table.len() != nodes {
             return Err(RuntimeError::Input(format!(
@@ -264,6 +263,15 @@ pub(crate) fn fill_inputs_except<M: Machine + ?Sized>(
         machine.fill_property(id, table)?;
     }
     Ok(())
+}
+
+/// A row's leaf types as a program's author reads them (an element handle by its collection).
+pub(crate) fn leaf_names(module: &Module, leaves: &[Type]) -> String {
+    let name = |ty: &Type| match ty {
+        Type::Element(c) => module.collections[c.index()].name.clone(),
+        ty => ty.to_string(),
+    };
+    leaves.iter().map(name).collect::<Vec<_>>().join(", ")
 }
 
 /// The error for an input property's values that its column cannot hold (checked before, so an
