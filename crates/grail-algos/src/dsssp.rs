@@ -132,15 +132,10 @@ pub fn run(
     for (i, batch) in batches.iter().enumerate() {
         let index = i + 1;
         let started = Instant::now();
-        graph = Graph::from_csr(graph.out().with_inserted(batch).map_err(|e| batch_error(index, e))?);
-        // The device's insertion takes the batch as the host's places it: by source, stably.
-        let batch: std::borrow::Cow<[Insertion]> = if engine.is_gpu() {
-            let mut sorted = batch.clone();
-            sorted.par_sort_by_key(|&(u, _, _)| u);
-            sorted.into()
-        } else {
-            batch.as_slice().into()
-        };
+        // The batch by source, as the host's insertion placed it: the device's insertion takes it
+        // in that order, and a repair reads its heads' distances in it.
+        let (csr, batch) = graph.out().with_inserted_placed(batch).map_err(|e| batch_error(index, e))?;
+        graph = Graph::from_csr(csr);
         let merge = started.elapsed();
         let insert = engine.insert(&graph, &batch)?;
         if options.verify {
@@ -249,10 +244,6 @@ impl Engine {
                 }
             }
         })
-    }
-
-    fn is_gpu(&self) -> bool {
-        matches!(self, Engine::Gpu { .. })
     }
 
     /// On a GPU, `batch` (sorted by source) inserted into the graph on the device, which then

@@ -23,6 +23,13 @@ impl Csr {
     /// weighs anything else. Every endpoint must be a node; real weights are refused (the
     /// batch's weights are integers).
     pub fn with_inserted(&self, batch: &[Insertion]) -> Result<Csr> {
+        self.with_inserted_placed(batch).map(|(csr, _)| csr)
+    }
+
+    /// [`Csr::with_inserted`], with the batch as it placed it: by source, stably (each node's
+    /// inserted edges in batch order), the order a repair reads its heads' distances in best and
+    /// a resident graph on a GPU takes a batch in (`grail_runtime::gpu::DeviceGraph::insert`).
+    pub fn with_inserted_placed(&self, batch: &[Insertion]) -> Result<(Csr, Vec<Insertion>)> {
         let n = self.num_nodes();
         if let Some((i, &(u, v, _))) = batch.iter().enumerate().find(|(_, (u, v, _))| *u >= n || *v >= n) {
             return Err(GraphError::invalid(format!(
@@ -81,7 +88,7 @@ impl Csr {
                 }
             }
         });
-        Csr::from_parts(offsets, targets, weighted.then_some(weights))
+        Ok((Csr::from_parts(offsets, targets, weighted.then_some(weights))?, sorted))
     }
 }
 
