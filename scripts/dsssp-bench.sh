@@ -10,10 +10,11 @@
 # --verify --json` on each target: every batch is inserted, the distances repaired, the graph
 # solved again from scratch by the suite's SSSP program on the same target, and both checked
 # against Dijkstra's. The table gives the median over the batches of the repair's and the fresh
-# run's computing time (on a GPU the kernels' time), their ratio, and the same for the whole step:
-# on a GPU, the batch inserted into the graph on the device (which both need) and each run with
-# its inputs copied up, the distances left on the device; on the CPU, the program's run with its
-# inputs filled. Needs python3 (to read the JSON).
+# run's computing time (on a GPU the kernels' time) and their ratio; the same for the whole runs
+# (on a GPU each run with its inputs taken on the device and the distances left there; on the
+# CPU the program's run with its inputs filled); and, on a GPU, the batch's insertion into the
+# graph on the device, which both runs need, with the ratio of the whole steps counting it in
+# both. Needs python3 (to read the JSON).
 set -euo pipefail
 
 grail=target/release/grail
@@ -41,8 +42,8 @@ fi
 out=${out:-$(mktemp -d)}
 mkdir -p "$out"
 
-echo "| graph | nodes | edges | target | batch | repair ms | from scratch ms | ratio | repair, whole step ms | from scratch, whole step ms | whole-step ratio |"
-echo "| --- | --: | --: | --- | --: | --: | --: | --: | --: | --: | --: |"
+echo "| graph | nodes | edges | target | batch | repair ms | from scratch ms | ratio | repair, whole run ms | from scratch, whole run ms | whole-run ratio | insertion ms | step ratio (insertion in both) |"
+echo "| --- | --: | --: | --- | --: | --: | --: | --: | --: | --: | --: | --: | --: |"
 for spec in "${graphs[@]}"; do
     case "$spec" in
         rmat:*) file="$out/rmat${spec#rmat:}.gcsr"
@@ -56,7 +57,7 @@ for spec in "${graphs[@]}"; do
             json="$out/$(basename "$file").$target.${size%\%}.json"
             if ! "$grail" -q dsssp --graph "$file" --source max-degree --target "$target" --random-batches "$batches" \
                 --batch-size "$size" --verify --json >"$json" 2>"$json.err"; then
-                echo "| $spec | | | $target | $size | failed: $(tail -1 "$json.err") | | | | | |"
+                echo "| $spec | | | $target | $size | failed: $(tail -1 "$json.err") | | | | | | | |"
                 continue
             fi
             python3 - "$json" "$spec" "$target" "$size" <<'PY'
@@ -66,11 +67,16 @@ r = json.load(open(path))
 b = r["batches"]
 med = lambda key: statistics.median(x[key] for x in b)
 repair, fresh = med("update_ms"), med("fresh_ms")
-whole_repair = statistics.median(x["insert_ms"] + x["update_total_ms"] for x in b)
-whole_fresh = statistics.median(x["insert_ms"] + x["fresh_total_ms"] for x in b)
+run_repair, run_fresh = med("update_total_ms"), med("fresh_total_ms")
+ratio = lambda a, b: f"{a / max(b, 1e-6):.1f}x"
+if target == "gpu":
+    insert = f"{med('insert_ms'):.2f}"
+    step = ratio(statistics.median(x["insert_ms"] + x["fresh_total_ms"] for x in b),
+                 statistics.median(x["insert_ms"] + x["update_total_ms"] for x in b))
+else:
+    insert, step = "", ratio(run_fresh, run_repair)
 print(f"| {spec} | {r['nodes']:,} | {r['edges_before']:,} | {target} | {size} | {repair:.2f} | {fresh:.2f} | "
-      f"{fresh / max(repair, 1e-6):.1f}x | {whole_repair:.2f} | {whole_fresh:.2f} | "
-      f"{whole_fresh / max(whole_repair, 1e-6):.1f}x |")
+      f"{ratio(fresh, repair)} | {run_repair:.2f} | {run_fresh:.2f} | {ratio(run_fresh, run_repair)} | {insert} | {step} |")
 PY
         done
     done
