@@ -343,6 +343,37 @@ pub fn written_anywhere(module: &Module) -> Vec<bool> {
     written
 }
 
+/// Which properties host code names: loaded or stored anywhere in `main` or in a function (which
+/// host code may call). The others live on a GPU alone during a run: no host copy is needed
+/// unless the caller reads them (outputs) or gives them (inputs).
+pub fn host_touched_properties(module: &Module) -> Vec<bool> {
+    let mut touched = vec![false; module.properties.len()];
+    let mut mark = |block: &Block| {
+        walk_block(block, &mut |stmt| {
+            if let Stmt::Assign { place, .. } = stmt
+                && let Some(property) = stored_property(place)
+            {
+                touched[property.index()] = true;
+            }
+            stmt_exprs(stmt, &mut |expr| {
+                walk_expr(expr, &mut |e| match &e.kind {
+                    ExprKind::Load(place) | ExprKind::Atomic { place, .. } => {
+                        if let Some(property) = stored_property(place) {
+                            touched[property.index()] = true;
+                        }
+                    }
+                    _ => {}
+                })
+            });
+        })
+    };
+    mark(&module.main.block);
+    for function in &module.functions {
+        mark(&function.body.block);
+    }
+    touched
+}
+
 /// Which properties any kernel (or a function a kernel calls) writes: the others are read-only
 /// while kernels run.
 pub fn written_by_kernels(module: &Module) -> Vec<bool> {

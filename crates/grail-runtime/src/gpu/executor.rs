@@ -467,18 +467,18 @@ impl GpuProgram {
         // (an unweighted graph's are the resident graph's unit weights, made on the device).
         let bound = self.weights_bound_on(graph.out());
         let fill_weights = self.module.properties.iter().zip(&bound).any(|(p, b)| p.is_weight && !b);
-        let memory = Memory::with(&self.module, graph, HostArrays { weights: fill_weights, graph_arrays: false })?;
+        let wanted = self.host_columns_wanted(&given, keep, fill_weights);
+        let host = HostArrays { weights: fill_weights, graph_arrays: false };
+        let memory = Memory::with_columns(&self.module, graph, host, &wanted)?;
         let memory_made = started.elapsed();
         for (p, column) in &given.properties {
-            let host = memory.columns[p.index()];
-            if (column.kind, column.len) != (host.property_type(), host.len()) {
+            let property = &self.module.properties[p.index()];
+            let (kind, len) = (memory.columns[p.index()].property_type(), memory.full_len(property));
+            if (column.kind, column.len) != (kind, len) {
                 return Err(RuntimeError::Input(format!(
-                    "the resident column given for `{}` holds {} elements of type {:?}, the property takes {} of {:?}",
-                    self.module.properties[p.index()].name,
-                    column.len,
-                    column.kind,
-                    host.len(),
-                    host.property_type()
+                    "the resident column given for `{}` holds {} elements of type {:?}, the property takes {len} of \
+                     {kind:?}",
+                    property.name, column.len, column.kind,
                 )));
             }
         }
@@ -522,7 +522,8 @@ impl GpuProgram {
             .map(|p| {
                 let buffer = columns[p.index()].take().expect("kept once (checked)").buffer;
                 let kind = memory.columns[p.index()].property_type();
-                ResidentColumn { buffer, kind, len: memory.columns[p.index()].len(), context: self.context().clone() }
+                let len = memory.full_len(&self.module.properties[p.index()]);
+                ResidentColumn { buffer, kind, len, context: self.context().clone() }
             })
             .collect();
         drop(columns);
@@ -598,6 +599,28 @@ impl GpuProgram {
     /// Fails unless each of `given` is one of the program's input properties on this device, and
     /// each of `keep` one of its outputs, each named once (types and lengths are checked against
     /// the run's columns).
+    /// By property, whether a run needs its host column: unless the module changes the graph's
+    /// shape (whose host side reads the added elements' columns), every property but those
+    /// that stay on the device alone: not named by host code, not an output copied back, not an
+    /// input filled from the host, not weights filled there.
+    fn host_columns_wanted(&self, given: &ResidentInputs, keep: &[PropertyId], fill_weights: bool) -> Vec<bool> {
+        let module = &self.module;
+        if module.growth.is_some() {
+            return vec![true; module.properties.len()];
+        }
+        let touched = analysis::host_touched_properties(module);
+        (0..module.properties.len())
+            .map(|i| {
+                let p = PropertyId(i as u32);
+                let property = &module.properties[i];
+                touched[i]
+                    || (module.outputs.contains(&p) && !keep.contains(&p))
+                    || (module.property_inputs.contains(&p) && !given.properties.iter().any(|(q, _)| *q == p))
+                    || (property.is_weight && fill_weights)
+            })
+            .collect()
+    }
+
     fn check_resident(&self, given: &ResidentInputs, keep: &[PropertyId]) -> Result<()> {
         let module = &self.module;
         let name = |p: PropertyId| &module.properties[p.index()].name;
@@ -937,14 +960,17 @@ impl<'a> GpuRun<'a> {
                 continue;
             }
             // Bool columns in whole words: the bool atomics work on the word. A column the host
-            // did not fill holds zeros: the device's copy is zeroed in place, not copied up.
-            let bytes = (column.len() * size).next_multiple_of(4);
+            // did not fill holds zeros: the device's copy is zeroed in place, not copied up. A
+            // property without a host column (`Memory::with_columns`) is current there alone.
+            let len = memory.full_len(property);
+            let bytes = (len * size).next_multiple_of(4);
             if property.is_weight && host_has_weights {
                 let buffer = DeviceBuffer::new(c, bytes, &what)?;
                 columns.push(DeviceColumn { buffer, current: Current::Host, element_reads: 0 });
             } else {
                 let buffer = DeviceBuffer::zeroed(c, bytes, &what)?;
-                columns.push(DeviceColumn { buffer, current: Current::Both, element_reads: 0 });
+                let current = if column.len() == len { Current::Both } else { Current::Device };
+                columns.push(DeviceColumn { buffer, current, element_reads: 0 });
             }
         }
         let table: Vec<u64> = columns.iter().map(|col| col.buffer.ptr()).collect();
@@ -1149,6 +1175,7 @@ impl<'a> GpuRun<'a> {
     }
 
     fn column_to_host(&mut self, p: usize) -> Result<()> {
+        self.check_host_column(p)?;
         let column = &mut self.columns[p];
         if column.current == Current::Device {
             let host = self.memory.columns[p];
@@ -1162,12 +1189,26 @@ impl<'a> GpuRun<'a> {
         Ok(())
     }
 
+    /// Fails unless column `p` has its host copy (see `GpuProgram::host_columns_wanted`: one
+    /// without is never read by host code, so this is an internal inconsistency if it happens).
+    fn check_host_column(&self, p: usize) -> Result<()> {
+        let property = &self.module.properties[p];
+        if self.memory.columns[p].len() != self.memory.full_len(property) {
+            return Err(RuntimeError::program(format!(
+                "property `{}` has no host copy in this run (it was to stay on the device)",
+                property.name
+            )));
+        }
+        Ok(())
+    }
+
     /// Makes element `index` of column `p` current on the host (the whole column after many).
     fn element_to_host(&mut self, p: usize, index: usize) -> Result<()> {
-        let column = &mut self.columns[p];
-        if column.current != Current::Device {
+        if self.columns[p].current != Current::Device {
             return Ok(());
         }
+        self.check_host_column(p)?;
+        let column = &mut self.columns[p];
         column.element_reads += 1;
         if column.element_reads > ELEMENT_READS_BEFORE_DOWNLOAD {
             return self.column_to_host(p);
