@@ -32,7 +32,7 @@ use grail_ir::{CollectionId, KernelId, Module, OutlineId, PropertyId, Space, Stm
 
 use super::buffer::{self, DeviceBuffer, Event, arg, call, launch};
 use super::device::{Device, GpuModule};
-use super::ffi::{GRAIL_SPILL_SEGS, GpuColl, GpuCtx, GpuWorklist};
+use super::ffi::{GRAIL_SEGS, GRAIL_SPILL_SEGS, GpuColl, GpuCtx, GpuWorklist};
 use super::graph::DeviceGraph;
 use crate::cache::ModuleCache;
 use crate::cpu::ffi::GrailValue;
@@ -114,8 +114,27 @@ pub struct GpuProgram {
     /// Mailboxes of runs that ended, for the next runs: pinned memory costs a millisecond or
     /// more to allocate and to free, more than a small run's kernels.
     mailboxes: std::sync::Mutex<Vec<buffer::Mailbox>>,
+    /// The collections' segments (device-heap memory) a run that ended left for the next run,
+    /// by collection: allocating them in the kernels that fill a collection cost a run of
+    /// incremental SSSP's repair a third of a millisecond per batch (see `DeviceCollections`).
+    kept_segments: std::sync::Mutex<Vec<[u64; GRAIL_SEGS]>>,
     /// Keeps the functions above loaded.
     _loaded: GpuModule,
+}
+
+impl Drop for GpuProgram {
+    /// Gives the segments a run left for the next back to the device heap.
+    fn drop(&mut self) {
+        let kept = std::mem::take(self.kept_segments.get_mut().unwrap_or_else(|poisoned| poisoned.into_inner()));
+        if kept.is_empty() || self.context().bind_to_thread().is_err() {
+            return;
+        }
+        let colls: Vec<GpuColl> = kept.iter().map(|&segs| GpuColl { segs, ..GpuColl::default() }).collect();
+        // Errors are ignored: after a kernel fault the context is gone, and its heap with it.
+        if let Ok(table) = DeviceBuffer::from_slice(self.context(), &colls, "the collections' segment tables") {
+            drop(DeviceCollections { table, count: colls.len() as u32, free: self.colls_free.clone() });
+        }
+    }
 }
 
 impl std::fmt::Debug for GpuProgram {
@@ -303,6 +322,7 @@ impl GpuProgram {
         let program = GpuProgram {
             staging: std::sync::Mutex::new(None),
             mailboxes: std::sync::Mutex::new(Vec::new()),
+            kept_segments: std::sync::Mutex::new(Vec::new()),
             bound_weights,
             regions,
             unspill: loaded.function("grail_wl_unspill")?,
@@ -510,12 +530,15 @@ impl GpuProgram {
         let outputs = downloaded.elapsed();
         let torn_down = Instant::now();
         // The run's other buffers go here (with the run moved into the block), not at the end.
-        let (memory, stats, times, columns, mailbox) = {
+        let (memory, stats, times, columns, mailbox, colls) = {
             let run = run;
-            let GpuRun { memory, stats, times, columns, mailbox, .. } = run;
-            (memory, stats, times, columns, mailbox)
+            let GpuRun { memory, stats, times, columns, mailbox, colls, .. } = run;
+            (memory, stats, times, columns, mailbox, colls)
         };
         self.give_back_mailbox(mailbox)?;
+        if let Some(segments) = colls.keep() {
+            *self.kept_segments.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = segments;
+        }
         let mut columns: Vec<Option<DeviceColumn>> = columns.into_iter().map(Some).collect();
         let kept = keep
             .iter()
@@ -897,6 +920,35 @@ impl DeviceCollections {
     }
 }
 
+/// The highest segment a collection may hold for its segments to be kept for the next run
+/// (segment `s` holds 2^(GRAIL_SEG_LOG + s) elements: up to index 10, about two million elements
+/// in all). A larger collection's memory goes back to the device heap, which other programs
+/// share.
+const KEEP_SEGMENT_MAX: usize = 10;
+
+impl DeviceCollections {
+    /// The segments of a run that ended well, for the next run of the program: none (and every
+    /// segment freed, by the drop) when a collection holds a segment past `KEEP_SEGMENT_MAX` or
+    /// failed.
+    fn keep(mut self) -> Option<Vec<[u64; GRAIL_SEGS]>> {
+        if self.count == 0 {
+            return None;
+        }
+        let mut colls = vec![GpuColl::default(); self.count as usize];
+        self.table.download(0, &mut colls).ok()?;
+        const FAILED: u64 = 2;
+        let small = colls.iter().all(|coll| {
+            coll.failed == 0
+                && coll.segs.iter().enumerate().all(|(s, &seg)| seg == 0 || (seg > FAILED && s <= KEEP_SEGMENT_MAX))
+        });
+        if !small {
+            return None;
+        }
+        self.count = 0;
+        Some(colls.iter().map(|coll| coll.segs).collect())
+    }
+}
+
 impl Drop for DeviceCollections {
     fn drop(&mut self) {
         if self.count == 0 {
@@ -1000,15 +1052,17 @@ impl<'a> GpuRun<'a> {
             claims = Some(locks_and_claims.len() - 1);
             ctx.claims = locks_and_claims[locks_and_claims.len() - 1].ptr();
         }
-        let colls = DeviceCollections {
-            table: DeviceBuffer::zeroed(
-                c,
-                module.collections.len() * std::mem::size_of::<GpuColl>(),
-                "the collections' segment tables",
-            )?,
-            count: module.collections.len() as u32,
-            free: program.colls_free.clone(),
+        let kept = std::mem::take(&mut *program.kept_segments.lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
+        let table_bytes = module.collections.len() * std::mem::size_of::<GpuColl>();
+        let table = if kept.len() == module.collections.len() && !kept.is_empty() {
+            // Empty collections over the segments the last run left.
+            let colls: Vec<GpuColl> = kept.iter().map(|&segs| GpuColl { segs, ..GpuColl::default() }).collect();
+            DeviceBuffer::from_slice(c, &colls, "the collections' segment tables")?
+        } else {
+            DeviceBuffer::zeroed(c, table_bytes, "the collections' segment tables")?
         };
+        let colls =
+            DeviceCollections { table, count: module.collections.len() as u32, free: program.colls_free.clone() };
         ctx.colls = colls.ptr();
         let counters = DeviceBuffer::zeroed(c, counter::COUNT * 8, "the kernels' counters")?;
         let spill = DeviceBuffer::zeroed(c, 2 * GRAIL_SPILL_SEGS * 8, "the worklists' spill tables")?;
