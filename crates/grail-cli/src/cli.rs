@@ -213,6 +213,19 @@ pub enum SourceNode {
     MaxDegree,
 }
 
+impl SourceNode {
+    /// The node this names in `graph`, checked to be one.
+    pub fn resolve(self, graph: &grail_graph::Graph) -> Result<u64, grail_graph::GraphError> {
+        match self {
+            SourceNode::Id(id) => graph.check_node(id, "source node").map(u64::from),
+            SourceNode::MaxDegree if graph.num_nodes() > 0 => Ok(u64::from(graph.out().max_degree().0)),
+            SourceNode::MaxDegree => {
+                Err(grail_graph::GraphError::invalid("the graph has no nodes, so there is no source node"))
+            }
+        }
+    }
+}
+
 impl std::str::FromStr for SourceNode {
     type Err = String;
 
@@ -844,9 +857,10 @@ pub struct RunArgs {
     #[command(flatten)]
     pub graph: GraphArgs,
     /// Source node for bfs and sssp (and any program with a `source` parameter): the 0-based
-    /// internal id (file id minus one in 1-based formats).
+    /// internal id (file id minus one in 1-based formats), or `max-degree` for the node with
+    /// the most out-edges (on generated power-law graphs node 0 may reach nothing).
     #[arg(long, short, value_name = "N")]
-    pub source: Option<u64>,
+    pub source: Option<SourceNode>,
     /// What runs it: `reference` (sequential, the oracle), `cpu` (generated C on every core)
     /// or `gpu` (generated CUDA on one NVIDIA GPU). Default: `cpu`.
     #[arg(long, short, value_name = "TARGET")]

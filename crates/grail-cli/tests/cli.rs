@@ -207,6 +207,22 @@ fn malformed_input_names_file_and_line_and_leaves_nothing_behind() {
 }
 
 #[test]
+fn run_takes_the_node_of_most_out_edges_as_its_source() {
+    let dir = tempfile::tempdir().unwrap();
+    let graph = path(dir.path(), "g.el");
+    // Node 2 has the most out-edges (three), node 0 reaches nothing.
+    std::fs::write(&graph, "1 0\n2 0\n2 1\n2 3\n3 1\n").unwrap();
+    for program in ["bfs", "sssp"] {
+        let summary = json(&["run", program, "--graph", &graph, "--source", "max-degree", "--verify", "--json"]);
+        assert_eq!(summary["source"], 2, "{summary}");
+        assert_eq!(summary["verified"], true, "{summary}");
+    }
+    let (code, stderr) = fails(&["run", "bfs", "--graph", &graph, "--source", "most"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("expected a node id or `max-degree`"), "{stderr}");
+}
+
+#[test]
 fn impossible_parameters_are_clear_errors() {
     let dir = tempfile::tempdir().unwrap();
     let graph = path(dir.path(), "g.el");

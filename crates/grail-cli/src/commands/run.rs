@@ -21,7 +21,7 @@ use serde_json::json;
 
 use super::targets::Builder;
 use super::{UsageError, load, millis};
-use crate::cli::RunArgs;
+use crate::cli::{RunArgs, SourceNode};
 use crate::progress::Bars;
 
 pub fn run(args: RunArgs, threads: usize, progress: &Bars) -> Result<()> {
@@ -51,7 +51,10 @@ fn run_suite(algorithm: Algorithm, args: RunArgs, threads: usize, progress: &Bar
         return Ok(());
     }
     let mut params = RunParams {
-        source: args.source,
+        source: match args.source {
+            Some(SourceNode::Id(id)) => Some(id),
+            _ => None,
+        },
         variant: args.variant.clone(),
         program_params: args.params.clone(),
         threads,
@@ -90,6 +93,9 @@ fn run_suite(algorithm: Algorithm, args: RunArgs, threads: usize, progress: &Bar
     let load_ms = millis(start.elapsed());
     progress.clear();
     note_assumptions(algorithm, &graph);
+    if let Some(SourceNode::MaxDegree) = args.source {
+        params.source = Some(SourceNode::MaxDegree.resolve(&graph)?);
+    }
     if let Some(how) = &mut params.multi {
         read_partition_file(how, &graph)?;
     }
@@ -476,7 +482,12 @@ fn run_program(args: RunArgs, threads: usize, progress: &Bars) -> Result<()> {
     if args.output.is_some() && lowered.outputs.is_empty() && lowered.collection_outputs.is_empty() {
         bail!("--output: {} declares no `output` to write", path.display());
     }
-    let values = file_params(&lowered, &args.params, args.source)?;
+    // A source given by id is checked now, before loading; `max-degree` once the graph is in.
+    let source_id = match args.source {
+        Some(SourceNode::Id(id)) => Some(id),
+        _ => None,
+    };
+    let mut values = file_params(&lowered, &args.params, source_id)?;
     let inputs = file_inputs(&lowered, &args.inputs)?;
     let program_id = ProgramId::of(&args.program, &lowered);
     // The input's class picks the tuned configuration, so the graph is loaded before compiling.
@@ -484,6 +495,9 @@ fn run_program(args: RunArgs, threads: usize, progress: &Bars) -> Result<()> {
     let graph = load(&args.graph, BuildOptions::AS_GIVEN, progress)?;
     let load_ms = millis(start.elapsed());
     progress.clear();
+    if let Some(SourceNode::MaxDegree) = args.source {
+        values = file_params(&lowered, &args.params, Some(SourceNode::MaxDegree.resolve(&graph)?))?;
+    }
     let cache = ModuleCache::default_location();
     let builder = Builder::checked(target, args.device.unwrap_or(0), args.checks)?;
     let resolution = builder.resolve(args.opt, &program_id, Some(&graph));
