@@ -177,6 +177,14 @@ pub fn run(algorithm: Algorithm, graph: &Graph, target: Target, params: &RunPara
 /// parts").
 const PARTITIONED_DEFAULTS: &[(Algorithm, &str)] = &[(Algorithm::Pr, "push")];
 
+/// The variants partitioned runs in supersteps (`--mode bsp`) take by default: SSSP's
+/// delta-stepping without retries, whose windows order the work as the one-device default's
+/// do (over two H200s, R-MAT 2^23 32.6 ms against the worklist's 39.9, and faster than one GPU's
+/// near-far 34.2; a road network of 2^24 nodes 222.6 against 231.8; docs/benchmarks.md,
+/// "Partitioned SSSP in windows"). In the asynchronous mode the worklist variant stays: its
+/// loop runs without rounds.
+const BSP_DEFAULTS: &[(Algorithm, &str)] = &[(Algorithm::Sssp, "ds")];
+
 /// The variants asynchronous partitioned runs (`--mode async`) take by default on graphs whose
 /// diameter is not low: those whose worklist loop runs without rounds where the partitioned
 /// default's would run in supersteps anyway (BFS's level counter ties its loop to rounds;
@@ -188,7 +196,7 @@ const PARTITIONED_DEFAULTS: &[(Algorithm, &str)] = &[(Algorithm::Pr, "push")];
 const ASYNC_DEFAULTS: &[(Algorithm, &str)] = &[(Algorithm::Bfs, "async")];
 
 /// The variant a partitioned run uses: the one named, or the algorithm's default for the mode
-/// ([`ASYNC_DEFAULTS`], [`PARTITIONED_DEFAULTS`]), or its first variant whose program can run
+/// ([`ASYNC_DEFAULTS`], [`BSP_DEFAULTS`], [`PARTITIONED_DEFAULTS`]), or its first variant whose program can run
 /// on a partitioned graph; an error gives the reasons the others cannot.
 fn partitionable_variant(
     algorithm: Algorithm,
@@ -222,8 +230,13 @@ fn partitionable_variant(
     } else {
         &[]
     };
-    let preferred =
-        asynchronous.iter().chain(PARTITIONED_DEFAULTS).filter(|(a, _)| *a == algorithm).map(|(_, name)| *name);
+    let bsp = if mode == grail_runtime::multi::Mode::Bsp { BSP_DEFAULTS } else { &[] };
+    let preferred = asynchronous
+        .iter()
+        .chain(bsp)
+        .chain(PARTITIONED_DEFAULTS)
+        .filter(|(a, _)| *a == algorithm)
+        .map(|(_, name)| *name);
     let preferred: Vec<&'static Variant> =
         preferred.filter_map(|name| Variant::of(algorithm).find(|v| v.name == name)).collect();
     for variant in preferred.into_iter().chain(Variant::of(algorithm)) {

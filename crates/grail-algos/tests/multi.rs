@@ -86,7 +86,7 @@ fn the_partitionable_variants_include_one_of_each_algorithm_of_the_several_devic
     let names: Vec<&str> = partitionable().iter().map(|v| v.program).collect();
     // bfs_do, pr and pr_pull32 read in-neighbours (a part holds its owned nodes' in-edges), and
     // bfs_do the out-degree of ghosts (a part holds those too).
-    for program in ["bfs", "bfs_do", "sssp_wl", "cc_lp", "pr", "pr_pull32", "pr_push", "pr_residual"] {
+    for program in ["bfs", "bfs_do", "sssp_wl", "sssp_ds", "cc_lp", "pr", "pr_pull32", "pr_push", "pr_residual"] {
         assert!(names.contains(&program), "{program} not among {names:?}");
     }
 }
@@ -366,7 +366,9 @@ fn a_programs_own_update_functions_merge_the_ghosts() {
 #[test]
 fn the_partitioned_variants_loops_can_run_on_every_gpu_at_once() {
     let opt = OptConfig::all();
-    for (algorithm, name) in [("pr", "push"), ("bfs", "wl"), ("bfs", "async"), ("sssp", "wl"), ("cc", "lp")] {
+    for (algorithm, name) in
+        [("pr", "push"), ("bfs", "wl"), ("bfs", "async"), ("sssp", "wl"), ("sssp", "ds"), ("cc", "lp")]
+    {
         let variant = Variant::find(algorithm.parse::<Algorithm>().unwrap(), Some(name)).unwrap();
         let module = grail_algos::suite::optimized(variant, &opt).unwrap();
         let regions = grail_ir::opt::outline::outlined_regions(&module.main.block);
