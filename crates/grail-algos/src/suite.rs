@@ -453,12 +453,28 @@ impl SuiteProgram {
                 "source" if param.ty == Type::Node => Some(Value::Node(params.source_in(graph)?)),
                 "tolerance" if pull_pagerank => Some(Value::F64(params.pagerank.tolerance)),
                 "max_iterations" if pull_pagerank => Some(Value::U32(params.pagerank.max_iterations)),
+                "spread" if param.ty == Type::U32 && window_by_class(graph, params) => Some(Value::U32(WIDE_SPREAD)),
                 _ => None,
             };
         }
         bind_named(module, &params.program_params, &mut values)?;
         Ok(values)
     }
+}
+
+/// The window of the SSSP programs that take one (`spread`: mean weights over the mean degree)
+/// on graphs of high diameter: road networks and meshes settle few nodes per window of 4, and
+/// each window is a step of the loop (one H100, `sssp_nf`: a road network of 2^24 nodes 144 ->
+/// 88 ms, a 2048 x 2048 grid 118 -> 68 ms; on R-MAT 2^23 the 4 stays: 38 ms against 72 at 64;
+/// docs/benchmarks.md, "SSSP's window by the graph's diameter").
+const WIDE_SPREAD: u32 = 64;
+
+/// Whether the suite chooses an SSSP window by the graph's class: no width given (`delta`,
+/// `spread`), and a high diameter ([`crate::tuning::class::diameter_level`]: sweeps bounded to
+/// a quarter of a million edges).
+fn window_by_class(graph: &Graph, params: &RunParams) -> bool {
+    let given = params.program_params.iter().any(|(name, _)| name == "delta" || name == "spread");
+    !given && crate::tuning::class::diameter_level(graph) == crate::tuning::class::Level::High
 }
 
 /// Splits `graph` as `how` says and runs `program` on the parts: what the run left (columns in
@@ -599,4 +615,25 @@ pub fn forest_of(graph: &Graph, chosen: &[bool]) -> SpanningForest {
         }
     }
     SpanningForest { edges, weight, real_weight: None }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use grail_graph::NoProgress;
+    use grail_graph::generate::{GenOptions, Generator, generate};
+
+    #[test]
+    fn sssp_windows_widen_on_graphs_of_high_diameter_unless_a_width_is_given() {
+        let options = GenOptions { seed: 3, max_weight: Some(9) };
+        let road = generate(&Generator::Road { nodes: 1 << 16 }, &options, true, &NoProgress).unwrap();
+        let kron = generate(&Generator::graph500(14), &options, true, &NoProgress).unwrap();
+        let plain = RunParams::default();
+        assert!(window_by_class(&road, &plain));
+        assert!(!window_by_class(&kron, &plain));
+        for name in ["delta", "spread"] {
+            let given = RunParams { program_params: vec![(name.into(), "8".into())], ..RunParams::default() };
+            assert!(!window_by_class(&road, &given), "{name} given");
+        }
+    }
 }
