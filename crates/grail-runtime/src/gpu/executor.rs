@@ -536,8 +536,17 @@ impl GpuProgram {
             (memory, stats, times, columns, mailbox, colls)
         };
         self.give_back_mailbox(mailbox)?;
-        if let Some(segments) = colls.keep() {
-            *self.kept_segments.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = segments;
+        {
+            // One set of segments is kept: a run that ended beside another (two threads on one
+            // program) frees its own when the other's are there already.
+            let mut kept = self.kept_segments.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            if kept.is_empty() {
+                if let Some(segments) = colls.keep() {
+                    *kept = segments;
+                }
+            } else {
+                drop(colls);
+            }
         }
         let mut columns: Vec<Option<DeviceColumn>> = columns.into_iter().map(Some).collect();
         let kept = keep
