@@ -284,7 +284,8 @@ impl ProgramRun<'_> {
                 ));
             }
         };
-        Ok(ProgramOutput { module: module.clone(), time: output.stats.elapsed, output })
+        let size = (graph.num_nodes() as usize, graph.num_edges() as usize);
+        Ok(ProgramOutput { module: module.clone(), time: output.stats.elapsed, output, size })
     }
 }
 
@@ -295,12 +296,15 @@ pub struct ProgramOutput {
     module: Module,
     output: RunOutput,
     time: Duration,
+    /// The graph's nodes and edges, the length of a column that came back.
+    size: (usize, usize),
 }
 
 impl ProgramOutput {
     /// The final values of property `name` (one per node, or per edge for an edge property),
     /// as a slice of its type: `u32` (also for `Node` values), `u64`, `i32`, `i64`, `f32`,
-    /// `f64` or `bool`.
+    /// `f64` or `bool`. A GPU run copies back its outputs and what `main` reads or writes; any
+    /// other property of it is an error here (declare it `output`).
     pub fn property<T: PropertyType>(&self, name: &str) -> Result<&[T]> {
         let Some(index) = self.module.properties.iter().position(|p| p.name == name) else {
             let names: Vec<&str> = self.module.properties.iter().map(|p| p.name.as_str()).collect();
@@ -316,6 +320,7 @@ impl ProgramOutput {
                 "property `{name}` is the graph's edge weights, which the program does not change: read them from the graph"
             )));
         }
+        self.check_copied_back(index)?;
         T::slice(&self.output.properties[index]).ok_or_else(|| {
             let owner = match property.owner {
                 Owner::Node => "node",
@@ -335,7 +340,26 @@ impl ProgramOutput {
         let Some(index) = self.module.properties.iter().position(|p| p.name == name) else {
             return Err(Error::Usage(format!("the program `{}` has no property `{name}`", self.module.name)));
         };
+        self.check_copied_back(index)?;
         Ok(&self.output.properties[index])
+    }
+
+    /// Fails for a property whose values stayed on the GPU: a GPU run copies back its outputs
+    /// and what host code reads or writes, not what its kernels alone use.
+    fn check_copied_back(&self, index: usize) -> Result<()> {
+        let property = &self.module.properties[index];
+        let expected = match property.owner {
+            Owner::Node => self.size.0,
+            Owner::Edge => self.size.1,
+        };
+        if self.output.properties[index].is_empty() && expected > 0 && !property.is_weight {
+            return Err(Error::Usage(format!(
+                "property `{}` of `{}` was not copied back from the GPU: a run copies back its outputs (and what \
+                 `main` reads or writes); declare `output {};` to read it",
+                property.name, self.module.name, property.name
+            )));
+        }
+        Ok(())
     }
 
     /// The elements of output collection `name` (`output name;`), removed ones left out, in no

@@ -458,9 +458,10 @@ impl GpuProgram {
     /// take no table in `inputs`, which holds the other inputs in order), and `keep` are output
     /// properties left on the device for a later run instead of copied back (returned in
     /// `keep`'s order). A dynamic algorithm's batches pass their state along this way, with
-    /// nothing but the batch crossing to the device, once. (The returned [`RunOutput`]'s columns
-    /// of kept properties hold what the host last had of them: zeros, unless host code read
-    /// them.)
+    /// nothing but the batch crossing to the device, once. The returned [`RunOutput`] holds
+    /// full columns of the outputs copied back and of what host code read or wrote; the others
+    /// (kept outputs, given inputs, properties the kernels alone use) stay on the device and come
+    /// back empty.
     #[allow(clippy::too_many_arguments)]
     pub fn run_resident(
         &self,
