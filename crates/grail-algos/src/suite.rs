@@ -624,6 +624,18 @@ mod tests {
     use grail_graph::generate::{GenOptions, Generator, generate};
 
     #[test]
+    fn the_defaults_kernel_writes_whole_the_columns_with_initialisers_alone() {
+        for opt in [OptConfig::default(), OptConfig::all()] {
+            let module = optimized_program("dsssp", &opt).unwrap();
+            let written = analysis::written_by_defaults(&module);
+            let named = |name: &str| written[module.properties.iter().position(|p| p.name == name).unwrap()];
+            // `relaxed: u64 = INF`; `dist` is an input, `queued` has no initialiser.
+            assert!(named("relaxed"), "{opt}");
+            assert!(!named("dist") && !named("queued") && !named("weight"), "{opt}");
+        }
+    }
+
+    #[test]
     fn sssp_windows_widen_on_graphs_of_high_diameter_unless_a_width_is_given() {
         let options = GenOptions { seed: 3, max_weight: Some(9) };
         let road = generate(&Generator::Road { nodes: 1 << 16 }, &options, true, &NoProgress).unwrap();

@@ -686,6 +686,29 @@ pub fn node_local_defaults(module: &Module) -> Option<KernelId> {
     local.then_some(kernel)
 }
 
+/// By property, whether the defaults kernel ([`Module::defaults`], which `main` invokes first)
+/// writes every element: a statement of a loop over all nodes (or all edges), unfiltered, that
+/// assigns the property of the loop's item outright. What such a column held before the run
+/// is never read, so a column reused from an earlier run need not be cleared first.
+pub fn written_by_defaults(module: &Module) -> Vec<bool> {
+    let mut written = vec![false; module.properties.len()];
+    let Some(kernel) = module.defaults.and_then(|k| module.kernels.get(k.index())) else { return written };
+    for stmt in &kernel.body.block {
+        let Stmt::ForAll(forall) = stmt else { continue };
+        if !matches!(forall.space, Space::AllNodes | Space::AllEdges) || forall.filter.is_some() {
+            continue;
+        }
+        for inner in &forall.body {
+            if let Stmt::Assign { place: Place::Property { property, element }, .. } = inner
+                && matches!(element.kind, ExprKind::Load(Place::Local(l)) if l == forall.var)
+            {
+                written[property.index()] = true;
+            }
+        }
+    }
+    written
+}
+
 /// The variables of a body's loops over all nodes or the worklist: the items, which a part owns.
 pub fn loop_items(body: &Body) -> Vec<LocalId> {
     let mut items = Vec::new();

@@ -355,6 +355,7 @@ impl<'g> Memory<'g> {
         let mut owned = Vec::with_capacity(module.properties.len());
         let mut borrowed: Vec<Option<ColumnRef>> = vec![None; module.properties.len()];
         let written = if borrow_weights { analysis::written_anywhere(module) } else { Vec::new() };
+        let initialized = if spare.is_empty() { Vec::new() } else { analysis::written_by_defaults(module) };
         for (i, property) in module.properties.iter().enumerate() {
             let ty = column_type(property.ty).ok_or_else(|| {
                 RuntimeError::Unsupported(format!(
@@ -383,6 +384,8 @@ impl<'g> Memory<'g> {
                 _ => {}
             }
             let mut column = match spare.iter().position(|c| c.ty() == ty && c.len() == len) {
+                // A column the defaults kernel writes whole is not cleared for it.
+                Some(at) if initialized[i] => spare.swap_remove(at),
                 Some(at) => zeroed_on_every_core(spare.swap_remove(at)),
                 None => Column::zeroed(ty, len),
             };
