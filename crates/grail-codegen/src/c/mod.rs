@@ -122,7 +122,8 @@ impl Target for C {
     /// slots at once (0 when the collection could not grow) and `void grail_c<c>_put_host(ctx,
     /// uint64_t, const grail_value *)` writes one of them, from any thread (bulk filling),
     /// `void grail_c<c>_get_host(ctx, uint32_t, grail_value *)` reads one back, and
-    /// `void grail_c<c>_clear_claims(grail_coll *)` zeroes its claim words.
+    /// `void grail_c<c>_clear_claims(grail_coll *)` zeroes its claim words, and `uint64_t
+    /// grail_c<c>_seg_bytes_host(void)` gives the size of its segment 0.
     fn collection_entry_points(&self, out: &mut String, module: &Module, c: usize, collection: &CollectionDecl) {
         let element = Type::Struct(collection.element);
         let fields = &module.structs[collection.element.index()].fields;
@@ -169,6 +170,9 @@ impl Target for C {
             "void grail_c{c}_clear_claims(grail_coll *coll) {{ grail_coll_clear_words(coll, GRAIL_C{c}_CLAIMS); }}"
         )
         .unwrap();
+        // The bytes of segment 0 (segment s holds that many shifted left by s): the runtime
+        // clears a segment it keeps for the next run.
+        writeln!(out, "uint64_t grail_c{c}_seg_bytes_host(void) {{ return GRAIL_C{c}_BYTES; }}").unwrap();
         writeln!(out, "void grail_c{c}_get_host(const grail_ctx *ctx, uint32_t index, grail_value *flat) {{").unwrap();
         writeln!(
             out,

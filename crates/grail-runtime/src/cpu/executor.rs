@@ -19,8 +19,8 @@ use grail_ir::{CollectionId, Kernel, KernelId, Module, ReduceOp, Stmt, Type};
 
 use super::fault::{KernelGuard, KernelName};
 use super::ffi::{
-    BufFreeFn, CollAddFn, CollClearFn, CollFreeFn, CollGetFn, CollGrowFn, CollPutFn, GrailColl, GrailCtx, GrailSlots,
-    GrailThread, GrailValue, MergeFn, PhaseFn, SizeFn, SplitFn, ThreadSlot, WBufFreeFn,
+    BufFreeFn, CollAddFn, CollBytesFn, CollClearFn, CollFreeFn, CollGetFn, CollGrowFn, CollPutFn, GrailColl, GrailCtx,
+    GrailSlots, GrailThread, GrailValue, MergeFn, PhaseFn, SizeFn, SplitFn, ThreadSlot, WBufFreeFn,
 };
 use super::pool::{Job, Pool, PoolState};
 use super::toolchain::{CCompiler, NativeLibrary};
@@ -73,6 +73,9 @@ pub struct CpuProgram {
     pub(crate) merges: Vec<MergeFn>,
     /// Columns of earlier runs handed back by [`CpuProgram::recycle`], for the next run.
     spare: std::sync::Mutex<Vec<Column>>,
+    /// The collections' segments a run that ended left for the next run, by collection
+    /// (see `Collections::keep`).
+    kept_segments: std::sync::Mutex<Vec<KeptSegments>>,
     // Keeps the function pointers above valid; dropped after them (field order).
     _library: NativeLibrary,
     _build_dir: Option<tempfile::TempDir>,
@@ -92,7 +95,15 @@ struct CollectionCode {
     put: CollPutFn,
     get: CollGetFn,
     clear_claims: CollClearFn,
+    /// The bytes of the collection's segment 0 (segment `s` holds that many shifted left by `s`).
+    seg_bytes: u64,
 }
+
+/// One collection's segments (`calloc`ed by generated code), kept from a run for the next.
+struct KeptSegments([*mut std::ffi::c_void; super::ffi::GRAIL_SEGS]);
+
+// SAFETY: the segments belong to the program that keeps them; one run at a time takes them.
+unsafe impl Send for KeptSegments {}
 
 /// A phase's generated functions.
 #[derive(Clone, Copy)]
@@ -230,7 +241,10 @@ impl CpuProgram {
             let grow: CollGrowFn = unsafe { library.function(&format!("grail_c{c}_grow_host"))? };
             let put: CollPutFn = unsafe { library.function(&format!("grail_c{c}_put_host"))? };
             let clear_claims: CollClearFn = unsafe { library.function(&format!("grail_c{c}_clear_claims"))? };
-            collections.push(CollectionCode { add, grow, put, get, clear_claims });
+            let seg_bytes: CollBytesFn = unsafe { library.function(&format!("grail_c{c}_seg_bytes_host"))? };
+            // SAFETY: a function of no arguments returning a constant.
+            let seg_bytes = unsafe { seg_bytes() };
+            collections.push(CollectionCode { add, grow, put, get, clear_claims, seg_bytes });
         }
         let mut merges = Vec::with_capacity(module.merge_functions.len());
         for i in 0..module.merge_functions.len() {
@@ -248,6 +262,7 @@ impl CpuProgram {
             collections,
             merges,
             spare: std::sync::Mutex::new(Vec::new()),
+            kept_segments: std::sync::Mutex::new(Vec::new()),
             _library: library,
             _build_dir: build_dir,
         })
@@ -345,6 +360,9 @@ impl CpuProgram {
                 .and_then(|(result, collections)| {
                     Ok((result, collections, interp::added_nodes(&self.module, &mut run)?))
                 });
+            if result.is_ok() {
+                run.collections.keep(self);
+            }
             (result, run.stats, run.memory)
         });
         let (result, collections, added_nodes) = result?;
@@ -673,6 +691,68 @@ pub(super) struct Collections {
     free: CollFreeFn,
 }
 
+/// The highest segment a collection may hold for its segments to be kept for the next run
+/// (segment `s` holds 1024 << s elements: up to index 10, about two million elements in all).
+const KEEP_SEGMENT_MAX: usize = 10;
+
+impl Collections {
+    /// The segments an earlier run of `program` left, cleared on every core (a fresh segment
+    /// is zeroed: the generated code relies on it), in place of the empty ones: clearing pages
+    /// the process has touched costs less than touching fresh ones.
+    fn reuse(&mut self, program: &CpuProgram) {
+        use rayon::prelude::*;
+        let kept = std::mem::take(&mut *program.kept_segments.lock().unwrap_or_else(|e| e.into_inner()));
+        if kept.len() != self.colls.len() || kept.is_empty() {
+            // (None kept, or a program of no collections.)
+            return;
+        }
+        let mut pieces: Vec<(usize, usize)> = Vec::new();
+        for (c, segments) in kept.iter().enumerate() {
+            for (s, &segment) in segments.0.iter().enumerate() {
+                if !segment.is_null() {
+                    pieces.push((segment as usize, (program.collections[c].seg_bytes << s) as usize));
+                }
+            }
+        }
+        pieces.par_iter().for_each(|&(at, bytes)| {
+            // SAFETY: a segment calloc'ed by the generated code with exactly these bytes, owned by
+            // the program's stash until now: no other thread holds it.
+            let memory = unsafe { std::slice::from_raw_parts_mut(at as *mut u8, bytes) };
+            memory.par_chunks_mut(1 << 20).for_each(|chunk| chunk.fill(0));
+        });
+        for (coll, segments) in self.colls.iter_mut().zip(kept) {
+            coll.segs = segments.0;
+        }
+    }
+
+    /// The segments of a run that ended well, for `program`'s next run: none (and every segment
+    /// freed, by the drop) when a collection holds a segment past `KEEP_SEGMENT_MAX` or failed,
+    /// or the program keeps another run's already.
+    fn keep(&mut self, program: &CpuProgram) {
+        let small = self.colls.iter().all(|coll| {
+            coll.failed == 0 && coll.segs.iter().enumerate().all(|(s, seg)| seg.is_null() || s <= KEEP_SEGMENT_MAX)
+        });
+        let mut kept = program.kept_segments.lock().unwrap_or_else(|e| e.into_inner());
+        if self.colls.is_empty() || !small || !kept.is_empty() {
+            return;
+        }
+        *kept =
+            self.colls.iter_mut().map(|coll| KeptSegments(std::mem::replace(coll, GrailColl::EMPTY).segs)).collect();
+    }
+}
+
+impl Drop for CpuProgram {
+    /// Frees the segments a run left for the next.
+    fn drop(&mut self) {
+        let kept = std::mem::take(self.kept_segments.get_mut().unwrap_or_else(|e| e.into_inner()));
+        for segments in kept {
+            let mut coll = GrailColl { segs: segments.0, ..GrailColl::EMPTY };
+            // SAFETY: segments calloc'ed by this program's code, freed once.
+            unsafe { (self.coll_free)(&mut coll) };
+        }
+    }
+}
+
 impl Drop for Collections {
     fn drop(&mut self) {
         for coll in self.colls.iter_mut() {
@@ -741,6 +821,7 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
             colls: module.collections.iter().map(|_| GrailColl::EMPTY).collect(),
             free: program.coll_free,
         };
+        collections.reuse(program);
         let ctx = Box::new(GrailCtx {
             num_nodes: out_csr.num_nodes().into(),
             num_edges: out_csr.num_edges(),

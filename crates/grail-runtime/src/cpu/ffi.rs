@@ -198,6 +198,7 @@ pub(crate) type CollGrowFn = unsafe extern "C" fn(*const GrailCtx, u64, *mut u64
 pub(crate) type CollPutFn = unsafe extern "C" fn(*const GrailCtx, u64, *const GrailValue);
 /// `void grail_c<c>_clear_claims(grail_coll *)`.
 pub(crate) type CollClearFn = unsafe extern "C" fn(*mut GrailColl);
+pub(crate) type CollBytesFn = unsafe extern "C" fn() -> u64;
 /// `void grail_c<c>_get_host(const grail_ctx *, uint32_t index, grail_value *flat)`.
 pub(crate) type CollGetFn = unsafe extern "C" fn(*const GrailCtx, u32, *mut GrailValue);
 
