@@ -702,8 +702,9 @@ impl Collections {
     fn reuse(&mut self, program: &CpuProgram) {
         use rayon::prelude::*;
         let kept = std::mem::take(&mut *program.kept_segments.lock().unwrap_or_else(|e| e.into_inner()));
-        if kept.len() != self.colls.len() || kept.is_empty() {
-            // (None kept, or a program of no collections.)
+        if kept.len() != self.colls.len() {
+            // (None kept, which a program of no collections never has.)
+            program.free_segments(kept);
             return;
         }
         let mut pieces: Vec<(usize, usize)> = Vec::new();
@@ -741,15 +742,22 @@ impl Collections {
     }
 }
 
-impl Drop for CpuProgram {
-    /// Frees the segments a run left for the next.
-    fn drop(&mut self) {
-        let kept = std::mem::take(self.kept_segments.get_mut().unwrap_or_else(|e| e.into_inner()));
+impl CpuProgram {
+    /// Frees segments a run left.
+    fn free_segments(&self, kept: Vec<KeptSegments>) {
         for segments in kept {
             let mut coll = GrailColl { segs: segments.0, ..GrailColl::EMPTY };
             // SAFETY: segments calloc'ed by this program's code, freed once.
             unsafe { (self.coll_free)(&mut coll) };
         }
+    }
+}
+
+impl Drop for CpuProgram {
+    /// Frees the segments a run left for the next.
+    fn drop(&mut self) {
+        let kept = std::mem::take(self.kept_segments.get_mut().unwrap_or_else(|e| e.into_inner()));
+        self.free_segments(kept);
     }
 }
 
