@@ -123,7 +123,10 @@ pub fn run(
     let source = graph.check_node(u64::from(source), "source node")?;
     let mut engine = Engine::new(options)?;
     let mut graph = graph;
-    let (mut distances, initial) = engine.fresh(&graph, source, true)?;
+    // SSSP's window as the suite chooses it from the graph's class, the class found outside the
+    // timed runs (as the tuner's is).
+    let wide = |graph: &Graph| crate::suite::window_by_class(graph, &crate::RunParams::default());
+    let (mut distances, initial) = engine.fresh(&graph, source, true, wide(&graph))?;
     engine.reserve_update(&graph);
     if options.verify {
         check_equal(&distances, &sssp(&graph, source), "the initial distances", DIJKSTRA)?;
@@ -145,7 +148,7 @@ pub fn run(
         let lowered = (0..after.len()).into_par_iter().filter(|&v| after[v] < before[v]).count();
         engine.recycle(before, true);
         let fresh = if options.fresh {
-            let (fresh, timing) = engine.fresh(&graph, source, false)?;
+            let (fresh, timing) = engine.fresh(&graph, source, false, wide(&graph))?;
             check_equal(&after, &fresh, &format!("batch {index}: the repaired distances"), "a run from scratch")?;
             engine.recycle(fresh, false);
             Some(timing)
@@ -278,7 +281,7 @@ impl Engine {
 
     /// The distances from `source` computed from scratch; on a GPU, left there as the state the
     /// next repair starts from when `initial`.
-    fn fresh(&mut self, graph: &Graph, source: NodeId, initial: bool) -> Result<(Vec<u64>, Timing)> {
+    fn fresh(&mut self, graph: &Graph, source: NodeId, initial: bool, wide: bool) -> Result<(Vec<u64>, Timing)> {
         let started = Instant::now();
         match self {
             Engine::Reference => {
@@ -287,7 +290,7 @@ impl Engine {
                 Ok((distances, Timing { total: time, compute: time, read_back: Duration::ZERO, kernels: Vec::new() }))
             }
             Engine::Cpu { fresh, threads, .. } => {
-                let params = source_params(fresh.module(), source);
+                let params = source_params(fresh.module(), source, wide);
                 let mut output = fresh.run(graph, &params, &RunOptions { threads: *threads }, &mut sink())?;
                 let compute = output.stats.elapsed;
                 let kernels = std::mem::take(&mut output.stats.kernels);
@@ -297,7 +300,7 @@ impl Engine {
             }
             Engine::Gpu { fresh, graph: resident, distances: state, .. } => {
                 let resident = resident_graph(resident, fresh, graph)?;
-                let params = source_params(fresh.module(), source);
+                let params = source_params(fresh.module(), source, wide);
                 let keep = [output_id(fresh.module())?];
                 let (output, times, mut kept) =
                     fresh.run_resident(graph, resident, &params, &[], ResidentInputs::default(), &keep, &mut sink())?;
@@ -413,9 +416,19 @@ impl Engine {
     }
 }
 
-/// The suite SSSP program's parameters: the source, the rest left to their defaults.
-fn source_params(module: &Module, source: NodeId) -> Vec<Option<Value>> {
-    module.params.iter().map(|p| (p.name == "source").then_some(Value::Node(source))).collect()
+/// The suite SSSP program's parameters: the source, and the window the suite gives it on a graph
+/// of high diameter when `wide` (`suite::window_by_class`, decided outside the timed run), the
+/// rest left to their defaults: the run from scratch is SSSP as `grail run` runs it.
+fn source_params(module: &Module, source: NodeId, wide: bool) -> Vec<Option<Value>> {
+    module
+        .params
+        .iter()
+        .map(|p| match p.name.as_str() {
+            "source" => Some(Value::Node(source)),
+            "spread" if wide => Some(Value::U32(crate::suite::WIDE_SPREAD)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The graph on the device, made from `graph` (on `program`'s device) the first time.

@@ -467,12 +467,12 @@ impl SuiteProgram {
 /// each window is a step of the loop (one H100, `sssp_nf`: a road network of 2^24 nodes 144 ->
 /// 88 ms, a 2048 x 2048 grid 118 -> 68 ms; on R-MAT 2^23 the 4 stays: 38 ms against 72 at 64;
 /// docs/benchmarks.md, "SSSP's window by the graph's diameter").
-const WIDE_SPREAD: u32 = 64;
+pub(crate) const WIDE_SPREAD: u32 = 64;
 
 /// Whether the suite chooses an SSSP window by the graph's class: no width given (`delta`,
 /// `spread`), and a high diameter ([`crate::tuning::class::diameter_level`]: sweeps bounded to
 /// a quarter of a million edges).
-fn window_by_class(graph: &Graph, params: &RunParams) -> bool {
+pub(crate) fn window_by_class(graph: &Graph, params: &RunParams) -> bool {
     let given = params.program_params.iter().any(|(name, _)| name == "delta" || name == "spread");
     !given && crate::tuning::class::diameter_level(graph) == crate::tuning::class::Level::High
 }
