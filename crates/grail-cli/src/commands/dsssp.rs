@@ -136,7 +136,12 @@ pub fn dsssp(args: DssspArgs, threads: usize, progress: &Bars) -> Result<()> {
     for b in &report.batches {
         let fresh = match (b.fresh.as_ref(), speedup(b)) {
             (Some(f), Some(x)) => {
-                format!("; from scratch {:.2} ms ({:.2} computing): {x:.1}x", ms(f.total), ms(f.compute))
+                let whole = ms(f.total) / ms(b.update.total).max(1e-9);
+                format!(
+                    "; from scratch {:.2} ms ({:.2} computing): {x:.1}x computing, {whole:.1}x whole",
+                    ms(f.total),
+                    ms(f.compute)
+                )
             }
             _ => String::new(),
         };
