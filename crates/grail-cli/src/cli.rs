@@ -214,6 +214,14 @@ pub enum SourceNode {
 }
 
 impl SourceNode {
+    /// The node id given, if one was (`max-degree` needs the graph: [`SourceNode::resolve`]).
+    pub fn id(self) -> Option<u64> {
+        match self {
+            SourceNode::Id(id) => Some(id),
+            SourceNode::MaxDegree => None,
+        }
+    }
+
     /// The node this names in `graph`, checked to be one.
     pub fn resolve(self, graph: &grail_graph::Graph) -> Result<u64, grail_graph::GraphError> {
         match self {

@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use grail_algos::Output;
 use grail_algos::dsssp::{BatchReport, Options, Timing, run};
 use grail_graph::io::ReadOptions;
-use grail_graph::{BuildOptions, Progress};
+use grail_graph::{BuildOptions, NodeId, Progress};
 use serde_json::json;
 
 use crate::cli::{BatchSize, DssspArgs, SourceNode};
@@ -20,11 +20,10 @@ pub fn dsssp(args: DssspArgs, threads: usize, progress: &Bars) -> Result<()> {
     let options = ReadOptions { format: args.format, build: BuildOptions::default(), real_weights: Default::default() };
     let graph = read_input(&args.graph, &options, args.base, progress)?;
     let source = match args.source {
-        SourceNode::Id(id) => graph.check_node(id, "source node")?,
-        SourceNode::MaxDegree if graph.num_nodes() > 0 => graph.out().max_degree().0,
-        SourceNode::MaxDegree => {
+        SourceNode::MaxDegree if graph.num_nodes() == 0 => {
             return Err(UsageError("the graph has no nodes, so there is no source node".into()).into());
         }
+        source => source.resolve(&graph)? as NodeId,
     };
     let batches = match (&args.updates, args.random_batches) {
         (Some(path), _) => grail_graph::insert::read_batches(path).context("cannot read the updates")?,

@@ -51,10 +51,7 @@ fn run_suite(algorithm: Algorithm, args: RunArgs, threads: usize, progress: &Bar
         return Ok(());
     }
     let mut params = RunParams {
-        source: match args.source {
-            Some(SourceNode::Id(id)) => Some(id),
-            _ => None,
-        },
+        source: args.source.and_then(SourceNode::id),
         variant: args.variant.clone(),
         program_params: args.params.clone(),
         threads,
@@ -483,11 +480,7 @@ fn run_program(args: RunArgs, threads: usize, progress: &Bars) -> Result<()> {
         bail!("--output: {} declares no `output` to write", path.display());
     }
     // A source given by id is checked now, before loading; `max-degree` once the graph is in.
-    let source_id = match args.source {
-        Some(SourceNode::Id(id)) => Some(id),
-        _ => None,
-    };
-    let mut values = file_params(&lowered, &args.params, source_id)?;
+    let mut values = file_params(&lowered, &args.params, args.source.and_then(SourceNode::id))?;
     let inputs = file_inputs(&lowered, &args.inputs)?;
     let program_id = ProgramId::of(&args.program, &lowered);
     // The input's class picks the tuned configuration, so the graph is loaded before compiling.

@@ -691,10 +691,6 @@ pub(super) struct Collections {
     free: CollFreeFn,
 }
 
-/// The highest segment a collection may hold for its segments to be kept for the next run
-/// (segment `s` holds 1024 << s elements: up to index 10, about two million elements in all).
-const KEEP_SEGMENT_MAX: usize = 10;
-
 impl Collections {
     /// The segments an earlier run of `program` left, cleared on every core (a fresh segment
     /// is zeroed: the generated code relies on it), in place of the empty ones: clearing pages
@@ -727,11 +723,12 @@ impl Collections {
     }
 
     /// The segments of a run that ended well, for `program`'s next run: none (and every segment
-    /// freed, by the drop) when a collection holds a segment past `KEEP_SEGMENT_MAX` or failed,
-    /// or the program keeps another run's already.
+    /// freed, by the drop) when a collection holds a segment past
+    /// [`crate::host::KEEP_SEGMENT_MAX`] or failed, or the program keeps another run's already.
     fn keep(&mut self, program: &CpuProgram) {
         let small = self.colls.iter().all(|coll| {
-            coll.failed == 0 && coll.segs.iter().enumerate().all(|(s, seg)| seg.is_null() || s <= KEEP_SEGMENT_MAX)
+            coll.failed == 0
+                && coll.segs.iter().enumerate().all(|(s, seg)| seg.is_null() || s <= crate::host::KEEP_SEGMENT_MAX)
         });
         let mut kept = program.kept_segments.lock().unwrap_or_else(|e| e.into_inner());
         if self.colls.is_empty() || !small || !kept.is_empty() {

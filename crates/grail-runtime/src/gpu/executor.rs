@@ -126,13 +126,9 @@ impl Drop for GpuProgram {
     /// Gives the segments a run left for the next back to the device heap.
     fn drop(&mut self) {
         let kept = std::mem::take(self.kept_segments.get_mut().unwrap_or_else(|poisoned| poisoned.into_inner()));
-        if kept.is_empty() || self.context().bind_to_thread().is_err() {
-            return;
-        }
-        let colls: Vec<GpuColl> = kept.iter().map(|&segs| GpuColl { segs, ..GpuColl::default() }).collect();
-        // Errors are ignored: after a kernel fault the context is gone, and its heap with it.
-        if let Ok(table) = DeviceBuffer::from_slice(self.context(), &colls, "the collections' segment tables") {
-            drop(DeviceCollections { table, count: colls.len() as u32, free: self.colls_free.clone() });
+        if !kept.is_empty() && self.context().bind_to_thread().is_ok() {
+            // Errors are ignored: after a kernel fault the context is gone, and its heap with it.
+            drop(DeviceCollections::over(self, &kept));
         }
     }
 }
@@ -537,18 +533,7 @@ impl GpuProgram {
             (memory, stats, times, columns, mailbox, colls)
         };
         self.give_back_mailbox(mailbox)?;
-        {
-            // One set of segments is kept: a run that ended beside another (two threads on one
-            // program) frees its own when the other's are there already.
-            let mut kept = self.kept_segments.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            if kept.is_empty() {
-                if let Some(segments) = colls.keep() {
-                    *kept = segments;
-                }
-            } else {
-                drop(colls);
-            }
-        }
+        colls.keep(self);
         let mut columns: Vec<Option<DeviceColumn>> = columns.into_iter().map(Some).collect();
         let kept = keep
             .iter()
@@ -629,9 +614,6 @@ impl GpuProgram {
         Ok(host)
     }
 
-    /// Fails unless each of `given` is one of the program's input properties on this device, and
-    /// each of `keep` one of its outputs, each named once (types and lengths are checked against
-    /// the run's columns).
     /// By property, whether a run needs its host column: unless the module changes the graph's
     /// shape (whose host side reads the added elements' columns), every property but those
     /// that stay on the device alone: not named by host code, not an output copied back, not an
@@ -654,6 +636,9 @@ impl GpuProgram {
             .collect()
     }
 
+    /// Fails unless each of `given` is one of the program's input properties (or collections) on
+    /// this device, and each of `keep` one of its outputs, each named once (types and lengths are
+    /// checked against the run's columns).
     fn check_resident(&self, given: &ResidentInputs, keep: &[PropertyId]) -> Result<()> {
         let module = &self.module;
         let name = |p: PropertyId| &module.properties[p.index()].name;
@@ -930,32 +915,56 @@ impl DeviceCollections {
     }
 }
 
-/// The highest segment a collection may hold for its segments to be kept for the next run
-/// (segment `s` holds 2^(GRAIL_SEG_LOG + s) elements: up to index 10, about two million elements
-/// in all). A larger collection's memory goes back to the device heap, which other programs
-/// share.
-const KEEP_SEGMENT_MAX: usize = 10;
-
 impl DeviceCollections {
-    /// The segments of a run that ended well, for the next run of the program: none (and every
-    /// segment freed, by the drop) when a collection holds a segment past `KEEP_SEGMENT_MAX` or
-    /// failed.
-    fn keep(mut self) -> Option<Vec<[u64; GRAIL_SEGS]>> {
-        if self.count == 0 {
-            return None;
+    /// A run's empty collections: over the segments the program's last run left when it left
+    /// some, else without segments.
+    fn for_run(program: &GpuProgram) -> Result<DeviceCollections> {
+        let count = program.module.collections.len();
+        let kept = std::mem::take(&mut *program.kept_segments.lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
+        if kept.len() == count && count > 0 {
+            return DeviceCollections::over(program, &kept);
+        }
+        if !kept.is_empty() {
+            // (Never: the same program's runs have the same collections.)
+            drop(DeviceCollections::over(program, &kept)?);
+        }
+        let bytes = count * std::mem::size_of::<GpuColl>();
+        let table = DeviceBuffer::zeroed(program.context(), bytes, "the collections' segment tables")?;
+        Ok(DeviceCollections { table, count: count as u32, free: program.colls_free.clone() })
+    }
+
+    /// Empty collections over `segments` (which their drop frees).
+    fn over(program: &GpuProgram, segments: &[[u64; GRAIL_SEGS]]) -> Result<DeviceCollections> {
+        let colls: Vec<GpuColl> = segments.iter().map(|&segs| GpuColl { segs, ..GpuColl::default() }).collect();
+        let table = DeviceBuffer::from_slice(program.context(), &colls, "the collections' segment tables")?;
+        Ok(DeviceCollections { table, count: colls.len() as u32, free: program.colls_free.clone() })
+    }
+
+    /// The segments of a run that ended well, left to `program`'s next run; freed (by the drop)
+    /// instead when a collection holds a segment past [`crate::host::KEEP_SEGMENT_MAX`] or
+    /// failed, or the program keeps another run's already (two threads on one program).
+    fn keep(mut self, program: &GpuProgram) {
+        let mut kept = program.kept_segments.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if self.count == 0 || !kept.is_empty() {
+            return;
         }
         let mut colls = vec![GpuColl::default(); self.count as usize];
-        self.table.download(0, &mut colls).ok()?;
+        if self.table.download(0, &mut colls).is_err() {
+            return;
+        }
         const FAILED: u64 = 2;
         let small = colls.iter().all(|coll| {
             coll.failed == 0
-                && coll.segs.iter().enumerate().all(|(s, &seg)| seg == 0 || (seg > FAILED && s <= KEEP_SEGMENT_MAX))
+                && coll
+                    .segs
+                    .iter()
+                    .enumerate()
+                    .all(|(s, &seg)| seg == 0 || (seg > FAILED && s <= crate::host::KEEP_SEGMENT_MAX))
         });
-        if !small {
-            return None;
+        if small {
+            self.count = 0;
+            *kept = colls.iter().map(|coll| coll.segs).collect();
         }
-        self.count = 0;
-        Some(colls.iter().map(|coll| coll.segs).collect())
     }
 }
 
@@ -1062,17 +1071,7 @@ impl<'a> GpuRun<'a> {
             claims = Some(locks_and_claims.len() - 1);
             ctx.claims = locks_and_claims[locks_and_claims.len() - 1].ptr();
         }
-        let kept = std::mem::take(&mut *program.kept_segments.lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
-        let table_bytes = module.collections.len() * std::mem::size_of::<GpuColl>();
-        let table = if kept.len() == module.collections.len() && !kept.is_empty() {
-            // Empty collections over the segments the last run left.
-            let colls: Vec<GpuColl> = kept.iter().map(|&segs| GpuColl { segs, ..GpuColl::default() }).collect();
-            DeviceBuffer::from_slice(c, &colls, "the collections' segment tables")?
-        } else {
-            DeviceBuffer::zeroed(c, table_bytes, "the collections' segment tables")?
-        };
-        let colls =
-            DeviceCollections { table, count: module.collections.len() as u32, free: program.colls_free.clone() };
+        let colls = DeviceCollections::for_run(program)?;
         ctx.colls = colls.ptr();
         let counters = DeviceBuffer::zeroed(c, counter::COUNT * 8, "the kernels' counters")?;
         let spill = DeviceBuffer::zeroed(c, 2 * GRAIL_SPILL_SEGS * 8, "the worklists' spill tables")?;
@@ -1606,7 +1605,6 @@ impl<'a> GpuRun<'a> {
         Ok(())
     }
 
-    /// The slots of a collection (every element added, removed or not) and how many were removed.
     /// Fails unless input collection `id` is still empty: it is filled once, before `main`.
     fn check_unfilled(&self, id: CollectionId) -> Result<()> {
         if self.coll_len(id)?.0 != 0 {
@@ -1657,6 +1655,7 @@ impl<'a> GpuRun<'a> {
         self.put_rows(id, count, &rows)
     }
 
+    /// The slots of a collection (every element added, removed or not) and how many were removed.
     fn coll_len(&self, id: CollectionId) -> Result<(u32, u32)> {
         let mut words = [0u64; 2];
         self.colls.download(id.index() * std::mem::size_of::<GpuColl>(), &mut words)?;

@@ -18,6 +18,12 @@ use grail_ir::{Module, ReduceOp, Scalar, Type};
 use crate::cpu::ffi::GrailValue;
 use crate::error::{Result, RuntimeError};
 
+/// The highest segment a collection may hold for a run's segments to be kept for the program's
+/// next run, on either target (segment `s` holds 1024 << s elements: up to index 10, about two
+/// million elements in all). A larger collection's memory goes back to the allocator (on a GPU
+/// the device heap, which other programs share).
+pub(crate) const KEEP_SEGMENT_MAX: usize = 10;
+
 /// Appends `values` to `out` as `grail_value`s, the form generated code takes parameters and
 /// kernel arguments in; `what` names them in the error for a struct, which has no such form.
 pub(crate) fn grail_values(values: &[Value], what: &str, out: &mut Vec<GrailValue>) -> Result<()> {
