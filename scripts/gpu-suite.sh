@@ -301,6 +301,21 @@ if want mesh; then
             fi
         done
     done
+    if [[ -n "$sanitizer" ]]; then
+        # memcheck checks the device heap the collections grow in; its malloc needs more stack
+        # than dmr's frame leaves (see GRAIL_DEVICE_STACK_KIB in the GPU executor).
+        set +e
+        GRAIL_DEVICE_STACK_KIB=64 timeout 300 "$sanitizer" --tool memcheck --error-exitcode 99 "$grail" -q mesh refine \
+            "$out/m2k.node" --target gpu --device "$device" --verify --json -o "$out/san-m2k" >"$out/san-dmr.json" 2>&1
+        code=$?
+        set -e
+        if [[ $code -eq 0 ]] && grep -q '"verified": true' "$out/san-dmr.json"; then
+            pass "memcheck dmr on 2,000 points, the device heap checked, verified"
+        else
+            tail -20 "$out/san-dmr.json"
+            fail "memcheck dmr (exit $code)"
+        fi
+    fi
 fi
 
 if want dsssp; then

@@ -376,8 +376,19 @@ impl GpuProgram {
     /// without needs it only for worklists that outgrow their arrays, and gets a sixteenth, at
     /// most 8 GiB, leaving the rest to the graph. At least 256 MiB either way. Set before the
     /// first launch; a heap that is already larger is kept.
+    ///
+    /// `GRAIL_DEVICE_STACK_KIB` sets a thread's stack as well. compute-sanitizer's memcheck,
+    /// checking the device heap (its default), stops a kernel with a large frame that calls
+    /// malloc (a mesh refinement's, whose arrays take 15.4 KiB) with an illegal address of its
+    /// own making unless the stack is larger than the frame needs: `dmr` runs clean under it
+    /// with 64 KiB. The same happens to a plain CUDA program with a 2.5 KiB array and malloc.
     fn reserve_heap(&self) -> Result<()> {
         let context = self.device.context();
+        if let Some(kib) = std::env::var("GRAIL_DEVICE_STACK_KIB").ok().and_then(|v| v.trim().parse::<usize>().ok()) {
+            context
+                .set_limit(CUlimit::CU_LIMIT_STACK_SIZE, kib.max(1) << 10)
+                .map_err(|e| call("cuCtxSetLimit(CU_LIMIT_STACK_SIZE)", e))?;
+        }
         let total = self.device.info().total_memory as usize;
         let wanted = if self.module.collections.is_empty() {
             (total / 16).clamp(256 << 20, 8 << 30)
