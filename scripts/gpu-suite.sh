@@ -95,6 +95,23 @@ expect_exit() {
 
 # What several steps share, made whatever steps run.
 sanitizer="$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)"
+
+# memcheck_verified NAME JSON COMMAND...: COMMAND (a grail run printing JSON) under memcheck, within
+# 300 s; passes when it exits 0 and its JSON says the result was verified.
+memcheck_verified() {
+    local name=$1 json=$2 code
+    shift 2
+    set +e
+    timeout 300 "$sanitizer" --tool memcheck --error-exitcode 99 "$@" >"$json" 2>&1
+    code=$?
+    set -e
+    if [[ $code -eq 0 ]] && grep -q '"verified": true' "$json"; then
+        pass "$name, verified"
+    else
+        tail -20 "$json"
+        fail "$name (exit $code)"
+    fi
+}
 hub_cache="$out/hub-cache"
 "$grail" -q gen rmat --scale 10 -o "$out/r10.gcsr" >/dev/null
 gpus=$("$grail" devices 2>/dev/null | grep -c '^device ' || true)
@@ -304,17 +321,9 @@ if want mesh; then
     if [[ -n "$sanitizer" ]]; then
         # memcheck checks the device heap the collections grow in; its malloc needs more stack
         # than dmr's frame leaves (see GRAIL_DEVICE_STACK_KIB in the GPU executor).
-        set +e
-        GRAIL_DEVICE_STACK_KIB=64 timeout 300 "$sanitizer" --tool memcheck --error-exitcode 99 "$grail" -q mesh refine \
-            "$out/m2k.node" --target gpu --device "$device" --verify --json -o "$out/san-m2k" >"$out/san-dmr.json" 2>&1
-        code=$?
-        set -e
-        if [[ $code -eq 0 ]] && grep -q '"verified": true' "$out/san-dmr.json"; then
-            pass "memcheck dmr on 2,000 points, the device heap checked, verified"
-        else
-            tail -20 "$out/san-dmr.json"
-            fail "memcheck dmr (exit $code)"
-        fi
+        GRAIL_DEVICE_STACK_KIB=64 memcheck_verified "memcheck dmr on 2,000 points, the device heap checked" \
+            "$out/san-dmr.json" "$grail" -q mesh refine "$out/m2k.node" --target gpu --device "$device" --verify \
+            --json -o "$out/san-m2k"
     fi
 fi
 
@@ -356,17 +365,8 @@ if want sp; then
         for spec in "3000 4.1 3" "2000 9 4"; do
             read -r vars ratio k <<<"$spec"
             "$grail" -q gen sat --vars "$vars" --ratio "$ratio" --k "$k" --seed 3 -o "$out/san-sat-$k.cnf" >/dev/null
-            set +e
-            "$sanitizer" --tool memcheck --error-exitcode 99 "$grail" -q sp "$out/san-sat-$k.cnf" --target gpu \
-                --device "$device" --search-rounds 1000000 --verify --json >"$out/san-sp-$k.json" 2>&1
-            code=$?
-            set -e
-            if [[ $code -eq 0 ]] && grep -q '"verified": true' "$out/san-sp-$k.json"; then
-                pass "memcheck sp with the program's search, $vars variables, k $k"
-            else
-                tail -20 "$out/san-sp-$k.json"
-                fail "memcheck sp, k $k (exit $code)"
-            fi
+            memcheck_verified "memcheck sp with the program's search, $vars variables, k $k" "$out/san-sp-$k.json" \
+                "$grail" -q sp "$out/san-sat-$k.cnf" --target gpu --device "$device" --search-rounds 1000000 --verify --json
         done
     fi
 fi
