@@ -384,9 +384,16 @@ impl GpuProgram {
     /// with 64 KiB. The same happens to a plain CUDA program with a 2.5 KiB array and malloc.
     fn reserve_heap(&self) -> Result<()> {
         let context = self.device.context();
-        if let Some(kib) = std::env::var("GRAIL_DEVICE_STACK_KIB").ok().and_then(|v| v.trim().parse::<usize>().ok()) {
+        if let Some(value) = std::env::var_os("GRAIL_DEVICE_STACK_KIB") {
+            let kib =
+                value.to_str().and_then(|v| v.trim().parse::<usize>().ok()).filter(|&k| (1..=1 << 20).contains(&k));
+            let Some(kib) = kib else {
+                return Err(RuntimeError::Input(format!(
+                    "GRAIL_DEVICE_STACK_KIB={value:?}: a thread's stack in KiB, from 1 to 1048576, was expected"
+                )));
+            };
             context
-                .set_limit(CUlimit::CU_LIMIT_STACK_SIZE, kib.max(1) << 10)
+                .set_limit(CUlimit::CU_LIMIT_STACK_SIZE, kib << 10)
                 .map_err(|e| call("cuCtxSetLimit(CU_LIMIT_STACK_SIZE)", e))?;
         }
         let total = self.device.info().total_memory as usize;
