@@ -743,15 +743,8 @@ GRAIL_DEVICE void *grail_elem(const grail_coll *c, uint64_t offset, uint64_t siz
      * so a cached read that finds it set is current, and the compiler may reuse it; one that
      * finds it unset (allocated since this multiprocessor last read the word) reads again around
      * the cache. */
-#ifdef GRAIL_SEGS_L2
-    /* Measurement switch (GRAIL_NVRTC_FLAGS=-DGRAIL_SEGS_L2): the segment's address read from L2,
-     * always current, without the check and its reload: a fifth less code in a mesh refinement's
-     * kernel, each access waiting on L2 instead of L1. */
-    char *seg = (char *)(uintptr_t)__ldcg((const unsigned long long *)&c->segs[s]);
-#else
     char *seg = (char *)c->segs[s];
     if (seg == NULL) seg = (char *)grail_load_ptr(&c->segs[s]);
-#endif
     return GRAIL_SLOT(seg, s, offset, size, k);
 }
 
