@@ -62,13 +62,20 @@ pub const MAX_NODES: u64 = u32::MAX as u64;
 
 /// One direction of adjacency in CSR form: the edges of node `u` are
 /// `targets[offsets[u]..offsets[u + 1]]`, with `weights` parallel to `targets`.
+///
+/// A CSR may instead have room per node ([`Csr::with_room`], module [`crate::room`]): then
+/// node `u`'s edges are `targets[offsets[u]..ends()[u]]` and unused slots may follow a row.
+/// Readers, writers, partitioners and the reference algorithms' inputs are packed; methods that
+/// need a packed CSR say so.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Csr {
-    offsets: Vec<u64>,
-    targets: Vec<NodeId>,
-    /// One 32-bit word per edge: a `u32` weight, or an `f32`'s bits when `real`.
-    weights: Option<Vec<Weight>>,
-    real: bool,
+    pub(crate) offsets: Vec<u64>,
+    pub(crate) targets: Vec<NodeId>,
+    /// One 32-bit word per edge slot: a `u32` weight, or an `f32`'s bits when `real`.
+    pub(crate) weights: Option<Vec<Weight>>,
+    pub(crate) real: bool,
+    /// Where rows end, when they need not end where the next begins.
+    pub(crate) room: Option<Box<crate::room::Room>>,
 }
 
 impl Csr {
@@ -76,7 +83,7 @@ impl Csr {
     /// node plus one, starts at 0, never decreases and ends at `targets.len()`; every target is a
     /// node; `weights`, if given, has one entry per edge.
     pub fn from_parts(offsets: Vec<u64>, targets: Vec<NodeId>, weights: Option<Vec<Weight>>) -> Result<Csr> {
-        let csr = Csr { offsets, targets, weights, real: false };
+        let csr = Csr { offsets, targets, weights, real: false, room: None };
         csr.validate()?;
         Ok(csr)
     }
@@ -87,7 +94,7 @@ impl Csr {
             return Err(GraphError::invalid(format!("the weight of edge {e} is NaN")));
         }
         let bits = weights.into_iter().map(f32::to_bits).collect();
-        let csr = Csr { offsets, targets, weights: Some(bits), real: true };
+        let csr = Csr { offsets, targets, weights: Some(bits), real: true, room: None };
         csr.validate()?;
         Ok(csr)
     }
@@ -95,7 +102,7 @@ impl Csr {
     /// Assembles a CSR whose invariants the caller has established (the builder, the readers
     /// that checked as they parsed). Checked again in debug builds.
     pub(crate) fn from_parts_unchecked(offsets: Vec<u64>, targets: Vec<NodeId>, weights: Option<Vec<Weight>>) -> Csr {
-        let csr = Csr { offsets, targets, weights, real: false };
+        let csr = Csr { offsets, targets, weights, real: false, room: None };
         debug_assert!(csr.validate().is_ok(), "{:?}", csr.validate());
         csr
     }
@@ -107,6 +114,7 @@ impl Csr {
             targets: Vec::new(),
             weights: weighted.then(Vec::new),
             real: false,
+            room: None,
         }
     }
 
@@ -153,8 +161,12 @@ impl Csr {
         (self.offsets.len() - 1) as u32
     }
 
+    /// The edges in the rows (on a CSR with room, fewer than [`Csr::edge_slots`]).
     pub fn num_edges(&self) -> u64 {
-        self.targets.len() as u64
+        match &self.room {
+            None => self.targets.len() as u64,
+            Some(room) => room.edges,
+        }
     }
 
     pub fn is_weighted(&self) -> bool {
@@ -174,12 +186,21 @@ impl Csr {
     /// The positions of `u`'s edges in [`Csr::targets`] and [`Csr::weights`].
     #[inline]
     pub fn edge_range(&self, u: NodeId) -> Range<usize> {
-        self.offsets[u as usize] as usize..self.offsets[u as usize + 1] as usize
+        self.offsets[u as usize] as usize..self.end(u) as usize
+    }
+
+    /// The position past `u`'s last edge.
+    #[inline]
+    fn end(&self, u: NodeId) -> u64 {
+        match &self.room {
+            None => self.offsets[u as usize + 1],
+            Some(room) => room.ends[u as usize],
+        }
     }
 
     #[inline]
     pub fn degree(&self, u: NodeId) -> u64 {
-        self.offsets[u as usize + 1] - self.offsets[u as usize]
+        self.end(u) - self.offsets[u as usize]
     }
 
     /// The heads of `u`'s edges.
@@ -219,8 +240,19 @@ impl Csr {
         })
     }
 
+    /// Where each node's row begins (one entry per node plus one; on a packed CSR the last is
+    /// the edge count, and each row ends where the next begins).
     pub fn offsets(&self) -> &[u64] {
         &self.offsets
+    }
+
+    /// Where each node's row ends: `ends()[u]` is the position past `u`'s last edge (what
+    /// generated code reads as `out_ends`): `offsets()[1..]` on a packed CSR.
+    pub fn ends(&self) -> &[u64] {
+        match &self.room {
+            None => &self.offsets[1..],
+            Some(room) => &room.ends,
+        }
     }
 
     pub fn targets(&self) -> &[NodeId] {
@@ -273,13 +305,26 @@ impl Csr {
     }
 
     /// Takes the arrays apart: `(offsets, targets, weights)`, the weights as stored (see
-    /// [`Csr::weight_words`]).
+    /// [`Csr::weight_words`]); those of the packed CSR of a CSR with room.
     pub fn into_parts(self) -> (Vec<u64>, Vec<NodeId>, Option<Vec<Weight>>) {
-        (self.offsets, self.targets, self.weights)
+        let packed = if self.is_packed() { self } else { self.packed() };
+        (packed.offsets, packed.targets, packed.weights)
     }
 
-    /// The source of every edge, parallel to [`Csr::targets`].
+    /// The source of every edge, parallel to [`Csr::targets`] (on a CSR with room, the unused
+    /// slots' are 0).
     pub fn edge_sources(&self) -> Vec<NodeId> {
+        if !self.is_packed() {
+            let mut sources = vec![0; self.targets.len()];
+            let out = crate::par::DisjointWriter::new(&mut sources);
+            (0..self.num_nodes()).into_par_iter().with_min_len(1024).for_each(|u| {
+                for e in self.edge_range(u) {
+                    // SAFETY: rows do not overlap: position e belongs to u's row alone.
+                    unsafe { out.write(e, u) };
+                }
+            });
+            return sources;
+        }
         let mut sources = vec![0; self.targets.len()];
         let mut rest = sources.as_mut_slice();
         let mut pieces = Vec::with_capacity(self.offsets.len());
@@ -296,19 +341,31 @@ impl Csr {
     /// their sources (parallel edges in their out-list order) and weights carried along. Built
     /// in parallel; the same on any thread count.
     pub fn transpose(&self) -> Csr {
+        if !self.is_packed() {
+            return self.packed().transpose();
+        }
         let t = crate::transpose::transpose(self, true, false);
         Csr::from_parts_unchecked(t.offsets, t.sources, t.weights).with_real_weights(self.real)
     }
 
     /// [`Csr::transpose`] without the weights.
     pub fn transpose_structure(&self) -> Csr {
+        if !self.is_packed() {
+            return self.packed().transpose_structure();
+        }
         let t = crate::transpose::transpose(self, false, false);
         Csr::from_parts_unchecked(t.offsets, t.sources, None)
     }
 
     /// [`Csr::transpose`], plus for every in-edge its id among the out-edges (increasing within
     /// each node's in-edges).
+    ///
+    /// # Panics
+    ///
+    /// On a CSR with room (the ids would be positions of its packed copy): the runtimes refuse
+    /// programs that iterate in-edges as edges on such a graph.
     pub fn transpose_with_ids(&self) -> (Csr, Vec<EdgeId>) {
+        assert!(self.is_packed(), "in-edge ids of a CSR with room per node");
         let t = crate::transpose::transpose(self, true, true);
         let csr = Csr::from_parts_unchecked(t.offsets, t.sources, t.weights).with_real_weights(self.real);
         (csr, t.ids.expect("asked for"))
@@ -529,6 +586,45 @@ impl Graph {
             },
             ..self
         }
+    }
+
+    /// Gives the out-edges room per node ([`Csr::with_room`]) unless they have it: what a
+    /// dynamic algorithm does before its first batch, so that inserting it moves no edges.
+    /// Refused when the graph has edge properties (they would need a place for each new edge).
+    pub fn make_room(&mut self) -> Result<()> {
+        self.check_no_edge_properties()?;
+        if self.out.is_packed() {
+            self.out = Arc::new(self.out.with_room());
+            self.forget_derived();
+        }
+        Ok(())
+    }
+
+    /// Inserts `batch` into the out-edges in place ([`Csr::insert`]; room per node is made the
+    /// first time). The reverse CSR, the in-edge ids and what was known of the edges are
+    /// dropped: the graph changed. Refused, as [`Graph::make_room`] is, with edge properties.
+    pub fn insert_edges(&mut self, batch: &[crate::insert::Insertion]) -> Result<crate::room::Inserted> {
+        self.check_no_edge_properties()?;
+        let inserted = Arc::make_mut(&mut self.out).insert(batch)?;
+        self.forget_derived();
+        Ok(inserted)
+    }
+
+    fn check_no_edge_properties(&self) -> Result<()> {
+        match self.edge_props.schema().next() {
+            Some((name, _)) => Err(GraphError::invalid(format!(
+                "edges cannot be inserted into a graph with edge properties (it has `{name}`): only weights follow \
+                 inserted edges"
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// Drops what was built from or known of the out-edges.
+    fn forget_derived(&mut self) {
+        self.reverse = Reverse::None;
+        self.in_edge_ids = None;
+        self.facts = Facts::NONE;
     }
 
     /// Takes the out-edge CSR, dropping the rest (copying the edges only if another graph

@@ -51,6 +51,18 @@ impl<T> DisjointWriter<T> {
         // SAFETY: in bounds (checked above) and exclusive (the caller's promise).
         unsafe { self.ptr.add(i).write(value) }
     }
+
+    /// # Safety
+    /// No other task may write position `i` while this runs.
+    #[inline]
+    pub(crate) unsafe fn read(&self, i: usize) -> T
+    where
+        T: Copy,
+    {
+        assert!(i < self.len);
+        // SAFETY: in bounds (checked above), and not written meanwhile (the caller's promise).
+        unsafe { self.ptr.add(i).read() }
+    }
 }
 
 /// Cuts `values` into consecutive pieces of the given lengths, so that parallel tasks can each

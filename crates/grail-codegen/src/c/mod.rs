@@ -268,13 +268,13 @@ impl Target for C {
             return Err(CodegenError::Internal("a split loop that is not over adjacency".into()));
         };
         let node = e.expr(node)?;
-        let (offsets, _) = e.adjacency(*adjacency);
+        let (row, _) = e.adjacency(*adjacency);
         // One loop, as without a split site; a hub's is recorded and left empty here (when the
         // record cannot be made, `failed` stops the run).
         e.line(depth, "{");
         e.line(depth + 1, &format!("const uint32_t n_ = {node};"));
-        e.line(depth + 1, &format!("const uint64_t k0_ = {offsets}[n_];"));
-        e.line(depth + 1, &format!("uint64_t k1_ = {offsets}[(uint64_t)n_ + 1];"));
+        e.line(depth + 1, &format!("const uint64_t k0_ = {};", row.begin("n_")));
+        e.line(depth + 1, &format!("uint64_t k1_ = {};", row.end("n_")));
         e.line(depth + 1, "if (__builtin_expect(k1_ - k0_ >= split_min_, 0)) {");
         e.line(depth + 2, &format!("uint64_t *const r_ = grail_wbuf_reserve(&t->deferred, {stride});"));
         e.line(depth + 2, "if (r_) {");
@@ -323,7 +323,7 @@ fn split_loop(
         return Err(CodegenError::Internal("a split loop that is not over adjacency".into()));
     };
     let var = e.local(forall.var);
-    let (_, item) = e.adjacency(*adjacency);
+    let item = e.adjacency_item(*adjacency);
     e.line(depth, &format!("for (uint64_t k = {begin}; k < {end}; k++) {{"));
     e.line(depth + 1, &format!("{var} = {item};"));
     e.looped(&printer::filtered_body(forall), depth + 1)?;

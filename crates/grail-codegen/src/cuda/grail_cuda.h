@@ -204,10 +204,15 @@ typedef struct grail_coll {
 typedef struct grail_ctx {
     uint64_t num_nodes;
     uint64_t num_edges;
+    /* Node n's out-edges are positions out_offsets[n] .. out_ends[n] of out_targets (and of
+     * edge columns). On a packed CSR out_ends is out_offsets + 1; on a graph with room per node
+     * (a dynamic algorithm's) a row may be followed by unused slots, and num_edges counts slots. */
     const uint64_t *out_offsets;
+    const uint64_t *out_ends;
     const uint32_t *out_targets;
-    /* The reverse CSR (in-edges), or NULL when the program never looks at in-edges. */
+    /* The reverse CSR (in-edges), or NULL when the program never looks at in-edges; packed. */
     const uint64_t *in_offsets;
+    const uint64_t *in_ends;
     const uint32_t *in_sources;
     /* The tail of every out-edge, by edge id; NULL unless the program reads `e.src`. */
     const uint32_t *edge_sources;

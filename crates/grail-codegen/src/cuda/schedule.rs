@@ -154,11 +154,11 @@ pub(super) fn record(
     depth: usize,
 ) -> Result<(), CodegenError> {
     let node = e.expr(node)?;
-    let (offsets, _) = e.adjacency(adjacency);
+    let (row, _) = e.adjacency(adjacency);
     e.line(depth, "{");
     e.line(depth + 1, &format!("const uint32_t n_ = {node};"));
-    e.line(depth + 1, &format!("np_b_ = {offsets}[n_];"));
-    e.line(depth + 1, &format!("np_e_ = {offsets}[(uint64_t)n_ + 1];"));
+    e.line(depth + 1, &format!("np_b_ = {};", row.begin("n_")));
+    e.line(depth + 1, &format!("np_e_ = {};", row.end("n_")));
     e.line(depth, "}");
     Ok(())
 }

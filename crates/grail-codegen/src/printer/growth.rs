@@ -184,7 +184,7 @@ pub(crate) fn node_removal_support<T: Target>(target: &T, out: &mut String, grow
              grail_atomic_add_u64(&ctx->colls[{nc}].removed, 1u);\n    \
              /* Its out-edges go with it: the input's, then those added. */\n    \
              if ((uint64_t)n < ctx->num_nodes)\n        \
-                 for (uint64_t k = ctx->out_offsets[n]; k < ctx->out_offsets[(uint64_t)n + 1]; k++) grail_edge_remove(ctx, k);\n    \
+                 for (uint64_t k = ctx->out_offsets[n]; k < ctx->out_ends[n]; k++) grail_edge_remove(ctx, k);\n    \
              for (uint32_t h = grail_first_added(ctx, n); h != 0u; h = grail_next_added(ctx, h - 1u))\n        \
                  grail_edge_remove(ctx, ctx->num_edges + (uint64_t)(h - 1u));\n    \
              return true;\n}}"
@@ -251,14 +251,15 @@ impl<T: Target> Emitter<'_, T> {
             .is_some_and(|g| g.field_of(property).is_some() || g.node_field_of(property).is_some())
     }
 
-    /// Node `n_`'s range of input edges, `(begin, end)`, as C expressions over the offsets array
-    /// `offsets`: empty for an added node.
-    pub(crate) fn input_edge_range(&self, offsets: &str) -> (String, String) {
+    /// Node `n_`'s range of input edges, `(begin, end)`, as C expressions over its `row`: empty
+    /// for an added node.
+    pub(crate) fn input_edge_range(&self, row: &super::Row) -> (String, String) {
+        let (begin, end) = (row.begin("n_"), row.end("n_"));
         if self.module.growth.as_ref().is_some_and(|g| g.nodes.is_some()) {
             let n = self.ctx("num_nodes");
-            (format!("(n_ < {n} ? {offsets}[n_] : 0)"), format!("(n_ < {n} ? {offsets}[(uint64_t)n_ + 1] : 0)"))
+            (format!("(n_ < {n} ? {begin} : 0)"), format!("(n_ < {n} ? {end} : 0)"))
         } else {
-            (format!("{offsets}[n_]"), format!("{offsets}[(uint64_t)n_ + 1]"))
+            (begin, end)
         }
     }
 

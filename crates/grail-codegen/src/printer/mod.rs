@@ -491,8 +491,10 @@ const CTX_FIELDS: &[(&str, &str)] = &[
     ("num_nodes", "const uint64_t"),
     ("num_edges", "const uint64_t"),
     ("out_offsets", "const uint64_t *const restrict"),
+    ("out_ends", "const uint64_t *const restrict"),
     ("out_targets", "const uint32_t *const restrict"),
     ("in_offsets", "const uint64_t *const restrict"),
+    ("in_ends", "const uint64_t *const restrict"),
     ("in_sources", "const uint32_t *const restrict"),
     ("edge_sources", "const uint32_t *const restrict"),
     ("in_edge_ids", "const uint64_t *const restrict"),
@@ -522,6 +524,37 @@ pub(crate) enum Items {
     Each(String),
     /// All nodes: `i` itself, or `item` (the retried item `i`) when retrying.
     AllNodes { retrying: String, item: String },
+}
+
+/// A node's row of the out- or in-CSR, as C expressions over the context's arrays: where it
+/// starts and where it ends. The end is its own array (`out_ends`), not the next row's start:
+/// on a packed CSR the runtime passes the offsets shifted by one, on a graph with room per node
+/// (`grail_graph::Csr::with_room`) a row may be followed by unused slots.
+pub struct Row {
+    starts: String,
+    ends: String,
+}
+
+impl Row {
+    fn new<T: Target>(e: &Emitter<'_, T>, reverse: bool) -> Row {
+        let (starts, ends) = if reverse { ("in_offsets", "in_ends") } else { ("out_offsets", "out_ends") };
+        Row { starts: e.ctx(starts), ends: e.ctx(ends) }
+    }
+
+    /// The position of node `n`'s first item.
+    pub fn begin(&self, n: &str) -> String {
+        format!("{}[{n}]", self.starts)
+    }
+
+    /// The position past node `n`'s last item.
+    pub fn end(&self, n: &str) -> String {
+        format!("{}[{n}]", self.ends)
+    }
+
+    /// Node `n`'s item count (64 bits).
+    pub fn size(&self, n: &str) -> String {
+        format!("({} - {})", self.end(n), self.begin(n))
+    }
 }
 
 /// The walk over one function's or kernel's body.
@@ -973,16 +1006,18 @@ impl<'m, T: Target> Emitter<'m, T> {
         }
     }
 
-    /// The offsets array and the item at position `k` of a node's adjacency.
-    pub fn adjacency(&self, adjacency: Adjacency) -> (String, String) {
-        let offsets = match adjacency {
-            Adjacency::OutEdges | Adjacency::OutNeighbors => self.ctx("out_offsets"),
-            Adjacency::InNeighbors | Adjacency::InEdges => self.ctx("in_offsets"),
+    /// The arrays of a node's first and past-the-last positions, and the item at position `k`
+    /// of a node's adjacency. A row's end is its own array, not the next row's start: a graph
+    /// with room per node (`grail_graph::Csr::with_room`) leaves unused slots after a row.
+    pub fn adjacency(&self, adjacency: Adjacency) -> (Row, String) {
+        let row = match adjacency {
+            Adjacency::OutEdges | Adjacency::OutNeighbors => Row::new(self, false),
+            Adjacency::InNeighbors | Adjacency::InEdges => Row::new(self, true),
         };
-        (offsets, self.adjacency_item(adjacency))
+        (row, self.adjacency_item(adjacency))
     }
 
-    /// The item at position `k` of a node's adjacency (without naming the offsets array, for
+    /// The item at position `k` of a node's adjacency (without naming the row's arrays, for
     /// code that has the position already).
     pub fn adjacency_item(&self, adjacency: Adjacency) -> String {
         match adjacency {
@@ -1003,10 +1038,10 @@ impl<'m, T: Target> Emitter<'m, T> {
         depth: usize,
     ) -> Result<(), CodegenError> {
         let (var, node) = (self.local(var), self.expr(node)?);
-        let (offsets, item) = self.adjacency(adjacency);
+        let (row, item) = self.adjacency(adjacency);
         self.line(depth, "{");
         self.line(depth + 1, &format!("const uint32_t n_ = {node};"));
-        let (begin, end) = self.input_edge_range(&offsets);
+        let (begin, end) = self.input_edge_range(&row);
         self.line(depth + 1, &format!("for (uint64_t k = {begin}, k_end = {end}; k < k_end; k++) {{"));
         if let Some(skip) = self.removed_input_edge_skip() {
             self.line(depth + 2, skip);
@@ -1235,24 +1270,22 @@ impl<'m, T: Target> Emitter<'m, T> {
             ExprKind::EdgeSource(e) => format!("{}[{}]", self.ctx("edge_sources"), self.expr(e)?),
             ExprKind::EdgeTarget(e) => format!("{}[{}]", self.ctx("out_targets"), self.expr(e)?),
             ExprKind::Degree { node, reverse } => {
-                let offsets = self.ctx(if *reverse { "in_offsets" } else { "out_offsets" });
+                let row = Row::new(self, *reverse);
                 let n = self.expr(node)?;
+                let size = row.size(&n);
                 let degree = if self.module.growth.as_ref().is_some_and(|g| g.nodes.is_some()) && !*reverse {
                     // An added node has no input edges.
                     let count = self.ctx("num_nodes");
-                    format!("((uint32_t)((uint64_t){n} < {count} ? {offsets}[(uint64_t){n} + 1] - {offsets}[{n}] : 0))")
+                    format!("((uint32_t)((uint64_t){n} < {count} ? {size} : 0))")
                 } else if !self.region && grail_ir::analysis::degree_of_non_item(expr, &self.items) {
                     // On a part the node may be a ghost (local ids from num_nodes on), whose row is
                     // empty: its out-degree is among the part's ghost degrees. On one device every
                     // node is below num_nodes.
                     let count = self.ctx("num_nodes");
                     let ghosts = self.ctx("ghost_degrees");
-                    format!(
-                        "((uint64_t){n} < {count} ? (uint32_t)({offsets}[(uint64_t){n} + 1] - {offsets}[{n}]) \
-                         : {ghosts}[(uint64_t){n} - {count}])"
-                    )
+                    format!("((uint64_t){n} < {count} ? (uint32_t)({size}) : {ghosts}[(uint64_t){n} - {count}])")
                 } else {
-                    format!("((uint32_t)({offsets}[(uint64_t){n} + 1] - {offsets}[{n}]))")
+                    format!("((uint32_t)({size}))")
                 };
                 if self.module.growth.is_some() && !*reverse {
                     // Wrapping: removed input edges make the change negative.
@@ -1268,10 +1301,9 @@ impl<'m, T: Target> Emitter<'m, T> {
             ExprKind::HasNode(node) => self.node_has(node)?,
             ExprKind::HasEdge(edge) => self.edge_has(edge)?,
             ExprKind::Neighbor { node, index, reverse } => {
-                let (offsets, column) =
-                    if *reverse { ("in_offsets", "in_sources") } else { ("out_offsets", "out_targets") };
-                let (offsets, column) = (self.ctx(offsets), self.ctx(column));
-                format!("{column}[{offsets}[{}] + {}]", self.expr(node)?, self.expr(index)?)
+                let column = self.ctx(if *reverse { "in_sources" } else { "out_targets" });
+                let starts = self.ctx(if *reverse { "in_offsets" } else { "out_offsets" });
+                format!("{column}[{starts}[{}] + {}]", self.expr(node)?, self.expr(index)?)
             }
             ExprKind::Unary(UnaryOp::Neg, e) => format!("(({})-{})", c_type(ty), self.expr(e)?),
             ExprKind::Unary(UnaryOp::Not, e) if ty == Type::BOOL => format!("(!{})", self.expr(e)?),

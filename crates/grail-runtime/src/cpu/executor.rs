@@ -831,8 +831,11 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
             num_nodes: out_csr.num_nodes().into(),
             num_edges: out_csr.num_edges(),
             out_offsets: out_csr.offsets().as_ptr(),
+            out_ends: out_csr.ends().as_ptr(),
             out_targets: out_csr.targets().as_ptr(),
             in_offsets: memory.reverse.as_ref().map_or(std::ptr::null(), |r| r.offsets.as_ptr()),
+            // The reverse CSR is packed: a row ends where the next starts.
+            in_ends: memory.reverse.as_ref().map_or(std::ptr::null(), |r| r.offsets.as_ptr().wrapping_add(1)),
             in_sources: memory.reverse.as_ref().map_or(std::ptr::null(), |r| r.sources.as_ptr()),
             edge_sources: memory.edge_sources.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()),
             in_edge_ids: memory

@@ -1025,6 +1025,7 @@ impl<'a> GpuRun<'a> {
             graph_edges: out_csr.num_edges(),
             node_slots: n,
             out_offsets: graph.offsets.ptr(),
+            out_ends: graph.ends_ptr(),
             out_targets: graph.targets.ptr(),
             in_edge_ids: optional(&graph.in_edge_ids),
             edge_sources: optional(&graph.edge_sources),
@@ -1032,6 +1033,8 @@ impl<'a> GpuRun<'a> {
         };
         if let Some((offsets, sources)) = &graph.reverse {
             ctx.in_offsets = offsets.ptr();
+            // The reverse CSR is packed: a row ends where the next starts.
+            ctx.in_ends = offsets.ptr() + 8;
             ctx.in_sources = sources.ptr();
         }
         let checks = DeviceBuffer::zeroed(c, 24, "the checks' record")?;

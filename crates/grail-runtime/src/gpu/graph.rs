@@ -96,6 +96,12 @@ impl DeviceGraph {
         })
     }
 
+    /// The device address of the array of rows' ends (`out_ends` in generated code): the
+    /// offsets shifted by one.
+    pub(crate) fn ends_ptr(&self) -> u64 {
+        self.offsets.ptr() + 8
+    }
+
     /// The device it lives on.
     pub fn ordinal(&self) -> usize {
         self.ordinal

@@ -1,0 +1,292 @@
+//! CSRs with room per node: rows followed by unused slots, so that a batch of inserted edges
+//! goes into the rows it extends instead of every edge of the graph moving (what
+//! [`Csr::with_inserted`] does, one copy of the edge arrays per batch, however small the batch).
+//! Dynamic algorithms (incremental SSSP) keep their graph this way between batches.
+//!
+//! Layout: node `u`'s edges are positions `offsets[u] .. ends[u]` of the edge arrays, and its row
+//! may grow in place up to `limits[u]`. A row that outgrows its room moves to the end of the
+//! arrays with twice the room it needs (its old slots are left unused), so a batch costs the
+//! batch plus the rows it moves; when more than half the slots are unused, the next insertion
+//! lays every row out afresh. Every step is deterministic: a copy of the graph on a device
+//! follows the same steps from the same [`Insertion`]'s report and holds the same arrays.
+//!
+//! Edge ids are positions, as on a packed CSR, but they do not run densely from 0 to the edge
+//! count: edge columns hold one value per slot ([`Csr::edge_slots`]), and a program that makes
+//! edges from numbers or loops over every edge id cannot run on such a graph (the runtimes refuse
+//! it and say why). [`Csr::packed`] gives the packed CSR of the same rows.
+
+use rayon::prelude::*;
+
+use crate::error::{GraphError, Result};
+use crate::graph::{Csr, NodeId, Weight};
+use crate::insert::Insertion;
+use crate::par::DisjointWriter;
+
+/// Where the rows of a CSR with room end and how far each may grow.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Room {
+    /// Past each row's last edge.
+    pub ends: Vec<u64>,
+    /// Past each row's last slot.
+    pub limits: Vec<u64>,
+    /// Edges in rows.
+    pub edges: u64,
+    /// Slots handed out to rows (the rows' room, and slots moved rows left behind): where the
+    /// next moved row goes. The edge arrays may be longer (grown ahead).
+    pub used: u64,
+    /// Slots moved rows left behind.
+    pub unused: u64,
+}
+
+/// A row that a batch moved to the end of the edge arrays: its edges (before the batch) copied
+/// from `from` to `to`, where it may grow to `to + room`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowMove {
+    pub node: NodeId,
+    pub from: u64,
+    pub to: u64,
+    pub len: u64,
+    pub room: u64,
+}
+
+/// What [`Csr::insert`] did, for a copy of the graph elsewhere (a device) to do the same.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Inserted {
+    /// The batch by source, stably (each node's inserted edges in batch order): node `u`'s
+    /// inserted edges went to its row's end in this order.
+    pub placed: Vec<Insertion>,
+    /// `true` when the rows were laid out afresh (the graph had no room yet, or too many unused
+    /// slots): the arrays changed everywhere, and a copy must be made again.
+    pub relaid: bool,
+    /// The rows moved before the batch went in (none when `relaid`), in node order.
+    pub moves: Vec<RowMove>,
+    /// The edge arrays' length after the batch (they only grow).
+    pub slots: u64,
+    /// The graph was unweighted and the batch made it weighted (every older edge weighs 1).
+    pub weighted_now: bool,
+}
+
+/// The room a row of `len` edges gets when laid out: an eighth more, and at least 2 slots.
+fn room_for(len: u64) -> u64 {
+    len / 8 + 2
+}
+
+impl Csr {
+    /// Whether every row ends where the next begins (no room per node): the CSR every reader,
+    /// writer and algorithm takes.
+    pub fn is_packed(&self) -> bool {
+        self.room.is_none()
+    }
+
+    /// Positions in the edge arrays: the length of an edge column. The edge count on a packed
+    /// CSR; more with room per node.
+    pub fn edge_slots(&self) -> u64 {
+        self.targets.len() as u64
+    }
+
+    /// This CSR with room after every row (an eighth of its length, and 2 slots at least), laid
+    /// out in node order.
+    pub fn with_room(&self) -> Csr {
+        let n = self.num_nodes() as usize;
+        let mut offsets = vec![0u64; n + 1];
+        let caps: Vec<u64> =
+            (0..n).into_par_iter().map(|u| self.degree(u as NodeId) + room_for(self.degree(u as NodeId))).collect();
+        let mut total = 0u64;
+        for (u, cap) in caps.iter().enumerate() {
+            offsets[u] = total;
+            total += cap;
+        }
+        offsets[n] = total;
+        let ends: Vec<u64> = (0..n).into_par_iter().map(|u| offsets[u] + self.degree(u as NodeId)).collect();
+        let limits: Vec<u64> = (0..n).into_par_iter().map(|u| offsets[u + 1]).collect();
+        let mut targets = vec![0 as NodeId; total as usize];
+        let mut weights = self.weights.as_ref().map(|_| vec![0 as Weight; total as usize]);
+        {
+            let targets_out = DisjointWriter::new(&mut targets);
+            let weights_out = weights.as_mut().map(|w| DisjointWriter::new(w));
+            (0..n).into_par_iter().with_min_len(256).for_each(|u| {
+                let range = self.edge_range(u as NodeId);
+                for (i, e) in range.enumerate() {
+                    let at = offsets[u] as usize + i;
+                    // SAFETY: row u's slots belong to this task alone.
+                    unsafe { targets_out.write(at, self.targets[e]) };
+                    if let (Some(out), Some(w)) = (&weights_out, &self.weights) {
+                        // SAFETY: as above.
+                        unsafe { out.write(at, w[e]) };
+                    }
+                }
+            });
+        }
+        let room = Room { ends, limits, edges: self.num_edges(), used: total, unused: 0 };
+        Csr { offsets, targets, weights, real: self.real, room: Some(Box::new(room)) }
+    }
+
+    /// The packed CSR of the same rows (the same edges, in the same order in each row).
+    pub fn packed(&self) -> Csr {
+        if self.is_packed() {
+            return self.clone();
+        }
+        let n = self.num_nodes() as usize;
+        let mut offsets = vec![0u64; n + 1];
+        for u in 0..n {
+            offsets[u + 1] = offsets[u] + self.degree(u as NodeId);
+        }
+        let m = offsets[n] as usize;
+        let mut targets = vec![0 as NodeId; m];
+        let mut weights = self.weights.as_ref().map(|_| vec![0 as Weight; m]);
+        {
+            let targets_out = DisjointWriter::new(&mut targets);
+            let weights_out = weights.as_mut().map(|w| DisjointWriter::new(w));
+            (0..n).into_par_iter().with_min_len(256).for_each(|u| {
+                for (i, e) in self.edge_range(u as NodeId).enumerate() {
+                    let at = offsets[u] as usize + i;
+                    // SAFETY: row u's positions belong to this task alone.
+                    unsafe { targets_out.write(at, self.targets[e]) };
+                    if let (Some(out), Some(w)) = (&weights_out, &self.weights) {
+                        // SAFETY: as above.
+                        unsafe { out.write(at, w[e]) };
+                    }
+                }
+            });
+        }
+        Csr::from_parts_unchecked(offsets, targets, weights).with_real_weights(self.real)
+    }
+
+    /// Assembles a CSR with room from its arrays (a device's copy, read back), checking that
+    /// every row lies within the arrays and its targets are nodes.
+    pub fn from_parts_with_room(
+        offsets: Vec<u64>,
+        ends: Vec<u64>,
+        targets: Vec<NodeId>,
+        weights: Option<Vec<Weight>>,
+    ) -> Result<Csr> {
+        let n = offsets
+            .len()
+            .checked_sub(1)
+            .ok_or_else(|| GraphError::invalid("CSR offsets must have one entry per node plus one"))?;
+        if ends.len() != n {
+            return Err(GraphError::invalid(format!("{} row ends for {n} nodes", ends.len())));
+        }
+        if weights.as_ref().is_some_and(|w| w.len() != targets.len()) {
+            return Err(GraphError::invalid("the weights and the edge slots differ in length"));
+        }
+        let slots = targets.len() as u64;
+        if let Some(u) = (0..n).into_par_iter().find_first(|&u| offsets[u] > ends[u] || ends[u] > slots) {
+            return Err(GraphError::invalid(format!(
+                "row {u} runs from {} to {}, outside the {slots} slots",
+                offsets[u], ends[u]
+            )));
+        }
+        let bad_target = (0..n)
+            .into_par_iter()
+            .find_first(|&u| targets[offsets[u] as usize..ends[u] as usize].iter().any(|&v| v as usize >= n));
+        if let Some(u) = bad_target {
+            return Err(GraphError::invalid(format!("an edge of node {u} points to a node the graph does not have")));
+        }
+        let edges = (0..n).into_par_iter().map(|u| ends[u] - offsets[u]).sum();
+        let limits = ends.clone();
+        let room = Room { ends, limits, edges, used: slots, unused: 0 };
+        Ok(Csr { offsets, targets, weights, real: false, room: Some(Box::new(room)) })
+    }
+
+    /// Inserts `batch` (parallel edges and self-loops kept, as [`Csr::with_inserted`] does),
+    /// giving the CSR room per node first if it has none; node `u`'s inserted edges follow its
+    /// old ones in batch order, as there. An unweighted CSR becomes weighted (its edges weigh 1)
+    /// when an inserted edge weighs anything else. On an error the CSR is unchanged.
+    pub fn insert(&mut self, batch: &[Insertion]) -> Result<Inserted> {
+        let n = self.num_nodes();
+        if let Some((i, &(u, v, _))) = batch.iter().enumerate().find(|(_, (u, v, _))| *u >= n || *v >= n) {
+            return Err(GraphError::invalid(format!(
+                "inserted edge {} ({u} -> {v}) names a node the graph does not have (it has {n} nodes)",
+                i + 1
+            )));
+        }
+        if self.has_real_weights() {
+            return Err(GraphError::invalid(
+                "the graph has real weights; inserted edges carry integer weights (read it with --weights round|scale)",
+            ));
+        }
+        let weighted_now = !self.is_weighted() && batch.par_iter().any(|&(_, _, w)| w != 1);
+        if weighted_now {
+            self.weights = Some(vec![1; self.targets.len()]);
+        }
+        let mut placed = batch.to_vec();
+        placed.par_sort_by_key(|&(u, _, _)| u);
+        let relaid = match &self.room {
+            None => true,
+            Some(room) => room.unused > self.targets.len() as u64 / 2,
+        };
+        if relaid {
+            *self = self.with_room();
+        }
+        // The batch's rows: (node, first, past the last) positions in `placed`.
+        let heads: Vec<usize> =
+            (0..placed.len()).into_par_iter().filter(|&i| i == 0 || placed[i - 1].0 != placed[i].0).collect();
+        let group = |g: usize| (heads[g], heads.get(g + 1).copied().unwrap_or(placed.len()));
+        let room = self.room.as_mut().expect("laid out with room above");
+        let offsets = &self.offsets;
+        let outgrown: Vec<(NodeId, u64, u64)> = (0..heads.len())
+            .into_par_iter()
+            .filter_map(|g| {
+                let (first, last) = group(g);
+                let u = placed[first].0 as usize;
+                let len = room.ends[u] - offsets[u];
+                let need = len + (last - first) as u64;
+                (offsets[u] + need > room.limits[u]).then_some((u as NodeId, len, need))
+            })
+            .collect();
+        let mut moves = Vec::with_capacity(outgrown.len());
+        for (node, len, need) in outgrown {
+            let u = node as usize;
+            let cap = 2 * need + 2;
+            moves.push(RowMove { node, from: self.offsets[u], to: room.used, len, room: cap });
+            room.unused += room.limits[u] - self.offsets[u];
+            room.used += cap;
+        }
+        if room.used > self.targets.len() as u64 {
+            let slots = room.used.max(self.targets.len() as u64 + self.targets.len() as u64 / 4) as usize;
+            self.targets.resize(slots, 0);
+            if let Some(w) = &mut self.weights {
+                w.resize(slots, 0);
+            }
+        }
+        for m in &moves {
+            let (from, to, len) = (m.from as usize, m.to as usize, m.len as usize);
+            self.targets.copy_within(from..from + len, to);
+            if let Some(w) = &mut self.weights {
+                w.copy_within(from..from + len, to);
+            }
+            let u = m.node as usize;
+            self.offsets[u] = m.to;
+            room.ends[u] = m.to + m.len;
+            room.limits[u] = m.to + m.room;
+        }
+        {
+            let targets = DisjointWriter::new(&mut self.targets);
+            let weights = self.weights.as_mut().map(|w| DisjointWriter::new(w));
+            let ends = DisjointWriter::new(&mut room.ends);
+            (0..heads.len()).into_par_iter().for_each(|g| {
+                let (first, last) = group(g);
+                let u = placed[first].0 as usize;
+                // SAFETY: only this group reads or writes node u's end.
+                let end = unsafe { ends.read(u) };
+                for (i, &(_, v, w)) in placed[first..last].iter().enumerate() {
+                    let at = end as usize + i;
+                    // SAFETY: positions end .. end + (last - first) lie in u's row's room, which
+                    // no other group touches; so does u's end.
+                    unsafe { targets.write(at, v) };
+                    if let Some(weights) = &weights {
+                        // SAFETY: as above.
+                        unsafe { weights.write(at, w) };
+                    }
+                }
+                // SAFETY: only this group writes node u's end.
+                unsafe { ends.write(u, end + (last - first) as u64) };
+            });
+        }
+        room.edges += batch.len() as u64;
+        let n = n as usize;
+        self.offsets[n] = self.targets.len() as u64;
+        Ok(Inserted { placed, relaid, moves, slots: self.targets.len() as u64, weighted_now })
+    }
+}
