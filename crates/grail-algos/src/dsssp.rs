@@ -2,13 +2,15 @@
 //! and after each batch the distances are repaired from the inserted edges' heads instead of
 //! recomputed.
 //!
-//! Each batch is inserted into the graph's CSR on the host ([`grail_graph::Csr::with_inserted`], one parallel
-//! copy of the edge arrays), and then the grail program `programs/dsssp.grail` repairs the
-//! distances on the CPU or a GPU: the known distances go in as the program's starting `dist` (an
-//! input property), the inserted edges as an input collection, and only the nodes whose
-//! distance falls are visited. On a GPU the graph and the distances stay on the device from
-//! batch to batch: the batch goes up and is inserted there too ([`DeviceGraph::insert`], the
-//! same CSR as the host's), the repair starts from the distances the last one left there
+//! The graph gets room per node before the first solve ([`Graph::make_room`]), and each batch
+//! is inserted into it in place on the host ([`Graph::insert_edges`]: the batch's edges go after
+//! their rows, rows that outgrow their room move; no copy of the edge arrays), and then the
+//! grail program `programs/dsssp.grail` repairs the distances on the CPU or a GPU: the known
+//! distances go in as the program's starting `dist` (an input property), the inserted edges as
+//! an input collection, and only the nodes whose distance falls are visited. On a GPU the graph
+//! and the distances stay on the device from batch to batch: the batch goes up and is inserted
+//! there too ([`DeviceGraph::insert`], the same steps on the same arrays as the host's), the
+//! repair starts from the distances the last one left there
 //! ([`ResidentColumn`]) and takes the batch the insertion uploaded as its input collection
 //! ([`ResidentTable`]), and copying the distances back is timed apart. Deletions are not supported: they
 //! raise distances, which a repair from the changed edges alone cannot undo.
@@ -22,6 +24,7 @@ use std::time::{Duration, Instant};
 
 use grail_graph::insert::Insertion;
 use grail_graph::reference::{INFINITE_DISTANCE, repair_sssp, sssp};
+use grail_graph::room::Inserted;
 use grail_graph::{Column, Graph, GraphError, NodeId};
 use grail_ir::{Module, OptConfig};
 use grail_runtime::ModuleCache;
@@ -103,7 +106,8 @@ pub struct Report {
     pub batches: Vec<BatchReport>,
     /// The distances after the last batch.
     pub distances: Vec<u64>,
-    /// The graph after the last batch.
+    /// The graph after the last batch, with room per node ([`grail_graph::Csr::packed`] gives
+    /// its packed CSR).
     pub graph: Graph,
 }
 
@@ -123,6 +127,9 @@ pub fn run(
     let source = graph.check_node(u64::from(source), "source node")?;
     let mut engine = Engine::new(options)?;
     let mut graph = graph;
+    // Room per node before the first solve: the batches then go into the rows in place, here
+    // and on a device (whose copy is made by the first solve).
+    graph.make_room()?;
     // SSSP's window as the suite chooses it from the graph's class, the class found outside the
     // timed runs (as the tuner's is).
     let wide = |graph: &Graph| crate::suite::window_by_class(graph, &crate::RunParams::default());
@@ -137,10 +144,10 @@ pub fn run(
         let started = Instant::now();
         // The batch by source, as the host's insertion placed it: the device's insertion takes it
         // in that order, and a repair reads its heads' distances in it.
-        let (csr, batch) = graph.out().with_inserted_placed(batch).map_err(|e| batch_error(index, e))?;
-        graph = Graph::from_csr(csr);
+        let inserted = graph.insert_edges(batch).map_err(|e| batch_error(index, e))?;
         let merge = started.elapsed();
-        let insert = engine.insert(&graph, &batch)?;
+        let insert = engine.insert(&graph, &inserted)?;
+        let batch = inserted.placed;
         if options.verify {
             engine.check_resident_graph(&graph).map_err(|e| batch_error(index, e))?;
         }
@@ -249,23 +256,31 @@ impl Engine {
         })
     }
 
-    /// On a GPU, `batch` (sorted by source) inserted into the graph on the device, which then
-    /// holds `graph`, and kept there for the repair; nothing elsewhere (the host's graph is the
-    /// one the programs read).
-    fn insert(&mut self, graph: &Graph, batch: &[Insertion]) -> Result<Duration> {
+    /// On a GPU, the batch the host inserted into `graph` (`inserted`) inserted into the graph on
+    /// the device the same way, which then holds `graph`, and kept there for the repair; nothing
+    /// elsewhere (the host's graph is the one the programs read).
+    fn insert(&mut self, graph: &Graph, inserted: &Inserted) -> Result<Duration> {
         let started = Instant::now();
         if let Engine::Gpu { update, graph: Some(resident), batch: uploaded, .. } = self {
-            *uploaded = Some(resident.insert(update, graph, batch)?);
+            *uploaded = Some(resident.insert(update, graph, inserted)?);
         }
         Ok(started.elapsed())
     }
 
-    /// On a GPU, checks that the graph on the device is `graph`, array for array.
+    /// On a GPU, checks that the graph on the device is `graph`: the same rows in the same
+    /// places, with the same edges.
     fn check_resident_graph(&self, graph: &Graph) -> std::result::Result<(), GraphError> {
         let Engine::Gpu { graph: Some(resident), .. } = self else { return Ok(()) };
         let device =
             resident.download_csr().map_err(|e| GraphError::Verification(format!("the graph on the device: {e}")))?;
-        let out = graph.out();
+        let n = graph.num_nodes() as usize;
+        if device.offsets()[..n] != graph.out().offsets()[..n] || device.ends() != graph.out().ends() {
+            return Err(GraphError::Verification(
+                "the rows of the graph grown on the device lie elsewhere than the host's after the same insertion"
+                    .into(),
+            ));
+        }
+        let (device, out) = (device.packed(), graph.out().packed());
         let weights_differ = match (device.weights(), out.weights()) {
             (Some(device), Some(host)) => device != host,
             (Some(device), None) => device.iter().any(|&w| w != 1),
@@ -321,7 +336,7 @@ impl Engine {
     /// reusing them.
     fn reserve_update(&mut self, graph: &Graph) {
         if let Engine::Cpu { update, .. } = self {
-            update.reserve_columns(graph.num_nodes() as usize, graph.num_edges() as usize);
+            update.reserve_columns(graph.num_nodes() as usize, graph.out().edge_slots() as usize);
         }
     }
 

@@ -45,6 +45,8 @@ fn batches(graph: &Graph, seed: u64) -> Vec<Vec<Insertion>> {
     let first_edge: Vec<Insertion> = graph.out().weighted_neighbors(0).take(1).map(|(v, w)| (0, v, w)).collect();
     batches.push(first_edge);
     batches.push(Vec::new());
+    // Many edges out of one node: its row outgrows its room and moves.
+    batches.push((0..40).map(|i| (0, (i * 7) % n, i % 5)).collect());
     batches
 }
 
@@ -84,4 +86,29 @@ fn batches_naming_missing_nodes_are_refused_with_their_number() {
     let options = Options { target: Target::Reference, ..Options::default() };
     let err = run(graph, 0, &[vec![(0, 1, 1)], vec![(3, 10, 1)]], &options, |_| {}).unwrap_err().to_string();
     assert!(err.contains("batch 2") && err.contains("3 -> 10"), "{err}");
+}
+
+/// A program that names edges by number cannot run on a graph with room after its rows (edge
+/// ids there are positions, not 0 to the edge count): the error says so and why; the suite's SSSP
+/// (what a fresh solve runs) and BFS run, and verify.
+#[test]
+fn programs_naming_edges_by_number_are_refused_on_a_graph_with_room() {
+    let mut graph = generate(
+        &Generator::Uniform { nodes: 200, average_degree: 4 },
+        &GenOptions { seed: 3, max_weight: Some(9) },
+        false,
+        &NoProgress,
+    )
+    .unwrap();
+    graph.insert_edges(&[(0, 5, 1), (0, 6, 2), (0, 7, 3), (0, 8, 4)]).unwrap();
+    assert!(!graph.out().is_packed());
+    let params = |variant: &str| grail_algos::RunParams { variant: Some(variant.into()), ..Default::default() };
+    let err = grail_algos::run(grail_algos::Algorithm::Cc, &graph, Target::Cpu, &params("uf")).unwrap_err().to_string();
+    assert!(err.contains("room") && err.contains("loops over every edge"), "{err}");
+    for (algorithm, variant) in [(grail_algos::Algorithm::Sssp, "nf"), (grail_algos::Algorithm::Bfs, "wl")] {
+        let params = params(variant);
+        let result = grail_algos::run(algorithm, &graph, Target::Cpu, &params).unwrap();
+        let verified = grail_algos::verify(algorithm, &graph, &params, &result.output);
+        assert!(verified.is_ok(), "{algorithm:?} {variant}: {verified:?}");
+    }
 }

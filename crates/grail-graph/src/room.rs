@@ -99,8 +99,15 @@ impl Csr {
         offsets[n] = total;
         let ends: Vec<u64> = (0..n).into_par_iter().map(|u| offsets[u] + self.degree(u as NodeId)).collect();
         let limits: Vec<u64> = (0..n).into_par_iter().map(|u| offsets[u + 1]).collect();
-        let mut targets = vec![0 as NodeId; total as usize];
-        let mut weights = self.weights.as_ref().map(|_| vec![0 as Weight; total as usize]);
+        // Reserved beyond the rows' room for the rows that will move (a sixteenth more), so that
+        // the first batches grow the arrays without copying them.
+        let slots = |value| {
+            let mut column = Vec::with_capacity((total + total / 16) as usize);
+            column.resize(total as usize, value);
+            column
+        };
+        let mut targets: Vec<NodeId> = slots(0);
+        let mut weights: Option<Vec<Weight>> = self.weights.as_ref().map(|_| slots(0));
         {
             let targets_out = DisjointWriter::new(&mut targets);
             let weights_out = weights.as_mut().map(|w| DisjointWriter::new(w));
@@ -210,8 +217,7 @@ impl Csr {
         if weighted_now {
             self.weights = Some(vec![1; self.targets.len()]);
         }
-        let mut placed = batch.to_vec();
-        placed.par_sort_by_key(|&(u, _, _)| u);
+        let placed = sorted_by_source(batch, n);
         let relaid = match &self.room {
             None => true,
             Some(room) => room.unused > self.targets.len() as u64 / 2,
@@ -244,22 +250,49 @@ impl Csr {
             room.used += cap;
         }
         if room.used > self.targets.len() as u64 {
-            let slots = room.used.max(self.targets.len() as u64 + self.targets.len() as u64 / 4) as usize;
-            self.targets.resize(slots, 0);
+            // A little more than needed within what the arrays have reserved (touching pages
+            // costs), a quarter more when that is exhausted (copying costs).
+            let len = self.targets.len() as u64;
+            let capacity = self.targets.capacity() as u64;
+            let slots = if room.used <= capacity {
+                (room.used + len / 256).min(capacity)
+            } else {
+                room.used.max(len + len / 4)
+            };
+            self.targets.resize(slots as usize, 0);
             if let Some(w) = &mut self.weights {
-                w.resize(slots, 0);
+                w.resize(slots as usize, 0);
             }
         }
-        for m in &moves {
-            let (from, to, len) = (m.from as usize, m.to as usize, m.len as usize);
-            self.targets.copy_within(from..from + len, to);
-            if let Some(w) = &mut self.weights {
-                w.copy_within(from..from + len, to);
-            }
-            let u = m.node as usize;
-            self.offsets[u] = m.to;
-            room.ends[u] = m.to + m.len;
-            room.limits[u] = m.to + m.room;
+        {
+            // Moved rows go to fresh slots past every row: their copies touch nothing another
+            // move reads or writes, and each updates its own node's row.
+            let targets = DisjointWriter::new(&mut self.targets);
+            let weights = self.weights.as_mut().map(|w| DisjointWriter::new(w));
+            let (starts, ends, limits) = (
+                DisjointWriter::new(&mut self.offsets),
+                DisjointWriter::new(&mut room.ends),
+                DisjointWriter::new(&mut room.limits),
+            );
+            moves.par_iter().with_min_len(64).for_each(|m| {
+                for k in 0..m.len as usize {
+                    let (from, to) = (m.from as usize + k, m.to as usize + k);
+                    // SAFETY: `from` lies in the row before the move, which no move writes;
+                    // `to` in this move's fresh slots, which no other move touches.
+                    unsafe { targets.write(to, targets.read(from)) };
+                    if let Some(weights) = &weights {
+                        // SAFETY: as above.
+                        unsafe { weights.write(to, weights.read(from)) };
+                    }
+                }
+                let u = m.node as usize;
+                // SAFETY: a node moves at most once a batch: only this move writes its row.
+                unsafe {
+                    starts.write(u, m.to);
+                    ends.write(u, m.to + m.len);
+                    limits.write(u, m.to + m.room);
+                }
+            });
         }
         {
             let targets = DisjointWriter::new(&mut self.targets);
@@ -289,4 +322,54 @@ impl Csr {
         self.offsets[n] = self.targets.len() as u64;
         Ok(Inserted { placed, relaid, moves, slots: self.targets.len() as u64, weighted_now })
     }
+}
+
+/// `batch` sorted by source, stably: a least-significant-digit radix sort on the sources (as many
+/// 11-bit digits as node ids need), each pass counting and scattering chunks of the batch in
+/// parallel (a comparison sort of a 1% batch of a 65 M-edge graph took 23 ms on 2 cores).
+fn sorted_by_source(batch: &[Insertion], nodes: u32) -> Vec<Insertion> {
+    const BITS: u32 = 11;
+    const DIGITS: usize = 1 << BITS;
+    let mut keys = batch.to_vec();
+    if keys.len() < 2 {
+        return keys;
+    }
+    let passes = (32 - nodes.saturating_sub(1).leading_zeros()).div_ceil(BITS);
+    let chunk = keys.len().div_ceil(4 * rayon::current_num_threads()).max(1 << 14);
+    let mut spare = vec![(0, 0, 0); keys.len()];
+    for pass in 0..passes {
+        let shift = pass * BITS;
+        let digit = |u: NodeId| ((u >> shift) as usize) & (DIGITS - 1);
+        // Each chunk's count of each digit, then where its first of each digit goes: after every
+        // smaller digit, and after the same digit in the chunks before it (which keeps it stable).
+        let counts: Vec<Vec<usize>> = keys
+            .par_chunks(chunk)
+            .map(|piece| {
+                let mut count = vec![0usize; DIGITS];
+                for &(u, _, _) in piece {
+                    count[digit(u)] += 1;
+                }
+                count
+            })
+            .collect();
+        let mut places = vec![vec![0usize; DIGITS]; counts.len()];
+        let mut at = 0;
+        for d in 0..DIGITS {
+            for (c, count) in counts.iter().enumerate() {
+                places[c][d] = at;
+                at += count[d];
+            }
+        }
+        let out = DisjointWriter::new(&mut spare);
+        keys.par_chunks(chunk).zip(places).for_each(|(piece, mut place)| {
+            for &edge in piece {
+                let d = digit(edge.0);
+                // SAFETY: the places of different chunks and digits are disjoint ranges.
+                unsafe { out.write(place[d], edge) };
+                place[d] += 1;
+            }
+        });
+        std::mem::swap(&mut keys, &mut spare);
+    }
+    keys
 }

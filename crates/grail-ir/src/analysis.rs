@@ -820,6 +820,28 @@ fn any_stmt(module: &Module, mut test: impl FnMut(&Stmt) -> bool) -> bool {
     found
 }
 
+/// Why the program cannot run on a graph whose rows may have room after them
+/// (`grail_graph::Csr::with_room`: edge ids are positions that do not run densely from 0 to the
+/// edge count), if it cannot: it adds or removes edges, iterates in-edges as edges, loops over
+/// every edge, or makes edges from numbers.
+pub fn room_obstacle(module: &Module) -> Option<&'static str> {
+    if module.growth.is_some() {
+        return Some("its kernels add or remove edges");
+    }
+    if needs_in_edge_ids(module) {
+        return Some("it iterates in-edges as edges");
+    }
+    if any_stmt(module, |s| matches!(s, Stmt::ForAll(forall) if matches!(forall.space, Space::AllEdges)))
+        || any_expr(module, |e| matches!(e.kind, ExprKind::EdgeIds | ExprKind::HasEdge(_)))
+    {
+        return Some("it loops over every edge");
+    }
+    if any_expr(module, |e| e.ty == Type::Edge && matches!(&e.kind, ExprKind::Cast(value) if value.ty != Type::Edge)) {
+        return Some("it makes edges from numbers");
+    }
+    None
+}
+
 /// What `main` reads of the graph's edges, if anything: a degree, an indexed neighbour, an
 /// edge's endpoints or properties, or a loop over edges or adjacency. Host code has only the
 /// input graph, so this is an error in a program whose kernels add or remove edges.

@@ -171,14 +171,14 @@ pub fn classify(graph: &Graph) -> Classified {
 pub fn features(graph: &Graph) -> Features {
     let start = Instant::now();
     let csr = graph.out();
-    let offsets = csr.offsets();
     let n = graph.num_nodes();
     let m = graph.num_edges();
     let mean = if n == 0 { 0.0 } else { m as f64 / f64::from(n) };
     let hub_degree = (mean * HUB_FACTOR).max(32.0);
     let (mut max_degree, mut hub_edges) = (0u64, 0u64);
-    for window in offsets.windows(2) {
-        let degree = window[1] - window[0];
+    // Rows end by their own array: the graph may have room after its rows.
+    for (start, end) in csr.offsets().iter().zip(csr.ends()) {
+        let degree = end - start;
         max_degree = max_degree.max(degree);
         if degree as f64 >= hub_degree {
             hub_edges += degree;

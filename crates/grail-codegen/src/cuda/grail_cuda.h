@@ -919,7 +919,7 @@ extern "C" __global__ void grail_diff_words(const void *column, uint32_t size, c
 
 /* Growing a resident graph by a batch of edges (grail-runtime's DeviceGraph::insert). The batch
  * comes sorted by source, stable; each node's inserted edges go after its own edges, in batch
- * order, as grail_graph's Csr::with_inserted places them on the host. */
+ * order, as grail_graph's Csr::insert places them on the host. */
 
 /* The first index in [lo, hi) of the non-decreasing `keys` whose key is not below `v` (`hi` if none). */
 GRAIL_DEVICE uint32_t grail_first_not_below(const uint32_t *keys, uint32_t lo, uint32_t hi, uint64_t v) {
@@ -931,67 +931,45 @@ GRAIL_DEVICE uint32_t grail_first_not_below(const uint32_t *keys, uint32_t lo, u
     return lo;
 }
 
-/* The first index in [lo, hi) of the non-decreasing `keys` whose key is above `v` (`hi` if none). */
-GRAIL_DEVICE uint32_t grail_first_above(const uint64_t *keys, uint32_t lo, uint32_t hi, uint64_t v) {
-    while (lo < hi) {
-        const uint32_t mid = lo + (hi - lo) / 2u;
-        if (keys[mid] <= v) lo = mid + 1u;
-        else hi = mid;
+/* A graph with room per node (grail_graph::room), grown on the device by the steps the host's
+ * copy took (DeviceGraph::insert), so that both hold the same arrays. First the rows the batch
+ * outgrew move to the end of the edge arrays: moves[4 m .. 4 m + 4] = (node, from, to, len); a
+ * warp copies a row (its new slots lie past every row) and sets its start and end. */
+extern "C" __global__ void grail_room_move(uint64_t *starts, uint64_t *ends, uint32_t *targets, uint32_t *weights,
+                                           const uint64_t *moves, uint32_t count) {
+    const uint32_t lane = threadIdx.x & 31u;
+    const uint64_t warps = grail_thread_count() / 32u;
+    for (uint64_t m = grail_thread_index() / 32u; m < count; m += warps) {
+        const uint64_t node = moves[4 * m], from = moves[4 * m + 1], to = moves[4 * m + 2], len = moves[4 * m + 3];
+        for (uint64_t k = lane; k < len; k += 32u) {
+            targets[to + k] = targets[from + k];
+            if (weights) weights[to + k] = weights[from + k];
+        }
+        if (lane == 0u) {
+            starts[node] = to;
+            ends[node] = to + len;
+        }
     }
-    return lo;
 }
 
-/* Items a thread of the insertion kernels takes in each of its block's chunks: a block's first
- * thread finds the chunk's range of batch entries (two searches over the whole batch, a few
- * microseconds of dependent loads) for GRAIL_INSERT_ITEMS items a thread, not for one. */
-#define GRAIL_INSERT_ITEMS 16u
-
-/* new_offsets[v] = old_offsets[v] + the inserted edges of the nodes before v, for v in 0..=n, and
- * each inserted edge's place among the old edges, points[i] = old_offsets[src[i] + 1]. A block
- * takes a chunk of consecutive nodes and narrows the search to the batch entries between its
- * first and its last. */
-extern "C" __global__ void grail_insert_offsets(const uint64_t *old_offsets, uint64_t *new_offsets, uint64_t n,
-                                                const uint32_t *src, uint32_t count, uint64_t *points) {
-    __shared__ uint32_t range[2];
-    const uint64_t chunk = (uint64_t)blockDim.x * GRAIL_INSERT_ITEMS;
-    for (uint64_t base = (uint64_t)blockIdx.x * chunk; base <= n; base += (uint64_t)gridDim.x * chunk) {
-        if (threadIdx.x == 0) {
-            range[0] = grail_first_not_below(src, 0u, count, base);
-            range[1] = grail_first_not_below(src, range[0], count, base + chunk);
-        }
-        __syncthreads();
-        for (uint64_t v = base + threadIdx.x; v <= n && v < base + chunk; v += blockDim.x)
-            new_offsets[v] = old_offsets[v] + grail_first_not_below(src, range[0], range[1], v);
-        __syncthreads();
-    }
-    for (uint64_t i = grail_thread_index(); i < count; i += grail_thread_count()) points[i] = old_offsets[src[i] + 1u];
-}
-
-/* Old edge e moves to e + (the inserted edges placed at or before it); inserted edge i (in the
- * sorted batch) goes to points[i] + i. Weights move with their edges when `new_weights` is given. */
-extern "C" __global__ void grail_insert_edges(const uint32_t *old_targets, const uint32_t *old_weights, uint64_t edges,
-                                              uint32_t *new_targets, uint32_t *new_weights, const uint64_t *points,
-                                              const uint32_t *dst, const uint32_t *weight, uint32_t count) {
-    __shared__ uint32_t range[2];
-    const uint64_t chunk = (uint64_t)blockDim.x * GRAIL_INSERT_ITEMS;
-    for (uint64_t base = (uint64_t)blockIdx.x * chunk; base < edges; base += (uint64_t)gridDim.x * chunk) {
-        if (threadIdx.x == 0) {
-            range[0] = grail_first_above(points, 0u, count, base);
-            range[1] = grail_first_above(points, range[0], count, base + chunk - 1u);
-        }
-        __syncthreads();
-        uint32_t at = range[0];
-        for (uint64_t e = base + threadIdx.x; e < edges && e < base + chunk; e += blockDim.x) {
-            /* The thread's edges ascend: its search starts where its last one ended. */
-            at = grail_first_above(points, at, range[1], e);
-            new_targets[e + at] = old_targets[e];
-            if (new_weights) new_weights[e + at] = old_weights[e];
-        }
-        __syncthreads();
-    }
+/* Then each inserted edge goes after its row's last: edge i of the batch (sorted by source, a
+ * row's edges in batch order) to ends[u] + (i - the first of u's edges in the batch). */
+extern "C" __global__ void grail_room_place(const uint64_t *ends, uint32_t *targets, uint32_t *weights,
+                                            const uint32_t *src, const uint32_t *dst, const uint32_t *weight,
+                                            uint32_t count) {
     for (uint64_t i = grail_thread_index(); i < count; i += grail_thread_count()) {
-        new_targets[points[i] + i] = dst[i];
-        if (new_weights) new_weights[points[i] + i] = weight[i];
+        const uint32_t u = src[i];
+        const uint64_t at = ends[u] + (i - grail_first_not_below(src, 0u, (uint32_t)i, u));
+        targets[at] = dst[i];
+        if (weights) weights[at] = weight[i];
+    }
+}
+
+/* And each row's end moves past its inserted edges (the row's last edge in the batch moves it). */
+extern "C" __global__ void grail_room_advance(uint64_t *ends, const uint32_t *src, uint32_t count) {
+    for (uint64_t i = grail_thread_index(); i < count; i += grail_thread_count()) {
+        const uint32_t u = src[i];
+        if (i + 1u == count || src[i + 1u] != u) ends[u] += i + 1u - grail_first_not_below(src, 0u, (uint32_t)i, u);
     }
 }
 

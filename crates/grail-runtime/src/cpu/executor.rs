@@ -829,7 +829,8 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
         collections.reuse(program);
         let ctx = Box::new(GrailCtx {
             num_nodes: out_csr.num_nodes().into(),
-            num_edges: out_csr.num_edges(),
+            // Edge ids are positions in the edge arrays: with room after rows, more than edges.
+            num_edges: out_csr.edge_slots(),
             out_offsets: out_csr.offsets().as_ptr(),
             out_ends: out_csr.ends().as_ptr(),
             out_targets: out_csr.targets().as_ptr(),
@@ -1094,16 +1095,17 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
         if let Some(max) = self.max_degrees[usize::from(reverse)] {
             return max;
         }
-        let offsets: &[u64] = match (reverse, &self.memory.reverse) {
-            (false, _) => self.memory.out.offsets(),
-            (true, Some(reverse)) => &reverse.offsets,
-            (true, None) => &[],
+        // Rows begin at `starts` and end at `ends` (the out-CSR may have room after its rows).
+        let (starts, ends): (&[u64], &[u64]) = match (reverse, &self.memory.reverse) {
+            (false, _) => (self.memory.out.offsets(), self.memory.out.ends()),
+            (true, Some(reverse)) => (&reverse.offsets, reverse.offsets.get(1..).unwrap_or(&[])),
+            (true, None) => (&[], &[]),
         };
         let max = std::sync::atomic::AtomicU64::new(0);
-        let nodes = offsets.len().saturating_sub(1) as u64;
+        let nodes = ends.len() as u64;
         let work = |_: usize, begin: u64, end: u64| {
             let (begin, end) = (begin as usize, end as usize);
-            let chunk = offsets[begin + 1..=end].iter().zip(&offsets[begin..end]).map(|(e, s)| e - s).max();
+            let chunk = ends[begin..end].iter().zip(&starts[begin..end]).map(|(e, s)| e - s).max();
             max.fetch_max(chunk.unwrap_or(0), std::sync::atomic::Ordering::Relaxed);
         };
         let job = Job { work: &work, size: nodes, min_chunk: 1 << 16, max_chunk: 1 << 18 };

@@ -98,10 +98,11 @@ pub struct GpuProgram {
     merge_changes: CudaFunction,
     /// The program's update functions' kernels (`grail_merge_custom_<i>`), in order.
     merge_custom: Vec<CudaFunction>,
-    /// A resident graph grown by a batch of edges ([`DeviceGraph::insert`]): the new offsets,
-    /// then the edges moved and placed.
-    pub(crate) insert_offsets: CudaFunction,
-    pub(crate) insert_edges: CudaFunction,
+    /// A resident graph with room per node grown by a batch of edges ([`DeviceGraph::insert`]):
+    /// the outgrown rows moved, the edges placed, the rows' ends moved past them.
+    pub(crate) room_move: CudaFunction,
+    pub(crate) room_place: CudaFunction,
+    pub(crate) room_advance: CudaFunction,
     /// An input collection's rows from a [`ResidentTable`]'s columns.
     rows_from_columns: CudaFunction,
     /// The control kernels of the outlined regions.
@@ -335,8 +336,9 @@ impl GpuProgram {
             route_pushes: loaded.function("grail_route_pushes")?,
             split_route_pushes: loaded.function("grail_split_route_pushes")?,
             merge_changes: loaded.function("grail_merge_changes")?,
-            insert_offsets: loaded.function("grail_insert_offsets")?,
-            insert_edges: loaded.function("grail_insert_edges")?,
+            room_move: loaded.function("grail_room_move")?,
+            room_place: loaded.function("grail_room_place")?,
+            room_advance: loaded.function("grail_room_advance")?,
             rows_from_columns: loaded.function("grail_rows_from_columns")?,
             merge_custom: (0..module.merge_functions.len())
                 .map(|i| loaded.function(&format!("grail_merge_custom_{i}")))
@@ -1020,7 +1022,8 @@ impl<'a> GpuRun<'a> {
         let mut ctx = GpuCtx {
             items_cap: u64::MAX,
             num_nodes: n,
-            num_edges: out_csr.num_edges(),
+            // Edge ids are positions in the edge arrays: with room after rows, more than edges.
+            num_edges: out_csr.edge_slots(),
             graph_nodes: n,
             graph_edges: out_csr.num_edges(),
             node_slots: n,

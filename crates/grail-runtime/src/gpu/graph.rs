@@ -5,7 +5,8 @@
 //! needs them. Every upload goes through pinned staging buffers.
 //!
 //! A resident graph also grows: [`DeviceGraph::insert`] adds a batch of edges on the device
-//! (dynamic algorithms' batches), so that only the batch goes up.
+//! (dynamic algorithms' batches) as the host added it to its copy with room per node
+//! ([`grail_graph::Csr::insert`]), so that only the batch (and the rows it moved) go up.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -14,6 +15,7 @@ use std::time::{Duration, Instant};
 use cudarc::driver::CudaContext;
 use grail_graph::Graph;
 use grail_graph::insert::Insertion;
+use grail_graph::room::Inserted;
 use grail_ir::{Module, Type, analysis};
 use rayon::prelude::*;
 
@@ -30,6 +32,9 @@ pub struct DeviceGraph {
     /// run on another graph is refused rather than computed on the wrong arrays.
     identity: (u32, u64, usize),
     pub(crate) offsets: DeviceBuffer,
+    /// Where rows end, for a graph with room after its rows (`None`: packed, a row ends where
+    /// the next begins).
+    ends: Option<DeviceBuffer>,
     pub(crate) targets: DeviceBuffer,
     /// The edge weights as the graph stores them (`u32`, or `f32` bits for real weights), or,
     /// for an unweighted graph, `u32` ones made here the first time a program reads them.
@@ -40,16 +45,6 @@ pub struct DeviceGraph {
     upload: Duration,
     /// Pinned buffers for the uploads, kept for the arrays a later program needs.
     staging: Option<Staging>,
-    /// The arrays the last [`DeviceGraph::insert`] moved out of, the next one's to move into.
-    spare: SpareArrays,
-}
-
-/// Offsets, targets and weights no longer current, kept for the next insertion.
-#[derive(Default)]
-struct SpareArrays {
-    offsets: Option<DeviceBuffer>,
-    targets: Option<DeviceBuffer>,
-    weights: Option<DeviceBuffer>,
 }
 
 impl std::fmt::Debug for DeviceGraph {
@@ -74,32 +69,27 @@ impl DeviceGraph {
         context.bind_to_thread().map_err(|e| call("cuCtxSetCurrent", e))?;
         let out = graph.out();
         let mut staging = None;
-        let offsets = DeviceBuffer::from_slice_staged(&context, out.offsets(), "the graph's offsets", &mut staging)?;
-        let targets = DeviceBuffer::from_slice_staged(&context, out.targets(), "the graph's edges", &mut staging)?;
-        let weights = match out.weight_words() {
-            Some(w) => Some(DeviceBuffer::from_slice_staged(&context, w, "the graph's weights", &mut staging)?),
-            None => None,
-        };
+        let arrays = OutArrays::upload(&context, out, &mut staging)?;
         Ok(DeviceGraph {
             ordinal: device.info().ordinal,
             identity: identity(graph),
-            offsets,
-            targets,
-            weights,
+            offsets: arrays.offsets,
+            ends: arrays.ends,
+            targets: arrays.targets,
+            weights: arrays.weights,
             reverse: None,
             in_edge_ids: None,
             edge_sources: None,
             upload: started.elapsed(),
             staging,
-            spare: SpareArrays::default(),
             context,
         })
     }
 
     /// The device address of the array of rows' ends (`out_ends` in generated code): the
-    /// offsets shifted by one.
+    /// offsets shifted by one on a packed graph.
     pub(crate) fn ends_ptr(&self) -> u64 {
-        self.offsets.ptr() + 8
+        self.ends.as_ref().map_or(self.offsets.ptr() + 8, DeviceBuffer::ptr)
     }
 
     /// The device it lives on.
@@ -113,23 +103,24 @@ impl DeviceGraph {
         self.upload
     }
 
-    /// Grows the resident graph by `batch` on the device, so that it holds `after`: the graph it
-    /// held with the same batch inserted on the host ([`grail_graph::Csr::with_inserted`]),
-    /// offsets, edges and weights alike, in the same order. `batch` must be sorted by source,
-    /// stably (each node's inserted edges in batch order), as `with_inserted` places them. Only
-    /// the batch goes up; the device moves every edge once (into arrays with an eighth more
-    /// room, and keeps the old ones for the next batch to move into, so that a run of batches
-    /// allocates nothing after the first two). The arrays made for other programs (the reverse
-    /// CSR, the in-edges' ids, the edges' sources) are dropped, and made again for the new graph
-    /// when a program reads them. `program` is any program loaded on this graph's device: the
-    /// kernels that move the edges are part of every program's runtime.
+    /// Grows the resident graph on the device so that it holds `after`: the graph it held, with
+    /// room per node, into which the host inserted a batch ([`grail_graph::Graph::insert_edges`],
+    /// whose report is `inserted`). The device takes the same steps: the rows the batch outgrew
+    /// move to the end of the edge arrays, then each inserted edge goes after its row's last, so
+    /// that both copies hold the same arrays (`--verify` checks it). Only the batch and the moved
+    /// rows' places go up, unless the host laid the rows out afresh (its first batch, or when
+    /// half the slots went unused): then the arrays go up whole. The arrays made for other
+    /// programs (the reverse CSR, the in-edges' ids, the edges' sources) are dropped, and made
+    /// again for the new graph when a program reads them. `program` is any program loaded on
+    /// this graph's device: the kernels that place the edges are part of every program's runtime.
     ///
     /// Returns the batch as it went up: a table of (source, target, weight) rows on the device,
     /// for a program that takes the batch as an input collection of such rows (`struct { src:
     /// Node, dst: Node, weight: u32 }`) to take without copying it up again.
-    pub fn insert(&mut self, program: &GpuProgram, after: &Graph, batch: &[Insertion]) -> Result<ResidentTable> {
+    pub fn insert(&mut self, program: &GpuProgram, after: &Graph, inserted: &Inserted) -> Result<ResidentTable> {
         let started = Instant::now();
         let (nodes, edges, _) = self.identity;
+        let batch = &inserted.placed;
         if program.device().info().ordinal != self.ordinal {
             return Err(RuntimeError::program(format!(
                 "the program is loaded on device {}, the resident graph lives on device {}",
@@ -146,18 +137,136 @@ impl DeviceGraph {
                 after.num_edges()
             )));
         }
-        if after.out().has_real_weights() {
+        let out = after.out();
+        if out.has_real_weights() {
             return Err(RuntimeError::program("a resident graph with real weights cannot take inserted edges"));
         }
-        if after.out().is_weighted() && self.weights.is_none() {
-            self.weights = Some(DeviceBuffer::filled_u32(&self.context, edges as usize, 1, "the unit edge weights")?);
+        if out.is_packed() || out.edge_slots() != inserted.slots {
+            return Err(RuntimeError::program(
+                "the graph given is not the one the insertion's report describes (a graph with room per node)",
+            ));
         }
         self.context.bind_to_thread().map_err(|e| call("cuCtxSetCurrent", e))?;
         let count = batch.len();
-        // The batch goes up once, as three columns (sources, targets, weights) written straight
-        // into pinned memory on every core, and checked in the same pass (a 1% batch of a graph
-        // of 65 M edges is 650,000 edges): the table returned, which a program can take as its
-        // input.
+        let table = self.upload_batch(batch, nodes)?;
+        let uploaded = started.elapsed();
+        // What was made from the old edges describes another graph now.
+        self.reverse = None;
+        self.in_edge_ids = None;
+        self.edge_sources = None;
+        if inserted.relaid || self.ends.is_none() {
+            // Laid out afresh: every array changed.
+            let arrays = OutArrays::upload(&self.context, out, &mut self.staging)?;
+            (self.offsets, self.ends, self.targets, self.weights) =
+                (arrays.offsets, arrays.ends, arrays.targets, arrays.weights);
+            self.identity = identity(after);
+            return Ok(table);
+        }
+        if out.is_weighted() && self.weights.is_none() {
+            let slots = self.targets.bytes() / 4;
+            self.weights = Some(DeviceBuffer::filled_u32(&self.context, slots, 1, "the unit edge weights")?);
+        }
+        // The edge arrays grow as the host's did (ahead of need, so rarely).
+        let slots = inserted.slots as usize;
+        if self.targets.bytes() < slots * 4 {
+            let grown = |old: &DeviceBuffer, what: &str| -> Result<DeviceBuffer> {
+                let new = DeviceBuffer::new(&self.context, slots * 4, what)?;
+                new.copy_from(old, old.bytes())?;
+                Ok(new)
+            };
+            self.targets = grown(&self.targets, "the graph's edges")?;
+            if let Some(weights) = &self.weights {
+                self.weights = Some(grown(weights, "the graph's weights")?);
+            }
+        }
+        let ends = self.ends.as_ref().expect("a graph with room has its rows' ends");
+        let (starts_ptr, ends_ptr, targets_ptr) = (self.offsets.ptr(), ends.ptr(), self.targets.ptr());
+        let weights_ptr = self.weights.as_ref().map_or(0, DeviceBuffer::ptr);
+        let grid = |items: u64| items.div_ceil(u64::from(INSERT_BLOCK)).clamp(1, 8192) as u32;
+        let moves = &inserted.moves;
+        let _moved = if moves.is_empty() {
+            None
+        } else {
+            let words: Vec<u64> = moves.iter().flat_map(|m| [u64::from(m.node), m.from, m.to, m.len]).collect();
+            let buffer = DeviceBuffer::from_slice_staged(&self.context, &words, "the moved rows", &mut self.staging)?;
+            let (moves_ptr, moved) = (buffer.ptr(), moves.len() as u32);
+            // SAFETY: (uint64_t *starts, uint64_t *ends, uint32_t *targets, uint32_t *weights,
+            // const uint64_t *moves, uint32_t count): the rows' arrays hold a word per node, the
+            // edge arrays `slots` words, every move's source and place lie within them (the host
+            // made the same moves on arrays of the same length); weights may be null.
+            unsafe {
+                launch(
+                    &program.room_move,
+                    grid(32 * u64::from(moved)),
+                    INSERT_BLOCK,
+                    &mut [
+                        arg(&starts_ptr),
+                        arg(&ends_ptr),
+                        arg(&targets_ptr),
+                        arg(&weights_ptr),
+                        arg(&moves_ptr),
+                        arg(&moved),
+                    ],
+                )?
+            };
+            Some(buffer)
+        };
+        if count > 0 {
+            let count32 = count as u32;
+            let (src, dst, weight) =
+                (table.buffer.ptr(), table.buffer.ptr() + 4 * count as u64, table.buffer.ptr() + 8 * count as u64);
+            // SAFETY: (const uint64_t *ends, uint32_t *targets, uint32_t *weights, const uint32_t
+            // *src, const uint32_t *dst, const uint32_t *weight, uint32_t count): the batch's
+            // columns hold `count` words, its sources sorted and below the node count (checked
+            // when it went up); each row has room for its inserted edges (the host's insertion
+            // made it); weights may be null.
+            unsafe {
+                launch(
+                    &program.room_place,
+                    grid(count as u64),
+                    INSERT_BLOCK,
+                    &mut [
+                        arg(&ends_ptr),
+                        arg(&targets_ptr),
+                        arg(&weights_ptr),
+                        arg(&src),
+                        arg(&dst),
+                        arg(&weight),
+                        arg(&count32),
+                    ],
+                )?
+            };
+            // SAFETY: (uint64_t *ends, const uint32_t *src, uint32_t count): as above.
+            unsafe {
+                launch(
+                    &program.room_advance,
+                    grid(count as u64),
+                    INSERT_BLOCK,
+                    &mut [arg(&ends_ptr), arg(&src), arg(&count32)],
+                )?
+            };
+        }
+        let launched = started.elapsed();
+        synchronize().map_err(|e| call("the kernels inserting edges into a resident graph", e))?;
+        if super::executor::trace_run() {
+            let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+            eprintln!(
+                "grail insert of {count} edges ({} rows moved): checked and uploaded {:.3} ms, launched {:.3}, done {:.3}",
+                moves.len(),
+                ms(uploaded),
+                ms(launched),
+                ms(started.elapsed())
+            );
+        }
+        self.identity = identity(after);
+        Ok(table)
+    }
+
+    /// Copies `batch` up once, as three columns (sources, targets, weights) written straight
+    /// into pinned memory on every core and checked in the same pass (a 1% batch of a graph of
+    /// 65 M edges is 650,000 edges): the table a program can take as its input.
+    fn upload_batch(&mut self, batch: &[Insertion], nodes: u32) -> Result<ResidentTable> {
+        let count = batch.len();
         let faulty = AtomicBool::new(false);
         let inserted = DeviceBuffer::from_words_made(
             &self.context,
@@ -193,118 +302,45 @@ impl DeviceGraph {
         if faulty.load(Ordering::Relaxed) {
             return Err(batch_fault(batch, nodes));
         }
-        let uploaded = started.elapsed();
-        let table = ResidentTable {
+        Ok(ResidentTable {
             buffer: inserted,
             leaves: vec![Type::Node, Type::Node, Type::U32],
             rows: count,
             context: self.context.clone(),
-        };
-        if batch.is_empty() {
-            self.identity = identity(after);
-            return Ok(table);
-        }
-        // What was made from the old edges describes another graph now.
-        self.reverse = None;
-        self.in_edge_ids = None;
-        self.edge_sources = None;
-        let inserted = &table.buffer;
-        let points = DeviceBuffer::new(&self.context, count * 8, "the inserted edges' places")?;
-        let total = after.num_edges() as usize;
-        let spare = std::mem::take(&mut self.spare);
-        let new_offsets = match spare.offsets {
-            Some(offsets) => offsets,
-            None => DeviceBuffer::new(&self.context, (nodes as usize + 1) * 8, "the graph's offsets")?,
-        };
-        let new_targets = roomy(&self.context, spare.targets, total * 4, "the graph's edges")?;
-        let new_weights = match &self.weights {
-            Some(_) => Some(roomy(&self.context, spare.weights, total * 4, "the graph's weights")?),
-            None => None,
-        };
-        let (n, count32) = (u64::from(nodes), count as u32);
-        let (src, dst, weight) = (inserted.ptr(), inserted.ptr() + 4 * count as u64, inserted.ptr() + 8 * count as u64);
-        let (old_offsets, new_offsets_ptr, points_ptr) = (self.offsets.ptr(), new_offsets.ptr(), points.ptr());
-        let grid = |items: u64| items.div_ceil(u64::from(INSERT_BLOCK) * INSERT_ITEMS).clamp(1, 8192) as u32;
-        // SAFETY: (const uint64_t *old_offsets, uint64_t *new_offsets, uint64_t n, const uint32_t
-        // *src, uint32_t count, uint64_t *points): both offsets arrays hold n + 1 words, the batch
-        // `count` sources below n (checked above), `points` count words.
-        unsafe {
-            launch(
-                &program.insert_offsets,
-                grid((n + 1).max(count as u64)),
-                INSERT_BLOCK,
-                &mut [arg(&old_offsets), arg(&new_offsets_ptr), arg(&n), arg(&src), arg(&count32), arg(&points_ptr)],
-            )?
-        };
-        let old_targets = self.targets.ptr();
-        let old_weights = self.weights.as_ref().map_or(0, DeviceBuffer::ptr);
-        let new_targets_ptr = new_targets.ptr();
-        let new_weights_ptr = new_weights.as_ref().map_or(0, DeviceBuffer::ptr);
-        // SAFETY: (const uint32_t *old_targets, const uint32_t *old_weights, uint64_t edges, uint32_t
-        // *new_targets, uint32_t *new_weights, const uint64_t *points, const uint32_t *dst, const
-        // uint32_t *weight, uint32_t count): the old arrays hold `edges` entries, the new ones
-        // `edges + count`; the weights are both given or both null; `points` was filled above.
-        unsafe {
-            launch(
-                &program.insert_edges,
-                grid(edges.max(count as u64)),
-                INSERT_BLOCK,
-                &mut [
-                    arg(&old_targets),
-                    arg(&old_weights),
-                    arg(&edges),
-                    arg(&new_targets_ptr),
-                    arg(&new_weights_ptr),
-                    arg(&points_ptr),
-                    arg(&dst),
-                    arg(&weight),
-                    arg(&count32),
-                ],
-            )?
-        };
-        let launched = started.elapsed();
-        synchronize().map_err(|e| call("the kernels inserting edges into a resident graph", e))?;
-        if super::executor::trace_run() {
-            let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
-            eprintln!(
-                "grail insert of {count} edges: checked and uploaded {:.3} ms, launched {:.3}, done {:.3}",
-                ms(uploaded),
-                ms(launched),
-                ms(started.elapsed())
-            );
-        }
-        // Only now: a failure before leaves the graph it held, under its old identity.
-        self.identity = identity(after);
-        self.spare = SpareArrays {
-            offsets: Some(std::mem::replace(&mut self.offsets, new_offsets)),
-            targets: Some(std::mem::replace(&mut self.targets, new_targets)),
-            weights: match new_weights {
-                Some(w) => self.weights.replace(w),
-                None => None,
-            },
-        };
-        Ok(table)
+        })
     }
 
     /// The resident out-CSR copied back, with the weights the device holds (unit ones made
-    /// for an unweighted graph included), for checking it against the host's graph.
+    /// for an unweighted graph included), for checking it against the host's graph: with its
+    /// room, when it has room per node.
     pub fn download_csr(&self) -> Result<grail_graph::Csr> {
         self.context.bind_to_thread().map_err(|e| call("cuCtxSetCurrent", e))?;
-        let (nodes, edges, _) = self.identity;
-        let mut offsets = vec![0u64; nodes as usize + 1];
+        let nodes = self.identity.0 as usize;
+        let mut offsets = vec![0u64; nodes + 1];
         self.offsets.download(0, &mut offsets)?;
-        let mut targets = vec![0u32; edges as usize];
+        let slots = match &self.ends {
+            Some(_) => self.targets.bytes() / 4,
+            None => offsets[nodes] as usize,
+        };
+        let mut targets = vec![0u32; slots];
         self.targets.download(0, &mut targets)?;
         let weights = match &self.weights {
             Some(buffer) => {
-                let mut weights = vec![0u32; edges as usize];
+                let mut weights = vec![0u32; slots];
                 buffer.download(0, &mut weights)?;
                 Some(weights)
             }
             None => None,
         };
-        grail_graph::Csr::from_parts(offsets, targets, weights)
-            .map_err(|e| RuntimeError::program(format!("the graph on the device is not a graph: {e}")))
+        let csr = match &self.ends {
+            Some(buffer) => {
+                let mut ends = vec![0u64; nodes];
+                buffer.download(0, &mut ends)?;
+                grail_graph::Csr::from_parts_with_room(offsets, ends, targets, weights)
+            }
+            None => grail_graph::Csr::from_parts(offsets, targets, weights),
+        };
+        csr.map_err(|e| RuntimeError::program(format!("the graph on the device is not a graph: {e}")))
     }
 
     /// Fails unless this holds `graph` on `device`.
@@ -358,8 +394,8 @@ impl DeviceGraph {
         // An unweighted graph's edges weigh 1 each: for a program that reads weights, a column of
         // ones made on the device once (not 4 bytes an edge copied up every run).
         if self.weights.is_none() && module.properties.iter().any(|p| p.is_weight && p.ty == grail_ir::Type::U32) {
-            let edges = graph.out().num_edges() as usize;
-            self.weights = Some(DeviceBuffer::filled_u32(&self.context, edges, 1, "the unit edge weights")?);
+            let slots = graph.out().edge_slots() as usize;
+            self.weights = Some(DeviceBuffer::filled_u32(&self.context, slots, 1, "the unit edge weights")?);
         }
         if analysis::needs_edge_sources(module) && self.edge_sources.is_none() {
             let sources = graph.out().edge_sources();
@@ -400,19 +436,30 @@ fn batch_fault(batch: &[Insertion], nodes: u32) -> RuntimeError {
     })
 }
 
-/// Threads a block of the insertion kernels, and items a thread takes in each of its block's
-/// chunks (`GRAIL_INSERT_ITEMS` in `grail_cuda.h`).
+/// Threads a block of the insertion kernels.
 const INSERT_BLOCK: u32 = 256;
-const INSERT_ITEMS: u64 = 16;
 
-/// `spare` if it holds `bytes`, else a new buffer with an eighth more room (or exactly `bytes`
-/// when that much more does not fit).
-fn roomy(context: &Arc<CudaContext>, spare: Option<DeviceBuffer>, bytes: usize, what: &str) -> Result<DeviceBuffer> {
-    match spare {
-        Some(buffer) if buffer.bytes() >= bytes => Ok(buffer),
-        spare => {
-            drop(spare);
-            DeviceBuffer::new(context, bytes + bytes / 8, what).or_else(|_| DeviceBuffer::new(context, bytes, what))
-        }
+/// A graph's out-edge arrays on a device: offsets, the rows' ends when it has room per node,
+/// edges and weights (the edge arrays one word per slot).
+struct OutArrays {
+    offsets: DeviceBuffer,
+    ends: Option<DeviceBuffer>,
+    targets: DeviceBuffer,
+    weights: Option<DeviceBuffer>,
+}
+
+impl OutArrays {
+    fn upload(context: &Arc<CudaContext>, out: &grail_graph::Csr, staging: &mut Option<Staging>) -> Result<OutArrays> {
+        let offsets = DeviceBuffer::from_slice_staged(context, out.offsets(), "the graph's offsets", staging)?;
+        let ends = match out.is_packed() {
+            true => None,
+            false => Some(DeviceBuffer::from_slice_staged(context, out.ends(), "the graph's rows' ends", staging)?),
+        };
+        let targets = DeviceBuffer::from_slice_staged(context, out.targets(), "the graph's edges", staging)?;
+        let weights = match out.weight_words() {
+            Some(w) => Some(DeviceBuffer::from_slice_staged(context, w, "the graph's weights", staging)?),
+            None => None,
+        };
+        Ok(OutArrays { offsets, ends, targets, weights })
     }
 }

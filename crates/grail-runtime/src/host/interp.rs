@@ -693,7 +693,7 @@ impl<'a, M: Machine + ?Sized> Interp<'a, '_, M> {
     }
 
     fn check_edge(&self, edge: &Value, what: &str) -> Result<usize> {
-        let m = self.m.memory().out.num_edges();
+        let m = self.m.memory().out.edge_slots();
         match *edge {
             Value::Edge(e) if e < m => Ok(e as usize),
             Value::Edge(e) => {

@@ -320,7 +320,8 @@ impl<'g> Memory<'g> {
     pub fn full_len(&self, property: &grail_ir::Property) -> usize {
         match property.owner {
             Owner::Node => self.out.num_nodes() as usize,
-            _ => self.out.num_edges() as usize,
+            // One per edge slot (with room after rows, more than edges).
+            _ => self.out.edge_slots() as usize,
         }
     }
 
@@ -350,7 +351,8 @@ impl<'g> Memory<'g> {
         wanted: Option<&[bool]>,
     ) -> Result<Memory<'g>> {
         let n = graph.num_nodes() as usize;
-        let m = usize::try_from(graph.num_edges())
+        // Edge columns hold one value per edge slot (with room after rows, more than edges).
+        let m = usize::try_from(graph.out().edge_slots())
             .map_err(|_| RuntimeError::OutOfMemory { what: "edge property columns".into() })?;
         let mut owned = Vec::with_capacity(module.properties.len());
         let mut borrowed: Vec<Option<ColumnRef>> = vec![None; module.properties.len()];

@@ -33,8 +33,19 @@ pub(crate) fn grail_values(values: &[Value], what: &str, out: &mut Vec<GrailValu
     Ok(())
 }
 
-/// Every param's value: given, or its default; checked against its type and the graph.
+/// Every param's value: given, or its default; checked against its type and the graph. The
+/// graph's layout is checked first: a program that names edges by number cannot run on a graph
+/// with room after its rows.
 pub(crate) fn bind_params(module: &Module, graph: &Graph, given: &[Option<Value>]) -> Result<Vec<Value>> {
+    if !graph.out().is_packed()
+        && let Some(why) = grail_ir::analysis::room_obstacle(module)
+    {
+        return Err(RuntimeError::program(format!(
+            "`{}` cannot run on a graph with room after its rows (a dynamic algorithm's, whose edge ids are not \
+             0 to the edge count): {why}",
+            module.name
+        )));
+    }
     let declared = &module.params;
     if given.len() != declared.len() {
         return Err(RuntimeError::ParamCount { expected: declared.len(), given: given.len() });
