@@ -12,9 +12,9 @@
 # against Dijkstra's. The table gives the median over the batches of the repair's and the fresh
 # run's computing time (on a GPU the kernels' time) and their ratio; the same for the whole runs
 # (on a GPU each run with its inputs taken on the device and the distances left there; on the
-# CPU the program's run with its inputs filled); and, on a GPU, the batch's insertion into the
-# graph on the device, which both runs need, with the ratio of the whole steps counting it in
-# both. Needs python3 (to read the JSON).
+# CPU the program's run with its inputs filled); and the batch's insertion into the graph (on
+# the host, and on a GPU into the graph on the device too), which both runs need, with the
+# ratio of the whole steps counting it in both. Needs python3 (to read the JSON).
 set -euo pipefail
 
 grail=target/release/grail
@@ -69,12 +69,12 @@ med = lambda key: statistics.median(x[key] for x in b)
 repair, fresh = med("update_ms"), med("fresh_ms")
 run_repair, run_fresh = med("update_total_ms"), med("fresh_total_ms")
 ratio = lambda a, b: f"{a / max(b, 1e-6):.1f}x"
-if target == "gpu":
-    insert = f"{med('insert_ms'):.2f}"
-    step = ratio(statistics.median(x["insert_ms"] + x["fresh_total_ms"] for x in b),
-                 statistics.median(x["insert_ms"] + x["update_total_ms"] for x in b))
-else:
-    insert, step = "", ratio(run_fresh, run_repair)
+# The batch inserted into the graph (on the host, and on a GPU into its copy there too), which a
+# step of either kind needs, counted in both.
+inserting = lambda x: x["merge_ms"] + x["insert_ms"]
+insert = f"{statistics.median(inserting(x) for x in b):.2f}"
+step = ratio(statistics.median(inserting(x) + x["fresh_total_ms"] for x in b),
+             statistics.median(inserting(x) + x["update_total_ms"] for x in b))
 print(f"| {spec} | {r['nodes']:,} | {r['edges_before']:,} | {target} | {size} | {repair:.2f} | {fresh:.2f} | "
       f"{ratio(fresh, repair)} | {run_repair:.2f} | {run_fresh:.2f} | {ratio(run_fresh, run_repair)} | {insert} | {step} |")
 PY
