@@ -1,10 +1,12 @@
 //! Inserting a batch of edges into a CSR: the graph a dynamic algorithm sees after each batch
 //! (incremental SSSP's updates).
 //!
-//! The new CSR is written in one parallel pass: each node's old edges, then its inserted ones in
-//! batch order, so edge ids of a node's old edges keep their relative order and the inserted
-//! edges come last. The cost is one copy of the edge arrays (memory bandwidth), however small
-//! the batch; what a batch costs to repair is the algorithm's business.
+//! [`Csr::with_inserted`] writes a new packed CSR in one parallel pass: each node's old edges,
+//! then its inserted ones in batch order, so edge ids of a node's old edges keep their relative
+//! order and the inserted edges come last. The cost is one copy of the edge arrays (memory
+//! bandwidth), however small the batch: a dynamic algorithm inserts in place instead, into a
+//! CSR with room per node ([`Csr::insert`], module [`crate::room`]), which places the edges the
+//! same way; this is the packed reference the tests compare it with.
 
 use rand::{RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -22,14 +24,12 @@ impl Csr {
     /// would). An unweighted CSR becomes weighted (its edges weigh 1) when an inserted edge
     /// weighs anything else. Every endpoint must be a node; real weights are refused (the
     /// batch's weights are integers).
+    ///
+    /// # Panics
+    ///
+    /// On a CSR with room per node ([`Csr::insert`] is how such a CSR takes a batch).
     pub fn with_inserted(&self, batch: &[Insertion]) -> Result<Csr> {
-        self.with_inserted_placed(batch).map(|(csr, _)| csr)
-    }
-
-    /// [`Csr::with_inserted`], with the batch as it placed it: by source, stably (each node's
-    /// inserted edges in batch order), the order a repair reads its heads' distances in best and
-    /// a resident graph on a GPU takes a batch in (`grail_runtime::gpu::DeviceGraph::insert`).
-    pub fn with_inserted_placed(&self, batch: &[Insertion]) -> Result<(Csr, Vec<Insertion>)> {
+        assert!(self.is_packed(), "with_inserted on a CSR with room per node");
         let n = self.num_nodes();
         if let Some((i, &(u, v, _))) = batch.iter().enumerate().find(|(_, (u, v, _))| *u >= n || *v >= n) {
             return Err(GraphError::invalid(format!(
@@ -88,7 +88,7 @@ impl Csr {
                 }
             }
         });
-        Ok((Csr::from_parts(offsets, targets, weighted.then_some(weights))?, sorted))
+        Csr::from_parts(offsets, targets, weighted.then_some(weights))
     }
 }
 
