@@ -127,6 +127,9 @@ pub fn run(
     let source = graph.check_node(u64::from(source), "source node")?;
     let mut engine = Engine::new(options)?;
     let mut graph = graph;
+    // Edge property columns other than the weights do not follow inserted edges (neither program
+    // reads them): dropped, as a graph grown by copying dropped them.
+    graph.edge_props = grail_graph::Properties::new(graph.num_edges() as usize);
     // Room per node before the first solve: the batches then go into the rows in place, here
     // and on a device (whose copy is made by the first solve).
     graph.make_room()?;

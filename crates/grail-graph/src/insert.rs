@@ -20,6 +20,29 @@ use crate::par::{node_groups, split_by_bounds};
 pub type Insertion = (NodeId, NodeId, Weight);
 
 impl Csr {
+    /// Fails unless every endpoint of `batch` is a node and the weights are integers (a batch's
+    /// weights are): the first edge that names a missing node, by its number in the batch.
+    pub(crate) fn check_batch(&self, batch: &[Insertion]) -> Result<()> {
+        let n = self.num_nodes();
+        let bad = |&(u, v, _): &Insertion| u >= n || v >= n;
+        // In chunks: an element-wise parallel search cost ten times a sequential one.
+        const CHUNK: usize = 1 << 14;
+        if let Some(c) = batch.par_chunks(CHUNK).position_first(|chunk| chunk.iter().any(bad)) {
+            let i = c * CHUNK + batch[c * CHUNK..].iter().position(bad).expect("the chunk has one");
+            let (u, v, _) = batch[i];
+            return Err(GraphError::invalid(format!(
+                "inserted edge {} ({u} -> {v}) names a node the graph does not have (it has {n} nodes)",
+                i + 1
+            )));
+        }
+        if self.has_real_weights() {
+            return Err(GraphError::invalid(
+                "the graph has real weights; inserted edges carry integer weights (read it with --weights round|scale)",
+            ));
+        }
+        Ok(())
+    }
+
     /// This CSR with `batch` inserted (parallel edges and self-loops kept, as a multigraph
     /// would). An unweighted CSR becomes weighted (its edges weigh 1) when an inserted edge
     /// weighs anything else. Every endpoint must be a node; real weights are refused (the
@@ -31,17 +54,7 @@ impl Csr {
     pub fn with_inserted(&self, batch: &[Insertion]) -> Result<Csr> {
         assert!(self.is_packed(), "with_inserted on a CSR with room per node");
         let n = self.num_nodes();
-        if let Some((i, &(u, v, _))) = batch.iter().enumerate().find(|(_, (u, v, _))| *u >= n || *v >= n) {
-            return Err(GraphError::invalid(format!(
-                "inserted edge {} ({u} -> {v}) names a node the graph does not have (it has {n} nodes)",
-                i + 1
-            )));
-        }
-        if self.has_real_weights() {
-            return Err(GraphError::invalid(
-                "the graph has real weights; inserted edges carry integer weights (read it with --weights round|scale)",
-            ));
-        }
+        self.check_batch(batch)?;
         let weighted = self.is_weighted() || batch.iter().any(|&(_, _, w)| w != 1);
         // The batch by source, stable (a node's inserted edges keep their batch order).
         let mut sorted = batch.to_vec();

@@ -202,22 +202,7 @@ impl Csr {
     /// when an inserted edge weighs anything else. On an error the CSR is unchanged.
     pub fn insert(&mut self, batch: &[Insertion]) -> Result<Inserted> {
         let n = self.num_nodes();
-        let bad = |&(u, v, _): &Insertion| u >= n || v >= n;
-        // In chunks: an element-wise parallel search cost ten times a sequential one.
-        const CHUNK: usize = 1 << 14;
-        if let Some(c) = batch.par_chunks(CHUNK).position_first(|chunk| chunk.iter().any(bad)) {
-            let i = c * CHUNK + batch[c * CHUNK..].iter().position(bad).expect("the chunk has one");
-            let (u, v, _) = batch[i];
-            return Err(GraphError::invalid(format!(
-                "inserted edge {} ({u} -> {v}) names a node the graph does not have (it has {n} nodes)",
-                i + 1
-            )));
-        }
-        if self.has_real_weights() {
-            return Err(GraphError::invalid(
-                "the graph has real weights; inserted edges carry integer weights (read it with --weights round|scale)",
-            ));
-        }
+        self.check_batch(batch)?;
         let weighted_now = !self.is_weighted() && batch.par_iter().any(|&(_, _, w)| w != 1);
         if weighted_now {
             self.weights = Some(vec![1; self.targets.len()]);
