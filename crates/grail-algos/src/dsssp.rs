@@ -213,6 +213,9 @@ enum Engine {
         update: Box<CpuProgram>,
         fresh: Box<CpuProgram>,
         threads: usize,
+        /// The words of the last batch's input table, for the next batch's (their pages
+        /// touched already).
+        rows: Vec<u64>,
     },
     Gpu {
         update: Box<GpuProgram>,
@@ -244,6 +247,7 @@ impl Engine {
                     update: Box::new(CpuProgram::compile(update, &compiler, Some(&cache))?),
                     fresh: Box::new(CpuProgram::compile(fresh, &compiler, Some(&cache))?),
                     threads: options.threads,
+                    rows: Vec::new(),
                 }
             }
             Target::Gpu => {
@@ -374,14 +378,17 @@ impl Engine {
                     Timing { total: time, compute: time, read_back: Duration::ZERO, kernels: Vec::new() },
                 ))
             }
-            Engine::Cpu { update, threads, .. } => {
+            Engine::Cpu { update, threads, rows, .. } => {
                 // The known distances are the `dist` input's words themselves (no copy: 4 M of
-                // them took 2-3 ms on 16 cores), taken back after the run.
-                let mut inputs = update_inputs(update.module(), Some(before), Some(batch))?;
+                // them took 2-3 ms on 16 cores), taken back after the run; the batch's table is
+                // written into the last one's words.
+                let spare = std::mem::take(rows);
+                let mut inputs = update_inputs(update.module(), Some(before), Some((batch, spare)))?;
                 let params = repair_params(update.module(), width);
                 let run =
                     update.run_with_inputs(graph, &params, &inputs, &RunOptions { threads: *threads }, &mut sink());
                 let before = inputs.pop().map(Table::into_words).unwrap_or_default();
+                *rows = inputs.pop().map(Table::into_words).unwrap_or_default();
                 let mut output = run?;
                 let compute = output.stats.elapsed;
                 let kernels = std::mem::take(&mut output.stats.kernels);
@@ -411,7 +418,7 @@ impl Engine {
                         given.collections.push((module.collection_inputs[0], table));
                         None
                     }
-                    None => Some(batch),
+                    None => Some((batch, Vec::new())),
                 };
                 let inputs = update_inputs(module, known, inserted)?;
                 let params = repair_params(module, width);
@@ -514,16 +521,21 @@ fn distances_of(module: &Module, output: &mut RunOutput) -> Result<Vec<u64>> {
     }
 }
 
-/// `dsssp`'s inputs: `inserted` (the batch), then `dist` (every node's distance before it),
-/// each unless it is on the device already (`None`).
-fn update_inputs(module: &Module, before: Option<Vec<u64>>, batch: Option<&[Insertion]>) -> Result<Vec<Table>> {
+/// `dsssp`'s inputs: `inserted` (the batch, its rows written into the words given), then `dist`
+/// (every node's distance before it), each unless it is on the device already (`None`).
+fn update_inputs(
+    module: &Module,
+    before: Option<Vec<u64>>,
+    batch: Option<(&[Insertion], Vec<u64>)>,
+) -> Result<Vec<Table>> {
     let ([inserted_id], [dist_id]) = (&module.collection_inputs[..], &module.property_inputs[..]) else {
         return Err(AlgoError::Internal("dsssp's inputs are not inserted and dist".into()));
     };
     let fail = |e: grail_runtime::RuntimeError| AlgoError::Internal(format!("dsssp's inputs: {e}"));
     let mut tables = Vec::with_capacity(2);
-    if let Some(batch) = batch {
-        let mut inserted = vec![0u64; 3 * batch.len()];
+    if let Some((batch, mut inserted)) = batch {
+        // Every word is written below: only words beyond the last batch's are zeroed first.
+        inserted.resize(3 * batch.len(), 0);
         inserted.par_chunks_mut(3).zip(batch.par_iter()).for_each(|(row, &(u, v, w))| {
             row.copy_from_slice(&[u64::from(u), u64::from(v), u64::from(w)]);
         });
