@@ -534,8 +534,14 @@ fn update_inputs(
     let fail = |e: grail_runtime::RuntimeError| AlgoError::Internal(format!("dsssp's inputs: {e}"));
     let mut tables = Vec::with_capacity(2);
     if let Some((batch, mut inserted)) = batch {
-        // Every word is written below: only words beyond the last batch's are zeroed first.
-        inserted.resize(3 * batch.len(), 0);
+        // Every word is written below: only words beyond the last batch's are zeroed first, and
+        // new words come zeroed from the allocator (their pages faulted in by the writes below,
+        // on every core, not by a zeroing pass on one).
+        if inserted.capacity() < 3 * batch.len() {
+            inserted = vec![0u64; 3 * batch.len()];
+        } else {
+            inserted.resize(3 * batch.len(), 0);
+        }
         inserted.par_chunks_mut(3).zip(batch.par_iter()).for_each(|(row, &(u, v, w))| {
             row.copy_from_slice(&[u64::from(u), u64::from(v), u64::from(w)]);
         });
