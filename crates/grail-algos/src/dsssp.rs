@@ -137,7 +137,7 @@ pub fn run(
     // timed runs (as the tuner's is).
     let wide = |graph: &Graph| crate::suite::window_by_class(graph, &crate::RunParams::default());
     let (mut distances, initial) = engine.fresh(&graph, source, true, wide(&graph))?;
-    engine.reserve_update(&graph);
+    engine.reserve_update(&graph, batches.iter().map(Vec::len).max().unwrap_or(0));
     let width = repair_width(&graph);
     if options.verify {
         check_equal(&distances, &sssp(&graph, source), "the initial distances", DIJKSTRA)?;
@@ -339,12 +339,15 @@ impl Engine {
         }
     }
 
-    /// On the CPU, the repair's columns allocated (and their pages touched) before the first
-    /// batch, so that its repair does not pay the page faults the later ones are spared by
-    /// reusing them.
-    fn reserve_update(&mut self, graph: &Graph) {
-        if let Engine::Cpu { update, .. } = self {
+    /// On the CPU, the repair's columns and the words of its input table (for batches of up to
+    /// `rows` edges) allocated, and their pages touched on every core, before the first batch,
+    /// so that its repair does not pay the page faults the later ones are spared by reusing them.
+    fn reserve_update(&mut self, graph: &Graph, batch_rows: usize) {
+        if let Engine::Cpu { update, rows, .. } = self {
             update.reserve_columns(graph.num_nodes() as usize, graph.out().edge_slots() as usize);
+            let mut words = vec![0u64; 3 * batch_rows];
+            words.par_chunks_mut(1 << 16).for_each(|chunk| chunk.fill(0));
+            *rows = words;
         }
     }
 
