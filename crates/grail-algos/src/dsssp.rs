@@ -106,8 +106,7 @@ pub struct Report {
     pub batches: Vec<BatchReport>,
     /// The distances after the last batch.
     pub distances: Vec<u64>,
-    /// The graph after the last batch, with room per node ([`grail_graph::Csr::packed`] gives
-    /// its packed CSR).
+    /// The graph after the last batch (packed).
     pub graph: Graph,
 }
 
@@ -184,6 +183,8 @@ pub fn run(
         each(&report);
         reports.push(report);
     }
+    // Packed again once the batches are in: what every reader of a graph takes.
+    let graph = graph.packed().into_owned();
     Ok(Report { initial, batches: reports, distances, graph })
 }
 

@@ -588,6 +588,17 @@ impl Graph {
         }
     }
 
+    /// This graph with a packed out-CSR ([`Csr::packed`]; itself when it is packed): what
+    /// readers of the plain CSR (writers, partitioners) take.
+    pub fn packed(&self) -> std::borrow::Cow<'_, Graph> {
+        if self.out.is_packed() {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        let mut graph = Graph::from_csr(self.out.packed());
+        graph.node_props = self.node_props.clone();
+        std::borrow::Cow::Owned(graph)
+    }
+
     /// Gives the out-edges room per node ([`Csr::with_room`]) unless they have it: what a
     /// dynamic algorithm does before its first batch, so that inserting it moves no edges.
     /// Refused when the graph has edge properties (they would need a place for each new edge).

@@ -113,6 +113,8 @@ pub struct Partitioning {
 /// `parts` is close to the node count; the others never do.) METIS's failures, and graphs too
 /// large for its 32-bit indices, are errors.
 pub fn partition(graph: &Graph, parts: u32, method: Method, seed: u64) -> Result<Partitioning> {
+    // A graph with room per node is partitioned as its packed CSR.
+    let graph = &*graph.packed();
     let n = graph.num_nodes();
     if parts == 0 {
         return Err(GraphError::invalid("the number of parts must be at least 1"));

@@ -145,3 +145,22 @@ fn inserting_in_place_refuses_bad_batches_and_changes_nothing() {
     assert_eq!(csr.transpose(), csr.packed().transpose());
     assert_eq!(csr.edge_sources().len() as u64, csr.edge_slots());
 }
+
+/// A graph with room per node is written and partitioned as its packed CSR.
+#[test]
+fn a_graph_with_room_is_written_and_partitioned_packed() {
+    let mut graph = Graph::from_csr(csr_of(6, &[(0, 1, 5), (1, 2, 7), (2, 3, 1), (4, 5, 2)], true));
+    graph.insert_edges(&[(0, 5, 3), (0, 4, 2), (0, 3, 1), (0, 2, 9), (5, 0, 4)]).unwrap();
+    assert!(!graph.out().is_packed());
+    let packed = graph.out().packed();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("grown.gcsr");
+    grail_graph::io::write_graph(&graph, &path, None, &grail_graph::NoProgress).unwrap();
+    let read = grail_graph::io::read_graph(&path, &Default::default(), &grail_graph::NoProgress).unwrap();
+    assert_eq!(read.out(), &packed);
+    let parts = grail_graph::partition::partition(&graph, 2, grail_graph::partition::Method::Ordered, 1).unwrap();
+    let again =
+        grail_graph::partition::partition(&Graph::from_csr(packed), 2, grail_graph::partition::Method::Ordered, 1)
+            .unwrap();
+    assert_eq!(parts.owner(), again.owner());
+}

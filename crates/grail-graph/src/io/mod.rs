@@ -385,6 +385,8 @@ pub fn output_format(path: &Path, format: Option<Format>) -> Result<Format> {
 /// Writes a graph file in the given format (or the one its extension names), gzip-compressed if
 /// the name ends in `.gz`. The file appears only once it is complete.
 pub fn write_graph(graph: &Graph, path: &Path, format: Option<Format>, progress: &dyn Progress) -> Result<()> {
+    // A graph with room per node is written as its packed CSR.
+    let graph = &*graph.packed();
     let (_, compressed) = extension_of(path);
     let format = output_format(path, format)?;
     if graph.out().has_real_weights() && matches!(format, Format::Dimacs | Format::Metis | Format::Galois) {

@@ -705,16 +705,18 @@ impl<'a, M: Machine + ?Sized> Interp<'a, '_, M> {
 
     /// The positions `start..end` of a node's adjacency in its CSR.
     fn adjacency_range(&self, adjacency: Adjacency, node: u32) -> Result<(u64, u64)> {
-        let offsets = self.offsets(adjacency.uses_reverse())?;
-        Ok((offsets[node as usize], offsets[node as usize + 1]))
+        self.row(adjacency.uses_reverse(), node as usize)
     }
 
-    fn offsets(&self, reverse: bool) -> Result<&[u64]> {
+    /// Where node `node`'s row of the out-CSR (which may have room after its rows) or of the
+    /// (packed) in-CSR begins and ends.
+    fn row(&self, reverse: bool, node: usize) -> Result<(u64, u64)> {
         if !reverse {
-            return Ok(self.m.memory().out.offsets());
+            let out = self.m.memory().out;
+            return Ok((out.offsets()[node], out.ends()[node]));
         }
         match &self.m.memory().reverse {
-            Some(r) => Ok(&r.offsets),
+            Some(r) => Ok((r.offsets[node], r.offsets[node + 1])),
             None => Err(program_error("in-edges were not prepared (internal error)")),
         }
     }
@@ -892,7 +894,13 @@ impl<'a, M: Machine + ?Sized> Interp<'a, '_, M> {
                 let memory = self.m.memory();
                 let source = match &memory.edge_sources {
                     Some(sources) => sources[e],
-                    None => (memory.out.offsets().partition_point(|&o| o <= e as u64) - 1) as u32,
+                    None if memory.out.is_packed() => {
+                        (memory.out.offsets().partition_point(|&o| o <= e as u64) - 1) as u32
+                    }
+                    // Rows with room after them are not in order of position: the row holding e.
+                    None => (0..memory.out.num_nodes())
+                        .find(|&u| memory.out.edge_range(u).contains(&e))
+                        .ok_or_else(|| program_error(format!("`src` of edge {e}, which is in no node's row")))?,
                 };
                 Value::Node(source)
             }
@@ -903,20 +911,20 @@ impl<'a, M: Machine + ?Sized> Interp<'a, '_, M> {
             }
             ExprKind::Degree { node, reverse } => {
                 let node = self.eval_node(frame, node, "a degree")? as usize;
-                let offsets = self.offsets(*reverse)?;
-                Value::U32((offsets[node + 1] - offsets[node]) as u32)
+                let (start, end) = self.row(*reverse, node)?;
+                Value::U32((end - start) as u32)
             }
             ExprKind::Neighbor { node, index, reverse } => {
                 let node = self.eval_node(frame, node, "a neighbour")? as usize;
                 let index = self.eval(frame, index)?.as_u64().unwrap_or(u64::MAX);
-                let offsets = self.offsets(*reverse)?;
-                let degree = offsets[node + 1] - offsets[node];
+                let (start, end) = self.row(*reverse, node)?;
+                let degree = end - start;
                 if index >= degree {
                     return Err(program_error(format!(
                         "host code asks for neighbour {index} of node {node}, which has {degree}"
                     )));
                 }
-                let k = offsets[node] + index;
+                let k = start + index;
                 let adjacency = if *reverse { Adjacency::InNeighbors } else { Adjacency::OutNeighbors };
                 self.adjacent_item(adjacency, k)?
             }
