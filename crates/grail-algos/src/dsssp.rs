@@ -15,6 +15,10 @@
 //! ([`ResidentTable`]), and copying the distances back is timed apart. Deletions are not supported: they
 //! raise distances, which a repair from the changed edges alone cannot undo.
 //!
+//! Before the first batch the repair runs once, untimed, on a neutral batch (self-loops of weight
+//! 0, as many as the largest batch has edges), so that what a program's first run makes is not
+//! counted against the first batch; its window is chosen once, from every edge.
+//!
 //! Each batch can also be solved from scratch by the suite's SSSP program on the same target
 //! (`fresh`), for the comparison the benchmark reports, and checked against a fresh Dijkstra's
 //! on the graph as it is (`verify`).
