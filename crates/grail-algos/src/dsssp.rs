@@ -140,16 +140,15 @@ pub fn run(
     // timed runs (as the tuner's is).
     let wide = |graph: &Graph| crate::suite::window_by_class(graph, &crate::RunParams::default());
     let (mut distances, initial) = engine.fresh(&graph, source, true, wide(&graph))?;
-    engine.reserve_update(&graph, batches.iter().map(Vec::len).max().unwrap_or(0));
+    engine.reserve_update(&graph);
     let width = repair_width(&graph);
-    let largest = batches.iter().map(Vec::len).max().unwrap_or(0);
     if !matches!(engine, Engine::Reference) && graph.num_nodes() > 0 {
         // One repair before the first batch, untimed, as compiling is, of a batch as large as the
         // largest made of self-loops of weight 0 (which lower no distance, and are not inserted
         // into the graph): what a program's first run makes and later runs reuse (its columns,
         // its input collection's segments; on a GPU its device buffers and mailbox: 1 ms of a 1%
         // batch's 2.2 ms whole run on R-MAT 2^22) is not counted against the first batch.
-        let neutral = vec![(0, 0, 0); largest];
+        let neutral = vec![(0, 0, 0); batches.iter().map(Vec::len).max().unwrap_or(0)];
         let (after, before, _) = engine.update(&graph, distances, &neutral, width)?;
         engine.recycle(before, true);
         distances = after;
@@ -356,15 +355,12 @@ impl Engine {
         }
     }
 
-    /// On the CPU, the repair's columns and the words of its input table (for batches of up to
-    /// `rows` edges) allocated, and their pages touched on every core, before the first batch,
-    /// so that its repair does not pay the page faults the later ones are spared by reusing them.
-    fn reserve_update(&mut self, graph: &Graph, batch_rows: usize) {
-        if let Engine::Cpu { update, rows, .. } = self {
+    /// On the CPU, the repair's columns allocated (and their pages touched) before the first
+    /// batch, so that its repair does not pay the page faults the later ones are spared by
+    /// reusing them. (The batch's input table is made by the untimed first repair, and kept.)
+    fn reserve_update(&mut self, graph: &Graph) {
+        if let Engine::Cpu { update, .. } = self {
             update.reserve_columns(graph.num_nodes() as usize, graph.out().edge_slots() as usize);
-            let mut words = vec![0u64; 3 * batch_rows];
-            words.par_chunks_mut(1 << 16).for_each(|chunk| chunk.fill(0));
-            *rows = words;
         }
     }
 

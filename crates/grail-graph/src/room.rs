@@ -88,42 +88,13 @@ impl Csr {
     /// out in node order.
     pub fn with_room(&self) -> Csr {
         let n = self.num_nodes() as usize;
-        let mut offsets = vec![0u64; n + 1];
-        let caps: Vec<u64> =
-            (0..n).into_par_iter().map(|u| self.degree(u as NodeId) + room_for(self.degree(u as NodeId))).collect();
-        let mut total = 0u64;
-        for (u, cap) in caps.iter().enumerate() {
-            offsets[u] = total;
-            total += cap;
-        }
-        offsets[n] = total;
+        let offsets = self.row_starts(|degree| degree + room_for(degree));
+        let total = offsets[n];
         let ends: Vec<u64> = (0..n).into_par_iter().map(|u| offsets[u] + self.degree(u as NodeId)).collect();
         let limits: Vec<u64> = (0..n).into_par_iter().map(|u| offsets[u + 1]).collect();
         // Reserved beyond the rows' room for the rows that will move (a sixteenth more), so that
         // the first batches grow the arrays without copying them.
-        let slots = |value| {
-            let mut column = Vec::with_capacity((total + total / 16) as usize);
-            column.resize(total as usize, value);
-            column
-        };
-        let mut targets: Vec<NodeId> = slots(0);
-        let mut weights: Option<Vec<Weight>> = self.weights.as_ref().map(|_| slots(0));
-        {
-            let targets_out = DisjointWriter::new(&mut targets);
-            let weights_out = weights.as_mut().map(|w| DisjointWriter::new(w));
-            (0..n).into_par_iter().with_min_len(256).for_each(|u| {
-                let range = self.edge_range(u as NodeId);
-                for (i, e) in range.enumerate() {
-                    let at = offsets[u] as usize + i;
-                    // SAFETY: row u's slots belong to this task alone.
-                    unsafe { targets_out.write(at, self.targets[e]) };
-                    if let (Some(out), Some(w)) = (&weights_out, &self.weights) {
-                        // SAFETY: as above.
-                        unsafe { out.write(at, w[e]) };
-                    }
-                }
-            });
-        }
+        let (targets, weights) = self.rows_copied_to(&offsets, total as usize, (total + total / 16) as usize);
         let room = Room { ends, limits, edges: self.num_edges(), used: total, unused: 0 };
         Csr { offsets, targets, weights, real: self.real, room: Some(Box::new(room)) }
     }
@@ -133,30 +104,49 @@ impl Csr {
         if self.is_packed() {
             return self.clone();
         }
-        let n = self.num_nodes() as usize;
-        let mut offsets = vec![0u64; n + 1];
-        for u in 0..n {
-            offsets[u + 1] = offsets[u] + self.degree(u as NodeId);
-        }
-        let m = offsets[n] as usize;
-        let mut targets = vec![0 as NodeId; m];
-        let mut weights = self.weights.as_ref().map(|_| vec![0 as Weight; m]);
-        {
-            let targets_out = DisjointWriter::new(&mut targets);
-            let weights_out = weights.as_mut().map(|w| DisjointWriter::new(w));
-            (0..n).into_par_iter().with_min_len(256).for_each(|u| {
-                for (i, e) in self.edge_range(u as NodeId).enumerate() {
-                    let at = offsets[u] as usize + i;
-                    // SAFETY: row u's positions belong to this task alone.
-                    unsafe { targets_out.write(at, self.targets[e]) };
-                    if let (Some(out), Some(w)) = (&weights_out, &self.weights) {
-                        // SAFETY: as above.
-                        unsafe { out.write(at, w[e]) };
-                    }
-                }
-            });
-        }
+        let offsets = self.row_starts(|degree| degree);
+        let m = offsets[self.num_nodes() as usize] as usize;
+        let (targets, weights) = self.rows_copied_to(&offsets, m, m);
         Csr::from_parts_unchecked(offsets, targets, weights).with_real_weights(self.real)
+    }
+
+    /// Where each row starts when row `u` takes `size(degree of u)` slots, in node order (one
+    /// entry per node plus one: the last is the slots taken).
+    fn row_starts(&self, size: impl Fn(u64) -> u64) -> Vec<u64> {
+        let mut starts = Vec::with_capacity(self.num_nodes() as usize + 1);
+        let mut at = 0;
+        starts.push(at);
+        for u in 0..self.num_nodes() {
+            at += size(self.degree(u));
+            starts.push(at);
+        }
+        starts
+    }
+
+    /// The edge arrays (`slots` long, `capacity` reserved) with node `u`'s row copied to
+    /// `starts[u]`, in parallel; the slots between rows zero.
+    fn rows_copied_to(&self, starts: &[u64], slots: usize, capacity: usize) -> (Vec<NodeId>, Option<Vec<Weight>>) {
+        let column = || {
+            let mut column = Vec::with_capacity(capacity);
+            column.resize(slots, 0);
+            column
+        };
+        let mut targets: Vec<NodeId> = column();
+        let mut weights: Option<Vec<Weight>> = self.weights.as_ref().map(|_| column());
+        let targets_out = DisjointWriter::new(&mut targets);
+        let weights_out = weights.as_mut().map(|w| DisjointWriter::new(w));
+        (0..self.num_nodes()).into_par_iter().with_min_len(256).for_each(|u| {
+            for (i, e) in self.edge_range(u).enumerate() {
+                let at = starts[u as usize] as usize + i;
+                // SAFETY: row u's slots belong to this task alone.
+                unsafe { targets_out.write(at, self.targets[e]) };
+                if let (Some(out), Some(w)) = (&weights_out, &self.weights) {
+                    // SAFETY: as above.
+                    unsafe { out.write(at, w[e]) };
+                }
+            }
+        });
+        (targets, weights)
     }
 
     /// Assembles a CSR with room from its arrays (a device's copy, read back), checking that

@@ -184,6 +184,7 @@ impl DeviceGraph {
         let weights_ptr = self.weights.as_ref().map_or(0, DeviceBuffer::ptr);
         let grid = |items: u64| items.div_ceil(u64::from(INSERT_BLOCK)).clamp(1, 8192) as u32;
         let moves = &inserted.moves;
+        // The moved rows' list, kept until the kernels have run (the synchronize below).
         let _moved = if moves.is_empty() {
             None
         } else {
