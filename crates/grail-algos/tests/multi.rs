@@ -367,7 +367,7 @@ fn a_programs_own_update_functions_merge_the_ghosts() {
 fn the_partitioned_variants_loops_can_run_on_every_gpu_at_once() {
     let opt = OptConfig::all();
     for (algorithm, name) in
-        [("pr", "push"), ("bfs", "wl"), ("bfs", "async"), ("sssp", "wl"), ("sssp", "ds"), ("cc", "lp")]
+        [("pr", "push"), ("bfs", "do"), ("bfs", "wl"), ("bfs", "async"), ("sssp", "wl"), ("sssp", "ds"), ("cc", "lp")]
     {
         let variant = Variant::find(algorithm.parse::<Algorithm>().unwrap(), Some(name)).unwrap();
         let module = grail_algos::suite::optimized(variant, &opt).unwrap();

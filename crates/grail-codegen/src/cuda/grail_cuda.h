@@ -1825,16 +1825,38 @@ GRAIL_DEVICE bool grail_peer_exchange(const grail_ctx *c, grail_state *S, uint32
     }
     const uint32_t owned = (uint32_t)c->num_nodes;
     if (out != NULL) {
+        /* Pushed ghosts into their owners' inboxes, a block's worth at a time: counted by owner
+         * in shared memory, then one system-scope atomic per owner reserves the block's range
+         * (one per ghost, on the same remote word, took milliseconds when a hub's level pushed
+         * a hundred thousand ghosts). Every thread of a block makes the same trips. */
+        __shared__ unsigned int block_count[GRAIL_MAX_PARTS];
+        __shared__ unsigned long long block_base[GRAIL_MAX_PARTS];
         const uint64_t n = *len;
-        for (uint64_t i = index; i < n; i += threads) {
-            const uint32_t item = grail_item(out->items, out->cap, out->spill, i);
-            if (item < owned) continue;
-            const uint32_t j = item - owned;
-            if (atomicExch(&P->forwarded[j], step) == step) continue;
-            wrote = true;
-            const uint32_t o = P->owner_of[j];
-            const unsigned long long slot = atomicAdd_system(&P->inbox_len[o][par], 1ull);
-            if (slot < P->inbox_cap[o]) P->inbox[o][(uint64_t)par * P->inbox_cap[o] + slot] = P->at_of[j];
+        for (uint64_t first = (uint64_t)blockIdx.x * blockDim.x; first < n; first += threads) {
+            if (threadIdx.x < P->parts) block_count[threadIdx.x] = 0u;
+            __syncthreads();
+            const uint64_t i = first + threadIdx.x;
+            uint32_t o = GRAIL_MAX_PARTS, at = 0u, k = 0u;
+            if (i < n) {
+                const uint32_t item = grail_item(out->items, out->cap, out->spill, i);
+                if (item >= owned && atomicExch(&P->forwarded[item - owned], step) != step) {
+                    o = P->owner_of[item - owned];
+                    at = P->at_of[item - owned];
+                    k = atomicAdd(&block_count[o], 1u);
+                }
+            }
+            __syncthreads();
+            if (threadIdx.x < P->parts && block_count[threadIdx.x] != 0u) {
+                wrote = true;
+                block_base[threadIdx.x] =
+                    atomicAdd_system(&P->inbox_len[threadIdx.x][par], (unsigned long long)block_count[threadIdx.x]);
+            }
+            __syncthreads();
+            if (o < GRAIL_MAX_PARTS) {
+                wrote = true;
+                const unsigned long long slot = block_base[o] + k;
+                if (slot < P->inbox_cap[o]) P->inbox[o][(uint64_t)par * P->inbox_cap[o] + slot] = at;
+            }
         }
     }
     if (!grail_peer_barrier(S, P, wrote)) return false;

@@ -897,6 +897,8 @@ pub(crate) struct GpuRun<'a> {
     /// (`executor/peers.rs`), its `grail_peers` address while it runs (0 otherwise), and
     /// whether it stopped because another part failed.
     peers: Option<peers::PeerBuffers>,
+    /// The part's lists for those regions, copied before `main` (`PartRun::prepare_peer_lists`).
+    peer_lists: Option<peers::PeerLists>,
     region_peers: u64,
     region_stopped: bool,
     region_exchange: Duration,
@@ -1160,6 +1162,7 @@ impl<'a> GpuRun<'a> {
             push_inboxes: None,
             routed: None,
             peers: None,
+            peer_lists: None,
             region_peers: 0,
             region_stopped: false,
             region_exchange: Duration::ZERO,
@@ -2860,6 +2863,15 @@ impl crate::multi::PartRun for GpuRun<'_> {
 
     fn kernel_stats(&self) -> &[KernelStats] {
         &self.stats
+    }
+
+    fn prepare_peer_lists(
+        &mut self,
+        lists: &std::sync::Arc<crate::multi::peer::Lists>,
+        parts: usize,
+        properties: usize,
+    ) -> Result<()> {
+        GpuRun::prepare_peer_lists(self, lists, parts, properties)
     }
 
     fn peer_buffers(

@@ -260,6 +260,9 @@ pub(crate) struct Bsp<'a, 's> {
     /// (`grail_ir::analysis::node_local_defaults`): every part runs it over its ghosts too, and
     /// nothing is sent.
     pub local_defaults: Option<KernelId>,
+    /// Every part's lists for regions exchanging on the devices, once made
+    /// ([`peer::Lists::of_every_part`]; empty before).
+    pub peer_lists: Vec<std::sync::Arc<peer::Lists>>,
 }
 
 impl Bsp<'_, '_> {
@@ -378,10 +381,33 @@ impl Bsp<'_, '_> {
             return Ok(());
         }
         let properties = self.exchanged_properties();
-        for outcome in self.crew.run(Job::Prepare(properties)) {
+        // The lists of regions exchanging on the devices too, where one may run.
+        let regions = grail_ir::opt::outline::outlined_regions(&self.module.main.block);
+        let peer_lists =
+            if regions.iter().any(|r| self.exchanges_on_devices(r)) { self.peer_lists() } else { Vec::new() };
+        for outcome in self.crew.run(Job::Prepare { properties, peer_lists }) {
             outcome?;
         }
         Ok(())
+    }
+
+    /// Every part's lists for regions exchanging on the devices, made the first time.
+    fn peer_lists(&mut self) -> Vec<std::sync::Arc<peer::Lists>> {
+        if self.peer_lists.is_empty() {
+            self.peer_lists = peer::Lists::of_every_part(&self.links, &self.mirrors);
+        }
+        self.peer_lists.clone()
+    }
+
+    /// Whether outlined region `stmt` runs on every part at once, exchanging on the devices
+    /// (as far as the program and the choice of regions say; each part may still decline).
+    fn exchanges_on_devices(&self, stmt: &grail_ir::Stmt) -> bool {
+        let wanted = match self.device_regions {
+            super::DeviceRegions::Never => false,
+            super::DeviceRegions::Always => true,
+            super::DeviceRegions::Auto => peer::has_worklist_loop(stmt),
+        };
+        wanted && peer::obstacle(stmt, &self.merges, self.parts.len()).is_none()
     }
 
     /// The node properties parts exchange, in id order: those some kernel writes through other
@@ -862,12 +888,7 @@ impl Machine for Bsp<'_, '_> {
         let Some(stmt) = grail_ir::opt::outline::find_region(&self.module.main.block, region) else {
             return Ok(false);
         };
-        let wanted = match self.device_regions {
-            super::DeviceRegions::Never => false,
-            super::DeviceRegions::Always => true,
-            super::DeviceRegions::Auto => peer::has_worklist_loop(stmt),
-        };
-        if !wanted || peer::obstacle(stmt, &self.merges, k).is_some() {
+        if !self.exchanges_on_devices(stmt) {
             return Ok(false);
         }
         // The region's time includes making the parts ready.
@@ -890,6 +911,7 @@ impl Machine for Bsp<'_, '_> {
                 None => return Ok(false),
             }
         }
+        let lists = self.peer_lists();
         let plan = peer::Plan {
             region: stmt,
             merges: &self.merges,
@@ -897,7 +919,7 @@ impl Machine for Bsp<'_, '_> {
             properties: &properties,
             types: &types,
             links: &self.links,
-            mirrors: &self.mirrors,
+            lists: &lists,
         };
         let tables = (0..k).map(|q| plan.table(q, &addresses)).collect();
         let kernels = grail_ir::opt::outline::kernels_of(stmt);

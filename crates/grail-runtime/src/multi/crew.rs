@@ -117,8 +117,9 @@ pub(crate) enum Job {
     Merge(Exchanged),
     /// Each part stores the words their owners sent in its ghosts.
     Refresh(Exchanged),
-    /// Each part gets its exchanges' lists, and the records of these properties, ready.
-    Prepare(Vec<grail_ir::PropertyId>),
+    /// Each part gets its exchanges' lists, and the records of these properties, ready; and its
+    /// lists for regions exchanging on the devices, when given (by part).
+    Prepare { properties: Vec<grail_ir::PropertyId>, peer_lists: Vec<std::sync::Arc<super::peer::Lists>> },
     /// Each part runs the defaults kernel over its ghosts too, with its arguments, then records
     /// the words of these properties at its ghosts and mirrors: nothing to send.
     Defaults { kernel: KernelId, args: Vec<Vec<Value>>, properties: Vec<grail_ir::PropertyId> },
@@ -136,7 +137,7 @@ impl Job {
             Job::Step { .. } => "step",
             Job::Merge(_) => "merge",
             Job::Refresh(_) => "refresh",
-            Job::Prepare(_) => "prepare",
+            Job::Prepare { .. } => "prepare",
             Job::Defaults { .. } => "defaults",
             Job::Async(_) => "async",
             Job::Region { .. } => "region",
@@ -304,13 +305,17 @@ impl CrewState {
                 }
                 phases.end("words recorded");
             }
-            Job::Prepare(properties) => {
+            Job::Prepare { properties, peer_lists } => {
                 let map = self.maps[q].map(list);
                 let lists: Vec<&[u32]> = [ghosts, mirrors].into_iter().chain(map).collect();
                 let records: Vec<(&[u32], grail_ir::PropertyId)> =
                     properties.iter().flat_map(|&p| [(ghosts, p), (mirrors, p)]).collect();
                 run.prepare_exchange(self.runs.len(), &lists, &records)?;
                 phases.end("lists and records");
+                if let Some(lists) = peer_lists.get(q) {
+                    run.prepare_peer_lists(lists, self.runs.len(), properties.len())?;
+                    phases.end("lists for regions on the devices");
+                }
             }
             Job::Async(state) => return super::asynchronous::drive(q, run, ghosts, mirrors, state),
             Job::Region { region, locals, tables } => {

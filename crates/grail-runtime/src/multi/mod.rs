@@ -374,6 +374,17 @@ pub(crate) trait PartRun: Machine {
     ) -> Result<Option<Vec<u32>>> {
         Ok(None)
     }
+    /// Copies this part's lists for regions exchanging on the devices ([`peer::Lists`]) where
+    /// its regions will read them, and makes the buffers the other `parts - 1` parts write the
+    /// changes of up to `properties` properties into, before `main` runs; nothing on a CPU part.
+    fn prepare_peer_lists(
+        &mut self,
+        _lists: &std::sync::Arc<peer::Lists>,
+        _parts: usize,
+        _properties: usize,
+    ) -> Result<()> {
+        Ok(())
+    }
     /// Makes this part ready to run an outlined region with the others, exchanging on the
     /// devices ([`peer`]): its columns and records of `request.properties` where the others
     /// can reach them, the buffers they write into; `None` when this part cannot (a CPU part).
@@ -687,6 +698,7 @@ impl MultiProgram {
                     topology: options.topology,
                     device_regions: if peer_access { options.device_regions.resolved() } else { DeviceRegions::Never },
                     local_defaults: grail_ir::analysis::node_local_defaults(&self.module),
+                    peer_lists: Vec::new(),
                 };
                 machine.prepare_exchanges()?;
                 interp::fill_inputs(&self.module, &mut machine, inputs)?;

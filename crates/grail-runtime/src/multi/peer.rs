@@ -12,6 +12,8 @@
 //! This module decides whether a region can run so ([`obstacle`]) and builds each part's
 //! tables ([`Table`]) from the addresses every part reports ([`Addresses`]).
 
+use std::sync::Arc;
+
 use grail_graph::PropertyType;
 use grail_ir::opt::outline::kernels_of;
 use grail_ir::{OutlineId, PropertyId, Stmt};
@@ -77,13 +79,12 @@ pub(crate) struct Entry {
     pub in_step: Vec<u64>,
 }
 
-/// One part's tables for `grail_peers`: the host lists its device copies and the other parts'
-/// addresses.
+/// A part's lists that `grail_peers` points at, fixed by the partitioning: made once per run
+/// and copied to the part's device before `main` runs (on an R-MAT graph of 2^23 nodes over two
+/// GPUs, about two million ghosts a part, making and copying them for each region took most of
+/// a BFS's time).
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Table {
-    pub part: u32,
-    pub parts: u32,
-    pub entries: Vec<Entry>,
+pub(crate) struct Lists {
     /// By ghost position: local id, owner, local id at the owner, entry among the owner's mirrors.
     pub ghost_local: Vec<u32>,
     pub ghost_owner: Vec<u32>,
@@ -98,6 +99,71 @@ pub(crate) struct Table {
     pub mirror_part: Vec<u32>,
     pub mirror_ghost: Vec<u32>,
     pub mirror_ghost_local: Vec<u32>,
+}
+
+impl Lists {
+    /// Part `q`'s lists.
+    pub fn of(links: &[Links], mirrors: &[Mirrors], q: usize) -> Lists {
+        let k = links.len();
+        let own = &links[q];
+        let mut ghost_owner = vec![0u32; own.ghosts().len()];
+        let mut ghost_mirror = vec![0u32; own.ghosts().len()];
+        for o in 0..k {
+            let first_mirror = mirrors[o].group(q).start;
+            for (t, i) in own.group(o).enumerate() {
+                ghost_owner[i] = o as u32;
+                ghost_mirror[i] = (first_mirror + t) as u32;
+            }
+        }
+        let (mirror_part, mirror_ghost): (Vec<u32>, Vec<u32>) = mirrors[q].targets().iter().copied().unzip();
+        let mirror_ghost_local =
+            mirrors[q].targets().iter().map(|&(p, position)| links[p as usize].ghosts()[position as usize]).collect();
+        Lists {
+            ghost_local: own.ghosts().to_vec(),
+            ghost_owner,
+            ghost_at: own.at_owner().to_vec(),
+            ghost_mirror,
+            owner_of: own.owner_of().to_vec(),
+            at_of: (0..own.owner_of().len()).map(|j| own.at_owner()[own.position()[j] as usize]).collect(),
+            mirror_local: mirrors[q].locals().to_vec(),
+            mirror_part,
+            mirror_ghost,
+            mirror_ghost_local,
+        }
+    }
+
+    /// Every part's lists, made in parallel.
+    pub fn of_every_part(links: &[Links], mirrors: &[Mirrors]) -> Vec<Arc<Lists>> {
+        use rayon::prelude::*;
+        (0..links.len()).into_par_iter().map(|q| Arc::new(Lists::of(links, mirrors, q))).collect()
+    }
+
+    /// The lists in `grail_peers`' order.
+    pub fn in_order(&self) -> [&[u32]; 10] {
+        [
+            &self.ghost_local,
+            &self.ghost_owner,
+            &self.ghost_at,
+            &self.ghost_mirror,
+            &self.owner_of,
+            &self.at_of,
+            &self.mirror_local,
+            &self.mirror_part,
+            &self.mirror_ghost,
+            &self.mirror_ghost_local,
+        ]
+    }
+}
+
+/// One part's tables for `grail_peers`: the host lists its device copies and the other parts'
+/// addresses.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Table {
+    pub part: u32,
+    pub parts: u32,
+    pub entries: Vec<Entry>,
+    /// The part's ghost and mirror lists (made once per run: [`Lists::of`]).
+    pub lists: Arc<Lists>,
     /// Part 0's words (the stop word second); every part's reduction slots, inbox of nodes, its
     /// counts and capacity, arrival words and mirror entries.
     pub barrier: u64,
@@ -182,7 +248,8 @@ pub(crate) struct Plan<'a> {
     pub properties: &'a [PropertyId],
     pub types: &'a [PropertyType],
     pub links: &'a [Links],
-    pub mirrors: &'a [Mirrors],
+    /// Every part's lists ([`Lists::of_every_part`]).
+    pub lists: &'a [Arc<Lists>],
 }
 
 impl Plan<'_> {
@@ -215,35 +282,11 @@ impl Plan<'_> {
                 });
             }
         }
-        let links = &self.links[q];
-        let mut ghost_owner = vec![0u32; links.ghosts().len()];
-        let mut ghost_mirror = vec![0u32; links.ghosts().len()];
-        for o in 0..k {
-            let group = links.group(o);
-            let first_mirror = self.mirrors[o].group(q).start;
-            for (t, i) in group.clone().enumerate() {
-                ghost_owner[i] = o as u32;
-                ghost_mirror[i] = (first_mirror + t) as u32;
-            }
-        }
-        let mirrors = &self.mirrors[q];
-        let (mirror_part, mirror_ghost): (Vec<u32>, Vec<u32>) = mirrors.targets().iter().copied().unzip();
-        let mirror_ghost_local =
-            mirrors.targets().iter().map(|&(p, position)| self.links[p as usize].ghosts()[position as usize]).collect();
         Table {
             part: q as u32,
             parts: k as u32,
             entries,
-            ghost_local: links.ghosts().to_vec(),
-            ghost_owner,
-            ghost_at: links.at_owner().to_vec(),
-            ghost_mirror,
-            owner_of: links.owner_of().to_vec(),
-            at_of: (0..links.owner_of().len()).map(|j| links.at_owner()[links.position()[j] as usize]).collect(),
-            mirror_local: mirrors.locals().to_vec(),
-            mirror_part,
-            mirror_ghost,
-            mirror_ghost_local,
+            lists: self.lists[q].clone(),
             barrier: addresses[0].barrier,
             partials: addresses.iter().map(|a| a.partials).collect(),
             inbox: addresses.iter().map(|a| a.inbox).collect(),
@@ -282,6 +325,7 @@ mod tests {
                 let parts = partitioning.parts(&graph);
                 let links = Links::of(&parts, partitioning.owner());
                 let mirrors = Mirrors::of(&links);
+                let lists = Lists::of_every_part(&links, &mirrors);
                 let plan = Plan {
                     region: &region,
                     merges: &[],
@@ -289,28 +333,29 @@ mod tests {
                     properties: &[],
                     types: &[],
                     links: &links,
-                    mirrors: &mirrors,
+                    lists: &lists,
                 };
                 let addresses: Vec<Addresses> =
                     (0..k).map(|q| Addresses { barrier: 100 + u64::from(q), ..Default::default() }).collect();
                 let tables: Vec<Table> = (0..k as usize).map(|q| plan.table(q, &addresses)).collect();
                 for (q, table) in tables.iter().enumerate() {
+                    let own = &table.lists;
                     assert_eq!(table.barrier, 100, "every part meets at part 0's barrier");
                     let owned = parts[q].num_owned();
-                    for i in 0..table.ghost_local.len() {
-                        let o = table.ghost_owner[i] as usize;
+                    for i in 0..own.ghost_local.len() {
+                        let o = own.ghost_owner[i] as usize;
                         assert_ne!(o, q);
-                        let m = table.ghost_mirror[i] as usize;
-                        assert_eq!(tables[o].mirror_local[m], table.ghost_at[i], "{k} parts, {method:?}");
-                        assert_eq!(tables[o].mirror_part[m] as usize, q);
-                        assert_eq!(tables[o].mirror_ghost[m] as usize, i);
-                        assert_eq!(tables[o].mirror_ghost_local[m], table.ghost_local[i]);
-                        let j = (table.ghost_local[i] - owned) as usize;
-                        assert_eq!(table.owner_of[j] as usize, o);
-                        assert_eq!(table.at_of[j], table.ghost_at[i]);
+                        let m = own.ghost_mirror[i] as usize;
+                        assert_eq!(tables[o].lists.mirror_local[m], own.ghost_at[i], "{k} parts, {method:?}");
+                        assert_eq!(tables[o].lists.mirror_part[m] as usize, q);
+                        assert_eq!(tables[o].lists.mirror_ghost[m] as usize, i);
+                        assert_eq!(tables[o].lists.mirror_ghost_local[m], own.ghost_local[i]);
+                        let j = (own.ghost_local[i] - owned) as usize;
+                        assert_eq!(own.owner_of[j] as usize, o);
+                        assert_eq!(own.at_of[j], own.ghost_at[i]);
                         assert_eq!(
-                            parts[q].local_to_global()[table.ghost_local[i] as usize],
-                            parts[o].local_to_global()[table.ghost_at[i] as usize]
+                            parts[q].local_to_global()[own.ghost_local[i] as usize],
+                            parts[o].local_to_global()[own.ghost_at[i] as usize]
                         );
                     }
                 }

@@ -2,6 +2,8 @@
 //! (`crate::multi::peer`): the buffers the other parts write into, and the part's
 //! `grail_peers` tables, uploaded before its control kernel starts.
 
+use std::sync::Arc;
+
 use grail_ir::OutlineId;
 
 use super::GpuRun;
@@ -9,19 +11,63 @@ use crate::error::{Result, RuntimeError};
 use crate::gpu::buffer::{DeviceBuffer, upload_to};
 use crate::gpu::ffi::{GRAIL_MAX_PARTS, GpuPeerEntry, GpuPeers};
 use crate::host::value::Value;
-use crate::multi::peer::{Addresses, End, Request, Table};
+use crate::multi::peer::{Addresses, End, Lists, Request, Table};
 
-/// What a part keeps for one region exchanging on the devices: one zeroed allocation holding
+/// What a part keeps for its regions exchanging on the devices: one zeroed allocation holding
 /// every buffer the other parts write into (allocations are slow once peer access maps each
-/// into every GPU), and one holding the part's tables.
+/// into every GPU: it is made before `main` and zeroed again for each later region), and one
+/// holding the part's tables for the region running.
 pub(in crate::gpu) struct PeerBuffers {
     _exchange: DeviceBuffer,
+    /// What the exchange's layout was made for: parts, inbox capacity, ghosts, change entries,
+    /// and properties (a region synchronizing fewer finds its buffers at the same places).
+    shape: (usize, u64, usize, usize),
+    properties: usize,
+    /// Whether nothing has run over the exchange since it was zeroed.
+    fresh: bool,
     /// The exchange each ghost was last forwarded in (inside `_exchange`).
     forwarded: u64,
     /// Part 0's words' address (this part's or another's; the stop word is the second), for a
     /// stop raised from the host.
     barrier_at: u64,
     tables: Option<DeviceBuffer>,
+}
+
+/// A part's [`Lists`] on its device, copied once per run: the host lists they came from, their
+/// allocation, and each list's address in `grail_peers`' order.
+pub(in crate::gpu) struct PeerLists {
+    from: Arc<Lists>,
+    _buffer: DeviceBuffer,
+    at: [u64; 10],
+}
+
+/// Where an exchange's buffers lie in its allocation.
+struct ExchangeLayout {
+    bytes: usize,
+    partials: usize,
+    inbox: usize,
+    inbox_len: usize,
+    barrier: usize,
+    forwarded: usize,
+    arrive: usize,
+    /// By property: the inbox of changes' words before, after, and steps.
+    changes: Vec<[usize; 3]>,
+}
+
+impl ExchangeLayout {
+    fn of((parts, inbox_cap, ghosts, entries): (usize, u64, usize, usize), properties: usize) -> ExchangeLayout {
+        let mut layout = Layout::default();
+        let partials = layout.take(2 * parts * 2 * 8);
+        let inbox = layout.take(2 * inbox_cap as usize * 4);
+        let inbox_len = layout.take(16);
+        let barrier = layout.take(8);
+        let forwarded = layout.take(ghosts * 4);
+        let arrive = layout.take(GRAIL_MAX_PARTS * 4);
+        let changes = (0..properties)
+            .map(|_| [layout.take(entries * 8), layout.take(entries * 8), layout.take(entries * 4)])
+            .collect();
+        ExchangeLayout { bytes: layout.bytes, partials, inbox, inbox_len, barrier, forwarded, arrive, changes }
+    }
 }
 
 /// Places buffers one after another in one allocation, each aligned to 256 bytes.
@@ -58,44 +104,98 @@ impl GpuRun<'_> {
             return Ok(None);
         }
         self.columns_to_device()?;
-        let ghosts = (self.num_nodes() - self.ctx.num_nodes as u32) as usize;
-        let inbox_cap = crate::multi::peer::inbox_cap(request.mirrors.len() as u64);
-        let entries = 2 * request.mirrors.len().max(1);
-        let mut layout = Layout::default();
-        let partials = layout.take(2 * request.parts * 2 * 8);
-        let inbox = layout.take(2 * inbox_cap as usize * 4);
-        let inbox_len = layout.take(16);
-        let barrier = layout.take(8);
-        let forwarded = layout.take(ghosts * 4);
-        let arrive = layout.take(GRAIL_MAX_PARTS * 4);
-        let changes: Vec<[usize; 3]> = request
-            .properties
-            .iter()
-            .map(|_| [layout.take(entries * 8), layout.take(entries * 8), layout.take(entries * 4)])
-            .collect();
-        let exchange = DeviceBuffer::zeroed(&self.context, layout.bytes, "the exchange between parts")?;
-        let at = |offset: usize| exchange.ptr() + offset as u64;
+        let shape = self.exchange_shape(request.parts, request.mirrors.len());
+        let layout = self.exchange_buffer(shape, request.properties.len())?;
+        let buffers = self.peers.as_mut().expect("made above");
+        buffers.fresh = false;
+        let base = buffers._exchange.ptr();
+        let at = |offset: usize| base + offset as u64;
         let mut addresses = Addresses {
-            partials: at(partials),
-            inbox: at(inbox),
-            inbox_len: at(inbox_len),
-            barrier: if request.barrier { at(barrier) } else { 0 },
-            arrive: at(arrive),
+            partials: at(layout.partials),
+            inbox: at(layout.inbox),
+            inbox_len: at(layout.inbox_len),
+            barrier: if request.barrier { at(layout.barrier) } else { 0 },
+            arrive: at(layout.arrive),
             mirrors: request.mirrors.len() as u64,
             ..Addresses::default()
         };
-        for (&p, [before, after, step]) in request.properties.iter().zip(&changes) {
+        for (&p, [before, after, step]) in request.properties.iter().zip(&layout.changes) {
             addresses.in_before.push(at(*before));
             addresses.in_after.push(at(*after));
             addresses.in_step.push(at(*step));
             addresses.columns.push(self.columns[p.index()].buffer.ptr());
         }
-        self.peers = Some(PeerBuffers { forwarded: at(forwarded), barrier_at: 0, tables: None, _exchange: exchange });
         for &p in request.properties {
             addresses.ghost_records.push(self.record(request.ghosts, p)?);
             addresses.mirror_records.push(self.record(request.mirrors, p)?);
         }
         Ok(Some(addresses))
+    }
+
+    /// The shape of this part's exchange with `parts` parts and `mirrors` mirror entries.
+    fn exchange_shape(&self, parts: usize, mirrors: usize) -> (usize, u64, usize, usize) {
+        let ghosts = (self.num_nodes() - self.ctx.num_nodes as u32) as usize;
+        (parts, crate::multi::peer::inbox_cap(mirrors as u64), ghosts, 2 * mirrors.max(1))
+    }
+
+    /// The exchange's allocation for `properties` synchronized properties, zeroed: the one
+    /// made before if it fits (zeroed again unless nothing ran over it since), else a new one.
+    fn exchange_buffer(&mut self, shape: (usize, u64, usize, usize), properties: usize) -> Result<ExchangeLayout> {
+        let layout = ExchangeLayout::of(shape, properties);
+        match self.peers.as_mut() {
+            Some(kept) if kept.shape == shape && kept.properties >= properties => {
+                if !kept.fresh {
+                    kept._exchange.clear()?;
+                    kept.fresh = true;
+                }
+            }
+            _ => {
+                self.peers = None;
+                let exchange = DeviceBuffer::zeroed(&self.context, layout.bytes, "the exchange between parts")?;
+                let forwarded = exchange.ptr() + layout.forwarded as u64;
+                self.peers = Some(PeerBuffers {
+                    _exchange: exchange,
+                    shape,
+                    properties,
+                    fresh: true,
+                    forwarded,
+                    barrier_at: 0,
+                    tables: None,
+                });
+            }
+        }
+        Ok(layout)
+    }
+
+    /// Copies `lists` to the device unless they are there already, and makes the exchange's
+    /// allocation for `properties` properties and `parts` parts: before `main`, so that no
+    /// region pays for either.
+    pub(in crate::gpu) fn prepare_peer_lists(
+        &mut self,
+        lists: &Arc<Lists>,
+        parts: usize,
+        properties: usize,
+    ) -> Result<()> {
+        self.device_lists(lists)?;
+        let shape = self.exchange_shape(parts, lists.mirror_local.len());
+        self.exchange_buffer(shape, properties).map(|_| ())
+    }
+
+    /// The device addresses of `lists`, copied there unless they are already.
+    fn device_lists(&mut self, lists: &Arc<Lists>) -> Result<[u64; 10]> {
+        if let Some(done) = self.peer_lists.as_ref().filter(|d| Arc::ptr_eq(&d.from, lists)) {
+            return Ok(done.at);
+        }
+        let in_order = lists.in_order();
+        let mut layout = Layout::default();
+        let offsets: Vec<usize> = in_order.iter().map(|l| layout.take(l.len() * 4)).collect();
+        let buffer = DeviceBuffer::new(&self.context, layout.bytes, "the exchange's lists")?;
+        for (list, &offset) in in_order.iter().zip(&offsets) {
+            buffer.upload(offset, list)?;
+        }
+        let at = std::array::from_fn(|i| buffer.ptr() + offsets[i] as u64);
+        self.peer_lists = Some(PeerLists { from: lists.clone(), _buffer: buffer, at });
+        Ok(at)
     }
 
     /// Runs region `region` with the other parts, exchanging on the devices as `table` says;
@@ -149,18 +249,7 @@ impl GpuRun<'_> {
     /// Uploads the part's `grail_peers` and what it points to, in one allocation; its device
     /// address.
     fn upload_peer_table(&mut self, table: &Table) -> Result<u64> {
-        let lists: [&[u32]; 10] = [
-            &table.ghost_local,
-            &table.ghost_owner,
-            &table.ghost_at,
-            &table.ghost_mirror,
-            &table.owner_of,
-            &table.at_of,
-            &table.mirror_local,
-            &table.mirror_part,
-            &table.mirror_ghost,
-            &table.mirror_ghost_local,
-        ];
+        let lists = self.device_lists(&table.lists)?;
         let entries: Vec<GpuPeerEntry> = table
             .entries
             .iter()
@@ -180,18 +269,14 @@ impl GpuRun<'_> {
             })
             .collect();
         let mut layout = Layout::default();
-        let list_at: Vec<usize> = lists.iter().map(|l| layout.take(l.len() * 4)).collect();
         let plan_at = layout.take(entries.len() * size_of::<GpuPeerEntry>());
         let peers_at = layout.take(size_of::<GpuPeers>());
         let mut bytes = vec![0u8; layout.bytes];
         let mut put = |at: usize, data: &[u8]| bytes[at..at + data.len()].copy_from_slice(data);
-        for (list, &at) in lists.iter().zip(&list_at) {
-            put(at, as_bytes(list));
-        }
         put(plan_at, as_bytes(&entries));
         let buffer = DeviceBuffer::new(&self.context, layout.bytes, "the exchange's tables")?;
         let base = buffer.ptr();
-        let list = |i: usize| base + list_at[i] as u64;
+        let list = |i: usize| lists[i];
         let buffers = self.peers.as_mut().expect("prepared before the region");
         buffers.barrier_at = table.barrier;
         let peers = GpuPeers {
@@ -199,8 +284,8 @@ impl GpuRun<'_> {
             parts: table.parts,
             entries: table.entries.len() as u32,
             pad: 0,
-            ghosts: table.ghost_local.len() as u64,
-            mirrors: table.mirror_local.len() as u64,
+            ghosts: table.lists.ghost_local.len() as u64,
+            mirrors: table.lists.mirror_local.len() as u64,
             plan: base + plan_at as u64,
             ghost_local: list(0),
             ghost_owner: list(1),
