@@ -104,12 +104,11 @@ pub(crate) struct Lists {
 impl Lists {
     /// Part `q`'s lists.
     pub fn of(links: &[Links], mirrors: &[Mirrors], q: usize) -> Lists {
-        let k = links.len();
         let own = &links[q];
         let mut ghost_owner = vec![0u32; own.ghosts().len()];
         let mut ghost_mirror = vec![0u32; own.ghosts().len()];
-        for o in 0..k {
-            let first_mirror = mirrors[o].group(q).start;
+        for (o, theirs) in mirrors.iter().enumerate() {
+            let first_mirror = theirs.group(q).start;
             for (t, i) in own.group(o).enumerate() {
                 ghost_owner[i] = o as u32;
                 ghost_mirror[i] = (first_mirror + t) as u32;
