@@ -15,6 +15,7 @@ use grail_lang::diagnostics::render_to_string;
 use grail_runtime::ModuleCache;
 use grail_runtime::cpu::{CCompiler, CpuProgram, RunOptions, RunOutput, RunStats, Value};
 use grail_runtime::gpu::{Device, DeviceGraph, GpuProgram, GpuTimes};
+use grail_runtime::multi::RegionGrid;
 use grail_runtime::multi::{MultiOptions, MultiProgram, PartFigures, SyncStats};
 
 use crate::algorithm::Algorithm;
@@ -162,19 +163,21 @@ pub struct MultiParams {
     pub partition_file: Option<std::path::PathBuf>,
 }
 
-/// Which outlined regions a partitioned run makes on the GPUs at once: on graphs of low
-/// diameter (R-MAT, social networks) a worklist loop takes a few large supersteps, which the
-/// host drives as fast, so none; elsewhere (road networks, meshes: thousands of small
-/// supersteps) the runtime's choice.
-fn device_regions(graph: &Graph, how: &MultiParams) -> grail_runtime::multi::DeviceRegions {
+/// How a partitioned run whose parts are all GPUs runs its outlined regions: on every GPU at
+/// once where the runtime chooses to, with one block per multiprocessor on graphs of high
+/// diameter (road networks, meshes: thousands of small supersteps) and every resident block
+/// elsewhere (R-MAT, social networks: a few large supersteps; on R-MAT of 2^23 nodes over two
+/// H200s BFS took 1.80 ms against 2.37 driven from the host, SSSP 27.7 against 32.1, CC 24.1
+/// against 29.5).
+fn device_regions(graph: &Graph, how: &MultiParams) -> (grail_runtime::multi::DeviceRegions, RegionGrid) {
     use grail_runtime::multi::{Device, DeviceRegions};
     let gpus = how.devices.iter().filter(|d| matches!(d, Device::Gpu(_))).count();
     if gpus < 2 || gpus < how.devices.len() {
-        return DeviceRegions::Auto;
+        return (DeviceRegions::Auto, RegionGrid::default());
     }
     match crate::tuning::class::classify(graph).class.diameter {
-        crate::tuning::class::Level::Low => DeviceRegions::Never,
-        _ => DeviceRegions::Auto,
+        crate::tuning::class::Level::Low => (DeviceRegions::Auto, RegionGrid::Resident),
+        _ => (DeviceRegions::Auto, RegionGrid::OnePerMultiprocessor),
     }
 }
 
@@ -499,11 +502,13 @@ pub fn run_partitioned(
     };
     let partition_time = started.elapsed();
     let edge_cut = partitioning.edge_cut(graph).share;
+    let (device_regions, region_grid) = device_regions(graph, how);
     let options = MultiOptions {
         threads,
         mode: how.mode,
         jitter: how.jitter,
-        device_regions: device_regions(graph, how),
+        device_regions,
+        region_grid,
         priority_delta: how.priority_delta,
         topology: how.topology,
     };

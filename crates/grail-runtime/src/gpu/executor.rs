@@ -899,6 +899,8 @@ pub(crate) struct GpuRun<'a> {
     peers: Option<peers::PeerBuffers>,
     /// The part's lists for those regions, copied before `main` (`PartRun::prepare_peer_lists`).
     peer_lists: Option<peers::PeerLists>,
+    /// The grid of the region exchanging with the others (set with its buffers).
+    region_grid: crate::multi::RegionGrid,
     region_peers: u64,
     region_stopped: bool,
     region_exchange: Duration,
@@ -1163,6 +1165,7 @@ impl<'a> GpuRun<'a> {
             routed: None,
             peers: None,
             peer_lists: None,
+            region_grid: crate::multi::RegionGrid::default(),
             region_peers: 0,
             region_stopped: false,
             region_exchange: Duration::ZERO,

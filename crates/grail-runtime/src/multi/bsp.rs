@@ -256,6 +256,8 @@ pub(crate) struct Bsp<'a, 's> {
     /// Which outlined regions run on all parts at once, exchanging on the devices
     /// ([`super::peer`]); `Never` unless every part is a GPU reaching every other's memory.
     pub device_regions: super::DeviceRegions,
+    /// Those regions' grids.
+    pub region_grid: super::RegionGrid,
     /// The defaults kernel, where the value it gives a node depends on the node alone
     /// (`grail_ir::analysis::node_local_defaults`): every part runs it over its ghosts too, and
     /// nothing is sent.
@@ -904,6 +906,7 @@ impl Machine for Bsp<'_, '_> {
                 mirrors: self.mirrors[q].locals(),
                 parts: k,
                 barrier: q == 0,
+                grid: self.region_grid,
             };
             self.runs[q].bind()?;
             match self.runs[q].peer_buffers(&request)? {

@@ -36,6 +36,8 @@ pub(crate) struct Request<'a> {
     pub parts: usize,
     /// Whether it holds the parts' stop word (part 0).
     pub barrier: bool,
+    /// The region's grid.
+    pub grid: super::RegionGrid,
 }
 
 /// Where a part's buffers are (device addresses), as [`Request`] asked.

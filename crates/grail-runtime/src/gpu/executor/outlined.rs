@@ -139,12 +139,10 @@ impl GpuRun<'_> {
         let list = |l: &DeviceList, t: usize| GpuList { items: l.buffer.ptr(), cap: l.cap, spill: table(t) };
         // As many blocks as are resident at once, or as many per multiprocessor as the
         // configuration's `grid` asks when that is fewer. A region that exchanges with other
-        // GPUs takes one block per multiprocessor unless asked otherwise: its supersteps are
-        // small and many, so its grid barriers (with the parts' barrier inside) cost more than
-        // the threads gain (BFS on a road network of 2^24 nodes over two H100s: 462 ms with
-        // every resident block, 240 ms with one per multiprocessor; over four, 511 and 278).
+        // GPUs takes the grid its run chose (`multi::RegionGrid`: one block per multiprocessor
+        // on graphs of high diameter) unless the configuration asks otherwise.
         let per_sm = match module.opt.grid {
-            0 if self.region_peers != 0 => 1,
+            0 if self.region_peers != 0 && self.region_grid == crate::multi::RegionGrid::OnePerMultiprocessor => 1,
             0 => code.blocks_per_sm,
             wanted => wanted.min(code.blocks_per_sm),
         };

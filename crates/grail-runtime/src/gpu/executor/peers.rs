@@ -104,6 +104,7 @@ impl GpuRun<'_> {
             return Ok(None);
         }
         self.columns_to_device()?;
+        self.region_grid = request.grid;
         let shape = self.exchange_shape(request.parts, request.mirrors.len());
         let layout = self.exchange_buffer(shape, request.properties.len())?;
         let buffers = self.peers.as_mut().expect("made above");
