@@ -640,6 +640,33 @@ mod tests {
         }
     }
 
+    /// Runs whose parts are all GPUs run their worklist loops on every GPU at once, one block
+    /// per multiprocessor on a road network and every resident block on R-MAT; a run with a
+    /// CPU part leaves the choice to the runtime (which has no peer access there).
+    #[test]
+    fn regions_on_every_gpu_take_their_grid_by_the_graphs_diameter() {
+        use grail_runtime::multi::{Device, DeviceRegions, Mode, Topology};
+        let options = GenOptions { seed: 3, max_weight: Some(9) };
+        let road = generate(&Generator::Road { nodes: 1 << 16 }, &options, true, &NoProgress).unwrap();
+        let kron = generate(&Generator::graph500(14), &options, true, &NoProgress).unwrap();
+        let how = |devices: Vec<Device>| MultiParams {
+            devices,
+            mode: Mode::Bsp,
+            partition: grail_graph::partition::Method::Ranges,
+            seed: 1,
+            jitter: None,
+            priority_delta: None,
+            topology: Topology::Direct,
+            partitioning: None,
+            partition_file: None,
+        };
+        let gpus = how(vec![Device::Gpu(0), Device::Gpu(1)]);
+        assert_eq!(device_regions(&road, &gpus), (DeviceRegions::Auto, RegionGrid::OnePerMultiprocessor));
+        assert_eq!(device_regions(&kron, &gpus), (DeviceRegions::Auto, RegionGrid::Resident));
+        let mixed = how(vec![Device::Gpu(0), Device::Cpu]);
+        assert_eq!(device_regions(&kron, &mixed), (DeviceRegions::Auto, RegionGrid::OnePerMultiprocessor));
+    }
+
     #[test]
     fn sssp_windows_widen_on_graphs_of_high_diameter_unless_a_width_is_given() {
         let options = GenOptions { seed: 3, max_weight: Some(9) };
