@@ -163,6 +163,24 @@ pub struct MultiParams {
     pub partition_file: Option<std::path::PathBuf>,
 }
 
+impl MultiParams {
+    /// Bulk-synchronous on `devices`, the graph split by `partition` (seed 1), packets straight
+    /// to their parts, no jitter, no soft priorities.
+    pub fn new(devices: Vec<grail_runtime::multi::Device>, partition: grail_graph::partition::Method) -> MultiParams {
+        MultiParams {
+            devices,
+            mode: grail_runtime::multi::Mode::Bsp,
+            partition,
+            seed: 1,
+            jitter: None,
+            priority_delta: None,
+            topology: grail_runtime::multi::Topology::Direct,
+            partitioning: None,
+            partition_file: None,
+        }
+    }
+}
+
 /// How a partitioned run whose parts are all GPUs runs its outlined regions: on every GPU at
 /// once where the runtime chooses to, with one block per multiprocessor on graphs of high
 /// diameter (road networks, meshes: thousands of small supersteps) and every resident block
@@ -645,21 +663,11 @@ mod tests {
     /// CPU part leaves the choice to the runtime (which has no peer access there).
     #[test]
     fn regions_on_every_gpu_take_their_grid_by_the_graphs_diameter() {
-        use grail_runtime::multi::{Device, DeviceRegions, Mode, Topology};
+        use grail_runtime::multi::{Device, DeviceRegions};
         let options = GenOptions { seed: 3, max_weight: Some(9) };
         let road = generate(&Generator::Road { nodes: 1 << 16 }, &options, true, &NoProgress).unwrap();
         let kron = generate(&Generator::graph500(14), &options, true, &NoProgress).unwrap();
-        let how = |devices: Vec<Device>| MultiParams {
-            devices,
-            mode: Mode::Bsp,
-            partition: grail_graph::partition::Method::Ranges,
-            seed: 1,
-            jitter: None,
-            priority_delta: None,
-            topology: Topology::Direct,
-            partitioning: None,
-            partition_file: None,
-        };
+        let how = |devices: Vec<Device>| MultiParams::new(devices, grail_graph::partition::Method::Ranges);
         let gpus = how(vec![Device::Gpu(0), Device::Gpu(1)]);
         assert_eq!(device_regions(&road, &gpus), (DeviceRegions::Auto, RegionGrid::OnePerMultiprocessor));
         assert_eq!(device_regions(&kron, &gpus), (DeviceRegions::Auto, RegionGrid::Resident));

@@ -33,17 +33,7 @@ fn methods() -> Vec<Method> {
 }
 
 fn multi(devices: usize, method: Method) -> MultiParams {
-    MultiParams {
-        devices: vec![Device::Cpu; devices],
-        mode: Mode::Bsp,
-        partition: method,
-        seed: 7,
-        jitter: None,
-        priority_delta: None,
-        topology: Topology::Direct,
-        partitioning: None,
-        partition_file: None,
-    }
+    MultiParams { seed: 7, ..MultiParams::new(vec![Device::Cpu; devices], method) }
 }
 
 /// The variants that can run partitioned, each compiled once for 1..=4 CPU devices.

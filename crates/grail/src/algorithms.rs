@@ -154,17 +154,7 @@ impl<'g, T: AlgorithmOutput> Run<'g, T> {
     /// cannot is an error naming the reasons.
     pub fn on_devices(mut self, devices: &[Device], partition: PartitionMethod) -> Self {
         self.target = Target::Cpu;
-        self.params.multi = Some(grail_algos::suite::MultiParams {
-            devices: devices.to_vec(),
-            mode: grail_runtime::multi::Mode::Bsp,
-            partition,
-            seed: 1,
-            jitter: None,
-            priority_delta: None,
-            topology: Topology::Direct,
-            partitioning: None,
-            partition_file: None,
-        });
+        self.params.multi = Some(grail_algos::suite::MultiParams::new(devices.to_vec(), partition));
         self
     }
 
