@@ -387,8 +387,13 @@ impl Bsp<'_, '_> {
         let regions = grail_ir::opt::outline::outlined_regions(&self.module.main.block);
         let peer_lists =
             if regions.iter().any(|r| self.exchanges_on_devices(r)) { self.peer_lists() } else { Vec::new() };
+        let mut room = true;
         for outcome in self.crew.run(Job::Prepare { properties, peer_lists }) {
-            outcome?;
+            room &= !outcome?.no_room_for_regions;
+        }
+        if !room {
+            // A part without room for them: no region exchanges on the devices in this run.
+            self.device_regions = super::DeviceRegions::Never;
         }
         Ok(())
     }
@@ -909,9 +914,16 @@ impl Machine for Bsp<'_, '_> {
                 grid: self.region_grid,
             };
             self.runs[q].bind()?;
-            match self.runs[q].peer_buffers(&request)? {
-                Some(a) => addresses.push(a),
-                None => return Ok(false),
+            match self.runs[q].peer_buffers(&request) {
+                Ok(Some(a)) => addresses.push(a),
+                Ok(None) => return Ok(false),
+                // No room for the region's exchange on this part: the run's regions go
+                // superstep by superstep from the host.
+                Err(RuntimeError::OutOfMemory { .. }) => {
+                    self.device_regions = super::DeviceRegions::Never;
+                    return Ok(false);
+                }
+                Err(error) => return Err(error),
             }
         }
         let lists = self.peer_lists();

@@ -178,6 +178,9 @@ pub(crate) struct Outcome {
     pub locals: Vec<Value>,
     pub stopped: bool,
     pub exchanging: Duration,
+    /// After `Prepare`: the part had no room for the lists and buffers of regions exchanging on
+    /// the devices (out of its memory, or its `--device-memory-limit`).
+    pub no_room_for_regions: bool,
 }
 
 // SAFETY: `job` is written by the calling thread before it bumps `epoch` and read by drivers
@@ -313,8 +316,12 @@ impl CrewState {
                 run.prepare_exchange(self.runs.len(), &lists, &records)?;
                 phases.end("lists and records");
                 if let Some(lists) = peer_lists.get(q) {
-                    run.prepare_peer_lists(lists, self.runs.len(), properties.len())?;
-                    phases.end("lists for regions on the devices");
+                    match run.prepare_peer_lists(lists, self.runs.len(), properties.len()) {
+                        Ok(()) => phases.end("lists for regions on the devices"),
+                        // The run's regions then go superstep by superstep from the host.
+                        Err(crate::error::RuntimeError::OutOfMemory { .. }) => outcome.no_room_for_regions = true,
+                        Err(error) => return Err(error),
+                    }
                 }
             }
             Job::Async(state) => return super::asynchronous::drive(q, run, ghosts, mirrors, state),

@@ -177,9 +177,15 @@ impl GpuRun<'_> {
         parts: usize,
         properties: usize,
     ) -> Result<()> {
-        self.device_lists(lists)?;
-        let shape = self.exchange_shape(parts, lists.mirror_local.len());
-        self.exchange_buffer(shape, properties).map(|_| ())
+        let made = self.device_lists(lists).and_then(|_| {
+            let shape = self.exchange_shape(parts, lists.mirror_local.len());
+            self.exchange_buffer(shape, properties)
+        });
+        // On failure (out of memory, say) the part keeps neither.
+        if made.is_err() {
+            (self.peer_lists, self.peers) = (None, None);
+        }
+        made.map(|_| ())
     }
 
     /// The device addresses of `lists`, copied there unless they are already.
