@@ -18,14 +18,14 @@ use crate::multi::peer::{Addresses, End, Lists, Request, Table};
 /// into every GPU: it is made before `main` and zeroed again for each later region), and one
 /// holding the part's tables for the region running.
 pub(in crate::gpu) struct PeerBuffers {
-    _exchange: DeviceBuffer,
+    exchange: DeviceBuffer,
     /// What the exchange's layout was made for: parts, inbox capacity, ghosts, change entries,
     /// and properties (a region synchronizing fewer finds its buffers at the same places).
     shape: (usize, u64, usize, usize),
     properties: usize,
     /// Whether nothing has run over the exchange since it was zeroed.
     fresh: bool,
-    /// The exchange each ghost was last forwarded in (inside `_exchange`).
+    /// The exchange each ghost was last forwarded in (inside `exchange`).
     forwarded: u64,
     /// Part 0's words' address (this part's or another's; the stop word is the second), for a
     /// stop raised from the host.
@@ -109,7 +109,7 @@ impl GpuRun<'_> {
         let layout = self.exchange_buffer(shape, request.properties.len())?;
         let buffers = self.peers.as_mut().expect("made above");
         buffers.fresh = false;
-        let base = buffers._exchange.ptr();
+        let base = buffers.exchange.ptr();
         let at = |offset: usize| base + offset as u64;
         let mut addresses = Addresses {
             partials: at(layout.partials),
@@ -146,7 +146,7 @@ impl GpuRun<'_> {
         match self.peers.as_mut() {
             Some(kept) if kept.shape == shape && kept.properties >= properties => {
                 if !kept.fresh {
-                    kept._exchange.clear()?;
+                    kept.exchange.clear()?;
                     kept.fresh = true;
                 }
             }
@@ -155,7 +155,7 @@ impl GpuRun<'_> {
                 let exchange = DeviceBuffer::zeroed(&self.context, layout.bytes, "the exchange between parts")?;
                 let forwarded = exchange.ptr() + layout.forwarded as u64;
                 self.peers = Some(PeerBuffers {
-                    _exchange: exchange,
+                    exchange,
                     shape,
                     properties,
                     fresh: true,
