@@ -933,7 +933,6 @@ impl Machine for Bsp<'_, '_> {
             remotely_read: &self.remotely_read,
             properties: &properties,
             types: &types,
-            links: &self.links,
             lists: &lists,
         };
         let tables = (0..k).map(|q| plan.table(q, &addresses)).collect();

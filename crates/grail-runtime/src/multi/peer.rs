@@ -248,7 +248,6 @@ pub(crate) struct Plan<'a> {
     pub remotely_read: &'a [bool],
     pub properties: &'a [PropertyId],
     pub types: &'a [PropertyType],
-    pub links: &'a [Links],
     /// Every part's lists ([`Lists::of_every_part`]).
     pub lists: &'a [Arc<Lists>],
 }
@@ -256,7 +255,7 @@ pub(crate) struct Plan<'a> {
 impl Plan<'_> {
     /// Part `q`'s table, from every part's addresses.
     pub fn table(&self, q: usize, addresses: &[Addresses]) -> Table {
-        let k = self.links.len();
+        let k = self.lists.len();
         let slot = |p: PropertyId| self.properties.iter().position(|&x| x == p).expect("a synchronized property");
         let mut entries = Vec::new();
         for kernel in kernels_of(self.region) {
@@ -333,7 +332,6 @@ mod tests {
                     remotely_read: &[],
                     properties: &[],
                     types: &[],
-                    links: &links,
                     lists: &lists,
                 };
                 let addresses: Vec<Addresses> =
