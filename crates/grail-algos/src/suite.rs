@@ -529,6 +529,7 @@ pub fn run_partitioned(
         region_grid,
         priority_delta: how.priority_delta,
         topology: how.topology,
+        worker: grail_runtime::multi::Worker::default(),
     };
     let run = program.run_with_inputs(graph, partitioning, values, inputs, &options, out)?;
     let report = MultiReport {

@@ -1586,11 +1586,47 @@ typedef struct grail_peer_entry {
     uint32_t *in_step[GRAIL_MAX_PARTS];
 } grail_peer_entry;
 
+/* A part's words for the asynchronous exchange (grail_peer_async_step), in its own memory. The
+ * first seven arrays other parts write (at system scope); the rest only the part itself. */
+typedef struct grail_async_words {
+    /* By sender q: the records and nodes q has published into this part's rings from q. */
+    unsigned long long rec_published[GRAIL_MAX_PARTS];
+    unsigned long long node_published[GRAIL_MAX_PARTS];
+    /* By receiver q: how many of this part's records and nodes q has taken. */
+    unsigned long long rec_taken_by[GRAIL_MAX_PARTS];
+    unsigned long long node_taken_by[GRAIL_MAX_PARTS];
+    /* By part q: its state (its activity count times two, plus one while idle), and how many
+     * records and nodes it has sent and taken in all. */
+    unsigned long long state[GRAIL_MAX_PARTS];
+    unsigned long long sent[GRAIL_MAX_PARTS];
+    unsigned long long taken[GRAIL_MAX_PARTS];
+    /* By receiver q: the slots this part has reserved in its rings to q (device atomics) and
+     * published. */
+    unsigned long long rec_reserved[GRAIL_MAX_PARTS];
+    unsigned long long node_reserved[GRAIL_MAX_PARTS];
+    unsigned long long rec_sent[GRAIL_MAX_PARTS];
+    unsigned long long node_sent[GRAIL_MAX_PARTS];
+    /* By sender q: what this step takes (published when the step began), and what it took. */
+    unsigned long long rec_seen[GRAIL_MAX_PARTS];
+    unsigned long long node_seen[GRAIL_MAX_PARTS];
+    unsigned long long rec_taken[GRAIL_MAX_PARTS];
+    unsigned long long node_taken[GRAIL_MAX_PARTS];
+    /* This part's state, and its totals sent and taken. */
+    unsigned long long my_state;
+    unsigned long long my_sent;
+    unsigned long long my_taken;
+    /* 1: a ring to some part lacks room for a step's records, so this step sends nothing;
+     * 1: every part is idle with nothing in flight (the loop is over). */
+    uint32_t blocked;
+    uint32_t done;
+} grail_async_words;
+
 typedef struct grail_peers {
     uint32_t part;
     uint32_t parts;
     uint32_t entries;
-    uint32_t pad;
+    /* 0: supersteps (grail_peer_step); 1: asynchronous (grail_peer_async_step). */
+    uint32_t mode;
     /* This part's ghosts (by position: grouped by owner) and mirror entries (its nodes that are
      * ghosts elsewhere, by part, in that part's ghost order). */
     uint64_t ghosts;
@@ -1622,6 +1658,20 @@ typedef struct grail_peers {
     uint64_t inbox_cap[GRAIL_MAX_PARTS];
     uint32_t *arrive[GRAIL_MAX_PARTS];
     uint64_t mirror_counts[GRAIL_MAX_PARTS];
+    /* The asynchronous mode: every part's words; by receiver q, the rings in q's memory this
+     * part writes (records of three words, nodes), their capacities and the most one step
+     * writes; by sender q, the rings in this part's memory q writes, and their capacities. */
+    grail_async_words *words[GRAIL_MAX_PARTS];
+    unsigned long long *rec_ring[GRAIL_MAX_PARTS];
+    uint32_t *node_ring[GRAIL_MAX_PARTS];
+    uint64_t rec_cap[GRAIL_MAX_PARTS];
+    uint64_t node_cap[GRAIL_MAX_PARTS];
+    uint64_t rec_most[GRAIL_MAX_PARTS];
+    uint64_t node_most[GRAIL_MAX_PARTS];
+    const unsigned long long *rec_ring_in[GRAIL_MAX_PARTS];
+    const uint32_t *node_ring_in[GRAIL_MAX_PARTS];
+    uint64_t rec_cap_in[GRAIL_MAX_PARTS];
+    uint64_t node_cap_in[GRAIL_MAX_PARTS];
 } grail_peers;
 
 #ifndef GRAIL_PEER_PATIENCE_NS
@@ -1935,6 +1985,372 @@ GRAIL_DEVICE uint64_t grail_peer_len(const grail_state *S) {
     uint64_t n = 0;
     for (uint32_t q = 0; q < S->R->peers->parts; q++) n += grail_peer_partial(S, q, 1u).u;
     return n;
+}
+
+/* ---- The asynchronous exchange: a fused worker per GPU (Groute §5.2) ----
+ *
+ * In the asynchronous mode (`grail run --mode async`) a worklist loop whose parts are all GPUs
+ * reaching each other's memory runs as one control kernel per GPU that never waits for the
+ * others: after each invocation the part sends what changed and returns to its worklist as soon
+ * as it has one (crates/grail-runtime/src/multi/asynchronous.rs is the host-driven form).
+ * Between each ordered pair of parts there are two rings in the receiver's memory, written by
+ * the sender only and read by the receiver only: records of three words (the entry and place,
+ * the word the receiver last had from this sender, the word now) and nodes (pushed ghosts, as
+ * local ids at their owner). A step:
+ *  A. every thread writes the ghosts the invocation changed (at their mirror entries at the
+ *     owner), the owned words that changed since their ghosts last had them (refreshes, for
+ *     properties read through ghosts) and the pushed ghosts into the rings, each slot reserved
+ *     with a device atomic on the part's own count; thread 0 reads what the other parts have
+ *     published to it; a grid barrier;
+ *  B. thread 0 publishes the slots reserved (a release store at system scope into the
+ *     receiver's words, after the writers' system fences); every thread merges the records
+ *     that came in (changes with the merge operator into owned nodes; refreshes into ghosts,
+ *     keeping what the ghost has not sent yet) and appends the nodes to the worklist; a grid
+ *     barrier; thread 0 tells each sender how far it has taken.
+ * A sender whose ring lacks room for the most one step writes (the host sizes rings at twice
+ * that) sends nothing and takes what came in until the receiver has made room: no part ever
+ * waits on another without taking. A part with nothing to run, send or take marks itself idle
+ * and thread 0 polls; the loop ends when, read twice with nothing changed between, every part
+ * is idle and the records and nodes sent in all equal those taken (each count is stored before
+ * the state that follows it). Keep in sync with `GpuAsyncWords` in
+ * crates/grail-runtime/src/gpu/ffi.rs. */
+
+GRAIL_DEVICE unsigned long long grail_load_acquire_sys64(const unsigned long long *p) {
+    unsigned long long v;
+    asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
+GRAIL_DEVICE void grail_store_release_sys64(unsigned long long *p, unsigned long long v) {
+    asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+/* A slot of counter `counts[o]`, reserved with one atomic per warp and destination. */
+GRAIL_DEVICE unsigned long long grail_reserve_slot(unsigned long long *counts, uint32_t o) {
+    const unsigned mask = __match_any_sync(__activemask(), o);
+    const unsigned lane = threadIdx.x & 31u;
+    const int leader = __ffs(mask) - 1;
+    unsigned long long base = 0;
+    if ((int)lane == leader) base = atomicAdd(&counts[o], (unsigned long long)__popc(mask));
+    base = __shfl_sync(mask, base, leader);
+    return base + __popc(mask & ((1u << lane) - 1u));
+}
+
+/* Words `a` and `b` merged with idempotent operator `op` (min, max, and, or) as type `kind`. */
+GRAIL_DEVICE uint64_t grail_merge_pick(uint32_t size, uint32_t kind, uint32_t op, uint64_t a, uint64_t b) {
+    if (size == 1u) return (op == 0u || op == 3u) ? (uint64_t)((a != 0u) && (b != 0u)) : (uint64_t)((a != 0u) || (b != 0u));
+    if (op == 3u) return a & b;
+    if (op == 4u) return a | b;
+    bool less;
+    switch (kind) {
+    case 1u: less = (int32_t)(uint32_t)a < (int32_t)(uint32_t)b; break;
+    case 2u: less = (int64_t)a < (int64_t)b; break;
+    case 5u: less = __uint_as_float((uint32_t)a) < __uint_as_float((uint32_t)b); break;
+    case 6u: less = __longlong_as_double((long long)a) < __longlong_as_double((long long)b); break;
+    default: less = size == 4u ? (uint32_t)a < (uint32_t)b : a < b;
+    }
+    return (op == 0u) == less ? a : b;
+}
+
+/* `*word` merged with `w` by idempotent operator `op` as type `kind`, atomically. */
+GRAIL_DEVICE void grail_pick_into(unsigned long long *word, uint32_t size, uint32_t kind, uint32_t op, uint64_t w) {
+    unsigned long long seen = *(volatile unsigned long long *)word;
+    for (;;) {
+        const unsigned long long next = grail_merge_pick(size, kind, op, seen, w);
+        if (next == seen) return;
+        const unsigned long long prev = atomicCAS(word, seen, next);
+        if (prev == seen) return;
+        seen = prev;
+    }
+}
+
+/* A ghost's word refreshed with its owner's `owner_word` (`record`: the word it last had from
+ * or gave to its owner), by an idempotent operator (min, max, and, or: the asynchronous
+ * exchange takes no other for properties read through ghosts), so that refreshes of one ghost
+ * applied at once, in any order, leave the same: the word merged with the owner's, and the
+ * record too (a word the ghost's kernel made better and has not sent stays unlike its record,
+ * so it is sent). */
+GRAIL_DEVICE void grail_peer_refresh_ghost(void *column, uint32_t size, uint32_t kind, uint32_t op, uint64_t at,
+                                           uint64_t *record, uint64_t owner_word) {
+    grail_peer_merge(column, size, kind, op, at, 0u, owner_word);
+    grail_pick_into((unsigned long long *)record, size, kind, op, owner_word);
+}
+
+/* Thread 0's state stored in every part's words (the counts `sent` and `taken` first). */
+GRAIL_DEVICE void grail_async_publish(const grail_peers *P, grail_async_words *W, bool counts) {
+    for (uint32_t q = 0; q < P->parts; q++) {
+        grail_async_words *T = P->words[q];
+        if (counts) {
+            grail_store_release_sys64(&T->sent[P->part], W->my_sent);
+            grail_store_release_sys64(&T->taken[P->part], W->my_taken);
+        }
+        grail_store_release_sys64(&T->state[P->part], W->my_state);
+    }
+}
+
+/* Thread 0 of an idle part: waits until something comes in (true), or the loop is over or a
+ * part failed (false; W->done or R->stopped says which). */
+GRAIL_DEVICE bool grail_async_wait(grail_region *R, const grail_peers *P, grail_async_words *W) {
+    if ((W->my_state & 1ull) == 0ull) {
+        W->my_state += 1ull;
+        grail_async_publish(P, W, false);
+    }
+    unsigned long long first[GRAIL_MAX_PARTS];
+    unsigned long long seen_sum = 0ull;
+    uint64_t since = grail_clock_ns();
+    for (uint32_t spins = 0;; spins++) {
+        for (uint32_t q = 0; q < P->parts; q++) {
+            if (q == P->part) continue;
+            if (grail_load_acquire_sys64(&W->rec_published[q]) != W->rec_taken[q] ||
+                grail_load_acquire_sys64(&W->node_published[q]) != W->node_taken[q]) {
+                W->my_state += 1ull;
+                grail_async_publish(P, W, false);
+                return true;
+            }
+        }
+        /* Every part idle, read twice with the counts between unchanged, and nothing in flight. */
+        bool idle = true;
+        unsigned long long sum = 0ull;
+        for (uint32_t q = 0; q < P->parts; q++) {
+            first[q] = grail_load_acquire_sys64(&W->state[q]);
+            idle &= (first[q] & 1ull) != 0ull;
+            sum += first[q];
+        }
+        if (idle) {
+            unsigned long long sent = 0ull, taken = 0ull;
+            for (uint32_t q = 0; q < P->parts; q++) {
+                sent += grail_load_acquire_sys64(&W->sent[q]);
+                taken += grail_load_acquire_sys64(&W->taken[q]);
+            }
+            bool same = true;
+            for (uint32_t q = 0; q < P->parts; q++) same &= grail_load_acquire_sys64(&W->state[q]) == first[q];
+            if (same && sent == taken) {
+                W->done = 1u;
+                return false;
+            }
+        }
+        if (sum != seen_sum) {
+            seen_sum = sum;
+            since = grail_clock_ns();
+        }
+        if ((spins & 63u) == 63u) {
+            if (*(volatile uint32_t *)&P->barrier[1] != 0u) {
+                R->stopped = 1u;
+                return false;
+            }
+            /* No part has changed its state for GRAIL_PEER_PATIENCE_NS: one must have failed
+             * without reaching its stop. */
+            if (grail_clock_ns() - since > GRAIL_PEER_PATIENCE_NS) {
+                atomicExch_system(&P->barrier[1], 1u);
+                R->stopped = 1u;
+                return false;
+            }
+        }
+        __nanosleep(100);
+    }
+}
+
+/* The asynchronous exchange after an invocation of `kernel` (see above): `*len` is the part's
+ * worklist's length (the list `out`). Returns with work in the list, or with `*len` 0 once the
+ * loop is over; false when the region must stop. Every thread of the grid calls it alike. */
+GRAIL_DEVICE bool grail_peer_async_exchange(const grail_ctx *c, grail_state *S, uint32_t kernel, uint64_t *len,
+                                            const grail_list *out) {
+    grail_region *const R = S->R;
+    const grail_peers *P = R->peers;
+    grail_async_words *W = P->words[P->part];
+    const uint32_t me = P->part;
+    const uint64_t index = grail_thread_index(), threads = grail_thread_count();
+    const uint32_t owned = (uint32_t)c->num_nodes;
+    bool scan = true;
+    bool forward = *len > 0u && P->ghosts > 0u;
+    (void)kernel;
+    for (;;) {
+        S->peer_step += 1u;
+        const uint32_t step = S->peer_step;
+        const bool blocked = *(volatile uint32_t *)&W->blocked != 0u;
+        const bool sending = !blocked && (scan || forward);
+        bool wrote = false;
+        if (sending && scan) {
+            for (uint32_t e = 0; e < P->entries; e++) {
+                const grail_peer_entry *E = &P->plan[e];
+                if (E->merge != 0u) {
+                    uint64_t *record = E->ghost_records[me];
+                    for (uint64_t i = index; i < P->ghosts; i += threads) {
+                        const uint64_t word = grail_load_word(E->columns[me], E->size, P->ghost_local[i]);
+                        const uint64_t before = record[i];
+                        if (word == before) continue;
+                        record[i] = word;
+                        wrote = true;
+                        const uint32_t o = P->ghost_owner[i];
+                        const unsigned long long slot = grail_reserve_slot(W->rec_reserved, o) % P->rec_cap[o];
+                        unsigned long long *r = P->rec_ring[o] + 3u * slot;
+                        r[0] = ((unsigned long long)e << 32) | P->ghost_mirror[i];
+                        r[1] = before;
+                        r[2] = word;
+                    }
+                }
+                if (E->refresh != 0u) {
+                    uint64_t *record = E->mirror_records[me];
+                    for (uint64_t m = index; m < P->mirrors; m += threads) {
+                        const uint64_t word = grail_load_word(E->columns[me], E->size, P->mirror_local[m]);
+                        const uint64_t before = record[m];
+                        if (word == before) continue;
+                        record[m] = word;
+                        wrote = true;
+                        const uint32_t q = P->mirror_part[m];
+                        const unsigned long long slot = grail_reserve_slot(W->rec_reserved, q) % P->rec_cap[q];
+                        unsigned long long *r = P->rec_ring[q] + 3u * slot;
+                        r[0] = (1ull << 63) | ((unsigned long long)e << 32) | P->mirror_ghost[m];
+                        r[1] = before;
+                        r[2] = word;
+                    }
+                }
+            }
+        }
+        if (sending && forward) {
+            const uint64_t n = *len;
+            for (uint64_t i = index; i < n; i += threads) {
+                const uint32_t item = grail_item(out->items, out->cap, out->spill, i);
+                if (item < owned || atomicExch(&P->forwarded[item - owned], step) == step) continue;
+                wrote = true;
+                const uint32_t o = P->owner_of[item - owned];
+                const unsigned long long slot = grail_reserve_slot(W->node_reserved, o) % P->node_cap[o];
+                P->node_ring[o][slot] = P->at_of[item - owned];
+            }
+        }
+        if (index == 0) {
+            bool any = false;
+            for (uint32_t q = 0; q < P->parts; q++) {
+                if (q == me) continue;
+                W->rec_seen[q] = grail_load_acquire_sys64(&W->rec_published[q]);
+                W->node_seen[q] = grail_load_acquire_sys64(&W->node_published[q]);
+                any |= W->rec_seen[q] != W->rec_taken[q] || W->node_seen[q] != W->node_taken[q];
+            }
+            if (!any && !scan && !forward && *len == 0u) {
+                /* Nothing to run, send or take: idle until something comes. */
+                if (grail_async_wait(R, P, W)) {
+                    for (uint32_t q = 0; q < P->parts; q++) {
+                        if (q == me) continue;
+                        W->rec_seen[q] = grail_load_acquire_sys64(&W->rec_published[q]);
+                        W->node_seen[q] = grail_load_acquire_sys64(&W->node_published[q]);
+                    }
+                }
+            } else if (blocked && *(volatile uint32_t *)&P->barrier[1] != 0u) {
+                R->stopped = 1u;
+            }
+        }
+        if (wrote) __threadfence_system();
+        grail_grid_sync(S);
+        if (*(volatile uint32_t *)&R->stopped != 0u) {
+            S->failed = true;
+            return false;
+        }
+        if (*(volatile uint32_t *)&W->done != 0u) {
+            *len = 0u;
+            return true;
+        }
+        /* B: publish what was sent; merge and append what came in. */
+        if (index == 0 && sending) {
+            unsigned long long sent = 0ull;
+            for (uint32_t q = 0; q < P->parts; q++) {
+                if (q == me) continue;
+                const unsigned long long r = *(volatile unsigned long long *)&W->rec_reserved[q];
+                const unsigned long long n = *(volatile unsigned long long *)&W->node_reserved[q];
+                if (r != W->rec_sent[q]) grail_store_release_sys64(&P->words[q]->rec_published[me], r);
+                if (n != W->node_sent[q]) grail_store_release_sys64(&P->words[q]->node_published[me], n);
+                sent += (r - W->rec_sent[q]) + (n - W->node_sent[q]);
+                W->rec_sent[q] = r;
+                W->node_sent[q] = n;
+            }
+            if (sent != 0ull) {
+                W->my_sent += sent;
+                grail_async_publish(P, W, true);
+            }
+        }
+        uint64_t records = 0u, nodes = 0u;
+        for (uint32_t q = 0; q < P->parts; q++) {
+            if (q == me) continue;
+            const unsigned long long from = *(volatile unsigned long long *)&W->rec_taken[q];
+            const unsigned long long n = *(volatile unsigned long long *)&W->rec_seen[q] - from;
+            const unsigned long long *ring = P->rec_ring_in[q];
+            for (uint64_t i = index; i < n; i += threads) {
+                const uint64_t slot = (from + i) % P->rec_cap_in[q];
+                const unsigned long long head = *(volatile const unsigned long long *)&ring[3u * slot];
+                const uint64_t before = *(volatile const unsigned long long *)&ring[3u * slot + 1u];
+                const uint64_t after = *(volatile const unsigned long long *)&ring[3u * slot + 2u];
+                const grail_peer_entry *E = &P->plan[(uint32_t)(head >> 32) & 0x7fffffffu];
+                const uint32_t at = (uint32_t)head;
+                if ((head >> 63) == 0ull) {
+                    grail_peer_merge(E->columns[me], E->size, E->kind, E->op, P->mirror_local[at], before, after);
+                    /* That ghost holds this word now (or one its owner sent it since). */
+                    if (E->refresh != 0u)
+                        grail_pick_into((unsigned long long *)&E->mirror_records[me][at], E->size, E->kind, E->op, after);
+                } else {
+                    grail_peer_refresh_ghost(E->columns[me], E->size, E->kind, E->op, P->ghost_local[at],
+                                             &E->ghost_records[me][at], after);
+                }
+            }
+            records += n;
+            const unsigned long long taken = *(volatile unsigned long long *)&W->node_taken[q];
+            const unsigned long long k = *(volatile unsigned long long *)&W->node_seen[q] - taken;
+            for (uint64_t i = index; i < k; i += threads) {
+                const uint32_t item = P->node_ring_in[q][(taken + i) % P->node_cap_in[q]];
+                grail_push_slot(&c->pushes, *len + nodes + i, item);
+            }
+            nodes += k;
+        }
+        if (index == 0) {
+            /* Room in every ring for the next step's most, as far as the receivers have taken. */
+            uint32_t full = 0u;
+            for (uint32_t q = 0; q < P->parts; q++) {
+                if (q == me) continue;
+                const unsigned long long r = *(volatile unsigned long long *)&W->rec_reserved[q];
+                const unsigned long long n = *(volatile unsigned long long *)&W->node_reserved[q];
+                if (P->rec_cap[q] - (r - grail_load_acquire_sys64(&W->rec_taken_by[q])) < P->rec_most[q] ||
+                    P->node_cap[q] - (n - grail_load_acquire_sys64(&W->node_taken_by[q])) < P->node_most[q])
+                    full = 1u;
+            }
+            W->blocked = full;
+        }
+        grail_grid_sync(S);
+        /* C: tell the senders how far this part has taken. */
+        if (index == 0 && records + nodes != 0u) {
+            for (uint32_t q = 0; q < P->parts; q++) {
+                if (q == me) continue;
+                if (W->rec_seen[q] != W->rec_taken[q]) {
+                    W->rec_taken[q] = W->rec_seen[q];
+                    grail_store_release_sys64(&P->words[q]->rec_taken_by[me], W->rec_taken[q]);
+                }
+                if (W->node_seen[q] != W->node_taken[q]) {
+                    W->node_taken[q] = W->node_seen[q];
+                    grail_store_release_sys64(&P->words[q]->node_taken_by[me], W->node_taken[q]);
+                }
+            }
+            W->my_taken += records + nodes;
+            grail_async_publish(P, W, true);
+        }
+        if (nodes != 0u) {
+            *len += nodes;
+            const uint32_t overflow = *(volatile uint32_t *)c->pushes.overflow;
+            if (overflow > S->overflow) S->overflow = overflow;
+            if (overflow >= 2u) {
+                S->failed = true;
+                return false;
+            }
+        }
+        if (sending) scan = forward = false;
+        scan |= records != 0u;
+        if (*len > 0u && !forward) return true;
+    }
+}
+
+/* The asynchronous exchange (grail_peer_async_exchange), out of line, timed by global thread 0. */
+__device__ __noinline__ bool grail_peer_async_step(const grail_ctx *c, grail_state *S, uint32_t kernel,
+                                                  uint64_t *len, const grail_list *out) {
+    const uint64_t started = grail_clock_ns();
+    const bool ok = grail_peer_async_exchange(c, S, kernel, len, out);
+    if (grail_thread_index() == 0) S->R->peer_ns += grail_clock_ns() - started;
+    return ok;
 }
 
 #endif /* GRAIL_CUDA_H */

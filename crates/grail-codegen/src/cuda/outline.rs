@@ -252,6 +252,16 @@ fn partitionable(module: &Module) -> bool {
 fn peer_step(line: &mut impl FnMut(usize, &str), k: usize, worklist: bool, reduction: Option<&super::Reduction>) {
     line(1, "if (R->peers != NULL) {");
     line(2, &format!("uint64_t len_ = {};", if worklist { "S->len" } else { "0" }));
+    if worklist {
+        // The asynchronous mode: the part goes on with its own worklist, exchanging as it goes;
+        // the list is empty only once every part's is and nothing is in flight.
+        line(2, "if (R->peers->mode != 0u) {");
+        line(3, &format!("if (!grail_peer_async_step(c, S, {k}u, &len_, &S->lists[S->cur])) return result_;"));
+        line(3, "S->len = len_;");
+        line(3, "S->all_len = len_;");
+        line(3, "return result_;");
+        line(2, "}");
+    }
     line(
         2,
         &format!(

@@ -2873,8 +2873,9 @@ impl crate::multi::PartRun for GpuRun<'_> {
         lists: &std::sync::Arc<crate::multi::peer::Lists>,
         parts: usize,
         properties: usize,
+        rings: bool,
     ) -> Result<()> {
-        GpuRun::prepare_peer_lists(self, lists, parts, properties)
+        GpuRun::prepare_peer_lists(self, lists, parts, properties, rings)
     }
 
     fn peer_buffers(

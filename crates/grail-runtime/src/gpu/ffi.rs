@@ -172,7 +172,8 @@ pub struct GpuPeers {
     pub part: u32,
     pub parts: u32,
     pub entries: u32,
-    pub pad: u32,
+    /// 0: supersteps; 1: asynchronous.
+    pub mode: u32,
     pub ghosts: u64,
     pub mirrors: u64,
     pub plan: u64,
@@ -194,7 +195,22 @@ pub struct GpuPeers {
     pub inbox_cap: [u64; GRAIL_MAX_PARTS],
     pub arrive: [u64; GRAIL_MAX_PARTS],
     pub mirror_counts: [u64; GRAIL_MAX_PARTS],
+    pub words: [u64; GRAIL_MAX_PARTS],
+    pub rec_ring: [u64; GRAIL_MAX_PARTS],
+    pub node_ring: [u64; GRAIL_MAX_PARTS],
+    pub rec_cap: [u64; GRAIL_MAX_PARTS],
+    pub node_cap: [u64; GRAIL_MAX_PARTS],
+    pub rec_most: [u64; GRAIL_MAX_PARTS],
+    pub node_most: [u64; GRAIL_MAX_PARTS],
+    pub rec_ring_in: [u64; GRAIL_MAX_PARTS],
+    pub node_ring_in: [u64; GRAIL_MAX_PARTS],
+    pub rec_cap_in: [u64; GRAIL_MAX_PARTS],
+    pub node_cap_in: [u64; GRAIL_MAX_PARTS],
 }
+
+/// The bytes of `grail_async_words`: a part's words for the asynchronous exchange (fifteen
+/// arrays of a word per part, three words, two `u32`s).
+pub const ASYNC_WORDS_BYTES: usize = (15 * GRAIL_MAX_PARTS + 3) * 8 + 8;
 
 // SAFETY: plain `#[repr(C)]` data of integers with no implicit padding, as the header declares it.
 unsafe impl DeviceRepr for GpuCtx {}
@@ -221,6 +237,7 @@ pub fn layout_checks() -> String {
     out += &check("GRAIL_MAX_PARTS".into(), GRAIL_MAX_PARTS);
     out += &check("sizeof(grail_peer_entry)".into(), size_of::<GpuPeerEntry>());
     out += &check("sizeof(grail_peers)".into(), size_of::<GpuPeers>());
+    out += &check("sizeof(grail_async_words)".into(), ASYNC_WORDS_BYTES);
     // Offsets need __builtin_offsetof, which NVRTC 13 has and 12 does not (nor offsetof: there is
     // no <stddef.h>); every NVRTC checks the sizes.
     out += "#if defined(__has_builtin)\n#if __has_builtin(__builtin_offsetof)\n";
@@ -310,6 +327,8 @@ pub fn layout_checks() -> String {
         ("inbox_cap", offset_of!(GpuPeers, inbox_cap)),
         ("arrive", offset_of!(GpuPeers, arrive)),
         ("mirror_counts", offset_of!(GpuPeers, mirror_counts)),
+        ("words", offset_of!(GpuPeers, words)),
+        ("node_cap_in", offset_of!(GpuPeers, node_cap_in)),
     ] {
         out += &check(format!("__builtin_offsetof(grail_peers, {field})"), offset);
     }

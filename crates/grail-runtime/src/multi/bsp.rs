@@ -248,6 +248,8 @@ pub(crate) struct Bsp<'a, 's> {
     pub priority_delta: Option<u64>,
     /// The asynchronous mode's topology ([`super::MultiOptions::topology`]).
     pub topology: asynchronous::Topology,
+    /// Who runs its loops ([`super::MultiOptions::worker`]).
+    pub worker: super::Worker,
     /// The last superstep's changes, not merged yet: the next superstep's parts merge them
     /// before their kernels (one round of the crew fewer), and anything else that looks at the
     /// parts merges them first ([`Bsp::flush`]). Only a superstep that pushed nothing and whose
@@ -387,8 +389,9 @@ impl Bsp<'_, '_> {
         let regions = grail_ir::opt::outline::outlined_regions(&self.module.main.block);
         let peer_lists =
             if regions.iter().any(|r| self.exchanges_on_devices(r)) { self.peer_lists() } else { Vec::new() };
+        let rings = self.fused_worker();
         let mut room = true;
-        for outcome in self.crew.run(Job::Prepare { properties, peer_lists }) {
+        for outcome in self.crew.run(Job::Prepare { properties, peer_lists, rings }) {
             room &= !outcome?.no_room_for_regions;
         }
         if !room {
@@ -396,6 +399,19 @@ impl Bsp<'_, '_> {
             self.device_regions = super::DeviceRegions::Never;
         }
         Ok(())
+    }
+
+    /// Whether the asynchronous mode's loops run in a fused worker kernel on every GPU at once
+    /// ([`super::Worker::Fused`]), where the region allows it: every part is a GPU reaching the
+    /// others, and neither soft priorities, a ring topology nor jitter is asked for (the
+    /// host-driven mode makes those).
+    fn fused_worker(&self) -> bool {
+        self.mode == super::Mode::Async
+            && self.worker == super::Worker::Fused
+            && self.device_regions != super::DeviceRegions::Never
+            && self.priority_delta.is_none()
+            && self.topology == asynchronous::Topology::Direct
+            && self.jitter.is_none()
     }
 
     /// Every part's lists for regions exchanging on the devices, made the first time.
@@ -773,6 +789,15 @@ impl Machine for Bsp<'_, '_> {
         let started = Instant::now();
         // The loop's rounds are the most any part made.
         let before = self.invocations(&[kernel]);
+        if let Some(region) = region.filter(|_| self.fused_worker()) {
+            // The body runs on the host once per round, so the locals the parts leave go unused.
+            let mut scratch = locals.to_vec();
+            if self.run_on_devices(region, &mut scratch, true)? {
+                self.stats.async_loops += 1;
+                let after = self.invocations(&[kernel]);
+                return Ok(Some(after.iter().zip(&before).map(|(a, b)| a - b).max().unwrap_or(0)));
+            }
+        }
         let written = self.merges[kernel.index()]
             .iter()
             .map(|w| asynchronous::Written {
@@ -891,6 +916,21 @@ impl Machine for Bsp<'_, '_> {
     /// ([`super::peer`]); otherwise the interpreter runs it superstep by superstep.
     fn run_outlined(&mut self, region: OutlineId, locals: &mut [Value]) -> Result<bool> {
         self.flush()?;
+        self.run_on_devices(region, locals, false)
+    }
+
+    fn outlined_region(&mut self, open: bool) {
+        for run in &mut self.runs {
+            run.outlined_region(open);
+        }
+    }
+}
+
+impl Bsp<'_, '_> {
+    /// Runs outlined region `region` on every part at once, exchanging on the devices: in
+    /// supersteps, or with `rings` asynchronously (a worklist loop's fused worker); false, with
+    /// nothing run, where the parts or the region do not allow it.
+    fn run_on_devices(&mut self, region: OutlineId, locals: &mut [Value], rings: bool) -> Result<bool> {
         let k = self.parts.len();
         let Some(stmt) = grail_ir::opt::outline::find_region(&self.module.main.block, region) else {
             return Ok(false);
@@ -912,6 +952,7 @@ impl Machine for Bsp<'_, '_> {
                 parts: k,
                 barrier: q == 0,
                 grid: self.region_grid,
+                rings,
             };
             self.runs[q].bind()?;
             match self.runs[q].peer_buffers(&request) {
@@ -935,7 +976,14 @@ impl Machine for Bsp<'_, '_> {
             types: &types,
             lists: &lists,
         };
-        let tables = (0..k).map(|q| plan.table(q, &addresses)).collect();
+        let tables = if rings {
+            match (0..k).map(|q| plan.async_table(q, &addresses)).collect::<std::result::Result<Vec<_>, _>>() {
+                Ok(tables) => tables,
+                Err(_) => return Ok(false),
+            }
+        } else {
+            (0..k).map(|q| plan.table(q, &addresses)).collect()
+        };
         let kernels = grail_ir::opt::outline::kernels_of(stmt);
         let before = self.invocations(&kernels)[0];
         let outcomes = self.crew.run(Job::Region { region, locals: locals.to_vec(), tables });
@@ -962,12 +1010,6 @@ impl Machine for Bsp<'_, '_> {
         self.account(started.elapsed(), exchanging);
         self.stats.device_regions += 1;
         Ok(true)
-    }
-
-    fn outlined_region(&mut self, open: bool) {
-        for run in &mut self.runs {
-            run.outlined_region(open);
-        }
     }
 }
 

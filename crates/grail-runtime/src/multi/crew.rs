@@ -119,7 +119,8 @@ pub(crate) enum Job {
     Refresh(Exchanged),
     /// Each part gets its exchanges' lists, and the records of these properties, ready; and its
     /// lists for regions exchanging on the devices, when given (by part).
-    Prepare { properties: Vec<grail_ir::PropertyId>, peer_lists: Vec<std::sync::Arc<super::peer::Lists>> },
+    /// With `rings`: the asynchronous exchange's rings too.
+    Prepare { properties: Vec<grail_ir::PropertyId>, peer_lists: Vec<std::sync::Arc<super::peer::Lists>>, rings: bool },
     /// Each part runs the defaults kernel over its ghosts too, with its arguments, then records
     /// the words of these properties at its ghosts and mirrors: nothing to send.
     Defaults { kernel: KernelId, args: Vec<Vec<Value>>, properties: Vec<grail_ir::PropertyId> },
@@ -308,7 +309,7 @@ impl CrewState {
                 }
                 phases.end("words recorded");
             }
-            Job::Prepare { properties, peer_lists } => {
+            Job::Prepare { properties, peer_lists, rings } => {
                 let map = self.maps[q].map(list);
                 let lists: Vec<&[u32]> = [ghosts, mirrors].into_iter().chain(map).collect();
                 let records: Vec<(&[u32], grail_ir::PropertyId)> =
@@ -316,7 +317,7 @@ impl CrewState {
                 run.prepare_exchange(self.runs.len(), &lists, &records)?;
                 phases.end("lists and records");
                 if let Some(lists) = peer_lists.get(q) {
-                    match run.prepare_peer_lists(lists, self.runs.len(), properties.len()) {
+                    match run.prepare_peer_lists(lists, self.runs.len(), properties.len(), *rings) {
                         Ok(()) => phases.end("lists for regions on the devices"),
                         // The run's regions then go superstep by superstep from the host.
                         Err(crate::error::RuntimeError::OutOfMemory { .. }) => outcome.no_room_for_regions = true,

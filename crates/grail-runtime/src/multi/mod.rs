@@ -177,6 +177,35 @@ pub struct MultiOptions {
     /// How the asynchronous mode's packets travel: straight to their part, or around a ring
     /// of the parts (Groute's distributed worklist topology).
     pub topology: Topology,
+    /// Who runs the asynchronous mode's loops where every part is a GPU reaching the others.
+    pub worker: Worker,
+}
+
+/// Who runs an asynchronous loop of a run whose parts are all GPUs reaching each other's
+/// memory. `GRAIL_FUSED_WORKER=0` or `=1` overrides it with `Host` or `Fused`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Worker {
+    /// Groute's fused worker kernel (§5.2): one control kernel per GPU runs the loop to its
+    /// end, sending and taking changes and nodes through rings in the GPUs' memory while it
+    /// runs (`grail_peer_async_step`), where the loop's merges allow it (no replacement, no
+    /// sum read through ghosts), without soft priorities, a ring topology or jitter; otherwise
+    /// as `Host`.
+    #[default]
+    Fused,
+    /// Each part's loop leaves its control kernel every `EXCHANGE_ROUNDS` invocations, and the
+    /// host exchanges packets between the parts (`asynchronous.rs`).
+    Host,
+}
+
+impl Worker {
+    /// The choice after `GRAIL_FUSED_WORKER`.
+    fn resolved(self) -> Worker {
+        match std::env::var("GRAIL_FUSED_WORKER").as_deref() {
+            Ok("0") => Worker::Host,
+            Ok("1") => Worker::Fused,
+            _ => self,
+        }
+    }
 }
 
 /// Which outlined regions of a run whose parts are all GPUs run on the devices at once, their
@@ -395,11 +424,13 @@ pub(crate) trait PartRun: Machine {
     /// Copies this part's lists for regions exchanging on the devices ([`peer::Lists`]) where
     /// its regions will read them, and makes the buffers the other `parts - 1` parts write the
     /// changes of up to `properties` properties into, before `main` runs; nothing on a CPU part.
+    /// With `rings`, the asynchronous exchange's rings too ([`peer::ring_caps`]).
     fn prepare_peer_lists(
         &mut self,
         _lists: &std::sync::Arc<peer::Lists>,
         _parts: usize,
         _properties: usize,
+        _rings: bool,
     ) -> Result<()> {
         Ok(())
     }
@@ -714,6 +745,7 @@ impl MultiProgram {
                     jitter: options.jitter,
                     priority_delta: options.priority_delta,
                     topology: options.topology,
+                    worker: options.worker.resolved(),
                     device_regions: if peer_access { options.device_regions.resolved() } else { DeviceRegions::Never },
                     region_grid: options.region_grid,
                     local_defaults: grail_ir::analysis::node_local_defaults(&self.module),

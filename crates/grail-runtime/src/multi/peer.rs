@@ -38,6 +38,9 @@ pub(crate) struct Request<'a> {
     pub barrier: bool,
     /// The region's grid.
     pub grid: super::RegionGrid,
+    /// Whether the region is an asynchronous loop (`grail_peer_async_step`): the part's rings
+    /// from every other part are made too.
+    pub rings: bool,
 }
 
 /// Where a part's buffers are (device addresses), as [`Request`] asked.
@@ -61,6 +64,13 @@ pub(crate) struct Addresses {
     pub inbox_len: u64,
     /// Part 0's words, the stop word second (0 on other parts).
     pub barrier: u64,
+    /// The asynchronous exchange (when [`Request::rings`]): the part's words, and by sender its
+    /// rings of records and nodes and their capacities.
+    pub words: u64,
+    pub rec_rings: Vec<u64>,
+    pub node_rings: Vec<u64>,
+    pub rec_caps: Vec<u64>,
+    pub node_caps: Vec<u64>,
 }
 
 /// A property an invocation synchronizes, as `grail_peer_entry` holds it.
@@ -174,6 +184,73 @@ pub(crate) struct Table {
     pub inbox_cap: Vec<u64>,
     pub arrive: Vec<u64>,
     pub mirror_counts: Vec<u64>,
+    /// The asynchronous exchange ([`Rings`]), or `None` for supersteps.
+    pub rings: Option<Rings>,
+}
+
+/// A part's side of the asynchronous exchange: every part's words; by receiver, the rings this
+/// part writes in the receiver's memory, their capacities and the most one step writes; by
+/// sender, the rings in this part's memory and their capacities.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Rings {
+    pub words: Vec<u64>,
+    pub rec_ring: Vec<u64>,
+    pub node_ring: Vec<u64>,
+    pub rec_cap: Vec<u64>,
+    pub node_cap: Vec<u64>,
+    pub rec_most: Vec<u64>,
+    pub node_most: Vec<u64>,
+    pub rec_ring_in: Vec<u64>,
+    pub node_ring_in: Vec<u64>,
+    pub rec_cap_in: Vec<u64>,
+    pub node_cap_in: Vec<u64>,
+}
+
+/// How many of part `q`'s ghosts each part owns (its ghosts by owner), and how many of its
+/// mirror entries each part holds as ghosts, from `q`'s lists.
+fn route_counts(lists: &Lists, parts: usize) -> (Vec<u64>, Vec<u64>) {
+    let mut ghosts = vec![0u64; parts];
+    let mut mirrors = vec![0u64; parts];
+    for &o in &lists.ghost_owner {
+        ghosts[o as usize] += 1;
+    }
+    for &p in &lists.mirror_part {
+        mirrors[p as usize] += 1;
+    }
+    (ghosts, mirrors)
+}
+
+/// The records and nodes a step of the asynchronous exchange sends from a part to part `q`
+/// at most, from the sender's lists: a record per ghost `q` owns for each merged property, and
+/// per mirror entry `q` holds for each refreshed one; a node per ghost `q` owns.
+fn most_per_step(lists: &Lists, parts: usize, q: usize, merged: u64, refreshed: u64) -> (u64, u64) {
+    let (ghosts, mirrors) = route_counts(lists, parts);
+    (merged * ghosts[q] + refreshed * mirrors[q], ghosts[q])
+}
+
+/// The capacities of a part's rings from every sender (by sender; the part's own, unused, of
+/// one slot), for a loop synchronizing up to `properties` properties: twice what one step of
+/// the sender writes at most, so that a sender finding room for one step never waits on the
+/// receiver.
+pub(crate) fn ring_caps(lists: &Lists, parts: usize, properties: usize) -> Vec<(u64, u64)> {
+    let (ghosts, mirrors) = route_counts(lists, parts);
+    let p = properties as u64;
+    // The sender's ghosts of this part's nodes are this part's mirror entries for it, and the
+    // other way round.
+    (0..parts).map(|s| (2 * p * (mirrors[s] + ghosts[s]) + 1, 2 * mirrors[s] + 1)).collect()
+}
+
+/// Why the asynchronous exchange cannot take region entries `entries` (their merge operators):
+/// a property read through ghosts must merge by an idempotent operator (refreshes of one ghost
+/// may be applied in any order), and none by replacement.
+pub(crate) fn async_obstacle(entries: &[Entry]) -> Option<String> {
+    const SUM: u32 = 2;
+    const REPLACE: u32 = 5;
+    entries.iter().find_map(|e| {
+        (e.op == REPLACE || (e.refresh && e.op == SUM)).then(|| {
+            "a property it synchronizes merges by replacement, or by a sum and is read through ghosts".to_string()
+        })
+    })
 }
 
 /// How a region's parts end.
@@ -294,7 +371,43 @@ impl Plan<'_> {
             inbox_cap: addresses.iter().map(|a| inbox_cap(a.mirrors)).collect(),
             arrive: addresses.iter().map(|a| a.arrive).collect(),
             mirror_counts: addresses.iter().map(|a| a.mirrors).collect(),
+            rings: None,
         }
+    }
+
+    /// Part `q`'s table for the asynchronous exchange, or why the region cannot run so.
+    pub fn async_table(&self, q: usize, addresses: &[Addresses]) -> Result<Table, String> {
+        let mut table = self.table(q, addresses);
+        if let Some(why) = async_obstacle(&table.entries) {
+            return Err(why);
+        }
+        let k = addresses.len();
+        if addresses.iter().any(|a| a.words == 0 || a.rec_caps.len() != k) {
+            return Err("a part has no rings for it".into());
+        }
+        let merged = table.entries.iter().filter(|e| e.merge).count() as u64;
+        let refreshed = table.entries.iter().filter(|e| e.refresh).count() as u64;
+        let mut rings = Rings { words: addresses.iter().map(|a| a.words).collect(), ..Rings::default() };
+        for (o, theirs) in addresses.iter().enumerate() {
+            let (rec_most, node_most) =
+                if o == q { (0, 0) } else { most_per_step(&self.lists[q], k, o, merged, refreshed) };
+            if o != q && (2 * rec_most > theirs.rec_caps[q] || 2 * node_most > theirs.node_caps[q]) {
+                return Err("its rings were made for fewer properties".into());
+            }
+            rings.rec_ring.push(theirs.rec_rings[q]);
+            rings.node_ring.push(theirs.node_rings[q]);
+            rings.rec_cap.push(theirs.rec_caps[q]);
+            rings.node_cap.push(theirs.node_caps[q]);
+            rings.rec_most.push(rec_most);
+            rings.node_most.push(node_most);
+        }
+        let mine = &addresses[q];
+        rings.rec_ring_in = mine.rec_rings.clone();
+        rings.node_ring_in = mine.node_rings.clone();
+        rings.rec_cap_in = mine.rec_caps.clone();
+        rings.node_cap_in = mine.node_caps.clone();
+        table.rings = Some(rings);
+        Ok(table)
     }
 }
 
@@ -358,6 +471,91 @@ mod tests {
                         );
                     }
                 }
+            }
+        }
+    }
+
+    /// What `grail_peer_async_step` relies on: each part writes into the ring its receiver reads
+    /// for it (the receiver's ring from this sender, with the receiver's capacity), and every
+    /// ring holds two of the sender's largest steps; merges the rings cannot take are refused.
+    #[test]
+    fn every_async_table_writes_into_the_ring_its_receiver_reads() {
+        use crate::multi::merge::Merge;
+        use grail_ir::{KernelId, Until};
+
+        let graph =
+            generate(&Generator::graph500(10), &GenOptions::default(), false, &grail_graph::NoProgress).unwrap();
+        let region = Stmt::Iterate(Box::new(Iterate {
+            id: OutlineId(0),
+            body: Vec::new(),
+            until: Until::Empty { kernel: KernelId(0), args: Vec::new(), initial: None },
+            outlined: true,
+        }));
+        let written = |merge| vec![vec![Written { property: PropertyId(0), merge, remote: true }]];
+        for k in 2..=4usize {
+            let partitioning = partition(&graph, k as u32, Method::Random, 9).unwrap();
+            let parts = partitioning.parts(&graph);
+            let links = Links::of(&parts, partitioning.owner());
+            let mirrors = Mirrors::of(&links);
+            let lists = Lists::of_every_part(&links, &mirrors);
+            // Fake addresses that name their part, ring and sender.
+            let addresses: Vec<Addresses> = (0..k)
+                .map(|q| {
+                    let caps = ring_caps(&lists[q], k, 1);
+                    Addresses {
+                        columns: vec![1],
+                        ghost_records: vec![2],
+                        mirror_records: vec![3],
+                        in_before: vec![4],
+                        in_after: vec![5],
+                        in_step: vec![6],
+                        words: 1000 * (q as u64 + 1),
+                        rec_rings: (0..k as u64).map(|s| 1000 * (q as u64 + 1) + 10 + s).collect(),
+                        node_rings: (0..k as u64).map(|s| 1000 * (q as u64 + 1) + 20 + s).collect(),
+                        rec_caps: caps.iter().map(|c| c.0).collect(),
+                        node_caps: caps.iter().map(|c| c.1).collect(),
+                        ..Addresses::default()
+                    }
+                })
+                .collect();
+            for (merge, read) in [(Merge::Min, true), (Merge::Sum, false), (Merge::Or, true)] {
+                let merges = written(merge);
+                let plan = Plan {
+                    region: &region,
+                    merges: &merges,
+                    remotely_read: &[read],
+                    properties: &[PropertyId(0)],
+                    types: &[PropertyType::U32],
+                    lists: &lists,
+                };
+                for q in 0..k {
+                    let table = plan.async_table(q, &addresses).expect("the rings take min, sum and or");
+                    let rings = table.rings.as_ref().unwrap();
+                    assert_eq!(rings.words, addresses.iter().map(|a| a.words).collect::<Vec<_>>());
+                    for o in (0..k).filter(|&o| o != q) {
+                        assert_eq!(rings.rec_ring[o], 1000 * (o as u64 + 1) + 10 + q as u64);
+                        assert_eq!(rings.node_ring[o], 1000 * (o as u64 + 1) + 20 + q as u64);
+                        assert_eq!(rings.rec_cap[o], addresses[o].rec_caps[q]);
+                        assert!(
+                            2 * rings.rec_most[o] <= rings.rec_cap[o] && 2 * rings.node_most[o] <= rings.node_cap[o]
+                        );
+                        let ghosts = table.lists.ghost_owner.iter().filter(|&&x| x as usize == o).count() as u64;
+                        assert_eq!(rings.node_most[o], ghosts, "a node per ghost the receiver owns");
+                        assert_eq!(rings.rec_ring_in[o], addresses[q].rec_rings[o]);
+                    }
+                }
+            }
+            for (merge, read) in [(Merge::Replace, false), (Merge::Sum, true)] {
+                let merges = written(merge);
+                let plan = Plan {
+                    region: &region,
+                    merges: &merges,
+                    remotely_read: &[read],
+                    properties: &[PropertyId(0)],
+                    types: &[PropertyType::U32],
+                    lists: &lists,
+                };
+                assert!(plan.async_table(0, &addresses).is_err(), "{merge:?}, read through ghosts: {read}");
             }
         }
     }

@@ -19,9 +19,9 @@ use crate::multi::peer::{Addresses, End, Lists, Request, Table};
 /// holding the part's tables for the region running.
 pub(in crate::gpu) struct PeerBuffers {
     exchange: DeviceBuffer,
-    /// What the exchange's layout was made for: parts, inbox capacity, ghosts, change entries,
-    /// and properties (a region synchronizing fewer finds its buffers at the same places).
-    shape: (usize, u64, usize, usize),
+    /// What the exchange's layout was made for, and properties (a region synchronizing fewer
+    /// finds its buffers at the same places).
+    shape: ExchangeShape,
     properties: usize,
     /// Whether nothing has run over the exchange since it was zeroed.
     fresh: bool,
@@ -41,6 +41,18 @@ pub(in crate::gpu) struct PeerLists {
     at: [u64; 10],
 }
 
+/// What an exchange's allocation is made for: parts, the inbox's capacity, ghosts, change
+/// entries, and for the asynchronous exchange the capacities of the rings from each sender
+/// (records, nodes; empty without them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct ExchangeShape {
+    parts: usize,
+    inbox_cap: u64,
+    ghosts: usize,
+    entries: usize,
+    rings: Vec<(u64, u64)>,
+}
+
 /// Where an exchange's buffers lie in its allocation.
 struct ExchangeLayout {
     bytes: usize,
@@ -52,10 +64,14 @@ struct ExchangeLayout {
     arrive: usize,
     /// By property: the inbox of changes' words before, after, and steps.
     changes: Vec<[usize; 3]>,
+    /// The asynchronous exchange's words, and by sender its rings of records and nodes.
+    words: usize,
+    rings: Vec<(usize, usize)>,
 }
 
 impl ExchangeLayout {
-    fn of((parts, inbox_cap, ghosts, entries): (usize, u64, usize, usize), properties: usize) -> ExchangeLayout {
+    fn of(shape: &ExchangeShape, properties: usize) -> ExchangeLayout {
+        let &ExchangeShape { parts, inbox_cap, ghosts, entries, .. } = shape;
         let mut layout = Layout::default();
         let partials = layout.take(2 * parts * 2 * 8);
         let inbox = layout.take(2 * inbox_cap as usize * 4);
@@ -66,7 +82,24 @@ impl ExchangeLayout {
         let changes = (0..properties)
             .map(|_| [layout.take(entries * 8), layout.take(entries * 8), layout.take(entries * 4)])
             .collect();
-        ExchangeLayout { bytes: layout.bytes, partials, inbox, inbox_len, barrier, forwarded, arrive, changes }
+        let words = layout.take(crate::gpu::ffi::ASYNC_WORDS_BYTES);
+        let rings = shape
+            .rings
+            .iter()
+            .map(|&(records, nodes)| (layout.take(records as usize * 24), layout.take(nodes as usize * 4)))
+            .collect();
+        ExchangeLayout {
+            bytes: layout.bytes,
+            partials,
+            inbox,
+            inbox_len,
+            barrier,
+            forwarded,
+            arrive,
+            changes,
+            words,
+            rings,
+        }
     }
 }
 
@@ -105,7 +138,14 @@ impl GpuRun<'_> {
         }
         self.columns_to_device()?;
         self.region_grid = request.grid;
-        let shape = self.exchange_shape(request.parts, request.mirrors.len());
+        let rings = match (&self.peer_lists, request.rings) {
+            (Some(lists), true) => crate::multi::peer::ring_caps(&lists.from, request.parts, request.properties.len()),
+            _ => Vec::new(),
+        };
+        if request.rings && rings.is_empty() {
+            return Ok(None);
+        }
+        let shape = self.exchange_shape(request.parts, request.mirrors.len(), rings);
         let layout = self.exchange_buffer(shape, request.properties.len())?;
         let buffers = self.peers.as_mut().expect("made above");
         buffers.fresh = false;
@@ -120,6 +160,14 @@ impl GpuRun<'_> {
             mirrors: request.mirrors.len() as u64,
             ..Addresses::default()
         };
+        if request.rings {
+            addresses.words = at(layout.words);
+            let caps = &buffers.shape.rings;
+            addresses.rec_rings = layout.rings.iter().map(|&(r, _)| at(r)).collect();
+            addresses.node_rings = layout.rings.iter().map(|&(_, n)| at(n)).collect();
+            addresses.rec_caps = caps.iter().map(|&(r, _)| r).collect();
+            addresses.node_caps = caps.iter().map(|&(_, n)| n).collect();
+        }
         for (&p, [before, after, step]) in request.properties.iter().zip(&layout.changes) {
             addresses.in_before.push(at(*before));
             addresses.in_after.push(at(*after));
@@ -133,16 +181,23 @@ impl GpuRun<'_> {
         Ok(Some(addresses))
     }
 
-    /// The shape of this part's exchange with `parts` parts and `mirrors` mirror entries.
-    fn exchange_shape(&self, parts: usize, mirrors: usize) -> (usize, u64, usize, usize) {
+    /// The shape of this part's exchange with `parts` parts, `mirrors` mirror entries and
+    /// rings of these capacities.
+    fn exchange_shape(&self, parts: usize, mirrors: usize, rings: Vec<(u64, u64)>) -> ExchangeShape {
         let ghosts = (self.num_nodes() - self.ctx.num_nodes as u32) as usize;
-        (parts, crate::multi::peer::inbox_cap(mirrors as u64), ghosts, 2 * mirrors.max(1))
+        ExchangeShape {
+            parts,
+            inbox_cap: crate::multi::peer::inbox_cap(mirrors as u64),
+            ghosts,
+            entries: 2 * mirrors.max(1),
+            rings,
+        }
     }
 
     /// The exchange's allocation for `properties` synchronized properties, zeroed: the one
     /// made before if it fits (zeroed again unless nothing ran over it since), else a new one.
-    fn exchange_buffer(&mut self, shape: (usize, u64, usize, usize), properties: usize) -> Result<ExchangeLayout> {
-        let layout = ExchangeLayout::of(shape, properties);
+    fn exchange_buffer(&mut self, shape: ExchangeShape, properties: usize) -> Result<ExchangeLayout> {
+        let layout = ExchangeLayout::of(&shape, properties);
         match self.peers.as_mut() {
             Some(kept) if kept.shape == shape && kept.properties >= properties => {
                 if !kept.fresh {
@@ -169,16 +224,18 @@ impl GpuRun<'_> {
     }
 
     /// Copies `lists` to the device unless they are there already, and makes the exchange's
-    /// allocation for `properties` properties and `parts` parts: before `main`, so that no
-    /// region pays for either.
+    /// allocation for `properties` properties and `parts` parts (with the asynchronous
+    /// exchange's rings if `rings`): before `main`, so that no region pays for either.
     pub(in crate::gpu) fn prepare_peer_lists(
         &mut self,
         lists: &Arc<Lists>,
         parts: usize,
         properties: usize,
+        rings: bool,
     ) -> Result<()> {
         let made = self.device_lists(lists).and_then(|_| {
-            let shape = self.exchange_shape(parts, lists.mirror_local.len());
+            let caps = if rings { crate::multi::peer::ring_caps(lists, parts, properties) } else { Vec::new() };
+            let shape = self.exchange_shape(parts, lists.mirror_local.len(), caps);
             self.exchange_buffer(shape, properties)
         });
         // On failure (out of memory, say) the part keeps neither.
@@ -286,11 +343,11 @@ impl GpuRun<'_> {
         let list = |i: usize| lists[i];
         let buffers = self.peers.as_mut().expect("prepared before the region");
         buffers.barrier_at = table.barrier;
-        let peers = GpuPeers {
+        let mut peers = GpuPeers {
             part: table.part,
             parts: table.parts,
             entries: table.entries.len() as u32,
-            pad: 0,
+            mode: u32::from(table.rings.is_some()),
             ghosts: table.lists.ghost_local.len() as u64,
             mirrors: table.lists.mirror_local.len() as u64,
             plan: base + plan_at as u64,
@@ -312,7 +369,21 @@ impl GpuRun<'_> {
             inbox_cap: by_part(&table.inbox_cap),
             arrive: by_part(&table.arrive),
             mirror_counts: by_part(&table.mirror_counts),
+            ..GpuPeers::default()
         };
+        if let Some(r) = &table.rings {
+            peers.words = by_part(&r.words);
+            peers.rec_ring = by_part(&r.rec_ring);
+            peers.node_ring = by_part(&r.node_ring);
+            peers.rec_cap = by_part(&r.rec_cap);
+            peers.node_cap = by_part(&r.node_cap);
+            peers.rec_most = by_part(&r.rec_most);
+            peers.node_most = by_part(&r.node_most);
+            peers.rec_ring_in = by_part(&r.rec_ring_in);
+            peers.node_ring_in = by_part(&r.node_ring_in);
+            peers.rec_cap_in = by_part(&r.rec_cap_in);
+            peers.node_cap_in = by_part(&r.node_cap_in);
+        }
         put(peers_at, as_bytes(std::slice::from_ref(&peers)));
         buffer.upload(0, &bytes)?;
         buffers.tables = Some(buffer);
