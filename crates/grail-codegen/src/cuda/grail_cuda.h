@@ -2076,16 +2076,15 @@ GRAIL_DEVICE void grail_peer_refresh_ghost(void *column, uint32_t size, uint32_t
     grail_pick_into((unsigned long long *)record, size, kind, op, owner_word);
 }
 
-/* Thread 0's state stored in every part's words (the counts `sent` and `taken` first). */
+/* Thread 0's state stored in every part's words, after its counts sent and taken when `counts`
+ * (a part stores them only as it becomes idle: the loop's end is judged only when every part
+ * is, and a part that wakes says so before anything it does next can be seen). */
 GRAIL_DEVICE void grail_async_publish(const grail_peers *P, grail_async_words *W, bool counts) {
-    for (uint32_t q = 0; q < P->parts; q++) {
-        grail_async_words *T = P->words[q];
-        if (counts) {
-            grail_store_release_sys64(&T->sent[P->part], W->my_sent);
-            grail_store_release_sys64(&T->taken[P->part], W->my_taken);
-        }
-        grail_store_release_sys64(&T->state[P->part], W->my_state);
+    for (uint32_t q = 0; counts && q < P->parts; q++) {
+        grail_store_release_sys64(&P->words[q]->sent[P->part], W->my_sent);
+        grail_store_release_sys64(&P->words[q]->taken[P->part], W->my_taken);
     }
+    for (uint32_t q = 0; q < P->parts; q++) grail_store_release_sys64(&P->words[q]->state[P->part], W->my_state);
 }
 
 /* Thread 0 of an idle part: waits until something comes in (true), or the loop is over or a
@@ -2093,7 +2092,7 @@ GRAIL_DEVICE void grail_async_publish(const grail_peers *P, grail_async_words *W
 GRAIL_DEVICE bool grail_async_wait(grail_region *R, const grail_peers *P, grail_async_words *W) {
     if ((W->my_state & 1ull) == 0ull) {
         W->my_state += 1ull;
-        grail_async_publish(P, W, false);
+        grail_async_publish(P, W, true);
     }
     unsigned long long first[GRAIL_MAX_PARTS];
     unsigned long long seen_sum = 0ull;
@@ -2251,20 +2250,18 @@ GRAIL_DEVICE bool grail_peer_async_exchange(const grail_ctx *c, grail_state *S, 
         }
         /* B: publish what was sent; merge and append what came in. */
         if (index == 0 && sending) {
-            unsigned long long sent = 0ull;
+            /* Release stores at system scope: a fence and a plain store each were not enough
+             * (receivers read slots not yet written: wrong results on a road network of 200,000
+             * nodes over two H200s, in seven runs of nine). */
             for (uint32_t q = 0; q < P->parts; q++) {
                 if (q == me) continue;
                 const unsigned long long r = *(volatile unsigned long long *)&W->rec_reserved[q];
                 const unsigned long long n = *(volatile unsigned long long *)&W->node_reserved[q];
                 if (r != W->rec_sent[q]) grail_store_release_sys64(&P->words[q]->rec_published[me], r);
                 if (n != W->node_sent[q]) grail_store_release_sys64(&P->words[q]->node_published[me], n);
-                sent += (r - W->rec_sent[q]) + (n - W->node_sent[q]);
+                W->my_sent += (r - W->rec_sent[q]) + (n - W->node_sent[q]);
                 W->rec_sent[q] = r;
                 W->node_sent[q] = n;
-            }
-            if (sent != 0ull) {
-                W->my_sent += sent;
-                grail_async_publish(P, W, true);
             }
         }
         uint64_t records = 0u, nodes = 0u;
@@ -2315,6 +2312,7 @@ GRAIL_DEVICE bool grail_peer_async_exchange(const grail_ctx *c, grail_state *S, 
         grail_grid_sync(S);
         /* C: tell the senders how far this part has taken. */
         if (index == 0 && records + nodes != 0u) {
+            /* Every slot taken was read before the barrier: the sender may write them again. */
             for (uint32_t q = 0; q < P->parts; q++) {
                 if (q == me) continue;
                 if (W->rec_seen[q] != W->rec_taken[q]) {
@@ -2327,7 +2325,6 @@ GRAIL_DEVICE bool grail_peer_async_exchange(const grail_ctx *c, grail_state *S, 
                 }
             }
             W->my_taken += records + nodes;
-            grail_async_publish(P, W, true);
         }
         if (nodes != 0u) {
             *len += nodes;
