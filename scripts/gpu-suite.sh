@@ -443,6 +443,30 @@ if want multi; then
     done
 
     if [[ $gpus -ge 2 ]]; then
+        # The asynchronous mode's loops in the fused worker kernel (one control kernel per GPU,
+        # rings between the GPUs) and driven from the host, both verified; the fused runs must
+        # have run on the devices (`device_regions` in the report), not fallen back.
+        for worker in 1 0; do
+            for graph in "${multi_graphs[@]}"; do
+                for partition in ordered random; do
+                    for algo in bfs sssp cc; do
+                        variant=()
+                        [[ $algo == bfs ]] && variant=(--variant async)
+                        log="$out/multi.worker$worker.$graph.$algo.$partition.json"
+                        if GRAIL_FUSED_WORKER=$worker timeout 120 "$grail" -q run "$algo" "${variant[@]}" \
+                            -g "$out/multi.$graph.gcsr" --devices all --partition "$partition" --mode async \
+                            --verify --json >"$log" 2>&1 &&
+                            { [[ $worker == 0 ]] || grep -q '"device_regions": [1-9]' "$log"; }; then
+                            pass "$algo on $graph over all GPUs ($partition, async, GRAIL_FUSED_WORKER=$worker): $(grep -o '"time_ms": [0-9.]*' "$log" | tail -1)"
+                        else
+                            tail -5 "$log"
+                            fail "$algo on $graph over all GPUs ($partition, async, GRAIL_FUSED_WORKER=$worker), log $log"
+                        fi
+                    done
+                done
+            done
+        done
+
         # Regions run on every GPU at once (supersteps exchanged between the GPUs) or superstep by
         # superstep from the host, whatever the default chooses for the graph: both verified.
         for regions in 0 1; do
