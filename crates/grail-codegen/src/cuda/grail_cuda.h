@@ -2007,6 +2007,8 @@ GRAIL_DEVICE uint64_t grail_peer_len(const grail_state *S) {
  *     that came in (changes with the merge operator into owned nodes; refreshes into ghosts,
  *     keeping what the ghost has not sent yet) and appends the nodes to the worklist; a grid
  *     barrier; thread 0 tells each sender how far it has taken.
+ * Refreshes of one ghost taken at once may be applied in any order, so properties read through
+ * ghosts merge by an idempotent operator here (min, max, and, or; the host refuses the others).
  * A sender whose ring lacks room for the most one step writes (the host sizes rings at twice
  * that) sends nothing and takes what came in until the receiver has made room: no part ever
  * waits on another without taking. A part with nothing to run, send or take marks itself idle
