@@ -2151,6 +2151,30 @@ GRAIL_DEVICE bool grail_async_wait(grail_region *R, const grail_peers *P, grail_
     }
 }
 
+/* This thread's share of the `count` words of entry `e`'s column at `local` that differ from
+ * their `record`: each recorded again and written into the ring to part `to[i]`, at place
+ * `at[i]` there (`kind`: the record's high bit). Whether it wrote any. */
+GRAIL_DEVICE bool grail_async_send_changed(const grail_peers *P, grail_async_words *W, const grail_peer_entry *E,
+                                           uint32_t e, uint64_t *record, uint64_t count, const uint32_t *local,
+                                           const uint32_t *to, const uint32_t *at, unsigned long long kind) {
+    bool wrote = false;
+    const uint64_t threads = grail_thread_count();
+    for (uint64_t i = grail_thread_index(); i < count; i += threads) {
+        const uint64_t word = grail_load_word(E->columns[P->part], E->size, local[i]);
+        const uint64_t before = record[i];
+        if (word == before) continue;
+        record[i] = word;
+        wrote = true;
+        const uint32_t q = to[i];
+        const unsigned long long slot = grail_reserve_slot(W->rec_reserved, q) % P->rec_cap[q];
+        unsigned long long *r = P->rec_ring[q] + 3u * slot;
+        r[0] = kind | ((unsigned long long)e << 32) | at[i];
+        r[1] = before;
+        r[2] = word;
+    }
+    return wrote;
+}
+
 /* The asynchronous exchange after an invocation of `kernel` (see above): `*len` is the part's
  * worklist's length (the list `out`). Returns with work in the list, or with `*len` 0 once the
  * loop is over; false when the region must stop. Every thread of the grid calls it alike. */
@@ -2174,38 +2198,14 @@ GRAIL_DEVICE bool grail_peer_async_exchange(const grail_ctx *c, grail_state *S, 
         if (sending && scan) {
             for (uint32_t e = 0; e < P->entries; e++) {
                 const grail_peer_entry *E = &P->plan[e];
-                if (E->merge != 0u) {
-                    uint64_t *record = E->ghost_records[me];
-                    for (uint64_t i = index; i < P->ghosts; i += threads) {
-                        const uint64_t word = grail_load_word(E->columns[me], E->size, P->ghost_local[i]);
-                        const uint64_t before = record[i];
-                        if (word == before) continue;
-                        record[i] = word;
-                        wrote = true;
-                        const uint32_t o = P->ghost_owner[i];
-                        const unsigned long long slot = grail_reserve_slot(W->rec_reserved, o) % P->rec_cap[o];
-                        unsigned long long *r = P->rec_ring[o] + 3u * slot;
-                        r[0] = ((unsigned long long)e << 32) | P->ghost_mirror[i];
-                        r[1] = before;
-                        r[2] = word;
-                    }
-                }
-                if (E->refresh != 0u) {
-                    uint64_t *record = E->mirror_records[me];
-                    for (uint64_t m = index; m < P->mirrors; m += threads) {
-                        const uint64_t word = grail_load_word(E->columns[me], E->size, P->mirror_local[m]);
-                        const uint64_t before = record[m];
-                        if (word == before) continue;
-                        record[m] = word;
-                        wrote = true;
-                        const uint32_t q = P->mirror_part[m];
-                        const unsigned long long slot = grail_reserve_slot(W->rec_reserved, q) % P->rec_cap[q];
-                        unsigned long long *r = P->rec_ring[q] + 3u * slot;
-                        r[0] = (1ull << 63) | ((unsigned long long)e << 32) | P->mirror_ghost[m];
-                        r[1] = before;
-                        r[2] = word;
-                    }
-                }
+                /* Changed ghosts to their owners, at their mirror entries there; changed
+                 * boundary words to their ghosts, at the ghosts' positions there. */
+                if (E->merge != 0u)
+                    wrote |= grail_async_send_changed(P, W, E, e, E->ghost_records[me], P->ghosts, P->ghost_local,
+                                                      P->ghost_owner, P->ghost_mirror, 0ull);
+                if (E->refresh != 0u)
+                    wrote |= grail_async_send_changed(P, W, E, e, E->mirror_records[me], P->mirrors, P->mirror_local,
+                                                      P->mirror_part, P->mirror_ghost, 1ull << 63);
             }
         }
         if (sending && forward) {
