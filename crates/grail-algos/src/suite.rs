@@ -199,18 +199,6 @@ fn device_regions(graph: &Graph, how: &MultiParams) -> (grail_runtime::multi::De
     }
 }
 
-/// Who runs a partitioned run's asynchronous loops, by the share of edges its parts cut: the
-/// host, which lets each GPU make up to 256 invocations between exchanges, where almost none
-/// cross (a road network in ordered parts: few changes to wait for, and the fused worker's
-/// exchange after every invocation cost more: BFS 146.8 ms against 133.1 on a road network of
-/// 2^24 nodes over two H200s); the fused worker kernel elsewhere (on R-MAT of 2^23 nodes SSSP
-/// 86.5 ms against 755.3, CC 71.0 against 409.7; on a road network in random parts 65-78 ms
-/// against 372-772).
-fn async_worker(cut_share: f64) -> grail_runtime::multi::Worker {
-    use grail_runtime::multi::Worker;
-    if cut_share < 0.01 { Worker::Host } else { Worker::Fused }
-}
-
 /// How a partitioned run went.
 #[derive(Debug, Clone)]
 pub struct MultiReport {
@@ -541,7 +529,7 @@ pub fn run_partitioned(
         region_grid,
         priority_delta: how.priority_delta,
         topology: how.topology,
-        worker: async_worker(edge_cut),
+        worker: grail_runtime::multi::Worker::default(),
     };
     let run = program.run_with_inputs(graph, partitioning, values, inputs, &options, out)?;
     let report = MultiReport {
@@ -686,24 +674,6 @@ mod tests {
         assert_eq!(device_regions(&kron, &gpus), (DeviceRegions::Auto, RegionGrid::Resident));
         let mixed = how(vec![Device::Gpu(0), Device::Cpu]);
         assert_eq!(device_regions(&kron, &mixed), (DeviceRegions::Auto, RegionGrid::OnePerMultiprocessor));
-    }
-
-    /// The asynchronous mode's loops go to the fused worker kernel unless the parts cut almost
-    /// no edges: a road network in ordered parts stays with the host's batches, in random parts
-    /// and R-MAT in either take the fused worker.
-    #[test]
-    fn the_fused_worker_takes_runs_whose_parts_cut_edges() {
-        use grail_graph::partition::{Method, partition};
-        use grail_runtime::multi::Worker;
-        let options = GenOptions { seed: 3, max_weight: Some(9) };
-        let road = generate(&Generator::Road { nodes: 1 << 16 }, &options, true, &NoProgress).unwrap();
-        let kron = generate(&Generator::graph500(14), &options, true, &NoProgress).unwrap();
-        let worker =
-            |graph: &Graph, method| async_worker(partition(graph, 2, method, 1).unwrap().edge_cut(graph).share);
-        assert_eq!(worker(&road, Method::Ranges), Worker::Host);
-        assert_eq!(worker(&road, Method::Random), Worker::Fused);
-        assert_eq!(worker(&kron, Method::Ranges), Worker::Fused);
-        assert_eq!(worker(&kron, Method::Random), Worker::Fused);
     }
 
     #[test]

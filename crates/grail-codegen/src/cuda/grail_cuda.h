@@ -1368,6 +1368,10 @@ typedef struct grail_state {
     uint64_t all_len;
     uint32_t peer_gen;
     uint32_t peer_step;
+    /* The asynchronous exchange's gap (invocations between exchanges while the part has work
+     * of its own) and the invocations since the last one (grail_peer_async_step). */
+    uint32_t async_gap;
+    uint32_t async_since;
 } grail_state;
 
 GRAIL_DEVICE grail_state grail_state_begin(grail_region *R, uint32_t *kinv, uint64_t *stats) {
@@ -1391,6 +1395,8 @@ GRAIL_DEVICE grail_state grail_state_begin(grail_region *R, uint32_t *kinv, uint
     S.all_len = R->len;
     S.peer_gen = 0;
     S.peer_step = 0;
+    S.async_gap = 1;
+    S.async_since = 0;
     return S;
 }
 
@@ -1619,6 +1625,9 @@ typedef struct grail_async_words {
      * 1: every part is idle with nothing in flight (the loop is over). */
     uint32_t blocked;
     uint32_t done;
+    /* 1: the step just made sent something. */
+    uint32_t sent_now;
+    uint32_t pad;
 } grail_async_words;
 
 typedef struct grail_peers {
@@ -1991,15 +2000,18 @@ GRAIL_DEVICE uint64_t grail_peer_len(const grail_state *S) {
  *
  * In the asynchronous mode (`grail run --mode async`) a worklist loop whose parts are all GPUs
  * reaching each other's memory runs as one control kernel per GPU that never waits for the
- * others: after each invocation the part sends what changed and returns to its worklist as soon
- * as it has one (crates/grail-runtime/src/multi/asynchronous.rs is the host-driven form).
+ * others: after an invocation the part sends what changed and returns to its worklist as soon
+ * as it has one (crates/grail-runtime/src/multi/asynchronous.rs is the host-driven form); while
+ * its exchanges carry nothing and it has work of its own, it exchanges after twice as many
+ * invocations each time, up to GRAIL_ASYNC_MAX_GAP (the ghosts its worklist meets are noted by
+ * grail_note_ghost meanwhile).
  * Between each ordered pair of parts there are two rings in the receiver's memory, written by
  * the sender only and read by the receiver only: records of three words (the entry and place,
- * the word the receiver last had from this sender, the word now) and nodes (pushed ghosts, as
+ * the word the receiver last had from this sender, the word now) and nodes (noted ghosts, as
  * local ids at their owner). A step:
- *  A. every thread writes the ghosts the invocation changed (at their mirror entries at the
- *     owner), the owned words that changed since their ghosts last had them (refreshes, for
- *     properties read through ghosts) and the pushed ghosts into the rings, each slot reserved
+ *  A. every thread writes the ghosts that changed (at their mirror entries at the owner), the
+ *     owned words that changed since their ghosts last had them (refreshes, for properties
+ *     read through ghosts) and the noted ghosts into the rings, each slot reserved
  *     with a device atomic on the part's own count; thread 0 reads what the other parts have
  *     published to it; a grid barrier;
  *  B. thread 0 publishes the slots reserved (a release store at system scope into the
@@ -2175,6 +2187,10 @@ GRAIL_DEVICE bool grail_async_send_changed(const grail_peers *P, grail_async_wor
     return wrote;
 }
 
+#ifndef GRAIL_ASYNC_MAX_GAP
+#define GRAIL_ASYNC_MAX_GAP 64u
+#endif
+
 /* The asynchronous exchange after an invocation of `kernel` (see above): `*len` is the part's
  * worklist's length (the list `out`). Returns with work in the list, or with `*len` 0 once the
  * loop is over; false when the region must stop. Every thread of the grid calls it alike. */
@@ -2186,12 +2202,22 @@ GRAIL_DEVICE bool grail_peer_async_exchange(const grail_ctx *c, grail_state *S, 
     const uint32_t me = P->part;
     const uint64_t index = grail_thread_index(), threads = grail_thread_count();
     const uint32_t owned = (uint32_t)c->num_nodes;
-    bool scan = true;
-    bool forward = *len > 0u && P->ghosts > 0u;
     (void)kernel;
+    (void)out;
+    /* While the part has work of its own and its last exchanges carried nothing, it makes
+     * more invocations between exchanges (up to GRAIL_ASYNC_MAX_GAP): what changes meanwhile
+     * waits in its ghosts' words and its noted ghosts (grail_note_ghost), not in the list. */
+    if (*len > 0u && S->async_since + 1u < S->async_gap) {
+        S->async_since += 1u;
+        return true;
+    }
+    S->async_since = 0u;
+    bool scan = true;
+    /* The ghosts the invocations met in their worklists, noted once each. */
+    const uint64_t noted = *(volatile unsigned long long *)c->ghost_count;
+    bool forward = noted > 0u;
     for (;;) {
         S->peer_step += 1u;
-        const uint32_t step = S->peer_step;
         const bool blocked = *(volatile uint32_t *)&W->blocked != 0u;
         const bool sending = !blocked && (scan || forward);
         bool wrote = false;
@@ -2209,14 +2235,13 @@ GRAIL_DEVICE bool grail_peer_async_exchange(const grail_ctx *c, grail_state *S, 
             }
         }
         if (sending && forward) {
-            const uint64_t n = *len;
-            for (uint64_t i = index; i < n; i += threads) {
-                const uint32_t item = grail_item(out->items, out->cap, out->spill, i);
-                if (item < owned || atomicExch(&P->forwarded[item - owned], step) == step) continue;
+            for (uint64_t i = index; i < noted; i += threads) {
+                const uint32_t g = c->ghost_list[i] - owned;
+                c->ghost_flags[g] = 0u;
                 wrote = true;
-                const uint32_t o = P->owner_of[item - owned];
+                const uint32_t o = P->owner_of[g];
                 const unsigned long long slot = grail_reserve_slot(W->node_reserved, o) % P->node_cap[o];
-                P->node_ring[o][slot] = P->at_of[item - owned];
+                P->node_ring[o][slot] = P->at_of[g];
             }
         }
         if (index == 0) {
@@ -2251,6 +2276,8 @@ GRAIL_DEVICE bool grail_peer_async_exchange(const grail_ctx *c, grail_state *S, 
             return true;
         }
         /* B: publish what was sent; merge and append what came in. */
+        if (index == 0) W->sent_now = 0u;
+        if (index == 0 && sending && forward) *c->ghost_count = 0ull;
         if (index == 0 && sending) {
             /* Release stores at system scope: a fence and a plain store each were not enough
              * (receivers read slots not yet written: wrong results on a road network of 200,000
@@ -2261,6 +2288,7 @@ GRAIL_DEVICE bool grail_peer_async_exchange(const grail_ctx *c, grail_state *S, 
                 const unsigned long long n = *(volatile unsigned long long *)&W->node_reserved[q];
                 if (r != W->rec_sent[q]) grail_store_release_sys64(&P->words[q]->rec_published[me], r);
                 if (n != W->node_sent[q]) grail_store_release_sys64(&P->words[q]->node_published[me], n);
+                if (r != W->rec_sent[q] || n != W->node_sent[q]) W->sent_now = 1u;
                 W->my_sent += (r - W->rec_sent[q]) + (n - W->node_sent[q]);
                 W->rec_sent[q] = r;
                 W->node_sent[q] = n;
@@ -2337,9 +2365,13 @@ GRAIL_DEVICE bool grail_peer_async_exchange(const grail_ctx *c, grail_state *S, 
                 return false;
             }
         }
+        const bool carried = records + nodes != 0u || *(volatile uint32_t *)&W->sent_now != 0u;
         if (sending) scan = forward = false;
         scan |= records != 0u;
-        if (*len > 0u && !forward) return true;
+        if (*len > 0u && !forward) {
+            S->async_gap = carried ? 1u : (S->async_gap * 2u > GRAIL_ASYNC_MAX_GAP ? GRAIL_ASYNC_MAX_GAP : S->async_gap * 2u);
+            return true;
+        }
     }
 }
 

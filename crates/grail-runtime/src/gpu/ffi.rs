@@ -209,8 +209,8 @@ pub struct GpuPeers {
 }
 
 /// The bytes of `grail_async_words`: a part's words for the asynchronous exchange (fifteen
-/// arrays of a word per part, three words, two `u32`s).
-pub const ASYNC_WORDS_BYTES: usize = (15 * GRAIL_MAX_PARTS + 3) * 8 + 8;
+/// arrays of a word per part, three words, four `u32`s).
+pub const ASYNC_WORDS_BYTES: usize = (15 * GRAIL_MAX_PARTS + 3) * 8 + 16;
 
 // SAFETY: plain `#[repr(C)]` data of integers with no implicit padding, as the header declares it.
 unsafe impl DeviceRepr for GpuCtx {}

@@ -272,9 +272,19 @@ impl GpuRun<'_> {
     ) -> Result<End> {
         let ran = self.upload_peer_table(table).and_then(|peers| {
             let owned = self.ctx.num_nodes as u32;
-            // Ghosts in the worklist are skipped (grail_note_ghost without a list): their
-            // owners got them when they were pushed.
-            if self.num_nodes() > owned {
+            if table.rings.is_some() {
+                // The asynchronous exchange forwards the ghosts met in the worklist, noted
+                // once each (grail_note_ghost; the flags are zero between uses, and the
+                // exchange clears those it forwards).
+                self.split_buffers(0)?;
+                let split = self.split.as_ref().expect("made above");
+                split.counts.clear()?;
+                self.ctx.ghost_flags = split.flags.ptr();
+                self.ctx.ghost_list = split.ghosts.ptr();
+                self.ctx.ghost_count = split.counts.ptr() + 8;
+            } else if self.num_nodes() > owned {
+                // Ghosts in the worklist are skipped (grail_note_ghost without a list): their
+                // owners got them when they were pushed.
                 self.ctx.ghost_flags = self.peers.as_ref().expect("prepared").forwarded;
             }
             self.region_peers = peers;
