@@ -389,7 +389,16 @@ impl Bsp<'_, '_> {
         let regions = grail_ir::opt::outline::outlined_regions(&self.module.main.block);
         let peer_lists =
             if regions.iter().any(|r| self.exchanges_on_devices(r)) { self.peer_lists() } else { Vec::new() };
-        let rings = self.fused_worker();
+        // Rings only where a loop may take them: an outlined `iterate` until empty whose body
+        // only counts (what the interpreter offers as an asynchronous loop).
+        let rings = self.fused_worker()
+            && regions.iter().any(|r| match r {
+                grail_ir::Stmt::Iterate(it) => match &it.until {
+                    grail_ir::Until::Empty { args, .. } => crate::host::interp::counting_body(&it.body, args),
+                    grail_ir::Until::Condition { .. } => false,
+                },
+                _ => false,
+            });
         let mut room = true;
         for outcome in self.crew.run(Job::Prepare { properties, peer_lists, rings }) {
             room &= !outcome?.no_room_for_regions;

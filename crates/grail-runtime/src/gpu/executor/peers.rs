@@ -138,8 +138,14 @@ impl GpuRun<'_> {
         }
         self.columns_to_device()?;
         self.region_grid = request.grid;
-        let rings = match (&self.peer_lists, request.rings) {
-            (Some(lists), true) => crate::multi::peer::ring_caps(&lists.from, request.parts, request.properties.len()),
+        // The rings made before `main` (for as many properties as the run exchanges, so enough
+        // for any region) serve every region, so the allocation is kept.
+        let kept_rings = self.peers.as_ref().map(|p| p.shape.rings.clone()).filter(|r| !r.is_empty());
+        let rings = match (kept_rings, &self.peer_lists, request.rings) {
+            (Some(kept), _, _) => kept,
+            (None, Some(lists), true) => {
+                crate::multi::peer::ring_caps(&lists.from, request.parts, request.properties.len())
+            }
             _ => Vec::new(),
         };
         if request.rings && rings.is_empty() {
