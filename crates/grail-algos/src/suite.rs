@@ -154,6 +154,8 @@ pub struct MultiParams {
     pub priority_delta: Option<u64>,
     /// How the asynchronous mode's packets travel (`grail_runtime::multi::Topology`).
     pub topology: grail_runtime::multi::Topology,
+    /// Who runs the asynchronous mode's loops on GPUs (`grail_runtime::multi::Worker`).
+    pub worker: grail_runtime::multi::Worker,
     /// A partitioning of the graph made before, into as many parts as there are devices (then
     /// `partition` and `seed` only name how it was made): a benchmark splits a graph once for
     /// all its runs, METIS taking minutes on large graphs.
@@ -175,6 +177,7 @@ impl MultiParams {
             jitter: None,
             priority_delta: None,
             topology: grail_runtime::multi::Topology::Direct,
+            worker: grail_runtime::multi::Worker::default(),
             partitioning: None,
             partition_file: None,
         }
@@ -206,6 +209,10 @@ pub struct MultiReport {
     pub mode: grail_runtime::multi::Mode,
     /// How the asynchronous mode's packets traveled.
     pub topology: grail_runtime::multi::Topology,
+    /// Who was asked to run the asynchronous mode's loops (after `GRAIL_FUSED_WORKER`; the
+    /// fused worker runs a loop only where every part is a GPU reaching the others, which
+    /// `sync.device_regions` counts).
+    pub worker: grail_runtime::multi::Worker,
     pub partition: grail_graph::partition::Method,
     /// Where the parts came from instead, when they were read from a partition file.
     pub partition_file: Option<std::path::PathBuf>,
@@ -529,13 +536,14 @@ pub fn run_partitioned(
         region_grid,
         priority_delta: how.priority_delta,
         topology: how.topology,
-        worker: grail_runtime::multi::Worker::default(),
+        worker: how.worker,
     };
     let run = program.run_with_inputs(graph, partitioning, values, inputs, &options, out)?;
     let report = MultiReport {
         devices: how.devices.clone(),
         mode: how.mode,
         topology: how.topology,
+        worker: how.worker.resolved(),
         partition: how.partition,
         partition_file: how.partition_file.clone(),
         partition_time,

@@ -175,6 +175,7 @@ fn the_asynchronous_mode_agrees_with_the_reference_and_ends_under_random_delays(
                 // nodes wait.
                 priority_delta: (seed % 2 == 1).then_some(1 + seed % 7),
                 topology: if seed % 3 == 2 { Topology::Ring } else { Topology::Direct },
+                worker: Default::default(),
                 partitioning: None,
                 partition_file: None,
             };
@@ -194,6 +195,7 @@ fn the_asynchronous_mode_agrees_with_the_reference_and_ends_under_random_delays(
             jitter: None,
             priority_delta: Some(8),
             topology: if *k >= 3 { Topology::Ring } else { Topology::Direct },
+            worker: Default::default(),
             partitioning: None,
             partition_file: None,
         };

@@ -901,6 +901,13 @@ pub struct RunArgs {
     /// which keeps its own packets and passes the others on).
     #[arg(long, value_name = "direct|ring", requires = "devices")]
     pub topology: Option<grail_runtime::multi::Topology>,
+    /// Who runs `--mode async`'s loops where every device is a GPU reaching the others:
+    /// `fused` (the default: Groute's fused worker kernel, one control kernel per GPU to the
+    /// loop's end, exchanging through the GPUs' memory) or `host` (each GPU leaves its loop
+    /// every 256 invocations and the host exchanges packets). `GRAIL_FUSED_WORKER=0|1`
+    /// overrides either.
+    #[arg(long, value_name = "fused|host", requires = "devices")]
+    pub worker: Option<grail_runtime::multi::Worker>,
     /// Let grail use at most this much memory on each GPU, e.g. `1.5G` or `800M` (K, M, G, T:
     /// powers of 1024): a small GPU made of a large one, to run graphs larger than one device
     /// over several (--devices). Past it, allocations fail as the GPU's own out-of-memory does.
@@ -1171,6 +1178,10 @@ pub enum BenchCommand {
         /// (as `grail run --topology`; their mode reads `async-ring`).
         #[arg(long, value_name = "direct|ring", default_value = "direct")]
         topology: grail_runtime::multi::Topology,
+        /// Who runs the asynchronous rows' loops on GPUs, comma-separated: `fused` and `host`
+        /// (as `grail run --worker`; a `host` row's mode reads `async-host`).
+        #[arg(long, value_delimiter = ',', value_name = "WORKER", default_value = "fused")]
+        workers: Vec<grail_runtime::multi::Worker>,
         /// The one device to compare with: `cpu` (every core) or `gpu` (--device).
         #[arg(long, value_name = "TARGET", default_value = "cpu")]
         baseline: Target,

@@ -74,6 +74,27 @@ fn the_asynchronous_mode_runs_worklist_loops_without_supersteps() {
         ("pr", "residual", &[]),
         ("sssp", "wl", &["--topology", "ring"]),
     ];
+    // CPU devices have no fused worker: whichever is asked for, the host drives the loop (the
+    // report names the one asked for).
+    for worker in ["fused", "host"] {
+        let summary = verified_summary(&[
+            "run",
+            "sssp",
+            "--variant",
+            "wl",
+            "--graph",
+            &graph,
+            "--devices",
+            "cpu*2",
+            "--mode",
+            "async",
+            "--worker",
+            worker,
+        ]);
+        assert_eq!(summary["multi"]["worker"], worker, "{summary}");
+        assert_eq!(summary["multi"]["async_loops"], 1, "{summary}");
+        assert_eq!(summary["multi"]["device_regions"], 0, "{summary}");
+    }
     for (algorithm, variant, extra) in cases {
         let mut args = vec![
             "run",
@@ -231,6 +252,11 @@ fn mistakes_get_clear_errors() {
             &["run", "sssp", "--graph", &graph, "--devices", "cpu*2", "--mode", "async", "--topology", "star"],
             "direct or ring",
         ),
+        (&["run", "sssp", "--graph", &graph, "--devices", "cpu*2", "--worker", "host"], "add --mode async"),
+        (
+            &["run", "sssp", "--graph", &graph, "--devices", "cpu*2", "--mode", "async", "--worker", "gpu"],
+            "fused or host",
+        ),
     ];
     for (args, expected) in cases {
         let run = grail(args);
@@ -322,6 +348,32 @@ fn bench_multi_names_the_asynchronous_rows_around_a_ring() {
     let rows: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
     let modes: Vec<&str> = rows.as_array().unwrap().iter().filter_map(|r| r["mode"].as_str()).collect();
     assert_eq!(modes, ["bsp", "async-ring"], "{rows}");
+}
+
+#[test]
+fn bench_multi_runs_the_asynchronous_rows_with_each_worker_asked_for() {
+    let run = grail(&[
+        "--quiet",
+        "bench",
+        "multi",
+        "--graphs",
+        "road:8",
+        "--algorithms",
+        "sssp",
+        "--devices",
+        "cpu*2",
+        "--modes",
+        "bsp,async",
+        "--workers",
+        "fused,host",
+        "--repeat",
+        "1",
+        "--json",
+    ]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    let rows: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    let modes: Vec<&str> = rows.as_array().unwrap().iter().filter_map(|r| r["mode"].as_str()).collect();
+    assert_eq!(modes, ["bsp", "async", "async-host"], "{rows}");
 }
 
 #[test]

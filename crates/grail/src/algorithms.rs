@@ -7,7 +7,7 @@ use grail_graph::NodeId;
 use grail_graph::partition::Method as PartitionMethod;
 use grail_graph::reference::SpanningForest;
 use grail_ir::OptConfig;
-use grail_runtime::multi::{Device, Topology};
+use grail_runtime::multi::{Device, Topology, Worker};
 
 use crate::error::{Error, Result};
 use crate::graph::Graph;
@@ -178,6 +178,17 @@ impl<'g, T: AlgorithmOutput> Run<'g, T> {
         if let Some(multi) = &mut self.params.multi {
             multi.mode = grail_runtime::multi::Mode::Async;
             multi.topology = topology;
+        }
+        self
+    }
+
+    /// With [`Run::asynchronous`] on GPUs that reach each other's memory: who runs the
+    /// asynchronous loops ([`Worker::Fused`], the default: Groute's fused worker kernel, one
+    /// control kernel per GPU to the loop's end; [`Worker::Host`]: the host exchanges packets
+    /// every 256 invocations). Without `on_devices` it changes nothing.
+    pub fn worker(mut self, worker: Worker) -> Self {
+        if let Some(multi) = &mut self.params.multi {
+            multi.worker = worker;
         }
         self
     }

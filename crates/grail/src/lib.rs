@@ -55,7 +55,7 @@ pub use grail_graph::reference::SpanningForest;
 pub use grail_graph::{Column, NodeId, Weight};
 pub use grail_runtime::Table;
 pub use grail_runtime::cpu::Value;
-pub use grail_runtime::multi::{Device, Topology};
+pub use grail_runtime::multi::{Device, Topology, Worker};
 pub use graph::{Graph, LoadOptions};
 pub use program::{Program, ProgramOutput, ProgramRun, PropertyType};
 pub use session::Session;

@@ -37,6 +37,7 @@ pub fn bench(command: BenchCommand, threads: usize, progress: &Bars) -> Result<(
             partitions,
             modes,
             topology,
+            workers,
             baseline,
             device,
             repeat,
@@ -72,6 +73,7 @@ pub fn bench(command: BenchCommand, threads: usize, progress: &Bars) -> Result<(
                 plot,
                 opt,
                 topology,
+                workers,
             };
             super::bench_multi::multi(bench, progress)
         }

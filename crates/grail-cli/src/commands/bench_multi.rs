@@ -19,7 +19,7 @@ use grail_algos::suite::{MultiParams, MultiReport};
 use grail_algos::{Algorithm, RunParams, RunResult, Target, run, verify};
 use grail_graph::Graph;
 use grail_graph::partition::{Method, Partitioning};
-use grail_runtime::multi::{Device, Mode, Topology};
+use grail_runtime::multi::{Device, Mode, Topology, Worker};
 use serde_json::json;
 
 use super::bench_suite::{generate_weighted, parse_graph};
@@ -46,6 +46,8 @@ pub struct MultiBench {
     pub opt: grail_algos::OptChoice,
     /// How the asynchronous rows' packets travel (their mode reads `async-ring` around a ring).
     pub topology: Topology,
+    /// Who runs the asynchronous rows' loops (a row each; `async-host` for the host).
+    pub workers: Vec<Worker>,
 }
 
 /// One row of the table.
@@ -57,6 +59,7 @@ struct Row {
     partition: Option<Method>,
     mode: Option<Mode>,
     topology: Topology,
+    worker: Worker,
     time_ms: f64,
     algo_ms: f64,
     report: Option<MultiReport>,
@@ -73,6 +76,7 @@ impl Row {
             partition: None,
             mode: None,
             topology: Topology::Direct,
+            worker: Worker::default(),
             time_ms: millis(run.time),
             algo_ms: algo_time(run),
             report: None,
@@ -179,7 +183,11 @@ pub fn multi(bench: MultiBench, progress: &Bars) -> Result<()> {
                             slot.insert(Arc::new(made)).clone()
                         }
                     };
-                    for &mode in &bench.modes {
+                    let runs = bench.modes.iter().flat_map(|&mode| {
+                        let workers = if mode == Mode::Async { bench.workers.clone() } else { vec![Worker::default()] };
+                        workers.into_iter().map(move |worker| (mode, worker))
+                    });
+                    for (mode, worker) in runs {
                         let params = RunParams {
                             multi: Some(MultiParams {
                                 devices: devices.clone(),
@@ -189,6 +197,7 @@ pub fn multi(bench: MultiBench, progress: &Bars) -> Result<()> {
                                 jitter: None,
                                 priority_delta: None,
                                 topology: bench.topology,
+                                worker,
                                 partitioning: Some(split.clone()),
                                 partition_file: None,
                             }),
@@ -223,6 +232,7 @@ pub fn multi(bench: MultiBench, progress: &Bars) -> Result<()> {
                             partition: Some(partition),
                             mode: Some(mode),
                             topology: bench.topology,
+                            worker,
                             time_ms: millis(parts.time),
                             algo_ms: algo_time(&parts),
                             report: parts.multi,
@@ -335,10 +345,12 @@ fn table_line(rows: &[Row], row: &Row) -> String {
     )
 }
 
-/// A partitioned row's mode, `async-ring` for the asynchronous mode around a ring.
+/// A partitioned row's mode: `async-ring` for the asynchronous mode around a ring,
+/// `async-host` for its loops driven from the host where the fused worker could take them.
 fn mode_name(row: &Row) -> &'static str {
     match (row.mode, row.topology) {
         (Some(Mode::Async), Topology::Ring) => "async-ring",
+        (Some(Mode::Async), _) if row.worker == Worker::Host => "async-host",
         (Some(Mode::Async), _) => "async",
         _ => "bsp",
     }

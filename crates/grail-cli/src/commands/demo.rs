@@ -176,6 +176,7 @@ fn multi_records(
         jitter: None,
         priority_delta: None,
         topology: Default::default(),
+        worker: Default::default(),
         partitioning: None,
         partition_file: None,
     };

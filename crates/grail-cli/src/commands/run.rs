@@ -334,6 +334,9 @@ fn multi_params(args: &RunArgs) -> Result<Option<MultiParams>> {
             UsageError("--topology says how the asynchronous mode's packets travel: add --mode async".into()).into()
         );
     }
+    if args.worker.is_some() && args.mode != Some(grail_runtime::multi::Mode::Async) {
+        return Err(UsageError("--worker says who runs the asynchronous mode's loops: add --mode async".into()).into());
+    }
     Ok(Some(MultiParams {
         devices,
         mode: args.mode.unwrap_or_default(),
@@ -342,6 +345,7 @@ fn multi_params(args: &RunArgs) -> Result<Option<MultiParams>> {
         jitter: None,
         priority_delta: args.soft_priority,
         topology: args.topology.unwrap_or_default(),
+        worker: args.worker.unwrap_or_default(),
         partitioning: None,
         partition_file: args.partition_file.clone(),
     }))
@@ -445,6 +449,7 @@ fn multi_json(report: &MultiReport) -> serde_json::Value {
         "deferred": report.sync.deferred,
         "relayed": report.sync.relayed,
         "topology": report.topology.to_string(),
+        "worker": report.worker.to_string(),
         "parts": report.parts.iter().map(|p| json!({
             "device": p.device.to_string(),
             "nodes": p.nodes,

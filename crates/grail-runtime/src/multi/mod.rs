@@ -200,9 +200,29 @@ pub enum Worker {
     Host,
 }
 
+impl std::str::FromStr for Worker {
+    type Err = String;
+    fn from_str(text: &str) -> std::result::Result<Worker, String> {
+        match text {
+            "fused" => Ok(Worker::Fused),
+            "host" => Ok(Worker::Host),
+            other => Err(format!("unknown worker `{other}` (expected fused or host)")),
+        }
+    }
+}
+
+impl fmt::Display for Worker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Worker::Fused => "fused",
+            Worker::Host => "host",
+        })
+    }
+}
+
 impl Worker {
     /// The choice after `GRAIL_FUSED_WORKER`.
-    fn resolved(self) -> Worker {
+    pub fn resolved(self) -> Worker {
         match std::env::var("GRAIL_FUSED_WORKER").as_deref() {
             Ok("0") => Worker::Host,
             Ok("1") => Worker::Fused,
