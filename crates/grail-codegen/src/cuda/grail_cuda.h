@@ -2029,6 +2029,10 @@ GRAIL_DEVICE uint64_t grail_peer_len(const grail_state *S) {
  * the state that follows it). Keep in sync with `GpuAsyncWords` in
  * crates/grail-runtime/src/gpu/ffi.rs. */
 
+#ifndef GRAIL_ASYNC_PATIENCE_NS
+#define GRAIL_ASYNC_PATIENCE_NS 3600000000000ull
+#endif
+
 GRAIL_DEVICE unsigned long long grail_load_acquire_sys64(const unsigned long long *p) {
     unsigned long long v;
     asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
@@ -2151,9 +2155,11 @@ GRAIL_DEVICE bool grail_async_wait(grail_region *R, const grail_peers *P, grail_
                 R->stopped = 1u;
                 return false;
             }
-            /* No part has changed its state for GRAIL_PEER_PATIENCE_NS: one must have failed
-             * without reaching its stop. */
-            if (grail_clock_ns() - since > GRAIL_PEER_PATIENCE_NS) {
+            /* No part has changed its state for GRAIL_ASYNC_PATIENCE_NS: one must have failed
+             * without reaching its stop (a part that fails raises the stop word, and its host
+             * thread does when its device does; a busy part publishes nothing while it works
+             * alone, so the wait is far longer than at the supersteps' barriers). */
+            if (grail_clock_ns() - since > GRAIL_ASYNC_PATIENCE_NS) {
                 atomicExch_system(&P->barrier[1], 1u);
                 R->stopped = 1u;
                 return false;
