@@ -4,12 +4,13 @@
 #
 #   scripts/multi-bench.sh [--grail BIN] [--graphs "road:24 kron:22"] [--algorithms pr,bfs,sssp,cc]
 #                          [--modes bsp,async] [--partition ordered[,metis]] [--repeat N] [--out DIR]
-#                          [--opt CONFIG] [--topology direct|ring]
+#                          [--opt CONFIG] [--topology direct|ring] [--workers fused[,host]]
 #
 # First a verified run of each algorithm over every GPU list on small graphs (an R-MAT graph of
 # 2^16 nodes and a road network of 2^17), with the GPU-region exchange forced on and off
 # (`GRAIL_PEER_REGIONS=1|0`), then, per graph, `grail bench multi --baseline gpu` with the
-# lists 2, 3, ... GPUs (each result verified by the command), its table printed and its
+# lists 2, 3, ... GPUs (each result verified by the command; the asynchronous rows once per
+# worker: the fused worker kernel and the host-driven loop), its table printed and its
 # speedups drawn (`--plot`) as DIR/speedups-GRAPH.svg. METIS is added to the splits where the
 # system's library can be loaded. Exits non-zero when a run fails verification.
 set -euo pipefail
@@ -22,6 +23,7 @@ partition=""
 repeat=2
 opt=tuned
 topology=direct
+workers=fused,host
 out=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -33,8 +35,9 @@ while [[ $# -gt 0 ]]; do
         --repeat) repeat=$2; shift 2 ;;
         --opt) opt=$2; shift 2 ;;
         --topology) topology=$2; shift 2 ;;
+        --workers) workers=$2; shift 2 ;;
         --out) out=$2; shift 2 ;;
-        -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
         *) echo "error: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -83,8 +86,8 @@ for devices in "${lists[@]}"; do device_args+=(--devices "$devices"); done
 for graph in $graphs; do
     echo "== grail bench multi --graphs $graph (best of $repeat, every result verified)"
     if ! "$grail" -q bench multi --graphs "$graph" --algorithms "$algorithms" "${device_args[@]}" --baseline gpu \
-        --modes "$modes" --topology "$topology" --partition "$partition" --repeat "$repeat" --opt "$opt" \
-        --plot "$out/speedups-${graph//:/}.svg"; then
+        --modes "$modes" --topology "$topology" --workers "$workers" --partition "$partition" --repeat "$repeat" \
+        --opt "$opt" --plot "$out/speedups-${graph//:/}.svg"; then
         failed=1
     fi
 done
