@@ -527,6 +527,13 @@ impl Partitioning {
     }
 
     fn build_parts(&self, graph: &Graph, in_edges: bool) -> Vec<Part> {
+        let ranges = self.owner.par_windows(2).all(|w| w[0] <= w[1]);
+        self.build_parts_by(graph, in_edges, ranges)
+    }
+
+    /// [`Partitioning::build_parts`], finding a node's part and local id by arithmetic when
+    /// `ranges` (every part a contiguous range of ids, in part order), else by look-up.
+    fn build_parts_by(&self, graph: &Graph, in_edges: bool, ranges: bool) -> Vec<Part> {
         self.check_graph(graph);
         let built;
         let reverse = match (in_edges, graph.reverse()) {
@@ -539,8 +546,14 @@ impl Partitioning {
             }
         };
         let Grouping { order, starts, rank } = self.grouping();
-        let ids = Arc::new(GlobalIds {
-            packed: self.owner.par_iter().zip(rank).map(|(&p, r)| (u64::from(p) << 32) | u64::from(r)).collect(),
+        let ids = Arc::new(if ranges {
+            // Each part a contiguous range of ids (ordered and range partitionings): a node's
+            // part and local id by arithmetic, not by a look-up per edge.
+            GlobalIds::Ranges { starts: starts.iter().map(|&s| s as NodeId).collect() }
+        } else {
+            GlobalIds::Packed(
+                self.owner.par_iter().zip(rank).map(|(&p, r)| (u64::from(p) << 32) | u64::from(r)).collect(),
+            )
         });
         (0..self.parts)
             .into_par_iter()
@@ -617,14 +630,33 @@ impl Partitioning {
 /// Every node's part (high word) and its position among that part's nodes (low word), in one
 /// word so that the build reads one place per edge; shared by all the parts.
 #[derive(Debug)]
-struct GlobalIds {
-    packed: Vec<u64>,
+enum GlobalIds {
+    /// Part `p` owns ids `starts[p]..starts[p + 1]` (the local id is the offset).
+    Ranges { starts: Vec<NodeId> },
+    /// By global id: its part (high word) and its local id there (low word).
+    Packed(Vec<u64>),
 }
 
 impl GlobalIds {
+    /// Node `u`'s local id in part `part`, if that part owns it.
     #[inline]
-    fn owner(&self, u: NodeId) -> u32 {
-        (self.packed[u as usize] >> 32) as u32
+    fn local_in(&self, part: u32, u: NodeId) -> Option<u32> {
+        match self {
+            GlobalIds::Ranges { starts } => {
+                let first = starts[part as usize];
+                (u >= first && u < starts[part as usize + 1]).then(|| u - first)
+            }
+            GlobalIds::Packed(packed) => {
+                let slot = packed[u as usize];
+                ((slot >> 32) as u32 == part).then_some(slot as u32)
+            }
+        }
+    }
+
+    /// Whether part `part` owns node `u`.
+    #[inline]
+    fn owns(&self, part: u32, u: NodeId) -> bool {
+        self.local_in(part, u).is_some()
     }
 }
 
@@ -717,7 +749,7 @@ impl Part {
 
     /// Whether the part owns global node `u`.
     pub fn owns(&self, u: NodeId) -> bool {
-        self.ids.owner(u) == self.id
+        self.ids.owns(self.id, u)
     }
 
     /// The global id of local node `local`.
@@ -733,11 +765,9 @@ impl Part {
     /// The local id of global node `u`: its owned id, its ghost id, or `None` when the part
     /// neither owns it nor reaches it.
     pub fn local(&self, u: NodeId) -> Option<u32> {
-        if self.owns(u) {
-            Some(self.ids.packed[u as usize] as u32)
-        } else {
-            self.ghosts.binary_search(&u).ok().map(|i| (self.owned.len() + i) as u32)
-        }
+        self.ids
+            .local_in(self.id, u)
+            .or_else(|| self.ghosts.binary_search(&u).ok().map(|i| (self.owned.len() + i) as u32))
     }
 
     /// The global id of every local node (owned, then ghosts).
@@ -810,7 +840,7 @@ fn find_ghosts(
     let n = csr.num_nodes() as usize;
     let remote = |u: NodeId| {
         let sources = reverse.map_or(&[][..], |r| r.neighbors(u));
-        csr.neighbors(u).iter().chain(sources).copied().filter(move |&v| ids.owner(v) != id)
+        csr.neighbors(u).iter().chain(sources).copied().filter(move |&v| !ids.owns(id, v))
     };
     if edges < (n / 8) as u64 {
         let mut ghosts: Vec<NodeId> = bounds
@@ -900,9 +930,9 @@ fn build_part(csr: &Csr, in_edges: InEdges<'_>, id: u32, owned: Vec<NodeId>, ids
     let in_edge_count: u64 = reverse_rows.map_or(0, |r| owned.par_iter().map(|&u| r.degree(u)).sum());
     let (ghosts, index) = find_ghosts(csr, reverse_rows, id, &owned, &bounds, m + in_edge_count, ids);
     let n_local = n_owned + ghosts.len();
-    let local_id = |v: NodeId| {
-        let slot = ids.packed[v as usize];
-        if (slot >> 32) as u32 == id { slot as u32 } else { n_owned as NodeId + index.rank(&ghosts, v) }
+    let local_id = |v: NodeId| match ids.local_in(id, v) {
+        Some(local) => local,
+        None => n_owned as NodeId + index.rank(&ghosts, v),
     };
     let mut offsets = owned_offsets;
     offsets.resize(n_local + 1, m);
@@ -963,6 +993,33 @@ mod tests {
     use super::*;
     use crate::generate::{GenOptions, Generator, generate};
 
+    /// Parts whose nodes are contiguous ranges of ids come out the same whether a node's part
+    /// and local id are found by arithmetic or by look-up, with and without in-edges.
+    #[test]
+    fn range_parts_are_the_same_by_arithmetic_and_by_look_up() {
+        let graph = generate(&Generator::graph500(11), &GenOptions::default(), false, &crate::NoProgress).unwrap();
+        for method in [Method::Ordered, Method::Ranges] {
+            for k in [1, 2, 3, 7] {
+                let partitioning = partition(&graph, k, method, 5).unwrap();
+                for in_edges in [false, true] {
+                    let by_arithmetic = partitioning.build_parts_by(&graph, in_edges, true);
+                    let by_look_up = partitioning.build_parts_by(&graph, in_edges, false);
+                    for (a, b) in by_arithmetic.iter().zip(&by_look_up) {
+                        assert_eq!(a.owned(), b.owned(), "{method:?}, {k} parts");
+                        assert_eq!(a.ghosts(), b.ghosts(), "{method:?}, {k} parts");
+                        assert_eq!(a.csr().offsets(), b.csr().offsets());
+                        assert_eq!(a.csr().targets(), b.csr().targets());
+                        assert_eq!(a.reverse().map(Csr::targets), b.reverse().map(Csr::targets));
+                        for u in (0..graph.num_nodes()).step_by(37) {
+                            assert_eq!(a.local(u), b.local(u), "{method:?}, {k} parts, node {u}");
+                            assert_eq!(a.owns(u), b.owns(u));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// Both ghost indexes find the same ghosts and rank them alike, whichever a part's size picks.
     #[test]
     fn both_ghost_indexes_agree() {
@@ -972,14 +1029,9 @@ mod tests {
             for k in [2, 3, 7, 300] {
                 let partitioning = partition(&graph, k, method, 5).unwrap();
                 let Grouping { order, starts, rank } = partitioning.grouping();
-                let ids = GlobalIds {
-                    packed: partitioning
-                        .owner
-                        .iter()
-                        .zip(rank)
-                        .map(|(&p, r)| (u64::from(p) << 32) | u64::from(r))
-                        .collect(),
-                };
+                let ids = GlobalIds::Packed(
+                    partitioning.owner.iter().zip(rank).map(|(&p, r)| (u64::from(p) << 32) | u64::from(r)).collect(),
+                );
                 for p in 0..k {
                     let owned = &order[starts[p as usize]..starts[p as usize + 1]];
                     let offsets = prefix_offsets(owned.len(), |i| csr.degree(owned[i]));
