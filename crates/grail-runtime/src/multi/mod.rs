@@ -24,6 +24,7 @@
 
 mod asynchronous;
 mod bsp;
+pub mod collectives;
 mod crew;
 pub(crate) mod exchange;
 mod merge;
