@@ -156,6 +156,12 @@ pub(crate) trait Machine {
 /// do not read, from locals, parameters and constants (`rounds += 1`), so running it once per
 /// round after the loop, instead of between the rounds, leaves the same locals. An empty body
 /// counts too. Such a loop may run without rounds ([`Machine::run_worklist_loop`]).
+/// Whether the interpreter offers `iterate`'s loop whole to the machine
+/// (`Machine::run_worklist_loop`): a loop until its worklist is empty whose body only counts.
+pub(crate) fn offers_worklist_loop(iterate: &Iterate) -> bool {
+    matches!(&iterate.until, Until::Empty { args, .. } if counting_body(&iterate.body, args))
+}
+
 pub(crate) fn counting_body(body: &[Stmt], args: &[Expr]) -> bool {
     let mut args_read = Vec::new();
     for arg in args {
@@ -598,7 +604,7 @@ impl<'a, M: Machine + ?Sized> Interp<'a, '_, M> {
     fn iterate_region(&mut self, frame: &mut Frame, iterate: &'a Iterate) -> Result<Flow> {
         match &iterate.until {
             Until::Empty { kernel, args, initial } => self.with_worklist(frame, initial.as_ref(), |run, frame| {
-                if counting_body(&iterate.body, args) {
+                if offers_worklist_loop(iterate) {
                     let values = args.iter().map(|a| run.eval(frame, a)).collect::<Result<Vec<_>>>()?;
                     let region = iterate.outlined.then_some(iterate.id);
                     if let Some(rounds) = run.m.run_worklist_loop(*kernel, &values, region, &frame.locals)? {

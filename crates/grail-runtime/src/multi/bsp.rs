@@ -392,13 +392,9 @@ impl Bsp<'_, '_> {
         // Rings only where a loop may take them: an outlined `iterate` until empty whose body
         // only counts (what the interpreter offers as an asynchronous loop).
         let rings = self.fused_worker()
-            && regions.iter().any(|r| match r {
-                grail_ir::Stmt::Iterate(it) => match &it.until {
-                    grail_ir::Until::Empty { args, .. } => crate::host::interp::counting_body(&it.body, args),
-                    grail_ir::Until::Condition { .. } => false,
-                },
-                _ => false,
-            });
+            && regions
+                .iter()
+                .any(|r| matches!(r, grail_ir::Stmt::Iterate(it) if crate::host::interp::offers_worklist_loop(it)));
         let mut room = true;
         for outcome in self.crew.run(Job::Prepare { properties, peer_lists, rings }) {
             room &= !outcome?.no_room_for_regions;
@@ -421,6 +417,11 @@ impl Bsp<'_, '_> {
             && self.priority_delta.is_none()
             && self.topology == asynchronous::Topology::Direct
             && self.jitter.is_none()
+    }
+
+    /// A loop's rounds: the most invocations of `kernel` any part made since `before`.
+    fn rounds_since(&self, kernel: KernelId, before: &[u64]) -> u64 {
+        self.invocations(&[kernel]).iter().zip(before).map(|(after, before)| after - before).max().unwrap_or(0)
     }
 
     /// Every part's lists for regions exchanging on the devices, made the first time.
@@ -803,8 +804,7 @@ impl Machine for Bsp<'_, '_> {
             let mut scratch = locals.to_vec();
             if self.run_on_devices(region, &mut scratch, true)? {
                 self.stats.async_loops += 1;
-                let after = self.invocations(&[kernel]);
-                return Ok(Some(after.iter().zip(&before).map(|(a, b)| a - b).max().unwrap_or(0)));
+                return Ok(Some(self.rounds_since(kernel, &before)));
             }
         }
         let written = self.merges[kernel.index()]
@@ -856,8 +856,7 @@ impl Machine for Bsp<'_, '_> {
         self.stats.async_loops += 1;
         let exchanging = state.exchanging.iter().map(count).max().map_or(Duration::ZERO, Duration::from_nanos);
         self.account(started.elapsed(), exchanging);
-        let rounds = self.invocations(&[kernel]).iter().zip(&before).map(|(after, before)| after - before).max();
-        Ok(Some(rounds.unwrap_or(0)))
+        Ok(Some(self.rounds_since(kernel, &before)))
     }
 
     fn collection_add(&mut self, _id: CollectionId, _value: &Value) -> Result<Value> {

@@ -118,8 +118,8 @@ pub(crate) enum Job {
     /// Each part stores the words their owners sent in its ghosts.
     Refresh(Exchanged),
     /// Each part gets its exchanges' lists, and the records of these properties, ready; and its
-    /// lists for regions exchanging on the devices, when given (by part).
-    /// With `rings`: the asynchronous exchange's rings too.
+    /// lists for regions exchanging on the devices, when given (by part), with `rings` the
+    /// asynchronous exchange's rings too.
     Prepare { properties: Vec<grail_ir::PropertyId>, peer_lists: Vec<std::sync::Arc<super::peer::Lists>>, rings: bool },
     /// Each part runs the defaults kernel over its ghosts too, with its arguments, then records
     /// the words of these properties at its ghosts and mirrors: nothing to send.

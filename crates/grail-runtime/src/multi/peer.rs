@@ -220,12 +220,13 @@ fn route_counts(lists: &Lists, parts: usize) -> (Vec<u64>, Vec<u64>) {
     (ghosts, mirrors)
 }
 
-/// The records and nodes a step of the asynchronous exchange sends from a part to part `q`
-/// at most, from the sender's lists: a record per ghost `q` owns for each merged property, and
-/// per mirror entry `q` holds for each refreshed one; a node per ghost `q` owns.
-fn most_per_step(lists: &Lists, parts: usize, q: usize, merged: u64, refreshed: u64) -> (u64, u64) {
+/// The records and nodes a step of the asynchronous exchange sends from a part to each part
+/// at most, from the sender's lists: a record per ghost the receiver owns for each merged
+/// property, and per mirror entry it holds for each refreshed one; a node per ghost it owns
+/// (nothing to the sender itself, which owns none of its ghosts and holds none of its mirrors).
+fn most_per_step(lists: &Lists, parts: usize, merged: u64, refreshed: u64) -> Vec<(u64, u64)> {
     let (ghosts, mirrors) = route_counts(lists, parts);
-    (merged * ghosts[q] + refreshed * mirrors[q], ghosts[q])
+    ghosts.iter().zip(&mirrors).map(|(&g, &m)| (merged * g + refreshed * m, g)).collect()
 }
 
 /// The capacities of a part's rings from every sender (by sender; the part's own, unused, of
@@ -244,10 +245,9 @@ pub(crate) fn ring_caps(lists: &Lists, parts: usize, properties: usize) -> Vec<(
 /// a property read through ghosts must merge by an idempotent operator (refreshes of one ghost
 /// may be applied in any order), and none by replacement.
 pub(crate) fn async_obstacle(entries: &[Entry]) -> Option<String> {
-    const SUM: u32 = 2;
-    const REPLACE: u32 = 5;
+    let (sum, replace) = (Merge::Sum.code(), Merge::Replace.code());
     entries.iter().find_map(|e| {
-        (e.op == REPLACE || (e.refresh && e.op == SUM)).then(|| {
+        (e.op == replace || (e.refresh && e.op == sum)).then(|| {
             "a property it synchronizes merges by replacement, or by a sum and is read through ghosts".to_string()
         })
     })
@@ -388,10 +388,9 @@ impl Plan<'_> {
         let merged = table.entries.iter().filter(|e| e.merge).count() as u64;
         let refreshed = table.entries.iter().filter(|e| e.refresh).count() as u64;
         let mut rings = Rings { words: addresses.iter().map(|a| a.words).collect(), ..Rings::default() };
-        for (o, theirs) in addresses.iter().enumerate() {
-            let (rec_most, node_most) =
-                if o == q { (0, 0) } else { most_per_step(&self.lists[q], k, o, merged, refreshed) };
-            if o != q && (2 * rec_most > theirs.rec_caps[q] || 2 * node_most > theirs.node_caps[q]) {
+        let most = most_per_step(&self.lists[q], k, merged, refreshed);
+        for (theirs, &(rec_most, node_most)) in addresses.iter().zip(&most) {
+            if 2 * rec_most > theirs.rec_caps[q] || 2 * node_most > theirs.node_caps[q] {
                 return Err("its rings were made for fewer properties".into());
             }
             rings.rec_ring.push(theirs.rec_rings[q]);
