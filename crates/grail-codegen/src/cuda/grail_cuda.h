@@ -1337,6 +1337,14 @@ typedef struct grail_region {
     /* Out: nanoseconds global thread 0 spent in those exchanges (waiting for the others
      * included). */
     uint64_t peer_ns;
+    /* Out, supersteps only (GRAIL_TRACE_STEPS): global thread 0's time in an exchange's parts:
+     * writing to the others, the first barrier, merging what came in (to the grid barrier's
+     * end), refreshing the others' ghosts, the last barrier; its waits for the other parts
+     * inside the peer barriers; and the exchanges made. */
+    uint64_t peer_phase_ns[6];
+    uint64_t peer_steps;
+    /* Global thread 0's clock at the exchange's last mark (grail_peer_mark). */
+    uint64_t peer_mark;
 } grail_region;
 
 /* A thread's view of its region: the same in every thread. What only changes between launches
@@ -1754,6 +1762,7 @@ GRAIL_DEVICE bool grail_peer_barrier(grail_state *S, const grail_peers *P, bool 
                 }
                 if (R->stopped != 0u) break;
             }
+            R->peer_phase_ns[5] += grail_clock_ns() - since;
             grail_store_release(&R->release, gen);
         }
     }
@@ -1835,6 +1844,44 @@ GRAIL_DEVICE void grail_peer_merge(void *column, uint32_t size, uint32_t kind, u
     }
 }
 
+/* Ghost `i`'s word of entry E, if it changed since it last synchronized, into its owner's
+ * inbox of changes (at its mirror entry there); true if it did. */
+GRAIL_DEVICE bool grail_peer_send_ghost(const grail_peers *P, const grail_peer_entry *E, uint32_t par, uint32_t step,
+                                        uint64_t i) {
+    uint64_t *record = E->ghost_records[P->part];
+    const uint64_t word = grail_load_word(E->columns[P->part], E->size, P->ghost_local[i]);
+    const uint64_t before = record[i];
+    if (word == before) return false;
+    record[i] = word;
+    const uint32_t o = P->ghost_owner[i];
+    const uint64_t m = (uint64_t)par * P->mirror_counts[o] + P->ghost_mirror[i];
+    E->in_before[o][m] = before;
+    E->in_after[o][m] = word;
+    E->in_step[o][m] = step;
+    return true;
+}
+
+/* Mirror entry `m`'s owned word of entry E, if it changed since its ghost last saw it, into
+ * that ghost (its word and record in the part holding it); true if it did. */
+GRAIL_DEVICE bool grail_peer_refresh_mirror(const grail_peers *P, const grail_peer_entry *E, uint64_t m) {
+    uint64_t *record = E->mirror_records[P->part];
+    const uint64_t word = grail_load_word(E->columns[P->part], E->size, P->mirror_local[m]);
+    if (word == record[m]) return false;
+    record[m] = word;
+    const uint32_t q = P->mirror_part[m];
+    E->ghost_records[q][P->mirror_ghost[m]] = word;
+    grail_store_word(E->columns[q], E->size, P->mirror_ghost_local[m], word);
+    return true;
+}
+
+/* Global thread 0 adds the time since the exchange's last mark to its phase `phase`. */
+GRAIL_DEVICE void grail_peer_mark(grail_state *S, uint32_t phase) {
+    if (grail_thread_index() != 0) return;
+    const uint64_t now = grail_clock_ns();
+    S->R->peer_phase_ns[phase] += now - S->R->peer_mark;
+    S->R->peer_mark = now;
+}
+
 /* The superstep after an invocation of `kernel` on a part whose region exchanges on the devices
  * (see above): `mine` is the part's reduction value, `*len` its worklist's length (the list
  * `out`, pushed through c->pushes), which grows by the nodes other parts forwarded to it. False
@@ -1855,6 +1902,7 @@ GRAIL_DEVICE bool grail_peer_exchange(const grail_ctx *c, grail_state *S, uint32
     }
     if (!reduces && out == NULL && !merges && !refresh) return true;
     const uint64_t index = grail_thread_index(), threads = grail_thread_count();
+    const uint32_t owned = (uint32_t)c->num_nodes;
     bool wrote = index < P->parts;
     /* 1: every part's value and length in every part's slots; changed ghosts and pushed ghosts
      * in their owners' inboxes. */
@@ -1868,21 +1916,8 @@ GRAIL_DEVICE bool grail_peer_exchange(const grail_ctx *c, grail_state *S, uint32
     for (uint32_t e = 0; merges && e < P->entries; e++) {
         const grail_peer_entry *E = &P->plan[e];
         if (E->kernel != kernel || E->merge == 0u) continue;
-        uint64_t *record = E->ghost_records[P->part];
-        for (uint64_t i = index; i < P->ghosts; i += threads) {
-            const uint64_t word = grail_load_word(E->columns[P->part], E->size, P->ghost_local[i]);
-            const uint64_t before = record[i];
-            if (word == before) continue;
-            record[i] = word;
-            wrote = true;
-            const uint32_t o = P->ghost_owner[i];
-            const uint64_t m = (uint64_t)par * P->mirror_counts[o] + P->ghost_mirror[i];
-            E->in_before[o][m] = before;
-            E->in_after[o][m] = word;
-            E->in_step[o][m] = step;
-        }
+        for (uint64_t i = index; i < P->ghosts; i += threads) wrote |= grail_peer_send_ghost(P, E, par, step, i);
     }
-    const uint32_t owned = (uint32_t)c->num_nodes;
     if (out != NULL) {
         /* Pushed ghosts into their owners' inboxes, a block's worth at a time: counted by owner
          * in shared memory, then one system-scope atomic per owner reserves the block's range
@@ -1918,7 +1953,9 @@ GRAIL_DEVICE bool grail_peer_exchange(const grail_ctx *c, grail_state *S, uint32
             }
         }
     }
+    grail_peer_mark(S, 0u);
     if (!grail_peer_barrier(S, P, wrote)) return false;
+    grail_peer_mark(S, 1u);
     if (!merges && out == NULL && !refresh) return true;
     /* 2: the changes that came in merged into this part's nodes; the nodes that came in
      * appended to the worklist. */
@@ -1942,6 +1979,7 @@ GRAIL_DEVICE bool grail_peer_exchange(const grail_ctx *c, grail_state *S, uint32
         *len += n;
     }
     grail_grid_sync(S);
+    grail_peer_mark(S, 2u);
     if (out != NULL) {
         if (index == 0) P->inbox_len[P->part][par] = 0ull;
         const uint32_t overflow = *(volatile uint32_t *)c->pushes.overflow;
@@ -1951,30 +1989,31 @@ GRAIL_DEVICE bool grail_peer_exchange(const grail_ctx *c, grail_state *S, uint32
             return false;
         }
     }
-    if (!refresh) return true;
+    if (!refresh) {
+        grail_peer_mark(S, 4u);
+        return true;
+    }
     /* Owners' changed words to their ghosts elsewhere. */
     wrote = false;
     for (uint32_t e = 0; e < P->entries; e++) {
         const grail_peer_entry *E = &P->plan[e];
         if (E->kernel != kernel || E->refresh == 0u) continue;
-        uint64_t *record = E->mirror_records[P->part];
-        for (uint64_t m = index; m < P->mirrors; m += threads) {
-            const uint64_t word = grail_load_word(E->columns[P->part], E->size, P->mirror_local[m]);
-            if (word == record[m]) continue;
-            record[m] = word;
-            wrote = true;
-            const uint32_t q = P->mirror_part[m];
-            E->ghost_records[q][P->mirror_ghost[m]] = word;
-            grail_store_word(E->columns[q], E->size, P->mirror_ghost_local[m], word);
-        }
+        for (uint64_t m = index; m < P->mirrors; m += threads) wrote |= grail_peer_refresh_mirror(P, E, m);
     }
-    return grail_peer_barrier(S, P, wrote);
+    grail_peer_mark(S, 3u);
+    const bool ok = grail_peer_barrier(S, P, wrote);
+    grail_peer_mark(S, 4u);
+    return ok;
 }
 
 /* The exchange after an invocation (grail_peer_exchange), out of line, timed by global thread 0. */
 __device__ __noinline__ bool grail_peer_step(const grail_ctx *c, grail_state *S, uint32_t kernel, grail_value mine,
                                             bool reduces, uint64_t *len, const grail_list *out) {
     const uint64_t started = grail_clock_ns();
+    if (grail_thread_index() == 0) {
+        S->R->peer_steps += 1u;
+        S->R->peer_mark = started;
+    }
     const bool ok = grail_peer_exchange(c, S, kernel, mine, reduces, len, out);
     if (grail_thread_index() == 0) S->R->peer_ns += grail_clock_ns() - started;
     return ok;

@@ -141,6 +141,13 @@ pub struct GpuRegion {
     pub peers: u64,
     /// Out: nanoseconds spent in those exchanges.
     pub peer_ns: u64,
+    /// Out, supersteps: global thread 0's time in an exchange's parts (sending, the first
+    /// barrier, merging, refreshing, the last barrier), its waits for the other parts, and
+    /// the exchanges made.
+    pub peer_phase_ns: [u64; 6],
+    pub peer_steps: u64,
+    /// The device's scratch: thread 0's clock at the last phase's end.
+    pub peer_mark: u64,
 }
 
 /// `GRAIL_MAX_PARTS`: the most parts a region exchanging on the devices has.
@@ -316,6 +323,9 @@ pub fn layout_checks() -> String {
         ("stopped", offset_of!(GpuRegion, stopped)),
         ("peers", offset_of!(GpuRegion, peers)),
         ("peer_ns", offset_of!(GpuRegion, peer_ns)),
+        ("peer_phase_ns", offset_of!(GpuRegion, peer_phase_ns)),
+        ("peer_steps", offset_of!(GpuRegion, peer_steps)),
+        ("peer_mark", offset_of!(GpuRegion, peer_mark)),
     ] {
         out += &check(format!("__builtin_offsetof(grail_region, {field})"), offset);
     }

@@ -61,6 +61,20 @@ pub(crate) fn step(step: u64, kernel: &str, compute: Duration, sync: Duration, m
     );
 }
 
+/// A region run on every GPU at once: its control kernel's time and where global thread 0's
+/// exchanges went (`grail_region`'s `peer_phase_ns`: sending, the first barrier, merging,
+/// refreshing, the last barrier; its waits for the other parts inside the barriers).
+pub(crate) fn peer_region(device: &str, gpu_ms: f32, exchanges: u64, total_ns: u64, phase_ns: [u64; 6]) {
+    let us = |ns: u64| format!("{:.0}", ns as f64 / 1e3);
+    let [send, first, merge, refresh, last, waits] = phase_ns.map(us);
+    eprintln!(
+        "trace   {device} region on the devices: kernel {:.0} us, {exchanges} exchanges {} us (send {send}, \
+         barrier {first}, merge {merge}, refresh {refresh}, barrier {last}; waiting for the others {waits})",
+        f64::from(gpu_ms) * 1e3,
+        us(total_ns)
+    );
+}
+
 fn micros(d: Duration) -> String {
     format!("{:.0} us", d.as_secs_f64() * 1e6)
 }

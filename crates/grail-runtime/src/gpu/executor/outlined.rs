@@ -185,6 +185,10 @@ impl GpuRun<'_> {
         let after = after[0];
         self.region_stopped = after.stopped != 0;
         self.region_exchange = Duration::from_nanos(after.peer_ns);
+        if self.region_peers != 0 && crate::multi::trace::on() {
+            let name = self.device_name();
+            crate::multi::trace::peer_region(&name, gpu_ms, after.peer_steps, after.peer_ns, after.peer_phase_ns);
+        }
         let mut counts = vec![0u64; module.kernels.len().max(1) * 4];
         stats_buffer.download(0, &mut counts)?;
         frame_buffer.download(0, &mut frame)?;
