@@ -174,10 +174,17 @@ fn inputs(module: &grail_ir::Module, mesh: &Mesh) -> Result<Vec<Table>> {
     let [points_id, tris_id] = module.collection_inputs[..] else {
         return Err(AlgoError::Internal("dmr's inputs are not points and triangles".into()));
     };
-    // Rows as the program's structs lay them out: Point { x, y }; Tri { a, b, c, n0, n1, n2,
-    // e0, e1, e2 } (a neighbour's handle, and whether there is one).
+    // Rows as the program's structs lay them out: Point { x, y, sa, sb, small } (an input
+    // point lies inside no segment: itself twice); Tri { a, b, c, n0, n1, n2, e0, e1, e2 } (a
+    // neighbour's handle, and whether there is one).
     // Filled on every core: a mesh of 10 M triangles is 90 M words.
-    let point_words = mesh.points.par_iter().flat_map_iter(|p| [p[0].to_bits(), p[1].to_bits()]).collect();
+    let small = sharp_corners(mesh, &boundary);
+    let point_words = mesh
+        .points
+        .par_iter()
+        .enumerate()
+        .flat_map_iter(|(i, p)| [p[0].to_bits(), p[1].to_bits(), i as u64, i as u64, u64::from(small[i])])
+        .collect();
     let tri_words = mesh
         .triangles
         .par_iter()
@@ -197,6 +204,35 @@ fn inputs(module: &grail_ir::Module, mesh: &Mesh) -> Result<Vec<Table>> {
             .map_err(|e| AlgoError::Internal(format!("dmr's inputs: {e}")))
     };
     Ok(vec![table(points_id, point_words)?, table(tris_id, tri_words)?])
+}
+
+/// Corners of the domain sharper than 60 degrees, by point: boundary points (on a side in
+/// `boundary`) around which the triangles' angles sum to less than that. Ruppert's refinement
+/// does not end at such a corner unless it splits its sides on concentric shells and leaves the
+/// triangles between them alone (what `dmr.grail` does with these flags).
+fn sharp_corners(mesh: &Mesh, boundary: &std::collections::HashSet<(u32, u32)>) -> Vec<bool> {
+    let mut on_boundary = vec![false; mesh.points.len()];
+    for &(u, v) in boundary {
+        on_boundary[u as usize] = true;
+        on_boundary[v as usize] = true;
+    }
+    let angle = |t: &[u32; 3], i: usize| -> f64 {
+        let [p, q, r] = [t[i], t[(i + 1) % 3], t[(i + 2) % 3]].map(|v| mesh.points[v as usize]);
+        let (ux, uy, vx, vy) = (q[0] - p[0], q[1] - p[1], r[0] - p[0], r[1] - p[1]);
+        (ux * vy - uy * vx).abs().atan2(ux * vx + uy * vy)
+    };
+    // Few triangles touch the boundary: their corners' angles, gathered on every core.
+    let angles: Vec<(u32, f64)> = mesh
+        .triangles
+        .par_iter()
+        .filter(|t| t.iter().any(|&v| on_boundary[v as usize]))
+        .flat_map_iter(|t| (0..3).filter(|&i| on_boundary[t[i] as usize]).map(move |i| (t[i], angle(t, i))))
+        .collect();
+    let mut around = vec![0.0f64; mesh.points.len()];
+    for (v, a) in angles {
+        around[v as usize] += a;
+    }
+    (0..mesh.points.len()).map(|v| on_boundary[v] && around[v] < std::f64::consts::FRAC_PI_3).collect()
 }
 
 /// The refined mesh from the program's output collections: points (x, y), then the live

@@ -160,3 +160,52 @@ fn local_worklists_refine_as_well() {
         );
     }
 }
+
+/// A polygon's domain: its corners in order, its sides as segments.
+fn polygon(points: Vec<[f64; 2]>) -> Mesh {
+    let n = points.len() as u32;
+    let segments = (0..n).map(|i| [i, (i + 1) % n]).collect();
+    let domain = Mesh { points, triangles: Vec::new(), segments, holes: Vec::new() };
+    grail_mesh::refine::triangulate_domain(&domain).unwrap()
+}
+
+/// Corners sharper than 60° (wedges down to 1°, a star's spikes, a sliver of 0.11° corners)
+/// would keep Ruppert's refinement splitting their sides forever: the program splits them on
+/// concentric shells and leaves the triangles between shells, and ends. What it leaves below
+/// the bound is only what the verifier excuses by those corners.
+#[test]
+fn sharp_corners_end_the_refinement() {
+    let mut domains: Vec<(String, Mesh)> = [20.0f64, 5.0, 1.0]
+        .into_iter()
+        .map(|deg| {
+            let a = deg.to_radians();
+            (format!("a wedge of {deg}°"), polygon(vec![[0.0, 0.0], [1.0, 0.0], [a.cos(), a.sin()]]))
+        })
+        .collect();
+    let star = (0..24)
+        .map(|i| {
+            let r = if i % 2 == 0 { 1.0 } else { 0.25 };
+            let a = std::f64::consts::PI * f64::from(i) / 12.0;
+            [r * a.cos(), r * a.sin()]
+        })
+        .collect();
+    domains.push(("a star of 12 spikes".into(), polygon(star)));
+    domains.push(("a sliver".into(), polygon(vec![[0.0, 0.0], [1.0, 0.0], [0.5, 0.001]])));
+    for (what, mesh) in &domains {
+        let before = grail_mesh::verify::check(mesh, 30.0, None);
+        for threads in [1, 3] {
+            let options = Options { threads, ..Options::default() };
+            let refined = refine(mesh, &options).unwrap();
+            assert!(refined.complete, "{what}, {threads} threads");
+            let after = grail_mesh::verify::check(&refined.mesh, 30.0, Some(before.area));
+            assert!(after.is_valid(), "{what}, {threads} threads: {:?}", after.problems);
+            assert!(
+                after.meets_bound(),
+                "{what}, {threads} threads: {} bad, {} at small angles",
+                after.bad,
+                after.bad_at_small_angles
+            );
+            assert!(after.triangles < 10_000, "{what}: {} triangles", after.triangles);
+        }
+    }
+}
