@@ -422,7 +422,23 @@ impl<'a> Lowerer<'a> {
             self.report(diagnostic);
             return None;
         }
+        if matches!(op, A::Div | A::Rem) && self.divides_by_zero(symbol, &r, rhs.span) {
+            return None;
+        }
         Some(Expr::binary(binary_op(op), l, r))
+    }
+
+    /// Reports an integer divisor known to be zero (at `span`), for `symbol` (`/`, `%`, `/=`):
+    /// an error here rather than a fault (or, on the CPU, a trap the C compiler puts in its
+    /// place) when the kernel runs. A constant's value reports it as its own, when folded.
+    pub(super) fn divides_by_zero(&mut self, symbol: &str, divisor: &Expr, span: Span) -> bool {
+        let zero = self.body.kind != BodyKind::Const
+            && types::is_integer(divisor.ty)
+            && matches!(super::consts::fold(divisor), Ok(grail_ir::Const::Int(0)));
+        if zero {
+            self.error::<()>(format!("`{symbol}` by zero: the divisor is always 0"), span);
+        }
+        zero
     }
 
     fn cast(&mut self, value: &ast::Expr, ty: &ast::Type, span: Span) -> Option<Expr> {

@@ -595,6 +595,7 @@ impl<'a> Lowerer<'a> {
             None => None,
         };
         let hint = place.as_ref().map(|(_, ty)| *ty);
+        let value_span = value.span;
         let value = self.value(value, hint, flow, out);
         let (Some((place, ty)), Some(value)) = (place, value) else { return };
         let value = match assign_op(op) {
@@ -611,6 +612,9 @@ impl<'a> Lowerer<'a> {
                     ast::BinaryOp::Mul => ir::BinaryOp::Mul,
                     _ => ir::BinaryOp::Div,
                 };
+                if binary == ir::BinaryOp::Div && self.divides_by_zero("/=", &value, value_span) {
+                    return;
+                }
                 Expr::binary(binary, Expr::new(ExprKind::Load(place.clone()), ty), value)
             }
         };

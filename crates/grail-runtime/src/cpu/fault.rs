@@ -116,7 +116,10 @@ extern "C" fn on_fault(signal: libc::c_int, _info: *mut libc::siginfo_t, _contex
               type's minimum by -1\n",
         );
     } else if signal == libc::SIGILL {
-        write_all(b"` stopped on a trap: an array index past the array's end\n");
+        write_all(
+            b"` stopped on a trap: an array index past the array's end, or an integer division by a \
+              value the C compiler found to be zero\n",
+        );
     } else {
         write_all(
             b"` stopped on an invalid memory access: most likely a node, edge or element index \
