@@ -152,3 +152,26 @@ fn poly_domains_refine_on_the_cpu_target_and_budgets_stop_refinement() {
     assert_eq!(refused.status.code(), Some(2), "{}", String::from_utf8_lossy(&refused.stderr));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("lies inside the domain"));
 }
+
+/// A wedge of 15° with one side 100 times the other: the grail program ends, verified (what it
+/// leaves below the bound sits at the sharp corner); the reference refiner, which stops short
+/// along the long side, says so on standard error.
+#[test]
+fn sharp_corners_refine_to_an_end_and_the_reference_says_where_it_stops_short() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = 15f64.to_radians();
+    let poly = dir.path().join("wedge.poly");
+    std::fs::write(&poly, format!("3 2 0 0\n1 0 0\n2 100 0\n3 {} {}\n3 0\n1 1 2\n2 2 3\n3 3 1\n0\n", a.cos(), a.sin()))
+        .unwrap();
+    let (poly, out) = (poly.to_str().unwrap(), dir.path().join("w"));
+    let out = out.to_str().unwrap();
+    let run = grail(&["mesh", "refine", poly, "--target", "cpu", "--verify", "--json", "-o", out]);
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert_eq!((summary["verified"].as_bool(), summary["complete"].as_bool()), (Some(true), Some(true)), "{summary}");
+    assert_eq!(summary["bad_out"], summary["bad_out_at_small_angles"], "{summary}");
+    assert!(summary["triangles_out"].as_u64().unwrap() < 5_000, "{summary}");
+    let reference = grail(&["mesh", "refine", poly, "-o", out]);
+    assert!(reference.status.success());
+    assert!(String::from_utf8_lossy(&reference.stderr).contains("the reference refiner stops short"));
+}

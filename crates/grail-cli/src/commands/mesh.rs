@@ -151,6 +151,15 @@ fn refine(args: MeshRefineArgs, threads: usize, progress: &Bars) -> Result<()> {
         );
         println!("  written   {} and {}", node.display(), ele.display());
     }
+    // The reference is not held to the bound, but its user should know where it fell short.
+    let short = after.bad.saturating_sub(after.bad_at_small_angles);
+    if target == "reference" && short > 0 {
+        eprintln!(
+            "note: {short} triangles below {}° are away from any input angle under 60°: the reference refiner \
+             stops short there; --target cpu (or gpu) refines them",
+            args.min_angle
+        );
+    }
     if args.verify && !after.is_valid() {
         return Err(grail_graph::GraphError::Verification(format!(
             "the refined mesh is not valid: {}",
