@@ -228,24 +228,30 @@ fn bad_at_small_angles(mesh: &Mesh, bound: f64) -> usize {
     for &v in &corners {
         tracked[v as usize] = true;
     }
-    let angles: Vec<(u32, f64)> = (0..mesh.triangles.len())
-        .into_par_iter()
-        .flat_map_iter(|t| {
-            let tri = mesh.triangles[t];
-            let angles = tri.iter().any(|&v| tracked[v as usize]).then(|| corner_angles(t));
-            let tracked = &tracked;
-            angles.into_iter().flat_map(move |angles| {
-                (0..3).filter(move |&i| tracked[tri[i] as usize]).map(move |i| (tri[i], angles[i]))
-            })
+    let around = angles_around(mesh, &tracked);
+    let at_corners = |t: usize| sharp(t).into_iter().all(|i| around[mesh.triangles[t][i] as usize] < 60.0);
+    let left: Vec<usize> = bad.par_iter().copied().filter(|&t| !at_corners(t)).collect();
+    bad.len() - left.len() + between_shells(mesh, &left)
+}
+
+/// The total angle, in degrees, of the triangles around each point `tracked` flags (0 for the
+/// others): on every core, the sums added in the triangles' order.
+fn angles_around(mesh: &Mesh, tracked: &[bool]) -> Vec<f64> {
+    let angles: Vec<(u32, f64)> = mesh
+        .triangles
+        .par_iter()
+        .filter(|tri| tri.iter().any(|&v| tracked[v as usize]))
+        .flat_map_iter(|tri| {
+            (0..3)
+                .filter(|&i| tracked[tri[i] as usize])
+                .map(|i| (tri[i], angle_at(mesh, tri[i] as usize, (tri[(i + 1) % 3], tri[(i + 2) % 3])).to_degrees()))
         })
         .collect();
     let mut around = vec![0.0f64; mesh.points.len()];
     for (v, angle) in angles {
         around[v as usize] += angle;
     }
-    let at_corners = |t: usize| sharp(t).into_iter().all(|i| around[mesh.triangles[t][i] as usize] < 60.0);
-    let left: Vec<usize> = bad.par_iter().copied().filter(|&t| !at_corners(t)).collect();
-    bad.len() - left.len() + between_shells(mesh, &left)
+    around
 }
 
 /// Of the bad triangles `bad`, those whose shortest side joins the two sides of a corner of the
@@ -256,34 +262,22 @@ fn between_shells(mesh: &Mesh, bad: &[usize]) -> usize {
     if bad.is_empty() {
         return 0;
     }
-    // The boundary: directed edges with no twin (triangles turn counter-clockwise, so the
-    // domain is on each one's left), as next and previous point along it.
-    let mut edges: Vec<(u32, u32)> =
-        mesh.triangles.par_iter().flat_map_iter(|t| (0..3).map(move |i| (t[i], t[(i + 1) % 3]))).collect();
-    edges.par_sort_unstable();
-    let twin = |&(a, b): &(u32, u32)| edges.binary_search(&(b, a)).is_ok();
-    let boundary: Vec<(u32, u32)> = edges.par_iter().copied().filter(|e| !twin(e)).collect();
+    // The boundary, as next and previous point along it (triangles turn counter-clockwise,
+    // so the domain is on each boundary side's left). A mesh whose edges do not pair up has
+    // its problem reported by the checks of validity.
+    let Ok(neighbors) = mesh.neighbors() else { return 0 };
     let n = mesh.points.len();
     let (mut next, mut prev) = (vec![u32::MAX; n], vec![u32::MAX; n]);
-    for &(a, b) in &boundary {
-        next[a as usize] = b;
-        prev[b as usize] = a;
+    for (tri, across) in mesh.triangles.iter().zip(&neighbors) {
+        for i in (0..3).filter(|&i| across[i] == NO_NEIGHBOR) {
+            let (a, b) = (tri[(i + 1) % 3], tri[(i + 2) % 3]);
+            next[a as usize] = b;
+            prev[b as usize] = a;
+        }
     }
-    // The angle the domain has at each boundary point.
     let on_boundary = |v: u32| next[v as usize] != u32::MAX;
-    let angles: Vec<(u32, f64)> = (0..mesh.triangles.len())
-        .into_par_iter()
-        .flat_map_iter(|t| {
-            let tri = mesh.triangles[t];
-            (0..3).filter(move |&i| on_boundary(tri[i])).map(move |i| {
-                (tri[i], angle_at(mesh, tri[i] as usize, (tri[(i + 1) % 3], tri[(i + 2) % 3])).to_degrees())
-            })
-        })
-        .collect();
-    let mut around = vec![0.0f64; n];
-    for (v, angle) in angles {
-        around[v as usize] += angle;
-    }
+    let boundary_points: Vec<bool> = (0..n as u32).map(on_boundary).collect();
+    let around = angles_around(mesh, &boundary_points);
     // By point: (corner, which of its two sides, squared distance from it) for the points on
     // the straight runs of boundary that leave a narrow corner.
     let mut on_side: std::collections::HashMap<u32, Vec<(u32, bool, f64)>> = std::collections::HashMap::new();

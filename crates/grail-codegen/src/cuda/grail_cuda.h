@@ -1337,10 +1337,10 @@ typedef struct grail_region {
     /* Out: nanoseconds global thread 0 spent in those exchanges (waiting for the others
      * included). */
     uint64_t peer_ns;
-    /* Out, supersteps only (GRAIL_TRACE_STEPS): global thread 0's time in an exchange's parts:
-     * writing to the others, the first barrier, merging what came in (to the grid barrier's
-     * end), refreshing the others' ghosts, the last barrier; its waits for the other parts
-     * inside the peer barriers; and the exchanges made. */
+    /* Out, supersteps only (printed with GRAIL_TRACE_STEPS): global thread 0's time in an
+     * exchange's parts (writing to the others, the first barrier, merging what came in to the
+     * grid barrier's end, refreshing the others' ghosts, the last barrier), its waits for the
+     * other parts inside the peer barriers, and the exchanges made. */
     uint64_t peer_phase_ns[6];
     uint64_t peer_steps;
     /* Global thread 0's clock at the exchange's last mark (grail_peer_mark). */
