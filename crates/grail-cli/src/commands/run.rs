@@ -106,8 +106,11 @@ fn run_suite(algorithm: Algorithm, args: RunArgs, threads: usize, progress: &Bar
         warn(&resolution.warnings);
     }
     let verified = if args.verify {
-        verify(algorithm, &graph, &params, &result.output)
-            .with_context(|| format!("{algorithm} result from target {target} is wrong"))?;
+        verify(algorithm, &graph, &params, &result.output).with_context(|| {
+            // Where the result came from: the target, or the devices of a partitioned run.
+            let from = result.multi.as_ref().map_or_else(|| format!("target {target}"), devices_text);
+            format!("{algorithm} result from {from} is wrong")
+        })?;
         Some(true)
     } else {
         None

@@ -2232,6 +2232,21 @@ GRAIL_DEVICE bool grail_async_send_changed(const grail_peers *P, grail_async_wor
     return wrote;
 }
 
+/* Thread 0 reads how far sender q has published its nodes, then its records. A sender
+ * publishes its records before its nodes, so every node seen comes with the records of the
+ * same step: read the other way round, a node could be taken a step before the record that
+ * lowered it, and its owner would run it with its old word (BFS from a node still at INF:
+ * INF + 1 wrapped to level 0 on a road network over two and four H200s, in two runs of 24). */
+GRAIL_DEVICE void grail_async_seen(grail_async_words *W, uint32_t q) {
+    W->node_seen[q] = grail_load_acquire_sys64(&W->node_published[q]);
+#ifdef GRAIL_ASYNC_STRESS_NS
+    /* A stress test's wait between the two reads (GRAIL_NVRTC_FLAGS=-DGRAIL_ASYNC_STRESS_NS=N),
+     * long enough for a sender to publish both meanwhile (scripts/gpu-suite.sh). */
+    for (const uint64_t until = grail_clock_ns() + (GRAIL_ASYNC_STRESS_NS); grail_clock_ns() < until;) __nanosleep(1000);
+#endif
+    W->rec_seen[q] = grail_load_acquire_sys64(&W->rec_published[q]);
+}
+
 #ifndef GRAIL_ASYNC_MAX_GAP
 #define GRAIL_ASYNC_MAX_GAP 64u
 #endif
@@ -2293,17 +2308,14 @@ GRAIL_DEVICE bool grail_peer_async_exchange(const grail_ctx *c, grail_state *S, 
             bool any = false;
             for (uint32_t q = 0; q < P->parts; q++) {
                 if (q == me) continue;
-                W->rec_seen[q] = grail_load_acquire_sys64(&W->rec_published[q]);
-                W->node_seen[q] = grail_load_acquire_sys64(&W->node_published[q]);
+                grail_async_seen(W, q);
                 any |= W->rec_seen[q] != W->rec_taken[q] || W->node_seen[q] != W->node_taken[q];
             }
             if (!any && !scan && !forward && *len == 0u) {
                 /* Nothing to run, send or take: idle until something comes. */
                 if (grail_async_wait(R, P, W)) {
                     for (uint32_t q = 0; q < P->parts; q++) {
-                        if (q == me) continue;
-                        W->rec_seen[q] = grail_load_acquire_sys64(&W->rec_published[q]);
-                        W->node_seen[q] = grail_load_acquire_sys64(&W->node_published[q]);
+                        if (q != me) grail_async_seen(W, q);
                     }
                 }
             } else if (blocked && *(volatile uint32_t *)&P->barrier[1] != 0u) {

@@ -8,7 +8,7 @@ use grail_ir::OutlineId;
 
 use super::GpuRun;
 use crate::error::{Result, RuntimeError};
-use crate::gpu::buffer::{DeviceBuffer, upload_to};
+use crate::gpu::buffer::{DeviceBuffer, call, synchronize, upload_to};
 use crate::gpu::ffi::{GRAIL_MAX_PARTS, GpuPeerEntry, GpuPeers};
 use crate::host::value::Value;
 use crate::multi::peer::{Addresses, End, Lists, Request, Table};
@@ -202,6 +202,9 @@ impl GpuRun<'_> {
 
     /// The exchange's allocation for `properties` synchronized properties, zeroed: the one
     /// made before if it fits (zeroed again unless nothing ran over it since), else a new one.
+    /// Returns once the zeroing has finished: the other parts write into it from their own
+    /// devices as soon as their kernels start, and a memset still queued here (behind another
+    /// process's work on a shared GPU, say) would wipe what they wrote.
     fn exchange_buffer(&mut self, shape: ExchangeShape, properties: usize) -> Result<ExchangeLayout> {
         let layout = ExchangeLayout::of(&shape, properties);
         match self.peers.as_mut() {
@@ -209,11 +212,13 @@ impl GpuRun<'_> {
                 if !kept.fresh {
                     kept.exchange.clear()?;
                     kept.fresh = true;
+                    synchronize().map_err(|e| call("cuCtxSynchronize", e))?;
                 }
             }
             _ => {
                 self.peers = None;
                 let exchange = DeviceBuffer::zeroed(&self.context, layout.bytes, "the exchange between parts")?;
+                synchronize().map_err(|e| call("cuCtxSynchronize", e))?;
                 let forwarded = exchange.ptr() + layout.forwarded as u64;
                 self.peers = Some(PeerBuffers {
                     exchange,
