@@ -193,6 +193,118 @@ pub fn kernel_property_writes(module: &Module, kernel: KernelId) -> Vec<Property
     writes
 }
 
+/// By property: whether kernel `kernel` writes it and every write is followed, in the same
+/// invocation, by a push of the node written, so that the invocation's output worklist holds
+/// every node whose word it may have changed. A partitioned run's exchange on the devices then
+/// looks only at the listed nodes' ghosts and mirrors instead of at every one of them.
+///
+/// Conservative by construction: a write counts as pushed only as
+/// - an assignment or an atomic statement on `x.p` (`x` a local node, or `e.dst`/`e.src` of a
+///   local edge) with `push(x)` later in the same block, nothing but assignments to other
+///   locals, atomics, reductions and pushes before it; or
+/// - an atomic on `x.p` that is an `if`'s condition or the last operand of its `&&` chain (an
+///   atomic is true when it changed the word, and then the branch runs), with `push(x)` so in
+///   the branch.
+///
+/// Any other write, and every write in a function the kernel calls, leaves its property out.
+pub fn pushed_writes(module: &Module, kernel: KernelId) -> Vec<bool> {
+    let mut written = vec![false; module.properties.len()];
+    let mut unpushed = vec![false; module.properties.len()];
+    let mut note = |place: &Place, pushed: bool| {
+        if let Some(property) = stored_property(place) {
+            written[property.index()] = true;
+            unpushed[property.index()] |= !pushed;
+        }
+    };
+    for (b, body) in kernel_bodies(module, kernel).enumerate() {
+        pushed_in_block(&body.block, b == 0, &mut note);
+    }
+    written.iter().zip(&unpushed).map(|(&w, &u)| w && !u).collect()
+}
+
+/// [`pushed_writes`]'s walk of a block: every write in it and its nested blocks reported to
+/// `note` with whether it counts as pushed (never where `own` is false: a called function).
+fn pushed_in_block(block: &Block, own: bool, note: &mut impl FnMut(&Place, bool)) {
+    for (i, stmt) in block.iter().enumerate() {
+        let rest = &block[i + 1..];
+        // The statement's own write (or top-level atomic), and the atomic its branch covers.
+        let mut covered: Option<&Expr> = None;
+        match stmt {
+            Stmt::Assign { place, .. } if stored_property(place).is_some() => {
+                note(place, own && written_node(place).is_some_and(|x| pushes_first(rest, x)));
+            }
+            Stmt::Eval(e) if matches!(e.kind, ExprKind::Atomic { .. }) => covered = Some(e),
+            Stmt::If { cond, then, .. } => {
+                covered = last_conjunct(cond).filter(|a| {
+                    matches!(&a.kind, ExprKind::Atomic { place, .. } if written_node(place).is_some_and(|x| pushes_first(then, x)))
+                });
+            }
+            _ => {}
+        }
+        let eval_covered = matches!(stmt, Stmt::Eval(_))
+            && covered.is_some_and(|a| match &a.kind {
+                ExprKind::Atomic { place, .. } => written_node(place).is_some_and(|x| pushes_first(rest, x)),
+                _ => false,
+            });
+        stmt_exprs(stmt, &mut |expr| {
+            walk_expr(expr, &mut |e| {
+                if let ExprKind::Atomic { place, .. } = &e.kind {
+                    let is_covered = covered.is_some_and(|c| std::ptr::eq(c, e))
+                        && (matches!(stmt, Stmt::If { .. }) || eval_covered);
+                    note(place, own && is_covered);
+                }
+            })
+        });
+        for child in stmt.blocks() {
+            pushed_in_block(child, own, note);
+        }
+    }
+}
+
+/// The node `x` of a write to `x.p` (or a field of it), where `x` is a local or an end of a
+/// local edge: an expression that names the same node wherever its locals are unchanged.
+fn written_node(place: &Place) -> Option<&Expr> {
+    let Place::Property { element, .. } = root_place(place) else { return None };
+    node_local(element).map(|_| &**element)
+}
+
+/// The local a node expression `x` reads, if it is a local or an end of a local edge.
+fn node_local(x: &Expr) -> Option<LocalId> {
+    match &x.kind {
+        ExprKind::Load(Place::Local(l)) => Some(*l),
+        ExprKind::EdgeSource(edge) | ExprKind::EdgeTarget(edge) => match edge.kind {
+            ExprKind::Load(Place::Local(l)) => Some(l),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The expression that decides a condition when it is true last: the condition itself, or the
+/// last operand of its `&&` chain.
+fn last_conjunct(cond: &Expr) -> Option<&Expr> {
+    match &cond.kind {
+        ExprKind::Binary(BinaryOp::And, _, right) => last_conjunct(right),
+        _ => Some(cond),
+    }
+}
+
+/// Whether `stmts` reach `push(x)` before anything that could leave the block or change `x`'s
+/// local: only assignments to other locals or properties, atomics, reductions and other pushes
+/// first.
+fn pushes_first(stmts: &[Stmt], x: &Expr) -> bool {
+    let Some(local) = node_local(x) else { return false };
+    for stmt in stmts {
+        match stmt {
+            Stmt::Push { value, .. } if value == x => return true,
+            Stmt::Assign { place: Place::Local(l), .. } if *l == local => return false,
+            Stmt::Assign { .. } | Stmt::Eval(_) | Stmt::Reduce { .. } | Stmt::Push { .. } => {}
+            _ => return false,
+        }
+    }
+    false
+}
+
 /// By property: whether a kernel (or a function a kernel calls) reads it through another node
 /// than the item of its loop over all nodes or its worklist: a load, or an atomic whose result
 /// is used (an `atomic_add`/`atomic_sub` statement only adds). On a partitioned graph, only such

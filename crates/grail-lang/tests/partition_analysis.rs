@@ -379,3 +379,53 @@ fn main() { invoke touch(); }",
     );
     assert!(node_local_defaults(&module).is_some());
 }
+
+/// Whether kernel `kernel` pushes every node whose `property` it writes
+/// (`grail_ir::analysis::pushed_writes`), both by name.
+fn pushed(module: &Module, kernel: &str, property: &str) -> bool {
+    let k = module.kernels.iter().position(|k| k.name == kernel).unwrap_or_else(|| panic!("no kernel {kernel}"));
+    let p = module.properties.iter().position(|p| p.name == property).unwrap_or_else(|| panic!("no {property}"));
+    grail_ir::analysis::pushed_writes(module, KernelId(k as u32))[p]
+}
+
+#[test]
+fn the_suites_worklist_kernels_push_every_node_they_change() {
+    assert!(pushed(&suite_program("bfs"), "expand", "level"));
+    assert!(pushed(&suite_program("bfs_async"), "lower", "level"));
+    let bfs_do = suite_program("bfs_do");
+    assert!(pushed(&bfs_do, "top_down", "level"), "atomic_cas as the last operand of `&&`");
+    assert!(pushed(&bfs_do, "bottom_up", "level"), "an assignment, then push");
+    assert!(pushed(&suite_program("sssp_wl"), "relax", "dist"), "push(e.dst) after atomic_min(e.dst.dist, ..)");
+    let ds = suite_program("sssp_ds");
+    assert!(pushed(&ds, "relax", "dist"));
+    assert!(!pushed(&ds, "relax", "relaxed"), "u.relaxed is written without a push");
+    let lp = suite_program("cc_lp");
+    assert!(pushed(&lp, "propagate", "label"));
+    assert!(!pushed(&lp, "init_labels", "label"), "a topology-driven kernel pushes nothing");
+}
+
+#[test]
+fn a_write_counts_as_pushed_only_when_the_push_surely_follows() {
+    let program = |body: &str| {
+        lower(&format!(
+            "graph {{ node d: u32 = INF; }}\nparam source: Node;\noutput d;\n\
+             kernel k() {{ forall u in worklist {{ forall v in u.neighbors() {{ {body} }} }} }}\n\
+             fn main() {{ source.d = 0; iterate k() initial [source] }}"
+        ))
+    };
+    let cases = [
+        ("if atomic_min(v.d, u.d + 1) { push(v); }", true),
+        ("if v.d > 3 && atomic_min(v.d, u.d + 1) { push(v); }", true),
+        ("atomic_min(v.d, u.d + 1); push(v);", true),
+        ("v.d = u.d + 1; let w = v; push(w);", false),
+        ("if atomic_min(v.d, u.d + 1) && v.d > 3 { push(v); }", false),
+        ("if atomic_min(v.d, u.d + 1) || v.d > 3 { push(v); }", false),
+        ("if atomic_min(v.d, u.d + 1) { if v.d > 2 { push(v); } }", false),
+        ("if atomic_min(v.d, u.d + 1) { push(u); }", false),
+        ("v.d = u.d + 1; if v.d > 2 { push(v); }", false),
+        ("v.d = u.d + 1;", false),
+    ];
+    for (body, expected) in cases {
+        assert_eq!(pushed(&program(body), "k", "d"), expected, "{body}");
+    }
+}

@@ -1380,6 +1380,9 @@ typedef struct grail_state {
      * of its own) and the invocations since the last one (grail_peer_async_step). */
     uint32_t async_gap;
     uint32_t async_since;
+    /* Bit k: kernel k has made an exchange in this launch, which compared every ghost and
+     * mirror; its later ones may look only at its worklist (grail_peer_entry.listed). */
+    uint64_t peer_scanned;
 } grail_state;
 
 GRAIL_DEVICE grail_state grail_state_begin(grail_region *R, uint32_t *kinv, uint64_t *stats) {
@@ -1405,6 +1408,7 @@ GRAIL_DEVICE grail_state grail_state_begin(grail_region *R, uint32_t *kinv, uint
     S.peer_step = 0;
     S.async_gap = 1;
     S.async_since = 0;
+    S.peer_scanned = 0;
     return S;
 }
 
@@ -1587,6 +1591,11 @@ typedef struct grail_peer_entry {
      * 1: kernels read it through ghosts, so owners' changed words go to their ghosts. */
     uint32_t merge;
     uint32_t refresh;
+    /* 1: the kernel pushes every node whose word it changes (grail_ir::analysis::pushed_writes)
+     * and lists are allowed (GRAIL_PEER_LISTS=1): after the kernel's first exchange of a launch,
+     * its exchanges look only at the nodes in its worklist (grail_peer_exchange). */
+    uint32_t listed;
+    uint32_t reserved;
     /* By part: its column, the words its ghosts last synchronized (by ghost position), the words
      * its mirrors' ghosts hold (by mirror entry), and its inbox of changes by mirror entry (two
      * parities of its mirror_counts entries, the parity of the exchange writing them, so that
@@ -1689,6 +1698,11 @@ typedef struct grail_peers {
     const uint32_t *node_ring_in[GRAIL_MAX_PARTS];
     uint64_t rec_cap_in[GRAIL_MAX_PARTS];
     uint64_t node_cap_in[GRAIL_MAX_PARTS];
+    /* By ghost (local id minus the owned count): its position. By owned node: where its mirror
+     * entries start in mirror_order (one more than the owned nodes), and the entries. */
+    const uint32_t *ghost_position;
+    const uint32_t *mirror_start;
+    const uint32_t *mirror_order;
 } grail_peers;
 
 #ifndef GRAIL_PEER_PATIENCE_NS
@@ -1903,6 +1917,14 @@ GRAIL_DEVICE bool grail_peer_exchange(const grail_ctx *c, grail_state *S, uint32
     if (!reduces && out == NULL && !merges && !refresh) return true;
     const uint64_t index = grail_thread_index(), threads = grail_thread_count();
     const uint32_t owned = (uint32_t)c->num_nodes;
+    /* The kernel's first exchange of the launch compares every ghost and mirror (the host may
+     * have written columns before the launch); after it, a listed entry's exchanges look only
+     * at the worklist's nodes, which hold every node the invocation changed: its ghosts sent,
+     * the nodes forwarded to this part merged, the listed and forwarded owned nodes' mirrors
+     * refreshed. Every part makes the same choice: they make the same invocations. */
+    const bool scanned = kernel < 64u && ((S->peer_scanned >> kernel) & 1ull) != 0ull;
+    if (kernel < 64u) S->peer_scanned |= 1ull << kernel;
+    const bool lists = scanned && out != NULL;
     bool wrote = index < P->parts;
     /* 1: every part's value and length in every part's slots; changed ghosts and pushed ghosts
      * in their owners' inboxes. */
@@ -1916,6 +1938,14 @@ GRAIL_DEVICE bool grail_peer_exchange(const grail_ctx *c, grail_state *S, uint32
     for (uint32_t e = 0; merges && e < P->entries; e++) {
         const grail_peer_entry *E = &P->plan[e];
         if (E->kernel != kernel || E->merge == 0u) continue;
+        if (lists && E->listed != 0u) {
+            const uint64_t n = *len;
+            for (uint64_t k = index; k < n; k += threads) {
+                const uint32_t item = grail_item(out->items, out->cap, out->spill, k);
+                if (item >= owned) wrote |= grail_peer_send_ghost(P, E, par, step, P->ghost_position[item - owned]);
+            }
+            continue;
+        }
         for (uint64_t i = index; i < P->ghosts; i += threads) wrote |= grail_peer_send_ghost(P, E, par, step, i);
     }
     if (out != NULL) {
@@ -1963,6 +1993,24 @@ GRAIL_DEVICE bool grail_peer_exchange(const grail_ctx *c, grail_state *S, uint32
         const grail_peer_entry *E = &P->plan[e];
         if (E->kernel != kernel || E->merge == 0u) continue;
         const uint64_t at = (uint64_t)par * P->mirrors;
+        if (lists && E->listed != 0u) {
+            /* Every ghost changed was pushed, so its node came in: the nodes' mirror entries
+             * written in this exchange, each merged once (a node may come from several parts). */
+            const uint64_t n = *(volatile unsigned long long *)&P->inbox_len[P->part][par];
+            const uint32_t *inbox = P->inbox[P->part] + (uint64_t)par * P->inbox_cap[P->part];
+            for (uint64_t k = index; k < n; k += threads) {
+                const uint32_t u = inbox[k];
+                for (uint32_t j = P->mirror_start[u]; j < P->mirror_start[u + 1u]; j++) {
+                    const uint32_t m = P->mirror_order[j];
+                    if (atomicExch(&E->in_step[P->part][at + m], 0u) != step) continue;
+                    const uint64_t after = *(volatile const uint64_t *)&E->in_after[P->part][at + m];
+                    grail_peer_merge(E->columns[P->part], E->size, E->kind, E->op, u,
+                                     *(volatile const uint64_t *)&E->in_before[P->part][at + m], after);
+                    if (E->refresh != 0u) E->mirror_records[P->part][m] = after;
+                }
+            }
+            continue;
+        }
         for (uint64_t m = index; m < P->mirrors; m += threads) {
             if (*(volatile const uint32_t *)&E->in_step[P->part][at + m] != step) continue;
             const uint64_t after = *(volatile const uint64_t *)&E->in_after[P->part][at + m];
@@ -1998,6 +2046,18 @@ GRAIL_DEVICE bool grail_peer_exchange(const grail_ctx *c, grail_state *S, uint32
     for (uint32_t e = 0; e < P->entries; e++) {
         const grail_peer_entry *E = &P->plan[e];
         if (E->kernel != kernel || E->refresh == 0u) continue;
+        if (lists && E->listed != 0u) {
+            /* The worklist now holds the nodes pushed here and those that came in. */
+            const uint64_t n = *len;
+            for (uint64_t k = index; k < n; k += threads) {
+                const uint32_t u = grail_item(out->items, out->cap, out->spill, k);
+                if (u >= owned) continue;
+                for (uint32_t j = P->mirror_start[u]; j < P->mirror_start[u + 1u]; j++) {
+                    wrote |= grail_peer_refresh_mirror(P, E, P->mirror_order[j]);
+                }
+            }
+            continue;
+        }
         for (uint64_t m = index; m < P->mirrors; m += threads) wrote |= grail_peer_refresh_mirror(P, E, m);
     }
     grail_peer_mark(S, 3u);

@@ -163,6 +163,8 @@ pub struct GpuPeerEntry {
     pub op: u32,
     pub merge: u32,
     pub refresh: u32,
+    pub listed: u32,
+    pub reserved: u32,
     pub columns: [u64; GRAIL_MAX_PARTS],
     pub ghost_records: [u64; GRAIL_MAX_PARTS],
     pub mirror_records: [u64; GRAIL_MAX_PARTS],
@@ -213,6 +215,9 @@ pub struct GpuPeers {
     pub node_ring_in: [u64; GRAIL_MAX_PARTS],
     pub rec_cap_in: [u64; GRAIL_MAX_PARTS],
     pub node_cap_in: [u64; GRAIL_MAX_PARTS],
+    pub ghost_position: u64,
+    pub mirror_start: u64,
+    pub mirror_order: u64,
 }
 
 /// The bytes of `grail_async_words`: a part's words for the asynchronous exchange (fifteen
@@ -339,12 +344,15 @@ pub fn layout_checks() -> String {
         ("mirror_counts", offset_of!(GpuPeers, mirror_counts)),
         ("words", offset_of!(GpuPeers, words)),
         ("node_cap_in", offset_of!(GpuPeers, node_cap_in)),
+        ("mirror_order", offset_of!(GpuPeers, mirror_order)),
     ] {
         out += &check(format!("__builtin_offsetof(grail_peers, {field})"), offset);
     }
-    for (field, offset) in
-        [("columns", offset_of!(GpuPeerEntry, columns)), ("mirror_records", offset_of!(GpuPeerEntry, mirror_records))]
-    {
+    for (field, offset) in [
+        ("listed", offset_of!(GpuPeerEntry, listed)),
+        ("columns", offset_of!(GpuPeerEntry, columns)),
+        ("mirror_records", offset_of!(GpuPeerEntry, mirror_records)),
+    ] {
         out += &check(format!("__builtin_offsetof(grail_peer_entry, {field})"), offset);
     }
     out += "#endif\n#endif\n";

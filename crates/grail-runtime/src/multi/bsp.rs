@@ -93,6 +93,11 @@ impl Links {
             .collect()
     }
 
+    /// The part's owned nodes (local ids below it; its ghosts' are above).
+    pub fn owned(&self) -> u32 {
+        self.owned
+    }
+
     /// The ghosts' local ids, grouped by owner part.
     pub fn ghosts(&self) -> &[u32] {
         &self.ghosts
@@ -184,6 +189,10 @@ pub(crate) struct Written {
     pub merge: Merge,
     /// Whether it writes through another node than its loop's item (then ghosts may change).
     pub remote: bool,
+    /// Whether every write is followed by a push of the node written
+    /// (`grail_ir::analysis::pushed_writes`): the invocation's output worklist then holds every
+    /// node it changed.
+    pub pushed: bool,
 }
 
 /// Figures of a partitioned run.
@@ -274,6 +283,7 @@ impl Bsp<'_, '_> {
     pub fn merges_of(module: &Module) -> Vec<Vec<Written>> {
         (0..module.kernels.len())
             .map(|k| {
+                let pushed = grail_ir::analysis::pushed_writes(module, KernelId(k as u32));
                 grail_ir::analysis::kernel_property_writes(module, KernelId(k as u32))
                     .iter()
                     .enumerate()
@@ -288,6 +298,7 @@ impl Bsp<'_, '_> {
                                 .position(|(q, _)| q.index() == p)
                                 .map_or(merge, |i| Merge::Custom(i as u32)),
                             remote: writes.remote,
+                            pushed: pushed[p],
                         })
                     })
                     .collect()

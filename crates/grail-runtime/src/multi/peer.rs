@@ -82,6 +82,10 @@ pub(crate) struct Entry {
     pub op: u32,
     pub merge: bool,
     pub refresh: bool,
+    /// The kernel pushes every node whose word it changes, and lists on the devices are
+    /// allowed (`GRAIL_PEER_LISTS=1`): after its first exchange in a region, the exchange
+    /// sends, merges and refreshes only the nodes in the worklist.
+    pub listed: bool,
     /// By part.
     pub columns: Vec<u64>,
     pub ghost_records: Vec<u64>,
@@ -111,7 +115,25 @@ pub(crate) struct Lists {
     pub mirror_part: Vec<u32>,
     pub mirror_ghost: Vec<u32>,
     pub mirror_ghost_local: Vec<u32>,
+    /// By ghost (local id minus the owned count): its position. By owned node: where its
+    /// mirror entries start in `mirror_order` (one more: the end), and the entries; so that an
+    /// exchange can send on the nodes a worklist lists without looking at every ghost and
+    /// mirror (`Entry::listed`).
+    pub ghost_position: Vec<u32>,
+    pub mirror_start: Vec<u32>,
+    pub mirror_order: Vec<u32>,
 }
+
+/// Whether exchanges on the devices may look only at the nodes a worklist lists
+/// (`GRAIL_PEER_LISTS=1`; [`Entry::listed`]). Off by default until verified on GPUs: with it
+/// off every exchange compares every ghost and mirror, as before.
+fn lists_allowed() -> bool {
+    static ALLOWED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ALLOWED.get_or_init(|| std::env::var("GRAIL_PEER_LISTS").as_deref() == Ok("1"))
+}
+
+/// How many lists [`Lists::in_order`] gives.
+pub(crate) const LISTS: usize = 13;
 
 impl Lists {
     /// Part `q`'s lists.
@@ -129,6 +151,7 @@ impl Lists {
         let (mirror_part, mirror_ghost): (Vec<u32>, Vec<u32>) = mirrors[q].targets().iter().copied().unzip();
         let mirror_ghost_local =
             mirrors[q].targets().iter().map(|&(p, position)| links[p as usize].ghosts()[position as usize]).collect();
+        let (mirror_start, mirror_order) = by_owned_node(mirrors[q].locals(), own.owned());
         Lists {
             ghost_local: own.ghosts().to_vec(),
             ghost_owner,
@@ -140,6 +163,9 @@ impl Lists {
             mirror_part,
             mirror_ghost,
             mirror_ghost_local,
+            ghost_position: own.position().to_vec(),
+            mirror_start,
+            mirror_order,
         }
     }
 
@@ -150,7 +176,7 @@ impl Lists {
     }
 
     /// The lists in `grail_peers`' order.
-    pub fn in_order(&self) -> [&[u32]; 10] {
+    pub fn in_order(&self) -> [&[u32]; LISTS] {
         [
             &self.ghost_local,
             &self.ghost_owner,
@@ -162,8 +188,30 @@ impl Lists {
             &self.mirror_part,
             &self.mirror_ghost,
             &self.mirror_ghost_local,
+            &self.ghost_position,
+            &self.mirror_start,
+            &self.mirror_order,
         ]
     }
+}
+
+/// The entries of `locals` (owned local ids below `owned`) grouped by node: where each node's
+/// entries start (one more: the end), and the entries, each node's in increasing order.
+fn by_owned_node(locals: &[u32], owned: u32) -> (Vec<u32>, Vec<u32>) {
+    let mut start = vec![0u32; owned as usize + 1];
+    for &v in locals {
+        start[v as usize + 1] += 1;
+    }
+    for v in 0..owned as usize {
+        start[v + 1] += start[v];
+    }
+    let mut next = start.clone();
+    let mut order = vec![0u32; locals.len()];
+    for (m, &v) in locals.iter().enumerate() {
+        order[next[v as usize] as usize] = m as u32;
+        next[v as usize] += 1;
+    }
+    (start, order)
 }
 
 /// One part's tables for `grail_peers`: the host lists its device copies and the other parts'
@@ -350,6 +398,7 @@ impl Plan<'_> {
                     op: w.merge.code(),
                     merge: w.remote,
                     refresh,
+                    listed: w.pushed && lists_allowed(),
                     columns: addresses.iter().map(|a| a.columns[s]).collect(),
                     ghost_records: addresses.iter().map(|a| a.ghost_records[s]).collect(),
                     mirror_records: addresses.iter().map(|a| a.mirror_records[s]).collect(),
@@ -468,7 +517,19 @@ mod tests {
                             parts[q].local_to_global()[own.ghost_local[i] as usize],
                             parts[o].local_to_global()[own.ghost_at[i] as usize]
                         );
+                        assert_eq!(own.ghost_position[j] as usize, i, "a listed ghost finds its position");
                     }
+                    // A listed owned node finds each of its mirror entries, and only them.
+                    assert_eq!(own.mirror_start.len(), owned as usize + 1);
+                    let mut seen = vec![false; own.mirror_local.len()];
+                    for v in 0..owned as usize {
+                        for j in own.mirror_start[v]..own.mirror_start[v + 1] {
+                            let m = own.mirror_order[j as usize] as usize;
+                            assert_eq!(own.mirror_local[m] as usize, v);
+                            assert!(!std::mem::replace(&mut seen[m], true));
+                        }
+                    }
+                    assert!(seen.iter().all(|&s| s), "every mirror entry under its node");
                 }
             }
         }
@@ -490,7 +551,7 @@ mod tests {
             until: Until::Empty { kernel: KernelId(0), args: Vec::new(), initial: None },
             outlined: true,
         }));
-        let written = |merge| vec![vec![Written { property: PropertyId(0), merge, remote: true }]];
+        let written = |merge| vec![vec![Written { property: PropertyId(0), merge, remote: true, pushed: false }]];
         for k in 2..=4usize {
             let partitioning = partition(&graph, k as u32, Method::Random, 9).unwrap();
             let parts = partitioning.parts(&graph);

@@ -38,7 +38,7 @@ pub(in crate::gpu) struct PeerBuffers {
 pub(in crate::gpu) struct PeerLists {
     from: Arc<Lists>,
     _buffer: DeviceBuffer,
-    at: [u64; 10],
+    at: [u64; crate::multi::peer::LISTS],
 }
 
 /// What an exchange's allocation is made for: parts, the inbox's capacity, ghosts, change
@@ -257,7 +257,7 @@ impl GpuRun<'_> {
     }
 
     /// The device addresses of `lists`, copied there unless they are already.
-    fn device_lists(&mut self, lists: &Arc<Lists>) -> Result<[u64; 10]> {
+    fn device_lists(&mut self, lists: &Arc<Lists>) -> Result<[u64; crate::multi::peer::LISTS]> {
         if let Some(done) = self.peer_lists.as_ref().filter(|d| Arc::ptr_eq(&d.from, lists)) {
             return Ok(done.at);
         }
@@ -345,6 +345,8 @@ impl GpuRun<'_> {
                 op: e.op,
                 merge: u32::from(e.merge),
                 refresh: u32::from(e.refresh),
+                listed: u32::from(e.listed),
+                reserved: 0,
                 columns: by_part(&e.columns),
                 ghost_records: by_part(&e.ghost_records),
                 mirror_records: by_part(&e.mirror_records),
@@ -390,6 +392,9 @@ impl GpuRun<'_> {
             inbox_cap: by_part(&table.inbox_cap),
             arrive: by_part(&table.arrive),
             mirror_counts: by_part(&table.mirror_counts),
+            ghost_position: list(10),
+            mirror_start: list(11),
+            mirror_order: list(12),
             ..GpuPeers::default()
         };
         if let Some(r) = &table.rings {
