@@ -206,8 +206,14 @@ pub fn kernel_property_writes(module: &Module, kernel: KernelId) -> Vec<Property
 ///   atomic is true when it changed the word, and then the branch runs), with `push(x)` so in
 ///   the branch.
 ///
-/// Any other write, and every write in a function the kernel calls, leaves its property out.
+/// Any other write, and every write in a function the kernel calls, leaves its property out;
+/// so does every write of a kernel that keeps some of its pushes in the pushing thread (local
+/// worklists, [`crate::opt::local`]): those nodes run within the invocation and never reach
+/// its output worklist.
 pub fn pushed_writes(module: &Module, kernel: KernelId) -> Vec<bool> {
+    if module.opt.local && crate::opt::local::eligible(module, kernel).is_ok() {
+        return vec![false; module.properties.len()];
+    }
     let mut written = vec![false; module.properties.len()];
     let mut unpushed = vec![false; module.properties.len()];
     let mut note = |place: &Place, pushed: bool| {

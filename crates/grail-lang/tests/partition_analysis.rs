@@ -429,3 +429,13 @@ fn a_write_counts_as_pushed_only_when_the_push_surely_follows() {
         assert_eq!(pushed(&program(body), "k", "d"), expected, "{body}");
     }
 }
+
+#[test]
+fn a_kernel_with_local_worklists_lists_no_write_as_pushed() {
+    // Its pushes may run in the pushing thread, within the invocation, and never reach the
+    // output worklist.
+    let mut module = suite_program("bfs_async");
+    assert!(pushed(&module, "lower", "level"));
+    module.opt.local = true;
+    assert!(!pushed(&module, "lower", "level"));
+}

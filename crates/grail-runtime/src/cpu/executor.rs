@@ -947,6 +947,8 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
             _ => (std::ptr::null(), 0),
         };
         self.ctx.invocation = self.invocation;
+        #[cfg(debug_assertions)]
+        let before = self.pushed_words(id);
         let mut items = 0u64;
         let mut retries = 0u64;
         let mut split = 0u64;
@@ -1026,6 +1028,8 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
                 std::mem::swap(current, &mut self.spare);
             }
         }
+        #[cfg(debug_assertions)]
+        self.check_pushed_words(id, before)?;
         self.check_collections()?;
         let result = match kernel.reduction {
             Some((op, ty)) => Some(self.combine(op, ty)?),
@@ -1039,6 +1043,50 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
         stats.split += split;
         stats.time += started.elapsed();
         Ok(result)
+    }
+
+    /// Debug builds, graphs of up to 2^16 nodes: the words of the node properties kernel `id`
+    /// pushes every change of (`grail_ir::analysis::pushed_writes`, on which a partitioned run's
+    /// exchanges on the GPUs rely with `GRAIL_PEER_LISTS=1`), before the invocation.
+    #[cfg(debug_assertions)]
+    fn pushed_words(&self, id: KernelId) -> Vec<(usize, Vec<u64>)> {
+        let module = &self.program.module;
+        let kernel = &module.kernels[id.index()];
+        let n = self.num_nodes() as usize;
+        if !self.program.kernels[id.index()].uses_worklist || kernel.worklist_item() != Type::Node || n > 1 << 16 {
+            return Vec::new();
+        }
+        let pushed = grail_ir::analysis::pushed_writes(module, id);
+        (0..module.properties.len())
+            .filter(|&p| pushed[p] && module.properties[p].owner == grail_ir::Owner::Node)
+            .map(|p| (p, (0..n).map(|v| self.memory.columns[p].bits(v)).collect()))
+            .collect()
+    }
+
+    /// Fails if the invocation of kernel `id` just made changed a word of `before` (from
+    /// [`Run::pushed_words`]) at a node it did not push: the compiler's analysis was wrong.
+    #[cfg(debug_assertions)]
+    fn check_pushed_words(&self, id: KernelId, before: Vec<(usize, Vec<u64>)>) -> Result<()> {
+        if before.is_empty() {
+            return Ok(());
+        }
+        let Some(list) = self.worklists.last() else { return Ok(()) };
+        let mut pushed = vec![false; self.num_nodes() as usize];
+        for &v in list {
+            pushed[v as usize] = true;
+        }
+        let module = &self.program.module;
+        for (p, words) in before {
+            if let Some(v) = (0..words.len()).find(|&v| !pushed[v] && self.memory.columns[p].bits(v) != words[v]) {
+                return Err(RuntimeError::program(format!(
+                    "internal error: kernel `{}` changed `{}` of node {v} without pushing it, though \
+                     grail_ir::analysis::pushed_writes found every write of it pushed",
+                    module.kernels[id.index()].name,
+                    module.properties[p].name
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// Runs one pass of a phase over its items as the context gives them (the input or the
