@@ -1083,10 +1083,11 @@ pub struct DemoArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum BenchCommand {
-    /// Run the algorithm suite on generated graphs (GAP-style kron, urand, grid, road) and print
-    /// a table: best time, GTEPS, kernel invocations, verification.
+    /// Run the algorithm suite on generated graphs (GAP-style kron, urand, grid, road) or graph
+    /// files and print a table: best time, GTEPS, kernel invocations, verification.
     Suite {
-        /// Graphs as KIND:SCALE (kron, urand, grid, road; 2^SCALE nodes), comma-separated.
+        /// Graphs as KIND:SCALE (kron, urand, grid, road; 2^SCALE nodes, generated) or graph files
+        /// (any format `grail run --graph` reads; labelled by the file name), comma-separated.
         #[arg(long, value_delimiter = ',', default_value = "kron:18,urand:20,grid:20,road:20")]
         graphs: Vec<String>,
         /// Algorithms to run, comma-separated (default: all).
@@ -1123,7 +1124,8 @@ pub enum BenchCommand {
     /// end-to-end time unoptimized, with each optimization alone, with all, and tuned, and the
     /// speedups over unoptimized; plus IrGL's traversal microbenchmark.
     Opts {
-        /// Graphs as KIND:SCALE (kron, urand, grid, road; 2^SCALE nodes), comma-separated.
+        /// Graphs as KIND:SCALE (kron, urand, grid, road; 2^SCALE nodes, generated) or graph files
+        /// (any format `grail run --graph` reads; labelled by the file name), comma-separated.
         #[arg(long, value_delimiter = ',', default_value = "kron:18,urand:18,grid:18,road:18")]
         graphs: Vec<String>,
         /// Algorithms to run, comma-separated (default: all, each its default variant; `traverse`
@@ -1147,12 +1149,13 @@ pub enum BenchCommand {
         #[arg(long, value_name = "FILE.svg")]
         plot: Option<PathBuf>,
     },
-    /// One device beside several (`grail run --devices`) on generated graphs: per algorithm,
+    /// One device beside several (`grail run --devices`) on generated graphs or graph files: per algorithm,
     /// the one-device baseline and every device list with every partition method and mode,
     /// best of --repeat, verified; whole run time, the algorithm's own time, speedup, the share
     /// spent synchronizing, the edges cut.
     Multi {
-        /// Graphs as KIND:SCALE (kron, urand, grid, road; 2^SCALE nodes), comma-separated.
+        /// Graphs as KIND:SCALE (kron, urand, grid, road; 2^SCALE nodes, generated) or graph files
+        /// (any format `grail run --graph` reads; labelled by the file name), comma-separated.
         #[arg(long, value_delimiter = ',', default_value = "road:18,kron:16")]
         graphs: Vec<String>,
         /// Algorithms, comma-separated.

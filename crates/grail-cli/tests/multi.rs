@@ -441,3 +441,34 @@ fn trace_steps_tells_where_each_superstep_went_and_only_when_asked() {
     let plain = grail(&args);
     assert!(plain.status.success() && !stderr(&plain).contains("trace"), "{}", stderr(&plain));
 }
+
+#[test]
+fn bench_multi_takes_a_graph_file_beside_generated_graphs() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("ring-of-six.el");
+    std::fs::write(&file, "0 1\n1 2\n2 3\n3 4\n4 5\n5 0\n").unwrap();
+    let graphs = format!("{},kron:6", file.display());
+    let run = grail(&[
+        "--quiet",
+        "bench",
+        "multi",
+        "--graphs",
+        &graphs,
+        "--algorithms",
+        "bfs",
+        "--devices",
+        "cpu*2",
+        "--repeat",
+        "1",
+        "--json",
+    ]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    let rows: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    let graphs: Vec<&str> = rows.as_array().unwrap().iter().map(|r| r["graph"].as_str().unwrap()).collect();
+    assert!(graphs.contains(&"ring-of-six") && graphs.contains(&"kron6"), "{graphs:?}");
+    // A path that names no file is an error that says so.
+    let missing = dir.path().join("missing.gr");
+    let wrong = grail(&["--quiet", "bench", "multi", "--graphs", missing.to_str().unwrap()]);
+    assert!(!wrong.status.success());
+    assert!(stderr(&wrong).contains("no such file"), "{}", stderr(&wrong));
+}

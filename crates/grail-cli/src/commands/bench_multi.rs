@@ -22,7 +22,7 @@ use grail_graph::partition::{Method, Partitioning};
 use grail_runtime::multi::{Device, Mode, Topology, Worker};
 use serde_json::json;
 
-use super::bench_suite::{generate_weighted, parse_graph};
+use super::bench_suite::BenchGraph;
 use super::millis;
 use crate::progress::Bars;
 
@@ -127,7 +127,7 @@ fn device_list(devices: &[Device]) -> String {
 }
 
 pub fn multi(bench: MultiBench, progress: &Bars) -> Result<()> {
-    let graphs = bench.graphs.iter().map(|g| parse_graph(g)).collect::<Result<Vec<_>>>()?;
+    let graphs = bench.graphs.iter().map(|g| BenchGraph::parse(g)).collect::<Result<Vec<_>>>()?;
     if let Some(name) = bench.variants.iter().find(|name| !bench.algorithms.iter().any(|&a| has_variant(a, name))) {
         return Err(crate::commands::UsageError(format!(
             "--variants: none of the algorithms {} has a variant '{name}'",
@@ -157,8 +157,8 @@ pub fn multi(bench: MultiBench, progress: &Bars) -> Result<()> {
             progress.println(&table_line(rows, rows.last().expect("a row just added")));
         }
     };
-    for (label, generator, undirected) in graphs {
-        let graph = generate_weighted(&label, &generator, undirected, progress)?;
+    for spec in graphs {
+        let (label, graph) = (spec.label().to_string(), spec.make(progress)?);
         // BFS and SSSP start at the node of most out-edges (the lowest id among ties), which
         // lies in the graph's giant component: node 0 of an R-MAT graph can be nearly isolated
         // (on kron23 both reached it in two supersteps).

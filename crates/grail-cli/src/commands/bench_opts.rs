@@ -33,13 +33,12 @@ use grail_algos::tuning::space::{self, Fingerprint, Key, Space, target_keys};
 use grail_algos::tuning::{OptSource, ProgramId};
 use grail_algos::{Algorithm, OptChoice, RunParams, Target, Variant, verify};
 use grail_graph::Graph;
-use grail_graph::generate::{GenOptions, generate};
 use grail_ir::{Module, OptConfig};
 use grail_runtime::ModuleCache;
 use grail_runtime::cpu::{RunStats, Value};
 use serde_json::json;
 
-use super::bench_suite::parse_graph;
+use super::bench_suite::BenchGraph;
 use super::millis;
 use super::targets::Builder;
 use crate::progress::Bars;
@@ -77,7 +76,7 @@ pub fn opts(bench: OptsBench, progress: &Bars) -> Result<()> {
     if let Some(plot) = &bench.plot {
         crate::plot::check_path(plot)?;
     }
-    let graphs = bench.graphs.iter().map(|g| parse_graph(g)).collect::<Result<Vec<_>>>()?;
+    let graphs = bench.graphs.iter().map(|g| BenchGraph::parse(g)).collect::<Result<Vec<_>>>()?;
     if let Some(target) = bench.targets.iter().find(|t| **t == Target::Reference) {
         bail!("--targets: {target} is not a generated target (expected cpu or gpu)");
     }
@@ -105,10 +104,8 @@ pub fn opts(bench: OptsBench, progress: &Bars) -> Result<()> {
     let cache = ModuleCache::default_location();
 
     let mut rows = Vec::new();
-    for (label, generator, undirected) in graphs {
-        let graph = generate(&generator, &GenOptions { seed: 1, max_weight: Some(255) }, undirected, progress)
-            .with_context(|| format!("cannot generate {label}"))?;
-        progress.clear();
+    for spec in graphs {
+        let (label, graph) = (spec.label().to_string(), spec.make(progress)?);
         let classified = class::classify(&graph);
         for builder in &builders {
             if !bench.json {

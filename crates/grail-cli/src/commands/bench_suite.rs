@@ -70,6 +70,57 @@ pub(super) fn parse_graph(spec: &str) -> Result<(String, Generator, bool)> {
     })
 }
 
+/// A benchmark's graph: generated (`KIND:SCALE`) or read from a file the user has.
+pub(super) enum BenchGraph {
+    Generated { label: String, generator: Generator, undirected: bool },
+    File { label: String, path: std::path::PathBuf },
+}
+
+impl BenchGraph {
+    /// `KIND:SCALE` ([`parse_graph`]), or the path of a graph file in any format `grail run
+    /// --graph` reads (its label: the file name up to its first dot).
+    pub fn parse(spec: &str) -> Result<BenchGraph> {
+        let path = std::path::Path::new(spec);
+        if path.is_file() {
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let label = name.split('.').next().filter(|stem| !stem.is_empty()).unwrap_or(&name).to_string();
+            return Ok(BenchGraph::File { label, path: path.to_path_buf() });
+        }
+        if spec.contains(['/', '\\', '.']) {
+            bail!("graph '{spec}': no such file (a graph is KIND:SCALE or the path of a graph file)");
+        }
+        let (label, generator, undirected) = parse_graph(spec)?;
+        Ok(BenchGraph::Generated { label, generator, undirected })
+    }
+
+    pub fn label(&self) -> &str {
+        match self {
+            BenchGraph::Generated { label, .. } | BenchGraph::File { label, .. } => label,
+        }
+    }
+
+    /// The graph: generated with seed 1 and weights uniform in 1..=255, or read as `grail run`
+    /// reads it (numbered from 0, real weights kept).
+    pub fn make(&self, progress: &Bars) -> Result<Graph> {
+        match self {
+            BenchGraph::Generated { label, generator, undirected } => {
+                generate_weighted(label, generator, *undirected, progress)
+            }
+            BenchGraph::File { path, .. } => {
+                let options = grail_graph::io::ReadOptions {
+                    format: None,
+                    build: grail_graph::BuildOptions::AS_GIVEN,
+                    real_weights: Default::default(),
+                };
+                let graph = super::read_input(path, &options, 0, progress)
+                    .with_context(|| format!("graph '{}'", path.display()))?;
+                progress.clear();
+                Ok(graph)
+            }
+        }
+    }
+}
+
 /// A benchmark graph: generated with seed 1 and weights uniform in 1..=255 (GAP's SSSP weights).
 pub(super) fn generate_weighted(
     label: &str,
@@ -88,7 +139,7 @@ pub fn suite(bench: SuiteBench, progress: &Bars) -> Result<()> {
     if let Some(plot) = &bench.plot {
         crate::plot::check_path(plot)?;
     }
-    let graphs = bench.graphs.iter().map(|g| parse_graph(g)).collect::<Result<Vec<_>>>()?;
+    let graphs = bench.graphs.iter().map(|g| BenchGraph::parse(g)).collect::<Result<Vec<_>>>()?;
     if let Some(target) = bench.targets.iter().find(|t| **t == Target::Reference) {
         bail!("--targets: {target} is not a generated target (expected cpu or gpu)");
     }
@@ -120,8 +171,8 @@ pub fn suite(bench: SuiteBench, progress: &Bars) -> Result<()> {
         );
     }
     let mut rows = Vec::new();
-    for (label, generator, undirected) in graphs {
-        let graph = generate_weighted(&label, &generator, undirected, progress)?;
+    for spec in graphs {
+        let (label, graph) = (spec.label().to_string(), spec.make(progress)?);
         for (v, &variant) in variants.iter().enumerate() {
             for (t, builder) in builders.iter().enumerate() {
                 let resolution = builder.resolve(bench.opt, &ids[v], Some(&graph));
