@@ -2295,8 +2295,9 @@ GRAIL_DEVICE bool grail_async_send_changed(const grail_peers *P, grail_async_wor
 /* Thread 0 reads how far sender q has published its nodes, then its records. A sender
  * publishes its records before its nodes, so every node seen comes with the records of the
  * same step: read the other way round, a node could be taken a step before the record that
- * lowered it, and its owner would run it with its old word (BFS from a node still at INF:
- * INF + 1 wrapped to level 0 on a road network over two and four H200s, in two runs of 24). */
+ * lowered it, and its owner would run it with its old word (from INF, BFS's INF + 1 wraps to
+ * level 0). A node and its record go out in one step when the worker skipped exchanges or its
+ * rings were full. */
 GRAIL_DEVICE void grail_async_seen(grail_async_words *W, uint32_t q) {
     W->node_seen[q] = grail_load_acquire_sys64(&W->node_published[q]);
 #ifdef GRAIL_ASYNC_STRESS_NS
