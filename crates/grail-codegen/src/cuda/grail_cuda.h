@@ -1345,6 +1345,9 @@ typedef struct grail_region {
     uint64_t peer_steps;
     /* Global thread 0's clock at the exchange's last mark (grail_peer_mark). */
     uint64_t peer_mark;
+    /* Out, GRAIL_PEER_LISTS=check: the changes the exchanges' lists missed and the full
+     * comparisons after them found (grail_peer_exchange); the host fails the run if any. */
+    uint64_t peer_missed;
 } grail_region;
 
 /* A thread's view of its region: the same in every thread. What only changes between launches
@@ -1593,7 +1596,9 @@ typedef struct grail_peer_entry {
     uint32_t refresh;
     /* 1: the kernel pushes every node whose word it changes (grail_ir::analysis::pushed_writes)
      * and lists are allowed (GRAIL_PEER_LISTS=1): after the kernel's first exchange of a launch,
-     * its exchanges look only at the nodes in its worklist (grail_peer_exchange). */
+     * its exchanges look only at the nodes in its worklist (grail_peer_exchange). 2: so, and
+     * each listed pass is followed by the full comparison, counting what it finds still to do
+     * (GRAIL_PEER_LISTS=check; grail_region.peer_missed). */
     uint32_t listed;
     uint32_t reserved;
     /* By part: its column, the words its ghosts last synchronized (by ghost position), the words
@@ -1944,6 +1949,15 @@ GRAIL_DEVICE bool grail_peer_exchange(const grail_ctx *c, grail_state *S, uint32
                 const uint32_t item = grail_item(out->items, out->cap, out->spill, k);
                 if (item >= owned) wrote |= grail_peer_send_ghost(P, E, par, step, P->ghost_position[item - owned]);
             }
+            if (E->listed == 2u) {
+                grail_grid_sync(S);
+                for (uint64_t i = index; i < P->ghosts; i += threads) {
+                    if (grail_peer_send_ghost(P, E, par, step, i)) {
+                        wrote = true;
+                        atomicAdd((unsigned long long *)&S->R->peer_missed, 1ull);
+                    }
+                }
+            }
             continue;
         }
         for (uint64_t i = index; i < P->ghosts; i += threads) wrote |= grail_peer_send_ghost(P, E, par, step, i);
@@ -2009,6 +2023,17 @@ GRAIL_DEVICE bool grail_peer_exchange(const grail_ctx *c, grail_state *S, uint32
                     if (E->refresh != 0u) E->mirror_records[P->part][m] = after;
                 }
             }
+            if (E->listed == 2u) {
+                grail_grid_sync(S);
+                for (uint64_t m = index; m < P->mirrors; m += threads) {
+                    if (*(volatile const uint32_t *)&E->in_step[P->part][at + m] != step) continue;
+                    atomicAdd((unsigned long long *)&S->R->peer_missed, 1ull);
+                    const uint64_t after = *(volatile const uint64_t *)&E->in_after[P->part][at + m];
+                    grail_peer_merge(E->columns[P->part], E->size, E->kind, E->op, P->mirror_local[m],
+                                     *(volatile const uint64_t *)&E->in_before[P->part][at + m], after);
+                    if (E->refresh != 0u) E->mirror_records[P->part][m] = after;
+                }
+            }
             continue;
         }
         for (uint64_t m = index; m < P->mirrors; m += threads) {
@@ -2054,6 +2079,15 @@ GRAIL_DEVICE bool grail_peer_exchange(const grail_ctx *c, grail_state *S, uint32
                 if (u >= owned) continue;
                 for (uint32_t j = P->mirror_start[u]; j < P->mirror_start[u + 1u]; j++) {
                     wrote |= grail_peer_refresh_mirror(P, E, P->mirror_order[j]);
+                }
+            }
+            if (E->listed == 2u) {
+                grail_grid_sync(S);
+                for (uint64_t m = index; m < P->mirrors; m += threads) {
+                    if (grail_peer_refresh_mirror(P, E, m)) {
+                        wrote = true;
+                        atomicAdd((unsigned long long *)&S->R->peer_missed, 1ull);
+                    }
                 }
             }
             continue;

@@ -148,6 +148,8 @@ pub struct GpuRegion {
     pub peer_steps: u64,
     /// The device's scratch: thread 0's clock at the last phase's end.
     pub peer_mark: u64,
+    /// Out, `GRAIL_PEER_LISTS=check`: the changes the exchanges' lists missed.
+    pub peer_missed: u64,
 }
 
 /// `GRAIL_MAX_PARTS`: the most parts a region exchanging on the devices has.
@@ -331,6 +333,7 @@ pub fn layout_checks() -> String {
         ("peer_phase_ns", offset_of!(GpuRegion, peer_phase_ns)),
         ("peer_steps", offset_of!(GpuRegion, peer_steps)),
         ("peer_mark", offset_of!(GpuRegion, peer_mark)),
+        ("peer_missed", offset_of!(GpuRegion, peer_missed)),
     ] {
         out += &check(format!("__builtin_offsetof(grail_region, {field})"), offset);
     }

@@ -84,8 +84,10 @@ pub(crate) struct Entry {
     pub refresh: bool,
     /// The kernel pushes every node whose word it changes, and lists on the devices are
     /// allowed (`GRAIL_PEER_LISTS=1`): after its first exchange in a region, the exchange
-    /// sends, merges and refreshes only the nodes in the worklist.
-    pub listed: bool,
+    /// sends, merges and refreshes only the nodes in the worklist (1); with
+    /// `GRAIL_PEER_LISTS=check`, then compares every ghost and mirror too and counts what the
+    /// lists missed (2). 0: every exchange compares every ghost and mirror.
+    pub listed: u32,
     /// By part.
     pub columns: Vec<u64>,
     pub ghost_records: Vec<u64>,
@@ -124,12 +126,17 @@ pub(crate) struct Lists {
     pub mirror_order: Vec<u32>,
 }
 
-/// Whether exchanges on the devices may look only at the nodes a worklist lists
-/// (`GRAIL_PEER_LISTS=1`; [`Entry::listed`]). Off by default until verified on GPUs: with it
-/// off every exchange compares every ghost and mirror, as before.
-fn lists_allowed() -> bool {
-    static ALLOWED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ALLOWED.get_or_init(|| std::env::var("GRAIL_PEER_LISTS").as_deref() == Ok("1"))
+/// Whether exchanges on the devices may look only at the nodes a worklist lists: 1 with
+/// `GRAIL_PEER_LISTS=1`, 2 with `GRAIL_PEER_LISTS=check` (and a full comparison after, which
+/// fails the run if the lists missed anything), 0 otherwise ([`Entry::listed`]). Off by default
+/// until verified on GPUs: every exchange then compares every ghost and mirror, as before.
+fn lists_mode() -> u32 {
+    static MODE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *MODE.get_or_init(|| match std::env::var("GRAIL_PEER_LISTS").as_deref() {
+        Ok("1") => 1,
+        Ok("check") => 2,
+        _ => 0,
+    })
 }
 
 /// How many lists [`Lists::in_order`] gives.
@@ -398,7 +405,7 @@ impl Plan<'_> {
                     op: w.merge.code(),
                     merge: w.remote,
                     refresh,
-                    listed: w.pushed && lists_allowed(),
+                    listed: if w.pushed { lists_mode() } else { 0 },
                     columns: addresses.iter().map(|a| a.columns[s]).collect(),
                     ghost_records: addresses.iter().map(|a| a.ghost_records[s]).collect(),
                     mirror_records: addresses.iter().map(|a| a.mirror_records[s]).collect(),

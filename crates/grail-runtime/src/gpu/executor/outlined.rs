@@ -184,6 +184,13 @@ impl GpuRun<'_> {
         region_buffer.download(0, &mut after)?;
         let after = after[0];
         self.region_stopped = after.stopped != 0;
+        if after.peer_missed != 0 {
+            return Err(RuntimeError::program(format!(
+                "internal error: the exchanges that looked only at the worklists missed {} changes that comparing \
+                 every ghost and mirror found (GRAIL_PEER_LISTS=check)",
+                after.peer_missed
+            )));
+        }
         self.region_exchange = Duration::from_nanos(after.peer_ns);
         if self.region_peers != 0 && crate::multi::trace::on() {
             let name = self.device_name();

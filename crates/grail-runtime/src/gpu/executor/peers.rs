@@ -345,7 +345,7 @@ impl GpuRun<'_> {
                 op: e.op,
                 merge: u32::from(e.merge),
                 refresh: u32::from(e.refresh),
-                listed: u32::from(e.listed),
+                listed: e.listed,
                 reserved: 0,
                 columns: by_part(&e.columns),
                 ghost_records: by_part(&e.ghost_records),
