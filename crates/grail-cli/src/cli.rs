@@ -1090,6 +1090,10 @@ pub enum BenchCommand {
         /// (any format `grail run --graph` reads; labelled by the file name), comma-separated.
         #[arg(long, value_delimiter = ',', default_value = "kron:18,urand:20,grid:20,road:20")]
         graphs: Vec<String>,
+        /// The first node id in the graph files of --graphs: 1 for files that number nodes from 1
+        /// (many SNAP edge lists), as `grail run --base` takes it.
+        #[arg(long, value_name = "0|1", default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=1))]
+        base: u8,
         /// Algorithms to run, comma-separated (default: all).
         #[arg(long, value_delimiter = ',', value_name = "ALGO")]
         algorithms: Vec<Algorithm>,
@@ -1128,6 +1132,10 @@ pub enum BenchCommand {
         /// (any format `grail run --graph` reads; labelled by the file name), comma-separated.
         #[arg(long, value_delimiter = ',', default_value = "kron:18,urand:18,grid:18,road:18")]
         graphs: Vec<String>,
+        /// The first node id in the graph files of --graphs: 1 for files that number nodes from 1
+        /// (many SNAP edge lists), as `grail run --base` takes it.
+        #[arg(long, value_name = "0|1", default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=1))]
+        base: u8,
         /// Algorithms to run, comma-separated (default: all, each its default variant; `traverse`
         /// is the microbenchmark).
         #[arg(long, value_delimiter = ',', value_name = "ALGO")]
@@ -1158,6 +1166,10 @@ pub enum BenchCommand {
         /// (any format `grail run --graph` reads; labelled by the file name), comma-separated.
         #[arg(long, value_delimiter = ',', default_value = "road:18,kron:16")]
         graphs: Vec<String>,
+        /// The first node id in the graph files of --graphs: 1 for files that number nodes from 1
+        /// (many SNAP edge lists), as `grail run --base` takes it.
+        #[arg(long, value_name = "0|1", default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=1))]
+        base: u8,
         /// Algorithms, comma-separated.
         #[arg(long, value_delimiter = ',', value_name = "ALGO", default_value = "bfs,sssp,cc,pr")]
         algorithms: Vec<Algorithm>,

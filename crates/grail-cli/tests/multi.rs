@@ -466,6 +466,15 @@ fn bench_multi_takes_a_graph_file_beside_generated_graphs() {
     let rows: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
     let graphs: Vec<&str> = rows.as_array().unwrap().iter().map(|r| r["graph"].as_str().unwrap()).collect();
     assert!(graphs.contains(&"ring-of-six") && graphs.contains(&"kron6"), "{graphs:?}");
+    // A file that numbers nodes from 1, read so with --base 1: no note about node 0.
+    let one_based = dir.path().join("one-based.el");
+    std::fs::write(&one_based, "1 2\n2 3\n3 1\n").unwrap();
+    let args = ["--graphs", one_based.to_str().unwrap(), "--algorithms", "bfs", "--devices", "cpu*2", "--repeat", "1"];
+    let from_one = grail(&[&["bench", "multi", "--base", "1"], &args[..]].concat());
+    assert!(from_one.status.success(), "{}", stderr(&from_one));
+    assert!(!stderr(&from_one).contains("--base 1"), "{}", stderr(&from_one));
+    let from_zero = grail(&[&["bench", "multi"], &args[..]].concat());
+    assert!(stderr(&from_zero).contains("read it with --base 1"), "{}", stderr(&from_zero));
     // A path that names no file is an error that says so.
     let missing = dir.path().join("missing.gr");
     let wrong = grail(&["--quiet", "bench", "multi", "--graphs", missing.to_str().unwrap()]);

@@ -27,10 +27,17 @@ use super::millis;
 use crate::cli::BenchCommand;
 use crate::progress::Bars;
 
+/// The graphs of `--graphs`: generated (`KIND:SCALE`) or files, numbered from `base`; checked
+/// before anything runs.
+fn bench_graphs(specs: &[String], base: u8) -> Result<Vec<super::bench_suite::BenchGraph>> {
+    specs.iter().map(|spec| super::bench_suite::BenchGraph::parse(spec, base)).collect()
+}
+
 pub fn bench(command: BenchCommand, threads: usize, progress: &Bars) -> Result<()> {
     match command {
         BenchCommand::Multi {
             graphs,
+            base,
             algorithms,
             variants,
             devices,
@@ -59,7 +66,7 @@ pub fn bench(command: BenchCommand, threads: usize, progress: &Bars) -> Result<(
                 })
                 .collect::<std::result::Result<Vec<_>, _>>()?;
             let bench = super::bench_multi::MultiBench {
-                graphs,
+                graphs: bench_graphs(&graphs, base)?,
                 algorithms,
                 variants,
                 devices,
@@ -79,6 +86,7 @@ pub fn bench(command: BenchCommand, threads: usize, progress: &Bars) -> Result<(
         }
         BenchCommand::Suite {
             graphs,
+            base,
             algorithms,
             all_variants,
             repeat,
@@ -91,7 +99,7 @@ pub fn bench(command: BenchCommand, threads: usize, progress: &Bars) -> Result<(
         } => {
             let algorithms = if algorithms.is_empty() { Algorithm::ALL.to_vec() } else { algorithms };
             let bench = SuiteBench {
-                graphs,
+                graphs: bench_graphs(&graphs, base)?,
                 algorithms,
                 all_variants,
                 repeat,
@@ -105,7 +113,8 @@ pub fn bench(command: BenchCommand, threads: usize, progress: &Bars) -> Result<(
             };
             super::bench_suite::suite(bench, progress)
         }
-        BenchCommand::Opts { graphs, algorithms, repeat, targets, device, json, plot } => {
+        BenchCommand::Opts { graphs, base, algorithms, repeat, targets, device, json, plot } => {
+            let graphs = bench_graphs(&graphs, base)?;
             let bench =
                 super::bench_opts::OptsBench { graphs, algorithms, repeat, targets, device, json, threads, plot };
             super::bench_opts::opts(bench, progress)

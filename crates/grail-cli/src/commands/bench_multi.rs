@@ -28,7 +28,7 @@ use crate::progress::Bars;
 
 /// What `grail bench multi` was asked for.
 pub struct MultiBench {
-    pub graphs: Vec<String>,
+    pub graphs: Vec<BenchGraph>,
     pub algorithms: Vec<Algorithm>,
     /// Variant names to run partitioned (empty: each algorithm's partitioned default).
     pub variants: Vec<String>,
@@ -127,7 +127,6 @@ fn device_list(devices: &[Device]) -> String {
 }
 
 pub fn multi(bench: MultiBench, progress: &Bars) -> Result<()> {
-    let graphs = bench.graphs.iter().map(|g| BenchGraph::parse(g)).collect::<Result<Vec<_>>>()?;
     if let Some(name) = bench.variants.iter().find(|name| !bench.algorithms.iter().any(|&a| has_variant(a, name))) {
         return Err(crate::commands::UsageError(format!(
             "--variants: none of the algorithms {} has a variant '{name}'",
@@ -157,7 +156,7 @@ pub fn multi(bench: MultiBench, progress: &Bars) -> Result<()> {
             progress.println(&table_line(rows, rows.last().expect("a row just added")));
         }
     };
-    for spec in graphs {
+    for spec in &bench.graphs {
         let (label, graph) = (spec.label().to_string(), spec.make(progress)?);
         // BFS and SSSP start at the node of most out-edges (the lowest id among ties), which
         // lies in the graph's giant component: node 0 of an R-MAT graph can be nearly isolated

@@ -51,7 +51,7 @@ const ALONE: [Key; 5] = [Key::Outline, Key::Np, Key::Coop, Key::Backoff, Key::Ld
 
 /// What `grail bench opts` was asked for.
 pub struct OptsBench {
-    pub graphs: Vec<String>,
+    pub graphs: Vec<BenchGraph>,
     pub algorithms: Vec<String>,
     pub repeat: u32,
     pub targets: Vec<Target>,
@@ -76,7 +76,6 @@ pub fn opts(bench: OptsBench, progress: &Bars) -> Result<()> {
     if let Some(plot) = &bench.plot {
         crate::plot::check_path(plot)?;
     }
-    let graphs = bench.graphs.iter().map(|g| BenchGraph::parse(g)).collect::<Result<Vec<_>>>()?;
     if let Some(target) = bench.targets.iter().find(|t| **t == Target::Reference) {
         bail!("--targets: {target} is not a generated target (expected cpu or gpu)");
     }
@@ -104,7 +103,7 @@ pub fn opts(bench: OptsBench, progress: &Bars) -> Result<()> {
     let cache = ModuleCache::default_location();
 
     let mut rows = Vec::new();
-    for spec in graphs {
+    for spec in &bench.graphs {
         let (label, graph) = (spec.label().to_string(), spec.make(progress)?);
         let classified = class::classify(&graph);
         for builder in &builders {

@@ -36,7 +36,7 @@ use crate::progress::Bars;
 
 /// What `grail bench suite` was asked for.
 pub struct SuiteBench {
-    pub graphs: Vec<String>,
+    pub graphs: Vec<BenchGraph>,
     pub algorithms: Vec<Algorithm>,
     pub all_variants: bool,
     pub repeat: u32,
@@ -73,18 +73,18 @@ pub(super) fn parse_graph(spec: &str) -> Result<(String, Generator, bool)> {
 /// A benchmark's graph: generated (`KIND:SCALE`) or read from a file the user has.
 pub(super) enum BenchGraph {
     Generated { label: String, generator: Generator, undirected: bool },
-    File { label: String, path: std::path::PathBuf },
+    File { label: String, path: std::path::PathBuf, base: u8 },
 }
 
 impl BenchGraph {
     /// `KIND:SCALE` ([`parse_graph`]), or the path of a graph file in any format `grail run
-    /// --graph` reads (its label: the file name up to its first dot).
-    pub fn parse(spec: &str) -> Result<BenchGraph> {
+    /// --graph` reads, numbered from `base` (its label: the file name up to its first dot).
+    pub fn parse(spec: &str, base: u8) -> Result<BenchGraph> {
         let path = std::path::Path::new(spec);
         if path.is_file() {
             let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
             let label = name.split('.').next().filter(|stem| !stem.is_empty()).unwrap_or(&name).to_string();
-            return Ok(BenchGraph::File { label, path: path.to_path_buf() });
+            return Ok(BenchGraph::File { label, path: path.to_path_buf(), base });
         }
         if spec.contains(['/', '\\', '.']) {
             bail!("graph '{spec}': no such file (a graph is KIND:SCALE or the path of a graph file)");
@@ -100,19 +100,19 @@ impl BenchGraph {
     }
 
     /// The graph: generated with seed 1 and weights uniform in 1..=255, or read as `grail run`
-    /// reads it (numbered from 0, real weights kept).
+    /// reads it (real weights kept).
     pub fn make(&self, progress: &Bars) -> Result<Graph> {
         match self {
             BenchGraph::Generated { label, generator, undirected } => {
                 generate_weighted(label, generator, *undirected, progress)
             }
-            BenchGraph::File { path, .. } => {
+            BenchGraph::File { path, base, .. } => {
                 let options = grail_graph::io::ReadOptions {
                     format: None,
                     build: grail_graph::BuildOptions::AS_GIVEN,
                     real_weights: Default::default(),
                 };
-                let graph = super::read_input(path, &options, 0, progress)
+                let graph = super::read_input(path, &options, *base, progress)
                     .with_context(|| format!("graph '{}'", path.display()))?;
                 progress.clear();
                 Ok(graph)
@@ -139,7 +139,6 @@ pub fn suite(bench: SuiteBench, progress: &Bars) -> Result<()> {
     if let Some(plot) = &bench.plot {
         crate::plot::check_path(plot)?;
     }
-    let graphs = bench.graphs.iter().map(|g| BenchGraph::parse(g)).collect::<Result<Vec<_>>>()?;
     if let Some(target) = bench.targets.iter().find(|t| **t == Target::Reference) {
         bail!("--targets: {target} is not a generated target (expected cpu or gpu)");
     }
@@ -171,7 +170,7 @@ pub fn suite(bench: SuiteBench, progress: &Bars) -> Result<()> {
         );
     }
     let mut rows = Vec::new();
-    for spec in graphs {
+    for spec in &bench.graphs {
         let (label, graph) = (spec.label().to_string(), spec.make(progress)?);
         for (v, &variant) in variants.iter().enumerate() {
             for (t, builder) in builders.iter().enumerate() {
