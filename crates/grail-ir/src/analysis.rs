@@ -233,31 +233,22 @@ pub fn pushed_writes(module: &Module, kernel: KernelId) -> Vec<bool> {
 fn pushed_in_block(block: &Block, own: bool, note: &mut impl FnMut(&Place, bool)) {
     for (i, stmt) in block.iter().enumerate() {
         let rest = &block[i + 1..];
-        // The statement's own write (or top-level atomic), and the atomic its branch covers.
-        let mut covered: Option<&Expr> = None;
-        match stmt {
+        // An atomic followed by the push of its node: the statement itself, with the push after
+        // it in this block, or the one deciding an `if`, with the push first in its branch.
+        let pushed_after = |a: &Expr, stmts: &[Stmt]| matches!(&a.kind, ExprKind::Atomic { place, .. } if written_node(place).is_some_and(|x| pushes_first(stmts, x)));
+        let covered: Option<&Expr> = match stmt {
             Stmt::Assign { place, .. } if stored_property(place).is_some() => {
                 note(place, own && written_node(place).is_some_and(|x| pushes_first(rest, x)));
+                None
             }
-            Stmt::Eval(e) if matches!(e.kind, ExprKind::Atomic { .. }) => covered = Some(e),
-            Stmt::If { cond, then, .. } => {
-                covered = last_conjunct(cond).filter(|a| {
-                    matches!(&a.kind, ExprKind::Atomic { place, .. } if written_node(place).is_some_and(|x| pushes_first(then, x)))
-                });
-            }
-            _ => {}
-        }
-        let eval_covered = matches!(stmt, Stmt::Eval(_))
-            && covered.is_some_and(|a| match &a.kind {
-                ExprKind::Atomic { place, .. } => written_node(place).is_some_and(|x| pushes_first(rest, x)),
-                _ => false,
-            });
+            Stmt::Eval(e) => Some(e).filter(|e| pushed_after(e, rest)),
+            Stmt::If { cond, then, .. } => last_conjunct(cond).filter(|a| pushed_after(a, then)),
+            _ => None,
+        };
         stmt_exprs(stmt, &mut |expr| {
             walk_expr(expr, &mut |e| {
                 if let ExprKind::Atomic { place, .. } = &e.kind {
-                    let is_covered = covered.is_some_and(|c| std::ptr::eq(c, e))
-                        && (matches!(stmt, Stmt::If { .. }) || eval_covered);
-                    note(place, own && is_covered);
+                    note(place, own && covered.is_some_and(|c| std::ptr::eq(c, e)));
                 }
             })
         });

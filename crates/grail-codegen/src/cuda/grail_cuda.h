@@ -1893,6 +1893,19 @@ GRAIL_DEVICE bool grail_peer_refresh_mirror(const grail_peers *P, const grail_pe
     return true;
 }
 
+/* After a listed pass of entry E: whether the full pass follows it, to count what the lists
+ * missed (GRAIL_PEER_LISTS=check, E->listed == 2), once every thread's listed pass is done. */
+GRAIL_DEVICE bool grail_peer_checks_lists(grail_state *S, const grail_peer_entry *E) {
+    if (E->listed != 2u) return false;
+    grail_grid_sync(S);
+    return true;
+}
+
+/* The full pass found work to do; after a listed pass, the lists missed it. */
+GRAIL_DEVICE void grail_peer_missed(grail_state *S, bool listed) {
+    if (listed) atomicAdd((unsigned long long *)&S->R->peer_missed, 1ull);
+}
+
 /* Global thread 0 adds the time since the exchange's last mark to its phase `phase`. */
 GRAIL_DEVICE void grail_peer_mark(grail_state *S, uint32_t phase) {
     if (grail_thread_index() != 0) return;
@@ -1943,24 +1956,21 @@ GRAIL_DEVICE bool grail_peer_exchange(const grail_ctx *c, grail_state *S, uint32
     for (uint32_t e = 0; merges && e < P->entries; e++) {
         const grail_peer_entry *E = &P->plan[e];
         if (E->kernel != kernel || E->merge == 0u) continue;
-        if (lists && E->listed != 0u) {
+        const bool listed = lists && E->listed != 0u;
+        if (listed) {
             const uint64_t n = *len;
             for (uint64_t k = index; k < n; k += threads) {
                 const uint32_t item = grail_item(out->items, out->cap, out->spill, k);
                 if (item >= owned) wrote |= grail_peer_send_ghost(P, E, par, step, P->ghost_position[item - owned]);
             }
-            if (E->listed == 2u) {
-                grail_grid_sync(S);
-                for (uint64_t i = index; i < P->ghosts; i += threads) {
-                    if (grail_peer_send_ghost(P, E, par, step, i)) {
-                        wrote = true;
-                        atomicAdd((unsigned long long *)&S->R->peer_missed, 1ull);
-                    }
-                }
-            }
-            continue;
+            if (!grail_peer_checks_lists(S, E)) continue;
         }
-        for (uint64_t i = index; i < P->ghosts; i += threads) wrote |= grail_peer_send_ghost(P, E, par, step, i);
+        for (uint64_t i = index; i < P->ghosts; i += threads) {
+            if (grail_peer_send_ghost(P, E, par, step, i)) {
+                wrote = true;
+                grail_peer_missed(S, listed);
+            }
+        }
     }
     if (out != NULL) {
         /* Pushed ghosts into their owners' inboxes, a block's worth at a time: counted by owner
@@ -2007,7 +2017,8 @@ GRAIL_DEVICE bool grail_peer_exchange(const grail_ctx *c, grail_state *S, uint32
         const grail_peer_entry *E = &P->plan[e];
         if (E->kernel != kernel || E->merge == 0u) continue;
         const uint64_t at = (uint64_t)par * P->mirrors;
-        if (lists && E->listed != 0u) {
+        const bool listed = lists && E->listed != 0u;
+        if (listed) {
             /* Every ghost changed was pushed, so its node came in: the nodes' mirror entries
              * written in this exchange, each merged once (a node may come from several parts). */
             const uint64_t n = *(volatile unsigned long long *)&P->inbox_len[P->part][par];
@@ -2023,21 +2034,11 @@ GRAIL_DEVICE bool grail_peer_exchange(const grail_ctx *c, grail_state *S, uint32
                     if (E->refresh != 0u) E->mirror_records[P->part][m] = after;
                 }
             }
-            if (E->listed == 2u) {
-                grail_grid_sync(S);
-                for (uint64_t m = index; m < P->mirrors; m += threads) {
-                    if (*(volatile const uint32_t *)&E->in_step[P->part][at + m] != step) continue;
-                    atomicAdd((unsigned long long *)&S->R->peer_missed, 1ull);
-                    const uint64_t after = *(volatile const uint64_t *)&E->in_after[P->part][at + m];
-                    grail_peer_merge(E->columns[P->part], E->size, E->kind, E->op, P->mirror_local[m],
-                                     *(volatile const uint64_t *)&E->in_before[P->part][at + m], after);
-                    if (E->refresh != 0u) E->mirror_records[P->part][m] = after;
-                }
-            }
-            continue;
+            if (!grail_peer_checks_lists(S, E)) continue;
         }
         for (uint64_t m = index; m < P->mirrors; m += threads) {
             if (*(volatile const uint32_t *)&E->in_step[P->part][at + m] != step) continue;
+            grail_peer_missed(S, listed);
             const uint64_t after = *(volatile const uint64_t *)&E->in_after[P->part][at + m];
             grail_peer_merge(E->columns[P->part], E->size, E->kind, E->op, P->mirror_local[m],
                              *(volatile const uint64_t *)&E->in_before[P->part][at + m], after);
@@ -2071,7 +2072,8 @@ GRAIL_DEVICE bool grail_peer_exchange(const grail_ctx *c, grail_state *S, uint32
     for (uint32_t e = 0; e < P->entries; e++) {
         const grail_peer_entry *E = &P->plan[e];
         if (E->kernel != kernel || E->refresh == 0u) continue;
-        if (lists && E->listed != 0u) {
+        const bool listed = lists && E->listed != 0u;
+        if (listed) {
             /* The worklist now holds the nodes pushed here and those that came in. */
             const uint64_t n = *len;
             for (uint64_t k = index; k < n; k += threads) {
@@ -2081,18 +2083,14 @@ GRAIL_DEVICE bool grail_peer_exchange(const grail_ctx *c, grail_state *S, uint32
                     wrote |= grail_peer_refresh_mirror(P, E, P->mirror_order[j]);
                 }
             }
-            if (E->listed == 2u) {
-                grail_grid_sync(S);
-                for (uint64_t m = index; m < P->mirrors; m += threads) {
-                    if (grail_peer_refresh_mirror(P, E, m)) {
-                        wrote = true;
-                        atomicAdd((unsigned long long *)&S->R->peer_missed, 1ull);
-                    }
-                }
-            }
-            continue;
+            if (!grail_peer_checks_lists(S, E)) continue;
         }
-        for (uint64_t m = index; m < P->mirrors; m += threads) wrote |= grail_peer_refresh_mirror(P, E, m);
+        for (uint64_t m = index; m < P->mirrors; m += threads) {
+            if (grail_peer_refresh_mirror(P, E, m)) {
+                wrote = true;
+                grail_peer_missed(S, listed);
+            }
+        }
     }
     grail_peer_mark(S, 3u);
     const bool ok = grail_peer_barrier(S, P, wrote);

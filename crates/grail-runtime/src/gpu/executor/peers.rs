@@ -209,16 +209,15 @@ impl GpuRun<'_> {
         let layout = ExchangeLayout::of(&shape, properties);
         match self.peers.as_mut() {
             Some(kept) if kept.shape == shape && kept.properties >= properties => {
-                if !kept.fresh {
-                    kept.exchange.clear()?;
-                    kept.fresh = true;
-                    synchronize().map_err(|e| call("cuCtxSynchronize", e))?;
+                if kept.fresh {
+                    return Ok(layout);
                 }
+                kept.exchange.clear()?;
+                kept.fresh = true;
             }
             _ => {
                 self.peers = None;
                 let exchange = DeviceBuffer::zeroed(&self.context, layout.bytes, "the exchange between parts")?;
-                synchronize().map_err(|e| call("cuCtxSynchronize", e))?;
                 let forwarded = exchange.ptr() + layout.forwarded as u64;
                 self.peers = Some(PeerBuffers {
                     exchange,
@@ -231,6 +230,7 @@ impl GpuRun<'_> {
                 });
             }
         }
+        synchronize().map_err(|e| call("cuCtxSynchronize", e))?;
         Ok(layout)
     }
 
