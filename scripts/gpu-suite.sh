@@ -496,7 +496,7 @@ if want multi; then
         wait "$load_pid" || true
 
         # Regions on every GPU at once whose exchanges look only at the worklists' nodes
-        # (GRAIL_PEER_LISTS, off by default), each listed pass checked by a full comparison after
+        # (the default), each listed pass checked by a full comparison after
         # it (=check: the run fails if the lists missed a change): every variant that pushes
         # what it changes.
         for graph in "${multi_graphs[@]}"; do

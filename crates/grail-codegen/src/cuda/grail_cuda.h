@@ -1901,6 +1901,16 @@ GRAIL_DEVICE bool grail_peer_checks_lists(grail_state *S, const grail_peer_entry
     return true;
 }
 
+#ifndef GRAIL_PEER_LIST_SHARE
+#define GRAIL_PEER_LIST_SHARE 2u
+#endif
+
+/* Whether an exchange's pass follows its list of `listed` nodes rather than comparing all
+ * `entries` (see grail_peer_exchange). */
+GRAIL_DEVICE bool grail_peer_follows(uint64_t listed, uint64_t entries) {
+    return listed * GRAIL_PEER_LIST_SHARE <= entries;
+}
+
 /* The full pass found work to do; after a listed pass, the lists missed it. */
 GRAIL_DEVICE void grail_peer_missed(grail_state *S, bool listed) {
     if (listed) atomicAdd((unsigned long long *)&S->R->peer_missed, 1ull);
@@ -1943,6 +1953,12 @@ GRAIL_DEVICE bool grail_peer_exchange(const grail_ctx *c, grail_state *S, uint32
     const bool scanned = kernel < 64u && ((S->peer_scanned >> kernel) & 1ull) != 0ull;
     if (kernel < 64u) S->peer_scanned |= 1ull << kernel;
     const bool lists = scanned && out != NULL;
+    /* A listed pass reads a node, then its entries where they lie, so it is chosen where its
+     * nodes are fewer than a GRAIL_PEER_LIST_SHARE-th of the entries the full pass reads in
+     * order (a long worklist with repeats, as delta-stepping's, is slower to follow than the
+     * whole range is to compare). Each pass chooses for itself: the records mean the same after
+     * either. */
+    const uint64_t pushed = out != NULL ? *len : 0u;
     bool wrote = index < P->parts;
     /* 1: every part's value and length in every part's slots; changed ghosts and pushed ghosts
      * in their owners' inboxes. */
@@ -1956,10 +1972,9 @@ GRAIL_DEVICE bool grail_peer_exchange(const grail_ctx *c, grail_state *S, uint32
     for (uint32_t e = 0; merges && e < P->entries; e++) {
         const grail_peer_entry *E = &P->plan[e];
         if (E->kernel != kernel || E->merge == 0u) continue;
-        const bool listed = lists && E->listed != 0u;
+        const bool listed = lists && E->listed != 0u && grail_peer_follows(pushed, P->ghosts);
         if (listed) {
-            const uint64_t n = *len;
-            for (uint64_t k = index; k < n; k += threads) {
+            for (uint64_t k = index; k < pushed; k += threads) {
                 const uint32_t item = grail_item(out->items, out->cap, out->spill, k);
                 if (item >= owned) wrote |= grail_peer_send_ghost(P, E, par, step, P->ghost_position[item - owned]);
             }
@@ -2017,11 +2032,11 @@ GRAIL_DEVICE bool grail_peer_exchange(const grail_ctx *c, grail_state *S, uint32
         const grail_peer_entry *E = &P->plan[e];
         if (E->kernel != kernel || E->merge == 0u) continue;
         const uint64_t at = (uint64_t)par * P->mirrors;
-        const bool listed = lists && E->listed != 0u;
+        const uint64_t n = *(volatile unsigned long long *)&P->inbox_len[P->part][par];
+        const bool listed = lists && E->listed != 0u && grail_peer_follows(n, P->mirrors);
         if (listed) {
             /* Every ghost changed was pushed, so its node came in: the nodes' mirror entries
              * written in this exchange, each merged once (a node may come from several parts). */
-            const uint64_t n = *(volatile unsigned long long *)&P->inbox_len[P->part][par];
             const uint32_t *inbox = P->inbox[P->part] + (uint64_t)par * P->inbox_cap[P->part];
             for (uint64_t k = index; k < n; k += threads) {
                 const uint32_t u = inbox[k];
@@ -2072,10 +2087,10 @@ GRAIL_DEVICE bool grail_peer_exchange(const grail_ctx *c, grail_state *S, uint32
     for (uint32_t e = 0; e < P->entries; e++) {
         const grail_peer_entry *E = &P->plan[e];
         if (E->kernel != kernel || E->refresh == 0u) continue;
-        const bool listed = lists && E->listed != 0u;
+        const uint64_t n = lists ? *len : 0u;
+        const bool listed = lists && E->listed != 0u && grail_peer_follows(n, P->mirrors);
         if (listed) {
             /* The worklist now holds the nodes pushed here and those that came in. */
-            const uint64_t n = *len;
             for (uint64_t k = index; k < n; k += threads) {
                 const uint32_t u = grail_item(out->items, out->cap, out->spill, k);
                 if (u >= owned) continue;

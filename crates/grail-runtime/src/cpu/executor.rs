@@ -1047,7 +1047,7 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
 
     /// Debug builds, graphs of up to 2^16 nodes: the words of the node properties kernel `id`
     /// pushes every change of (`grail_ir::analysis::pushed_writes`, on which a partitioned run's
-    /// exchanges on the GPUs rely with `GRAIL_PEER_LISTS=1`), before the invocation.
+    /// exchanges on the GPUs rely), before the invocation.
     #[cfg(debug_assertions)]
     fn pushed_words(&self, id: KernelId) -> Vec<(usize, Vec<u64>)> {
         let module = &self.program.module;

@@ -904,6 +904,12 @@ pub(crate) struct GpuRun<'a> {
     region_peers: u64,
     region_stopped: bool,
     region_exchange: Duration,
+    /// The allocation holding a region's state (spill tables, locals, reductions, counts,
+    /// barrier words, `grail_region`), kept for the run's later regions.
+    region_state: Option<DeviceBuffer>,
+    /// Where the parts of a region exchanging on the devices wait for each other before
+    /// launching it, and how many there are (taken when this part arrives).
+    region_start: Option<(Arc<crate::multi::peer::StartLine>, usize)>,
 }
 
 /// What [`crate::multi::PartRun::take_pushed_ghosts`] works in on a GPU.
@@ -1169,6 +1175,8 @@ impl<'a> GpuRun<'a> {
             region_peers: 0,
             region_stopped: false,
             region_exchange: Duration::ZERO,
+            region_state: None,
+            region_start: None,
         };
         run.times.upload += uploading.elapsed();
         Ok(run)
@@ -2901,6 +2909,29 @@ impl crate::multi::PartRun for GpuRun<'_> {
 pub fn trace_run() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| std::env::var_os("GRAIL_TRACE_RUN").is_some_and(|v| v != "0" && !v.is_empty()))
+}
+
+/// Places buffers one after another in one allocation, each aligned to 256 bytes.
+#[derive(Default)]
+struct Layout {
+    bytes: usize,
+}
+
+impl Layout {
+    /// The offset of the next buffer of `bytes` bytes.
+    fn take(&mut self, bytes: usize) -> usize {
+        let at = self.bytes.next_multiple_of(256);
+        self.bytes = at + bytes.max(4);
+        at
+    }
+}
+
+/// The bytes of plain values: integers, floats, [`GrailValue`]s, and the `#[repr(C)]` mirrors of
+/// grail_cuda.h's structs (integers only, no padding: their layout is checked against the
+/// header's).
+fn plain_bytes<T: Copy>(values: &[T]) -> &[u8] {
+    // SAFETY: `T` is plain data without padding, so every byte is initialized.
+    unsafe { std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), std::mem::size_of_val(values)) }
 }
 
 #[cfg(test)]

@@ -1002,7 +1002,7 @@ impl Bsp<'_, '_> {
             types: &types,
             lists: &lists,
         };
-        let tables = if rings {
+        let mut tables: Vec<peer::Table> = if rings {
             match (0..k).map(|q| plan.async_table(q, &addresses)).collect::<std::result::Result<Vec<_>, _>>() {
                 Ok(tables) => tables,
                 Err(_) => return Ok(false),
@@ -1010,6 +1010,10 @@ impl Bsp<'_, '_> {
         } else {
             (0..k).map(|q| plan.table(q, &addresses)).collect()
         };
+        let start = std::sync::Arc::new(peer::StartLine::default());
+        for table in &mut tables {
+            table.start = start.clone();
+        }
         let kernels = grail_ir::opt::outline::kernels_of(stmt);
         let before = self.invocations(&kernels)[0];
         let outcomes = self.crew.run(Job::Region { region, locals: locals.to_vec(), tables });

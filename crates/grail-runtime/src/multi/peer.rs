@@ -83,8 +83,9 @@ pub(crate) struct Entry {
     pub merge: bool,
     pub refresh: bool,
     /// The kernel pushes every node whose word it changes, and lists on the devices are
-    /// allowed (`GRAIL_PEER_LISTS=1`): after its first exchange in a region, the exchange
-    /// sends, merges and refreshes only the nodes in the worklist (1); with
+    /// allowed (unless `GRAIL_PEER_LISTS=0`): after its first exchange in a region, the
+    /// exchange sends, merges and refreshes only the nodes in the worklist where they are few
+    /// (1); with
     /// `GRAIL_PEER_LISTS=check`, then compares every ghost and mirror too and counts what the
     /// lists missed (2). 0: every exchange compares every ghost and mirror.
     pub listed: u32,
@@ -126,16 +127,16 @@ pub(crate) struct Lists {
     pub mirror_order: Vec<u32>,
 }
 
-/// Whether exchanges on the devices may look only at the nodes a worklist lists: 1 with
-/// `GRAIL_PEER_LISTS=1`, 2 with `GRAIL_PEER_LISTS=check` (and a full comparison after, which
-/// fails the run if the lists missed anything), 0 otherwise ([`Entry::listed`]). Off by default
-/// until verified on GPUs: every exchange then compares every ghost and mirror, as before.
+/// Whether exchanges on the devices may look only at the nodes a worklist lists
+/// ([`Entry::listed`]): 1 by default, 2 with `GRAIL_PEER_LISTS=check` (each listed pass
+/// followed by the full comparison, which fails the run if the lists missed anything), 0 with
+/// `GRAIL_PEER_LISTS=0` (every exchange compares every ghost and mirror).
 fn lists_mode() -> u32 {
     static MODE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
     *MODE.get_or_init(|| match std::env::var("GRAIL_PEER_LISTS").as_deref() {
-        Ok("1") => 1,
+        Ok("0") => 0,
         Ok("check") => 2,
-        _ => 0,
+        _ => 1,
     })
 }
 
@@ -241,6 +242,41 @@ pub(crate) struct Table {
     pub mirror_counts: Vec<u64>,
     /// The asynchronous exchange ([`Rings`]), or `None` for supersteps.
     pub rings: Option<Rings>,
+    /// Where the parts wait for each other on the host before launching (shared by every
+    /// part's table).
+    pub start: Arc<StartLine>,
+}
+
+/// The parts of a region exchanging on the devices launch it together: each arrives here
+/// once its launch is ready (or it failed before it), and launches once every part has. A
+/// part whose driver thread woke late would otherwise start its kernel a millisecond after the
+/// others, which spend that millisecond waiting for it at their first barrier on the device.
+#[derive(Debug, Default)]
+pub(crate) struct StartLine {
+    arrived: std::sync::atomic::AtomicUsize,
+}
+
+impl StartLine {
+    /// Arrives without waiting (a part that failed before its launch).
+    pub fn arrive(&self) {
+        self.arrived.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+    }
+
+    /// Arrives, and waits for `parts` parts to have arrived (each arrives once).
+    pub fn arrive_and_wait(&self, parts: usize) {
+        use std::sync::atomic::Ordering;
+        self.arrive();
+        let mut spins = 0u32;
+        while self.arrived.load(Ordering::Acquire) < parts {
+            spins += 1;
+            // Yielding now and then lets a machine with fewer cores than parts go on.
+            if spins % 256 == 0 {
+                std::thread::yield_now();
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+    }
 }
 
 /// A part's side of the asynchronous exchange: every part's words; by receiver, the rings this
@@ -428,6 +464,7 @@ impl Plan<'_> {
             arrive: addresses.iter().map(|a| a.arrive).collect(),
             mirror_counts: addresses.iter().map(|a| a.mirrors).collect(),
             rings: None,
+            start: Arc::default(),
         }
     }
 

@@ -24,6 +24,9 @@ pub(crate) struct Phases {
 
 impl Phases {
     pub fn start(part: usize, job: &'static str) -> Phases {
+        if on() {
+            epoch();
+        }
         Phases { part, job, last: on().then(Instant::now), ended: Vec::new() }
     }
 
@@ -61,15 +64,43 @@ pub(crate) fn step(step: u64, kernel: &str, compute: Duration, sync: Duration, m
     );
 }
 
-/// A region run on every GPU at once: its control kernel's time and where global thread 0's
-/// exchanges went (`grail_region`'s `peer_phase_ns`: sending, the first barrier, merging,
-/// refreshing, the last barrier; its waits for the other parts inside the barriers).
-pub(crate) fn peer_region(device: &str, gpu_ms: f32, exchanges: u64, total_ns: u64, phase_ns: [u64; 6]) {
+/// The instant the process's first trace line was timed from: parts' launch instants printed
+/// against it can be compared (how far apart the parts' kernels started).
+fn epoch() -> Instant {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    *EPOCH.get_or_init(Instant::now)
+}
+
+/// When a region's control kernel was launched on a part, how long the host took to get
+/// there from the region's start on that part (uploading its state), and how long it then
+/// waited for the other parts to be ready too (`multi::peer::StartLine`).
+pub(crate) struct Launch {
+    pub prelude: Duration,
+    pub waited: Duration,
+    pub at: Instant,
+}
+
+/// A region run on every GPU at once: its launch, its control kernel's time and where global
+/// thread 0's exchanges went (`grail_region`'s `peer_phase_ns`: sending, the first barrier,
+/// merging, refreshing, the last barrier; its waits for the other parts inside the barriers).
+pub(crate) fn peer_region(
+    device: &str,
+    launch: &Launch,
+    gpu_ms: f32,
+    exchanges: u64,
+    total_ns: u64,
+    phase_ns: [u64; 6],
+) {
     let us = |ns: u64| format!("{:.0}", ns as f64 / 1e3);
     let [send, first, merge, refresh, last, waits] = phase_ns.map(us);
     eprintln!(
-        "trace   {device} region on the devices: kernel {:.0} us, {exchanges} exchanges {} us (send {send}, \
-         barrier {first}, merge {merge}, refresh {refresh}, barrier {last}; waiting for the others {waits})",
+        "trace   {device} region on the devices: launched at {} after {} on the host and {} waiting for the \
+         others there, kernel {:.0} us, \
+         {exchanges} exchanges {} us (send {send}, barrier {first}, merge {merge}, refresh {refresh}, barrier {last}; \
+         waiting for the others {waits})",
+        micros(launch.at.saturating_duration_since(epoch())),
+        micros(launch.prelude),
+        micros(launch.waited),
         f64::from(gpu_ms) * 1e3,
         us(total_ns)
     );

@@ -10,12 +10,12 @@
 //! its length (gathering items the device spilled past the list's capacity), the locals, the
 //! per-kernel counts, and whether the device heap ran out.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use cudarc::driver::CudaFunction;
 use grail_ir::{KernelId, Module, OutlineId, Stmt, Type, walk_block};
 
-use super::{BLOCK, Current, DeviceList, GpuRun};
+use super::{BLOCK, Current, DeviceList, GpuRun, Layout, plain_bytes};
 use crate::cpu::KernelStats;
 use crate::cpu::ffi::GrailValue;
 use crate::error::{Result, RuntimeError};
@@ -80,11 +80,42 @@ fn collect(block: &[Stmt], module: &Module, found: &mut Vec<(OutlineId, String, 
 /// The spill tables of the two worklists and the two retry lists, in that order.
 const TABLES: usize = 4;
 
+/// Where a region's state lies in its allocation: the spill tables, `main`'s locals (the
+/// frame), the kernels' reduction slots, their counts, the grid barrier's words, and
+/// `grail_region`.
+pub(super) struct StateLayout {
+    bytes: usize,
+    tables: usize,
+    frame: usize,
+    acc: usize,
+    stats: usize,
+    /// Words of counts (four per kernel).
+    counted: usize,
+    arrive: usize,
+    region: usize,
+}
+
+impl StateLayout {
+    fn of(module: &Module, code: &RegionCode, locals: usize) -> StateLayout {
+        let value = std::mem::size_of::<GrailValue>();
+        let counted = module.kernels.len().max(1) * 4;
+        let mut layout = Layout::default();
+        let tables = layout.take(TABLES * GRAIL_SPILL_SEGS * 8);
+        let frame = layout.take(locals.max(1) * value);
+        let acc = layout.take((module.kernels.len() * GRAIL_RING).max(1) * value);
+        let stats = layout.take(counted * 8);
+        let arrive = layout.take(code.max_grid as usize * 4);
+        let region = layout.take(std::mem::size_of::<GpuRegion>());
+        StateLayout { bytes: layout.bytes, tables, frame, acc, stats, counted, arrive, region }
+    }
+}
+
 impl GpuRun<'_> {
     /// Runs outlined region `id` on the device; false when the program has no control kernel for
     /// it or the device cannot launch cooperatively (the interpreter then runs it, launch by
     /// launch).
     pub(super) fn run_outlined_region(&mut self, id: OutlineId, locals: &mut [Value]) -> Result<bool> {
+        let entered = Instant::now();
         let program = self.program;
         let module = self.module;
         let Some(code) = program.regions.iter().find(|r| r.id == id) else { return Ok(false) };
@@ -100,21 +131,7 @@ impl GpuRun<'_> {
                 self.device_name()
             )));
         }
-        self.columns_to_device()?;
-        let capacity = u64::from(self.num_nodes()) + 1024;
-        self.grow_current(capacity)?;
-        if self.spare.cap < capacity {
-            self.spare = DeviceList::with_capacity(&self.context, capacity, "a worklist")?;
-        }
-        if code.retries {
-            for list in &mut self.retries {
-                if list.cap < capacity {
-                    *list = DeviceList::with_capacity(&self.context, capacity, "a retry list")?;
-                }
-            }
-        }
-        let tables = DeviceBuffer::zeroed(&self.context, TABLES * GRAIL_SPILL_SEGS * 8, "the spill tables")?;
-        let table = |t: usize| tables.ptr() + (t * GRAIL_SPILL_SEGS * 8) as u64;
+        let at = self.ready_region(code, locals.len())?;
         let mut frame = Vec::with_capacity(locals.len().max(1));
         for value in locals.iter() {
             frame.push(value.to_grail().unwrap_or(GrailValue { u: 0 }));
@@ -122,7 +139,6 @@ impl GpuRun<'_> {
         if frame.is_empty() {
             frame.push(GrailValue { u: 0 });
         }
-        let frame_buffer = DeviceBuffer::from_slice(&self.context, &frame, "an outlined region's locals")?;
         let mut acc = Vec::with_capacity(module.kernels.len() * GRAIL_RING);
         for kernel in &module.kernels {
             let start = kernel.reduction.map_or(GrailValue { u: 0 }, |(op, ty)| identity(op, ty));
@@ -131,10 +147,9 @@ impl GpuRun<'_> {
         if acc.is_empty() {
             acc.push(GrailValue { u: 0 });
         }
-        let acc_buffer = DeviceBuffer::from_slice(&self.context, &acc, "an outlined region's reductions")?;
-        let stats_buffer =
-            DeviceBuffer::zeroed(&self.context, module.kernels.len().max(1) * 4 * 8, "an outlined region's counts")?;
-        let arrive = DeviceBuffer::zeroed(&self.context, code.max_grid as usize * 4, "the grid barrier's words")?;
+        let state = DeviceBuffer::view(self.region_state.as_ref().expect("made ready above"));
+        let base = state.ptr();
+        let table = |t: usize| base + (at.tables + t * GRAIL_SPILL_SEGS * 8) as u64;
         let current = self.worklists.last().expect("the worklist stack is never empty");
         let list = |l: &DeviceList, t: usize| GpuList { items: l.buffer.ptr(), cap: l.cap, spill: table(t) };
         // As many blocks as are resident at once, or as many per multiprocessor as the
@@ -154,23 +169,34 @@ impl GpuRun<'_> {
             cur: 0,
             invocation: self.invocation,
             grid_blocks: grid,
-            frame: frame_buffer.ptr(),
-            acc: acc_buffer.ptr(),
-            stats: stats_buffer.ptr(),
-            arrive: arrive.ptr(),
+            frame: base + at.frame as u64,
+            acc: base + at.acc as u64,
+            stats: base + at.stats as u64,
+            arrive: base + at.arrive as u64,
             budget: self.region_budget,
             peers: self.region_peers,
             ..GpuRegion::default()
         };
-        let region_buffer = DeviceBuffer::from_slice(&self.context, &[region], "an outlined region's state")?;
-        let region_ptr = region_buffer.ptr();
+        // The spill tables, counts and barrier words start zeroed.
+        let mut image = vec![0u8; at.bytes];
+        let mut put = |offset: usize, data: &[u8]| image[offset..offset + data.len()].copy_from_slice(data);
+        put(at.frame, plain_bytes(&frame));
+        put(at.acc, plain_bytes(&acc));
+        put(at.region, plain_bytes(std::slice::from_ref(&region)));
+        state.upload(0, &image)?;
+        let region_ptr = base + at.region as u64;
         let mut ctx = self.ctx;
         ctx.items = 0;
         ctx.item_count = 0;
         ctx.retrying = 0;
         let start = Event::new()?;
         let end = Event::new()?;
+        let prelude = entered.elapsed();
+        if let Some((line, parts)) = self.region_start.take() {
+            line.arrive_and_wait(parts);
+        }
         start.record()?;
+        let launched = crate::multi::trace::Launch { prelude, waited: entered.elapsed() - prelude, at: Instant::now() };
         // SAFETY: (grail_ctx, grail_region *): the context points at this run's live buffers and
         // the region at its state, whose lists, tables, frame, slots and counts live until the
         // launch completes (we wait below).
@@ -180,8 +206,10 @@ impl GpuRun<'_> {
         end.record()?;
         self.wait(&code.name)?;
         let gpu_ms = start.elapsed_ms(&end)?;
+        // The state back in one copy: the region, the counts, the locals.
+        state.download(0, &mut image)?;
         let mut after = [GpuRegion::default()];
-        region_buffer.download(0, &mut after)?;
+        read_plain(&image, at.region, &mut after);
         let after = after[0];
         self.region_stopped = after.stopped != 0;
         if after.peer_missed != 0 {
@@ -194,11 +222,18 @@ impl GpuRun<'_> {
         self.region_exchange = Duration::from_nanos(after.peer_ns);
         if self.region_peers != 0 && crate::multi::trace::on() {
             let name = self.device_name();
-            crate::multi::trace::peer_region(&name, gpu_ms, after.peer_steps, after.peer_ns, after.peer_phase_ns);
+            crate::multi::trace::peer_region(
+                &name,
+                &launched,
+                gpu_ms,
+                after.peer_steps,
+                after.peer_ns,
+                after.peer_phase_ns,
+            );
         }
-        let mut counts = vec![0u64; module.kernels.len().max(1) * 4];
-        stats_buffer.download(0, &mut counts)?;
-        frame_buffer.download(0, &mut frame)?;
+        let mut counts = vec![0u64; at.counted];
+        read_plain(&image, at.stats, &mut counts);
+        read_plain(&image, at.frame, &mut frame);
         // The worklists: the current one comes back as the top of the stack, the other as spare.
         self.invocation = after.invocation;
         self.ctx.invocation = after.invocation;
@@ -285,6 +320,34 @@ impl GpuRun<'_> {
         Ok(true)
     }
 
+    /// Makes the part ready to launch region `code`: its columns on the device, both worklists
+    /// (and retry lists) large enough for any frontier, and the allocation for the region's
+    /// state (`locals` of `main`'s locals), whose layout it returns. A partitioned run makes its parts ready before any
+    /// starts the region, so that none starts late (allocating is slow where peer access maps
+    /// every allocation into every GPU, and the others wait for a late part at their first
+    /// barrier); the state's allocation is kept for the run's later regions.
+    pub(super) fn ready_region(&mut self, code: &RegionCode, locals: usize) -> Result<StateLayout> {
+        self.columns_to_device()?;
+        let capacity = u64::from(self.num_nodes()) + 1024;
+        self.grow_current(capacity)?;
+        if self.spare.cap < capacity {
+            self.spare = DeviceList::with_capacity(&self.context, capacity, "a worklist")?;
+        }
+        if code.retries {
+            for list in &mut self.retries {
+                if list.cap < capacity {
+                    *list = DeviceList::with_capacity(&self.context, capacity, "a retry list")?;
+                }
+            }
+        }
+        let at = StateLayout::of(self.module, code, locals);
+        if self.region_state.as_ref().is_none_or(|b| b.bytes() < at.bytes) {
+            self.region_state = None;
+            self.region_state = Some(DeviceBuffer::new(&self.context, at.bytes, "an outlined region's state")?);
+        }
+        Ok(at)
+    }
+
     /// Makes the current worklist hold at least `capacity` items (its items kept).
     fn grow_current(&mut self, capacity: u64) -> Result<()> {
         let top = self.worklists.last_mut().expect("the worklist stack is never empty");
@@ -312,4 +375,12 @@ impl GpuRun<'_> {
         *top = DeviceList { len, ..grown };
         Ok(())
     }
+}
+
+/// Fills `out` from `bytes` at `at` (plain values, as [`plain_bytes`] wrote them).
+fn read_plain<T: Copy>(bytes: &[u8], at: usize, out: &mut [T]) {
+    let len = std::mem::size_of_val(out);
+    let from = &bytes[at..at + len];
+    // SAFETY: `from` holds `len` bytes; every bit pattern is a valid plain value of `T`.
+    unsafe { std::ptr::copy_nonoverlapping(from.as_ptr(), out.as_mut_ptr().cast::<u8>(), len) }
 }

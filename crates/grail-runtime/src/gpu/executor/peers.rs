@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use grail_ir::OutlineId;
 
-use super::GpuRun;
+use super::{GpuRun, Layout, plain_bytes};
 use crate::error::{Result, RuntimeError};
 use crate::gpu::buffer::{DeviceBuffer, call, synchronize, upload_to};
 use crate::gpu::ffi::{GRAIL_MAX_PARTS, GpuPeerEntry, GpuPeers};
@@ -103,21 +103,6 @@ impl ExchangeLayout {
     }
 }
 
-/// Places buffers one after another in one allocation, each aligned to 256 bytes.
-#[derive(Default)]
-struct Layout {
-    bytes: usize,
-}
-
-impl Layout {
-    /// The offset of the next buffer of `bytes` bytes.
-    fn take(&mut self, bytes: usize) -> usize {
-        let at = self.bytes.next_multiple_of(256);
-        self.bytes = at + bytes.max(4);
-        at
-    }
-}
-
 /// An array of up to [`GRAIL_MAX_PARTS`] addresses, from a list by part.
 fn by_part(list: &[u64]) -> [u64; GRAIL_MAX_PARTS] {
     let mut out = [0u64; GRAIL_MAX_PARTS];
@@ -126,17 +111,19 @@ fn by_part(list: &[u64]) -> [u64; GRAIL_MAX_PARTS] {
 }
 
 impl GpuRun<'_> {
-    /// Makes the part ready for region `request.region`: its columns on the device, its
-    /// records, the buffers the other parts write into (zeroed, the copies finished); `None`
+    /// Makes the part ready for region `request.region`: what its launch needs allocated
+    /// (`ready_region`), its records, the buffers the other parts write into (zeroed, the copies finished); `None`
     /// when this part cannot run the region exchanging on the devices (no control kernel for
     /// it, or no cooperative launch).
     pub(in crate::gpu) fn prepare_peers(&mut self, request: &Request<'_>) -> Result<Option<Addresses>> {
         let program = self.program;
-        let runs_region = program.regions.iter().any(|r| r.id == request.region && r.max_grid > 0);
-        if !runs_region || !program.device.info().cooperative_launch || request.parts > GRAIL_MAX_PARTS {
+        let Some(code) = program.regions.iter().find(|r| r.id == request.region && r.max_grid > 0) else {
+            return Ok(None);
+        };
+        if !program.device.info().cooperative_launch || request.parts > GRAIL_MAX_PARTS {
             return Ok(None);
         }
-        self.columns_to_device()?;
+        self.ready_region(code, self.module.main.locals.len())?;
         self.region_grid = request.grid;
         // The rings made before `main` (for as many properties as the run exchanges, so enough
         // for any region) serve every region, so the allocation is kept.
@@ -281,6 +268,7 @@ impl GpuRun<'_> {
         locals: &mut [Value],
         table: &Table,
     ) -> Result<End> {
+        self.region_start = Some((table.start.clone(), table.parts as usize));
         let ran = self.upload_peer_table(table).and_then(|peers| {
             let owned = self.ctx.num_nodes as u32;
             if table.rings.is_some() {
@@ -304,6 +292,11 @@ impl GpuRun<'_> {
             (self.ctx.ghost_flags, self.ctx.ghost_list, self.ctx.ghost_count) = (0, 0, 0);
             ran
         });
+        // A part that failed before its launch lets the others launch (they stop at their
+        // first barrier, below).
+        if let Some((start, _)) = self.region_start.take() {
+            start.arrive();
+        }
         match ran {
             Ok(true) if std::mem::take(&mut self.region_stopped) => Ok(End::Stopped),
             Ok(true) => Ok(End::Done(self.region_exchange)),
@@ -360,11 +353,17 @@ impl GpuRun<'_> {
         let peers_at = layout.take(size_of::<GpuPeers>());
         let mut bytes = vec![0u8; layout.bytes];
         let mut put = |at: usize, data: &[u8]| bytes[at..at + data.len()].copy_from_slice(data);
-        put(plan_at, as_bytes(&entries));
-        let buffer = DeviceBuffer::new(&self.context, layout.bytes, "the exchange's tables")?;
+        put(plan_at, plain_bytes(&entries));
+        let buffers = self.peers.as_mut().expect("prepared before the region");
+        // Kept for the run's later regions: an allocation before the launch delays this part's
+        // start against the others'.
+        if buffers.tables.as_ref().is_none_or(|t| t.bytes() < layout.bytes) {
+            buffers.tables = None;
+            buffers.tables = Some(DeviceBuffer::new(&self.context, layout.bytes, "the exchange's tables")?);
+        }
+        let buffer = buffers.tables.as_ref().expect("made above");
         let base = buffer.ptr();
         let list = |i: usize| lists[i];
-        let buffers = self.peers.as_mut().expect("prepared before the region");
         buffers.barrier_at = table.barrier;
         let mut peers = GpuPeers {
             part: table.part,
@@ -410,16 +409,8 @@ impl GpuRun<'_> {
             peers.rec_cap_in = by_part(&r.rec_cap_in);
             peers.node_cap_in = by_part(&r.node_cap_in);
         }
-        put(peers_at, as_bytes(std::slice::from_ref(&peers)));
+        put(peers_at, plain_bytes(std::slice::from_ref(&peers)));
         buffer.upload(0, &bytes)?;
-        buffers.tables = Some(buffer);
         Ok(base + peers_at as u64)
     }
-}
-
-/// The bytes of plain `#[repr(C)]` values (integers, no padding).
-fn as_bytes<T: Copy>(values: &[T]) -> &[u8] {
-    // SAFETY: `T` is a plain integer or an integer-only `#[repr(C)]` struct without padding
-    // (the mirrors of grail_cuda.h's structs), so every byte is initialized.
-    unsafe { std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), std::mem::size_of_val(values)) }
 }
