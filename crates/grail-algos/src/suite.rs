@@ -272,7 +272,8 @@ impl<'g> Prepared<'g> {
 pub struct InputNeeds {
     /// The undirected simple graph underlying the input, adjacencies sorted.
     pub undirected_simple: bool,
-    /// Nodes numbered by decreasing out-degree (ties by old id), adjacencies sorted.
+    /// Nodes numbered by decreasing out-degree (ties by old id) where the degrees are skewed
+    /// (`grail_graph::reorder::degrees_skewed`), adjacencies sorted.
     pub degree_order: bool,
     /// The reverse CSR.
     pub reverse: bool,
@@ -297,7 +298,7 @@ impl InputNeeds {
 /// Makes `graph` ready for a program that needs `needs`; borrows it when nothing is needed. Each
 /// step is skipped when the graph is known (or found, by a parallel scan) not to need it: a
 /// symmetric simple graph with sorted adjacencies is not symmetrized, a graph numbered by degree
-/// is not renumbered, a graph that holds its reverse CSR (or is its own) gets none built. A
+/// or whose degrees are not skewed is not renumbered, a graph that holds its reverse CSR (or is its own) gets none built. A
 /// borrowed undirected simple graph keeps its weights; the programs that ask for one ignore them.
 pub fn prepare_input(graph: &Graph, needs: InputNeeds) -> Result<Prepared<'_>> {
     let start = Instant::now();
@@ -308,7 +309,7 @@ pub fn prepare_input(graph: &Graph, needs: InputNeeds) -> Result<Prepared<'_>> {
     if needs.undirected_simple {
         input = grail_graph::undirected::undirected_simple(graph);
     }
-    if needs.degree_order {
+    if needs.degree_order && grail_graph::reorder::degrees_skewed(input.out()) {
         input = match grail_graph::reorder::by_degree(&input, false)? {
             Cow::Borrowed(_) => input,
             Cow::Owned(relabelled) => Cow::Owned(relabelled),

@@ -263,6 +263,26 @@ pub fn is_degree_ordered(csr: &Csr) -> bool {
     crate::par::first_index(csr.num_nodes().saturating_sub(1) as usize, |u| degree(u) < degree(u + 1)).is_none()
 }
 
+/// Whether the out-degrees are skewed: the average degree over half again the median of an
+/// even sample of the nodes' degrees. Numbering by degree pays where they are (R-MAT, social
+/// networks: a few hubs hold most edges, and work that favours them finds them up front); a road
+/// network or a uniform random graph, whose average and median degrees are about the same,
+/// keeps its own numbering and the locality that comes with it.
+pub fn degrees_skewed(csr: &Csr) -> bool {
+    /// Nodes sampled, evenly spread over the ids.
+    const SAMPLES: usize = 1024;
+    let n = csr.num_nodes() as usize;
+    if n < 2 {
+        return false;
+    }
+    let step = (n / SAMPLES).max(1);
+    let mut sample: Vec<EdgeId> = (0..n).step_by(step).take(SAMPLES).map(|u| csr.degree(u as NodeId)).collect();
+    let middle = sample.len() / 2;
+    let median = *sample.select_nth_unstable(middle).1;
+    let average = csr.num_edges() as f64 / n as f64;
+    average > 1.5 * median as f64
+}
+
 /// `graph` numbered by descending out-degree ([`Reordering::Degree`]), adjacencies sorted by
 /// target, edge weights kept if `weights`; borrowed (weights and all) when it already is so
 /// numbered and sorted.
@@ -462,6 +482,22 @@ mod tests {
             let back = Permutation::from_new_ids(p.old_ids()).unwrap().apply(&relabelled).unwrap();
             assert_eq!(back, graph);
         }
+    }
+
+    /// R-MAT's degrees are skewed; a road network's, a grid's and a uniform random graph's are
+    /// not (numbering them by degree would only scatter their neighbours).
+    #[test]
+    fn only_skewed_degrees_call_for_renumbering() {
+        let make = |generator: Generator, undirected: bool| {
+            crate::generate::generate(&generator, &GenOptions::default(), undirected, &crate::NoProgress).unwrap()
+        };
+        assert!(degrees_skewed(make(Generator::graph500(12), true).out()));
+        assert!(degrees_skewed(make(Generator::graph500(12), false).out()));
+        assert!(!degrees_skewed(make(Generator::Road { nodes: 5000 }, true).out()));
+        assert!(!degrees_skewed(make(Generator::Grid { rows: 60, cols: 70 }, true).out()));
+        assert!(!degrees_skewed(make(Generator::Uniform { nodes: 5000, average_degree: 8 }, true).out()));
+        // Too few nodes to say.
+        assert!(!degrees_skewed(make(Generator::Uniform { nodes: 1, average_degree: 1 }, false).out()));
     }
 
     #[test]
