@@ -908,8 +908,8 @@ pub(crate) struct GpuRun<'a> {
     /// barrier words, `grail_region`), kept for the run's later regions.
     region_state: Option<DeviceBuffer>,
     /// Where the parts of a region exchanging on the devices wait for each other before
-    /// launching it, and how many there are (taken when this part arrives).
-    region_start: Option<(Arc<crate::multi::peer::StartLine>, usize)>,
+    /// launching it, this part's number and how many there are (taken when this part arrives).
+    region_start: Option<(Arc<crate::multi::peer::StartLine>, usize, usize)>,
 }
 
 /// What [`crate::multi::PartRun::take_pushed_ghosts`] works in on a GPU.

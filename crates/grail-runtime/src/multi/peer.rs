@@ -253,21 +253,23 @@ pub(crate) struct Table {
 /// others, which spend that millisecond waiting for it at their first barrier on the device.
 #[derive(Debug, Default)]
 pub(crate) struct StartLine {
-    arrived: std::sync::atomic::AtomicUsize,
+    /// A bit for each part that has arrived.
+    arrived: std::sync::atomic::AtomicU64,
 }
 
 impl StartLine {
-    /// Arrives without waiting (a part that failed before its launch).
-    pub fn arrive(&self) {
-        self.arrived.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+    /// Part `part` arrives, without waiting (again: nothing more).
+    pub fn arrive(&self, part: usize) {
+        self.arrived.fetch_or(1 << part, std::sync::atomic::Ordering::AcqRel);
     }
 
-    /// Arrives, and waits for `parts` parts to have arrived (each arrives once).
-    pub fn arrive_and_wait(&self, parts: usize) {
+    /// Part `part` arrives, and waits for all `parts` parts to have.
+    pub fn arrive_and_wait(&self, part: usize, parts: usize) {
         use std::sync::atomic::Ordering;
-        self.arrive();
+        self.arrive(part);
+        let all = if parts >= 64 { u64::MAX } else { (1u64 << parts) - 1 };
         let mut spins = 0u32;
-        while self.arrived.load(Ordering::Acquire) < parts {
+        while self.arrived.load(Ordering::Acquire) & all != all {
             spins += 1;
             // Yielding now and then lets a machine with fewer cores than parts go on.
             if spins % 256 == 0 {
@@ -276,6 +278,16 @@ impl StartLine {
                 std::hint::spin_loop();
             }
         }
+    }
+}
+
+/// Arrives for part `.1` at start line `.0` when dropped, unless it has already: a part that
+/// fails, or panics, before its launch does not hold the others at the line.
+pub(crate) struct ArriveOnDrop<'a>(pub &'a StartLine, pub usize);
+
+impl Drop for ArriveOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.arrive(self.1);
     }
 }
 
@@ -510,6 +522,38 @@ mod tests {
     use grail_ir::{Iterate, Until};
 
     use super::*;
+
+    /// Every part passes the start line once all have arrived, whether they arrive to launch,
+    /// fail first, or panic first (the guard arrives for them as it drops).
+    #[test]
+    fn the_start_line_lets_every_part_go_once_all_arrived() {
+        for failing in [None, Some(false), Some(true)] {
+            let line = StartLine::default();
+            let parts = 4;
+            std::thread::scope(|scope| {
+                for part in 0..parts {
+                    let line = &line;
+                    scope.spawn(move || {
+                        let _arrives = ArriveOnDrop(line, part);
+                        std::thread::sleep(std::time::Duration::from_millis(5 * part as u64));
+                        match failing {
+                            Some(panics) if part == 2 => {
+                                if panics {
+                                    // Caught here, as the crew's drivers catch a part's panic.
+                                    let _ = std::panic::catch_unwind(|| {
+                                        let _arrives = ArriveOnDrop(line, part);
+                                        panic!("part {part} failed before its launch");
+                                    });
+                                }
+                            }
+                            _ => line.arrive_and_wait(part, parts),
+                        }
+                    });
+                }
+            });
+            assert_eq!(line.arrived.load(std::sync::atomic::Ordering::Acquire), 0b1111, "{failing:?}");
+        }
+    }
 
     /// What `grail_peer_step` relies on, for every part of several splits: a ghost's mirror entry
     /// at its owner names the same node and points back at the ghost; a mirror's ghost is the

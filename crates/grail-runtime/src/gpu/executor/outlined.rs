@@ -192,8 +192,8 @@ impl GpuRun<'_> {
         let start = Event::new()?;
         let end = Event::new()?;
         let prelude = entered.elapsed();
-        if let Some((line, parts)) = self.region_start.take() {
-            line.arrive_and_wait(parts);
+        if let Some((line, part, parts)) = self.region_start.take() {
+            line.arrive_and_wait(part, parts);
         }
         start.record()?;
         let launched = crate::multi::trace::Launch { prelude, waited: entered.elapsed() - prelude, at: Instant::now() };

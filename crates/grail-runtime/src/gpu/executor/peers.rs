@@ -268,7 +268,12 @@ impl GpuRun<'_> {
         locals: &mut [Value],
         table: &Table,
     ) -> Result<End> {
-        self.region_start = Some((table.start.clone(), table.parts as usize));
+        let part = table.part as usize;
+        // A part that fails (or panics) before its launch arrives at the start line all the
+        // same, once it has raised the stop word (below), so that the others launch and stop
+        // at their first barrier.
+        let _arrives = crate::multi::peer::ArriveOnDrop(&table.start, part);
+        self.region_start = Some((table.start.clone(), part, table.parts as usize));
         let ran = self.upload_peer_table(table).and_then(|peers| {
             let owned = self.ctx.num_nodes as u32;
             if table.rings.is_some() {
@@ -292,11 +297,7 @@ impl GpuRun<'_> {
             (self.ctx.ghost_flags, self.ctx.ghost_list, self.ctx.ghost_count) = (0, 0, 0);
             ran
         });
-        // A part that failed before its launch lets the others launch (they stop at their
-        // first barrier, below).
-        if let Some((start, _)) = self.region_start.take() {
-            start.arrive();
-        }
+        self.region_start = None;
         match ran {
             Ok(true) if std::mem::take(&mut self.region_stopped) => Ok(End::Stopped),
             Ok(true) => Ok(End::Done(self.region_exchange)),
