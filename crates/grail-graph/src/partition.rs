@@ -511,7 +511,7 @@ impl Partitioning {
     ///
     /// If the partitioning is not of `graph`'s node count.
     pub fn parts(&self, graph: &Graph) -> Vec<Part> {
-        self.build_parts(graph, false)
+        self.parts_holding(graph, PartContents { in_edges: false, weights: true })
     }
 
     /// [`Partitioning::parts`], each part also holding its owned nodes' in-edges (a reverse CSR
@@ -523,10 +523,17 @@ impl Partitioning {
     ///
     /// If the partitioning is not of `graph`'s node count.
     pub fn parts_with_in_edges(&self, graph: &Graph) -> Vec<Part> {
-        self.build_parts(graph, true)
+        self.parts_holding(graph, PartContents { in_edges: true, weights: true })
     }
 
-    fn build_parts(&self, graph: &Graph, in_edges: bool) -> Vec<Part> {
+    /// Each part's subgraph holding what `contents` asks for: its in-edges too
+    /// ([`Partitioning::parts_with_in_edges`]), its edges' weights (where the graph has them),
+    /// or neither (a program that reads no weights needs no copy of them, a word per edge).
+    ///
+    /// # Panics
+    ///
+    /// If the partitioning is not of `graph`'s node count.
+    pub fn parts_holding(&self, graph: &Graph, contents: PartContents) -> Vec<Part> {
         let lookup = if self.owner.par_windows(2).all(|w| w[0] <= w[1]) {
             // Each part a contiguous range of ids (ordered and range partitionings).
             Lookup::Ranges
@@ -535,14 +542,14 @@ impl Partitioning {
         } else {
             Lookup::Words
         };
-        self.build_parts_by(graph, in_edges, lookup)
+        self.build_parts_by(graph, contents, lookup)
     }
 
-    /// [`Partitioning::build_parts`], finding a node's part and local id as `lookup` says.
-    fn build_parts_by(&self, graph: &Graph, in_edges: bool, lookup: Lookup) -> Vec<Part> {
+    /// [`Partitioning::parts_holding`], finding a node's part and local id as `lookup` says.
+    fn build_parts_by(&self, graph: &Graph, contents: PartContents, lookup: Lookup) -> Vec<Part> {
         self.check_graph(graph);
         let built;
-        let reverse = match (in_edges, graph.reverse()) {
+        let reverse = match (contents.in_edges, graph.reverse()) {
             (false, _) => InEdges::None,
             _ if graph.facts().symmetric || graph.reverse_is_out() => InEdges::Out,
             (true, Some(csr)) => InEdges::Of(csr),
@@ -563,7 +570,7 @@ impl Partitioning {
             .into_par_iter()
             .map(|p| {
                 let owned = order[starts[p as usize]..starts[p as usize + 1]].to_vec();
-                build_part(graph.out(), reverse, p, owned, &ids)
+                build_part(graph.out(), reverse, contents.weights, p, owned, &ids)
             })
             .collect()
     }
@@ -680,6 +687,15 @@ impl GlobalIds {
     fn owns(&self, part: u32, u: NodeId) -> bool {
         self.local_in(part, u).is_some()
     }
+}
+
+/// What a part holds besides its owned nodes' out-edges ([`Partitioning::parts_holding`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PartContents {
+    /// Its owned nodes' in-edges too.
+    pub in_edges: bool,
+    /// Its edges' weights, where the graph has them.
+    pub weights: bool,
 }
 
 /// One part of a partitioned graph: its owned nodes with their out-edges (and in-edges, where
@@ -940,7 +956,14 @@ enum PartReverse {
     Built(Csr),
 }
 
-fn build_part(csr: &Csr, in_edges: InEdges<'_>, id: u32, owned: Vec<NodeId>, ids: &Arc<GlobalIds>) -> Part {
+fn build_part(
+    csr: &Csr,
+    in_edges: InEdges<'_>,
+    with_weights: bool,
+    id: u32,
+    owned: Vec<NodeId>,
+    ids: &Arc<GlobalIds>,
+) -> Part {
     let n_owned = owned.len();
     let owned_offsets = prefix_offsets(n_owned, |i| csr.degree(owned[i]));
     let bounds = node_groups(&owned_offsets);
@@ -959,7 +982,7 @@ fn build_part(csr: &Csr, in_edges: InEdges<'_>, id: u32, owned: Vec<NodeId>, ids
     let mut offsets = owned_offsets;
     offsets.resize(n_local + 1, m);
     let targets = local_rows(csr, &owned, &bounds, &offsets, local_id);
-    let weights = csr.weight_words().map(|words| {
+    let weights = csr.weight_words().filter(|_| with_weights).map(|words| {
         let edge_bounds: Vec<usize> = bounds.iter().map(|&b| offsets[b] as usize).collect();
         let mut local = vec![0u32; m as usize];
         split_by_bounds(&mut local, &edge_bounds).into_par_iter().enumerate().for_each(|(g, piece)| {
@@ -1027,8 +1050,9 @@ mod tests {
                 let ranges = matches!(method, Method::Ordered | Method::Ranges) || k == 1;
                 let lookups: &[Lookup] = if ranges { &[Lookup::Ranges, Lookup::Bytes] } else { &[Lookup::Bytes] };
                 for (&lookup, in_edges) in lookups.iter().flat_map(|l| [(l, false), (l, true)]) {
-                    let by_lookup = partitioning.build_parts_by(&graph, in_edges, lookup);
-                    let by_words = partitioning.build_parts_by(&graph, in_edges, Lookup::Words);
+                    let contents = PartContents { in_edges, weights: true };
+                    let by_lookup = partitioning.build_parts_by(&graph, contents, lookup);
+                    let by_words = partitioning.build_parts_by(&graph, contents, Lookup::Words);
                     for (a, b) in by_lookup.iter().zip(&by_words) {
                         assert_eq!(a.owned(), b.owned(), "{method:?}, {k} parts, {lookup:?}");
                         assert_eq!(a.ghosts(), b.ghosts(), "{method:?}, {k} parts");

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use grail_graph::generate::{GenOptions, Generator, generate};
-use grail_graph::partition::{Method, Part, Partitioning, partition};
+use grail_graph::partition::{Method, Part, PartContents, Partitioning, partition};
 use grail_graph::{BuildOptions, Csr, EdgeList, Graph, NoProgress, build};
 use proptest::prelude::*;
 
@@ -282,6 +282,29 @@ fn metis_takes_directed_graphs_multigraphs_and_graphs_without_edges() {
             check(&empty, &partitioning, k);
             if !method.uses_metis() && method != Method::Random {
                 assert!(partitioning.report(&empty).parts.iter().all(|p| p.nodes > 0), "{method} k = {k}");
+            }
+        }
+    }
+}
+
+/// Parts made without weights hold the same rows as those made with them, and no weights;
+/// with in-edges too.
+#[test]
+fn parts_leave_the_weights_out_when_asked() {
+    for (name, graph) in generated() {
+        for method in [Method::Ordered, Method::Random] {
+            let partitioning = partition(&graph, 3, method, 7).unwrap();
+            for in_edges in [false, true] {
+                let with = partitioning.parts_holding(&graph, PartContents { in_edges, weights: true });
+                let without = partitioning.parts_holding(&graph, PartContents { in_edges, weights: false });
+                for (a, b) in with.iter().zip(&without) {
+                    assert_eq!(a.csr().offsets(), b.csr().offsets(), "{name} {method}");
+                    assert_eq!(a.csr().targets(), b.csr().targets(), "{name} {method}");
+                    assert_eq!(a.ghosts(), b.ghosts(), "{name} {method}");
+                    assert_eq!(a.reverse().map(Csr::targets), b.reverse().map(Csr::targets));
+                    assert_eq!(a.csr().weights().is_some(), graph.out().weights().is_some(), "{name}");
+                    assert!(b.csr().weights().is_none(), "{name} {method}: no weights asked for");
+                }
             }
         }
     }

@@ -621,12 +621,13 @@ impl MultiProgram {
         }
         let params = bind_params(&self.module, graph, params)?;
         // Kernels that read in-neighbours get each part's in-edges; kernels that read other
-        // nodes' out-degrees, its ghosts' degrees.
-        let mut parts = if grail_ir::analysis::needs_reverse(&self.module) {
-            partitioning.parts_with_in_edges(graph)
-        } else {
-            partitioning.parts(graph)
+        // nodes' out-degrees, its ghosts' degrees; a program without a weight property, no
+        // weights (BFS on a weighted graph: a word per edge not copied into the parts).
+        let contents = grail_graph::partition::PartContents {
+            in_edges: grail_ir::analysis::needs_reverse(&self.module),
+            weights: self.module.properties.iter().any(|p| p.is_weight),
         };
+        let mut parts = partitioning.parts_holding(graph, contents);
         let ghost_degrees: Vec<Vec<u32>> = if grail_ir::analysis::reads_ghost_degrees(&self.module) {
             use rayon::prelude::*;
             parts.iter().map(|part| part.ghosts().par_iter().map(|&g| graph.out_degree(g) as u32).collect()).collect()
