@@ -298,8 +298,9 @@ impl InputNeeds {
 /// Makes `graph` ready for a program that needs `needs`; borrows it when nothing is needed. Each
 /// step is skipped when the graph is known (or found, by a parallel scan) not to need it: a
 /// symmetric simple graph with sorted adjacencies is not symmetrized, a graph numbered by degree
-/// or whose degrees are not skewed is not renumbered, a graph that holds its reverse CSR (or is its own) gets none built. A
-/// borrowed undirected simple graph keeps its weights; the programs that ask for one ignore them.
+/// or whose degrees are not skewed is not renumbered, a graph that holds its reverse CSR (or is
+/// its own) gets none built. A borrowed undirected simple graph keeps its weights; the programs
+/// that ask for one ignore them.
 pub fn prepare_input(graph: &Graph, needs: InputNeeds) -> Result<Prepared<'_>> {
     let start = Instant::now();
     let mut input = Cow::Borrowed(graph);

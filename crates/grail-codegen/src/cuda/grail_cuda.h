@@ -1595,8 +1595,9 @@ typedef struct grail_peer_entry {
     uint32_t merge;
     uint32_t refresh;
     /* 1: the kernel pushes every node whose word it changes (grail_ir::analysis::pushed_writes)
-     * and lists are allowed (GRAIL_PEER_LISTS=1): after the kernel's first exchange of a launch,
-     * its exchanges look only at the nodes in its worklist (grail_peer_exchange). 2: so, and
+     * and lists are allowed (unless GRAIL_PEER_LISTS=0): after the kernel's first exchange of a
+     * launch, its exchanges may look only at the nodes in its worklist (grail_peer_exchange,
+     * grail_peer_follows). 2: so, and
      * each listed pass is followed by the full comparison, counting what it finds still to do
      * (GRAIL_PEER_LISTS=check; grail_region.peer_missed). */
     uint32_t listed;

@@ -2934,6 +2934,31 @@ fn plain_bytes<T: Copy>(values: &[T]) -> &[u8] {
     unsafe { std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), std::mem::size_of_val(values)) }
 }
 
+/// Fills `out` from `bytes` at `at` (plain values, as [`plain_bytes`] wrote them).
+fn read_plain<T: Copy>(bytes: &[u8], at: usize, out: &mut [T]) {
+    let len = std::mem::size_of_val(out);
+    let from = &bytes[at..at + len];
+    // SAFETY: `from` holds `len` bytes; every bit pattern is a valid plain value of `T`.
+    unsafe { std::ptr::copy_nonoverlapping(from.as_ptr(), out.as_mut_ptr().cast::<u8>(), len) }
+}
+
+/// The allocation kept in `slot`, made (for `what`) where there is none of at least `bytes`:
+/// kept for a run's later regions, since an allocation before a launch delays a part's start
+/// against the others' (slow where peer access maps every allocation into every GPU).
+fn kept_buffer<'s>(
+    slot: &'s mut Option<DeviceBuffer>,
+    context: &Arc<CudaContext>,
+    bytes: usize,
+    what: &str,
+) -> Result<&'s DeviceBuffer> {
+    if slot.as_ref().is_none_or(|b| b.bytes() < bytes) {
+        // The old one is freed first: the device may hold only one of them.
+        *slot = None;
+        *slot = Some(DeviceBuffer::new(context, bytes, what)?);
+    }
+    Ok(slot.as_ref().expect("made above"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

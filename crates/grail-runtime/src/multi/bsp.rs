@@ -1001,8 +1001,9 @@ impl Bsp<'_, '_> {
             properties: &properties,
             types: &types,
             lists: &lists,
+            start: std::sync::Arc::default(),
         };
-        let mut tables: Vec<peer::Table> = if rings {
+        let tables = if rings {
             match (0..k).map(|q| plan.async_table(q, &addresses)).collect::<std::result::Result<Vec<_>, _>>() {
                 Ok(tables) => tables,
                 Err(_) => return Ok(false),
@@ -1010,10 +1011,6 @@ impl Bsp<'_, '_> {
         } else {
             (0..k).map(|q| plan.table(q, &addresses)).collect()
         };
-        let start = std::sync::Arc::new(peer::StartLine::default());
-        for table in &mut tables {
-            table.start = start.clone();
-        }
         let kernels = grail_ir::opt::outline::kernels_of(stmt);
         let before = self.invocations(&kernels)[0];
         let outcomes = self.crew.run(Job::Region { region, locals: locals.to_vec(), tables });

@@ -85,9 +85,8 @@ pub(crate) struct Entry {
     /// The kernel pushes every node whose word it changes, and lists on the devices are
     /// allowed (unless `GRAIL_PEER_LISTS=0`): after its first exchange in a region, the
     /// exchange sends, merges and refreshes only the nodes in the worklist where they are few
-    /// (1); with
-    /// `GRAIL_PEER_LISTS=check`, then compares every ghost and mirror too and counts what the
-    /// lists missed (2). 0: every exchange compares every ghost and mirror.
+    /// (1); with `GRAIL_PEER_LISTS=check`, then compares every ghost and mirror too and counts
+    /// what the lists missed (2). 0: every exchange compares every ghost and mirror.
     pub listed: u32,
     /// By part.
     pub columns: Vec<u64>,
@@ -430,6 +429,8 @@ pub(crate) struct Plan<'a> {
     pub types: &'a [PropertyType],
     /// Every part's lists ([`Lists::of_every_part`]).
     pub lists: &'a [Arc<Lists>],
+    /// The start line every table of the plan shares ([`Table::start`]).
+    pub start: Arc<StartLine>,
 }
 
 impl Plan<'_> {
@@ -476,7 +477,7 @@ impl Plan<'_> {
             arrive: addresses.iter().map(|a| a.arrive).collect(),
             mirror_counts: addresses.iter().map(|a| a.mirrors).collect(),
             rings: None,
-            start: Arc::default(),
+            start: self.start.clone(),
         }
     }
 
@@ -582,6 +583,7 @@ mod tests {
                     properties: &[],
                     types: &[],
                     lists: &lists,
+                    start: Arc::default(),
                 };
                 let addresses: Vec<Addresses> =
                     (0..k).map(|q| Addresses { barrier: 100 + u64::from(q), ..Default::default() }).collect();
@@ -675,6 +677,7 @@ mod tests {
                     properties: &[PropertyId(0)],
                     types: &[PropertyType::U32],
                     lists: &lists,
+                    start: Arc::default(),
                 };
                 for q in 0..k {
                     let table = plan.async_table(q, &addresses).expect("the rings take min, sum and or");
@@ -702,6 +705,7 @@ mod tests {
                     properties: &[PropertyId(0)],
                     types: &[PropertyType::U32],
                     lists: &lists,
+                    start: Arc::default(),
                 };
                 assert!(plan.async_table(0, &addresses).is_err(), "{merge:?}, read through ghosts: {read}");
             }

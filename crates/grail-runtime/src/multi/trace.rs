@@ -24,9 +24,6 @@ pub(crate) struct Phases {
 
 impl Phases {
     pub fn start(part: usize, job: &'static str) -> Phases {
-        if on() {
-            epoch();
-        }
         Phases { part, job, last: on().then(Instant::now), ended: Vec::new() }
     }
 
@@ -64,8 +61,8 @@ pub(crate) fn step(step: u64, kernel: &str, compute: Duration, sync: Duration, m
     );
 }
 
-/// The instant the process's first trace line was timed from: parts' launch instants printed
-/// against it can be compared (how far apart the parts' kernels started).
+/// The instant the process's first launch was traced: parts' launch instants printed against
+/// it can be compared (how far apart the parts' kernels started).
 fn epoch() -> Instant {
     static EPOCH: OnceLock<Instant> = OnceLock::new();
     *EPOCH.get_or_init(Instant::now)

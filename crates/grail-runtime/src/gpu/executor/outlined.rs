@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use cudarc::driver::CudaFunction;
 use grail_ir::{KernelId, Module, OutlineId, Stmt, Type, walk_block};
 
-use super::{BLOCK, Current, DeviceList, GpuRun, Layout, plain_bytes};
+use super::{BLOCK, Current, DeviceList, GpuRun, Layout, kept_buffer, plain_bytes, read_plain};
 use crate::cpu::KernelStats;
 use crate::cpu::ffi::GrailValue;
 use crate::error::{Result, RuntimeError};
@@ -321,11 +321,10 @@ impl GpuRun<'_> {
     }
 
     /// Makes the part ready to launch region `code`: its columns on the device, both worklists
-    /// (and retry lists) large enough for any frontier, and the allocation for the region's
-    /// state (`locals` of `main`'s locals), whose layout it returns. A partitioned run makes its parts ready before any
-    /// starts the region, so that none starts late (allocating is slow where peer access maps
-    /// every allocation into every GPU, and the others wait for a late part at their first
-    /// barrier); the state's allocation is kept for the run's later regions.
+    /// (and retry lists) large enough for any frontier, and the kept allocation for the
+    /// region's state (`locals` of `main`'s locals), whose layout it returns. A partitioned run
+    /// makes its parts ready before any starts the region, so that none starts late (the others
+    /// would wait for it at their first barrier).
     pub(super) fn ready_region(&mut self, code: &RegionCode, locals: usize) -> Result<StateLayout> {
         self.columns_to_device()?;
         let capacity = u64::from(self.num_nodes()) + 1024;
@@ -341,10 +340,7 @@ impl GpuRun<'_> {
             }
         }
         let at = StateLayout::of(self.module, code, locals);
-        if self.region_state.as_ref().is_none_or(|b| b.bytes() < at.bytes) {
-            self.region_state = None;
-            self.region_state = Some(DeviceBuffer::new(&self.context, at.bytes, "an outlined region's state")?);
-        }
+        kept_buffer(&mut self.region_state, &self.context, at.bytes, "an outlined region's state")?;
         Ok(at)
     }
 
@@ -375,12 +371,4 @@ impl GpuRun<'_> {
         *top = DeviceList { len, ..grown };
         Ok(())
     }
-}
-
-/// Fills `out` from `bytes` at `at` (plain values, as [`plain_bytes`] wrote them).
-fn read_plain<T: Copy>(bytes: &[u8], at: usize, out: &mut [T]) {
-    let len = std::mem::size_of_val(out);
-    let from = &bytes[at..at + len];
-    // SAFETY: `from` holds `len` bytes; every bit pattern is a valid plain value of `T`.
-    unsafe { std::ptr::copy_nonoverlapping(from.as_ptr(), out.as_mut_ptr().cast::<u8>(), len) }
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use grail_ir::OutlineId;
 
-use super::{GpuRun, Layout, plain_bytes};
+use super::{GpuRun, Layout, kept_buffer, plain_bytes};
 use crate::error::{Result, RuntimeError};
 use crate::gpu::buffer::{DeviceBuffer, call, synchronize, upload_to};
 use crate::gpu::ffi::{GRAIL_MAX_PARTS, GpuPeerEntry, GpuPeers};
@@ -112,9 +112,9 @@ fn by_part(list: &[u64]) -> [u64; GRAIL_MAX_PARTS] {
 
 impl GpuRun<'_> {
     /// Makes the part ready for region `request.region`: what its launch needs allocated
-    /// (`ready_region`), its records, the buffers the other parts write into (zeroed, the copies finished); `None`
-    /// when this part cannot run the region exchanging on the devices (no control kernel for
-    /// it, or no cooperative launch).
+    /// (`ready_region`), its records, the buffers the other parts write into (zeroed, the
+    /// copies finished); `None` when this part cannot run the region exchanging on the devices
+    /// (no control kernel for it, or no cooperative launch).
     pub(in crate::gpu) fn prepare_peers(&mut self, request: &Request<'_>) -> Result<Option<Addresses>> {
         let program = self.program;
         let Some(code) = program.regions.iter().find(|r| r.id == request.region && r.max_grid > 0) else {
@@ -356,13 +356,7 @@ impl GpuRun<'_> {
         let mut put = |at: usize, data: &[u8]| bytes[at..at + data.len()].copy_from_slice(data);
         put(plan_at, plain_bytes(&entries));
         let buffers = self.peers.as_mut().expect("prepared before the region");
-        // Kept for the run's later regions: an allocation before the launch delays this part's
-        // start against the others'.
-        if buffers.tables.as_ref().is_none_or(|t| t.bytes() < layout.bytes) {
-            buffers.tables = None;
-            buffers.tables = Some(DeviceBuffer::new(&self.context, layout.bytes, "the exchange's tables")?);
-        }
-        let buffer = buffers.tables.as_ref().expect("made above");
+        let buffer = kept_buffer(&mut buffers.tables, &self.context, layout.bytes, "the exchange's tables")?;
         let base = buffer.ptr();
         let list = |i: usize| lists[i];
         buffers.barrier_at = table.barrier;
