@@ -2442,22 +2442,28 @@ GRAIL_DEVICE bool grail_peer_async_exchange(const grail_ctx *c, grail_state *S, 
             return true;
         }
         /* B: publish what was sent; merge and append what came in. */
-        if (index == 0) W->sent_now = 0u;
         if (index == 0 && sending && forward) *c->ghost_count = 0ull;
-        if (index == 0 && sending) {
+        if (index < 32u) {
             /* Release stores at system scope: a fence and a plain store each were not enough
              * (receivers read slots not yet written: wrong results on a road network of 200,000
-             * nodes over two H200s, in seven runs of nine). */
-            for (uint32_t q = 0; q < P->parts; q++) {
-                if (q == me) continue;
+             * nodes over two H200s, in seven runs of nine). Lane q of the grid's first warp
+             * publishes to part q, the lanes' stores (each waiting for the writes before it to
+             * reach every GPU) at once rather than one part after another. */
+            const uint32_t q = (uint32_t)index;
+            unsigned long long moved = 0ull;
+            if (sending && q < P->parts && q != me) {
                 const unsigned long long r = *(volatile unsigned long long *)&W->rec_reserved[q];
                 const unsigned long long n = *(volatile unsigned long long *)&W->node_reserved[q];
                 if (r != W->rec_sent[q]) grail_store_release_sys64(&P->words[q]->rec_published[me], r);
                 if (n != W->node_sent[q]) grail_store_release_sys64(&P->words[q]->node_published[me], n);
-                if (r != W->rec_sent[q] || n != W->node_sent[q]) W->sent_now = 1u;
-                W->my_sent += (r - W->rec_sent[q]) + (n - W->node_sent[q]);
+                moved = (r - W->rec_sent[q]) + (n - W->node_sent[q]);
                 W->rec_sent[q] = r;
                 W->node_sent[q] = n;
+            }
+            for (uint32_t lanes = 16u; lanes > 0u; lanes >>= 1) moved += __shfl_down_sync(0xffffffffu, moved, lanes);
+            if (index == 0) {
+                W->sent_now = moved != 0ull ? 1u : 0u;
+                W->my_sent += moved;
             }
         }
         uint64_t records = 0u, nodes = 0u;
@@ -2506,11 +2512,11 @@ GRAIL_DEVICE bool grail_peer_async_exchange(const grail_ctx *c, grail_state *S, 
             W->blocked = full;
         }
         grail_grid_sync(S);
-        /* C: tell the senders how far this part has taken. */
-        if (index == 0 && records + nodes != 0u) {
+        /* C: tell the senders how far this part has taken (lane q of the first warp, part q). */
+        if (index < P->parts && records + nodes != 0u) {
             /* Every slot taken was read before the barrier: the sender may write them again. */
-            for (uint32_t q = 0; q < P->parts; q++) {
-                if (q == me) continue;
+            const uint32_t q = (uint32_t)index;
+            if (q != me) {
                 if (W->rec_seen[q] != W->rec_taken[q]) {
                     W->rec_taken[q] = W->rec_seen[q];
                     grail_store_release_sys64(&P->words[q]->rec_taken_by[me], W->rec_taken[q]);
@@ -2520,8 +2526,10 @@ GRAIL_DEVICE bool grail_peer_async_exchange(const grail_ctx *c, grail_state *S, 
                     grail_store_release_sys64(&P->words[q]->node_taken_by[me], W->node_taken[q]);
                 }
             }
-            W->my_taken += records + nodes;
+            if (index == 0) W->my_taken += records + nodes;
         }
+        /* Thread 0 reads what lanes 1-7 stored in B and C (the parts' counts) at its next A. */
+        if (index < 32u) __syncwarp();
         if (nodes != 0u) {
             *len += nodes;
             const uint32_t overflow = *(volatile uint32_t *)c->pushes.overflow;
