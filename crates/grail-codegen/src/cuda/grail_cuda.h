@@ -2155,21 +2155,22 @@ GRAIL_DEVICE uint64_t grail_peer_len(const grail_state *S) {
  * Between each ordered pair of parts there are two rings in the receiver's memory, written by
  * the sender only and read by the receiver only: records of three words (the entry and place,
  * the word the receiver last had from this sender, the word now) and nodes (noted ghosts, as
- * local ids at their owner). A step:
- *  A. every thread writes the ghosts that changed (at their mirror entries at the owner), the
- *     owned words that changed since their ghosts last had them (refreshes, for properties
- *     read through ghosts) and the noted ghosts into the rings, each slot reserved
- *     with a device atomic on the part's own count; thread 0 reads what the other parts have
- *     published to it; a grid barrier;
- *  B. thread 0 publishes the slots reserved (a release store at system scope into the
- *     receiver's words, after the writers' system fences); every thread merges the records
- *     that came in (changes with the merge operator into owned nodes; refreshes into ghosts,
- *     keeping what the ghost has not sent yet) and appends the nodes to the worklist; a grid
- *     barrier; thread 0 tells each sender how far it has taken.
+ * local ids at their owner). A round of the exchange is one grid barrier:
+ *  - before it, every thread writes the ghosts that changed (at their mirror entries at the
+ *    owner), the owned words that changed since their ghosts last had them (refreshes, for
+ *    properties read through ghosts) and the noted ghosts into the rings, each slot reserved
+ *    with a device atomic on the part's own count; and takes what the last round saw come in:
+ *    merges the records (changes with the merge operator into owned nodes; refreshes into
+ *    ghosts, keeping what the ghost has not sent yet) and appends the nodes to the worklist;
+ *  - in it, once every thread has arrived, the first warp of block 0 publishes the slots
+ *    reserved (stores at system scope into the receiver's words, after the writers' system
+ *    fences), tells each sender how far this part has taken, and reads what the other parts
+ *    have published since (grail_async_at_barrier), for the next round to take.
+ * A record is so taken one round after it is seen; the host sizes the rings for that.
  * Refreshes of one ghost taken at once may be applied in any order, so properties read through
  * ghosts merge by an idempotent operator here (min, max, and, or; the host refuses the others).
- * A sender whose ring lacks room for the most one step writes (the host sizes rings at twice
- * that) sends nothing and takes what came in until the receiver has made room: no part ever
+ * A sender whose ring lacks room for the most one step writes (the host sizes rings at three
+ * times that) sends nothing and takes what came in until the receiver has made room: no part ever
  * waits on another without taking. A part with nothing to run, send or take marks itself idle
  * and thread 0 polls; the loop ends when, read twice with nothing changed between, every part
  * is idle and the records and nodes sent in all equal those taken (each count is stored before
@@ -2340,12 +2341,25 @@ GRAIL_DEVICE bool grail_async_send_changed(const grail_peers *P, grail_async_wor
     return wrote;
 }
 
-/* Thread 0 reads how far sender q has published its nodes, then its records. A sender
- * publishes its records before its nodes, so every node seen comes with the records of the
- * same step: read the other way round, a node could be taken a step before the record that
- * lowered it, and its owner would run it with its old word (from INF, BFS's INF + 1 wraps to
- * level 0). A node and its record go out in one step when the worker skipped exchanges or its
- * rings were full. */
+/* A relaxed store and load at system scope (ordered by the fences around them), and a fence
+ * at system scope that orders the loads before it with every access after it, and every access
+ * before it with the stores after it. */
+GRAIL_DEVICE void grail_store_relaxed_sys64(unsigned long long *p, unsigned long long v) {
+    asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+GRAIL_DEVICE unsigned long long grail_load_relaxed_sys64(const unsigned long long *p) {
+    unsigned long long v;
+    asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+GRAIL_DEVICE void grail_fence_sys(void) { asm volatile("fence.acq_rel.sys;" ::: "memory"); }
+
+/* Lane q reads how far sender q has published its nodes, then its records. A sender publishes
+ * its records before its nodes, so every node seen comes with the records of the same step:
+ * read the other way round, a node could be taken a step before the record that lowered it,
+ * and its owner would run it with its old word (from INF, BFS's INF + 1 wraps to level 0). A
+ * node and its record go out in one step when the worker skipped exchanges or its rings were
+ * full. The caller's fence makes the slots behind both counts readable. */
 GRAIL_DEVICE void grail_async_seen(grail_async_words *W, uint32_t q) {
     W->node_seen[q] = grail_load_acquire_sys64(&W->node_published[q]);
 #ifdef GRAIL_ASYNC_STRESS_NS
@@ -2353,16 +2367,122 @@ GRAIL_DEVICE void grail_async_seen(grail_async_words *W, uint32_t q) {
      * long enough for a sender to publish both meanwhile (scripts/gpu-suite.sh). */
     for (const uint64_t until = grail_clock_ns() + (GRAIL_ASYNC_STRESS_NS); grail_clock_ns() < until;) __nanosleep(1000);
 #endif
-    W->rec_seen[q] = grail_load_acquire_sys64(&W->rec_published[q]);
+    W->rec_seen[q] = grail_load_relaxed_sys64(&W->rec_published[q]);
 }
 
 #ifndef GRAIL_ASYNC_MAX_GAP
 #define GRAIL_ASYNC_MAX_GAP 64u
 #endif
 
+/* What an exchange's barrier does once every thread has arrived and before any leaves, run by
+ * the first warp of block 0 (lane q for part q): no thread is writing a ring or reading one, so
+ * the counts stored here are exact.
+ *  - publish the slots reserved in the rings to each receiver (`sending`; records before nodes);
+ *  - tell each sender how far this part has taken (the records and nodes `took` in all, merged
+ *    before the barrier: what the last exchange saw);
+ *  - note whether some ring lacks room for the next exchange's most (W->blocked);
+ *  - read what the other parts have published since, for the next exchange to take;
+ *  - when the part has nothing to run, send or take afterwards (`idle_unless_seen`, unless
+ *    something was seen), wait as an idle part until something comes or the loop ends.
+ * One system fence goes before the stores (the writers' own fences made their slots visible;
+ * the barrier orders them and this part's reads of the rings before it), a release store
+ * publishes the nodes after the records, and one fence follows the loads. */
+GRAIL_DEVICE void grail_async_at_barrier(grail_region *R, const grail_peers *P, grail_async_words *W, bool sending,
+                                         bool forwarded, uint64_t took, bool idle_unless_seen, uint64_t *ghost_count) {
+    const uint32_t me = P->part;
+    const uint32_t q = threadIdx.x;
+    const bool peer = q < P->parts && q != me;
+    unsigned long long moved = 0ull;
+    uint32_t full = 0u, seen = 0u;
+    if (peer) {
+        const unsigned long long r = *(volatile unsigned long long *)&W->rec_reserved[q];
+        const unsigned long long n = *(volatile unsigned long long *)&W->node_reserved[q];
+        const bool publish_records = sending && r != W->rec_sent[q];
+        const bool publish_nodes = sending && n != W->node_sent[q];
+        const bool took_records = W->rec_seen[q] != W->rec_taken[q];
+        const bool took_nodes = W->node_seen[q] != W->node_taken[q];
+        if (publish_records || publish_nodes || took_records || took_nodes) grail_fence_sys();
+        if (took_records) {
+            W->rec_taken[q] = W->rec_seen[q];
+            grail_store_relaxed_sys64(&P->words[q]->rec_taken_by[me], W->rec_taken[q]);
+        }
+        if (took_nodes) {
+            W->node_taken[q] = W->node_seen[q];
+            grail_store_relaxed_sys64(&P->words[q]->node_taken_by[me], W->node_taken[q]);
+        }
+        if (publish_records) grail_store_relaxed_sys64(&P->words[q]->rec_published[me], r);
+        if (publish_nodes) grail_store_release_sys64(&P->words[q]->node_published[me], n);
+        if (sending) {
+            moved = (r - W->rec_sent[q]) + (n - W->node_sent[q]);
+            W->rec_sent[q] = r;
+            W->node_sent[q] = n;
+        }
+        /* Room in the ring for the next exchange's most, as far as the receiver has taken. */
+        if (P->rec_cap[q] - (r - grail_load_relaxed_sys64(&W->rec_taken_by[q])) < P->rec_most[q] ||
+            P->node_cap[q] - (n - grail_load_relaxed_sys64(&W->node_taken_by[q])) < P->node_most[q])
+            full = 1u;
+        grail_async_seen(W, q);
+        grail_fence_sys();
+        seen = W->rec_seen[q] != W->rec_taken[q] || W->node_seen[q] != W->node_taken[q];
+    }
+    for (uint32_t lanes = 16u; lanes > 0u; lanes >>= 1) moved += __shfl_down_sync(0xffffffffu, moved, lanes);
+    full = __reduce_or_sync(0xffffffffu, full);
+    seen = __reduce_or_sync(0xffffffffu, seen);
+    bool again = false;
+    if (q == 0u) {
+        W->sent_now = moved != 0ull ? 1u : 0u;
+        W->my_sent += moved;
+        W->my_taken += took;
+        W->blocked = full;
+        if (sending && forwarded) *ghost_count = 0ull;
+        if (!seen && idle_unless_seen) {
+            /* Nothing to run, send or take: idle until something comes. */
+            again = grail_async_wait(R, P, W);
+        } else if (full != 0u && *(volatile uint32_t *)&P->barrier[1] != 0u) {
+            R->stopped = 1u;
+        }
+    }
+    if (__shfl_sync(0xffffffffu, again ? 1u : 0u, 0) != 0u && peer) {
+        grail_async_seen(W, q);
+        grail_fence_sys();
+    }
+    __syncwarp();
+}
+
+/* The grid barrier (grail_grid_sync) with grail_async_at_barrier run between the arrivals and
+ * the release. */
+GRAIL_DEVICE void grail_async_grid_sync(grail_state *S, const grail_peers *P, grail_async_words *W, bool sending,
+                                        bool forwarded, uint64_t took, bool idle_unless_seen, uint64_t *ghost_count) {
+    grail_region *const R = S->R;
+    const uint32_t gen = S->barrier_gen + 1u;
+    __syncthreads();
+    if (blockIdx.x != 0) {
+        if (threadIdx.x == 0) {
+            grail_store_release(&R->arrive[blockIdx.x], gen);
+            while (grail_load_acquire(&R->release) != gen) {
+            }
+        }
+    } else {
+        for (uint32_t b = threadIdx.x + 1u; b < gridDim.x; b += blockDim.x) {
+            while (grail_load_acquire(&R->arrive[b]) != gen) {
+            }
+        }
+        __syncthreads();
+        if (threadIdx.x < 32u) grail_async_at_barrier(R, P, W, sending, forwarded, took, idle_unless_seen, ghost_count);
+        __syncthreads();
+        if (threadIdx.x == 0) grail_store_release(&R->release, gen);
+    }
+    __syncthreads();
+    S->barrier_gen = gen;
+}
+
 /* The asynchronous exchange after an invocation of `kernel` (see above): `*len` is the part's
  * worklist's length (the list `out`). Returns with work in the list, or with `*len` 0 once the
- * loop is over; false when the region must stop. Every thread of the grid calls it alike. */
+ * loop is over; false when the region must stop. Every thread of the grid calls it alike.
+ * Each round is one grid barrier: before it every thread sends (the changed ghosts and
+ * boundary words, the noted ghosts) and takes what the last barrier saw come in (merging the
+ * records, appending the nodes to the list); the barrier publishes, acknowledges and looks for
+ * more (grail_async_at_barrier). */
 GRAIL_DEVICE bool grail_peer_async_exchange(const grail_ctx *c, grail_state *S, uint32_t kernel, uint64_t *len,
                                             const grail_list *out) {
     grail_region *const R = S->R;
@@ -2413,64 +2533,13 @@ GRAIL_DEVICE bool grail_peer_async_exchange(const grail_ctx *c, grail_state *S, 
                 P->node_ring[o][slot] = P->at_of[g];
             }
         }
-        if (index == 0) {
-            bool any = false;
-            for (uint32_t q = 0; q < P->parts; q++) {
-                if (q == me) continue;
-                grail_async_seen(W, q);
-                any |= W->rec_seen[q] != W->rec_taken[q] || W->node_seen[q] != W->node_taken[q];
-            }
-            if (!any && !scan && !forward && *len == 0u) {
-                /* Nothing to run, send or take: idle until something comes. */
-                if (grail_async_wait(R, P, W)) {
-                    for (uint32_t q = 0; q < P->parts; q++) {
-                        if (q != me) grail_async_seen(W, q);
-                    }
-                }
-            } else if (blocked && *(volatile uint32_t *)&P->barrier[1] != 0u) {
-                R->stopped = 1u;
-            }
-        }
-        if (wrote) __threadfence_system();
-        grail_grid_sync(S);
-        if (*(volatile uint32_t *)&R->stopped != 0u) {
-            S->failed = true;
-            return false;
-        }
-        if (*(volatile uint32_t *)&W->done != 0u) {
-            *len = 0u;
-            return true;
-        }
-        /* B: publish what was sent; merge and append what came in. */
-        if (index == 0 && sending && forward) *c->ghost_count = 0ull;
-        if (index < 32u) {
-            /* Release stores at system scope: a fence and a plain store each were not enough
-             * (receivers read slots not yet written: wrong results on a road network of 200,000
-             * nodes over two H200s, in seven runs of nine). Lane q of the grid's first warp
-             * publishes to part q, the lanes' stores (each waiting for the writes before it to
-             * reach every GPU) at once rather than one part after another. */
-            const uint32_t q = (uint32_t)index;
-            unsigned long long moved = 0ull;
-            if (sending && q < P->parts && q != me) {
-                const unsigned long long r = *(volatile unsigned long long *)&W->rec_reserved[q];
-                const unsigned long long n = *(volatile unsigned long long *)&W->node_reserved[q];
-                if (r != W->rec_sent[q]) grail_store_release_sys64(&P->words[q]->rec_published[me], r);
-                if (n != W->node_sent[q]) grail_store_release_sys64(&P->words[q]->node_published[me], n);
-                moved = (r - W->rec_sent[q]) + (n - W->node_sent[q]);
-                W->rec_sent[q] = r;
-                W->node_sent[q] = n;
-            }
-            for (uint32_t lanes = 16u; lanes > 0u; lanes >>= 1) moved += __shfl_down_sync(0xffffffffu, moved, lanes);
-            if (index == 0) {
-                W->sent_now = moved != 0ull ? 1u : 0u;
-                W->my_sent += moved;
-            }
-        }
+        /* Take what the last barrier saw: merge the records, append the nodes. A record merged
+         * here may change a word the sending above compares; what it misses goes next time. */
         uint64_t records = 0u, nodes = 0u;
         for (uint32_t q = 0; q < P->parts; q++) {
             if (q == me) continue;
-            const unsigned long long from = *(volatile unsigned long long *)&W->rec_taken[q];
-            const unsigned long long n = *(volatile unsigned long long *)&W->rec_seen[q] - from;
+            const unsigned long long from = W->rec_taken[q];
+            const unsigned long long n = W->rec_seen[q] - from;
             const unsigned long long *ring = P->rec_ring_in[q];
             for (uint64_t i = index; i < n; i += threads) {
                 const uint64_t slot = (from + i) % P->rec_cap_in[q];
@@ -2490,46 +2559,28 @@ GRAIL_DEVICE bool grail_peer_async_exchange(const grail_ctx *c, grail_state *S, 
                 }
             }
             records += n;
-            const unsigned long long taken = *(volatile unsigned long long *)&W->node_taken[q];
-            const unsigned long long k = *(volatile unsigned long long *)&W->node_seen[q] - taken;
+            const unsigned long long taken = W->node_taken[q];
+            const unsigned long long k = W->node_seen[q] - taken;
             for (uint64_t i = index; i < k; i += threads) {
                 const uint32_t item = P->node_ring_in[q][(taken + i) % P->node_cap_in[q]];
                 grail_push_slot(&c->pushes, *len + nodes + i, item);
             }
             nodes += k;
         }
-        if (index == 0) {
-            /* Room in every ring for the next step's most, as far as the receivers have taken. */
-            uint32_t full = 0u;
-            for (uint32_t q = 0; q < P->parts; q++) {
-                if (q == me) continue;
-                const unsigned long long r = *(volatile unsigned long long *)&W->rec_reserved[q];
-                const unsigned long long n = *(volatile unsigned long long *)&W->node_reserved[q];
-                if (P->rec_cap[q] - (r - grail_load_acquire_sys64(&W->rec_taken_by[q])) < P->rec_most[q] ||
-                    P->node_cap[q] - (n - grail_load_acquire_sys64(&W->node_taken_by[q])) < P->node_most[q])
-                    full = 1u;
-            }
-            W->blocked = full;
+        const bool forwarded = sending && forward;
+        if (sending) scan = forward = false;
+        scan |= records != 0u;
+        if (wrote) __threadfence_system();
+        grail_async_grid_sync(S, P, W, sending, forwarded, records + nodes,
+                              !scan && !forward && *len + nodes == 0u, c->ghost_count);
+        if (*(volatile uint32_t *)&R->stopped != 0u) {
+            S->failed = true;
+            return false;
         }
-        grail_grid_sync(S);
-        /* C: tell the senders how far this part has taken (lane q of the first warp, part q). */
-        if (index < P->parts && records + nodes != 0u) {
-            /* Every slot taken was read before the barrier: the sender may write them again. */
-            const uint32_t q = (uint32_t)index;
-            if (q != me) {
-                if (W->rec_seen[q] != W->rec_taken[q]) {
-                    W->rec_taken[q] = W->rec_seen[q];
-                    grail_store_release_sys64(&P->words[q]->rec_taken_by[me], W->rec_taken[q]);
-                }
-                if (W->node_seen[q] != W->node_taken[q]) {
-                    W->node_taken[q] = W->node_seen[q];
-                    grail_store_release_sys64(&P->words[q]->node_taken_by[me], W->node_taken[q]);
-                }
-            }
-            if (index == 0) W->my_taken += records + nodes;
+        if (*(volatile uint32_t *)&W->done != 0u) {
+            *len = 0u;
+            return true;
         }
-        /* Thread 0 reads what lanes 1-7 stored in B and C (the parts' counts) at its next A. */
-        if (index < 32u) __syncwarp();
         if (nodes != 0u) {
             *len += nodes;
             const uint32_t overflow = *(volatile uint32_t *)c->pushes.overflow;
@@ -2540,8 +2591,6 @@ GRAIL_DEVICE bool grail_peer_async_exchange(const grail_ctx *c, grail_state *S, 
             }
         }
         const bool carried = records + nodes != 0u || *(volatile uint32_t *)&W->sent_now != 0u;
-        if (sending) scan = forward = false;
-        scan |= records != 0u;
         if (*len > 0u && !forward) {
             S->async_gap = carried ? 1u : (S->async_gap * 2u > GRAIL_ASYNC_MAX_GAP ? GRAIL_ASYNC_MAX_GAP : S->async_gap * 2u);
             return true;

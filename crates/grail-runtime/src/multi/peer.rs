@@ -332,15 +332,15 @@ fn most_per_step(lists: &Lists, parts: usize, merged: u64, refreshed: u64) -> Ve
 }
 
 /// The capacities of a part's rings from every sender (by sender; the part's own, unused, of
-/// one slot), for a loop synchronizing up to `properties` properties: twice what one step of
-/// the sender writes at most, so that a sender finding room for one step never waits on the
-/// receiver.
+/// one slot), for a loop synchronizing up to `properties` properties: three times what one step
+/// of the sender writes at most, so that a sender finding room for one step never waits on the
+/// receiver, which takes a step's records at its next exchange (`grail_async_at_barrier`).
 pub(crate) fn ring_caps(lists: &Lists, parts: usize, properties: usize) -> Vec<(u64, u64)> {
     let (ghosts, mirrors) = route_counts(lists, parts);
     let p = properties as u64;
     // The sender's ghosts of this part's nodes are this part's mirror entries for it, and the
     // other way round.
-    (0..parts).map(|s| (2 * p * (mirrors[s] + ghosts[s]) + 1, 2 * mirrors[s] + 1)).collect()
+    (0..parts).map(|s| (3 * p * (mirrors[s] + ghosts[s]) + 1, 3 * mirrors[s] + 1)).collect()
 }
 
 /// Why the asynchronous exchange cannot take region entries `entries` (their merge operators):
