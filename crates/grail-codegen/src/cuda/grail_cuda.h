@@ -1383,6 +1383,11 @@ typedef struct grail_state {
      * of its own) and the invocations since the last one (grail_peer_async_step). */
     uint32_t async_gap;
     uint32_t async_since;
+    /* Thread 0's clock: when the part's last exchange returned to its worklist, when this
+     * exchange and its current round began (grail_async_at_barrier's choice of gap). */
+    uint64_t async_ended;
+    uint64_t async_began;
+    uint64_t async_round;
     /* Bit k: kernel k has made an exchange in this launch, which compared every ghost and
      * mirror; its later ones may look only at its worklist (grail_peer_entry.listed). */
     uint64_t peer_scanned;
@@ -1411,6 +1416,9 @@ GRAIL_DEVICE grail_state grail_state_begin(grail_region *R, uint32_t *kinv, uint
     S.peer_step = 0;
     S.async_gap = 1;
     S.async_since = 0;
+    S.async_ended = 0;
+    S.async_began = 0;
+    S.async_round = 0;
     S.peer_scanned = 0;
     return S;
 }
@@ -1650,7 +1658,8 @@ typedef struct grail_async_words {
     uint32_t done;
     /* 1: the step just made sent something. */
     uint32_t sent_now;
-    uint32_t pad;
+    /* The invocations between exchanges while they carry something (grail_async_at_barrier). */
+    uint32_t gap;
 } grail_async_words;
 
 typedef struct grail_peers {
@@ -2373,6 +2382,18 @@ GRAIL_DEVICE void grail_async_seen(grail_async_words *W, uint32_t q) {
 #ifndef GRAIL_ASYNC_MAX_GAP
 #define GRAIL_ASYNC_MAX_GAP 64u
 #endif
+/* While exchanges carry something, the part exchanges after as many invocations as keep an
+ * exchange's round under 1/GRAIL_ASYNC_SHARE of the time they take (at least
+ * GRAIL_ASYNC_MIN_GAP): after every invocation where invocations are long (R-MAT's), after a
+ * few where a round costs about as much as an invocation (a road network's wave, ten
+ * microseconds each). What the part sends waits the longer, but the exchanges' barriers and
+ * system fences no longer double the invocations' time. */
+#ifndef GRAIL_ASYNC_MIN_GAP
+#define GRAIL_ASYNC_MIN_GAP 1u
+#endif
+#ifndef GRAIL_ASYNC_SHARE
+#define GRAIL_ASYNC_SHARE 10u
+#endif
 
 /* What an exchange's barrier does once every thread has arrived and before any leaves, run by
  * the first warp of block 0 (lane q for part q): no thread is writing a ring or reading one, so
@@ -2387,8 +2408,10 @@ GRAIL_DEVICE void grail_async_seen(grail_async_words *W, uint32_t q) {
  * One system fence goes before the stores (the writers' own fences made their slots visible;
  * the barrier orders them and this part's reads of the rings before it), a release store
  * publishes the nodes after the records, and one fence follows the loads. */
-GRAIL_DEVICE void grail_async_at_barrier(grail_region *R, const grail_peers *P, grail_async_words *W, bool sending,
-                                         bool forwarded, uint64_t took, bool idle_unless_seen, uint64_t *ghost_count) {
+GRAIL_DEVICE void grail_async_at_barrier(grail_state *S, const grail_peers *P, grail_async_words *W, bool sending,
+                                         bool forwarded, uint64_t took, bool idle_unless_seen, uint64_t *ghost_count,
+                                         uint32_t invocations) {
+    grail_region *const R = S->R;
     const uint32_t me = P->part;
     const uint32_t q = threadIdx.x;
     const bool peer = q < P->parts && q != me;
@@ -2435,11 +2458,25 @@ GRAIL_DEVICE void grail_async_at_barrier(grail_region *R, const grail_peers *P, 
         W->my_taken += took;
         W->blocked = full;
         if (sending && forwarded) *ghost_count = 0ull;
+        uint64_t waited = 0u;
         if (!seen && idle_unless_seen) {
             /* Nothing to run, send or take: idle until something comes. */
+            const uint64_t idle = grail_clock_ns();
             again = grail_async_wait(R, P, W);
+            waited = grail_clock_ns() - idle;
         } else if (full != 0u && *(volatile uint32_t *)&P->barrier[1] != 0u) {
             R->stopped = 1u;
+        }
+        /* The gap while exchanges carry something, from this round's time (its wait left out)
+         * against an invocation's since the last exchange (this thread is global thread 0,
+         * whose clocks S holds). */
+        if (S->async_ended != 0u && S->async_began > S->async_ended) {
+            const uint64_t round = grail_clock_ns() - S->async_round - waited;
+            const uint64_t invocation = (S->async_began - S->async_ended) / invocations + 1u;
+            const uint64_t gap = (GRAIL_ASYNC_SHARE * round + invocation - 1u) / invocation;
+            W->gap = (uint32_t)(gap < GRAIL_ASYNC_MIN_GAP ? GRAIL_ASYNC_MIN_GAP : gap > GRAIL_ASYNC_MAX_GAP ? GRAIL_ASYNC_MAX_GAP : gap);
+        } else if (W->gap == 0u) {
+            W->gap = GRAIL_ASYNC_MIN_GAP;
         }
     }
     if (__shfl_sync(0xffffffffu, again ? 1u : 0u, 0) != 0u && peer) {
@@ -2452,7 +2489,8 @@ GRAIL_DEVICE void grail_async_at_barrier(grail_region *R, const grail_peers *P, 
 /* The grid barrier (grail_grid_sync) with grail_async_at_barrier run between the arrivals and
  * the release. */
 GRAIL_DEVICE void grail_async_grid_sync(grail_state *S, const grail_peers *P, grail_async_words *W, bool sending,
-                                        bool forwarded, uint64_t took, bool idle_unless_seen, uint64_t *ghost_count) {
+                                        bool forwarded, uint64_t took, bool idle_unless_seen, uint64_t *ghost_count,
+                                        uint32_t invocations) {
     grail_region *const R = S->R;
     const uint32_t gen = S->barrier_gen + 1u;
     __syncthreads();
@@ -2468,7 +2506,8 @@ GRAIL_DEVICE void grail_async_grid_sync(grail_state *S, const grail_peers *P, gr
             }
         }
         __syncthreads();
-        if (threadIdx.x < 32u) grail_async_at_barrier(R, P, W, sending, forwarded, took, idle_unless_seen, ghost_count);
+        if (threadIdx.x < 32u)
+            grail_async_at_barrier(S, P, W, sending, forwarded, took, idle_unless_seen, ghost_count, invocations);
         __syncthreads();
         if (threadIdx.x == 0) grail_store_release(&R->release, gen);
     }
@@ -2500,13 +2539,16 @@ GRAIL_DEVICE bool grail_peer_async_exchange(const grail_ctx *c, grail_state *S, 
         S->async_since += 1u;
         return true;
     }
+    const uint32_t invocations = S->async_since + 1u;
     S->async_since = 0u;
+    if (index == 0) S->async_began = grail_clock_ns();
     bool scan = true;
     /* The ghosts the invocations met in their worklists, noted once each. */
     const uint64_t noted = *(volatile unsigned long long *)c->ghost_count;
     bool forward = noted > 0u;
     for (;;) {
         S->peer_step += 1u;
+        if (index == 0) S->async_round = grail_clock_ns();
         const bool blocked = *(volatile uint32_t *)&W->blocked != 0u;
         const bool sending = !blocked && (scan || forward);
         bool wrote = false;
@@ -2572,7 +2614,7 @@ GRAIL_DEVICE bool grail_peer_async_exchange(const grail_ctx *c, grail_state *S, 
         scan |= records != 0u;
         if (wrote) __threadfence_system();
         grail_async_grid_sync(S, P, W, sending, forwarded, records + nodes,
-                              !scan && !forward && *len + nodes == 0u, c->ghost_count);
+                              !scan && !forward && *len + nodes == 0u, c->ghost_count, invocations);
         if (*(volatile uint32_t *)&R->stopped != 0u) {
             S->failed = true;
             return false;
@@ -2592,7 +2634,9 @@ GRAIL_DEVICE bool grail_peer_async_exchange(const grail_ctx *c, grail_state *S, 
         }
         const bool carried = records + nodes != 0u || *(volatile uint32_t *)&W->sent_now != 0u;
         if (*len > 0u && !forward) {
-            S->async_gap = carried ? 1u : (S->async_gap * 2u > GRAIL_ASYNC_MAX_GAP ? GRAIL_ASYNC_MAX_GAP : S->async_gap * 2u);
+            const uint32_t gap = *(volatile uint32_t *)&W->gap;
+            S->async_gap = carried ? gap : (S->async_gap * 2u > GRAIL_ASYNC_MAX_GAP ? GRAIL_ASYNC_MAX_GAP : S->async_gap * 2u);
+            if (index == 0) S->async_ended = grail_clock_ns();
             return true;
         }
     }
