@@ -25,6 +25,6 @@ pub use algorithm::{Algorithm, Target};
 pub use error::{AlgoError, Result};
 pub use output::Output;
 pub use programs::{PROGRAMS, program_source};
-pub use run::{RunParams, RunResult, run, verify};
+pub use run::{RunParams, RunResult, preferred_mode, run, verify};
 pub use tuning::OptChoice;
 pub use variant::{REAL_WEIGHT_VARIANTS, VARIANTS, Variant};

@@ -77,8 +77,47 @@ pub struct RunResult {
     pub multi: Option<crate::suite::MultiReport>,
 }
 
+/// The mode a partitioned run of `algorithm` takes where none is asked for
+/// ([`crate::suite::MultiParams::mode_by_graph`]): asynchronous for BFS and SSSP on graphs whose
+/// diameter is not low when every device is a GPU, bulk-synchronous otherwise. A road network's
+/// BFS or SSSP is thousands of small rounds, which the fused worker runs without meeting the
+/// other GPUs at each (a road network of 2^24 nodes over two H200s: BFS 83.4 ms against 216.1 in
+/// supersteps, SSSP 138.9 against 227.1 in METIS parts; docs/benchmarks.md); on R-MAT the parts' own paths, found first, are
+/// lowered again and again asynchronously (kron23 BFS 382.8 ms against 3.05 in supersteps, SSSP
+/// 69.7 against 27.4). Label propagation and PageRank keep their supersteps; CPU devices, whose
+/// asynchronous mode has not been measured against them on these graphs, too.
+pub fn preferred_mode(
+    algorithm: Algorithm,
+    graph: &Graph,
+    devices: &[grail_runtime::multi::Device],
+) -> grail_runtime::multi::Mode {
+    use grail_runtime::multi::{Device, Mode};
+    let gpus_only = !devices.is_empty() && devices.iter().all(|d| matches!(d, Device::Gpu(_)));
+    if gpus_only
+        && matches!(algorithm, Algorithm::Bfs | Algorithm::Sssp)
+        && tuning::class::diameter_level(graph) != tuning::class::Level::Low
+    {
+        Mode::Async
+    } else {
+        Mode::Bsp
+    }
+}
+
 /// Runs `algorithm` on `graph` with `target`.
 pub fn run(algorithm: Algorithm, graph: &Graph, target: Target, params: &RunParams) -> Result<RunResult> {
+    let chosen;
+    let params = match &params.multi {
+        Some(multi) if multi.mode_by_graph => {
+            let mut with_mode = params.clone();
+            if let Some(multi) = &mut with_mode.multi {
+                multi.mode = preferred_mode(algorithm, graph, &multi.devices);
+                multi.mode_by_graph = false;
+            }
+            chosen = with_mode;
+            &chosen
+        }
+        _ => params,
+    };
     let source = if algorithm.needs_source() { params.source_in(graph)? } else { 0 };
     if algorithm == Algorithm::Sssp {
         reference::check_real_weights(graph)?;

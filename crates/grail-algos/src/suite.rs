@@ -144,6 +144,10 @@ enum Compiled {
 pub struct MultiParams {
     pub devices: Vec<grail_runtime::multi::Device>,
     pub mode: grail_runtime::multi::Mode,
+    /// No mode was asked for (`grail run ALGO --devices` without `--mode`): a suite
+    /// algorithm's run takes the one [`crate::preferred_mode`] gives for the graph and the
+    /// devices in place of `mode`.
+    pub mode_by_graph: bool,
     pub partition: grail_graph::partition::Method,
     /// The seed of the random partitioning.
     pub seed: u64,
@@ -172,6 +176,7 @@ impl MultiParams {
         MultiParams {
             devices,
             mode: grail_runtime::multi::Mode::Bsp,
+            mode_by_graph: false,
             partition,
             seed: 1,
             jitter: None,

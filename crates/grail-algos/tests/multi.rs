@@ -168,6 +168,7 @@ fn the_asynchronous_mode_agrees_with_the_reference_and_ends_under_random_delays(
             let how = MultiParams {
                 devices: vec![Device::Cpu; *k],
                 mode: Mode::Async,
+                mode_by_graph: false,
                 partition: method,
                 seed: 7,
                 jitter: Some(seed * 16 + *k as u64),
@@ -190,6 +191,7 @@ fn the_asynchronous_mode_agrees_with_the_reference_and_ends_under_random_delays(
         let how = MultiParams {
             devices: vec![Device::Cpu; *k],
             mode: Mode::Async,
+            mode_by_graph: false,
             partition: Method::Random,
             seed: 3,
             jitter: None,
@@ -270,6 +272,30 @@ fn the_suite_runs_partitioned_through_run_with_its_partitioned_default_variant()
         let async_loops = result.multi.expect("parts reported").sync.async_loops;
         assert_eq!(async_loops > 0, expected == "async", "bfs {expected}: {async_loops} asynchronous loops");
     }
+}
+
+/// Without a mode asked for, BFS and SSSP over GPUs run asynchronously on a graph of many
+/// levels and in supersteps on one of few; every other case, and CPU devices, in supersteps.
+/// A run on CPU devices so chosen is verified and reports the mode it took.
+#[test]
+fn the_mode_not_asked_for_is_chosen_by_the_graph_and_the_devices() {
+    let grid = generate(&Generator::Grid { rows: 80, cols: 60 }, &GenOptions::default(), true, &NoProgress).unwrap();
+    let rmat =
+        generate(&Generator::graph500(10), &GenOptions { seed: 5, max_weight: Some(100) }, false, &NoProgress).unwrap();
+    let gpus = [Device::Gpu(0), Device::Gpu(1)];
+    let mixed = [Device::Gpu(0), Device::Cpu];
+    for algorithm in [Algorithm::Bfs, Algorithm::Sssp, Algorithm::Cc, Algorithm::Pr] {
+        let on_grid = if matches!(algorithm, Algorithm::Bfs | Algorithm::Sssp) { Mode::Async } else { Mode::Bsp };
+        assert_eq!(grail_algos::preferred_mode(algorithm, &grid, &gpus), on_grid, "{algorithm} on a grid");
+        assert_eq!(grail_algos::preferred_mode(algorithm, &rmat, &gpus), Mode::Bsp, "{algorithm} on R-MAT");
+        assert_eq!(grail_algos::preferred_mode(algorithm, &grid, &mixed), Mode::Bsp, "{algorithm}, a GPU and a CPU");
+        assert_eq!(grail_algos::preferred_mode(algorithm, &grid, &[Device::Cpu; 2]), Mode::Bsp, "{algorithm}, CPUs");
+    }
+    let how = MultiParams { mode: Mode::Async, mode_by_graph: true, ..multi(2, Method::Ordered) };
+    let params = RunParams { multi: Some(how), threads: 2, ..Default::default() };
+    let result = run(Algorithm::Bfs, &grid, Target::Cpu, &params).unwrap();
+    verify(Algorithm::Bfs, &grid, &params, &result.output).unwrap();
+    assert_eq!(result.multi.expect("parts reported").mode, Mode::Bsp, "CPU devices run in supersteps");
 }
 
 #[test]

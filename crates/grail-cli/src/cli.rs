@@ -887,7 +887,8 @@ pub struct RunArgs {
     /// every device works on its own worklist and sends its changes as packets as it goes; the
     /// rest as in bsp). bfs takes its label-correcting `async` variant there on graphs not of
     /// low diameter (road networks, meshes), and its supersteps on the others, where they are
-    /// far faster.
+    /// far faster. Default for the suite's algorithms: `async` for bfs and sssp on graphs not
+    /// of low diameter when every device is a GPU, `bsp` otherwise; for program files, `bsp`.
     #[arg(long, value_name = "bsp|async", requires = "devices")]
     pub mode: Option<grail_runtime::multi::Mode>,
     /// Soft priorities for `--mode async` (Groute's): nodes one device pushes to another wait

@@ -191,6 +191,7 @@ pub fn multi(bench: MultiBench, progress: &Bars) -> Result<()> {
                             multi: Some(MultiParams {
                                 devices: devices.clone(),
                                 mode,
+                                mode_by_graph: false,
                                 partition,
                                 seed: 1,
                                 jitter: None,

@@ -171,6 +171,7 @@ fn multi_records(
     let multi = grail_algos::suite::MultiParams {
         devices,
         mode: Mode::Bsp,
+        mode_by_graph: false,
         partition: grail_graph::partition::Method::Ordered,
         seed: 1,
         jitter: None,
