@@ -1446,14 +1446,23 @@ GRAIL_DEVICE uint32_t grail_load_acquire(const uint32_t *p) {
 #endif
 }
 
+/* What grail_grid_sync runs inside the barrier: nothing. */
+struct grail_nothing {
+    __device__ void operator()() const {}
+};
+template <typename F> constexpr bool grail_is_nothing() { return false; }
+template <> constexpr bool grail_is_nothing<grail_nothing>() { return true; }
+
 /* The grid-wide barrier: never deadlocks because the control kernel is launched cooperatively
  * (every block resident). No block contends for a shared counter: thread 0 of each block other
  * than 0 stores the generation it arrives for in its own arrival word (a release store, after
  * the block's __syncthreads) and waits for block 0's release word to show it (acquire loads);
  * block 0's threads wait, in parallel, for every arrival word (acquire loads), then its thread 0
  * releases. So every write made before the barrier by any thread is visible to every read after
- * it by any thread. */
-GRAIL_DEVICE void grail_grid_sync(grail_state *S) {
+ * it by any thread. `at_barrier()` runs on block 0's threads once every block has arrived and
+ * before any leaves (grail_async_at_barrier; grail_nothing: nothing). */
+template <typename AtBarrier>
+GRAIL_DEVICE void grail_grid_sync_with(grail_state *S, AtBarrier at_barrier) {
     grail_region *const R = S->R;
     const uint32_t gen = S->barrier_gen + 1u;
     __syncthreads();
@@ -1469,11 +1478,17 @@ GRAIL_DEVICE void grail_grid_sync(grail_state *S) {
             }
         }
         __syncthreads();
+        if constexpr (!grail_is_nothing<AtBarrier>()) {
+            at_barrier();
+            __syncthreads();
+        }
         if (threadIdx.x == 0) grail_store_release(&R->release, gen);
     }
     __syncthreads();
     S->barrier_gen = gen;
 }
+
+GRAIL_DEVICE void grail_grid_sync(grail_state *S) { grail_grid_sync_with(S, grail_nothing{}); }
 
 /* ---- Marks: 3-phase conflict resolution (the morph paper's §7.3; grail_ir::opt::marks) ----
  *
@@ -2486,35 +2501,6 @@ GRAIL_DEVICE void grail_async_at_barrier(grail_state *S, const grail_peers *P, g
     __syncwarp();
 }
 
-/* The grid barrier (grail_grid_sync) with grail_async_at_barrier run between the arrivals and
- * the release. */
-GRAIL_DEVICE void grail_async_grid_sync(grail_state *S, const grail_peers *P, grail_async_words *W, bool sending,
-                                        bool forwarded, uint64_t took, bool idle_unless_seen, uint64_t *ghost_count,
-                                        uint32_t invocations) {
-    grail_region *const R = S->R;
-    const uint32_t gen = S->barrier_gen + 1u;
-    __syncthreads();
-    if (blockIdx.x != 0) {
-        if (threadIdx.x == 0) {
-            grail_store_release(&R->arrive[blockIdx.x], gen);
-            while (grail_load_acquire(&R->release) != gen) {
-            }
-        }
-    } else {
-        for (uint32_t b = threadIdx.x + 1u; b < gridDim.x; b += blockDim.x) {
-            while (grail_load_acquire(&R->arrive[b]) != gen) {
-            }
-        }
-        __syncthreads();
-        if (threadIdx.x < 32u)
-            grail_async_at_barrier(S, P, W, sending, forwarded, took, idle_unless_seen, ghost_count, invocations);
-        __syncthreads();
-        if (threadIdx.x == 0) grail_store_release(&R->release, gen);
-    }
-    __syncthreads();
-    S->barrier_gen = gen;
-}
-
 /* The asynchronous exchange after an invocation of `kernel` (see above): `*len` is the part's
  * worklist's length (the list `out`). Returns with work in the list, or with `*len` 0 once the
  * loop is over; false when the region must stop. Every thread of the grid calls it alike.
@@ -2613,8 +2599,12 @@ GRAIL_DEVICE bool grail_peer_async_exchange(const grail_ctx *c, grail_state *S, 
         if (sending) scan = forward = false;
         scan |= records != 0u;
         if (wrote) __threadfence_system();
-        grail_async_grid_sync(S, P, W, sending, forwarded, records + nodes,
-                              !scan && !forward && *len + nodes == 0u, c->ghost_count, invocations);
+        const uint64_t took = records + nodes;
+        const bool idle_unless_seen = !scan && !forward && *len + nodes == 0u;
+        grail_grid_sync_with(S, [&] {
+            if (threadIdx.x < 32u)
+                grail_async_at_barrier(S, P, W, sending, forwarded, took, idle_unless_seen, c->ghost_count, invocations);
+        });
         if (*(volatile uint32_t *)&R->stopped != 0u) {
             S->failed = true;
             return false;
