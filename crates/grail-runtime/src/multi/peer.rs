@@ -340,8 +340,11 @@ pub(crate) fn ring_caps(lists: &Lists, parts: usize, properties: usize) -> Vec<(
     let p = properties as u64;
     // The sender's ghosts of this part's nodes are this part's mirror entries for it, and the
     // other way round.
-    (0..parts).map(|s| (3 * p * (mirrors[s] + ghosts[s]) + 1, 3 * mirrors[s] + 1)).collect()
+    (0..parts).map(|s| (RING_STEPS * p * (mirrors[s] + ghosts[s]) + 1, RING_STEPS * mirrors[s] + 1)).collect()
 }
+
+/// The steps of a sender's most a ring holds ([`ring_caps`]).
+const RING_STEPS: u64 = 3;
 
 /// Why the asynchronous exchange cannot take region entries `entries` (their merge operators):
 /// a property read through ghosts must merge by an idempotent operator (refreshes of one ghost
@@ -496,7 +499,7 @@ impl Plan<'_> {
         let mut rings = Rings { words: addresses.iter().map(|a| a.words).collect(), ..Rings::default() };
         let most = most_per_step(&self.lists[q], k, merged, refreshed);
         for (theirs, &(rec_most, node_most)) in addresses.iter().zip(&most) {
-            if 2 * rec_most > theirs.rec_caps[q] || 2 * node_most > theirs.node_caps[q] {
+            if RING_STEPS * rec_most > theirs.rec_caps[q] || RING_STEPS * node_most > theirs.node_caps[q] {
                 return Err("its rings were made for fewer properties".into());
             }
             rings.rec_ring.push(theirs.rec_rings[q]);
@@ -688,7 +691,8 @@ mod tests {
                         assert_eq!(rings.node_ring[o], 1000 * (o as u64 + 1) + 20 + q as u64);
                         assert_eq!(rings.rec_cap[o], addresses[o].rec_caps[q]);
                         assert!(
-                            2 * rings.rec_most[o] <= rings.rec_cap[o] && 2 * rings.node_most[o] <= rings.node_cap[o]
+                            RING_STEPS * rings.rec_most[o] <= rings.rec_cap[o]
+                                && RING_STEPS * rings.node_most[o] <= rings.node_cap[o]
                         );
                         let ghosts = table.lists.ghost_owner.iter().filter(|&&x| x as usize == o).count() as u64;
                         assert_eq!(rings.node_most[o], ghosts, "a node per ghost the receiver owns");
