@@ -1450,8 +1450,8 @@ GRAIL_DEVICE uint32_t grail_load_acquire(const uint32_t *p) {
 struct grail_nothing {
     __device__ void operator()() const {}
 };
-template <typename F> constexpr bool grail_is_nothing() { return false; }
-template <> constexpr bool grail_is_nothing<grail_nothing>() { return true; }
+template <typename F> __device__ constexpr bool grail_is_nothing() { return false; }
+template <> __device__ constexpr bool grail_is_nothing<grail_nothing>() { return true; }
 
 /* The grid-wide barrier: never deadlocks because the control kernel is launched cooperatively
  * (every block resident). No block contends for a shared counter: thread 0 of each block other
