@@ -147,14 +147,30 @@ impl<'g, T: AlgorithmOutput> Run<'g, T> {
         self
     }
 
-    /// Runs on several devices, the graph partitioned among them by `partition`, bulk-
-    /// synchronously (`grail run --devices`): e.g. `&[Device::Gpu(0), Device::Gpu(1)]`, or
-    /// `&[Device::Cpu; 4]` (the threads shared among the CPU devices). The algorithm's first
-    /// variant that can run partitioned is used unless [`Run::variant`] names one; one that
-    /// cannot is an error naming the reasons.
+    /// Runs on several devices, the graph partitioned among them by `partition` (`grail run
+    /// --devices`): e.g. `&[Device::Gpu(0), Device::Gpu(1)]`, or `&[Device::Cpu; 4]` (the
+    /// threads shared among the CPU devices). The algorithm's first variant that can run
+    /// partitioned is used unless [`Run::variant`] names one; one that cannot is an error naming
+    /// the reasons. The mode is the one `grail run --devices` takes without `--mode`
+    /// ([`grail_algos::preferred_mode`]: asynchronous for BFS and SSSP over GPUs on graphs not of
+    /// low diameter, bulk-synchronous otherwise) unless [`Run::asynchronous`] or
+    /// [`Run::bulk_synchronous`] says.
     pub fn on_devices(mut self, devices: &[Device], partition: PartitionMethod) -> Self {
         self.target = Target::Cpu;
-        self.params.multi = Some(grail_algos::suite::MultiParams::new(devices.to_vec(), partition));
+        self.params.multi = Some(grail_algos::suite::MultiParams {
+            mode_by_graph: true,
+            ..grail_algos::suite::MultiParams::new(devices.to_vec(), partition)
+        });
+        self
+    }
+
+    /// With [`Run::on_devices`]: runs in supersteps (Falcon's bulk-synchronous execution, `grail
+    /// run --mode bsp`) whatever the graph. Without `on_devices` it changes nothing.
+    pub fn bulk_synchronous(mut self) -> Self {
+        if let Some(multi) = &mut self.params.multi {
+            multi.mode = grail_runtime::multi::Mode::Bsp;
+            multi.mode_by_graph = false;
+        }
         self
     }
 
@@ -177,6 +193,7 @@ impl<'g, T: AlgorithmOutput> Run<'g, T> {
     pub fn asynchronous(mut self, topology: Topology) -> Self {
         if let Some(multi) = &mut self.params.multi {
             multi.mode = grail_runtime::multi::Mode::Async;
+            multi.mode_by_graph = false;
             multi.topology = topology;
         }
         self

@@ -293,6 +293,9 @@ fn algorithms_run_partitioned_over_several_devices() {
     }
     let levels = graph.bfs(3).on_devices(&devices[..2], PartitionMethod::Ordered).verify().run().unwrap();
     assert_eq!(levels, graph.bfs(3).on(Target::Reference).run().unwrap());
+    let in_supersteps =
+        graph.bfs(3).on_devices(&devices[..2], PartitionMethod::Ordered).bulk_synchronous().verify().run().unwrap();
+    assert_eq!(in_supersteps, levels);
     // Triangle counting reads a neighbour's adjacency, which a ghost does not have.
     let error = graph.undirected().triangles().on_devices(&devices, PartitionMethod::Ordered).run().unwrap_err();
     assert!(error.to_string().contains("partitioned"), "{error}");
