@@ -495,6 +495,21 @@ if want multi; then
         touch "$load_stop"
         wait "$load_pid" || true
 
+        # Rings that hold one step of a sender's most (GRAIL_ASYNC_RING_STEPS=1; three by
+        # default): senders find them full and wait for room, taking what comes in meanwhile.
+        for run in "bfs async" "sssp wl" "cc lp"; do
+            read -r algo name <<<"$run"
+            log="$out/multi.full-rings.$algo.json"
+            if GRAIL_ASYNC_RING_STEPS=1 GRAIL_FUSED_WORKER=1 timeout 120 "$grail" -q run "$algo" --variant "$name" \
+                -g "$out/multi.$stress_graph.gcsr" --devices all --partition random --mode async \
+                --verify --json >"$log" 2>&1 && grep -q '"device_regions": [1-9]' "$log"; then
+                pass "$algo $name on $stress_graph over all GPUs, rings of one step (GRAIL_ASYNC_RING_STEPS=1)"
+            else
+                tail -5 "$log"
+                fail "$algo $name on $stress_graph over all GPUs, rings of one step, log $log"
+            fi
+        done
+
         # Regions on every GPU at once whose exchanges look only at the worklists' nodes
         # (the default), each listed pass checked by a full comparison after
         # it (=check: the run fails if the lists missed a change): every variant that pushes
