@@ -2566,8 +2566,9 @@ GRAIL_DEVICE bool grail_peer_async_exchange(const grail_ctx *c, grail_state *S, 
         uint64_t records = 0u, nodes = 0u;
         for (uint32_t q = 0; q < P->parts; q++) {
             if (q == me) continue;
-            const unsigned long long from = W->rec_taken[q];
-            const unsigned long long n = W->rec_seen[q] - from;
+            /* Written by the barrier's warp (block 0) before the release: read past L1. */
+            const unsigned long long from = *(volatile unsigned long long *)&W->rec_taken[q];
+            const unsigned long long n = *(volatile unsigned long long *)&W->rec_seen[q] - from;
             const unsigned long long *ring = P->rec_ring_in[q];
             for (uint64_t i = index; i < n; i += threads) {
                 const uint64_t slot = (from + i) % P->rec_cap_in[q];
@@ -2587,8 +2588,8 @@ GRAIL_DEVICE bool grail_peer_async_exchange(const grail_ctx *c, grail_state *S, 
                 }
             }
             records += n;
-            const unsigned long long taken = W->node_taken[q];
-            const unsigned long long k = W->node_seen[q] - taken;
+            const unsigned long long taken = *(volatile unsigned long long *)&W->node_taken[q];
+            const unsigned long long k = *(volatile unsigned long long *)&W->node_seen[q] - taken;
             for (uint64_t i = index; i < k; i += threads) {
                 const uint32_t item = P->node_ring_in[q][(taken + i) % P->node_cap_in[q]];
                 grail_push_slot(&c->pushes, *len + nodes + i, item);
