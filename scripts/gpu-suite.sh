@@ -479,18 +479,26 @@ if want multi; then
             "$grail" -q run pr -g "$out/multi.$stress_graph.gcsr" --devices all --partition random >/dev/null 2>&1 || true
         done) &
         load_pid=$!
+        # fused_on_every_gpu WHAT LOG ALGO VARIANT [VAR=VALUE...]: ALGO's VARIANT in the fused
+        # worker over every GPU, random parts of the stress graph, with the environment given,
+        # verified and its loop run on the GPUs.
+        fused_on_every_gpu() {
+            local what=$1 log=$2 algo=$3 variant=$4
+            shift 4
+            if env "$@" GRAIL_FUSED_WORKER=1 timeout 120 "$grail" -q run "$algo" --variant "$variant" \
+                -g "$out/multi.$stress_graph.gcsr" --devices all --partition random --mode async \
+                --verify --json >"$log" 2>&1 && grep -q '"device_regions": [1-9]' "$log"; then
+                pass "$what"
+            else
+                tail -5 "$log"
+                fail "$what, log $log"
+            fi
+        }
         for round in 1 2 3 4 5 6; do
             flags=""
             [[ $((round % 2)) -eq 0 ]] && flags="-DGRAIL_ASYNC_STRESS_NS=20000"
-            log="$out/multi.loaded.$round.json"
-            if GRAIL_CACHE_DIR="$hub_cache" GRAIL_NVRTC_FLAGS="$flags" GRAIL_FUSED_WORKER=1 timeout 120 "$grail" -q run bfs \
-                --variant async -g "$out/multi.$stress_graph.gcsr" --devices all --partition random --mode async \
-                --verify --json >"$log" 2>&1 && grep -q '"device_regions": [1-9]' "$log"; then
-                pass "bfs async on $stress_graph over all GPUs beside another run${flags:+, $flags}"
-            else
-                tail -5 "$log"
-                fail "bfs async on $stress_graph over all GPUs beside another run${flags:+, $flags}, log $log"
-            fi
+            fused_on_every_gpu "bfs async on $stress_graph over all GPUs beside another run${flags:+, $flags}" \
+                "$out/multi.loaded.$round.json" bfs async GRAIL_CACHE_DIR="$hub_cache" GRAIL_NVRTC_FLAGS="$flags"
         done
         touch "$load_stop"
         wait "$load_pid" || true
@@ -499,15 +507,8 @@ if want multi; then
         # default): senders find them full and wait for room, taking what comes in meanwhile.
         for run in "bfs async" "sssp wl" "cc lp"; do
             read -r algo name <<<"$run"
-            log="$out/multi.full-rings.$algo.json"
-            if GRAIL_ASYNC_RING_STEPS=1 GRAIL_FUSED_WORKER=1 timeout 120 "$grail" -q run "$algo" --variant "$name" \
-                -g "$out/multi.$stress_graph.gcsr" --devices all --partition random --mode async \
-                --verify --json >"$log" 2>&1 && grep -q '"device_regions": [1-9]' "$log"; then
-                pass "$algo $name on $stress_graph over all GPUs, rings of one step (GRAIL_ASYNC_RING_STEPS=1)"
-            else
-                tail -5 "$log"
-                fail "$algo $name on $stress_graph over all GPUs, rings of one step, log $log"
-            fi
+            fused_on_every_gpu "$algo $name on $stress_graph over all GPUs, rings of one step (GRAIL_ASYNC_RING_STEPS=1)" \
+                "$out/multi.full-rings.$algo.json" "$algo" "$name" GRAIL_ASYNC_RING_STEPS=1
         done
 
         # Regions on every GPU at once whose exchanges look only at the worklists' nodes
