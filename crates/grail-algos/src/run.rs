@@ -78,13 +78,13 @@ pub struct RunResult {
 }
 
 /// The mode a partitioned run of `algorithm` takes where none is asked for
-/// ([`crate::suite::MultiParams::mode_by_graph`]): asynchronous for BFS and SSSP on graphs whose
+/// ([`crate::suite::MultiParams::mode`] `None`): asynchronous for BFS and SSSP on graphs whose
 /// diameter is not low when every device is a GPU, bulk-synchronous otherwise. A road network's
 /// BFS or SSSP is thousands of small rounds, which the fused worker runs without meeting the
-/// other GPUs at each (a road network of 2^24 nodes over two H200s: BFS 83.4 ms against 216.1 in
-/// supersteps, SSSP 138.9 against 227.1 in METIS parts; docs/benchmarks.md); on R-MAT the parts' own paths, found first, are
-/// lowered again and again asynchronously (kron23 BFS 382.8 ms against 3.05 in supersteps, SSSP
-/// 69.7 against 27.4). Label propagation and PageRank keep their supersteps, and so do CPU
+/// other GPUs at each (a road network of 2^24 nodes over two H200s: BFS 83.4 ms against 216.1
+/// in supersteps, SSSP 138.9 against 227.1 in METIS parts; docs/benchmarks.md); on R-MAT the
+/// parts' own paths, found first, are lowered again and again asynchronously (kron23 BFS 382.8
+/// ms against 3.05 in supersteps, SSSP 69.7 against 27.4). Label propagation and PageRank keep their supersteps, and so do CPU
 /// devices, whose host-driven asynchronous mode is the slower on roads too (a road network of
 /// 2^20 nodes over two CPU devices of one core each: BFS 56.7-60.0 ms in supersteps against
 /// 116.3-129.2, SSSP 88.2-90.7 against 250.9-251.5).
@@ -109,11 +109,10 @@ pub fn preferred_mode(
 pub fn run(algorithm: Algorithm, graph: &Graph, target: Target, params: &RunParams) -> Result<RunResult> {
     let chosen;
     let params = match &params.multi {
-        Some(multi) if multi.mode_by_graph => {
+        Some(multi) if multi.mode.is_none() => {
             let mut with_mode = params.clone();
             if let Some(multi) = &mut with_mode.multi {
-                multi.mode = preferred_mode(algorithm, graph, &multi.devices);
-                multi.mode_by_graph = false;
+                multi.mode = Some(preferred_mode(algorithm, graph, &multi.devices));
             }
             chosen = with_mode;
             &chosen
@@ -156,7 +155,9 @@ pub fn run(algorithm: Algorithm, graph: &Graph, target: Target, params: &RunPara
         }
         Target::Cpu | Target::Gpu => {
             let variant = match &params.multi {
-                Some(multi) => partitionable_variant(algorithm, params.variant.as_deref(), graph, multi.mode)?,
+                Some(multi) => {
+                    partitionable_variant(algorithm, params.variant.as_deref(), graph, multi.mode.unwrap_or_default())?
+                }
                 None => Variant::find(algorithm, params.variant.as_deref())
                     .and_then(|v| v.for_weights(graph.out().weight_kind()))
                     .map_err(AlgoError::Usage)?,

@@ -143,11 +143,11 @@ enum Compiled {
 #[derive(Debug, Clone)]
 pub struct MultiParams {
     pub devices: Vec<grail_runtime::multi::Device>,
-    pub mode: grail_runtime::multi::Mode,
-    /// No mode was asked for (`grail run ALGO --devices` without `--mode`): a suite
-    /// algorithm's run takes the one [`crate::preferred_mode`] gives for the graph and the
-    /// devices in place of `mode`.
-    pub mode_by_graph: bool,
+    /// The mode, or `None` where none was asked for (`grail run --devices` without `--mode`,
+    /// the library's `on_devices`): a suite algorithm's run then takes the one
+    /// [`crate::preferred_mode`] gives for the graph and the devices, a program file's
+    /// supersteps.
+    pub mode: Option<grail_runtime::multi::Mode>,
     pub partition: grail_graph::partition::Method,
     /// The seed of the random partitioning.
     pub seed: u64,
@@ -175,8 +175,7 @@ impl MultiParams {
     pub fn new(devices: Vec<grail_runtime::multi::Device>, partition: grail_graph::partition::Method) -> MultiParams {
         MultiParams {
             devices,
-            mode: grail_runtime::multi::Mode::Bsp,
-            mode_by_graph: false,
+            mode: Some(grail_runtime::multi::Mode::Bsp),
             partition,
             seed: 1,
             jitter: None,
@@ -535,9 +534,10 @@ pub fn run_partitioned(
     let partition_time = started.elapsed();
     let edge_cut = partitioning.edge_cut(graph).share;
     let (device_regions, region_grid) = device_regions(graph, how);
+    let mode = how.mode.unwrap_or_default();
     let options = MultiOptions {
         threads,
-        mode: how.mode,
+        mode,
         jitter: how.jitter,
         device_regions,
         region_grid,
@@ -548,7 +548,7 @@ pub fn run_partitioned(
     let run = program.run_with_inputs(graph, partitioning, values, inputs, &options, out)?;
     let report = MultiReport {
         devices: how.devices.clone(),
-        mode: how.mode,
+        mode,
         topology: how.topology,
         worker: how.worker.resolved(),
         partition: how.partition,

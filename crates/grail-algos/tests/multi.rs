@@ -167,8 +167,7 @@ fn the_asynchronous_mode_agrees_with_the_reference_and_ends_under_random_delays(
             }
             let how = MultiParams {
                 devices: vec![Device::Cpu; *k],
-                mode: Mode::Async,
-                mode_by_graph: false,
+                mode: Some(Mode::Async),
                 partition: method,
                 seed: 7,
                 jitter: Some(seed * 16 + *k as u64),
@@ -190,8 +189,7 @@ fn the_asynchronous_mode_agrees_with_the_reference_and_ends_under_random_delays(
     for (k, program) in programs().iter().filter(|(k, _)| *k >= 2) {
         let how = MultiParams {
             devices: vec![Device::Cpu; *k],
-            mode: Mode::Async,
-            mode_by_graph: false,
+            mode: Some(Mode::Async),
             partition: Method::Random,
             seed: 3,
             jitter: None,
@@ -262,7 +260,7 @@ fn the_suite_runs_partitioned_through_run_with_its_partitioned_default_variant()
     }
     // The asynchronous mode takes BFS's variant whose loop runs without rounds on a graph of
     // many levels (a grid), and the partitioned default, in supersteps, on one of few.
-    let how = MultiParams { mode: Mode::Async, ..multi(2, Method::Ordered) };
+    let how = MultiParams { mode: Some(Mode::Async), ..multi(2, Method::Ordered) };
     let params = RunParams { multi: Some(how), threads: 2, ..Default::default() };
     let grid = generate(&Generator::Grid { rows: 80, cols: 60 }, &GenOptions::default(), true, &NoProgress).unwrap();
     for (graph, expected) in [(&grid, "async"), (&graph, "do")] {
@@ -291,7 +289,7 @@ fn the_mode_not_asked_for_is_chosen_by_the_graph_and_the_devices() {
         assert_eq!(grail_algos::preferred_mode(algorithm, &grid, &mixed), Mode::Bsp, "{algorithm}, a GPU and a CPU");
         assert_eq!(grail_algos::preferred_mode(algorithm, &grid, &[Device::Cpu; 2]), Mode::Bsp, "{algorithm}, CPUs");
     }
-    let how = MultiParams { mode: Mode::Async, mode_by_graph: true, ..multi(2, Method::Ordered) };
+    let how = MultiParams { mode: None, ..multi(2, Method::Ordered) };
     let params = RunParams { multi: Some(how), threads: 2, ..Default::default() };
     let result = run(Algorithm::Bfs, &grid, Target::Cpu, &params).unwrap();
     verify(Algorithm::Bfs, &grid, &params, &result.output).unwrap();

@@ -158,7 +158,7 @@ impl<'g, T: AlgorithmOutput> Run<'g, T> {
     pub fn on_devices(mut self, devices: &[Device], partition: PartitionMethod) -> Self {
         self.target = Target::Cpu;
         self.params.multi = Some(grail_algos::suite::MultiParams {
-            mode_by_graph: true,
+            mode: None,
             ..grail_algos::suite::MultiParams::new(devices.to_vec(), partition)
         });
         self
@@ -168,8 +168,7 @@ impl<'g, T: AlgorithmOutput> Run<'g, T> {
     /// run --mode bsp`) whatever the graph. Without `on_devices` it changes nothing.
     pub fn bulk_synchronous(mut self) -> Self {
         if let Some(multi) = &mut self.params.multi {
-            multi.mode = grail_runtime::multi::Mode::Bsp;
-            multi.mode_by_graph = false;
+            multi.mode = Some(grail_runtime::multi::Mode::Bsp);
         }
         self
     }
@@ -192,8 +191,7 @@ impl<'g, T: AlgorithmOutput> Run<'g, T> {
     /// the other loops stay bulk-synchronous. Without `on_devices` it changes nothing.
     pub fn asynchronous(mut self, topology: Topology) -> Self {
         if let Some(multi) = &mut self.params.multi {
-            multi.mode = grail_runtime::multi::Mode::Async;
-            multi.mode_by_graph = false;
+            multi.mode = Some(grail_runtime::multi::Mode::Async);
             multi.topology = topology;
         }
         self

@@ -190,8 +190,7 @@ pub fn multi(bench: MultiBench, progress: &Bars) -> Result<()> {
                         let params = RunParams {
                             multi: Some(MultiParams {
                                 devices: devices.clone(),
-                                mode,
-                                mode_by_graph: false,
+                                mode: Some(mode),
                                 partition,
                                 seed: 1,
                                 jitter: None,

@@ -170,8 +170,7 @@ fn multi_records(
     progress.clear();
     let multi = grail_algos::suite::MultiParams {
         devices,
-        mode: Mode::Bsp,
-        mode_by_graph: false,
+        mode: Some(Mode::Bsp),
         partition: grail_graph::partition::Method::Ordered,
         seed: 1,
         jitter: None,

@@ -342,8 +342,7 @@ fn multi_params(args: &RunArgs) -> Result<Option<MultiParams>> {
     }
     Ok(Some(MultiParams {
         devices,
-        mode: args.mode.unwrap_or_default(),
-        mode_by_graph: args.mode.is_none(),
+        mode: args.mode,
         partition,
         seed: 1,
         jitter: None,

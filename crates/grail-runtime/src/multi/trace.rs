@@ -80,6 +80,7 @@ pub(crate) struct Launch {
 /// A region run on every GPU at once: its launch, its control kernel's time and where global
 /// thread 0's exchanges went (`grail_region`'s `peer_phase_ns`: sending, the first barrier,
 /// merging, refreshing, the last barrier; its waits for the other parts inside the barriers).
+/// The asynchronous exchange counts no supersteps and no phases, only its whole time.
 pub(crate) fn peer_region(
     device: &str,
     launch: &Launch,
@@ -90,16 +91,22 @@ pub(crate) fn peer_region(
 ) {
     let us = |ns: u64| format!("{:.0}", ns as f64 / 1e3);
     let [send, first, merge, refresh, last, waits] = phase_ns.map(us);
+    let exchanged = if exchanges == 0 && phase_ns == [0; 6] {
+        format!("asynchronous exchanges {} us (sending, taking and waiting idle)", us(total_ns))
+    } else {
+        format!(
+            "{exchanges} exchanges {} us (send {send}, barrier {first}, merge {merge}, refresh {refresh}, \
+             barrier {last}; waiting for the others {waits})",
+            us(total_ns)
+        )
+    };
     eprintln!(
         "trace   {device} region on the devices: launched at {} after {} on the host and {} waiting for the \
-         others there, kernel {:.0} us, \
-         {exchanges} exchanges {} us (send {send}, barrier {first}, merge {merge}, refresh {refresh}, barrier {last}; \
-         waiting for the others {waits})",
+         others there, kernel {:.0} us, {exchanged}",
         micros(launch.at.saturating_duration_since(epoch())),
         micros(launch.prelude),
         micros(launch.waited),
         f64::from(gpu_ms) * 1e3,
-        us(total_ns)
     );
 }
 
