@@ -164,15 +164,22 @@ pub fn run(algorithm: Algorithm, graph: &Graph, target: Target, params: &RunPara
             };
             let cache = ModuleCache::default_location();
             let program_id = tuning::ProgramId::of_variant(variant)?;
-            let resolve = |key: &TargetKey| {
-                let mut resolution = tuning::resolve(params.opt, key, &program_id, Some(graph));
+            // `--loops-on-host` over whatever configuration the run takes.
+            let loops_placed = |mut resolution: tuning::Resolution| {
                 if params.loops_on_host {
                     resolution.config.outline = grail_ir::opt::Outline::None;
                 }
                 resolution
             };
+            let resolve = |key: &TargetKey| loops_placed(tuning::resolve(params.opt, key, &program_id, Some(graph)));
             let (resolution, program) = if let Some(multi) = &params.multi {
-                let resolution = resolve(&TargetKey::cpu());
+                let resolution = loops_placed(tuning::resolve_for_devices(
+                    params.opt,
+                    &multi.devices,
+                    multi.mode.unwrap_or_default(),
+                    &program_id,
+                    Some(graph),
+                )?);
                 let program = SuiteProgram::compile_multi(
                     variant,
                     &multi.devices,

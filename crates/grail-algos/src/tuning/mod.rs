@@ -29,6 +29,7 @@ use std::str::FromStr;
 
 use grail_graph::Graph;
 use grail_ir::opt::ConfigError;
+use grail_ir::opt::Schedulers;
 use grail_ir::{Module, OptConfig};
 
 use crate::algorithm::Target;
@@ -85,17 +86,42 @@ pub fn default_config(target: Target) -> OptConfig {
 /// optimizing BFS 100.8 against 126.6, near-far SSSP 163.7 against 195.9).
 pub const HIGH_DIAMETER_GRID: u32 = 1;
 
+/// Below this many edges on every node, the GPU parts of a run partitioned in the asynchronous
+/// mode take no nested-parallelism schedulers by default (on a high-diameter graph:
+/// [`resolve_for_devices`]). No node has a warp's worth of edges to share, and each invocation
+/// of a part's worklist loop, a fraction of one GPU's, still pays the schedulers' block-wide
+/// steps. On four H200s, road24 (`grail bench multi --modes async`, algo ms, the schedulers on /
+/// off): SSSP (`wl`) over two GPUs 137.9 / 89.0, over four 116.7 / 87.1; BFS (`async`) 85.9 /
+/// 82.7 and 87.0 / 86.8. Supersteps keep them (label propagation over two GPUs took 3,471 ms
+/// with them, 4,225 without), and so does one GPU (BFS `do` and SSSP `nf` 14% and 8% slower
+/// without).
+pub const PARTITIONED_SERIAL_BELOW_DEGREE: u64 = 32;
+
 /// The default for `program` on `target` with `graph` as input: [`default_config`], with
 /// [`HIGH_DIAMETER_GRID`] on a GPU for a program with worklist loops on a high-diameter input
-/// (the diameter estimated by [`class::diameter_level`]'s bounded sweeps); and why.
-fn fallback(target: Target, program: &ProgramId, graph: Option<&Graph>, why: String) -> (OptConfig, String) {
+/// (the diameter estimated by [`class::diameter_level`]'s bounded sweeps), and for the parts
+/// of a run partitioned in the asynchronous mode (`async_parts`) on such an input whose degrees
+/// are all below [`PARTITIONED_SERIAL_BELOW_DEGREE`], no nested-parallelism schedulers; and
+/// why.
+fn fallback(
+    target: Target,
+    program: &ProgramId,
+    graph: Option<&Graph>,
+    async_parts: bool,
+    why: String,
+) -> (OptConfig, String) {
     let mut config = default_config(target);
-    if target == Target::Gpu
-        && program.worklist_loops
-        && graph.is_some_and(|g| class::diameter_level(g) == class::Level::High)
-    {
+    let Some(graph) = graph else { return (config, why) };
+    if target == Target::Gpu && program.worklist_loops && class::diameter_level(graph) == class::Level::High {
         config.grid = HIGH_DIAMETER_GRID;
-        return (config, format!("{why}; one block per multiprocessor for worklist loops on a high-diameter input"));
+        let mut why = format!("{why}; one block per multiprocessor for worklist loops on a high-diameter input");
+        if async_parts && graph.out().max_degree().1 < PARTITIONED_SERIAL_BELOW_DEGREE {
+            config.np = Schedulers::SERIAL;
+            why.push_str(&format!(
+                ", and in its asynchronous parts no nested-parallelism schedulers (no node has {PARTITIONED_SERIAL_BELOW_DEGREE} edges)"
+            ));
+        }
+        return (config, why);
     }
     (config, why)
 }
@@ -157,6 +183,24 @@ impl TargetKey {
     pub fn gpu(model: &str) -> TargetKey {
         TargetKey { target: Target::Gpu, key: format!("gpu:{model}") }
     }
+
+    /// The key of a partitioned run over `devices`: its first GPU's where it has one, else the
+    /// CPU's. The configuration's GPU-only choices (the control kernel's grid, say) are for the
+    /// GPU parts, and the C target ignores them: with the CPU's key the GPU parts of a run on a
+    /// road network got a full grid where one block per multiprocessor is what their worklist
+    /// loops want ([`HIGH_DIAMETER_GRID`]).
+    pub fn for_devices(devices: &[grail_runtime::multi::Device]) -> Result<TargetKey> {
+        let first_gpu = devices.iter().find_map(|device| match device {
+            grail_runtime::multi::Device::Gpu(ordinal) => Some(*ordinal as usize),
+            _ => None,
+        });
+        Ok(match first_gpu {
+            Some(ordinal) => {
+                TargetKey::gpu(&grail_runtime::gpu::device_name(ordinal).map_err(grail_runtime::RuntimeError::from)?)
+            }
+            None => TargetKey::cpu(),
+        })
+    }
 }
 
 impl fmt::Display for TargetKey {
@@ -216,6 +260,22 @@ pub fn resolve(choice: OptChoice, target: &TargetKey, program: &ProgramId, graph
     resolve_in(&db::default_path(), choice, target, program, graph)
 }
 
+/// The configuration of a run partitioned over `devices` in `mode`: [`resolve`] for the
+/// devices' [`TargetKey::for_devices`], whose default in the asynchronous mode turns the
+/// nested-parallelism schedulers off on a high-diameter graph of low degrees
+/// ([`PARTITIONED_SERIAL_BELOW_DEGREE`]).
+pub fn resolve_for_devices(
+    choice: OptChoice,
+    devices: &[grail_runtime::multi::Device],
+    mode: grail_runtime::multi::Mode,
+    program: &ProgramId,
+    graph: Option<&Graph>,
+) -> Result<Resolution> {
+    let target = TargetKey::for_devices(devices)?;
+    let async_parts = mode == grail_runtime::multi::Mode::Async;
+    Ok(resolve_with(&db::default_path(), choice, &target, program, graph, async_parts))
+}
+
 /// [`resolve`] with the database at `path`.
 pub fn resolve_in(
     path: &Path,
@@ -224,8 +284,21 @@ pub fn resolve_in(
     program: &ProgramId,
     graph: Option<&Graph>,
 ) -> Resolution {
+    resolve_with(path, choice, target, program, graph, false)
+}
+
+/// [`resolve_in`] for one device or a run in supersteps, or for the parts of a run partitioned
+/// in the asynchronous mode (`async_parts`).
+fn resolve_with(
+    path: &Path,
+    choice: OptChoice,
+    target: &TargetKey,
+    program: &ProgramId,
+    graph: Option<&Graph>,
+    async_parts: bool,
+) -> Resolution {
     let default = |why: String, class: Option<Classified>, warnings: Vec<String>| {
-        let (config, why) = fallback(target.target, program, graph, why);
+        let (config, why) = fallback(target.target, program, graph, async_parts, why);
         Resolution { config, source: OptSource::Default { why }, class, warnings }
     };
     if let OptChoice::Given(config) = choice {
@@ -290,6 +363,14 @@ mod tests {
     }
 
     #[test]
+    fn partitioned_runs_without_a_gpu_take_the_cpu_key() {
+        use grail_runtime::multi::Device;
+        // No GPU is opened, nor the driver loaded, for a run on CPU devices alone.
+        assert_eq!(TargetKey::for_devices(&[Device::Cpu, Device::Cpu]).unwrap(), TargetKey::cpu());
+        assert_eq!(TargetKey::for_devices(&[]).unwrap(), TargetKey::cpu());
+    }
+
+    #[test]
     fn worklist_loops_on_high_diameter_inputs_get_one_block_per_multiprocessor_by_default() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("tuning.json");
@@ -306,6 +387,17 @@ mod tests {
         let r = resolve_in(&path, OptChoice::Tuned, &gpu, &bfs, Some(&long));
         assert_eq!(r.config.grid, HIGH_DIAMETER_GRID);
         assert!(r.source.to_string().contains("one block per multiprocessor"), "{}", r.source);
+        assert_eq!(r.config.np, default_config(Target::Gpu).np);
+        // The parts of a run on it partitioned in the asynchronous mode (degrees below a warp's
+        // lanes): no schedulers.
+        let parts = resolve_with(&path, OptChoice::Tuned, &gpu, &bfs, Some(&long), true);
+        assert_eq!((parts.config.grid, parts.config.np), (HIGH_DIAMETER_GRID, Schedulers::SERIAL));
+        assert!(parts.source.to_string().contains("no nested-parallelism schedulers"), "{}", parts.source);
+        assert_eq!(
+            resolve_with(&path, OptChoice::Tuned, &gpu, &bfs, Some(&kron), true).config,
+            default_config(Target::Gpu)
+        );
+        assert_eq!(resolve_with(&path, OptChoice::Tuned, &TargetKey::cpu(), &bfs, Some(&long), true).config.grid, 0);
         // Not on a low-diameter graph, not on the CPU, not for a loop that is not a worklist's,
         // and never over what --opt gives.
         assert_eq!(resolve_in(&path, OptChoice::Tuned, &gpu, &bfs, Some(&kron)).config, default_config(Target::Gpu));

@@ -7,7 +7,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use grail_algos::suite::{MultiParams, MultiReport};
 use grail_algos::suite::{bind_named, forest_of};
-use grail_algos::tuning::{ProgramId, Resolution};
+use grail_algos::tuning::{self, ProgramId, Resolution};
 use grail_algos::{Algorithm, Output, RunParams, Target, Variant, run as run_algorithm, verify};
 use grail_graph::partition::{Method, Partitioning};
 use grail_graph::properties::Column;
@@ -501,12 +501,23 @@ fn run_program(args: RunArgs, threads: usize, progress: &Bars) -> Result<()> {
     }
     let cache = ModuleCache::default_location();
     let builder = Builder::checked(target, args.device.unwrap_or(0), args.checks)?;
-    let resolution = builder.resolve(args.opt, &program_id, Some(&graph));
+    let multi = multi_params(&args)?;
+    // A partitioned run takes its first GPU's configuration, where it has one.
+    let resolution = match &multi {
+        Some(how) => tuning::resolve_for_devices(
+            args.opt,
+            &how.devices,
+            how.mode.unwrap_or_default(),
+            &program_id,
+            Some(&graph),
+        )?,
+        None => builder.resolve(args.opt, &program_id, Some(&graph)),
+    };
     warn(&resolution.warnings);
     let opt = resolution.config;
     let mut stdout = std::io::stdout();
     // One device, or parts of the graph on several.
-    let program = match multi_params(&args)? {
+    let program = match multi {
         Some(mut how) => {
             read_partition_file(&mut how, &graph)?;
             let module = grail_ir::optimize(lowered.clone(), &opt)

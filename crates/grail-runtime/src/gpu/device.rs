@@ -90,6 +90,23 @@ pub fn device_count() -> Result<usize, GpuError> {
     Ok(count.max(0) as usize)
 }
 
+/// The model name of GPU `ordinal` (what [`DeviceInfo::name`] says once it is open), read
+/// without creating its context: the tuning database keys a GPU's configurations by it, and a
+/// partitioned run chooses its configuration before its parts open their devices.
+pub fn device_name(ordinal: usize) -> Result<String, GpuError> {
+    let found = device_count()?;
+    if found == 0 {
+        return Err(GpuError::NoDevice { hint: visible_devices_hint() });
+    }
+    if ordinal >= found {
+        return Err(GpuError::BadDevice { requested: ordinal, found });
+    }
+    // Below `found`, which the driver gave as a c_int.
+    let device =
+        cudarc::driver::result::device::get(ordinal as std::ffi::c_int).map_err(|e| driver_error("cuDeviceGet", e))?;
+    cudarc::driver::result::device::get_name(device).map_err(|e| driver_error("cuDeviceGetName", e))
+}
+
 /// The CUDA version the driver supports.
 fn driver_version() -> Result<(u32, u32), GpuError> {
     let mut version = 0;

@@ -28,7 +28,7 @@ pub mod nvrtc;
 pub mod selftest;
 
 pub use buffer::set_memory_limit;
-pub use device::{Device, DeviceInfo, GpuModule, device_count};
+pub use device::{Device, DeviceInfo, GpuModule, device_count, device_name};
 pub use executor::{GpuProgram, GpuTimes, ResidentColumn, ResidentInputs, ResidentTable, trace_run};
 pub use ffi::{GpuColl, GpuCtx, GpuWorklist};
 pub use graph::DeviceGraph;
