@@ -90,10 +90,8 @@ pub fn device_count() -> Result<usize, GpuError> {
     Ok(count.max(0) as usize)
 }
 
-/// The model name of GPU `ordinal` (what [`DeviceInfo::name`] says once it is open), read
-/// without creating its context: the tuning database keys a GPU's configurations by it, and a
-/// partitioned run chooses its configuration before its parts open their devices.
-pub fn device_name(ordinal: usize) -> Result<String, GpuError> {
+/// Whether the driver has a GPU `ordinal`: an error that says what it found otherwise.
+fn check_ordinal(ordinal: usize) -> Result<(), GpuError> {
     let found = device_count()?;
     if found == 0 {
         return Err(GpuError::NoDevice { hint: visible_devices_hint() });
@@ -101,7 +99,15 @@ pub fn device_name(ordinal: usize) -> Result<String, GpuError> {
     if ordinal >= found {
         return Err(GpuError::BadDevice { requested: ordinal, found });
     }
-    // Below `found`, which the driver gave as a c_int.
+    Ok(())
+}
+
+/// The model name of GPU `ordinal` (what [`DeviceInfo::name`] says once it is open), read
+/// without creating its context: the tuning database keys a GPU's configurations by it, and a
+/// partitioned run chooses its configuration before its parts open their devices.
+pub fn device_name(ordinal: usize) -> Result<String, GpuError> {
+    check_ordinal(ordinal)?;
+    // Below the driver's count, which it gave as a c_int.
     let device =
         cudarc::driver::result::device::get(ordinal as std::ffi::c_int).map_err(|e| driver_error("cuDeviceGet", e))?;
     cudarc::driver::result::device::get_name(device).map_err(|e| driver_error("cuDeviceGetName", e))
@@ -130,13 +136,7 @@ impl Device {
     /// Opens device `ordinal` (0 is the first): "device 3 requested, 1 found" when there is no
     /// such device.
     pub fn open(ordinal: usize) -> Result<Device, GpuError> {
-        let found = device_count()?;
-        if found == 0 {
-            return Err(GpuError::NoDevice { hint: visible_devices_hint() });
-        }
-        if ordinal >= found {
-            return Err(GpuError::BadDevice { requested: ordinal, found });
-        }
+        check_ordinal(ordinal)?;
         let context = CudaContext::new(ordinal).map_err(|e| driver_error("cuDevicePrimaryCtxRetain", e))?;
         let info = query(&context, ordinal)?;
         Ok(Device { context, info, checks: false })
