@@ -84,10 +84,10 @@ pub struct RunResult {
 /// other GPUs at each (a road network of 2^24 nodes over two H200s: BFS 83.4 ms against 216.1
 /// in supersteps, SSSP 138.9 against 227.1 in METIS parts; docs/benchmarks.md); on R-MAT the
 /// parts' own paths, found first, are lowered again and again asynchronously (kron23 BFS 382.8
-/// ms against 3.05 in supersteps, SSSP 69.7 against 27.4). Label propagation and PageRank keep their supersteps, and so do CPU
-/// devices, whose host-driven asynchronous mode is the slower on roads too (a road network of
-/// 2^20 nodes over two CPU devices of one core each: BFS 56.7-60.0 ms in supersteps against
-/// 116.3-129.2, SSSP 88.2-90.7 against 250.9-251.5).
+/// ms against 3.05 in supersteps, SSSP 69.7 against 27.4). Label propagation and PageRank keep
+/// their supersteps, and so do CPU devices, whose host-driven asynchronous mode is the slower on
+/// roads too (a road network of 2^20 nodes over two CPU devices of one core each: BFS 56.7-60.0
+/// ms in supersteps against 116.3-129.2, SSSP 88.2-90.7 against 250.9-251.5).
 pub fn preferred_mode(
     algorithm: Algorithm,
     graph: &Graph,

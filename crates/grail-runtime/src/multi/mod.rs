@@ -191,9 +191,10 @@ pub enum Worker {
     /// runs (`grail_peer_async_step`; while exchanges carry something, as many invocations
     /// apart as keep them under a tenth of the time, up to 64 apart while they carry nothing),
     /// where the loop's merges allow it (no replacement, no sum read through ghosts), without
-    /// soft priorities, a ring topology or jitter; otherwise as `Host`. Against `Host` on two H200s: 5.8-18x faster on R-MAT
-    /// and on road networks in random parts, 1.07-1.25x on a road network in ordered parts
-    /// (BFS, SSSP), 0.67x for label propagation there (`docs/benchmarks.md`).
+    /// soft priorities, a ring topology or jitter; otherwise as `Host`. Against `Host` on two
+    /// H200s: 5.8-18x faster on R-MAT and on road networks in random parts, 1.07-1.25x on a
+    /// road network in ordered parts (BFS, SSSP), 0.67x for label propagation there
+    /// (`docs/benchmarks.md`).
     #[default]
     Fused,
     /// Each part's loop leaves its control kernel every `EXCHANGE_ROUNDS` invocations, and the

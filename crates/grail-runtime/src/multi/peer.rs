@@ -509,8 +509,8 @@ impl Plan<'_> {
         let refreshed = table.entries.iter().filter(|e| e.refresh).count() as u64;
         let mut rings = Rings { words: addresses.iter().map(|a| a.words).collect(), ..Rings::default() };
         let most = most_per_step(&self.lists[q], k, merged, refreshed);
+        let steps = ring_steps();
         for (theirs, &(rec_most, node_most)) in addresses.iter().zip(&most) {
-            let steps = ring_steps();
             if steps * rec_most > theirs.rec_caps[q] || steps * node_most > theirs.node_caps[q] {
                 return Err("its rings were made for fewer properties".into());
             }
