@@ -71,6 +71,12 @@ mod counter {
     /// A phase's item count, from its size kernel.
     pub const SIZE: usize = 4;
     pub const COUNT: usize = 5;
+    /// After the counters: a word per route of a partitioned run's exchange, counting the
+    /// changes sent along it by the comparisons that follow an invocation
+    /// ([`super::GpuRun::invoke_sending`]); zeroed with the counters, read back with them.
+    pub const ROUTES: usize = 16;
+    /// After the routes' words: the kernel's arguments.
+    pub const ARGS: usize = COUNT + ROUTES;
 }
 
 /// A module compiled for one GPU and loaded, ready to run on any graph.
@@ -821,8 +827,16 @@ impl DeviceList {
 }
 
 /// Work queued right after an invocation's last launch ([`GpuRun::run_kernel_then`]), and
-/// the copy back of what it found.
-type FollowUp<'f, 'a> = dyn FnMut(&mut GpuRun<'a>) -> Result<buffer::Ticket> + 'f;
+/// where what it found comes back.
+type FollowUp<'f, 'a> = dyn FnMut(&mut GpuRun<'a>) -> Result<Found> + 'f;
+
+/// Where the words a follow-up found come back.
+enum Found {
+    /// In a copy of its own.
+    Fetched(buffer::Ticket),
+    /// In the first `n` route words (`counter::ROUTES`), copied back with the counters.
+    WithCounters(usize),
+}
 
 /// One run in progress.
 pub(crate) struct GpuRun<'a> {
@@ -842,10 +856,13 @@ pub(crate) struct GpuRun<'a> {
     locks_and_claims: Vec<DeviceBuffer>,
     claims: Option<usize>,
     colls: DeviceCollections,
+    /// The invocation's words: its counters, the exchange's route counts, its arguments (the
+    /// layout of `counter`), set by one copy before an invocation's launches and read back by
+    /// one after them (each copy is a driver call of microseconds, and a partitioned run's
+    /// supersteps are each as long as a few of them).
     counters: DeviceBuffer,
     /// The output worklist's spill table, then the retry lists'.
     spill: DeviceBuffer,
-    args: DeviceBuffer,
     /// The pinned words an invocation's small copies go through, asynchronously.
     mailbox: buffer::Mailbox,
     /// The worklist stack; the last is current.
@@ -1107,7 +1124,7 @@ impl<'a> GpuRun<'a> {
         }
         let colls = DeviceCollections::for_run(program)?;
         ctx.colls = colls.ptr();
-        let counters = DeviceBuffer::zeroed(c, counter::COUNT * 8, "the kernels' counters")?;
+
         let spill = DeviceBuffer::zeroed(c, 2 * GRAIL_SPILL_SEGS * 8, "the worklists' spill tables")?;
         let most_args = module.kernels.iter().map(|k| k.params as usize).max().unwrap_or(0);
         let leaves = module
@@ -1120,7 +1137,8 @@ impl<'a> GpuRun<'a> {
             })
             .max()
             .unwrap_or(0);
-        let args = DeviceBuffer::new(c, most_args.max(leaves).max(1) * 8, "the kernels' arguments")?;
+        let words = counter::ARGS + most_args.max(leaves).max(1);
+        let counters = DeviceBuffer::zeroed(c, words * 8, "the kernels' counters and arguments")?;
         let spare = DeviceList::with_capacity(c, n + 1024, "a worklist")?;
         let retries = [
             DeviceList::with_capacity(c, MIN_WORKLIST, "a retry list")?,
@@ -1146,7 +1164,6 @@ impl<'a> GpuRun<'a> {
             colls,
             counters,
             spill,
-            args,
             mailbox: program.take_mailbox()?,
             worklists: vec![DeviceList { buffer: DeviceBuffer::new(c, 4, "a worklist")?, cap: 1, len: 0 }],
             spare,
@@ -1343,8 +1360,13 @@ impl<'a> GpuRun<'a> {
     /// The counters a fetch brought back (after a wait).
     fn counters_of(&self, ticket: &buffer::Ticket) -> [u64; counter::COUNT] {
         let mut values = [0u64; counter::COUNT];
-        values.copy_from_slice(&self.mailbox.read(ticket));
+        values.copy_from_slice(&self.mailbox.read(ticket)[..counter::COUNT]);
         values
+    }
+
+    /// Where the kernels' arguments are.
+    fn args_ptr(&self) -> u64 {
+        self.counters.ptr() + 8 * counter::ARGS as u64
     }
 
     fn read_counters(&self) -> Result<[u64; counter::COUNT]> {
@@ -1427,12 +1449,12 @@ impl<'a> GpuRun<'a> {
         let code = &program.kernels[id.index()];
         // Where an invocation's host time goes, for `GRAIL_TRACE_STEPS` (multi::trace).
         let traced = crate::multi::trace::on().then(Instant::now);
+        let mut laps = crate::multi::trace::Laps::start("invocation");
         self.columns_to_device()?;
         let columns_up = traced.map(|t| t.elapsed());
         let mut arg_values = Vec::with_capacity(args.len());
         grail_values(args, "kernel arguments", &mut arg_values)?;
-        self.mailbox.send(self.args.ptr(), &arg_values)?;
-        let args_ptr = self.args.ptr();
+        let args_ptr = self.args_ptr();
         self.invocation = self.invocation.wrapping_add(1);
         if self.invocation == 0 {
             self.clear_claims()?;
@@ -1442,7 +1464,13 @@ impl<'a> GpuRun<'a> {
         let acc = kernel.reduction.map(|(op, ty)| identity(op, ty));
         // SAFETY: a grail_value is 8 bytes of plain data in every member.
         let acc_bits = acc.map_or(0, |v| unsafe { v.u });
-        self.set_counters(0, &[0, 0, 0, acc_bits])?;
+        // The counters' first values, the route counts' zeros and the arguments: one copy.
+        let mut words = [0u64; counter::ARGS].to_vec();
+        words[counter::ACC] = acc_bits;
+        // SAFETY: as above.
+        words.extend(arg_values.iter().map(|v| unsafe { v.u }));
+        self.mailbox.send(self.counters.ptr(), &words)?;
+        laps.lap("words sent");
         self.ctx.acc = if acc.is_some() { self.counters.ptr() + 8 * counter::ACC as u64 } else { 0 };
         let input = match (code.uses_worklist, self.worklists.last()) {
             (true, Some(list)) => (list.buffer.ptr(), list.len),
@@ -1457,6 +1485,7 @@ impl<'a> GpuRun<'a> {
             None => (Event::new()?, Event::new()?),
         };
         start.record()?;
+        laps.lap("start event");
         let mut items = 0u64;
         let mut retried_total = 0u64;
         let mut pushes = 0u64;
@@ -1466,6 +1495,7 @@ impl<'a> GpuRun<'a> {
         counters[counter::ACC] = acc_bits;
         let mut counters_fresh = true;
         let mut following = Vec::new();
+        let mut waited = Duration::ZERO;
         for phase in &code.phases {
             let mut retrying = false;
             let mut retry_read = 0usize;
@@ -1499,7 +1529,9 @@ impl<'a> GpuRun<'a> {
                     let grid = size.div_ceil(u64::from(block)).min(u64::from(phase.max_grid)) as u32;
                     // SAFETY: (grail_ctx, const grail_value *, uint64_t): the context points at this
                     // run's live buffers, `args_ptr` at one value per kernel parameter.
+                    laps.lap("before the launch");
                     unsafe { launch(&phase.run, grid, block, &mut [arg(&self.ctx), arg(&args_ptr), arg(&size)])? };
+                    laps.lap("the launch");
                     if let Some((drain, drain_grid)) = &phase.hubs {
                         // SAFETY: (grail_ctx, const grail_value *), the phase's context and arguments.
                         unsafe { launch(drain, *drain_grid, block, &mut [arg(&self.ctx), arg(&args_ptr)])? };
@@ -1507,16 +1539,31 @@ impl<'a> GpuRun<'a> {
                 }
                 // Recorded after every launch: the last one recorded is the invocation's end.
                 end.record()?;
-                let fetched = self.fetch_counters()?;
+                laps.lap("end event");
                 let followed = match then.take() {
                     Some(queue) => Some(queue(self)?),
                     None => None,
                 };
+                laps.lap("follow-up");
+                let fetched = match followed {
+                    Some(Found::WithCounters(n)) => self.mailbox.fetch(self.counters.ptr(), counter::COUNT + n)?,
+                    _ => self.fetch_counters()?,
+                };
+                laps.lap("fetch");
+                let waiting = traced.map(|_| Instant::now());
                 self.wait(&kernel.name)?;
-                counters = self.counters_of(&fetched);
-                if let Some(ticket) = followed {
-                    following = self.mailbox.read(&ticket);
+                if let Some(waiting) = waiting {
+                    waited += waiting.elapsed();
                 }
+                laps.lap("wait");
+                counters = self.counters_of(&fetched);
+                following = match followed {
+                    Some(Found::Fetched(ticket)) => self.mailbox.read(&ticket),
+                    Some(Found::WithCounters(n)) => {
+                        self.mailbox.read(&fetched)[counter::COUNT..counter::COUNT + n].to_vec()
+                    }
+                    None => following,
+                };
                 pushes = counters[counter::PUSHES];
                 let (push_flag, retry_flag) =
                     (counters[counter::OVERFLOW] as u32, (counters[counter::OVERFLOW] >> 32) as u32);
@@ -1544,6 +1591,7 @@ impl<'a> GpuRun<'a> {
         }
         let launched = traced.map(|t| t.elapsed());
         let gpu_ms = start.elapsed_ms(&end)?;
+        laps.lap("event time");
         self.events = Some((start, end));
         self.ctx.items = 0;
         self.ctx.item_count = 0;
@@ -1577,7 +1625,15 @@ impl<'a> GpuRun<'a> {
             sets.element_reads = 0;
         }
         if let (Some(t), Some(up), Some(launched)) = (traced, columns_up, launched) {
-            crate::multi::trace::invocation(&kernel.name, items, up, launched - up, t.elapsed() - launched, gpu_ms);
+            crate::multi::trace::invocation(
+                &kernel.name,
+                items,
+                up,
+                launched - up,
+                waited,
+                t.elapsed() - launched,
+                gpu_ms,
+            );
         }
         let result = match kernel.reduction {
             Some((_, ty)) => {
@@ -1795,8 +1851,8 @@ impl Machine for GpuRun<'_> {
     fn collection_add(&mut self, id: CollectionId, value: &Value) -> Result<Value> {
         let mut flat = Vec::new();
         flatten(value, &mut flat)?;
-        self.args.upload(0, &flat)?;
-        let (args_ptr, handle) = (self.args.ptr(), self.counters.ptr() + 8 * counter::SIZE as u64);
+        self.counters.upload(8 * counter::ARGS, &flat)?;
+        let (args_ptr, handle) = (self.args_ptr(), self.counters.ptr() + 8 * counter::SIZE as u64);
         let add = &self.program.collections[id.index()].add;
         // SAFETY: (grail_ctx, const grail_value *, uint32_t *), one thread; `args` holds the leaves.
         unsafe { launch(add, 1, 1, &mut [arg(&self.ctx), arg(&args_ptr), arg(&handle)])? };
@@ -2130,12 +2186,26 @@ impl GpuRun<'_> {
         sends: &[crate::multi::Send],
         direct: &[(usize, u64)],
     ) -> Result<buffer::Ticket> {
-        self.columns_to_device()?;
         if self.route_counts.as_ref().is_none_or(|b| b.bytes() < 8 * sends.len()) {
             self.route_counts = Some(DeviceBuffer::new(&self.context, 8 * sends.len(), "the changes' counts")?);
         }
         let counts = self.route_counts.as_ref().expect("made above").ptr();
         buffer::clear_async(counts, 8 * sends.len())?;
+        self.launch_comparisons(property, list, sends, direct, counts)?;
+        self.mailbox.fetch(counts, sends.len())
+    }
+
+    /// Queues the comparisons of [`GpuRun::queue_changes`], counting in the words at `counts`
+    /// (a word per send, zero).
+    fn launch_comparisons(
+        &mut self,
+        property: PropertyId,
+        list: &[u32],
+        sends: &[crate::multi::Send],
+        direct: &[(usize, u64)],
+        counts: u64,
+    ) -> Result<()> {
+        self.columns_to_device()?;
         let (_, size) = self.memory.columns[property.index()].raw_bytes();
         let (column, size) = (self.columns[property.index()].buffer.ptr(), size as u32);
         let at_list = self.fixed_list(list)?;
@@ -2157,7 +2227,7 @@ impl GpuRun<'_> {
                 )?
             };
         }
-        self.mailbox.fetch(counts, sends.len())
+        Ok(())
     }
 
     /// By part, the inbox for part `part`'s pushes that `routes` lead to (0 for `part` itself
@@ -2690,7 +2760,17 @@ impl crate::multi::PartRun for GpuRun<'_> {
             let sent = diff.iter().zip(sends).map(|(&p, s)| self.send_changes_to(p, list, s)).collect::<Result<_>>()?;
             return Ok((result, sent));
         };
-        let mut queue = |run: &mut GpuRun<'_>| run.queue_changes(property, list, sends, &direct);
+        // The counts in the invocation's route words where there are enough of them (zeroed
+        // and copied back with its counters), else in words of their own.
+        let mut queue = |run: &mut GpuRun<'_>| {
+            if sends.len() <= counter::ROUTES {
+                let counts = run.counters.ptr() + 8 * counter::COUNT as u64;
+                run.launch_comparisons(property, list, sends, &direct, counts)?;
+                Ok(Found::WithCounters(sends.len()))
+            } else {
+                run.queue_changes(property, list, sends, &direct).map(Found::Fetched)
+            }
+        };
         let (result, found) = self.run_kernel_then(kernel, args, Some(&mut queue))?;
         let mut sent = vec![0usize; sends.len()];
         for &(i, _) in &direct {
@@ -2716,8 +2796,10 @@ impl crate::multi::PartRun for GpuRun<'_> {
         if count == 0 {
             return Ok(());
         }
+        let mut laps = crate::multi::trace::Laps::start("merge");
         self.columns_to_device()?;
         let at = self.fixed_list(list)? + 4 * start as u64;
+        laps.lap("lists");
         let record = if record { self.record(list, property)? + 8 * start as u64 } else { 0 };
         if !matches!(merge, crate::multi::Merge::Custom(_)) {
             let declared = &self.module.properties[property.index()];
@@ -2732,7 +2814,8 @@ impl crate::multi::PartRun for GpuRun<'_> {
             // `record` point into the list's copies; a null record is not written. Not waited
             // for: the part's next launch follows it in order (`PartRun::settle`).
             self.columns[property.index()].current = Current::Device;
-            return unsafe {
+            laps.lap("arguments");
+            let launched = unsafe {
                 launch(
                     &self.program.merge_changes,
                     grid,
@@ -2749,6 +2832,8 @@ impl crate::multi::PartRun for GpuRun<'_> {
                     ],
                 )
             };
+            laps.lap("launch");
+            return launched;
         }
         let [at_out, before, after] = self.merge_buffers(count)?;
         let (changes, n64) = (self.inboxes[inbox.inbox].ptr() + inbox.offset as u64, count as u64);

@@ -759,6 +759,7 @@ impl Machine for Bsp<'_, '_> {
         if self.local_defaults == Some(kernel) && self.parts.len() > 1 {
             return self.invoke_defaults(kernel, args);
         }
+        super::trace::host_resumes();
         let started = Instant::now();
         let declared = &self.module.kernels[kernel.index()];
         let merges = self.merges[kernel.index()].clone();
@@ -800,6 +801,7 @@ impl Machine for Bsp<'_, '_> {
             None => None,
         };
         self.stats.sync += computed.elapsed();
+        super::trace::host_from_now();
         Ok(result)
     }
 

@@ -53,6 +53,8 @@ pub(crate) struct CrewState {
     stop: AtomicBool,
     /// The invocation (written only while no driver runs).
     job: UnsafeCell<Job>,
+    /// When the invocation was handed out (written with it; read only when tracing sums).
+    published: UnsafeCell<Option<Instant>>,
     /// Each part's outcome (part `q`'s written only by its driver while it runs).
     results: Vec<UnsafeCell<Option<Result<Outcome>>>>,
     runs: Vec<RunPtr>,
@@ -211,6 +213,7 @@ impl CrewState {
                 counts: Vec::new(),
                 pushes: Vec::new(),
             })),
+            published: UnsafeCell::new(None),
             results: runs.iter().map(|_| UnsafeCell::new(None)).collect(),
             runs,
             ghosts: addresses(ghosts),
@@ -382,7 +385,10 @@ impl<'s> Crew<'s> {
     pub fn run(&mut self, job: Job) -> Vec<Result<Outcome>> {
         let state = self.state;
         // SAFETY: no driver runs (the last invocation's all reported back).
-        unsafe { *state.job.get() = job };
+        unsafe {
+            *state.job.get() = job;
+            *state.published.get() = super::trace::summing().then(Instant::now);
+        }
         state.pending.store(self.threads.len(), Ordering::Release);
         state.epoch.fetch_add(1, Ordering::Release);
         for thread in &self.threads {
@@ -390,6 +396,7 @@ impl<'s> Crew<'s> {
         }
         // SAFETY: part 0 is driven by this thread alone; the job is written.
         let first = unsafe { state.step(0) };
+        let others = super::trace::summing().then(Instant::now);
         let mut spins = 0u32;
         while state.pending.load(Ordering::Acquire) != 0 {
             spins += 1;
@@ -398,6 +405,9 @@ impl<'s> Crew<'s> {
             } else {
                 std::hint::spin_loop();
             }
+        }
+        if let Some(others) = others {
+            super::trace::add("crew: part 0 done, waiting for the others".to_string(), others.elapsed());
         }
         let mut results = vec![first];
         for slot in &state.results[1..] {
@@ -442,6 +452,10 @@ fn drive(state: &CrewState, q: usize) {
         seen = epoch;
         if state.stop.load(Ordering::Acquire) {
             return;
+        }
+        // SAFETY: written before the epoch moved, not written again until every driver reports.
+        if let Some(published) = unsafe { *state.published.get() } {
+            super::trace::add(format!("crew: part {q} started after"), published.elapsed());
         }
         // SAFETY: the job was written before the epoch moved; part `q` is this driver's until it
         // reports back.

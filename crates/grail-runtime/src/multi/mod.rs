@@ -795,6 +795,7 @@ impl MultiProgram {
                 interp::fill_inputs(&self.module, &mut machine, inputs)?;
                 let result = interp::run_main(&self.module, &mut machine)?;
                 let columns = machine.columns()?;
+                trace::print_sums();
                 let stats: Vec<Vec<KernelStats>> = machine.runs.iter().map(|run| run.kernel_stats().to_vec()).collect();
                 Ok((result, columns, machine.stats, stats))
             })

@@ -3,15 +3,89 @@
 //! what moved; per part and job, the time of each phase of its driver (the host's calls, which
 //! wait where the device work they queued must finish); in the asynchronous mode, per part and
 //! cycle of its driver that did something, what it took in, ran and sent, and the time of each.
-//! Off, it costs one flag test per phase.
+//! Off, it costs one flag test per phase. With `GRAIL_TRACE_STEPS=sum` nothing is printed as it
+//! happens (printing takes longer than a superstep's phases): each line's times are added up
+//! under its name, and the totals and means are printed once, when the partitioned run ends.
 
-use std::sync::OnceLock;
+use std::collections::BTreeMap;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// Whether tracing is on (read once).
 pub fn on() -> bool {
     static ON: OnceLock<bool> = OnceLock::new();
     *ON.get_or_init(|| std::env::var_os("GRAIL_TRACE_STEPS").is_some_and(|v| v != "0" && !v.is_empty()))
+}
+
+/// Whether tracing adds the times up instead of printing each (`GRAIL_TRACE_STEPS=sum`).
+pub fn summing() -> bool {
+    static SUM: OnceLock<bool> = OnceLock::new();
+    *SUM.get_or_init(|| std::env::var_os("GRAIL_TRACE_STEPS").is_some_and(|v| v == "sum"))
+}
+
+/// The summed times by name: how many were added, and their total.
+static SUMS: Mutex<BTreeMap<String, (u64, Duration)>> = Mutex::new(BTreeMap::new());
+
+/// Adds `d` to the total called `name` (when summing).
+pub(crate) fn add(name: String, d: Duration) {
+    let mut sums = SUMS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let entry = sums.entry(name).or_default();
+    entry.0 += 1;
+    entry.1 += d;
+}
+
+/// Named laps of one host call, added up under `prefix` (only when summing): where the
+/// driver calls of an invocation go.
+pub(crate) struct Laps {
+    prefix: &'static str,
+    last: Option<Instant>,
+}
+
+impl Laps {
+    pub fn start(prefix: &'static str) -> Laps {
+        Laps { prefix, last: summing().then(Instant::now) }
+    }
+
+    /// Ends the lap called `name`.
+    pub fn lap(&mut self, name: &'static str) {
+        if let Some(last) = self.last {
+            let now = Instant::now();
+            add(format!("{}: {name}", self.prefix), now - last);
+            self.last = Some(now);
+        }
+    }
+}
+
+/// When the host last gave the parts a superstep's work back to itself (summing).
+static HOST_SINCE: Mutex<Option<Instant>> = Mutex::new(None);
+
+/// Marks the end of a superstep on the host: the time until the next [`host_resumes`] is the
+/// host's own between supersteps (the interpreter's, the synchronization's bookkeeping).
+pub(crate) fn host_from_now() {
+    if summing() {
+        *HOST_SINCE.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(Instant::now());
+    }
+}
+
+/// Adds the host's time since [`host_from_now`] (summing).
+pub(crate) fn host_resumes() {
+    if summing()
+        && let Some(since) = HOST_SINCE.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take()
+    {
+        add("host between supersteps".to_string(), since.elapsed());
+    }
+}
+
+/// Prints the summed times (their count, total and mean) and clears them: the end of a run.
+pub(crate) fn print_sums() {
+    if !summing() {
+        return;
+    }
+    let sums = std::mem::take(&mut *SUMS.lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
+    for (name, (count, total)) in sums {
+        let mean = total.as_secs_f64() * 1e6 / count.max(1) as f64;
+        eprintln!("trace sum {name}: {count} times, {} in all, {mean:.1} us each", micros(total));
+    }
 }
 
 /// The phases of one part's job, timed as they end.
@@ -44,7 +118,11 @@ impl Phases {
 
 impl Drop for Phases {
     fn drop(&mut self) {
-        if self.last.is_some() {
+        if self.last.is_some() && summing() {
+            for (name, d) in &self.ended {
+                add(format!("part {} {}: {name}", self.part, self.job), *d);
+            }
+        } else if self.last.is_some() {
             let phases: Vec<String> = self.ended.iter().map(|(name, d)| format!("{name} {}", micros(*d))).collect();
             eprintln!("trace   part {} {}: {}", self.part, self.job, phases.join(", "));
         }
@@ -54,6 +132,11 @@ impl Drop for Phases {
 /// A superstep's line: the kernel, its computing and synchronizing time, and what moved.
 pub(crate) fn step(step: u64, kernel: &str, compute: Duration, sync: Duration, moved: [u64; 3]) {
     let [merged, copied, forwarded] = moved;
+    if summing() {
+        add(format!("step `{kernel}` compute"), compute);
+        add(format!("step `{kernel}` sync"), sync);
+        return;
+    }
     eprintln!(
         "trace step {step} `{kernel}`: compute {}, sync {}; merged {merged}, copied {copied}, forwarded {forwarded}",
         micros(compute),
@@ -116,11 +199,28 @@ fn micros(d: Duration) -> String {
 
 /// A GPU invocation's line: its items, the columns' copy up, the launches with their waits, what
 /// followed (the next worklist), and the kernels' own time by CUDA events.
-pub(crate) fn invocation(kernel: &str, items: u64, up: Duration, launched: Duration, after: Duration, gpu_ms: f32) {
+pub(crate) fn invocation(
+    kernel: &str,
+    items: u64,
+    up: Duration,
+    launched: Duration,
+    waited: Duration,
+    after: Duration,
+    gpu_ms: f32,
+) {
+    if summing() {
+        add(format!("gpu `{kernel}` columns up"), up);
+        add(format!("gpu `{kernel}` launches and waits"), launched);
+        add(format!("gpu `{kernel}` of which waits"), waited);
+        add(format!("gpu `{kernel}` after"), after);
+        add(format!("gpu `{kernel}` kernels (events)"), Duration::from_secs_f64(f64::from(gpu_ms) / 1e3));
+        return;
+    }
     eprintln!(
-        "trace     gpu `{kernel}`: {items} items, columns up {}, launches {}, after {}, kernels {:.0} us",
+        "trace     gpu `{kernel}`: {items} items, columns up {}, launches {} (waits {}), after {}, kernels {:.0} us",
         micros(up),
         micros(launched),
+        micros(waited),
         micros(after),
         f64::from(gpu_ms) * 1e3
     );
