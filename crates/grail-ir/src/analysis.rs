@@ -346,7 +346,7 @@ fn kernel_bodies(module: &Module, kernel: KernelId) -> impl Iterator<Item = &Bod
 
 /// The functions a kernel calls, directly or through other functions, each once, in the order
 /// they are found.
-fn reached_functions(module: &Module, kernel: KernelId) -> Vec<FunctionId> {
+pub(crate) fn reached_functions(module: &Module, kernel: KernelId) -> Vec<FunctionId> {
     let mut queued = vec![false; module.functions.len()];
     let mut reached = Vec::new();
     let mut pending = vec![&module.kernels[kernel.index()].body];
@@ -542,9 +542,7 @@ pub fn partition_obstacles(module: &Module) -> Vec<String> {
     for collection in &module.collections {
         obstacles.push(format!("it declares the collection `{}`: collections live on one device", collection.name));
     }
-    for set in &module.sets {
-        obstacles.push(format!("it declares the union-find set `{}`: union-find sets live on one device", set.name));
-    }
+    obstacles.extend(crate::sets::obstacles(module));
     for property in &module.properties {
         if let Some(handle) = held_handle(module, property.ty) {
             let what = match handle {

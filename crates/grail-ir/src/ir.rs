@@ -290,6 +290,10 @@ pub struct Module {
     /// `graph` block's initialisers), which `main` invokes first; `None` when no property has
     /// one.
     pub defaults: Option<KernelId>,
+    /// Kernels a partitioned run invokes over every node slot of a part, its ghosts included,
+    /// every write of theirs merged into the owners as a write through another node is: the
+    /// joins of union-find sets across parts ([`crate::sets`]). Empty on one device.
+    pub over_slots: Vec<KernelId>,
     /// The entry point: orchestration and scalar code, run by the host.
     pub main: Body,
     /// What `main` returns, `Type::Unit` if nothing.

@@ -23,6 +23,7 @@ mod ir;
 pub mod opt;
 mod printer;
 pub mod samples;
+pub mod sets;
 mod validate;
 
 pub use ir::*;

@@ -97,7 +97,7 @@ typedef struct grail_ctx {
     uint32_t *claims;
     /* The current invocation's number (never 0). */
     uint32_t invocation;
-    /* Union-find parents: set s, node u at sets[s * num_nodes + u]. */
+    /* Union-find parents: set s, node u at sets[s * node_slots + u] (a part's ghosts have parents too). */
     uint32_t *sets;
     /* The program's collections, by collection id. */
     grail_coll *colls;
@@ -507,7 +507,7 @@ static inline bool grail_claim(const grail_ctx *ctx, int coll, uint64_t claim_of
 
 /* Union-find with path halving; the smaller id becomes the root, so roots are deterministic. */
 static inline uint32_t grail_find(const grail_ctx *ctx, uint32_t set, uint32_t u) {
-    uint32_t *parent = ctx->sets + (uint64_t)set * ctx->num_nodes;
+    uint32_t *parent = ctx->sets + (uint64_t)set * ctx->node_slots;
     uint32_t p = __atomic_load_n(&parent[u], __ATOMIC_RELAXED);
     while (p != u) {
         uint32_t gp = __atomic_load_n(&parent[p], __ATOMIC_RELAXED);
@@ -519,7 +519,7 @@ static inline uint32_t grail_find(const grail_ctx *ctx, uint32_t set, uint32_t u
 }
 
 static inline bool grail_union(const grail_ctx *ctx, uint32_t set, uint32_t a, uint32_t b) {
-    uint32_t *parent = ctx->sets + (uint64_t)set * ctx->num_nodes;
+    uint32_t *parent = ctx->sets + (uint64_t)set * ctx->node_slots;
     for (;;) {
         a = grail_find(ctx, set, a);
         b = grail_find(ctx, set, b);

@@ -1091,6 +1091,7 @@ impl<'a> Lowerer<'a> {
             functions,
             kernels,
             defaults: init_id,
+            over_slots: Vec::new(),
             main: std::mem::take(&mut self.main_body),
             main_result: self.main_result,
             opt: ir::OptConfig::NONE,

@@ -297,7 +297,8 @@ impl Bsp<'_, '_> {
                                 .iter()
                                 .position(|(q, _)| q.index() == p)
                                 .map_or(merge, |i| Merge::Custom(i as u32)),
-                            remote: writes.remote,
+                            // A kernel over every slot writes ghosts as its items.
+                            remote: writes.remote || module.over_slots.contains(&KernelId(k as u32)),
                             pushed: pushed[p],
                         })
                     })
@@ -354,18 +355,21 @@ impl Bsp<'_, '_> {
         Ok(part_args)
     }
 
-    /// Runs kernel `kernel` on every part at once, each part then finding the ghosts of
-    /// `diff` it changed and (with `split`) splitting its pushed ghosts off; each part's outcome.
+    /// Runs kernel `kernel` on every part at once (`over_slots`: over its ghosts too), each part
+    /// then finding the ghosts of `diff` it changed and (with `split`) splitting its pushed
+    /// ghosts off; each part's outcome.
     fn run_parts(
         &mut self,
         kernel: KernelId,
         args: &[Value],
         diff: Vec<PropertyId>,
         split: bool,
+        over_slots: bool,
     ) -> Result<Vec<Outcome>> {
         let part_args = self.part_args(kernel, args)?;
         let merge_first = self.pending.take();
-        self.crew.run(Job::Step { kernel, args: part_args, diff, split, merge_first }).into_iter().collect()
+        let job = Job::Step { kernel, args: part_args, diff, split, over_slots, merge_first };
+        self.crew.run(job).into_iter().collect()
     }
 
     /// Each part's invocations so far of `kernels`, from its statistics (a GPU part's inside its
@@ -451,7 +455,7 @@ impl Bsp<'_, '_> {
             super::DeviceRegions::Always => true,
             super::DeviceRegions::Auto => peer::has_worklist_loop(stmt),
         };
-        wanted && peer::obstacle(stmt, &self.merges, self.parts.len()).is_none()
+        wanted && peer::obstacle(stmt, &self.merges, &self.module.over_slots, self.parts.len()).is_none()
     }
 
     /// The node properties parts exchange, in id order: those some kernel writes through other
@@ -767,7 +771,8 @@ impl Machine for Bsp<'_, '_> {
         // item.
         let diff: Vec<PropertyId> = merges.iter().filter(|m| m.remote).map(|m| m.property).collect();
         let split = declared.uses_worklist();
-        let mut outcomes = self.run_parts(kernel, args, diff, split)?;
+        let over_slots = self.module.over_slots.contains(&kernel);
+        let mut outcomes = self.run_parts(kernel, args, diff, split, over_slots)?;
         let computed = Instant::now();
         self.stats.compute += computed - started;
         self.stats.steps += 1;

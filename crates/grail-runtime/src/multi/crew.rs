@@ -111,6 +111,9 @@ pub(crate) enum Job {
         diff: Vec<grail_ir::PropertyId>,
         /// Whether the kernel pushes: each part sends its pushed ghosts to their owners.
         split: bool,
+        /// Whether the kernel runs over every node slot, the ghosts too
+        /// ([`grail_ir::Module::over_slots`]).
+        over_slots: bool,
         /// The last superstep's changes, merged by their owners first (where no ghost needs
         /// its owner's word back: the merge is all that is left of that exchange).
         merge_first: Option<Exchanged>,
@@ -241,7 +244,7 @@ impl CrewState {
         let mut outcome = Outcome::default();
         let mut phases = super::trace::Phases::start(q, job.name());
         match job {
-            Job::Step { kernel, args, diff, split, merge_first } => {
+            Job::Step { kernel, args, diff, split, over_slots, merge_first } => {
                 // Each owner's ghosts that changed go to the owner's inbox after the kernel,
                 // each property's to its own share.
                 let sends: Vec<Vec<super::Send>> = (0..diff.len())
@@ -256,7 +259,11 @@ impl CrewState {
                     // forever; past it, the others' inboxes are free to be written again.
                     let ran = std::panic::catch_unwind(AssertUnwindSafe(|| {
                         merge_received(run, q, routes, mirrors, exchanged)?;
-                        run.invoke(*kernel, &args[q])
+                        if *over_slots {
+                            run.invoke_over_slots(*kernel, &args[q])
+                        } else {
+                            run.invoke(*kernel, &args[q])
+                        }
                     }));
                     self.merged.wait();
                     let ran = ran.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
@@ -266,6 +273,12 @@ impl CrewState {
                         outcome.sent.push(run.send_changes_to(property, ghosts, sends)?);
                     }
                     phases.end("changes sent");
+                } else if *over_slots {
+                    outcome.result = run.invoke_over_slots(*kernel, &args[q])?;
+                    for (&property, sends) in diff.iter().zip(&sends) {
+                        outcome.sent.push(run.send_changes_to(property, ghosts, sends)?);
+                    }
+                    phases.end("kernel over every slot and changes sent");
                 } else {
                     (outcome.result, outcome.sent) = run.invoke_sending(*kernel, &args[q], diff, ghosts, &sends)?;
                     phases.end("kernel and changes sent");

@@ -9,8 +9,9 @@
 //! the operator of the atomic that wrote them ([`Merge`]).
 //!
 //! Which programs can be partitioned is decided before anything runs
-//! (`grail_ir::analysis::partition_obstacles`: no collections, union-find sets, in-edges, locks
-//! or handle-valued properties); the reasons are given in the error.
+//! (`grail_ir::analysis::partition_obstacles`: no collections, in-edges, locks or
+//! handle-valued properties; union-find sets whose `find` gives values, not nodes, which
+//! `grail_ir::sets` joins across the parts); the reasons are given in the error.
 //!
 //! With [`Mode::Async`], worklist loops run without supersteps (`asynchronous.rs`).
 //!
@@ -544,6 +545,10 @@ impl MultiProgram {
             return Err(RuntimeError::Unsupported("a partitioned run with no devices".into()));
         }
         check_partitionable(&module)?;
+        // Union-find sets joined across the parts (grail_ir::sets).
+        let module = grail_ir::sets::for_parts(&module);
+        grail_ir::validate(&module)
+            .map_err(|e| RuntimeError::Unsupported(format!("internal error (a bug in grail): sets on parts: {e}")))?;
         let cpu =
             devices.contains(&Device::Cpu).then(|| CpuProgram::compile(module.clone(), compiler, cache)).transpose()?;
         #[cfg(feature = "gpu")]

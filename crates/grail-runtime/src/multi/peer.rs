@@ -390,7 +390,12 @@ pub(crate) fn has_worklist_loop(region: &Stmt) -> bool {
 }
 
 /// Why region `region` cannot exchange on the devices with these merges; `None` when it can.
-pub(crate) fn obstacle(region: &Stmt, merges: &[Vec<Written>], parts: usize) -> Option<String> {
+pub(crate) fn obstacle(
+    region: &Stmt,
+    merges: &[Vec<Written>],
+    over_slots: &[grail_ir::KernelId],
+    parts: usize,
+) -> Option<String> {
     if parts > MAX_PARTS {
         return Some(format!("it has {parts} parts, more than {MAX_PARTS}"));
     }
@@ -398,6 +403,9 @@ pub(crate) fn obstacle(region: &Stmt, merges: &[Vec<Written>], parts: usize) -> 
         return Some(why);
     }
     for kernel in kernels_of(region) {
+        if over_slots.contains(&kernel) {
+            return Some("it joins union-find sets across the parts (kernels over every slot)".into());
+        }
         if merges[kernel.index()].iter().any(|w| matches!(w.merge, Merge::Custom(_))) {
             return Some("a kernel's writes merge with the program's own update function".into());
         }

@@ -1,0 +1,491 @@
+//! Union-find sets on a partitioned graph.
+//!
+//! On one device `G.s.find(u)` is the root of u's tree, and the root is the smallest id of its
+//! class: `union` hooks the larger root under the smaller. On a partitioned graph each part
+//! unions over its own node slots (its nodes and its ghosts), so a class that spans parts has a
+//! tree on each, and no part holds all of its nodes. [`for_parts`] rewrites a module for such a
+//! run so that `find` gives, on every part, what it gives on one device: the smallest global id
+//! of the class.
+//!
+//! - Each set gets a hidden node property, its *class*: every slot's starts as its global id
+//!   (in the defaults kernel, which a part runs over its ghosts too).
+//! - A program may use `find`'s result only as a value ([`obstacles`] says where it does not):
+//!   `find(u) as T` and `find(a) == find(b)` read the class of u's local root instead.
+//! - Before each invocation of a kernel that reads a class, `main` joins the parts' trees:
+//!   rounds of two hidden kernels run over every slot ([`crate::Module::over_slots`]): each root
+//!   takes the least class of its tree's slots, then each slot its root's; between them, as
+//!   after any kernel that writes through other nodes, the ghosts' changes are merged into their
+//!   owners by min and the owners' new values copied to their ghosts. A round that changes
+//!   nothing ends the join: every slot of a class then holds the class's least global id.
+//!
+//! Classes only fall, so a join after further unions starts from the last one's values. Within
+//! a kernel that both unions and finds, `find` sees the last join and this part's unions since:
+//! two nodes with one class are joined; two with different classes may still be (the next join
+//! says).
+
+use crate::analysis::walk_expr;
+use crate::ir::*;
+
+/// Why the module's sets cannot run on a partitioned graph, one sentence each (empty: they
+/// can, after [`for_parts`]).
+pub fn obstacles(module: &Module) -> Vec<String> {
+    let mut obstacles = Vec::new();
+    if module.sets.is_empty() {
+        return obstacles;
+    }
+    let finders = finding_kernels(module);
+    let mut bodies: Vec<(String, &Body)> =
+        module.kernels.iter().map(|k| (format!("the kernel `{}`", k.name), &k.body)).collect();
+    bodies.extend(module.functions.iter().map(|f| (format!("the function `{}`", f.name), &f.body)));
+    for (who, body) in bodies {
+        // Finds used as values, against all finds; unions whose result is dropped, against all.
+        let (mut finds, mut as_values, mut unions, mut dropped) = (0, 0, 0, 0);
+        walk_block(&body.block, &mut |stmt| {
+            if let Stmt::Eval(Expr { kind: ExprKind::SetUnion { .. }, .. }) = stmt {
+                dropped += 1;
+            }
+            crate::analysis::stmt_exprs(stmt, &mut |e| {
+                walk_expr(e, &mut |e| match &e.kind {
+                    ExprKind::SetFind { .. } => finds += 1,
+                    ExprKind::SetUnion { .. } => unions += 1,
+                    ExprKind::Cast(inner) if is_find(inner) && e.ty.scalar().is_some_and(Scalar::is_integer) => {
+                        as_values += 1
+                    }
+                    ExprKind::Binary(BinaryOp::Eq | BinaryOp::Ne, a, b) if is_find(a) && is_find(b) => as_values += 2,
+                    _ => {}
+                })
+            });
+        });
+        if finds > as_values {
+            obstacles.push(format!(
+                "{who} uses a `find` result as a node: on a part the class's representative may be a \
+                 node the part does not hold (use it as a value: `find(u) as u32`, `find(a) == find(b)`)"
+            ));
+        }
+        if unions > dropped {
+            obstacles.push(format!(
+                "{who} uses a `union` result: on a part it says whether two of the part's trees were \
+                 joined, not whether two classes were"
+            ));
+        }
+    }
+    let mut in_main = false;
+    walk_block(&module.main.block, &mut |stmt| {
+        crate::analysis::stmt_exprs(stmt, &mut |e| {
+            walk_expr(e, &mut |e| in_main |= matches!(e.kind, ExprKind::SetFind { .. } | ExprKind::SetUnion { .. }))
+        });
+        match stmt {
+            Stmt::Iterate(iterate) => {
+                if let Until::Empty { kernel, .. } = iterate.until
+                    && finders[kernel.index()]
+                {
+                    obstacles.push(format!(
+                        "the kernel `{}` finds in a set and runs as a worklist loop: the parts' classes \
+                         are joined between invocations from `main`, not between a loop's rounds",
+                        module.kernels[kernel.index()].name
+                    ));
+                }
+            }
+            Stmt::Pipe(pipe) => walk_block(&pipe.body, &mut |inner| {
+                if let Stmt::Invoke { kernel, .. } = inner
+                    && finders[kernel.index()]
+                {
+                    obstacles.push(format!(
+                        "the kernel `{}` finds in a set inside a `pipe`: the parts' classes are joined \
+                         between invocations, which would break the pipe's worklists",
+                        module.kernels[kernel.index()].name
+                    ));
+                }
+            }),
+            _ => {}
+        }
+    });
+    if in_main {
+        obstacles.push("`main` uses a union-find set: on a partitioned graph only kernels do".to_string());
+    }
+    obstacles
+}
+
+fn is_find(expr: &Expr) -> bool {
+    matches!(expr.kind, ExprKind::SetFind { .. })
+}
+
+/// By kernel, whether it (or a function it calls) finds in a set.
+fn finding_kernels(module: &Module) -> Vec<bool> {
+    (0..module.kernels.len())
+        .map(|k| {
+            let kernel = KernelId(k as u32);
+            let bodies = std::iter::once(&module.kernels[k].body).chain(
+                crate::analysis::reached_functions(module, kernel)
+                    .into_iter()
+                    .map(|f| &module.functions[f.index()].body),
+            );
+            let mut finds = false;
+            for body in bodies {
+                walk_block(&body.block, &mut |stmt| {
+                    crate::analysis::stmt_exprs(stmt, &mut |e| {
+                        walk_expr(e, &mut |e| finds |= matches!(e.kind, ExprKind::SetFind { .. }))
+                    })
+                });
+            }
+            finds
+        })
+        .collect()
+}
+
+/// `module` rewritten for a partitioned run (see the module's documentation); the module as it
+/// is when it has no sets. Expects a module [`obstacles`] finds nothing in.
+pub fn for_parts(module: &Module) -> Module {
+    let mut module = module.clone();
+    if module.sets.is_empty() {
+        return module;
+    }
+    let mut finders = finding_kernels(&module);
+    let classes: Vec<PropertyId> = (0..module.sets.len())
+        .map(|s| {
+            module.properties.push(Property {
+                name: format!("{}.class", module.sets[s].name),
+                owner: Owner::Node,
+                ty: Type::U32,
+                is_weight: false,
+            });
+            PropertyId(module.properties.len() as u32 - 1)
+        })
+        .collect();
+    // `find` as a value reads the class of the local root.
+    let read_class = |expr: &mut Expr| match &mut expr.kind {
+        ExprKind::Cast(inner) if is_find(inner) => **inner = class_of(&classes, (**inner).clone()),
+        ExprKind::Binary(BinaryOp::Eq | BinaryOp::Ne, a, b) if is_find(a) && is_find(b) => {
+            **a = class_of(&classes, (**a).clone());
+            **b = class_of(&classes, (**b).clone());
+        }
+        _ => {}
+    };
+    for kernel in &mut module.kernels {
+        rewrite_block(&mut kernel.body.block, &mut { read_class });
+    }
+    for function in &mut module.functions {
+        rewrite_block(&mut function.body.block, &mut { read_class });
+    }
+    start_classes(&mut module, &classes);
+    // The join's kernels, per set, and the loop that runs them.
+    let mut joins = Vec::new();
+    for (s, &class) in classes.iter().enumerate() {
+        let name = module.sets[s].name.clone();
+        let up = push_kernel(&mut module, format!("{name}.join_up"), SetId(s as u32), class, true);
+        let down = push_kernel(&mut module, format!("{name}.join_down"), SetId(s as u32), class, false);
+        module.over_slots.extend([up, down]);
+        joins.push((up, down));
+    }
+    let changed = [push_local(&mut module.main, "join_up_changed"), push_local(&mut module.main, "join_down_changed")];
+    let join: Block = joins.iter().map(|&(up, down)| join_loop(up, down, changed)).collect();
+    // The kernels made here find nothing that needs a join before them.
+    finders.resize(module.kernels.len(), false);
+    insert_joins(&mut module.main.block, &finders, &join);
+    module
+}
+
+/// `find` (an `ExprKind::SetFind`) as a read of its root's class.
+fn class_of(classes: &[PropertyId], find: Expr) -> Expr {
+    let ExprKind::SetFind { set, .. } = find.kind else { unreachable!("called on a find") };
+    Expr::new(ExprKind::Load(Place::Property { property: classes[set.index()], element: Box::new(find) }), Type::U32)
+}
+
+/// Every slot's class starts at its global id (`u as u32` on a part), in the defaults kernel
+/// (made if the module has none, and invoked first).
+fn start_classes(module: &mut Module, classes: &[PropertyId]) {
+    let kernel = match module.defaults {
+        Some(kernel) => kernel,
+        None => {
+            module.kernels.push(Kernel {
+                name: "init".into(),
+                params: 0,
+                reduction: None,
+                body: Body::default(),
+                push_sites: Vec::new(),
+            });
+            let kernel = KernelId(module.kernels.len() as u32 - 1);
+            module.defaults = Some(kernel);
+            module.main.block.insert(0, Stmt::Invoke { kernel, args: Vec::new(), result: None });
+            kernel
+        }
+    };
+    let body = &mut module.kernels[kernel.index()].body;
+    let var = LocalId(body.locals.len() as u32);
+    body.locals.push(Local { name: "slot".into(), ty: Type::Node });
+    let slot = || Expr::new(ExprKind::Load(Place::Local(var)), Type::Node);
+    let assigns = classes
+        .iter()
+        .map(|&property| Stmt::Assign {
+            place: Place::Property { property, element: Box::new(slot()) },
+            value: Expr::new(ExprKind::Cast(Box::new(slot())), Type::U32),
+        })
+        .collect();
+    body.block.push(Stmt::ForAll(Box::new(ForAll {
+        var,
+        space: Space::AllNodes,
+        filter: None,
+        body: assigns,
+        schedule: Schedule::SERIAL,
+    })));
+}
+
+/// A join kernel over every slot x, reducing whether it lowered a class: with `up`, x's root
+/// takes x's class where it is less (`atomic_min(find(x).class, x.class)`); without, x takes
+/// its root's.
+fn push_kernel(module: &mut Module, name: String, set: SetId, class: PropertyId, up: bool) -> KernelId {
+    let mut body = Body::default();
+    let local = |body: &mut Body, name: &str, ty: Type| {
+        body.locals.push(Local { name: name.into(), ty });
+        LocalId(body.locals.len() as u32 - 1)
+    };
+    let (x, root, value) = (local(&mut body, "x", Type::Node), local(&mut body, "root", Type::Node), {
+        local(&mut body, "value", Type::U32)
+    });
+    let load = |l: LocalId, ty: Type| Expr::new(ExprKind::Load(Place::Local(l)), ty);
+    let class_at = |l: LocalId| Place::Property { property: class, element: Box::new(load(l, Type::Node)) };
+    let (from, to) = if up { (x, root) } else { (root, x) };
+    let lower = vec![
+        Stmt::Eval(Expr::new(
+            ExprKind::Atomic { op: AtomicOp::Min, place: class_at(to), operands: vec![load(value, Type::U32)] },
+            Type::BOOL,
+        )),
+        Stmt::Reduce { value: Expr::new(ExprKind::Const(Const::Bool(true)), Type::BOOL) },
+    ];
+    body.block.push(Stmt::ForAll(Box::new(ForAll {
+        var: x,
+        space: Space::AllNodes,
+        filter: None,
+        body: vec![
+            Stmt::Assign {
+                place: Place::Local(root),
+                value: Expr::new(ExprKind::SetFind { set, node: Box::new(load(x, Type::Node)) }, Type::Node),
+            },
+            Stmt::Assign { place: Place::Local(value), value: Expr::new(ExprKind::Load(class_at(from)), Type::U32) },
+            Stmt::If {
+                cond: Expr::new(
+                    ExprKind::Binary(
+                        BinaryOp::Lt,
+                        Box::new(load(value, Type::U32)),
+                        Box::new(Expr::new(ExprKind::Load(class_at(to)), Type::U32)),
+                    ),
+                    Type::BOOL,
+                ),
+                then: lower,
+                otherwise: Vec::new(),
+                uniform: false,
+            },
+        ],
+        schedule: Schedule::SERIAL,
+    })));
+    module.kernels.push(Kernel {
+        name,
+        params: 0,
+        reduction: Some((ReduceOp::Any, Type::BOOL)),
+        body,
+        push_sites: Vec::new(),
+    });
+    KernelId(module.kernels.len() as u32 - 1)
+}
+
+fn push_local(body: &mut Body, name: &str) -> LocalId {
+    body.locals.push(Local { name: name.into(), ty: Type::BOOL });
+    LocalId(body.locals.len() as u32 - 1)
+}
+
+/// `loop { a = false; a = invoke up(); b = false; b = invoke down(); if !(a || b) { break } }`.
+fn join_loop(up: KernelId, down: KernelId, [a, b]: [LocalId; 2]) -> Stmt {
+    let flag = |l: LocalId| Expr::new(ExprKind::Load(Place::Local(l)), Type::BOOL);
+    let falsify = |l: LocalId| Stmt::Assign {
+        place: Place::Local(l),
+        value: Expr::new(ExprKind::Const(Const::Bool(false)), Type::BOOL),
+    };
+    let neither = Expr::new(
+        ExprKind::Unary(
+            UnaryOp::Not,
+            Box::new(Expr::new(ExprKind::Binary(BinaryOp::Or, Box::new(flag(a)), Box::new(flag(b))), Type::BOOL)),
+        ),
+        Type::BOOL,
+    );
+    Stmt::While {
+        cond: Expr::new(ExprKind::Const(Const::Bool(true)), Type::BOOL),
+        body: vec![
+            falsify(a),
+            Stmt::Invoke { kernel: up, args: Vec::new(), result: Some(a) },
+            falsify(b),
+            Stmt::Invoke { kernel: down, args: Vec::new(), result: Some(b) },
+            Stmt::If { cond: neither, then: vec![Stmt::Break], otherwise: Vec::new(), uniform: true },
+        ],
+        uniform: true,
+    }
+}
+
+/// Puts `join` before every invocation of a kernel that finds, wherever in host code it is.
+fn insert_joins(block: &mut Block, finders: &[bool], join: &Block) {
+    let mut i = 0;
+    while i < block.len() {
+        match &mut block[i] {
+            Stmt::Invoke { kernel, .. } if finders[kernel.index()] => {
+                block.splice(i..i, join.iter().cloned());
+                i += join.len();
+            }
+            Stmt::If { then, otherwise, .. } => {
+                insert_joins(then, finders, join);
+                insert_joins(otherwise, finders, join);
+            }
+            Stmt::While { body, .. } | Stmt::For { body, .. } => insert_joins(body, finders, join),
+            Stmt::Iterate(iterate) => insert_joins(&mut iterate.body, finders, join),
+            _ => {}
+        }
+        i += 1;
+    }
+}
+
+/// Applies `f` to every expression of `block` (nested blocks included), each after its
+/// subexpressions.
+fn rewrite_block(block: &mut Block, f: &mut impl FnMut(&mut Expr)) {
+    for stmt in block {
+        rewrite_stmt(stmt, f);
+    }
+}
+
+fn rewrite_stmt(stmt: &mut Stmt, f: &mut impl FnMut(&mut Expr)) {
+    match stmt {
+        Stmt::Assign { place, value } => {
+            rewrite_place(place, f);
+            rewrite_expr(value, f);
+        }
+        Stmt::If { cond, then, otherwise, .. } => {
+            rewrite_expr(cond, f);
+            rewrite_block(then, f);
+            rewrite_block(otherwise, f);
+        }
+        Stmt::While { cond, body, .. } => {
+            rewrite_expr(cond, f);
+            rewrite_block(body, f);
+        }
+        Stmt::For { start, end, body, .. } => {
+            rewrite_expr(start, f);
+            rewrite_expr(end, f);
+            rewrite_block(body, f);
+        }
+        Stmt::ForEach { node, body, .. } => {
+            rewrite_expr(node, f);
+            rewrite_block(body, f);
+        }
+        Stmt::ForAll(forall) => {
+            match &mut forall.space {
+                Space::Range(start, end) => {
+                    rewrite_expr(start, f);
+                    rewrite_expr(end, f);
+                }
+                Space::Adjacent(_, node) => rewrite_expr(node, f),
+                Space::Worklist | Space::AllNodes | Space::AllEdges | Space::Collection(_) => {}
+            }
+            if let Some(filter) = &mut forall.filter {
+                rewrite_expr(filter, f);
+            }
+            rewrite_block(&mut forall.body, f);
+        }
+        Stmt::Push { value, .. } | Stmt::Retry { value } | Stmt::Reduce { value } | Stmt::Eval(value) => {
+            rewrite_expr(value, f)
+        }
+        Stmt::Return(value) => value.iter_mut().for_each(|e| rewrite_expr(e, f)),
+        Stmt::Lock { elements, body, otherwise, .. } => {
+            elements.iter_mut().for_each(|e| rewrite_expr(e, f));
+            rewrite_block(body, f);
+            rewrite_block(otherwise, f);
+        }
+        Stmt::Invoke { args, .. } => args.iter_mut().for_each(|e| rewrite_expr(e, f)),
+        Stmt::Iterate(iterate) => {
+            match &mut iterate.until {
+                Until::Empty { args, initial, .. } => {
+                    args.iter_mut().for_each(|e| rewrite_expr(e, f));
+                    if let Some(Initial::Items(items)) = initial {
+                        items.iter_mut().for_each(|e| rewrite_expr(e, f));
+                    }
+                }
+                Until::Condition { cond, .. } => rewrite_expr(cond, f),
+            }
+            rewrite_block(&mut iterate.body, f);
+        }
+        Stmt::Pipe(pipe) => {
+            if let Some(Initial::Items(items)) = &mut pipe.initial {
+                items.iter_mut().for_each(|e| rewrite_expr(e, f));
+            }
+            rewrite_block(&mut pipe.body, f);
+        }
+        Stmt::Print(args) => {
+            for arg in args {
+                if let PrintArg::Value(expr) = arg {
+                    rewrite_expr(expr, f);
+                }
+            }
+        }
+        Stmt::Break | Stmt::Continue => {}
+    }
+}
+
+fn rewrite_place(place: &mut Place, f: &mut impl FnMut(&mut Expr)) {
+    match place {
+        Place::Local(_) => {}
+        Place::Property { element, .. } | Place::ElementField { element, .. } => rewrite_expr(element, f),
+        Place::Field { base, .. } => rewrite_place(base, f),
+        Place::Index { base, index } => {
+            rewrite_place(base, f);
+            rewrite_expr(index, f);
+        }
+    }
+}
+
+fn rewrite_expr(expr: &mut Expr, f: &mut impl FnMut(&mut Expr)) {
+    match &mut expr.kind {
+        ExprKind::Const(_)
+        | ExprKind::Param(_)
+        | ExprKind::NumNodes
+        | ExprKind::NumEdges
+        | ExprKind::NodeIds
+        | ExprKind::EdgeIds
+        | ExprKind::CollectionLen(_)
+        | ExprKind::CollectionCompact(_)
+        | ExprKind::AddNode
+        | ExprKind::Zeroed => {}
+        ExprKind::Load(place) => rewrite_place(place, f),
+        ExprKind::EdgeSource(e)
+        | ExprKind::EdgeTarget(e)
+        | ExprKind::Degree { node: e, .. }
+        | ExprKind::Unary(_, e)
+        | ExprKind::Cast(e)
+        | ExprKind::Field(e, _)
+        | ExprKind::SetFind { node: e, .. }
+        | ExprKind::CollectionAdd { value: e, .. }
+        | ExprKind::CollectionRemove { element: e, .. }
+        | ExprKind::CollectionHas { element: e, .. }
+        | ExprKind::RemoveEdge(e)
+        | ExprKind::RemoveNode(e)
+        | ExprKind::HasNode(e)
+        | ExprKind::HasEdge(e) => rewrite_expr(e, f),
+        ExprKind::AddEdge { src, dst, weight } => {
+            rewrite_expr(src, f);
+            rewrite_expr(dst, f);
+            if let Some(weight) = weight {
+                rewrite_expr(weight, f);
+            }
+        }
+        ExprKind::Neighbor { node: a, index: b, .. }
+        | ExprKind::Binary(_, a, b)
+        | ExprKind::SetUnion { a, b, .. }
+        | ExprKind::ArrayPrefix { array: a, count: b } => {
+            rewrite_expr(a, f);
+            rewrite_expr(b, f);
+        }
+        ExprKind::Call(_, args) | ExprKind::Builtin(_, args) | ExprKind::Struct(_, args) => {
+            args.iter_mut().for_each(|e| rewrite_expr(e, f))
+        }
+        ExprKind::Atomic { place, operands, .. } => {
+            rewrite_place(place, f);
+            operands.iter_mut().for_each(|e| rewrite_expr(e, f));
+        }
+    }
+    f(expr);
+}
