@@ -9,6 +9,7 @@ pub const PROGRAMS: &[(&str, &str)] = &[
     ("cc", include_str!("../programs/cc.grail")),
     ("cc_afforest", include_str!("../programs/cc_afforest.grail")),
     ("cc_lp", include_str!("../programs/cc_lp.grail")),
+    ("cc_afforest_set", include_str!("../programs/cc_afforest_set.grail")),
     ("dmr", include_str!("../programs/dmr.grail")),
     ("dsssp", include_str!("../programs/dsssp.grail")),
     ("mis", include_str!("../programs/mis.grail")),

@@ -59,6 +59,12 @@ pub const VARIANTS: &[Variant] = &[
         program: "cc_afforest",
         summary: "Afforest: link a few neighbours, sample the big component, link the rest outside it",
     },
+    Variant {
+        algorithm: Algorithm::Cc,
+        name: "afforest-set",
+        program: "cc_afforest_set",
+        summary: "Afforest over a union-find set (runs partitioned: the parts' classes joined through their ghosts)",
+    },
     Variant { algorithm: Algorithm::Cc, name: "uf", program: "cc", summary: "union-find over every edge, then labels" },
     Variant {
         algorithm: Algorithm::Cc,

@@ -294,6 +294,10 @@ pub struct Module {
     /// every write of theirs merged into the owners as a write through another node is: the
     /// joins of union-find sets across parts ([`crate::sets`]). Empty on one device.
     pub over_slots: Vec<KernelId>,
+    /// A hidden bool node property that a partitioned run sets on every part's slots that
+    /// another part also holds (its ghosts, and its nodes that are ghosts elsewhere): the joins
+    /// of [`crate::sets`] look at those alone. `None` on one device.
+    pub boundary: Option<PropertyId>,
     /// The entry point: orchestration and scalar code, run by the host.
     pub main: Body,
     /// What `main` returns, `Type::Unit` if nothing.

@@ -11,12 +11,17 @@
 //!   (in the defaults kernel, which a part runs over its ghosts too).
 //! - A program may use `find`'s result only as a value ([`obstacles`] says where it does not):
 //!   `find(u) as T` and `find(a) == find(b)` read the class of u's local root instead.
-//! - Before each invocation of a kernel that reads a class, `main` joins the parts' trees:
-//!   rounds of two hidden kernels run over every slot ([`crate::Module::over_slots`]): each root
-//!   takes the least class of its tree's slots, then each slot its root's; between them, as
-//!   after any kernel that writes through other nodes, the ghosts' changes are merged into their
-//!   owners by min and the owners' new values copied to their ghosts. A round that changes
-//!   nothing ends the join: every slot of a class then holds the class's least global id.
+//! - Before each invocation of a kernel that reads a class, if a kernel has united since the
+//!   last join, `main` joins the parts' trees: rounds of two hidden kernels over the slots that
+//!   another part also holds ([`crate::Module::over_slots`], filtered by
+//!   [`crate::Module::boundary`]): each root takes the least class of those of its tree, then
+//!   each of those its root's; between them, as after any kernel that writes through other
+//!   nodes, the ghosts' changes are merged into their owners by min and the owners' new values
+//!   copied to their ghosts. A round that changes nothing ends the join: every root of a class
+//!   then holds the class's least global id. (The other slots' classes are never read; a root
+//!   holds its tree's least global id from the start, being its least local id.) A round moves
+//!   a class across one part boundary, so trees chained through many parts, as a graph of high
+//!   diameter cut at random makes, take many rounds.
 //!
 //! Classes only fall, so a join after further unions starts from the last one's values. Within
 //! a kernel that both unions and finds, `find` sees the last join and this part's unions since:
@@ -112,6 +117,16 @@ fn is_find(expr: &Expr) -> bool {
 
 /// By kernel, whether it (or a function it calls) finds in a set.
 fn finding_kernels(module: &Module) -> Vec<bool> {
+    kernels_using(module, |e| matches!(e.kind, ExprKind::SetFind { .. }))
+}
+
+/// By kernel, whether it (or a function it calls) unions in a set.
+fn unioning_kernels(module: &Module) -> Vec<bool> {
+    kernels_using(module, |e| matches!(e.kind, ExprKind::SetUnion { .. }))
+}
+
+/// By kernel, whether an expression of it (or of a function it calls) is `what`.
+fn kernels_using(module: &Module, what: impl Fn(&Expr) -> bool) -> Vec<bool> {
     (0..module.kernels.len())
         .map(|k| {
             let kernel = KernelId(k as u32);
@@ -120,15 +135,13 @@ fn finding_kernels(module: &Module) -> Vec<bool> {
                     .into_iter()
                     .map(|f| &module.functions[f.index()].body),
             );
-            let mut finds = false;
+            let mut uses = false;
             for body in bodies {
                 walk_block(&body.block, &mut |stmt| {
-                    crate::analysis::stmt_exprs(stmt, &mut |e| {
-                        walk_expr(e, &mut |e| finds |= matches!(e.kind, ExprKind::SetFind { .. }))
-                    })
+                    crate::analysis::stmt_exprs(stmt, &mut |e| walk_expr(e, &mut |e| uses |= what(e)))
                 });
             }
-            finds
+            uses
         })
         .collect()
 }
@@ -140,7 +153,7 @@ pub fn for_parts(module: &Module) -> Module {
     if module.sets.is_empty() {
         return module;
     }
-    let mut finders = finding_kernels(&module);
+    let (mut finders, mut unioners) = (finding_kernels(&module), unioning_kernels(&module));
     let classes: Vec<PropertyId> = (0..module.sets.len())
         .map(|s| {
             module.properties.push(Property {
@@ -168,21 +181,40 @@ pub fn for_parts(module: &Module) -> Module {
         rewrite_block(&mut function.body.block, &mut { read_class });
     }
     start_classes(&mut module, &classes);
+    module.properties.push(Property { name: "boundary".into(), owner: Owner::Node, ty: Type::BOOL, is_weight: false });
+    let boundary = PropertyId(module.properties.len() as u32 - 1);
+    module.boundary = Some(boundary);
     // The join's kernels, per set, and the loop that runs them.
     let mut joins = Vec::new();
     for (s, &class) in classes.iter().enumerate() {
         let name = module.sets[s].name.clone();
-        let up = push_kernel(&mut module, format!("{name}.join_up"), SetId(s as u32), class, true);
-        let down = push_kernel(&mut module, format!("{name}.join_down"), SetId(s as u32), class, false);
+        let set = SetId(s as u32);
+        let up = push_kernel(&mut module, format!("{name}.join_up"), set, class, boundary, true);
+        let down = push_kernel(&mut module, format!("{name}.join_down"), set, class, boundary, false);
         module.over_slots.extend([up, down]);
         joins.push((up, down));
     }
     let changed = [push_local(&mut module.main, "join_up_changed"), push_local(&mut module.main, "join_down_changed")];
-    let join: Block = joins.iter().map(|&(up, down)| join_loop(up, down, changed)).collect();
-    // The kernels made here find nothing that needs a join before them.
+    // Joined only where a union ran since the last join.
+    let unioned = push_local(&mut module.main, "unioned_since_join");
+    let mut join: Block = joins.iter().map(|&(up, down)| join_loop(up, down, changed)).collect();
+    join.push(set_flag(unioned, false));
+    let join = Stmt::If { cond: flag(unioned), then: join, otherwise: Vec::new(), uniform: true };
+    // The kernels made here neither find nor union in the program's sets.
     finders.resize(module.kernels.len(), false);
-    insert_joins(&mut module.main.block, &finders, &join);
+    unioners.resize(module.kernels.len(), false);
+    let marks = Marks { finders, unioners, join, unioned };
+    module.main.block.insert(0, set_flag(unioned, false));
+    marks.insert(&mut module.main.block);
     module
+}
+
+fn flag(local: LocalId) -> Expr {
+    Expr::new(ExprKind::Load(Place::Local(local)), Type::BOOL)
+}
+
+fn set_flag(local: LocalId, value: bool) -> Stmt {
+    Stmt::Assign { place: Place::Local(local), value: Expr::new(ExprKind::Const(Const::Bool(value)), Type::BOOL) }
 }
 
 /// `find` (an `ExprKind::SetFind`) as a read of its root's class.
@@ -230,10 +262,21 @@ fn start_classes(module: &mut Module, classes: &[PropertyId]) {
     })));
 }
 
-/// A join kernel over every slot x, reducing whether it lowered a class: with `up`, x's root
-/// takes x's class where it is less (`atomic_min(find(x).class, x.class)`); without, x takes
-/// its root's.
-fn push_kernel(module: &mut Module, name: String, set: SetId, class: PropertyId, up: bool) -> KernelId {
+/// A join kernel over the slots another part also holds (`boundary`: ghosts, and owned nodes
+/// that are ghosts elsewhere), reducing whether it lowered a class: with `up`, x's root takes
+/// x's class where it is less (`atomic_min(find(x).class, x.class)`); without, x takes its
+/// root's. The other slots' classes are never read: `find` reads the root's, and a root holds
+/// its tree's least class already, as long as classes start at the global ids: a root is its
+/// tree's least local id, and local ids keep the global ids' order among owned nodes and among
+/// ghosts (a root is owned unless its tree is all ghosts).
+fn push_kernel(
+    module: &mut Module,
+    name: String,
+    set: SetId,
+    class: PropertyId,
+    boundary: PropertyId,
+    up: bool,
+) -> KernelId {
     let mut body = Body::default();
     let local = |body: &mut Body, name: &str, ty: Type| {
         body.locals.push(Local { name: name.into(), ty });
@@ -252,10 +295,14 @@ fn push_kernel(module: &mut Module, name: String, set: SetId, class: PropertyId,
         )),
         Stmt::Reduce { value: Expr::new(ExprKind::Const(Const::Bool(true)), Type::BOOL) },
     ];
+    let on_boundary = Expr::new(
+        ExprKind::Load(Place::Property { property: boundary, element: Box::new(load(x, Type::Node)) }),
+        Type::BOOL,
+    );
     body.block.push(Stmt::ForAll(Box::new(ForAll {
         var: x,
         space: Space::AllNodes,
-        filter: None,
+        filter: Some(on_boundary),
         body: vec![
             Stmt::Assign {
                 place: Place::Local(root),
@@ -295,11 +342,7 @@ fn push_local(body: &mut Body, name: &str) -> LocalId {
 
 /// `loop { a = false; a = invoke up(); b = false; b = invoke down(); if !(a || b) { break } }`.
 fn join_loop(up: KernelId, down: KernelId, [a, b]: [LocalId; 2]) -> Stmt {
-    let flag = |l: LocalId| Expr::new(ExprKind::Load(Place::Local(l)), Type::BOOL);
-    let falsify = |l: LocalId| Stmt::Assign {
-        place: Place::Local(l),
-        value: Expr::new(ExprKind::Const(Const::Bool(false)), Type::BOOL),
-    };
+    let falsify = |l: LocalId| set_flag(l, false);
     let neither = Expr::new(
         ExprKind::Unary(
             UnaryOp::Not,
@@ -320,24 +363,57 @@ fn join_loop(up: KernelId, down: KernelId, [a, b]: [LocalId; 2]) -> Stmt {
     }
 }
 
-/// Puts `join` before every invocation of a kernel that finds, wherever in host code it is.
-fn insert_joins(block: &mut Block, finders: &[bool], join: &Block) {
-    let mut i = 0;
-    while i < block.len() {
-        match &mut block[i] {
-            Stmt::Invoke { kernel, .. } if finders[kernel.index()] => {
-                block.splice(i..i, join.iter().cloned());
-                i += join.len();
+/// What `main` gets around its invocations: `join` before every invocation of a kernel that
+/// finds, and `unioned` set after every statement that may run a kernel that unions.
+struct Marks {
+    finders: Vec<bool>,
+    unioners: Vec<bool>,
+    join: Stmt,
+    unioned: LocalId,
+}
+
+impl Marks {
+    /// Marks `block` and the host blocks inside it.
+    fn insert(&self, block: &mut Block) {
+        let mut i = 0;
+        while i < block.len() {
+            if let Stmt::Invoke { kernel, .. } = &block[i]
+                && self.finders[kernel.index()]
+            {
+                block.insert(i, self.join.clone());
+                i += 1;
             }
-            Stmt::If { then, otherwise, .. } => {
-                insert_joins(then, finders, join);
-                insert_joins(otherwise, finders, join);
+            let unions = self.unions(&block[i]);
+            match &mut block[i] {
+                Stmt::If { then, otherwise, .. } => {
+                    self.insert(then);
+                    self.insert(otherwise);
+                }
+                Stmt::While { body, .. } | Stmt::For { body, .. } => self.insert(body),
+                Stmt::Iterate(iterate) => self.insert(&mut iterate.body),
+                _ => {}
             }
-            Stmt::While { body, .. } | Stmt::For { body, .. } => insert_joins(body, finders, join),
-            Stmt::Iterate(iterate) => insert_joins(&mut iterate.body, finders, join),
-            _ => {}
+            if unions {
+                block.insert(i + 1, set_flag(self.unioned, true));
+                i += 1;
+            }
+            i += 1;
         }
-        i += 1;
+    }
+
+    /// Whether `stmt` may run a kernel that unions (a loop's own kernel, or any it invokes).
+    fn unions(&self, stmt: &Stmt) -> bool {
+        let mut unions = false;
+        walk_block(&vec![stmt.clone()], &mut |s| match s {
+            Stmt::Invoke { kernel, .. } => unions |= self.unioners[kernel.index()],
+            Stmt::Iterate(iterate) => {
+                if let Until::Empty { kernel, .. } = iterate.until {
+                    unions |= self.unioners[kernel.index()];
+                }
+            }
+            _ => {}
+        });
+        unions
     }
 }
 

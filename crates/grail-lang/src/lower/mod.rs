@@ -1092,6 +1092,7 @@ impl<'a> Lowerer<'a> {
             kernels,
             defaults: init_id,
             over_slots: Vec::new(),
+            boundary: None,
             main: std::mem::take(&mut self.main_body),
             main_result: self.main_result,
             opt: ir::OptConfig::NONE,

@@ -94,6 +94,8 @@ pub struct GpuProgram {
     gather_words: CudaFunction,
     split_pushes: CudaFunction,
     clear_ghost_flags: CudaFunction,
+    /// Union-find parents made the identity on the device (`grail_sets_identity`).
+    sets_identity: CudaFunction,
     diff_words: CudaFunction,
     put_words: CudaFunction,
     merge_words: CudaFunction,
@@ -334,6 +336,7 @@ impl GpuProgram {
             gather_words: loaded.function("grail_gather_words")?,
             split_pushes: loaded.function("grail_split_pushes")?,
             clear_ghost_flags: loaded.function("grail_clear_ghost_flags")?,
+            sets_identity: loaded.function("grail_sets_identity")?,
             diff_words: loaded.function("grail_diff_words")?,
             put_words: loaded.function("grail_put_words")?,
             merge_words: loaded.function("grail_merge_words")?,
@@ -1102,13 +1105,19 @@ impl<'a> GpuRun<'a> {
         grail_values(&params, "parameters", &mut param_values)?;
         let params_buffer = DeviceBuffer::from_slice(c, &param_values, "the parameters")?;
         ctx.params = params_buffer.ptr();
+        // The parents start as the identity on both sides (`Memory::with` makes the host's):
+        // the device's made there, not copied up.
         let sets = match memory.sets.len {
             0 => None,
-            len => Some(DeviceColumn {
-                buffer: DeviceBuffer::new(c, len * 4, "the union-find sets")?,
-                current: Current::Host,
-                element_reads: 0,
-            }),
+            len => {
+                let buffer = DeviceBuffer::new(c, len * 4, "the union-find sets")?;
+                let (ptr, total) = (buffer.ptr(), len as u64);
+                let grid = total.div_ceil(u64::from(BLOCK)).clamp(1, 4096) as u32;
+                // SAFETY: (uint32_t *sets, uint64_t slots, uint64_t n): the buffer holds n
+                // parents, a set's `n` of them per node slot.
+                unsafe { launch(&program.sets_identity, grid, BLOCK, &mut [arg(&ptr), arg(&n), arg(&total)])? };
+                Some(DeviceColumn { buffer, current: Current::Both, element_reads: 0 })
+            }
         };
         ctx.sets = sets.as_ref().map_or(0, |s| s.buffer.ptr());
         let mut locks_and_claims = Vec::new();

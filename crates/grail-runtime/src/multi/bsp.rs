@@ -418,6 +418,20 @@ impl Bsp<'_, '_> {
             // A part without room for them: no region exchanges on the devices in this run.
             self.device_regions = super::DeviceRegions::Never;
         }
+        self.mark_boundary()
+    }
+
+    /// Sets the module's boundary flag ([`grail_ir::Module::boundary`]) on every part's ghosts
+    /// and on its nodes that are ghosts elsewhere.
+    fn mark_boundary(&mut self) -> Result<()> {
+        let Some(boundary) = self.module.boundary else { return Ok(()) };
+        for (q, run) in self.runs.iter_mut().enumerate() {
+            run.bind()?;
+            for list in [self.links[q].ghosts(), self.mirrors[q].locals()] {
+                let positions: Vec<u32> = (0..list.len() as u32).collect();
+                run.put(boundary, list, &positions, &vec![1; list.len()])?;
+            }
+        }
         Ok(())
     }
 
