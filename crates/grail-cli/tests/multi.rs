@@ -242,7 +242,10 @@ fn mistakes_get_clear_errors() {
         (&["run", "bfs", "--graph", &graph, "--devices", "cpu*0"], "cpu*K"),
         (&["run", "bfs", "--graph", &graph, "--devices", "cpu", "--target", "gpu"], "cannot be used with"),
         (&["run", "bfs", "--graph", &graph, "--mode", "bsp"], "--devices"),
-        (&["run", "cc", "--graph", &graph, "--devices", "cpu*2", "--variant", "uf"], "union-find"),
+        (
+            &["run", "cc", "--graph", &graph, "--devices", "cpu*2", "--variant", "afforest"],
+            "turns an integer into a node",
+        ),
         (&["run", "tri", "--graph", &graph, "--devices", "cpu*2"], "no tri variant can run on a partitioned graph"),
         (&["run", "bfs", "--graph", &graph, "--device-memory-limit", "lots"], "is not a size"),
         (&["run", "sssp", "--graph", &graph, "--devices", "cpu*2", "--soft-priority", "8"], "add --mode async"),
