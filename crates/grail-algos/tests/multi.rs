@@ -479,6 +479,34 @@ fn union_find_sets_are_joined_across_the_parts() {
     }
 }
 
+/// The parts' classes are joined before a kernel that finds only when a kernel has united since
+/// the last join: on one part (no ghosts, so each join is one round), `two_sets` joins before
+/// `label` and before `relabel`, not before `count`.
+#[test]
+fn sets_are_joined_only_after_unions() {
+    use grail_runtime::multi::{MultiOptions, MultiProgram};
+    let module = grail_algos::suite::compile_source("two_sets", TWO_SETS).unwrap();
+    let compiler = CCompiler::detect().expect("the tests need a C compiler");
+    let dir = std::env::temp_dir().join(format!("grail-test-cache-joins-{}", std::process::id()));
+    let cache = ModuleCache::at(dir);
+    let program = MultiProgram::compile(module, &[Device::Cpu], &compiler, Some(&cache)).unwrap();
+    let graph = random_graph(1);
+    let partitioning = grail_graph::partition::partition(&graph, 1, Method::Ordered, 1).unwrap();
+    let run = program.run(
+        &graph,
+        &partitioning,
+        &[],
+        &MultiOptions { threads: 2, ..MultiOptions::default() },
+        &mut std::io::sink(),
+    );
+    let kernels = run.unwrap().output.stats.kernels;
+    let invocations = |name: &str| kernels.iter().find(|k| k.name == name).map(|k| k.invocations);
+    for join in ["s.join_up", "s.join_down", "t.join_up", "t.join_down"] {
+        assert_eq!(invocations(join), Some(2), "{join}: {kernels:#?}");
+    }
+    assert_eq!(invocations("count"), Some(1));
+}
+
 #[test]
 fn sets_whose_find_gives_a_node_are_refused_with_the_reason() {
     let reasons = |source: &str| {
