@@ -404,7 +404,7 @@ pub(crate) fn obstacle(
     }
     for kernel in kernels_of(region) {
         if over_slots.contains(&kernel) {
-            return Some("it joins union-find sets across the parts (kernels over every slot)".into());
+            return Some("it joins union-find sets across the parts (kernels over the slots parts share)".into());
         }
         if merges[kernel.index()].iter().any(|w| matches!(w.merge, Merge::Custom(_))) {
             return Some("a kernel's writes merge with the program's own update function".into());
