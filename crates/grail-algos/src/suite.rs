@@ -544,6 +544,7 @@ pub fn run_partitioned(
         priority_delta: how.priority_delta,
         topology: how.topology,
         worker: how.worker,
+        ..MultiOptions::default()
     };
     let run = program.run_with_inputs(graph, partitioning, values, inputs, &options, out)?;
     let report = MultiReport {

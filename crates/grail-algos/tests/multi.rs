@@ -479,6 +479,48 @@ fn union_find_sets_are_joined_across_the_parts() {
     }
 }
 
+/// A join finished through the host (`MultiOptions::host_join_after`: after one round on the
+/// devices, or two) gives the same classes as rounds on the devices alone.
+#[test]
+fn a_join_finished_through_the_host_gives_the_same_classes() {
+    use grail_graph::properties::Column;
+    use grail_runtime::multi::{MultiOptions, MultiProgram};
+    let module = grail_algos::suite::compile_source("two_sets", TWO_SETS).unwrap();
+    let compiler = CCompiler::detect().expect("the tests need a C compiler");
+    let dir = std::env::temp_dir().join(format!("grail-test-cache-host-join-{}", std::process::id()));
+    let cache = ModuleCache::at(dir);
+    let u32s = |column: &Column| match column {
+        Column::U32(values) => values.clone(),
+        other => panic!("a u32 column, not {other:?}"),
+    };
+    let one = grail_runtime::cpu::CpuProgram::compile(module.clone(), &compiler, Some(&cache)).unwrap();
+    for k in [2u32, 4] {
+        let program =
+            MultiProgram::compile(module.clone(), &vec![Device::Cpu; k as usize], &compiler, Some(&cache)).unwrap();
+        for seed in 0..4 {
+            let graph = random_graph(seed);
+            let alone =
+                one.run(&graph, &[], &grail_runtime::cpu::RunOptions { threads: 1 }, &mut std::io::sink()).unwrap();
+            for method in [Method::Random, Method::Ordered] {
+                let partitioning = grail_graph::partition::partition(&graph, k, method, seed).unwrap();
+                for after in [1, 2] {
+                    let options =
+                        MultiOptions { threads: k as usize, host_join_after: Some(after), ..MultiOptions::default() };
+                    let run = program.run(&graph, &partitioning, &[], &options, &mut std::io::sink()).unwrap();
+                    for p in 0..4 {
+                        assert_eq!(
+                            u32s(&run.output.properties[p]),
+                            u32s(&alone.properties[p]),
+                            "seed {seed}, {k} parts, {} partitioning, the host after {after} rounds: column {p}",
+                            method.name()
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// The parts' classes are joined before a kernel that finds only when a kernel has united since
 /// the last join: on one part (no ghosts, so each join is one round), `two_sets` joins before
 /// `label` and before `relabel`, not before `count`.

@@ -248,6 +248,21 @@ impl GraphGrowth {
     }
 }
 
+/// How a union-find set's classes are joined across the parts of a partitioned run
+/// ([`crate::sets`]): the hidden class property, the two kernels of a join's rounds (`main`
+/// invokes them), and for the runtime, which may join through the host where rounds go on
+/// ([`Module::set_joins`]), a kernel over the shared slots that writes each one's root (its
+/// global id) into `root`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SetJoin {
+    pub set: SetId,
+    pub class: PropertyId,
+    pub root: PropertyId,
+    pub up: KernelId,
+    pub down: KernelId,
+    pub roots: KernelId,
+}
+
 /// A fixed-length array type: `len` values of `element` (a scalar, `Node`, `Edge` or a handle).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ArrayDecl {
@@ -298,6 +313,9 @@ pub struct Module {
     /// another part also holds (its ghosts, and its nodes that are ghosts elsewhere): the joins
     /// of [`crate::sets`] look at those alone. `None` on one device.
     pub boundary: Option<PropertyId>,
+    /// Each union-find set's join across the parts ([`crate::sets`]), for the partitioned
+    /// runtime; empty on one device.
+    pub set_joins: Vec<SetJoin>,
     /// The entry point: orchestration and scalar code, run by the host.
     pub main: Body,
     /// What `main` returns, `Type::Unit` if nothing.

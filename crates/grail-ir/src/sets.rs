@@ -193,6 +193,15 @@ pub fn for_parts(module: &Module) -> Module {
         let down = push_kernel(&mut module, format!("{name}.join_down"), set, class, boundary, false);
         module.over_slots.extend([up, down]);
         joins.push((up, down));
+        module.properties.push(Property {
+            name: format!("{name}.root"),
+            owner: Owner::Node,
+            ty: Type::U32,
+            is_weight: false,
+        });
+        let root = PropertyId(module.properties.len() as u32 - 1);
+        let roots = push_roots_kernel(&mut module, format!("{name}.roots"), set, root, boundary);
+        module.set_joins.push(SetJoin { set, class, root, up, down, roots });
     }
     let changed = [push_local(&mut module.main, "join_up_changed"), push_local(&mut module.main, "join_down_changed")];
     // Joined only where a union ran since the last join.
@@ -332,6 +341,35 @@ fn push_kernel(
         body,
         push_sites: Vec::new(),
     });
+    KernelId(module.kernels.len() as u32 - 1)
+}
+
+/// The kernel that writes each shared slot's root, as a global id, into `root`: what the
+/// runtime reads to join through the host. (Not over slots as far as `main` knows: the runtime
+/// invokes it on each part itself, with nothing exchanged.)
+fn push_roots_kernel(
+    module: &mut Module,
+    name: String,
+    set: SetId,
+    root: PropertyId,
+    boundary: PropertyId,
+) -> KernelId {
+    let mut body = Body::default();
+    body.locals.push(Local { name: "x".into(), ty: Type::Node });
+    let x = LocalId(0);
+    let slot = || Box::new(Expr::new(ExprKind::Load(Place::Local(x)), Type::Node));
+    let find = Expr::new(ExprKind::SetFind { set, node: slot() }, Type::Node);
+    body.block.push(Stmt::ForAll(Box::new(ForAll {
+        var: x,
+        space: Space::AllNodes,
+        filter: Some(Expr::new(ExprKind::Load(Place::Property { property: boundary, element: slot() }), Type::BOOL)),
+        body: vec![Stmt::Assign {
+            place: Place::Property { property: root, element: slot() },
+            value: Expr::new(ExprKind::Cast(Box::new(find)), Type::U32),
+        }],
+        schedule: Schedule::SERIAL,
+    })));
+    module.kernels.push(Kernel { name, params: 0, reduction: None, body, push_sites: Vec::new() });
     KernelId(module.kernels.len() as u32 - 1)
 }
 

@@ -1093,6 +1093,7 @@ impl<'a> Lowerer<'a> {
             defaults: init_id,
             over_slots: Vec::new(),
             boundary: None,
+            set_joins: Vec::new(),
             main: std::mem::take(&mut self.main_body),
             main_result: self.main_result,
             opt: ir::OptConfig::NONE,

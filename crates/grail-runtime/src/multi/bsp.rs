@@ -276,7 +276,17 @@ pub(crate) struct Bsp<'a, 's> {
     /// Every part's lists for regions exchanging on the devices, once made
     /// ([`peer::Lists::of_every_part`]; empty before).
     pub peer_lists: Vec<std::sync::Arc<peer::Lists>>,
+    /// By set ([`grail_ir::Module::set_joins`]), the rounds of its join so far (0 outside one).
+    pub join_rounds: Vec<u32>,
+    /// After how many rounds a join is finished through the host ([`HOST_JOIN_AFTER`]).
+    pub host_join_after: u32,
 }
+
+/// Rounds of a union-find set's join on the devices before the host finishes it. A round
+/// carries a class across one boundary between parts, so trees chained through the parts many
+/// times (a graph of high diameter cut at random) would take many rounds; the host joins in
+/// one, at the price of every shared slot's root and class brought over and sent back.
+pub const HOST_JOIN_AFTER: u32 = 16;
 
 impl Bsp<'_, '_> {
     /// The merges of every kernel's node-property writes.
@@ -419,6 +429,86 @@ impl Bsp<'_, '_> {
             self.device_regions = super::DeviceRegions::Never;
         }
         self.mark_boundary()
+    }
+
+    /// Counts the rounds of a set's join as its first kernel is invoked, and past
+    /// `host_join_after` of them finishes the join through the host first; any other kernel
+    /// ends the joins' counts.
+    fn count_join_round(&mut self, kernel: KernelId) -> Result<()> {
+        let joins = &self.module.set_joins;
+        if let Some(j) = joins.iter().position(|join| join.up == kernel) {
+            self.join_rounds[j] += 1;
+            if self.join_rounds[j] == self.host_join_after + 1 && self.parts.len() > 1 {
+                self.join_through_host(j)?;
+            }
+        } else if !joins.iter().any(|join| join.down == kernel) {
+            self.join_rounds.iter_mut().for_each(|rounds| *rounds = 0);
+        }
+        Ok(())
+    }
+
+    /// Finishes set `j`'s join in one step: every part's shared slots (its ghosts and mirrors)
+    /// with their roots (as global ids) and classes come to the host, which unions each slot's
+    /// node with its root's and gives every slot the least class of its union; the next round
+    /// on the devices takes those to the roots. Every class is a global id of one of its
+    /// members, and the least member of a class that spans parts is a root whose tree holds
+    /// shared slots, so the least class of a union is the class's least id.
+    fn join_through_host(&mut self, j: usize) -> Result<()> {
+        use rayon::prelude::*;
+        self.flush()?;
+        let join = self.module.set_joins[j];
+        // (node, root, class) of every shared slot, part by part, list by list.
+        let mut slots: Vec<(u32, u32, u32)> = Vec::new();
+        let (mut roots, mut classes) = (Vec::new(), Vec::new());
+        for (q, run) in self.runs.iter_mut().enumerate() {
+            run.bind()?;
+            run.invoke_over_slots(join.roots, &[])?;
+            for list in [self.links[q].ghosts(), self.mirrors[q].locals()] {
+                run.gather(join.root, Indices::List(list), &mut roots)?;
+                run.gather(join.class, Indices::List(list), &mut classes)?;
+                let part = &self.parts[q];
+                slots.extend(
+                    list.iter().zip(&roots).zip(&classes).map(|((&l, &r), &c)| (part.global(l), r as u32, c as u32)),
+                );
+            }
+        }
+        // The global ids met, numbered densely; a union-find over them.
+        let mut ids: Vec<u32> = slots.iter().flat_map(|&(node, root, _)| [node, root]).collect();
+        ids.par_sort_unstable();
+        ids.dedup();
+        let index = |id: u32| ids.binary_search(&id).expect("an id met") as u32;
+        let mut parent: Vec<u32> = (0..ids.len() as u32).collect();
+        fn find(parent: &mut [u32], mut u: u32) -> u32 {
+            while parent[u as usize] != u {
+                let grand = parent[parent[u as usize] as usize];
+                parent[u as usize] = grand;
+                u = grand;
+            }
+            u
+        }
+        for &(node, root, _) in &slots {
+            let (a, b) = (find(&mut parent, index(node)), find(&mut parent, index(root)));
+            if a != b {
+                parent[a.max(b) as usize] = a.min(b);
+            }
+        }
+        let mut least = vec![u32::MAX; ids.len()];
+        let unions: Vec<u32> = slots.iter().map(|&(node, _, _)| find(&mut parent, index(node))).collect();
+        for (&u, &(_, _, class)) in unions.iter().zip(&slots) {
+            least[u as usize] = least[u as usize].min(class);
+        }
+        let mut at = 0;
+        for (q, run) in self.runs.iter_mut().enumerate() {
+            run.bind()?;
+            for list in [self.links[q].ghosts(), self.mirrors[q].locals()] {
+                let words: Vec<u64> =
+                    unions[at..at + list.len()].iter().map(|&u| u64::from(least[u as usize])).collect();
+                let positions: Vec<u32> = (0..list.len() as u32).collect();
+                run.put(join.class, list, &positions, &words)?;
+                at += list.len();
+            }
+        }
+        Ok(())
     }
 
     /// Sets the module's boundary flag ([`grail_ir::Module::boundary`]) on every part's ghosts
@@ -777,6 +867,7 @@ impl Machine for Bsp<'_, '_> {
         if self.local_defaults == Some(kernel) && self.parts.len() > 1 {
             return self.invoke_defaults(kernel, args);
         }
+        self.count_join_round(kernel)?;
         super::trace::host_resumes();
         let started = Instant::now();
         let declared = &self.module.kernels[kernel.index()];
