@@ -21,7 +21,9 @@
 //!   then holds the class's least global id. (The other slots' classes are never read; a root
 //!   holds its tree's least global id from the start, being its least local id.) A round moves
 //!   a class across one part boundary, so trees chained through many parts, as a graph of high
-//!   diameter cut at random makes, take many rounds.
+//!   diameter cut at random makes, would take many rounds: the runtime finishes a join that
+//!   goes on through the host instead, with a third hidden kernel that writes each shared
+//!   slot's root ([`crate::SetJoin`]).
 //!
 //! Classes only fall, so a join after further unions starts from the last one's values. Within
 //! a kernel that both unions and finds, `find` sees the last join and this part's unions since:
