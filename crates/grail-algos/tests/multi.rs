@@ -479,6 +479,40 @@ fn union_find_sets_are_joined_across_the_parts() {
     }
 }
 
+/// A set in a program whose own initial values are not the node's alone (a degree): its parts
+/// do not run the defaults over their ghosts, whose classes then come from their owners (the
+/// class is read through ghosts, so the superstep copies it); the labels are those of one
+/// device.
+#[test]
+fn sets_start_their_classes_on_every_slot_beside_defaults_that_are_not_local() {
+    use grail_graph::properties::Column;
+    use grail_runtime::multi::{MultiOptions, MultiProgram};
+    let source = "graph { node label: u32; node d: u32 = self.degree() as u32; set comp; }
+        output label; output d;
+        kernel join() { forall e in G.edges() { G.comp.union(e.src, e.dst); } }
+        kernel spread() { forall u in G.nodes() { u.label = G.comp.find(u) as u32; } }
+        fn main() { invoke join(); invoke spread(); }";
+    let module = grail_algos::suite::compile_source("degrees", source).unwrap();
+    assert!(grail_ir::analysis::node_local_defaults(&module).is_none());
+    let compiler = CCompiler::detect().expect("the tests need a C compiler");
+    let dir = std::env::temp_dir().join(format!("grail-test-cache-start-{}", std::process::id()));
+    let cache = ModuleCache::at(dir);
+    let labels = |column: &Column| match column {
+        Column::U32(values) => values.clone(),
+        other => panic!("a u32 column, not {other:?}"),
+    };
+    let one = grail_runtime::cpu::CpuProgram::compile(module.clone(), &compiler, Some(&cache)).unwrap();
+    let program = MultiProgram::compile(module, &[Device::Cpu; 3], &compiler, Some(&cache)).unwrap();
+    for seed in 0..4 {
+        let graph = random_graph(seed);
+        let alone = one.run(&graph, &[], &grail_runtime::cpu::RunOptions { threads: 1 }, &mut std::io::sink()).unwrap();
+        let partitioning = grail_graph::partition::partition(&graph, 3, Method::Random, seed).unwrap();
+        let options = MultiOptions { threads: 3, ..MultiOptions::default() };
+        let run = program.run(&graph, &partitioning, &[], &options, &mut std::io::sink()).unwrap();
+        assert_eq!(labels(&run.output.properties[0]), labels(&alone.properties[0]), "seed {seed}");
+    }
+}
+
 /// A join finished through the host (`MultiOptions::host_join_after`: after one round on the
 /// devices, or two) gives the same classes as rounds on the devices alone.
 #[test]
