@@ -439,20 +439,28 @@ fn main() {
 }
 "#;
 
+/// A C compiler and a module cache of the test's own (`what` names its directory).
+fn toolchain(what: &str) -> (CCompiler, ModuleCache) {
+    let compiler = CCompiler::detect().expect("the tests need a C compiler");
+    let dir = std::env::temp_dir().join(format!("grail-test-cache-{what}-{}", std::process::id()));
+    (compiler, ModuleCache::at(dir))
+}
+
+/// A `u32` column's values.
+fn u32_values(column: &grail_graph::properties::Column) -> Vec<u32> {
+    match column {
+        grail_graph::properties::Column::U32(values) => values.clone(),
+        other => panic!("a u32 column, not {other:?}"),
+    }
+}
+
 #[test]
 fn union_find_sets_are_joined_across_the_parts() {
-    use grail_graph::properties::Column;
     use grail_runtime::multi::{MultiOptions, MultiProgram};
     let module = grail_algos::suite::compile_source("two_sets", TWO_SETS).unwrap();
     let module = grail_ir::opt::optimize(module, &OptConfig::all()).unwrap();
     assert!(grail_ir::analysis::partition_obstacles(&module).is_empty());
-    let compiler = CCompiler::detect().expect("the tests need a C compiler");
-    let dir = std::env::temp_dir().join(format!("grail-test-cache-sets-{}", std::process::id()));
-    let cache = ModuleCache::at(dir);
-    let u32s = |column: &Column| match column {
-        Column::U32(values) => values.clone(),
-        other => panic!("a u32 column, not {other:?}"),
-    };
+    let (compiler, cache) = toolchain("sets");
     let one = grail_runtime::cpu::CpuProgram::compile(module.clone(), &compiler, Some(&cache)).unwrap();
     let programs: Vec<MultiProgram> = (2..=4)
         .map(|k| MultiProgram::compile(module.clone(), &vec![Device::Cpu; k], &compiler, Some(&cache)).unwrap())
@@ -460,7 +468,7 @@ fn union_find_sets_are_joined_across_the_parts() {
     for seed in 0..6 {
         let graph = random_graph(seed);
         let alone = one.run(&graph, &[], &grail_runtime::cpu::RunOptions { threads: 1 }, &mut std::io::sink()).unwrap();
-        let expected: Vec<Vec<u32>> = (0..4).map(|p| u32s(&alone.properties[p])).collect();
+        let expected: Vec<Vec<u32>> = (0..4).map(|p| u32_values(&alone.properties[p])).collect();
         for (program, k) in programs.iter().zip(2..) {
             for method in methods() {
                 let partitioning = grail_graph::partition::partition(&graph, k, method, seed).unwrap();
@@ -468,7 +476,7 @@ fn union_find_sets_are_joined_across_the_parts() {
                 let run = program.run(&graph, &partitioning, &[], &options, &mut std::io::sink()).unwrap();
                 for (p, name) in ["a", "b", "same", "again"].iter().enumerate() {
                     assert_eq!(
-                        u32s(&run.output.properties[p]),
+                        u32_values(&run.output.properties[p]),
                         expected[p],
                         "seed {seed}, {k} parts, {} partitioning: `{name}`",
                         method.name()
@@ -485,7 +493,6 @@ fn union_find_sets_are_joined_across_the_parts() {
 /// device.
 #[test]
 fn sets_start_their_classes_on_every_slot_beside_defaults_that_are_not_local() {
-    use grail_graph::properties::Column;
     use grail_runtime::multi::{MultiOptions, MultiProgram};
     let source = "graph { node label: u32; node d: u32 = self.degree() as u32; set comp; }
         output label; output d;
@@ -494,13 +501,7 @@ fn sets_start_their_classes_on_every_slot_beside_defaults_that_are_not_local() {
         fn main() { invoke join(); invoke spread(); }";
     let module = grail_algos::suite::compile_source("degrees", source).unwrap();
     assert!(grail_ir::analysis::node_local_defaults(&module).is_none());
-    let compiler = CCompiler::detect().expect("the tests need a C compiler");
-    let dir = std::env::temp_dir().join(format!("grail-test-cache-start-{}", std::process::id()));
-    let cache = ModuleCache::at(dir);
-    let labels = |column: &Column| match column {
-        Column::U32(values) => values.clone(),
-        other => panic!("a u32 column, not {other:?}"),
-    };
+    let (compiler, cache) = toolchain("start");
     let one = grail_runtime::cpu::CpuProgram::compile(module.clone(), &compiler, Some(&cache)).unwrap();
     let program = MultiProgram::compile(module, &[Device::Cpu; 3], &compiler, Some(&cache)).unwrap();
     for seed in 0..4 {
@@ -509,7 +510,7 @@ fn sets_start_their_classes_on_every_slot_beside_defaults_that_are_not_local() {
         let partitioning = grail_graph::partition::partition(&graph, 3, Method::Random, seed).unwrap();
         let options = MultiOptions { threads: 3, ..MultiOptions::default() };
         let run = program.run(&graph, &partitioning, &[], &options, &mut std::io::sink()).unwrap();
-        assert_eq!(labels(&run.output.properties[0]), labels(&alone.properties[0]), "seed {seed}");
+        assert_eq!(u32_values(&run.output.properties[0]), u32_values(&alone.properties[0]), "seed {seed}");
     }
 }
 
@@ -517,16 +518,9 @@ fn sets_start_their_classes_on_every_slot_beside_defaults_that_are_not_local() {
 /// devices, or two) gives the same classes as rounds on the devices alone.
 #[test]
 fn a_join_finished_through_the_host_gives_the_same_classes() {
-    use grail_graph::properties::Column;
     use grail_runtime::multi::{MultiOptions, MultiProgram};
     let module = grail_algos::suite::compile_source("two_sets", TWO_SETS).unwrap();
-    let compiler = CCompiler::detect().expect("the tests need a C compiler");
-    let dir = std::env::temp_dir().join(format!("grail-test-cache-host-join-{}", std::process::id()));
-    let cache = ModuleCache::at(dir);
-    let u32s = |column: &Column| match column {
-        Column::U32(values) => values.clone(),
-        other => panic!("a u32 column, not {other:?}"),
-    };
+    let (compiler, cache) = toolchain("host-join");
     let one = grail_runtime::cpu::CpuProgram::compile(module.clone(), &compiler, Some(&cache)).unwrap();
     for k in [2u32, 4] {
         let program =
@@ -543,8 +537,8 @@ fn a_join_finished_through_the_host_gives_the_same_classes() {
                     let run = program.run(&graph, &partitioning, &[], &options, &mut std::io::sink()).unwrap();
                     for p in 0..4 {
                         assert_eq!(
-                            u32s(&run.output.properties[p]),
-                            u32s(&alone.properties[p]),
+                            u32_values(&run.output.properties[p]),
+                            u32_values(&alone.properties[p]),
                             "seed {seed}, {k} parts, {} partitioning, the host after {after} rounds: column {p}",
                             method.name()
                         );
@@ -562,9 +556,7 @@ fn a_join_finished_through_the_host_gives_the_same_classes() {
 fn sets_are_joined_only_after_unions() {
     use grail_runtime::multi::{MultiOptions, MultiProgram};
     let module = grail_algos::suite::compile_source("two_sets", TWO_SETS).unwrap();
-    let compiler = CCompiler::detect().expect("the tests need a C compiler");
-    let dir = std::env::temp_dir().join(format!("grail-test-cache-joins-{}", std::process::id()));
-    let cache = ModuleCache::at(dir);
+    let (compiler, cache) = toolchain("joins");
     let program = MultiProgram::compile(module, &[Device::Cpu], &compiler, Some(&cache)).unwrap();
     let graph = random_graph(1);
     let partitioning = grail_graph::partition::partition(&graph, 1, Method::Ordered, 1).unwrap();
