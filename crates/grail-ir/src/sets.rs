@@ -158,13 +158,8 @@ pub fn for_parts(module: &Module) -> Module {
     let (mut finders, mut unioners) = (finding_kernels(&module), unioning_kernels(&module));
     let classes: Vec<PropertyId> = (0..module.sets.len())
         .map(|s| {
-            module.properties.push(Property {
-                name: format!("{}.class", module.sets[s].name),
-                owner: Owner::Node,
-                ty: Type::U32,
-                is_weight: false,
-            });
-            PropertyId(module.properties.len() as u32 - 1)
+            let name = format!("{}.class", module.sets[s].name);
+            push_property(&mut module, name, Type::U32)
         })
         .collect();
     // `find` as a value reads the class of the local root.
@@ -183,8 +178,7 @@ pub fn for_parts(module: &Module) -> Module {
         rewrite_block(&mut function.body.block, &mut { read_class });
     }
     start_classes(&mut module, &classes);
-    module.properties.push(Property { name: "boundary".into(), owner: Owner::Node, ty: Type::BOOL, is_weight: false });
-    let boundary = PropertyId(module.properties.len() as u32 - 1);
+    let boundary = push_property(&mut module, "boundary".into(), Type::BOOL);
     module.boundary = Some(boundary);
     // The join's kernels, per set, and the loop that runs them.
     let mut joins = Vec::new();
@@ -195,19 +189,13 @@ pub fn for_parts(module: &Module) -> Module {
         let down = push_kernel(&mut module, format!("{name}.join_down"), set, class, boundary, false);
         module.over_slots.extend([up, down]);
         joins.push((up, down));
-        module.properties.push(Property {
-            name: format!("{name}.root"),
-            owner: Owner::Node,
-            ty: Type::U32,
-            is_weight: false,
-        });
-        let root = PropertyId(module.properties.len() as u32 - 1);
+        let root = push_property(&mut module, format!("{name}.root"), Type::U32);
         let roots = push_roots_kernel(&mut module, format!("{name}.roots"), set, root, boundary);
         module.set_joins.push(SetJoin { set, class, root, up, down, roots });
     }
-    let changed = [push_local(&mut module.main, "join_up_changed"), push_local(&mut module.main, "join_down_changed")];
+    let changed = [push_flag(&mut module.main, "join_up_changed"), push_flag(&mut module.main, "join_down_changed")];
     // Joined only where a union ran since the last join.
-    let unioned = push_local(&mut module.main, "unioned_since_join");
+    let unioned = push_flag(&mut module.main, "unioned_since_join");
     let mut join: Block = joins.iter().map(|&(up, down)| join_loop(up, down, changed)).collect();
     join.push(set_flag(unioned, false));
     let join = Stmt::If { cond: flag(unioned), then: join, otherwise: Vec::new(), uniform: true };
@@ -218,6 +206,12 @@ pub fn for_parts(module: &Module) -> Module {
     module.main.block.insert(0, set_flag(unioned, false));
     marks.insert(&mut module.main.block);
     module
+}
+
+/// A hidden node property of the module.
+fn push_property(module: &mut Module, name: String, ty: Type) -> PropertyId {
+    module.properties.push(Property { name, owner: Owner::Node, ty, is_weight: false });
+    PropertyId(module.properties.len() as u32 - 1)
 }
 
 fn flag(local: LocalId) -> Expr {
@@ -375,7 +369,8 @@ fn push_roots_kernel(
     KernelId(module.kernels.len() as u32 - 1)
 }
 
-fn push_local(body: &mut Body, name: &str) -> LocalId {
+/// A bool local of `body`.
+fn push_flag(body: &mut Body, name: &str) -> LocalId {
     body.locals.push(Local { name: name.into(), ty: Type::BOOL });
     LocalId(body.locals.len() as u32 - 1)
 }
@@ -444,7 +439,7 @@ impl Marks {
     /// Whether `stmt` may run a kernel that unions (a loop's own kernel, or any it invokes).
     fn unions(&self, stmt: &Stmt) -> bool {
         let mut unions = false;
-        walk_block(&vec![stmt.clone()], &mut |s| match s {
+        let mut visit = |s: &Stmt| match s {
             Stmt::Invoke { kernel, .. } => unions |= self.unioners[kernel.index()],
             Stmt::Iterate(iterate) => {
                 if let Until::Empty { kernel, .. } = iterate.until {
@@ -452,7 +447,11 @@ impl Marks {
                 }
             }
             _ => {}
-        });
+        };
+        visit(stmt);
+        for block in stmt.blocks() {
+            walk_block(block, &mut visit);
+        }
         unions
     }
 }

@@ -1133,7 +1133,6 @@ impl<'a> GpuRun<'a> {
         }
         let colls = DeviceCollections::for_run(program)?;
         ctx.colls = colls.ptr();
-
         let spill = DeviceBuffer::zeroed(c, 2 * GRAIL_SPILL_SEGS * 8, "the worklists' spill tables")?;
         let most_args = module.kernels.iter().map(|k| k.params as usize).max().unwrap_or(0);
         let leaves = module
