@@ -288,6 +288,12 @@ pub(crate) struct Bsp<'a, 's> {
 /// one, at the price of every shared slot's root and class brought over and sent back.
 pub const HOST_JOIN_AFTER: u32 = 16;
 
+/// `GRAIL_HOST_JOIN_AFTER`, a number of rounds, if set (to compare joins on the devices with
+/// joins through the host without rebuilding).
+pub fn host_join_after_from_env() -> Option<u32> {
+    std::env::var("GRAIL_HOST_JOIN_AFTER").ok()?.trim().parse().ok()
+}
+
 impl Bsp<'_, '_> {
     /// The merges of every kernel's node-property writes.
     pub fn merges_of(module: &Module) -> Vec<Vec<Written>> {
