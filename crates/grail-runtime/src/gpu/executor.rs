@@ -96,6 +96,8 @@ pub struct GpuProgram {
     clear_ghost_flags: CudaFunction,
     /// Union-find parents made the identity on the device (`grail_sets_identity`).
     sets_identity: CudaFunction,
+    /// The edges' sources made on the device (`grail_edge_sources`).
+    edge_sources: CudaFunction,
     diff_words: CudaFunction,
     put_words: CudaFunction,
     merge_words: CudaFunction,
@@ -337,6 +339,7 @@ impl GpuProgram {
             split_pushes: loaded.function("grail_split_pushes")?,
             clear_ghost_flags: loaded.function("grail_clear_ghost_flags")?,
             sets_identity: loaded.function("grail_sets_identity")?,
+            edge_sources: loaded.function("grail_edge_sources")?,
             diff_words: loaded.function("grail_diff_words")?,
             put_words: loaded.function("grail_put_words")?,
             merge_words: loaded.function("grail_merge_words")?,
@@ -505,7 +508,7 @@ impl GpuProgram {
         context.bind_to_thread().map_err(|e| call("cuCtxSetCurrent", e))?;
         let checked = started.elapsed();
         let before = resident.upload_time();
-        resident.prepare(&self.module, graph)?;
+        resident.prepare(&self.module, graph, &self.edge_sources)?;
         let prepared = resident.upload_time() - before;
         let params = bind_params(&self.module, graph, params)?;
         let params_bound = started.elapsed();
@@ -1944,7 +1947,7 @@ impl GpuProgram {
     pub(crate) fn part_graph(&self, graph: &Graph) -> Result<DeviceGraph> {
         self.device.context().bind_to_thread().map_err(|e| call("cuCtxSetCurrent", e))?;
         let mut resident = DeviceGraph::new(&self.device, graph)?;
-        resident.prepare(&self.module, graph)?;
+        resident.prepare(&self.module, graph, &self.edge_sources)?;
         Ok(resident)
     }
 

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use cudarc::driver::CudaContext;
+use cudarc::driver::{CudaContext, CudaFunction};
 use grail_graph::Graph;
 use grail_graph::insert::Insertion;
 use grail_graph::room::Inserted;
@@ -357,8 +357,9 @@ impl DeviceGraph {
     }
 
     /// Adds what `module` reads beyond the out-CSR: the reverse CSR (the graph's own, or built
-    /// here once), the in-edges' ids, the edges' sources.
-    pub(crate) fn prepare(&mut self, module: &Module, graph: &Graph) -> Result<()> {
+    /// here once), the in-edges' ids, the edges' sources (made on the device by `edge_sources`,
+    /// the program's `grail_edge_sources`).
+    pub(crate) fn prepare(&mut self, module: &Module, graph: &Graph, edge_sources: &CudaFunction) -> Result<()> {
         let started = Instant::now();
         self.context.bind_to_thread().map_err(|e| call("cuCtxSetCurrent", e))?;
         if analysis::needs_in_edge_ids(module) && self.in_edge_ids.is_none() {
@@ -399,8 +400,20 @@ impl DeviceGraph {
             self.weights = Some(DeviceBuffer::filled_u32(&self.context, slots, 1, "the unit edge weights")?);
         }
         if analysis::needs_edge_sources(module) && self.edge_sources.is_none() {
-            let sources = graph.out().edge_sources();
-            self.edge_sources = Some(self.upload(&sources, "the edges' sources")?);
+            let out = graph.out();
+            let (n, slots) = (u64::from(out.num_nodes()), out.edge_slots());
+            let sources = DeviceBuffer::new(&self.context, (slots as usize * 4).max(4), "the edges' sources")?;
+            if n > 0 && slots > 0 {
+                let (offsets, ends, ptr) = (self.offsets.ptr(), self.ends_ptr(), sources.ptr());
+                let grid = slots.div_ceil(256).clamp(1, 8192) as u32;
+                // SAFETY: (const uint64_t *offsets, const uint64_t *ends, uint64_t n, uint64_t
+                // slots, uint32_t *sources): n + 1 offsets and n ends on the device, room for
+                // `slots` sources.
+                unsafe {
+                    launch(edge_sources, grid, 256, &mut [arg(&offsets), arg(&ends), arg(&n), arg(&slots), arg(&ptr)])?
+                };
+            }
+            self.edge_sources = Some(sources);
         }
         self.upload += started.elapsed();
         Ok(())

@@ -11,6 +11,7 @@ use std::ffi::c_void;
 
 use grail_graph::{Column, Csr, Graph, PropertyType};
 use grail_ir::{Module, Owner, Type, analysis};
+use rayon::prelude::*;
 
 use super::value::{Value, column_type};
 use crate::error::{Result, RuntimeError};
@@ -445,13 +446,11 @@ impl<'g> Memory<'g> {
         };
         let edge_sources = analysis::needs_edge_sources(reads).then(|| graph.out().edge_sources());
 
-        let mut sets: Vec<u32> = Vec::new();
-        if !module.sets.is_empty() {
-            sets = Vec::with_capacity(n * module.sets.len());
-            for _ in &module.sets {
-                sets.extend(0..n as u32);
-            }
-        }
+        // Every set's parents the identity, filled on every core (a column per set).
+        let mut sets: Vec<u32> = match n {
+            0 => Vec::new(),
+            n => (0..n * module.sets.len()).into_par_iter().with_min_len(1 << 16).map(|i| (i % n) as u32).collect(),
+        };
         let mut locks = if analysis::uses_locks(module) { vec![0u32; n] } else { Vec::new() };
         let mut claims = if analysis::uses_claims(module) { vec![0u32; n] } else { Vec::new() };
         Ok(Memory {
