@@ -445,13 +445,15 @@ if want multi; then
     if [[ $gpus -ge 2 ]]; then
         # The asynchronous mode's loops in the fused worker kernel (one control kernel per GPU,
         # rings between the GPUs) and driven from the host, both verified; the fused runs must
-        # have run on the devices (`device_regions` in the report), not fallen back.
+        # have run on the devices (`device_regions` in the report), not fallen back. CC by label
+        # propagation, a worklist loop (its partitioned default, Afforest over a set, has none).
         for worker in 1 0; do
             for graph in "${multi_graphs[@]}"; do
                 for partition in ordered random; do
                     for algo in bfs sssp cc; do
                         variant=()
                         [[ $algo == bfs ]] && variant=(--variant async)
+                        [[ $algo == cc ]] && variant=(--variant lp)
                         log="$out/multi.worker$worker.$graph.$algo.$partition.json"
                         if GRAIL_FUSED_WORKER=$worker timeout 120 "$grail" -q run "$algo" "${variant[@]}" \
                             -g "$out/multi.$graph.gcsr" --devices all --partition "$partition" --mode async \
