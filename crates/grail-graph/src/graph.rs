@@ -314,26 +314,14 @@ impl Csr {
     /// The source of every edge, parallel to [`Csr::targets`] (on a CSR with room, the unused
     /// slots' are 0).
     pub fn edge_sources(&self) -> Vec<NodeId> {
-        if !self.is_packed() {
-            let mut sources = vec![0; self.targets.len()];
-            let out = crate::par::DisjointWriter::new(&mut sources);
-            (0..self.num_nodes()).into_par_iter().with_min_len(1024).for_each(|u| {
-                for e in self.edge_range(u) {
-                    // SAFETY: rows do not overlap: position e belongs to u's row alone.
-                    unsafe { out.write(e, u) };
-                }
-            });
-            return sources;
-        }
         let mut sources = vec![0; self.targets.len()];
-        let mut rest = sources.as_mut_slice();
-        let mut pieces = Vec::with_capacity(self.offsets.len());
-        for u in 0..self.num_nodes() {
-            let (head, tail) = rest.split_at_mut(self.degree(u) as usize);
-            pieces.push((u, head));
-            rest = tail;
-        }
-        pieces.into_par_iter().with_min_len(1024).for_each(|(u, piece)| piece.fill(u));
+        let out = crate::par::DisjointWriter::new(&mut sources);
+        (0..self.num_nodes()).into_par_iter().with_min_len(4096).for_each(|u| {
+            for e in self.edge_range(u) {
+                // SAFETY: rows do not overlap: position e belongs to u's row alone.
+                unsafe { out.write(e, u) };
+            }
+        });
         sources
     }
 

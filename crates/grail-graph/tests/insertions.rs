@@ -144,6 +144,14 @@ fn inserting_in_place_refuses_bad_batches_and_changes_nothing() {
     // The reverse of a CSR with room is its packed copy's.
     assert_eq!(csr.transpose(), csr.packed().transpose());
     assert_eq!(csr.edge_sources().len() as u64, csr.edge_slots());
+    // Every slot of a row holds the row's node; the room after a row's end holds 0.
+    let sources = csr.edge_sources();
+    for (e, &source) in sources.iter().enumerate() {
+        let owner = (0..csr.num_nodes()).find(|&u| csr.edge_range(u).contains(&e));
+        assert_eq!(source, owner.unwrap_or(0), "slot {e}");
+    }
+    let packed = csr.packed();
+    assert_eq!(packed.edge_sources(), vec![0, 1]);
 }
 
 /// A graph with room per node is written and partitioned as its packed CSR.
