@@ -305,14 +305,12 @@ pub struct Module {
     /// `graph` block's initialisers), which `main` invokes first; `None` when no property has
     /// one.
     pub defaults: Option<KernelId>,
-    /// Kernels a partitioned run invokes over every node slot of a part, its ghosts included,
-    /// every write of theirs merged into the owners as a write through another node is: the
-    /// joins of union-find sets across parts ([`crate::sets`]). Empty on one device.
+    /// Kernels over all nodes that a partitioned run invokes over each part's *shared slots*
+    /// alone (its ghosts, and its nodes that are ghosts elsewhere: a list the runtime gives the
+    /// kernel as a retry pass's items), every write of theirs merged into the owners as a write
+    /// through another node is: the joins of union-find sets across parts ([`crate::sets`]).
+    /// Empty on one device.
     pub over_slots: Vec<KernelId>,
-    /// A hidden bool node property that a partitioned run sets on every part's slots that
-    /// another part also holds (its ghosts, and its nodes that are ghosts elsewhere): the joins
-    /// of [`crate::sets`] look at those alone. `None` on one device.
-    pub boundary: Option<PropertyId>,
     /// Each union-find set's join across the parts ([`crate::sets`]), for the partitioned
     /// runtime; empty on one device.
     pub set_joins: Vec<SetJoin>,

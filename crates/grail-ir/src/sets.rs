@@ -13,8 +13,8 @@
 //!   `find(u) as T` and `find(a) == find(b)` read the class of u's local root instead.
 //! - Before each invocation of a kernel that reads a class, if a kernel has united since the
 //!   last join, `main` joins the parts' trees: rounds of two hidden kernels over the slots that
-//!   another part also holds ([`crate::Module::over_slots`], filtered by
-//!   [`crate::Module::boundary`]): each root takes the least class of those of its tree, then
+//!   another part also holds ([`crate::Module::over_slots`]: the runtime runs them over that
+//!   list alone): each root takes the least class of those of its tree, then
 //!   each of those its root's; between them, as after any kernel that writes through other
 //!   nodes, the ghosts' changes are merged into their owners by min and the owners' new values
 //!   copied to their ghosts. A round that changes nothing ends the join: every root of a class
@@ -178,19 +178,17 @@ pub fn for_parts(module: &Module) -> Module {
         rewrite_block(&mut function.body.block, &mut { read_class });
     }
     start_classes(&mut module, &classes);
-    let boundary = push_property(&mut module, "boundary".into(), Type::BOOL);
-    module.boundary = Some(boundary);
     // The join's kernels, per set, and the loop that runs them.
     let mut joins = Vec::new();
     for (s, &class) in classes.iter().enumerate() {
         let name = module.sets[s].name.clone();
         let set = SetId(s as u32);
-        let up = push_kernel(&mut module, format!("{name}.join_up"), set, class, boundary, true);
-        let down = push_kernel(&mut module, format!("{name}.join_down"), set, class, boundary, false);
+        let up = push_kernel(&mut module, format!("{name}.join_up"), set, class, true);
+        let down = push_kernel(&mut module, format!("{name}.join_down"), set, class, false);
         module.over_slots.extend([up, down]);
         joins.push((up, down));
         let root = push_property(&mut module, format!("{name}.root"), Type::U32);
-        let roots = push_roots_kernel(&mut module, format!("{name}.roots"), set, root, boundary);
+        let roots = push_roots_kernel(&mut module, format!("{name}.roots"), set, root);
         module.set_joins.push(SetJoin { set, class, root, up, down, roots });
     }
     let changed = [push_flag(&mut module.main, "join_up_changed"), push_flag(&mut module.main, "join_down_changed")];
@@ -267,21 +265,14 @@ fn start_classes(module: &mut Module, classes: &[PropertyId]) {
     })));
 }
 
-/// A join kernel over the slots another part also holds (`boundary`: ghosts, and owned nodes
-/// that are ghosts elsewhere), reducing whether it lowered a class: with `up`, x's root takes
+/// A join kernel, which the runtime runs over the slots another part also holds (ghosts, and
+/// owned nodes that are ghosts elsewhere), reducing whether it lowered a class: with `up`, x's root takes
 /// x's class where it is less (`atomic_min(find(x).class, x.class)`); without, x takes its
 /// root's. The other slots' classes are never read: `find` reads the root's, and a root holds
 /// its tree's least class already, as long as classes start at the global ids: a root is its
 /// tree's least local id, and local ids keep the global ids' order among owned nodes and among
 /// ghosts (a root is owned unless its tree is all ghosts).
-fn push_kernel(
-    module: &mut Module,
-    name: String,
-    set: SetId,
-    class: PropertyId,
-    boundary: PropertyId,
-    up: bool,
-) -> KernelId {
+fn push_kernel(module: &mut Module, name: String, set: SetId, class: PropertyId, up: bool) -> KernelId {
     let mut body = Body::default();
     let local = |body: &mut Body, name: &str, ty: Type| {
         body.locals.push(Local { name: name.into(), ty });
@@ -300,14 +291,10 @@ fn push_kernel(
         )),
         Stmt::Reduce { value: Expr::new(ExprKind::Const(Const::Bool(true)), Type::BOOL) },
     ];
-    let on_boundary = Expr::new(
-        ExprKind::Load(Place::Property { property: boundary, element: Box::new(load(x, Type::Node)) }),
-        Type::BOOL,
-    );
     body.block.push(Stmt::ForAll(Box::new(ForAll {
         var: x,
         space: Space::AllNodes,
-        filter: Some(on_boundary),
+        filter: None,
         body: vec![
             Stmt::Assign {
                 place: Place::Local(root),
@@ -342,14 +329,8 @@ fn push_kernel(
 
 /// The kernel that writes each shared slot's root, as a global id, into `root`: what the
 /// runtime reads to join through the host. (Not over slots as far as `main` knows: the runtime
-/// invokes it on each part itself, with nothing exchanged.)
-fn push_roots_kernel(
-    module: &mut Module,
-    name: String,
-    set: SetId,
-    root: PropertyId,
-    boundary: PropertyId,
-) -> KernelId {
+/// invokes it over each part's shared slots itself, with nothing exchanged.)
+fn push_roots_kernel(module: &mut Module, name: String, set: SetId, root: PropertyId) -> KernelId {
     let mut body = Body::default();
     body.locals.push(Local { name: "x".into(), ty: Type::Node });
     let x = LocalId(0);
@@ -358,7 +339,7 @@ fn push_roots_kernel(
     body.block.push(Stmt::ForAll(Box::new(ForAll {
         var: x,
         space: Space::AllNodes,
-        filter: Some(Expr::new(ExprKind::Load(Place::Property { property: boundary, element: slot() }), Type::BOOL)),
+        filter: None,
         body: vec![Stmt::Assign {
             place: Place::Property { property: root, element: slot() },
             value: Expr::new(ExprKind::Cast(Box::new(find)), Type::U32),

@@ -1092,7 +1092,6 @@ impl<'a> Lowerer<'a> {
             kernels,
             defaults: init_id,
             over_slots: Vec::new(),
-            boundary: None,
             set_joins: Vec::new(),
             main: std::mem::take(&mut self.main_body),
             main_result: self.main_result,

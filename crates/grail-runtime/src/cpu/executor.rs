@@ -442,6 +442,12 @@ impl crate::multi::PartRun for Run<'_, '_, '_> {
         result
     }
 
+    fn invoke_over_list(&mut self, kernel: KernelId, args: &[Value], list: &[u32]) -> Result<Option<Value>> {
+        // The list outlives the invocation (a fixed list of the run's).
+        self.listed = Some((list.as_ptr(), list.len() as u64));
+        self.run_kernel(kernel, args)
+    }
+
     fn record_current(&mut self, property: grail_ir::PropertyId, list: &[u32]) -> Result<()> {
         let column = self.memory.columns[property.index()];
         let key = (list.as_ptr() as usize, list.len(), property.0);
@@ -792,6 +798,9 @@ pub(crate) struct Run<'a, 'r, 'p> {
     /// The next worklist being assembled (swapped with the current one).
     spare: Vec<u32>,
     retry_items: Vec<u32>,
+    /// The items of the next invocation's first passes, where `invoke_over_list` gives them
+    /// (a fixed list's address and length), instead of all nodes.
+    listed: Option<(*const u32, u64)>,
     args: Vec<GrailValue>,
     invocation: u32,
     /// The deferred loops of a phase being shared: each record, and where its iterations start
@@ -885,6 +894,7 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
             pool,
             spare: Vec::new(),
             retry_items: Vec::new(),
+            listed: None,
             args: Vec::new(),
             invocation: 0,
             split_records: Vec::new(),
@@ -942,8 +952,10 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
                 state.acc = identity;
             }
         }
-        let (input, input_len) = match (code.uses_worklist, self.worklists.last()) {
-            (true, Some(list)) => (list.as_ptr(), list.len() as u64),
+        let listed = self.listed.take();
+        let (input, input_len) = match (listed, code.uses_worklist, self.worklists.last()) {
+            (Some(list), _, _) => list,
+            (None, true, Some(list)) => (list.as_ptr(), list.len() as u64),
             _ => (std::ptr::null(), 0),
         };
         self.ctx.invocation = self.invocation;
@@ -961,7 +973,8 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
             };
             self.ctx.items = input;
             self.ctx.item_count = input_len;
-            self.ctx.retrying = 0;
+            // A listed invocation's passes run over its list, as a retry pass over its items.
+            self.ctx.retrying = u32::from(listed.is_some());
             let mut serial = false;
             loop {
                 let (size, shared) = self.run_phase(phase, kernel, serial)?;

@@ -910,6 +910,9 @@ pub(crate) struct GpuRun<'a> {
     unpacked: Option<(DeviceBuffer, DeviceBuffer, DeviceBuffer, usize)>,
     /// An invocation's start and end events, made on the first.
     events: Option<(Event, Event)>,
+    /// The items of the next invocation's first passes, where `invoke_over_list` gives them
+    /// (a fixed list's device copy and length), instead of all nodes.
+    listed: Option<(u64, u64)>,
     /// Each route's count of changes sent straight into its inbox (`PartRun::send_changes_to`).
     route_counts: Option<DeviceBuffer>,
     /// The owners' inboxes for this part's pushes, by part (`send_pushes_direct`).
@@ -1194,6 +1197,7 @@ impl<'a> GpuRun<'a> {
             inboxes: Vec::new(),
             unpacked: None,
             events: None,
+            listed: None,
             route_counts: None,
             push_inboxes: None,
             routed: None,
@@ -1483,8 +1487,10 @@ impl<'a> GpuRun<'a> {
         self.mailbox.send(self.counters.ptr(), &words)?;
         laps.lap("words sent");
         self.ctx.acc = if acc.is_some() { self.counters.ptr() + 8 * counter::ACC as u64 } else { 0 };
-        let input = match (code.uses_worklist, self.worklists.last()) {
-            (true, Some(list)) => (list.buffer.ptr(), list.len),
+        let listed = self.listed.take();
+        let input = match (listed, code.uses_worklist, self.worklists.last()) {
+            (Some(list), _, _) => list,
+            (None, true, Some(list)) => (list.buffer.ptr(), list.len),
             _ => (0, 0),
         };
         // Kernels over all nodes run over the owned ones (all of them, but on a part).
@@ -1508,7 +1514,8 @@ impl<'a> GpuRun<'a> {
         let mut following = Vec::new();
         let mut waited = Duration::ZERO;
         for phase in &code.phases {
-            let mut retrying = false;
+            // A listed invocation's passes run over its list, as a retry pass over its items.
+            let mut retrying = listed.is_some();
             let mut retry_read = 0usize;
             self.ctx.items = input.0;
             self.ctx.item_count = input.1;
@@ -2667,6 +2674,12 @@ impl crate::multi::PartRun for GpuRun<'_> {
         let result = self.run_kernel(kernel, args);
         self.ctx.num_nodes = owned;
         result
+    }
+
+    fn invoke_over_list(&mut self, kernel: KernelId, args: &[Value], list: &[u32]) -> Result<Option<Value>> {
+        let items = if list.is_empty() { 0 } else { self.fixed_list(list)? };
+        self.listed = Some((items, list.len() as u64));
+        self.run_kernel(kernel, args)
     }
 
     fn record_current(&mut self, property: PropertyId, list: &[u32]) -> Result<()> {

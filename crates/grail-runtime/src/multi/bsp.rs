@@ -161,6 +161,17 @@ impl Mirrors {
         self.starts[q]..self.starts[q + 1]
     }
 
+    /// A part's shared slots: its nodes that are ghosts elsewhere (these mirrors, each once,
+    /// in order) and then its ghosts (`links`, the part's own links): the slots the joins of
+    /// union-find sets run over ([`grail_ir::Module::over_slots`]).
+    pub fn shared_slots(&self, links: &Links) -> Vec<u32> {
+        let mut slots = self.locals.clone();
+        slots.sort_unstable();
+        slots.dedup();
+        slots.extend_from_slice(links.ghosts());
+        slots
+    }
+
     /// Every part's mirrors, from the parts' links.
     pub fn of(links: &[Links]) -> Vec<Mirrors> {
         let k = links.len();
@@ -240,6 +251,8 @@ pub(crate) struct Bsp<'a, 's> {
     pub owner: &'a [u32],
     pub runs: Vec<Box<dyn PartRun + 'a>>,
     pub links: Vec<Links>,
+    /// Each part's shared slots, where kernels over slots run ([`Mirrors::shared_slots`]).
+    pub shared: Vec<Vec<u32>>,
     /// By kernel: the node properties it writes and how they merge.
     pub merges: Vec<Vec<Written>>,
     /// By part: its nodes that are ghosts elsewhere, and where.
@@ -434,7 +447,7 @@ impl Bsp<'_, '_> {
             // A part without room for them: no region exchanges on the devices in this run.
             self.device_regions = super::DeviceRegions::Never;
         }
-        self.mark_boundary()
+        Ok(())
     }
 
     /// Counts the rounds of a set's join as its first kernel is invoked, and past
@@ -468,7 +481,7 @@ impl Bsp<'_, '_> {
         let (mut roots, mut classes) = (Vec::new(), Vec::new());
         for (q, run) in self.runs.iter_mut().enumerate() {
             run.bind()?;
-            run.invoke_over_slots(join.roots, &[])?;
+            run.invoke_over_list(join.roots, &[], &self.shared[q])?;
             for list in [self.links[q].ghosts(), self.mirrors[q].locals()] {
                 run.gather(join.root, Indices::List(list), &mut roots)?;
                 run.gather(join.class, Indices::List(list), &mut classes)?;
@@ -512,20 +525,6 @@ impl Bsp<'_, '_> {
                 let positions: Vec<u32> = (0..list.len() as u32).collect();
                 run.put(join.class, list, &positions, &words)?;
                 at += list.len();
-            }
-        }
-        Ok(())
-    }
-
-    /// Sets the module's boundary flag ([`grail_ir::Module::boundary`]) on every part's ghosts
-    /// and on its nodes that are ghosts elsewhere.
-    fn mark_boundary(&mut self) -> Result<()> {
-        let Some(boundary) = self.module.boundary else { return Ok(()) };
-        for (q, run) in self.runs.iter_mut().enumerate() {
-            run.bind()?;
-            for list in [self.links[q].ghosts(), self.mirrors[q].locals()] {
-                let positions: Vec<u32> = (0..list.len() as u32).collect();
-                run.put(boundary, list, &positions, &vec![1; list.len()])?;
             }
         }
         Ok(())

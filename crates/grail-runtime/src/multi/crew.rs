@@ -62,6 +62,9 @@ pub(crate) struct CrewState {
     /// fixed lists (see `PartRun::diff`), by address and length.
     ghosts: Vec<(usize, usize)>,
     mirrors: Vec<(usize, usize)>,
+    /// Each part's shared slots (its mirrors, once each, then its ghosts), where kernels over
+    /// slots run: a fixed list by address and length (empty without such kernels).
+    shared: Vec<(usize, usize)>,
     /// Each part's routes to the others ([`super::exchange`]), in the order of the peers.
     routes: Vec<Vec<Route>>,
     /// Each part's ghost map's lists (`owner_of`, `position`, `at_owner`, `starts`), by address
@@ -111,7 +114,7 @@ pub(crate) enum Job {
         diff: Vec<grail_ir::PropertyId>,
         /// Whether the kernel pushes: each part sends its pushed ghosts to their owners.
         split: bool,
-        /// Whether the kernel runs over every node slot, the ghosts too
+        /// Whether the kernel runs over the part's shared slots alone
         /// ([`grail_ir::Module::over_slots`]).
         over_slots: bool,
         /// The last superstep's changes, merged by their owners first (where no ghost needs
@@ -197,11 +200,12 @@ unsafe impl Sync for CrewState {}
 impl CrewState {
     /// The state for driving `runs` (each pointer valid, and used by nobody else, until the
     /// crew stops), whose ghosts and mirrors are `ghosts` and `mirrors` (lists that outlive the
-    /// crew, unchanged).
+    /// crew, unchanged), and `shared` their shared slots (the same).
     pub fn new(
         runs: Vec<RunPtr>,
         ghosts: &[&[u32]],
         mirrors: &[&[u32]],
+        shared: &[&[u32]],
         maps: &[GhostMap<'_>],
         routes: Vec<Vec<Route>>,
     ) -> CrewState {
@@ -221,6 +225,7 @@ impl CrewState {
             runs,
             ghosts: addresses(ghosts),
             mirrors: addresses(mirrors),
+            shared: addresses(shared),
             routes,
             maps: maps
                 .iter()
@@ -241,6 +246,7 @@ impl CrewState {
         let list = |(ptr, len): (usize, usize)| unsafe { std::slice::from_raw_parts(ptr as *const u32, len) };
         run.bind()?;
         let (ghosts, mirrors, routes) = (list(self.ghosts[q]), list(self.mirrors[q]), &self.routes[q]);
+        let shared = list(self.shared[q]);
         let mut outcome = Outcome::default();
         let mut phases = super::trace::Phases::start(q, job.name());
         match job {
@@ -260,7 +266,7 @@ impl CrewState {
                     let ran = std::panic::catch_unwind(AssertUnwindSafe(|| {
                         merge_received(run, q, routes, mirrors, exchanged)?;
                         if *over_slots {
-                            run.invoke_over_slots(*kernel, &args[q])
+                            run.invoke_over_list(*kernel, &args[q], shared)
                         } else {
                             run.invoke(*kernel, &args[q])
                         }
@@ -274,11 +280,11 @@ impl CrewState {
                     }
                     phases.end("changes sent");
                 } else if *over_slots {
-                    outcome.result = run.invoke_over_slots(*kernel, &args[q])?;
+                    outcome.result = run.invoke_over_list(*kernel, &args[q], shared)?;
                     for (&property, sends) in diff.iter().zip(&sends) {
                         outcome.sent.push(run.send_changes_to(property, ghosts, sends)?);
                     }
-                    phases.end("kernel over every slot and changes sent");
+                    phases.end("kernel over the shared slots and changes sent");
                 } else {
                     (outcome.result, outcome.sent) = run.invoke_sending(*kernel, &args[q], diff, ghosts, &sends)?;
                     phases.end("kernel and changes sent");
@@ -327,7 +333,7 @@ impl CrewState {
             }
             Job::Prepare { properties, peer_lists, rings } => {
                 let map = self.maps[q].map(list);
-                let lists: Vec<&[u32]> = [ghosts, mirrors].into_iter().chain(map).collect();
+                let lists: Vec<&[u32]> = [ghosts, mirrors, shared].into_iter().chain(map).collect();
                 let records: Vec<(&[u32], grail_ir::PropertyId)> =
                     properties.iter().flat_map(|&p| [(ghosts, p), (mirrors, p)]).collect();
                 run.prepare_exchange(self.runs.len(), &lists, &records)?;

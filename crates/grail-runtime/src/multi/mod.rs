@@ -409,6 +409,10 @@ pub(crate) trait PartRun: Machine {
     /// Invokes `kernel`, a defaults kernel whose values depend on each node alone
     /// (`grail_ir::analysis::node_local_defaults`), over the ghosts too: every node slot.
     fn invoke_over_slots(&mut self, kernel: grail_ir::KernelId, args: &[Value]) -> Result<Option<Value>>;
+    /// Invokes `kernel`, a kernel over all nodes, over the local ids of the fixed list `list`
+    /// alone (a part's shared slots, for [`grail_ir::Module::over_slots`]), as a retry pass
+    /// runs over its items.
+    fn invoke_over_list(&mut self, kernel: grail_ir::KernelId, args: &[Value], list: &[u32]) -> Result<Option<Value>>;
     /// Records property `property`'s current words at the fixed list `list` as the words last
     /// exchanged there (after [`PartRun::invoke_over_slots`], every ghost holds its owner's).
     fn record_current(&mut self, property: PropertyId, list: &[u32]) -> Result<()>;
@@ -753,6 +757,12 @@ impl MultiProgram {
             let mirrors = bsp::Mirrors::of(&links);
             let ghost_lists: Vec<&[u32]> = links.iter().map(|l| l.ghosts()).collect();
             let mirror_lists: Vec<&[u32]> = mirrors.iter().map(|m| m.locals()).collect();
+            // Only where kernels run over them.
+            let shared: Vec<Vec<u32>> = match self.module.over_slots.is_empty() {
+                true => vec![Vec::new(); k],
+                false => mirrors.iter().zip(&links).map(|(m, l)| m.shared_slots(l)).collect(),
+            };
+            let shared_lists: Vec<&[u32]> = shared.iter().map(Vec::as_slice).collect();
             let ghost_groups: Vec<Vec<_>> = links.iter().map(|l| (0..k).map(|o| l.group(o)).collect()).collect();
             let mirror_groups: Vec<Vec<_>> = mirrors.iter().map(|m| (0..k).map(|q| m.group(q)).collect()).collect();
             let merges = bsp::Bsp::merges_of(&self.module);
@@ -770,6 +780,7 @@ impl MultiProgram {
                 runs.iter_mut().map(|run| unsafe { crew::RunPtr::new(&mut **run) }).collect(),
                 &ghost_lists,
                 &mirror_lists,
+                &shared_lists,
                 &links.iter().enumerate().map(|(q, l)| l.map(q)).collect::<Vec<GhostMap<'_>>>(),
                 routes,
             );
@@ -786,6 +797,7 @@ impl MultiProgram {
                     // The same lists the crew was given: parts record words by a list's address.
                     mirrors,
                     links,
+                    shared,
                     remotely_read,
                     merges,
                     stats: SyncStats::default(),
