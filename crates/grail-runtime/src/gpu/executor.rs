@@ -2048,8 +2048,12 @@ impl GpuRun<'_> {
             return Ok(());
         }
         self.columns_to_device()?;
-        let (at_ptr, words_ptr) = self.exchange(at.len())?;
-        self.exchange.as_ref().expect("made above").0.upload(0, at)?;
+        let (mut at_ptr, words_ptr) = self.exchange(at.len())?;
+        match self.fixed.get(&(at.as_ptr() as usize, at.len())) {
+            // A fixed list is on the device already.
+            Some(copy) => at_ptr = copy.ptr(),
+            None => self.exchange.as_ref().expect("made above").0.upload(0, at)?,
+        }
         self.launch_gather(p, at_ptr, at.len() as u64, words_ptr)?;
         self.wait("the exchange between parts")?;
         self.exchange.as_ref().expect("made above").1.download(0, words)

@@ -299,7 +299,12 @@ pub(crate) struct Bsp<'a, 's> {
 /// carries a class across one boundary between parts, so trees chained through the parts many
 /// times (a graph of high diameter cut at random) would take many rounds; the host joins in
 /// one, at the price of every shared slot's root and class brought over and sent back.
-pub const HOST_JOIN_AFTER: u32 = 16;
+/// Ordered and METIS parts join in three rounds or fewer, where the host's join costs more
+/// than a round; random parts of a road network take 17 (development machine, `cc` over four
+/// CPU devices, road network of 2^18 nodes: the whole run 279-299 ms with 16 here, 176-179 with
+/// 4, 133-137 with 1; two CPU devices on METIS parts of a road network of 2^20 nodes: 9.4-9.6 ms
+/// of supersteps with 16 or 4, 11.3-11.6 with 1 or 2).
+pub const HOST_JOIN_AFTER: u32 = 4;
 
 /// `GRAIL_HOST_JOIN_AFTER`, a number of rounds, if set (to compare joins on the devices with
 /// joins through the host without rebuilding).
@@ -471,32 +476,52 @@ impl Bsp<'_, '_> {
     /// node with its root's and gives every slot the least class of its union; the next round
     /// on the devices takes those to the roots. Every class is a global id of one of its
     /// members, and the least member of a class that spans parts is a root whose tree holds
-    /// shared slots, so the least class of a union is the class's least id.
+    /// shared slots, so the least class of a union is the class's least id. The parts gather
+    /// and put at once, each by its driver.
     fn join_through_host(&mut self, j: usize) -> Result<()> {
         use rayon::prelude::*;
+        let mut laps = super::trace::Laps::start("host join");
         self.flush()?;
         let join = self.module.set_joins[j];
-        // (node, root, class) of every shared slot, part by part, list by list.
+        let gathered: Vec<Outcome> = self
+            .crew
+            .run(Job::JoinGather { roots: join.roots, root: join.root, class: join.class })
+            .into_iter()
+            .collect::<Result<_>>()?;
+        // (node, root, class) of every shared slot, part by part.
         let mut slots: Vec<(u32, u32, u32)> = Vec::new();
-        let (mut roots, mut classes) = (Vec::new(), Vec::new());
-        for (q, run) in self.runs.iter_mut().enumerate() {
-            run.bind()?;
-            run.invoke_over_list(join.roots, &[], &self.shared[q])?;
-            for list in [self.links[q].ghosts(), self.mirrors[q].locals()] {
-                run.gather(join.root, Indices::List(list), &mut roots)?;
-                run.gather(join.class, Indices::List(list), &mut classes)?;
-                let part = &self.parts[q];
-                slots.extend(
-                    list.iter().zip(&roots).zip(&classes).map(|((&l, &r), &c)| (part.global(l), r as u32, c as u32)),
-                );
-            }
+        for (q, outcome) in gathered.iter().enumerate() {
+            let (part, shared) = (&self.parts[q], &self.shared[q]);
+            let (roots, classes) = outcome.words.split_at(shared.len());
+            slots.extend(
+                shared.iter().zip(roots).zip(classes).map(|((&l, &r), &c)| (part.global(l), r as u32, c as u32)),
+            );
         }
-        // The global ids met, numbered densely; a union-find over them.
-        let mut ids: Vec<u32> = slots.iter().flat_map(|&(node, root, _)| [node, root]).collect();
-        ids.par_sort_unstable();
-        ids.dedup();
-        let index = |id: u32| ids.binary_search(&id).expect("an id met") as u32;
-        let mut parent: Vec<u32> = (0..ids.len() as u32).collect();
+        laps.lap("gathered");
+        // The global ids met, numbered: as themselves where the slots are many beside the
+        // graph's nodes, else densely, by sorting every slot's two ids with where they came from
+        // (binary searches, one per id, took most of the time).
+        let nodes = self.owner.len();
+        let (number, numbers): (Vec<u32>, u32) = if 2 * slots.len() >= nodes / 16 {
+            (slots.iter().flat_map(|&(node, root, _)| [node, root]).collect(), nodes.saturating_sub(1) as u32)
+        } else {
+            let mut met: Vec<(u32, u32)> = slots
+                .iter()
+                .enumerate()
+                .flat_map(|(i, &(node, root, _))| [(node, 2 * i as u32), (root, 2 * i as u32 + 1)])
+                .collect();
+            met.par_sort_unstable();
+            let mut number = vec![0u32; met.len()];
+            let mut numbers = 0u32;
+            for (k, &(id, at)) in met.iter().enumerate() {
+                if k > 0 && id != met[k - 1].0 {
+                    numbers += 1;
+                }
+                number[at as usize] = numbers;
+            }
+            (number, numbers)
+        };
+        let mut parent: Vec<u32> = (0..=numbers).collect();
         fn find(parent: &mut [u32], mut u: u32) -> u32 {
             while parent[u as usize] != u {
                 let grand = parent[parent[u as usize] as usize];
@@ -505,28 +530,28 @@ impl Bsp<'_, '_> {
             }
             u
         }
-        for &(node, root, _) in &slots {
-            let (a, b) = (find(&mut parent, index(node)), find(&mut parent, index(root)));
+        for pair in number.chunks_exact(2) {
+            let (a, b) = (find(&mut parent, pair[0]), find(&mut parent, pair[1]));
             if a != b {
                 parent[a.max(b) as usize] = a.min(b);
             }
         }
-        let mut least = vec![u32::MAX; ids.len()];
-        let unions: Vec<u32> = slots.iter().map(|&(node, _, _)| find(&mut parent, index(node))).collect();
+        let mut least = vec![u32::MAX; parent.len()];
+        let unions: Vec<u32> = number.chunks_exact(2).map(|pair| find(&mut parent, pair[0])).collect();
         for (&u, &(_, _, class)) in unions.iter().zip(&slots) {
             least[u as usize] = least[u as usize].min(class);
         }
+        let mut words = Vec::with_capacity(self.shared.len());
         let mut at = 0;
-        for (q, run) in self.runs.iter_mut().enumerate() {
-            run.bind()?;
-            for list in [self.links[q].ghosts(), self.mirrors[q].locals()] {
-                let words: Vec<u64> =
-                    unions[at..at + list.len()].iter().map(|&u| u64::from(least[u as usize])).collect();
-                let positions: Vec<u32> = (0..list.len() as u32).collect();
-                run.put(join.class, list, &positions, &words)?;
-                at += list.len();
-            }
+        for shared in &self.shared {
+            words.push(unions[at..at + shared.len()].iter().map(|&u| u64::from(least[u as usize])).collect());
+            at += shared.len();
         }
+        laps.lap("unioned");
+        for outcome in self.crew.run(Job::JoinPut { class: join.class, words }) {
+            outcome?;
+        }
+        laps.lap("put");
         Ok(())
     }
 

@@ -137,6 +137,13 @@ pub(crate) enum Job {
     /// Every part runs an outlined region at once, exchanging on the devices ([`super::peer`]),
     /// from `main`'s locals, with its table.
     Region { region: grail_ir::OutlineId, locals: Vec<Value>, tables: Vec<super::peer::Table> },
+    /// A set's join through the host, its first half: each part runs `roots` over its shared
+    /// slots, then gathers their `root` and `class` words (in [`Outcome::words`], the roots
+    /// first).
+    JoinGather { roots: KernelId, root: grail_ir::PropertyId, class: grail_ir::PropertyId },
+    /// Its second half: each part stores `words[q]`, a class per shared slot, at its ghosts
+    /// and mirrors.
+    JoinPut { class: grail_ir::PropertyId, words: Vec<Vec<u64>> },
 }
 
 impl Job {
@@ -150,6 +157,8 @@ impl Job {
             Job::Defaults { .. } => "defaults",
             Job::Async(_) => "async",
             Job::Region { .. } => "region",
+            Job::JoinGather { .. } => "join gather",
+            Job::JoinPut { .. } => "join put",
         }
     }
 }
@@ -190,6 +199,8 @@ pub(crate) struct Outcome {
     /// After `Prepare`: the part had no room for the lists and buffers of regions exchanging on
     /// the devices (out of its memory, or its `--device-memory-limit`).
     pub no_room_for_regions: bool,
+    /// After `JoinGather`: the words gathered.
+    pub words: Vec<u64>,
 }
 
 // SAFETY: `job` is written by the calling thread before it bumps `epoch` and read by drivers
@@ -295,6 +306,25 @@ impl CrewState {
                     outcome.pushes = run.send_pushes(map, routes)?;
                     phases.end("pushes sent");
                 }
+            }
+            Job::JoinGather { roots, root, class } => {
+                run.invoke_over_list(*roots, &[], shared)?;
+                let mut classes = Vec::new();
+                run.gather(*root, super::Indices::List(shared), &mut outcome.words)?;
+                run.gather(*class, super::Indices::List(shared), &mut classes)?;
+                outcome.words.extend_from_slice(&classes);
+                phases.end("roots and classes gathered");
+            }
+            Job::JoinPut { class, words } => {
+                // The shared slots are the mirrors (sorted, each once), then the ghosts in order.
+                let words = &words[q];
+                let mirrored = shared.len() - ghosts.len();
+                let positions: Vec<u32> = (0..ghosts.len().max(mirrors.len()) as u32).collect();
+                run.put(*class, ghosts, &positions[..ghosts.len()], &words[mirrored..])?;
+                let at_mirror = |l: &u32| shared[..mirrored].binary_search(l).expect("a mirror is a shared slot");
+                let mirror_words: Vec<u64> = mirrors.iter().map(|l| words[at_mirror(l)]).collect();
+                run.put(*class, mirrors, &positions[..mirrors.len()], &mirror_words)?;
+                phases.end("classes put");
             }
             Job::Merge(exchanged) => {
                 merge_received(run, q, routes, mirrors, exchanged)?;
