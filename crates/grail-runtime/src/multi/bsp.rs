@@ -289,25 +289,41 @@ pub(crate) struct Bsp<'a, 's> {
     /// Every part's lists for regions exchanging on the devices, once made
     /// ([`peer::Lists::of_every_part`]; empty before).
     pub peer_lists: Vec<std::sync::Arc<peer::Lists>>,
-    /// By set ([`grail_ir::Module::set_joins`]), the rounds of its join so far (0 outside one).
-    pub join_rounds: Vec<u32>,
-    /// After how many rounds a join is finished through the host ([`HOST_JOIN_AFTER`]).
-    pub host_join_after: u32,
+    /// By set ([`grail_ir::Module::set_joins`]), how its join goes.
+    pub joins: Vec<JoinProgress>,
+    /// After how many rounds a join is finished through the host; `None`: when the rounds so
+    /// far have cost what going through the host would ([`Bsp::host_join_due`]).
+    pub host_join_after: Option<u32>,
 }
 
-/// Rounds of a union-find set's join on the devices before the host finishes it. A round
-/// carries a class across one boundary between parts, so trees chained through the parts many
-/// times (a graph of high diameter cut at random) would take many rounds; the host joins in
-/// one, at the price of every shared slot's root and class brought over and sent back.
-/// Ordered and METIS parts join in three rounds or fewer, where the host's join costs more
-/// than a round; random parts of a road network take 17 (development machine, `cc` over four
-/// CPU devices, road network of 2^18 nodes: the whole run 279-299 ms with 16 here, 176-179 with
-/// 4, 133-137 with 1; two CPU devices on METIS parts of a road network of 2^20 nodes: 9.4-9.6 ms
-/// of supersteps with 16 or 4, 11.3-11.6 with 1 or 2).
-pub const HOST_JOIN_AFTER: u32 = 4;
+/// A set's join so far.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct JoinProgress {
+    /// Its rounds (0 outside a join).
+    pub rounds: u32,
+    /// When its first round started.
+    pub started: Option<Instant>,
+    /// Whether the host has joined it.
+    pub through_host: bool,
+}
 
-/// `GRAIL_HOST_JOIN_AFTER`, a number of rounds, if set (to compare joins on the devices with
-/// joins through the host without rebuilding).
+/// What a join through the host is taken to cost: this much, and [`HOST_JOIN_PER_SLOT`] per
+/// slot the parts share. A round on the devices carries a class across one boundary between
+/// parts, so trees chained through the parts many times (a graph of high diameter cut at
+/// random) take many rounds; the host joins in one, at the price of every shared slot's root
+/// and class brought over and sent back, and two more rounds (one takes the classes to the
+/// roots, one finds nothing left to do). So a join goes through the host once its rounds have
+/// cost that price and two rounds more (as one rents skis until the rent paid would have
+/// bought them): never more than twice the better of the two.
+pub const HOST_JOIN_FIXED: Duration = Duration::from_micros(200);
+
+/// The host join's cost per shared slot (two words gathered, one put, a union on the host):
+/// 47 ns on the development machine, four CPU devices (road network of 2^18 nodes in random
+/// parts: 700,000 shared slots, 33 ms); less on GPUs, whose gathers are copies.
+pub const HOST_JOIN_PER_SLOT: Duration = Duration::from_nanos(50);
+
+/// `GRAIL_HOST_JOIN_AFTER`, a number of rounds, if set: joins go through the host after that
+/// many rounds, whatever they cost (to compare one way with the other without rebuilding).
 pub fn host_join_after_from_env() -> Option<u32> {
     std::env::var("GRAIL_HOST_JOIN_AFTER").ok()?.trim().parse().ok()
 }
@@ -455,20 +471,40 @@ impl Bsp<'_, '_> {
         Ok(())
     }
 
-    /// Counts the rounds of a set's join as its first kernel is invoked, and past
-    /// `host_join_after` of them finishes the join through the host first; any other kernel
-    /// ends the joins' counts.
+    /// Counts the rounds of a set's join as its first kernel is invoked, and finishes the join
+    /// through the host first once that is due ([`Bsp::host_join_due`]); any other kernel ends
+    /// the joins.
     fn count_join_round(&mut self, kernel: KernelId) -> Result<()> {
         let joins = &self.module.set_joins;
         if let Some(j) = joins.iter().position(|join| join.up == kernel) {
-            self.join_rounds[j] += 1;
-            if self.join_rounds[j] == self.host_join_after + 1 && self.parts.len() > 1 {
+            let join = &mut self.joins[j];
+            join.rounds += 1;
+            if join.rounds == 1 {
+                *join = JoinProgress { rounds: 1, started: Some(Instant::now()), through_host: false };
+            }
+            if self.parts.len() > 1 && !self.joins[j].through_host && self.host_join_due(self.joins[j]) {
+                self.joins[j].through_host = true;
                 self.join_through_host(j)?;
             }
         } else if !joins.iter().any(|join| join.down == kernel) {
-            self.join_rounds.iter_mut().for_each(|rounds| *rounds = 0);
+            self.joins.iter_mut().for_each(|join| *join = JoinProgress::default());
         }
         Ok(())
+    }
+
+    /// Whether a join whose next round is about to start goes through the host first: after
+    /// `host_join_after` rounds where that is set, else once the rounds so far cost at least
+    /// what the host's join would ([`HOST_JOIN_FIXED`]) and two rounds more.
+    fn host_join_due(&self, join: JoinProgress) -> bool {
+        let done = join.rounds - 1;
+        if let Some(after) = self.host_join_after {
+            return done == after;
+        }
+        let Some(started) = join.started.filter(|_| done > 0) else { return false };
+        let spent = started.elapsed();
+        let slots: usize = self.shared.iter().map(Vec::len).sum();
+        let host = HOST_JOIN_FIXED + HOST_JOIN_PER_SLOT * slots as u32;
+        spent >= host + 2 * (spent / done)
     }
 
     /// Finishes set `j`'s join in one step: every part's shared slots (its ghosts and mirrors)

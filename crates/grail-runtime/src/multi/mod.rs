@@ -163,9 +163,9 @@ pub struct MultiOptions {
     /// CPU threads in all, shared equally among the CPU devices; 0 = one per core.
     pub threads: usize,
     /// After how many rounds on the devices a union-find set's join is finished through the
-    /// host ([`grail_ir::sets`]; `None`: `GRAIL_HOST_JOIN_AFTER` if set, else
-    /// [`bsp::HOST_JOIN_AFTER`]; at least one, after which every shared slot holds its root's
-    /// class).
+    /// host ([`grail_ir::sets`]; at least one, after which every shared slot holds its root's
+    /// class). `None`: `GRAIL_HOST_JOIN_AFTER` if set, else once the rounds have cost what
+    /// the host's join would ([`bsp::HOST_JOIN_FIXED`]).
     pub host_join_after: Option<u32>,
     pub mode: Mode,
     /// The asynchronous mode waits a little at random and takes packets in shuffled order,
@@ -812,12 +812,8 @@ impl MultiProgram {
                     region_grid: options.region_grid,
                     local_defaults: grail_ir::analysis::node_local_defaults(&self.module),
                     peer_lists: Vec::new(),
-                    join_rounds: vec![0; self.module.set_joins.len()],
-                    host_join_after: options
-                        .host_join_after
-                        .or_else(bsp::host_join_after_from_env)
-                        .unwrap_or(bsp::HOST_JOIN_AFTER)
-                        .max(1),
+                    joins: vec![bsp::JoinProgress::default(); self.module.set_joins.len()],
+                    host_join_after: options.host_join_after.or_else(bsp::host_join_after_from_env).map(|n| n.max(1)),
                 };
                 machine.prepare_exchanges()?;
                 interp::fill_inputs(&self.module, &mut machine, inputs)?;
