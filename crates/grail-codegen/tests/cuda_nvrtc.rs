@@ -235,3 +235,27 @@ fn out_of_line_functions_and_phases_compile() {
         assert_eq!(compiled.log, "", "NVRTC warned with {defines}:\n{}", compiled.log);
     }
 }
+
+/// The programs with union-find sets that run partitioned compile as a partitioned run rewrites
+/// them (`grail_ir::sets::for_parts`: classes, joins over the shared slots), unoptimized and
+/// with every optimization.
+#[test]
+fn set_programs_rewritten_for_parts_compile_for_sm_90() {
+    if !gpu::nvrtc_or_skip("set_programs_rewritten_for_parts_compile_for_sm_90") {
+        return;
+    }
+    for name in ["cc", "cc_afforest_set"] {
+        let source = grail_algos::program_source(name).expect("an embedded program");
+        for config in [OptConfig::NONE, OptConfig::all()] {
+            let module = compile_source(name, source).unwrap_or_else(|e| panic!("{e}"));
+            let module = optimize(module, &config).unwrap_or_else(|e| panic!("{name} with {config}: {e}"));
+            let module = grail_ir::sets::for_parts(&module);
+            grail_ir::validate(&module).unwrap_or_else(|e| panic!("{name} with {config}, for parts: {e}"));
+            assert!(!module.over_slots.is_empty(), "{name}: no joins made");
+            let cuda = emit_cuda(&module).unwrap_or_else(|e| panic!("{name} with {config}, for parts: {e}"));
+            let compiled = gpu::compile(&cuda, &format!("{name}_parts.cu"), "sm_90".parse().unwrap())
+                .unwrap_or_else(|e| panic!("{name} with {config}, for parts: {e}"));
+            assert_eq!(compiled.log, "", "NVRTC warned about {name} for parts with {config}:\n{}", compiled.log);
+        }
+    }
+}
