@@ -424,6 +424,25 @@ if want multi; then
         done
     done
 
+    # CC's union-find joins finished through the host after one and two rounds (on these small
+    # graphs the default rule seldom goes there): the parts' gathers and puts on the GPUs.
+    for graph in "${multi_graphs[@]}"; do
+        for devices in "${device_lists[@]}"; do
+            for after in 1 2; do
+                for variant in uf afforest-set; do
+                    log="$out/multi.$graph.cc-$variant.host$after.${devices//[^a-z0-9]/_}.txt"
+                    if GRAIL_HOST_JOIN_AFTER=$after timeout 300 "$grail" -q run cc --variant "$variant" \
+                        -g "$out/multi.$graph.gcsr" --devices "$devices" --partition random --verify >"$log" 2>&1; then
+                        pass "cc $variant on $graph over $devices (random, host join after $after): $(grep -o 'time .*ms' "$log" | head -1)"
+                    else
+                        tail -5 "$log"
+                        fail "cc $variant on $graph over $devices (random, host join after $after), log $log"
+                    fi
+                done
+            done
+        done
+    done
+
     # Variants that read in-neighbours (the parts hold their nodes' in-edges and their ghosts'
     # degrees; bfs's default `do` is in the loop above) and the ordered SSSP without retries.
     for graph in "${multi_graphs[@]}"; do
