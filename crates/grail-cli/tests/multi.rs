@@ -484,3 +484,38 @@ fn bench_multi_takes_a_graph_file_beside_generated_graphs() {
     assert!(!wrong.status.success());
     assert!(stderr(&wrong).contains("no such file"), "{}", stderr(&wrong));
 }
+
+/// A union-find set's join is finished through the host after `GRAIL_HOST_JOIN_AFTER` rounds
+/// (by default when its rounds have cost what that would: it depends on the timing, so only
+/// verified here), and the report says how many joins went there; a road network in random
+/// parts, whose join takes many rounds on the devices.
+#[test]
+fn joins_through_the_host_are_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let graph = dir.path().join("road.gcsr");
+    let graph = graph.to_str().unwrap().to_string();
+    let made = grail(&["gen", "road", "--nodes", "20000", "--seed", "5", "-o", &graph]);
+    assert!(made.status.success(), "{}", stderr(&made));
+    let args = ["run", "cc", "--variant", "uf", "-g", &graph, "--devices", "cpu*3", "--partition", "random"];
+    for (after, joins) in [(Some("1"), Some(1)), (Some("100000"), Some(0)), (None, None)] {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_grail"));
+        command
+            .args(args)
+            .args(["--verify", "--json", "--quiet"])
+            .env("GRAIL_CACHE_DIR", std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("grail-cache"));
+        match after {
+            Some(after) => command.env("GRAIL_HOST_JOIN_AFTER", after),
+            None => command.env_remove("GRAIL_HOST_JOIN_AFTER"),
+        };
+        let run = command.output().expect("grail runs");
+        assert!(run.status.success(), "{}", stderr(&run));
+        let summary: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+        assert_eq!(summary["verified"], true);
+        let reported = summary["multi"]["host_joins"].as_u64().unwrap();
+        match joins {
+            Some(0) => assert_eq!(reported, 0, "{summary}"),
+            Some(joins) => assert!(reported >= joins, "{summary}"),
+            None => {}
+        }
+    }
+}

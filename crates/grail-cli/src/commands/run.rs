@@ -413,6 +413,12 @@ fn print_multi(report: &MultiReport, total: std::time::Duration) {
     if report.sync.deferred > 0 {
         println!("  priority  {} pushed node(s) waited for nearer work", report.sync.deferred);
     }
+    if report.sync.host_joins > 0 {
+        println!(
+            "  joins     {} union-find join(s) finished through the host (in the synchronizing time)",
+            report.sync.host_joins
+        );
+    }
     if report.sync.device_regions > 0 {
         println!(
             "  devices   {} outlined region(s) run on every GPU at once, exchanging between the GPUs",
@@ -451,6 +457,7 @@ fn multi_json(report: &MultiReport) -> serde_json::Value {
         "device_regions": report.sync.device_regions,
         "deferred": report.sync.deferred,
         "relayed": report.sync.relayed,
+        "host_joins": report.sync.host_joins,
         "topology": report.topology.to_string(),
         "worker": report.worker.to_string(),
         "parts": report.parts.iter().map(|p| json!({

@@ -237,6 +237,9 @@ pub struct SyncStats {
     /// part that spent longest in the exchanges (waiting for the others included) spent there,
     /// the rest in `compute`.
     pub device_regions: u64,
+    /// Union-find joins finished through the host ([`Bsp::join_through_host`]); their time
+    /// counts in `sync`.
+    pub host_joins: u64,
 }
 
 pub(crate) struct Bsp<'a, 's> {
@@ -484,7 +487,10 @@ impl Bsp<'_, '_> {
             }
             if self.parts.len() > 1 && !self.joins[j].through_host && self.host_join_due(self.joins[j]) {
                 self.joins[j].through_host = true;
+                let started = Instant::now();
                 self.join_through_host(j)?;
+                self.stats.sync += started.elapsed();
+                self.stats.host_joins += 1;
             }
         } else if !joins.iter().any(|join| join.down == kernel) {
             self.joins.iter_mut().for_each(|join| *join = JoinProgress::default());
