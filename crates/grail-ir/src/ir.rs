@@ -249,8 +249,8 @@ impl GraphGrowth {
 }
 
 /// How a union-find set's classes are joined across the parts of a partitioned run
-/// ([`crate::sets`]): the hidden class property, the two kernels of a join's rounds (`main`
-/// invokes them), and for the runtime, which may join through the host where rounds go on
+/// ([`crate::sets`]): the hidden class property, the kernel of a join's rounds (`main`
+/// invokes it), and for the runtime, which may join through the host where rounds go on
 /// ([`Module::set_joins`]), a kernel over the shared slots that writes each one's root (its
 /// global id) into `root`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -258,8 +258,8 @@ pub struct SetJoin {
     pub set: SetId,
     pub class: PropertyId,
     pub root: PropertyId,
-    pub up: KernelId,
-    pub down: KernelId,
+    /// The kernel of a join's rounds.
+    pub round: KernelId,
     pub roots: KernelId,
 }
 

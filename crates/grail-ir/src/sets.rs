@@ -12,18 +12,18 @@
 //! - A program may use `find`'s result only as a value ([`obstacles`] says where it does not):
 //!   `find(u) as T` and `find(a) == find(b)` read the class of u's local root instead.
 //! - Before each invocation of a kernel that reads a class, if a kernel has united since the
-//!   last join, `main` joins the parts' trees: rounds of two hidden kernels over the slots that
-//!   another part also holds ([`crate::Module::over_slots`]: the runtime runs them over that
-//!   list alone): each root takes the least class of those of its tree, then
-//!   each of those its root's; between them, as after any kernel that writes through other
-//!   nodes, the ghosts' changes are merged into their owners by min and the owners' new values
-//!   copied to their ghosts. A round that changes nothing ends the join: every root of a class
-//!   then holds the class's least global id. (The other slots' classes are never read; a root
-//!   holds its tree's least global id from the start, being its least local id.) A round moves
-//!   a class across one part boundary, so trees chained through many parts, as a graph of high
-//!   diameter cut at random makes, would take many rounds: the runtime finishes a join that
-//!   goes on through the host instead, with a third hidden kernel that writes each shared
-//!   slot's root ([`crate::SetJoin`]).
+//!   last join, `main` joins the parts' trees: rounds of a hidden kernel over the slots that
+//!   another part also holds ([`crate::Module::over_slots`]: the runtime runs it over that list
+//!   alone), in which each slot and its root both take the lesser of their classes; after it,
+//!   as after any kernel that writes through other nodes, the ghosts' changes are merged into
+//!   their owners by min and the owners' new values copied to their ghosts. A round that lowers
+//!   nothing ends the join: every shared slot then holds its root's class, every ghost its
+//!   owner's, so every root of a class holds the class's least global id. (The other slots'
+//!   classes are never read; a root holds its tree's least global id from the start, being its
+//!   least local id.) A round moves a class across one part boundary, so trees chained through
+//!   many parts, as a graph of high diameter cut at random makes, would take many rounds: the
+//!   runtime finishes a join that goes on through the host instead, with a second hidden kernel
+//!   that writes each shared slot's root ([`crate::SetJoin`]).
 //!
 //! Classes only fall, so a join after further unions starts from the last one's values. Within
 //! a kernel that both unions and finds, `find` sees the last join and this part's unions since:
@@ -183,18 +183,17 @@ pub fn for_parts(module: &Module) -> Module {
     for (s, &class) in classes.iter().enumerate() {
         let name = module.sets[s].name.clone();
         let set = SetId(s as u32);
-        let up = push_kernel(&mut module, format!("{name}.join_up"), set, class, true);
-        let down = push_kernel(&mut module, format!("{name}.join_down"), set, class, false);
-        module.over_slots.extend([up, down]);
-        joins.push((up, down));
+        let round = push_round_kernel(&mut module, format!("{name}.join"), set, class);
+        module.over_slots.push(round);
+        joins.push(round);
         let root = push_property(&mut module, format!("{name}.root"), Type::U32);
         let roots = push_roots_kernel(&mut module, format!("{name}.roots"), set, root);
-        module.set_joins.push(SetJoin { set, class, root, up, down, roots });
+        module.set_joins.push(SetJoin { set, class, root, round, roots });
     }
-    let changed = [push_flag(&mut module.main, "join_up_changed"), push_flag(&mut module.main, "join_down_changed")];
+    let lowered = push_flag(&mut module.main, "join_lowered");
     // Joined only where a union ran since the last join.
     let unioned = push_flag(&mut module.main, "unioned_since_join");
-    let mut join: Block = joins.iter().map(|&(up, down)| join_loop(up, down, changed)).collect();
+    let mut join: Block = joins.iter().map(|&round| join_loop(round, lowered)).collect();
     join.push(set_flag(unioned, false));
     let join = Stmt::If { cond: flag(unioned), then: join, otherwise: Vec::new(), uniform: true };
     // The kernels made here neither find nor union in the program's sets.
@@ -265,14 +264,14 @@ fn start_classes(module: &mut Module, classes: &[PropertyId]) {
     })));
 }
 
-/// A join kernel, which the runtime runs over the slots another part also holds (ghosts, and
-/// owned nodes that are ghosts elsewhere), reducing whether it lowered a class: with `up`, x's root takes
-/// x's class where it is less (`atomic_min(find(x).class, x.class)`); without, x takes its
-/// root's. The other slots' classes are never read: `find` reads the root's, and a root holds
-/// its tree's least class already, as long as classes start at the global ids: a root is its
-/// tree's least local id, and local ids keep the global ids' order among owned nodes and among
-/// ghosts (a root is owned unless its tree is all ghosts).
-fn push_kernel(module: &mut Module, name: String, set: SetId, class: PropertyId, up: bool) -> KernelId {
+/// A join round's kernel, which the runtime runs over the slots another part also holds
+/// (ghosts, and owned nodes that are ghosts elsewhere), reducing whether it lowered a class: x
+/// and x's root both take the lesser of their classes (`atomic_min`, as other slots of the tree
+/// lower the root's at once). The other slots' classes are never read: `find` reads the root's,
+/// and a root holds its tree's least class already, as long as classes start at the global
+/// ids: a root is its tree's least local id, and local ids keep the global ids' order among
+/// owned nodes and among ghosts (a root is owned unless its tree is all ghosts).
+fn push_round_kernel(module: &mut Module, name: String, set: SetId, class: PropertyId) -> KernelId {
     let mut body = Body::default();
     let local = |body: &mut Body, name: &str, ty: Type| {
         body.locals.push(Local { name: name.into(), ty });
@@ -283,14 +282,20 @@ fn push_kernel(module: &mut Module, name: String, set: SetId, class: PropertyId,
     });
     let load = |l: LocalId, ty: Type| Expr::new(ExprKind::Load(Place::Local(l)), ty);
     let class_at = |l: LocalId| Place::Property { property: class, element: Box::new(load(l, Type::Node)) };
-    let (from, to) = if up { (x, root) } else { (root, x) };
-    let lower = vec![
-        Stmt::Eval(Expr::new(
-            ExprKind::Atomic { op: AtomicOp::Min, place: class_at(to), operands: vec![load(value, Type::U32)] },
-            Type::BOOL,
-        )),
-        Stmt::Reduce { value: Expr::new(ExprKind::Const(Const::Bool(true)), Type::BOOL) },
-    ];
+    let less = |a: Expr, b: Expr| Expr::new(ExprKind::Binary(BinaryOp::Lt, Box::new(a), Box::new(b)), Type::BOOL);
+    // `if value < l.class { atomic_min(l.class, value); reduce true; }`
+    let lower = |l: LocalId| Stmt::If {
+        cond: less(load(value, Type::U32), Expr::new(ExprKind::Load(class_at(l)), Type::U32)),
+        then: vec![
+            Stmt::Eval(Expr::new(
+                ExprKind::Atomic { op: AtomicOp::Min, place: class_at(l), operands: vec![load(value, Type::U32)] },
+                Type::BOOL,
+            )),
+            Stmt::Reduce { value: Expr::new(ExprKind::Const(Const::Bool(true)), Type::BOOL) },
+        ],
+        otherwise: Vec::new(),
+        uniform: false,
+    };
     body.block.push(Stmt::ForAll(Box::new(ForAll {
         var: x,
         space: Space::AllNodes,
@@ -300,20 +305,18 @@ fn push_kernel(module: &mut Module, name: String, set: SetId, class: PropertyId,
                 place: Place::Local(root),
                 value: Expr::new(ExprKind::SetFind { set, node: Box::new(load(x, Type::Node)) }, Type::Node),
             },
-            Stmt::Assign { place: Place::Local(value), value: Expr::new(ExprKind::Load(class_at(from)), Type::U32) },
+            Stmt::Assign { place: Place::Local(value), value: Expr::new(ExprKind::Load(class_at(x)), Type::U32) },
             Stmt::If {
-                cond: Expr::new(
-                    ExprKind::Binary(
-                        BinaryOp::Lt,
-                        Box::new(load(value, Type::U32)),
-                        Box::new(Expr::new(ExprKind::Load(class_at(to)), Type::U32)),
-                    ),
-                    Type::BOOL,
-                ),
-                then: lower,
+                cond: less(Expr::new(ExprKind::Load(class_at(root)), Type::U32), load(value, Type::U32)),
+                then: vec![Stmt::Assign {
+                    place: Place::Local(value),
+                    value: Expr::new(ExprKind::Load(class_at(root)), Type::U32),
+                }],
                 otherwise: Vec::new(),
                 uniform: false,
             },
+            lower(root),
+            lower(x),
         ],
         schedule: Schedule::SERIAL,
     })));
@@ -356,24 +359,15 @@ fn push_flag(body: &mut Body, name: &str) -> LocalId {
     LocalId(body.locals.len() as u32 - 1)
 }
 
-/// `loop { a = false; a = invoke up(); b = false; b = invoke down(); if !(a || b) { break } }`.
-fn join_loop(up: KernelId, down: KernelId, [a, b]: [LocalId; 2]) -> Stmt {
-    let falsify = |l: LocalId| set_flag(l, false);
-    let neither = Expr::new(
-        ExprKind::Unary(
-            UnaryOp::Not,
-            Box::new(Expr::new(ExprKind::Binary(BinaryOp::Or, Box::new(flag(a)), Box::new(flag(b))), Type::BOOL)),
-        ),
-        Type::BOOL,
-    );
+/// `loop { lowered = false; lowered = invoke round(); if !lowered { break } }`.
+fn join_loop(round: KernelId, lowered: LocalId) -> Stmt {
+    let none = Expr::new(ExprKind::Unary(UnaryOp::Not, Box::new(flag(lowered))), Type::BOOL);
     Stmt::While {
         cond: Expr::new(ExprKind::Const(Const::Bool(true)), Type::BOOL),
         body: vec![
-            falsify(a),
-            Stmt::Invoke { kernel: up, args: Vec::new(), result: Some(a) },
-            falsify(b),
-            Stmt::Invoke { kernel: down, args: Vec::new(), result: Some(b) },
-            Stmt::If { cond: neither, then: vec![Stmt::Break], otherwise: Vec::new(), uniform: true },
+            set_flag(lowered, false),
+            Stmt::Invoke { kernel: round, args: Vec::new(), result: Some(lowered) },
+            Stmt::If { cond: none, then: vec![Stmt::Break], otherwise: Vec::new(), uniform: true },
         ],
         uniform: true,
     }

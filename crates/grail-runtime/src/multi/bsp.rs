@@ -474,12 +474,12 @@ impl Bsp<'_, '_> {
         Ok(())
     }
 
-    /// Counts the rounds of a set's join as its first kernel is invoked, and finishes the join
+    /// Counts the rounds of a set's join as its kernel is invoked, and finishes the join
     /// through the host first once that is due ([`Bsp::host_join_due`]); any other kernel ends
     /// the joins.
     fn count_join_round(&mut self, kernel: KernelId) -> Result<()> {
         let joins = &self.module.set_joins;
-        if let Some(j) = joins.iter().position(|join| join.up == kernel) {
+        if let Some(j) = joins.iter().position(|join| join.round == kernel) {
             let join = &mut self.joins[j];
             join.rounds += 1;
             if join.rounds == 1 {
@@ -492,7 +492,7 @@ impl Bsp<'_, '_> {
                 self.stats.sync += started.elapsed();
                 self.stats.host_joins += 1;
             }
-        } else if !joins.iter().any(|join| join.down == kernel) {
+        } else {
             self.joins.iter_mut().for_each(|join| *join = JoinProgress::default());
         }
         Ok(())
