@@ -929,6 +929,8 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
     /// Runs kernel `id` once with the given arguments; returns its reduction's value.
     fn run_kernel(&mut self, id: KernelId, args: &[Value]) -> Result<Option<Value>> {
         let started = Instant::now();
+        // Taken first: an invocation that fails leaves no list for the next.
+        let listed = self.listed.take();
         let program = self.program;
         let kernel = &program.module.kernels[id.index()];
         let code = &program.kernels[id.index()];
@@ -952,7 +954,6 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
                 state.acc = identity;
             }
         }
-        let listed = self.listed.take();
         let (input, input_len) = match (listed, code.uses_worklist, self.worklists.last()) {
             (Some(list), _, _) => list,
             (None, true, Some(list)) => (list.as_ptr(), list.len() as u64),

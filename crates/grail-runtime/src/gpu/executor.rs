@@ -1459,6 +1459,8 @@ impl<'a> GpuRun<'a> {
         args: &[Value],
         mut then: Option<&mut FollowUp<'_, 'a>>,
     ) -> Result<(Option<Value>, Vec<u64>)> {
+        // Taken first: an invocation that fails leaves no list for the next.
+        let listed = self.listed.take();
         let program = self.program;
         let kernel = &program.module.kernels[id.index()];
         let code = &program.kernels[id.index()];
@@ -1487,7 +1489,6 @@ impl<'a> GpuRun<'a> {
         self.mailbox.send(self.counters.ptr(), &words)?;
         laps.lap("words sent");
         self.ctx.acc = if acc.is_some() { self.counters.ptr() + 8 * counter::ACC as u64 } else { 0 };
-        let listed = self.listed.take();
         let input = match (listed, code.uses_worklist, self.worklists.last()) {
             (Some(list), _, _) => list,
             (None, true, Some(list)) => (list.buffer.ptr(), list.len),
