@@ -1269,4 +1269,30 @@ mod tests {
             }
         }
     }
+
+    /// A part's shared slots: each of its nodes that another part holds as a ghost, once, in
+    /// order, then its ghosts (what `JoinPut` relies on to find each list's words).
+    #[test]
+    fn a_parts_shared_slots_are_its_mirrors_once_then_its_ghosts() {
+        let graph = generate(&Generator::graph500(9), &GenOptions::default(), false, &grail_graph::NoProgress).unwrap();
+        for k in 2..=4u32 {
+            let partitioning = partition(&graph, k, Method::Random, 5).unwrap();
+            let parts = partitioning.parts(&graph);
+            let links = Links::of(&parts, partitioning.owner());
+            let mirrors = Mirrors::of(&links);
+            for (q, (mirrors, links)) in mirrors.iter().zip(&links).enumerate() {
+                let shared = mirrors.shared_slots(links);
+                let mut expected: Vec<u32> = mirrors.locals().to_vec();
+                expected.sort_unstable();
+                expected.dedup();
+                // From three parts on, some node is a ghost on two others: it is shared once.
+                assert!(k < 3 || expected.len() < mirrors.locals().len(), "{k} parts: part {q}");
+                let owned = links.owned();
+                assert!(expected.iter().all(|&l| l < owned));
+                assert!(links.ghosts().iter().all(|&l| l >= owned));
+                expected.extend_from_slice(links.ghosts());
+                assert_eq!(shared, expected, "{k} parts: part {q}");
+            }
+        }
+    }
 }
