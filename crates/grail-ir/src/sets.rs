@@ -305,15 +305,18 @@ fn push_round_kernel(module: &mut Module, name: String, set: SetId, class: Prope
                 place: Place::Local(root),
                 value: Expr::new(ExprKind::SetFind { set, node: Box::new(load(x, Type::Node)) }, Type::Node),
             },
-            Stmt::Assign { place: Place::Local(value), value: Expr::new(ExprKind::Load(class_at(x)), Type::U32) },
-            Stmt::If {
-                cond: less(Expr::new(ExprKind::Load(class_at(root)), Type::U32), load(value, Type::U32)),
-                then: vec![Stmt::Assign {
-                    place: Place::Local(value),
-                    value: Expr::new(ExprKind::Load(class_at(root)), Type::U32),
-                }],
-                otherwise: Vec::new(),
-                uniform: false,
+            Stmt::Assign {
+                place: Place::Local(value),
+                value: Expr::new(
+                    ExprKind::Builtin(
+                        Builtin::Min,
+                        vec![
+                            Expr::new(ExprKind::Load(class_at(x)), Type::U32),
+                            Expr::new(ExprKind::Load(class_at(root)), Type::U32),
+                        ],
+                    ),
+                    Type::U32,
+                ),
             },
             lower(root),
             lower(x),

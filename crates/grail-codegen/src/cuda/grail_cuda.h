@@ -1284,7 +1284,7 @@ GRAIL_DEVICE bool grail_claim(const grail_ctx *ctx, int coll, uint64_t claim_off
  * Measured on one H200, road network of 2^24 nodes, kernels of `grail run cc --stats`: union
  * over every edge (`uf`) 4.85 ms with volatile loads and a full find after a failed hook, 1.31-
  * 1.45 ms so; Afforest over a set 2.78 -> 1.00-1.04 ms. Walking without halving was slower
- * (1.6-2.0 ms), Afforest's two-hop link without it far slower (21 ms: the trees are deep without
+ * (1.61-2.05 ms), Afforest's two-hop link without it far slower (21 ms: the trees are deep without
  * Afforest's compress passes), and full path compression slower too (1.25 ms). */
 
 GRAIL_DEVICE uint32_t grail_find(const grail_ctx *ctx, uint32_t set, uint32_t u) {

@@ -483,7 +483,7 @@ impl Bsp<'_, '_> {
             let join = &mut self.joins[j];
             join.rounds += 1;
             if join.rounds == 1 {
-                *join = JoinProgress { rounds: 1, started: Some(Instant::now()), through_host: false };
+                join.started = Some(Instant::now());
             }
             if self.parts.len() > 1 && !self.joins[j].through_host && self.host_join_due(self.joins[j]) {
                 self.joins[j].through_host = true;

@@ -758,9 +758,10 @@ impl MultiProgram {
             let ghost_lists: Vec<&[u32]> = links.iter().map(|l| l.ghosts()).collect();
             let mirror_lists: Vec<&[u32]> = mirrors.iter().map(|m| m.locals()).collect();
             // Only where kernels run over them.
-            let shared: Vec<Vec<u32>> = match self.module.over_slots.is_empty() {
-                true => vec![Vec::new(); k],
-                false => mirrors.iter().zip(&links).map(|(m, l)| m.shared_slots(l)).collect(),
+            let shared: Vec<Vec<u32>> = if self.module.over_slots.is_empty() {
+                vec![Vec::new(); k]
+            } else {
+                mirrors.iter().zip(&links).map(|(m, l)| m.shared_slots(l)).collect()
             };
             let shared_lists: Vec<&[u32]> = shared.iter().map(Vec::as_slice).collect();
             let ghost_groups: Vec<Vec<_>> = links.iter().map(|l| (0..k).map(|o| l.group(o)).collect()).collect();
