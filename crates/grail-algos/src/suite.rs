@@ -167,6 +167,9 @@ pub struct MultiParams {
     /// The partition file `partitioning` was read from (`grail run --partition-file`), which
     /// the report names instead of `partition`.
     pub partition_file: Option<std::path::PathBuf>,
+    /// Whether GPU parts time their kernels (`grail run --stats`;
+    /// `grail_runtime::multi::MultiOptions::kernel_times`).
+    pub kernel_times: bool,
 }
 
 impl MultiParams {
@@ -184,6 +187,7 @@ impl MultiParams {
             worker: grail_runtime::multi::Worker::default(),
             partitioning: None,
             partition_file: None,
+            kernel_times: false,
         }
     }
 }
@@ -544,6 +548,7 @@ pub fn run_partitioned(
         priority_delta: how.priority_delta,
         topology: how.topology,
         worker: how.worker,
+        kernel_times: how.kernel_times,
         ..MultiOptions::default()
     };
     let run = program.run_with_inputs(graph, partitioning, values, inputs, &options, out)?;

@@ -183,6 +183,7 @@ fn the_asynchronous_mode_agrees_with_the_reference_and_ends_under_random_delays(
                 worker: Default::default(),
                 partitioning: None,
                 partition_file: None,
+                kernel_times: false,
             };
             let sync = check_with(program, &graph, how, 1, &format!("random graph seed {}, asynchronous", 1000 + seed));
             deferred += sync.deferred;
@@ -203,6 +204,7 @@ fn the_asynchronous_mode_agrees_with_the_reference_and_ends_under_random_delays(
             worker: Default::default(),
             partitioning: None,
             partition_file: None,
+            kernel_times: false,
         };
         let sync = check_with(program, &graph, how, 2, "rmat, asynchronous");
         deferred += sync.deferred;

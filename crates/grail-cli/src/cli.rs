@@ -943,7 +943,8 @@ pub struct RunArgs {
     /// Check the result with the algorithm's verifier.
     #[arg(long)]
     pub verify: bool,
-    /// Report the generated code's work: per kernel, invocations, items processed, pushes, time.
+    /// Report the generated code's work: per kernel, invocations, items processed, pushes, time
+    /// (over several devices, GPU parts then time their kernels: a few microseconds a superstep).
     #[arg(long)]
     pub stats: bool,
     /// PageRank: stop when the L1 change of an iteration falls below this.

@@ -54,6 +54,8 @@ fn suite_algorithms_run_verified_over_several_cpu_devices() {
             assert_eq!(parts.len(), expected, "{algorithm} over {devices}");
             let nodes: u64 = parts.iter().map(|p| p["nodes"].as_u64().unwrap()).sum();
             assert_eq!(nodes, summary["nodes"].as_u64().unwrap());
+            // A CPU part always times its kernels (only GPU parts wait for --stats).
+            assert!(parts.iter().all(|p| p["kernel_ms"].as_f64().is_some()), "{summary}");
             assert!(summary["target"].as_str().unwrap().starts_with("devices cpu"), "{summary}");
         }
     }

@@ -199,6 +199,7 @@ pub fn multi(bench: MultiBench, progress: &Bars) -> Result<()> {
                                 worker,
                                 partitioning: Some(split.clone()),
                                 partition_file: None,
+                                kernel_times: false,
                             }),
                             variant: choice.map(str::to_string),
                             ..base.clone()

@@ -179,6 +179,7 @@ fn multi_records(
         worker: Default::default(),
         partitioning: None,
         partition_file: None,
+        kernel_times: false,
     };
     let params = RunParams { threads, multi: Some(multi), ..Default::default() };
     let mut records = Vec::new();

@@ -351,6 +351,7 @@ fn multi_params(args: &RunArgs) -> Result<Option<MultiParams>> {
         worker: args.worker.unwrap_or_default(),
         partitioning: None,
         partition_file: args.partition_file.clone(),
+        kernel_times: args.stats,
     }))
 }
 
@@ -428,12 +429,12 @@ fn print_multi(report: &MultiReport, total: std::time::Duration) {
     for (i, part) in report.parts.iter().enumerate() {
         let threads = if part.threads > 0 { format!(", {} threads", part.threads) } else { String::new() };
         println!(
-            "  part {i}    {}{threads}: {} nodes, {} edges, {} ghosts; kernels {:.2} ms",
+            "  part {i}    {}{threads}: {} nodes, {} edges, {} ghosts; kernels {}",
             part.device,
             part.nodes,
             part.edges,
             part.ghosts,
-            millis(part.kernel_time)
+            part.kernel_time.map_or("not timed (--stats times them)".to_string(), |t| format!("{:.2} ms", millis(t)))
         );
     }
 }
@@ -466,7 +467,7 @@ fn multi_json(report: &MultiReport) -> serde_json::Value {
             "edges": p.edges,
             "ghosts": p.ghosts,
             "threads": p.threads,
-            "kernel_ms": millis(p.kernel_time),
+            "kernel_ms": p.kernel_time.map(millis),
         })).collect::<Vec<_>>(),
     })
 }

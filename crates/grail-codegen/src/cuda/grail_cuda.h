@@ -1081,6 +1081,58 @@ extern "C" __global__ void grail_merge_changes(void *column, uint32_t size, uint
     }
 }
 
+/* grail_merge_word applied to element k by compare-and-swap, for merges that may meet at one
+ * element (4- and 8-byte elements). */
+GRAIL_DEVICE void grail_merge_word_atomic(void *column, uint32_t size, uint32_t kind, uint32_t op, uint64_t k,
+                                          uint64_t before, uint64_t after) {
+    if (size == 8) {
+        unsigned long long *p = (unsigned long long *)column + k;
+        unsigned long long seen = *(volatile unsigned long long *)p, assumed;
+        do {
+            assumed = seen;
+            seen = atomicCAS(p, assumed, (unsigned long long)grail_merge_word(kind, op, assumed, before, after));
+        } while (seen != assumed);
+    } else {
+        unsigned int *p = (unsigned int *)column + k;
+        unsigned int seen = *(volatile unsigned int *)p, assumed;
+        do {
+            assumed = seen;
+            seen = atomicCAS(p, assumed, (unsigned int)grail_merge_word(kind, op, (uint64_t)assumed, before, after));
+        } while (seen != assumed);
+    }
+}
+
+/* Up to GRAIL_MERGE_SEGS inboxes' changes merged by one launch (crates/grail-runtime's
+ * `merge_changes` over several senders): segment s holds n changes at changes, positions
+ * into at (its sender's range of the fixed list), recorded in record (or not, when null). */
+#define GRAIL_MERGE_SEGS 4
+typedef struct grail_merge_seg {
+    const uint32_t *at;
+    const grail_change *changes;
+    uint64_t *record;
+    uint64_t n;
+} grail_merge_seg;
+typedef struct grail_merge_segs {
+    grail_merge_seg seg[GRAIL_MERGE_SEGS];
+} grail_merge_segs;
+
+/* grail_merge_changes over several inboxes at once. Two senders may hold the same owner's
+ * element (a node that is a ghost of both), so each merge is a compare-and-swap: the result
+ * is the merges' in any order (min, max, or, and a sum's differences all commute). 4- and
+ * 8-byte elements; `total` is the segments' n summed. */
+extern "C" __global__ void grail_merge_changes_segs(void *column, uint32_t size, uint32_t kind, uint32_t op,
+                                                    grail_merge_segs segs, uint64_t total) {
+    for (uint64_t i = grail_thread_index(); i < total; i += grail_thread_count()) {
+        uint64_t j = i;
+        uint32_t s = 0;
+        while (j >= segs.seg[s].n) j -= segs.seg[s++].n;
+        const grail_merge_seg seg = segs.seg[s];
+        const grail_change c = seg.changes[j];
+        grail_merge_word_atomic(column, size, kind, op, seg.at[c.position], c.old_word, c.new_word);
+        if (seg.record) seg.record[c.position] = grail_word_of(size, c.new_word);
+    }
+}
+
 /* Stores the changes of an inbox at at[position] and records the words stored. */
 extern "C" __global__ void grail_put_changes(void *column, uint32_t size, const uint32_t *at, const grail_change *changes,
                                              uint64_t n, uint64_t *record) {

@@ -605,25 +605,25 @@ impl crate::multi::PartRun for Run<'_, '_, '_> {
         &mut self,
         property: grail_ir::PropertyId,
         merge: crate::multi::Merge,
-        inbox: crate::multi::Share,
-        count: usize,
+        received: &[crate::multi::Received],
         list: &[u32],
-        start: usize,
         record: bool,
     ) -> Result<()> {
-        let changes = inbox_changes(&self.inboxes[inbox.inbox], inbox.offset, count);
-        let at: Vec<u32> = changes.iter().map(|c| list[start + c.position as usize]).collect();
-        let mut before: Vec<u64> = changes.iter().map(|c| c.old).collect();
-        let after: Vec<u64> = changes.iter().map(|c| c.new).collect();
-        self.merge_in(property, merge, &at, &mut before, &after)?;
-        if record {
-            let column = self.memory.columns[property.index()];
-            let ty = column_type(self.module.properties[property.index()].ty).expect("a scalar column");
-            let key = (list.as_ptr() as usize, list.len(), property.0);
-            let recorded = self.records.entry(key).or_insert_with(|| vec![0; list.len()]);
-            for change in inbox_changes(&self.inboxes[inbox.inbox], inbox.offset, count) {
-                // As this part's column would read the ghost's word.
-                recorded[start + change.position as usize] = word_as_read(column, ty, change.new);
+        for &crate::multi::Received { share: inbox, count, start } in received {
+            let changes = inbox_changes(&self.inboxes[inbox.inbox], inbox.offset, count);
+            let at: Vec<u32> = changes.iter().map(|c| list[start + c.position as usize]).collect();
+            let mut before: Vec<u64> = changes.iter().map(|c| c.old).collect();
+            let after: Vec<u64> = changes.iter().map(|c| c.new).collect();
+            self.merge_in(property, merge, &at, &mut before, &after)?;
+            if record {
+                let column = self.memory.columns[property.index()];
+                let ty = column_type(self.module.properties[property.index()].ty).expect("a scalar column");
+                let key = (list.as_ptr() as usize, list.len(), property.0);
+                let recorded = self.records.entry(key).or_insert_with(|| vec![0; list.len()]);
+                for change in inbox_changes(&self.inboxes[inbox.inbox], inbox.offset, count) {
+                    // As this part's column would read the ghost's word.
+                    recorded[start + change.position as usize] = word_as_read(column, ty, change.new);
+                }
             }
         }
         Ok(())

@@ -32,7 +32,9 @@ use grail_ir::{CollectionId, KernelId, Module, OutlineId, PropertyId, Space, Stm
 
 use super::buffer::{self, DeviceBuffer, Event, arg, call, launch};
 use super::device::{Device, GpuModule};
-use super::ffi::{GRAIL_SEGS, GRAIL_SPILL_SEGS, GpuColl, GpuCtx, GpuWorklist};
+use super::ffi::{
+    GRAIL_MERGE_SEGS, GRAIL_SEGS, GRAIL_SPILL_SEGS, GpuColl, GpuCtx, GpuMergeSeg, GpuMergeSegs, GpuWorklist,
+};
 use super::graph::DeviceGraph;
 use crate::cache::ModuleCache;
 use crate::cpu::ffi::GrailValue;
@@ -106,6 +108,7 @@ pub struct GpuProgram {
     route_pushes: CudaFunction,
     split_route_pushes: CudaFunction,
     merge_changes: CudaFunction,
+    merge_changes_segs: CudaFunction,
     /// The program's update functions' kernels (`grail_merge_custom_<i>`), in order.
     merge_custom: Vec<CudaFunction>,
     /// A resident graph with room per node grown by a batch of edges ([`DeviceGraph::insert`]):
@@ -348,6 +351,7 @@ impl GpuProgram {
             route_pushes: loaded.function("grail_route_pushes")?,
             split_route_pushes: loaded.function("grail_split_route_pushes")?,
             merge_changes: loaded.function("grail_merge_changes")?,
+            merge_changes_segs: loaded.function("grail_merge_changes_segs")?,
             room_move: loaded.function("grail_room_move")?,
             room_place: loaded.function("grail_room_place")?,
             room_advance: loaded.function("grail_room_advance")?,
@@ -910,6 +914,11 @@ pub(crate) struct GpuRun<'a> {
     unpacked: Option<(DeviceBuffer, DeviceBuffer, DeviceBuffer, usize)>,
     /// An invocation's start and end events, made on the first.
     events: Option<(Event, Event)>,
+    /// Whether invocations time their kernels (CUDA events around each; a one-GPU run always
+    /// does, its kernels' time being its algorithm's). A part of a partitioned run does only
+    /// when asked (`MultiOptions::kernel_times`): recording and reading the events costs its
+    /// host 4-8 us per superstep, about 2.6 of them before the kernel can start.
+    time_kernels: bool,
     /// The items of the next invocation's first passes, where `invoke_over_list` gives them
     /// (a fixed list's device copy and length), instead of all nodes.
     listed: Option<(u64, u64)>,
@@ -1197,6 +1206,7 @@ impl<'a> GpuRun<'a> {
             inboxes: Vec::new(),
             unpacked: None,
             events: None,
+            time_kernels: true,
             listed: None,
             route_counts: None,
             push_inboxes: None,
@@ -1497,12 +1507,19 @@ impl<'a> GpuRun<'a> {
         // Kernels over all nodes run over the owned ones (all of them, but on a part).
         let n = self.ctx.num_nodes;
         let m = self.memory.out.num_edges();
-        // The invocation's timing events, kept between invocations (creating them costs).
-        let (start, end) = match self.events.take() {
-            Some(events) => events,
-            None => (Event::new()?, Event::new()?),
+        // The invocation's timing events, kept between invocations (creating them costs), where
+        // the run times its kernels.
+        let events = match (self.time_kernels || traced.is_some(), self.events.take()) {
+            (false, kept) => {
+                self.events = kept;
+                None
+            }
+            (true, Some(events)) => Some(events),
+            (true, None) => Some((Event::new()?, Event::new()?)),
         };
-        start.record()?;
+        if let Some((start, _)) = &events {
+            start.record()?;
+        }
         laps.lap("start event");
         let mut items = 0u64;
         let mut retried_total = 0u64;
@@ -1557,7 +1574,9 @@ impl<'a> GpuRun<'a> {
                     }
                 }
                 // Recorded after every launch: the last one recorded is the invocation's end.
-                end.record()?;
+                if let Some((_, end)) = &events {
+                    end.record()?;
+                }
                 laps.lap("end event");
                 let followed = match then.take() {
                     Some(queue) => Some(queue(self)?),
@@ -1605,13 +1624,20 @@ impl<'a> GpuRun<'a> {
             }
         }
         if code.phases.is_empty() {
-            end.record()?;
+            if let Some((_, end)) = &events {
+                end.record()?;
+            }
             self.wait(&kernel.name)?;
         }
         let launched = traced.map(|t| t.elapsed());
-        let gpu_ms = start.elapsed_ms(&end)?;
+        let gpu_ms = match &events {
+            Some((start, end)) => start.elapsed_ms(end)?,
+            None => 0.0,
+        };
         laps.lap("event time");
-        self.events = Some((start, end));
+        if events.is_some() {
+            self.events = events;
+        }
         self.ctx.items = 0;
         self.ctx.item_count = 0;
         self.ctx.retrying = 0;
@@ -1967,6 +1993,7 @@ impl GpuProgram {
         resident: &DeviceGraph,
         params: Vec<Value>,
         shape: &crate::cpu::executor::PartShape<'_>,
+        time_kernels: bool,
         out: &'a mut dyn Write,
     ) -> Result<GpuRun<'a>> {
         let context = self.device.context().clone();
@@ -1975,6 +2002,7 @@ impl GpuProgram {
         let fill_weights = self.module.properties.iter().zip(&bound).any(|(p, b)| p.is_weight && !b);
         let memory = Memory::with(&self.module, graph, HostArrays { weights: fill_weights, graph_arrays: false })?;
         let mut run = GpuRun::new(self, context, memory, params, out, resident, fill_weights)?;
+        run.time_kernels = time_kernels;
         run.ctx.num_nodes = shape.owned.into();
         run.ctx.graph_nodes = shape.graph_nodes;
         run.ctx.graph_edges = shape.graph_edges;
@@ -1992,6 +2020,138 @@ impl GpuProgram {
 }
 
 impl GpuRun<'_> {
+    /// One sender's changes merged (`PartRun::merge_changes`).
+    #[allow(clippy::too_many_arguments)]
+    fn merge_one(
+        &mut self,
+        property: PropertyId,
+        merge: crate::multi::Merge,
+        inbox: crate::multi::Share,
+        count: usize,
+        list: &[u32],
+        start: usize,
+        record: bool,
+    ) -> Result<()> {
+        if count == 0 {
+            return Ok(());
+        }
+        let mut laps = crate::multi::trace::Laps::start("merge");
+        self.columns_to_device()?;
+        let at = self.fixed_list(list)? + 4 * start as u64;
+        laps.lap("lists");
+        let record = if record { self.record(list, property)? + 8 * start as u64 } else { 0 };
+        if !matches!(merge, crate::multi::Merge::Custom(_)) {
+            let declared = &self.module.properties[property.index()];
+            let kind = crate::multi::type_code(crate::host::value::column_type(declared.ty).expect("a scalar column"));
+            let (_, size) = self.memory.columns[property.index()].raw_bytes();
+            let (column, size, op) = (self.columns[property.index()].buffer.ptr(), size as u32, merge.code());
+            let (changes, n64) = (self.inboxes[inbox.inbox].ptr() + inbox.offset as u64, count as u64);
+            let grid = n64.div_ceil(u64::from(BLOCK)).min(4096) as u32;
+            // SAFETY: (void *column, uint32_t size, uint32_t kind, uint32_t op, const uint32_t *at,
+            // const grail_change *changes, uint64_t n, uint64_t *record): the inbox holds
+            // `count` changes, each position within the list's range from `start`, `at` and
+            // `record` point into the list's copies; a null record is not written. Not waited
+            // for: the part's next launch follows it in order (`PartRun::settle`).
+            self.columns[property.index()].current = Current::Device;
+            laps.lap("arguments");
+            let launched = unsafe {
+                launch(
+                    &self.program.merge_changes,
+                    grid,
+                    BLOCK,
+                    &mut [
+                        arg(&column),
+                        arg(&size),
+                        arg(&kind),
+                        arg(&op),
+                        arg(&at),
+                        arg(&changes),
+                        arg(&n64),
+                        arg(&record),
+                    ],
+                )
+            };
+            laps.lap("launch");
+            return launched;
+        }
+        let [at_out, before, after] = self.merge_buffers(count)?;
+        let (changes, n64) = (self.inboxes[inbox.inbox].ptr() + inbox.offset as u64, count as u64);
+        let (_, size) = self.memory.columns[property.index()].raw_bytes();
+        let size = size as u32;
+        let grid = n64.div_ceil(u64::from(BLOCK)).min(4096) as u32;
+        // SAFETY: (const grail_change *changes, uint64_t n, const uint32_t *at, uint32_t size,
+        // uint32_t *at_out, uint64_t *before, uint64_t *after, uint64_t *record): the inbox
+        // holds `count` changes, each position within the list's range from `start` (as the
+        // sender's range has the same length), `at` and `record` point into the list's copies,
+        // the outputs hold `count` entries; a null record is not written.
+        unsafe {
+            launch(
+                &self.program.unpack_changes,
+                grid,
+                BLOCK,
+                &mut [
+                    arg(&changes),
+                    arg(&n64),
+                    arg(&at),
+                    arg(&size),
+                    arg(&at_out),
+                    arg(&before),
+                    arg(&after),
+                    arg(&record),
+                ],
+            )?
+        };
+        // Not waited for: the part's next launch follows in order (`PartRun::settle`).
+        self.launch_merge(property, merge, at_out, count, before, after)
+    }
+
+    /// Up to [`GRAIL_MERGE_SEGS`] senders' changes of a built-in merge of 4- or 8-byte elements
+    /// merged by one launch (`grail_merge_changes_segs`: compare-and-swap, since two senders
+    /// may change one node).
+    fn merge_senders(
+        &mut self,
+        property: PropertyId,
+        merge: crate::multi::Merge,
+        senders: &[crate::multi::Received],
+        list: &[u32],
+        record: bool,
+    ) -> Result<()> {
+        if let [one] = senders {
+            return self.merge_one(property, merge, one.share, one.count, list, one.start, record);
+        }
+        self.columns_to_device()?;
+        let at = self.fixed_list(list)?;
+        let records = if record { self.record(list, property)? } else { 0 };
+        let mut segs = GpuMergeSegs::default();
+        for (seg, r) in segs.seg.iter_mut().zip(senders) {
+            *seg = GpuMergeSeg {
+                at: at + 4 * r.start as u64,
+                changes: self.inboxes[r.share.inbox].ptr() + r.share.offset as u64,
+                record: if record { records + 8 * r.start as u64 } else { 0 },
+                n: r.count as u64,
+            };
+        }
+        let total: u64 = senders.iter().map(|r| r.count as u64).sum();
+        let declared = &self.module.properties[property.index()];
+        let kind = crate::multi::type_code(crate::host::value::column_type(declared.ty).expect("a scalar column"));
+        let (_, size) = self.memory.columns[property.index()].raw_bytes();
+        let (column, size, op) = (self.columns[property.index()].buffer.ptr(), size as u32, merge.code());
+        self.columns[property.index()].current = Current::Device;
+        let grid = total.div_ceil(u64::from(BLOCK)).min(4096) as u32;
+        // SAFETY: (void *column, uint32_t size, uint32_t kind, uint32_t op, grail_merge_segs segs,
+        // uint64_t total): each segment's inbox holds its `n` changes, positions within its
+        // sender's range of the list from `at`, `record` (or null) indexed as `at`; `total` is
+        // their sum; 4- or 8-byte elements. Not waited for, as `merge_one`.
+        unsafe {
+            launch(
+                &self.program.merge_changes_segs,
+                grid,
+                BLOCK,
+                &mut [arg(&column), arg(&size), arg(&kind), arg(&op), arg(&segs), arg(&total)],
+            )
+        }
+    }
+
     /// The exchange buffers, holding at least `n` indices and words.
     fn exchange(&mut self, n: usize) -> Result<(u64, u64)> {
         if self.exchange.as_ref().is_none_or(|(_, _, cap)| *cap < n) {
@@ -2816,83 +2976,24 @@ impl crate::multi::PartRun for GpuRun<'_> {
         &mut self,
         property: PropertyId,
         merge: crate::multi::Merge,
-        inbox: crate::multi::Share,
-        count: usize,
+        received: &[crate::multi::Received],
         list: &[u32],
-        start: usize,
         record: bool,
     ) -> Result<()> {
-        if count == 0 {
+        // Several senders' changes by one launch where the merge is built in and atomic on the
+        // element (the middle parts of a chain, every part of a well-cut graph, have two or
+        // more): each launch is a few microseconds on the superstep's path.
+        let (_, size) = self.memory.columns[property.index()].raw_bytes();
+        if received.len() > 1 && !matches!(merge, crate::multi::Merge::Custom(_)) && matches!(size, 4 | 8) {
+            for senders in received.chunks(GRAIL_MERGE_SEGS) {
+                self.merge_senders(property, merge, senders, list, record)?;
+            }
             return Ok(());
         }
-        let mut laps = crate::multi::trace::Laps::start("merge");
-        self.columns_to_device()?;
-        let at = self.fixed_list(list)? + 4 * start as u64;
-        laps.lap("lists");
-        let record = if record { self.record(list, property)? + 8 * start as u64 } else { 0 };
-        if !matches!(merge, crate::multi::Merge::Custom(_)) {
-            let declared = &self.module.properties[property.index()];
-            let kind = crate::multi::type_code(crate::host::value::column_type(declared.ty).expect("a scalar column"));
-            let (_, size) = self.memory.columns[property.index()].raw_bytes();
-            let (column, size, op) = (self.columns[property.index()].buffer.ptr(), size as u32, merge.code());
-            let (changes, n64) = (self.inboxes[inbox.inbox].ptr() + inbox.offset as u64, count as u64);
-            let grid = n64.div_ceil(u64::from(BLOCK)).min(4096) as u32;
-            // SAFETY: (void *column, uint32_t size, uint32_t kind, uint32_t op, const uint32_t *at,
-            // const grail_change *changes, uint64_t n, uint64_t *record): the inbox holds
-            // `count` changes, each position within the list's range from `start`, `at` and
-            // `record` point into the list's copies; a null record is not written. Not waited
-            // for: the part's next launch follows it in order (`PartRun::settle`).
-            self.columns[property.index()].current = Current::Device;
-            laps.lap("arguments");
-            let launched = unsafe {
-                launch(
-                    &self.program.merge_changes,
-                    grid,
-                    BLOCK,
-                    &mut [
-                        arg(&column),
-                        arg(&size),
-                        arg(&kind),
-                        arg(&op),
-                        arg(&at),
-                        arg(&changes),
-                        arg(&n64),
-                        arg(&record),
-                    ],
-                )
-            };
-            laps.lap("launch");
-            return launched;
+        for r in received {
+            self.merge_one(property, merge, r.share, r.count, list, r.start, record)?;
         }
-        let [at_out, before, after] = self.merge_buffers(count)?;
-        let (changes, n64) = (self.inboxes[inbox.inbox].ptr() + inbox.offset as u64, count as u64);
-        let (_, size) = self.memory.columns[property.index()].raw_bytes();
-        let size = size as u32;
-        let grid = n64.div_ceil(u64::from(BLOCK)).min(4096) as u32;
-        // SAFETY: (const grail_change *changes, uint64_t n, const uint32_t *at, uint32_t size,
-        // uint32_t *at_out, uint64_t *before, uint64_t *after, uint64_t *record): the inbox
-        // holds `count` changes, each position within the list's range from `start` (as the
-        // sender's range has the same length), `at` and `record` point into the list's copies,
-        // the outputs hold `count` entries; a null record is not written.
-        unsafe {
-            launch(
-                &self.program.unpack_changes,
-                grid,
-                BLOCK,
-                &mut [
-                    arg(&changes),
-                    arg(&n64),
-                    arg(&at),
-                    arg(&size),
-                    arg(&at_out),
-                    arg(&before),
-                    arg(&after),
-                    arg(&record),
-                ],
-            )?
-        };
-        // Not waited for: the part's next launch follows in order (`PartRun::settle`).
-        self.launch_merge(property, merge, at_out, count, before, after)
+        Ok(())
     }
 
     fn put_changes(

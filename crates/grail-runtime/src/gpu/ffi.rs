@@ -222,6 +222,29 @@ pub struct GpuPeers {
     pub mirror_order: u64,
 }
 
+/// How many senders' changes `grail_merge_changes_segs` merges in one launch.
+pub const GRAIL_MERGE_SEGS: usize = 4;
+
+/// `grail_merge_seg`: one sender's changes for `grail_merge_changes_segs`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GpuMergeSeg {
+    /// `const uint32_t *at`: the sender's range of the fixed list.
+    pub at: u64,
+    /// `const grail_change *changes`: its share of an inbox.
+    pub changes: u64,
+    /// `uint64_t *record`: the words recorded for the range, or 0.
+    pub record: u64,
+    pub n: u64,
+}
+
+/// `grail_merge_segs`, passed by value (unused segments hold no changes).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GpuMergeSegs {
+    pub seg: [GpuMergeSeg; GRAIL_MERGE_SEGS],
+}
+
 /// The bytes of `grail_async_words`: a part's words for the asynchronous exchange (fifteen
 /// arrays of a word per part, three words, four `u32`s).
 pub const ASYNC_WORDS_BYTES: usize = (15 * GRAIL_MAX_PARTS + 3) * 8 + 16;
@@ -232,6 +255,8 @@ unsafe impl DeviceRepr for GpuCtx {}
 unsafe impl DeviceRepr for GpuWorklist {}
 // SAFETY: as for `GpuCtx`.
 unsafe impl DeviceRepr for GpuColl {}
+// SAFETY: as for `GpuCtx`.
+unsafe impl DeviceRepr for GpuMergeSegs {}
 
 /// C++ `static_assert`s that `grail_ctx`, `grail_wl` and `grail_coll` have the mirrors' sizes and offsets.
 pub fn layout_checks() -> String {
@@ -252,6 +277,8 @@ pub fn layout_checks() -> String {
     out += &check("sizeof(grail_peer_entry)".into(), size_of::<GpuPeerEntry>());
     out += &check("sizeof(grail_peers)".into(), size_of::<GpuPeers>());
     out += &check("sizeof(grail_async_words)".into(), ASYNC_WORDS_BYTES);
+    out += &check("GRAIL_MERGE_SEGS".into(), GRAIL_MERGE_SEGS);
+    out += &check("sizeof(grail_merge_segs)".into(), size_of::<GpuMergeSegs>());
     // Offsets need __builtin_offsetof, which NVRTC 13 has and 12 does not (nor offsetof: there is
     // no <stddef.h>); every NVRTC checks the sizes.
     out += "#if defined(__has_builtin)\n#if __has_builtin(__builtin_offsetof)\n";

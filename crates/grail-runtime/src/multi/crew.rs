@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use grail_ir::KernelId;
 
 use super::PartRun;
-use super::exchange::{GhostMap, Route, Share};
+use super::exchange::{GhostMap, Received, Route, Share};
 use crate::error::{Result, RuntimeError};
 use crate::host::value::Value;
 
@@ -406,12 +406,19 @@ fn merge_received(
         }
     }
     // The i-th property sent (of those written through other nodes) is in share i.
+    // Every sender's changes of one property in one call (one launch on a GPU).
     for (i, (w, synced)) in exchanged.properties.iter().enumerate().filter(|(_, s)| s.remote).enumerate() {
-        for (route, &count) in routes.iter().zip(&exchanged.counts[q][w]) {
-            if let Some(inbox) = route.from_ghosts.filter(|_| count > 0) {
-                let (start, share) = (route.mirrors.start, Share::of(inbox, i, route.mirrors.len() * CHANGE));
-                run.merge_changes(synced.property, synced.merge, share, count, mirrors, start, synced.read)?;
-            }
+        let received: Vec<Received> = routes
+            .iter()
+            .zip(&exchanged.counts[q][w])
+            .filter_map(|(route, &count)| {
+                let inbox = route.from_ghosts.filter(|_| count > 0)?;
+                let share = Share::of(inbox, i, route.mirrors.len() * CHANGE);
+                Some(Received { share, count, start: route.mirrors.start })
+            })
+            .collect();
+        if !received.is_empty() {
+            run.merge_changes(synced.property, synced.merge, &received, mirrors, synced.read)?;
         }
     }
     Ok(())

@@ -130,6 +130,15 @@ impl Share {
     }
 }
 
+/// What one sender sent a part for one property: its share of an inbox, how many changes it
+/// holds, and where the sender's range of the part's fixed list (its mirrors) begins.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Received {
+    pub share: Share,
+    pub count: usize,
+    pub start: usize,
+}
+
 /// How many properties one superstep may send at most, so how many shares each inbox holds:
 /// `changes` for the changed ghosts (properties a kernel writes through other nodes), `words` for
 /// the owners' words going back to their ghosts (properties written and read through ghosts).

@@ -44,7 +44,7 @@ use grail_ir::{Module, OutlineId, PropertyId};
 
 pub use asynchronous::Topology;
 pub use bsp::SyncStats;
-pub(crate) use exchange::{GhostMap, Place, Route, Share};
+pub(crate) use exchange::{GhostMap, Place, Received, Route, Share};
 pub use merge::Merge;
 pub(crate) use merge::{normal, type_code};
 
@@ -186,6 +186,12 @@ pub struct MultiOptions {
     pub topology: Topology,
     /// Who runs the asynchronous mode's loops where every part is a GPU reaching the others.
     pub worker: Worker,
+    /// Whether GPU parts time their kernels (CUDA events around each invocation): the per-kernel
+    /// times of `grail run --stats` and each part's kernel time. Off, a GPU part's kernel time
+    /// is not known ([`PartFigures::kernel_time`] is `None`) and each superstep saves the host
+    /// the events' calls (a few microseconds, some before the kernel can start). CPU parts
+    /// always time theirs (a clock read). `GRAIL_TRACE_STEPS` turns it on.
+    pub kernel_times: bool,
 }
 
 /// Who runs an asynchronous loop of a run whose parts are all GPUs reaching each other's
@@ -291,8 +297,9 @@ pub struct PartFigures {
     pub edges: u64,
     /// CPU threads (0 for a GPU).
     pub threads: usize,
-    /// Its kernels' time.
-    pub kernel_time: Duration,
+    /// Its kernels' time, where they were timed (a CPU part's always are, a GPU part's under
+    /// [`MultiOptions::kernel_times`]).
+    pub kernel_time: Option<Duration>,
 }
 
 /// What a partitioned run leaves: what one device's run leaves (columns in global ids), and how
@@ -416,21 +423,19 @@ pub(crate) trait PartRun: Machine {
     /// Records property `property`'s current words at the fixed list `list` as the words last
     /// exchanged there (after [`PartRun::invoke_over_slots`], every ghost holds its owner's).
     fn record_current(&mut self, property: PropertyId, list: &[u32]) -> Result<()>;
-    /// Merges the first `count` changes of share `inbox` of an inbox (each a ghost's word before and after
-    /// the superstep) into this part's nodes `list[start + position]` with `merge`; with
-    /// `record`, records each change's new word for that position of the fixed list `list`
-    /// (what the ghost holds now). May return before the merge is done: anything that reads
-    /// the part's nodes, or its inbox's next writer, comes after [`PartRun::settle`] or the
-    /// part's next invocation.
-    #[allow(clippy::too_many_arguments)]
+    /// Merges what each sender of `received` sent (the first `count` changes of its share of
+    /// an inbox, each a ghost's word before and after the superstep) into this part's nodes
+    /// `list[start + position]` with `merge`; with `record`, records each change's new word
+    /// for that position of the fixed list `list` (what the ghost holds now). Two senders may
+    /// change the same node (a ghost of both): the result is their merges one after another.
+    /// May return before the merge is done: anything that reads the part's nodes, or its
+    /// inboxes' next writers, comes after [`PartRun::settle`] or the part's next invocation.
     fn merge_changes(
         &mut self,
         property: PropertyId,
         merge: Merge,
-        inbox: exchange::Share,
-        count: usize,
+        received: &[exchange::Received],
         list: &[u32],
-        start: usize,
         record: bool,
     ) -> Result<()>;
     /// Stores the first `count` changes of share `inbox` of an inbox at `list[start + position]`
@@ -745,7 +750,8 @@ impl MultiProgram {
                     #[cfg(feature = "gpu")]
                     Device::Gpu(ordinal) => {
                         let resident = residents[q].as_ref().expect("made for every GPU part");
-                        runs.push(Box::new(self.gpu(ordinal).part_run(graph, resident, params, shape, sink)?));
+                        let timed = options.kernel_times || trace::on();
+                        runs.push(Box::new(self.gpu(ordinal).part_run(graph, resident, params, shape, timed, sink)?));
                     }
                     #[cfg(not(feature = "gpu"))]
                     Device::Gpu(_) => unreachable!("refused when compiling"),
@@ -848,7 +854,8 @@ impl MultiProgram {
                 ghosts: part.num_ghosts(),
                 edges: graph.num_edges(),
                 threads: if device == Device::Cpu { per_cpu } else { 0 },
-                kernel_time: stats.iter().map(|s| s.time).sum(),
+                kernel_time: (device == Device::Cpu || options.kernel_times || trace::on())
+                    .then(|| stats.iter().map(|s| s.time).sum()),
             })
             .collect();
         Ok(MultiOutput {
