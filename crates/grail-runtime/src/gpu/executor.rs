@@ -2020,6 +2020,15 @@ impl GpuProgram {
 }
 
 impl GpuRun<'_> {
+    /// What the merge kernels take of `property`'s column: its device address, its elements'
+    /// size, its type's code and `merge`'s operator code.
+    fn merge_operands(&self, property: PropertyId, merge: crate::multi::Merge) -> (u64, u32, u32, u32) {
+        let declared = &self.module.properties[property.index()];
+        let kind = crate::multi::type_code(crate::host::value::column_type(declared.ty).expect("a scalar column"));
+        let (_, size) = self.memory.columns[property.index()].raw_bytes();
+        (self.columns[property.index()].buffer.ptr(), size as u32, kind, merge.code())
+    }
+
     /// One sender's changes merged (`PartRun::merge_changes`).
     #[allow(clippy::too_many_arguments)]
     fn merge_one(
@@ -2041,10 +2050,7 @@ impl GpuRun<'_> {
         laps.lap("lists");
         let record = if record { self.record(list, property)? + 8 * start as u64 } else { 0 };
         if !matches!(merge, crate::multi::Merge::Custom(_)) {
-            let declared = &self.module.properties[property.index()];
-            let kind = crate::multi::type_code(crate::host::value::column_type(declared.ty).expect("a scalar column"));
-            let (_, size) = self.memory.columns[property.index()].raw_bytes();
-            let (column, size, op) = (self.columns[property.index()].buffer.ptr(), size as u32, merge.code());
+            let (column, size, kind, op) = self.merge_operands(property, merge);
             let (changes, n64) = (self.inboxes[inbox.inbox].ptr() + inbox.offset as u64, count as u64);
             let grid = n64.div_ceil(u64::from(BLOCK)).min(4096) as u32;
             // SAFETY: (void *column, uint32_t size, uint32_t kind, uint32_t op, const uint32_t *at,
@@ -2132,10 +2138,7 @@ impl GpuRun<'_> {
             };
         }
         let total: u64 = senders.iter().map(|r| r.count as u64).sum();
-        let declared = &self.module.properties[property.index()];
-        let kind = crate::multi::type_code(crate::host::value::column_type(declared.ty).expect("a scalar column"));
-        let (_, size) = self.memory.columns[property.index()].raw_bytes();
-        let (column, size, op) = (self.columns[property.index()].buffer.ptr(), size as u32, merge.code());
+        let (column, size, kind, op) = self.merge_operands(property, merge);
         self.columns[property.index()].current = Current::Device;
         let grid = total.div_ceil(u64::from(BLOCK)).min(4096) as u32;
         // SAFETY: (void *column, uint32_t size, uint32_t kind, uint32_t op, grail_merge_segs segs,
@@ -2577,11 +2580,8 @@ impl GpuRun<'_> {
         before: u64,
         after: u64,
     ) -> Result<()> {
-        let declared = &self.module.properties[property.index()];
-        let kind = crate::multi::type_code(crate::host::value::column_type(declared.ty).expect("a scalar column"));
-        let (_, size) = self.memory.columns[property.index()].raw_bytes();
-        let (column, size, op, n64) =
-            (self.columns[property.index()].buffer.ptr(), size as u32, merge.code(), n as u64);
+        let (column, size, kind, op) = self.merge_operands(property, merge);
+        let n64 = n as u64;
         let grid = n64.div_ceil(u64::from(BLOCK)).min(4096) as u32;
         match merge {
             // SAFETY: (grail_ctx, void *column, uint32_t size, const uint32_t *at, uint64_t n,
