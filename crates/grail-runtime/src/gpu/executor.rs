@@ -2022,8 +2022,8 @@ impl GpuProgram {
 /// The most changes (all senders' together) a part merges by one launch of
 /// `grail_merge_changes_segs`; more go by a launch per sender. Measured on four H200s: PageRank
 /// on road24 in ordered parts (thousands of changes a superstep) 8.18 -> 7.84 ms with the one
-/// launch; on R-MAT 2^24 (millions) 42.6 -> 43.3-43.8 ms, the compare-and-swap costing more
-/// than the launches it saves.
+/// launch and untimed parts together; on R-MAT 2^24 (millions) 42.6 -> 43.3-43.8 ms with the
+/// one launch alone, the compare-and-swap costing more than the launches it saves.
 const MERGE_ONE_LAUNCH_MOST: usize = 1 << 16;
 
 impl GpuRun<'_> {
