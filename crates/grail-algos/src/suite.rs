@@ -170,6 +170,10 @@ pub struct MultiParams {
     /// Whether GPU parts time their kernels (`grail run --stats`;
     /// `grail_runtime::multi::MultiOptions::kernel_times`).
     pub kernel_times: bool,
+    /// Whether supersteps that need nothing read back are queued without a wait
+    /// (`grail_runtime::multi::MultiOptions::defer_steps`; `None`: where every part is a GPU
+    /// reaching the others).
+    pub defer_steps: Option<bool>,
 }
 
 impl MultiParams {
@@ -188,6 +192,7 @@ impl MultiParams {
             partitioning: None,
             partition_file: None,
             kernel_times: false,
+            defer_steps: None,
         }
     }
 }
@@ -549,6 +554,7 @@ pub fn run_partitioned(
         topology: how.topology,
         worker: how.worker,
         kernel_times: how.kernel_times,
+        defer_steps: how.defer_steps,
         ..MultiOptions::default()
     };
     let run = program.run_with_inputs(graph, partitioning, values, inputs, &options, out)?;

@@ -184,6 +184,7 @@ fn the_asynchronous_mode_agrees_with_the_reference_and_ends_under_random_delays(
                 partitioning: None,
                 partition_file: None,
                 kernel_times: false,
+                defer_steps: None,
             };
             let sync = check_with(program, &graph, how, 1, &format!("random graph seed {}, asynchronous", 1000 + seed));
             deferred += sync.deferred;
@@ -205,6 +206,7 @@ fn the_asynchronous_mode_agrees_with_the_reference_and_ends_under_random_delays(
             partitioning: None,
             partition_file: None,
             kernel_times: false,
+            defer_steps: None,
         };
         let sync = check_with(program, &graph, how, 2, "rmat, asynchronous");
         deferred += sync.deferred;
@@ -226,6 +228,42 @@ fn every_partitionable_variant_agrees_with_the_reference_on_1_to_4_cpu_devices()
             }
             check(*k, program, &graph, method, 1, &format!("random graph seed {seed}"));
         }
+    }
+}
+
+/// Deferred supersteps (queued without a wait, their changes merged from counts left on the
+/// senders' devices when the parts next run) are the GPUs' protocol; CPU parts asked to defer
+/// run the same protocol at once, so its bookkeeping (which sender's count word a receiver
+/// reads, what waits for what) is checked here without GPUs.
+#[test]
+fn supersteps_deferred_on_every_part_give_the_references_results() {
+    let methods = methods();
+    let (mut unwaited, mut merged_in_step) = (0, 0);
+    for seed in 0..8u64 {
+        let graph = random_graph(100 + seed);
+        let method = methods[seed as usize % methods.len()];
+        for (k, program) in programs().iter().filter(|(k, _)| *k >= 2) {
+            if *k as u32 > graph.num_nodes() {
+                continue;
+            }
+            let how = MultiParams { defer_steps: Some(true), ..multi(*k, method) };
+            let sync = check_with(program, &graph, how, 1, &format!("random graph seed {}, deferred", 100 + seed));
+            match program.variant().program {
+                // Afforest's neighbour rounds and labelling need nothing back.
+                "cc_afforest_set" => unwaited += sync.unwaited,
+                // PageRank's scatter sends, and reduces the dangling nodes' rank.
+                "pr_push" => merged_in_step += sync.merged_in_step,
+                _ => {}
+            }
+        }
+    }
+    assert!(unwaited > 0, "Afforest's rounds were never deferred");
+    assert!(merged_in_step > 0, "PageRank's scatter was never merged on the devices");
+    let graph =
+        generate(&Generator::graph500(10), &GenOptions { seed: 5, max_weight: Some(100) }, false, &NoProgress).unwrap();
+    for (k, program) in programs().iter().filter(|(k, _)| *k >= 2) {
+        let how = MultiParams { defer_steps: Some(true), ..multi(*k, Method::Random) };
+        check_with(program, &graph, how, 2, "rmat 2^10, deferred");
     }
 }
 
@@ -336,6 +374,49 @@ fn programs_that_cannot_be_partitioned_are_refused_with_their_reasons() {
     .expect_err("--devices replaces --target")
     .to_string();
     assert!(message.contains("--devices"), "{message}");
+}
+
+/// Supersteps queued without a wait whose changes of two properties (sums of different
+/// types) are merged on the receiving parts when the next superstep starts, alternating with
+/// supersteps that send nothing: every column as on one device, on 2-4 CPU devices running the
+/// deferred protocol, in every partition method.
+const SPREAD: &str = r#"
+graph { node cur: u32; node mass: u64; node hits: i32; }
+output cur; output hits;
+kernel start() { forall u in G.nodes() { u.cur = ((u as u32) * 7919) % 1000; } }
+kernel spread() { forall u in G.nodes() { forall v in u.neighbors() { atomic_add(v.mass, u.cur as u64); atomic_add(v.hits, 1); } } }
+kernel settle() { forall u in G.nodes() { u.cur = ((u.mass + u.cur as u64) % 1009) as u32; u.mass = 0; } }
+fn main() { invoke start(); let mut round: u32 = 0; while round < 4 { invoke spread(); invoke settle(); round += 1; } }
+"#;
+
+#[test]
+fn deferred_supersteps_changes_are_merged_when_the_next_starts() {
+    use grail_runtime::multi::{MultiOptions, MultiProgram};
+    let module = grail_algos::suite::compile_source("spread", SPREAD).unwrap();
+    let module = grail_ir::opt::optimize(module, &OptConfig::all()).unwrap();
+    let (compiler, cache) = toolchain("spread");
+    let one = grail_runtime::cpu::CpuProgram::compile(module.clone(), &compiler, Some(&cache)).unwrap();
+    let mut unwaited = 0;
+    for seed in 0..6 {
+        let graph = random_graph(200 + seed);
+        let alone = one.run(&graph, &[], &grail_runtime::cpu::RunOptions { threads: 1 }, &mut std::io::sink()).unwrap();
+        for k in [2, 3, 4] {
+            let devices = vec![Device::Cpu; k];
+            let program = MultiProgram::compile(module.clone(), &devices, &compiler, Some(&cache)).unwrap();
+            for method in methods() {
+                let partitioning = grail_graph::partition::partition(&graph, k as u32, method, seed).unwrap();
+                let options = MultiOptions { threads: k, defer_steps: Some(true), ..MultiOptions::default() };
+                let run = program.run(&graph, &partitioning, &[], &options, &mut std::io::sink()).unwrap();
+                let what = format!("seed {seed}, {k} parts, {}", method.name());
+                assert_eq!(run.output.properties[0], alone.properties[0], "{what}: cur");
+                assert_eq!(run.output.properties[2], alone.properties[2], "{what}: hits");
+                // `start` and every `spread` (each `settle` first merges what the spread sent).
+                assert_eq!(run.sync.unwaited, 5, "{what}: supersteps not waited for");
+                unwaited += run.sync.unwaited;
+            }
+        }
+    }
+    assert!(unwaited > 0, "no superstep was deferred");
 }
 
 const UPDATE_FUNCTION: &str = include_str!("../../grail-lang/tests/programs/update_function.grail");

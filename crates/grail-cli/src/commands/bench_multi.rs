@@ -200,6 +200,7 @@ pub fn multi(bench: MultiBench, progress: &Bars) -> Result<()> {
                                 partitioning: Some(split.clone()),
                                 partition_file: None,
                                 kernel_times: false,
+                                defer_steps: None,
                             }),
                             variant: choice.map(str::to_string),
                             ..base.clone()

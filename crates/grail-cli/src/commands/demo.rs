@@ -180,6 +180,7 @@ fn multi_records(
         partitioning: None,
         partition_file: None,
         kernel_times: false,
+        defer_steps: None,
     };
     let params = RunParams { threads, multi: Some(multi), ..Default::default() };
     let mut records = Vec::new();

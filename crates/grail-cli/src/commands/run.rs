@@ -352,6 +352,7 @@ fn multi_params(args: &RunArgs) -> Result<Option<MultiParams>> {
         partitioning: None,
         partition_file: args.partition_file.clone(),
         kernel_times: args.stats,
+        defer_steps: None,
     }))
 }
 
@@ -420,6 +421,12 @@ fn print_multi(report: &MultiReport, total: std::time::Duration) {
             report.sync.host_joins
         );
     }
+    if report.sync.unwaited > 0 || report.sync.merged_in_step > 0 {
+        println!(
+            "  devices   {} superstep(s) queued without a wait, {} merged on the devices while they ran",
+            report.sync.unwaited, report.sync.merged_in_step
+        );
+    }
     if report.sync.device_regions > 0 {
         println!(
             "  devices   {} outlined region(s) run on every GPU at once, exchanging between the GPUs",
@@ -459,6 +466,8 @@ fn multi_json(report: &MultiReport) -> serde_json::Value {
         "deferred": report.sync.deferred,
         "relayed": report.sync.relayed,
         "host_joins": report.sync.host_joins,
+        "unwaited": report.sync.unwaited,
+        "merged_in_step": report.sync.merged_in_step,
         "topology": report.topology.to_string(),
         "worker": report.worker.to_string(),
         "parts": report.parts.iter().map(|p| json!({

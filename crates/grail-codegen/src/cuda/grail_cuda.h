@@ -1081,6 +1081,25 @@ extern "C" __global__ void grail_merge_changes(void *column, uint32_t size, uint
     }
 }
 
+/* grail_merge_changes for a superstep whose sender did not wait for its comparisons (a deferred
+ * superstep, crates/grail-runtime's `PartRun::invoke_deferred`): the sender counted its changes
+ * at *count, a word on its own device (complete: this stream waited for the sender's event),
+ * and `most` (its range's length) bounds them, so the grid is sized without the count. The
+ * count is added to *tally, the changes this part merged so far (read when the run ends). */
+extern "C" __global__ void grail_merge_changes_counted(void *column, uint32_t size, uint32_t kind, uint32_t op,
+                                                       const uint32_t *at, const grail_change *changes,
+                                                       const unsigned long long *count, uint64_t most,
+                                                       unsigned long long *tally) {
+    uint64_t n = (uint64_t)*(volatile const unsigned long long *)count;
+    if (n > most) n = most;
+    if (blockIdx.x == 0 && threadIdx.x == 0) atomicAdd(tally, (unsigned long long)n);
+    for (uint64_t i = grail_thread_index(); i < n; i += grail_thread_count()) {
+        const grail_change c = changes[i];
+        const uint64_t k = at[c.position];
+        grail_store_word(column, size, k, grail_merge_word(kind, op, grail_load_word(column, size, k), c.old_word, c.new_word));
+    }
+}
+
 /* grail_merge_word applied to element k by compare-and-swap, for merges that may meet at one
  * element (4- and 8-byte elements). */
 GRAIL_DEVICE void grail_merge_word_atomic(void *column, uint32_t size, uint32_t kind, uint32_t op, uint64_t k,

@@ -601,6 +601,68 @@ impl crate::multi::PartRun for Run<'_, '_, '_> {
         Ok(self.outgoing.len())
     }
 
+    fn defers(&self, _kernel: KernelId) -> bool {
+        // Only where a run asks for deferred supersteps on CPU parts (`MultiOptions::defer_steps`).
+        true
+    }
+
+    fn invoke_deferred(
+        &mut self,
+        kernel: KernelId,
+        args: &[Value],
+        diff: &[grail_ir::PropertyId],
+        list: &[u32],
+        sends: &[Vec<crate::multi::Send>],
+    ) -> Result<crate::multi::DeviceCounts> {
+        self.deferred_result = self.invoke(kernel, args)?;
+        let routes = sends.first().map_or(0, Vec::len);
+        // Its words are read by the receivers in the next round: the vector is only resized
+        // here, when no merge reads it (`Bsp::defers`).
+        self.deferred_counts.clear();
+        self.deferred_counts.resize((diff.len() * routes).max(1), 0);
+        for (i, (&property, sends)) in diff.iter().zip(sends).enumerate() {
+            for (s, (range, to)) in sends.iter().enumerate() {
+                if let Some(to) = to.as_ref().filter(|_| !range.is_empty()) {
+                    self.deferred_counts[i * routes + s] = self.send_changes(property, list, range.clone(), to)? as u64;
+                }
+            }
+        }
+        Ok(crate::multi::DeviceCounts { words: self.deferred_counts.as_ptr() as u64, sends: routes, event: 0 })
+    }
+
+    fn finish_deferred(&mut self, _kernel: KernelId) -> Result<Option<Value>> {
+        Ok(self.deferred_result.take())
+    }
+
+    fn wait_for_events(&mut self, _events: &[u64]) -> Result<()> {
+        // The senders' work is done: the crew's rounds (or barrier) order it before this.
+        Ok(())
+    }
+
+    fn merge_counted(
+        &mut self,
+        property: grail_ir::PropertyId,
+        merge: crate::multi::Merge,
+        received: &[crate::multi::Counted],
+        list: &[u32],
+    ) -> Result<()> {
+        let received: Vec<crate::multi::Received> = received
+            .iter()
+            .map(|r| {
+                // SAFETY: the sender's count word (`invoke_deferred`), which stays as it is until
+                // its next deferred superstep, after this merge.
+                let count = unsafe { *(r.count_at as *const u64) }.min(r.most as u64) as usize;
+                self.merged_counted += count as u64;
+                crate::multi::Received { share: r.share, count, start: r.start }
+            })
+            .collect();
+        self.merge_changes(property, merge, &received, list, false)
+    }
+
+    fn merged_on_device(&mut self) -> Result<u64> {
+        Ok(self.merged_counted)
+    }
+
     fn merge_changes(
         &mut self,
         property: grail_ir::PropertyId,
@@ -818,6 +880,13 @@ pub(crate) struct Run<'a, 'r, 'p> {
     /// and the changes found before they are sent.
     inboxes: Vec<Box<[u64]>>,
     outgoing: Vec<crate::multi::Change>,
+    /// A deferred superstep's counts (`crate::multi::PartRun::invoke_deferred`: on a CPU part
+    /// the protocol runs at once, which tests it without a GPU), read by the receivers at their
+    /// addresses; and the changes merged from others' deferred supersteps.
+    deferred_counts: Vec<u64>,
+    merged_counted: u64,
+    /// A deferred superstep's reduction, until `finish_deferred`.
+    deferred_result: Option<Value>,
 }
 
 impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
@@ -904,6 +973,9 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
             records: std::collections::HashMap::new(),
             inboxes: Vec::new(),
             outgoing: Vec::new(),
+            deferred_counts: Vec::new(),
+            merged_counted: 0,
+            deferred_result: None,
         }
     }
 

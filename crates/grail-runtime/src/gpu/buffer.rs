@@ -586,6 +586,18 @@ impl Event {
         unsafe { result::event::record(self.0, std::ptr::null_mut()) }.map_err(|e| call("cuEventRecord", e))
     }
 
+    /// An event that only orders work (no timestamps: cheaper to record and to wait for).
+    pub fn untimed() -> Result<Event> {
+        result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING)
+            .map(Event)
+            .map_err(|e| call("cuEventCreate", e))
+    }
+
+    /// The event's handle, for another GPU's stream to wait for ([`wait_for_event`]).
+    pub fn handle(&self) -> u64 {
+        self.0 as u64
+    }
+
     /// Milliseconds from `self` to `end`, both recorded and complete.
     pub fn elapsed_ms(&self, end: &Event) -> Result<f32> {
         // SAFETY: live events.
@@ -724,6 +736,20 @@ impl Drop for Mailbox {
 pub(crate) fn clear_async(ptr: CUdeviceptr, bytes: usize) -> Result<()> {
     // SAFETY: the caller's allocation holds `bytes` bytes.
     unsafe { result::memset_d8_async(ptr, 0, bytes, std::ptr::null_mut()) }.map_err(|e| call("cuMemsetD8Async", e))
+}
+
+/// Makes the current context's null stream wait, on the device, for the work recorded before
+/// event `handle` ([`Event::handle`]; the event may belong to another GPU's context).
+pub(crate) fn wait_for_event(handle: u64) -> Result<()> {
+    // SAFETY: `handle` is a live event (its owner outlives every wait for it), the null stream.
+    unsafe {
+        result::stream::wait_event(
+            std::ptr::null_mut(),
+            handle as sys::CUevent,
+            sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+        )
+    }
+    .map_err(|e| call("cuStreamWaitEvent", e))
 }
 
 /// Waits for everything launched so far; an error is returned as the driver gives it.

@@ -109,6 +109,8 @@ pub struct GpuProgram {
     split_route_pushes: CudaFunction,
     merge_changes: CudaFunction,
     merge_changes_segs: CudaFunction,
+    /// A deferred superstep's changes merged with their count read on the sender's device.
+    merge_changes_counted: CudaFunction,
     /// The program's update functions' kernels (`grail_merge_custom_<i>`), in order.
     merge_custom: Vec<CudaFunction>,
     /// A resident graph with room per node grown by a batch of edges ([`DeviceGraph::insert`]):
@@ -352,6 +354,7 @@ impl GpuProgram {
             split_route_pushes: loaded.function("grail_split_route_pushes")?,
             merge_changes: loaded.function("grail_merge_changes")?,
             merge_changes_segs: loaded.function("grail_merge_changes_segs")?,
+            merge_changes_counted: loaded.function("grail_merge_changes_counted")?,
             room_move: loaded.function("grail_room_move")?,
             room_place: loaded.function("grail_room_place")?,
             room_advance: loaded.function("grail_room_advance")?,
@@ -945,6 +948,22 @@ pub(crate) struct GpuRun<'a> {
     /// Where the parts of a region exchanging on the devices wait for each other before
     /// launching it, this part's number and how many there are (taken when this part arrives).
     region_start: Option<(Arc<crate::multi::peer::StartLine>, usize, usize)>,
+    /// A deferred superstep's buffers (`PartRun::invoke_deferred`), made on the first.
+    deferred: Option<DeferredSends>,
+    /// The kernel a deferred superstep queued, until a wait: a fault that wait finds may be its.
+    unwaited: std::cell::Cell<Option<KernelId>>,
+    /// A deferred superstep's counters coming back (its reduction), read by `finish_deferred`.
+    deferred_fetch: Option<buffer::Ticket>,
+}
+
+/// What a part's deferred supersteps count in: a word per property and send (zeroed before the
+/// comparisons, read by the receivers' merges on their devices), the event recorded after the
+/// sends, and the changes this part merged from others' deferred supersteps (a word).
+struct DeferredSends {
+    counts: DeviceBuffer,
+    words: usize,
+    sent: Event,
+    tally: DeviceBuffer,
 }
 
 /// What [`crate::multi::PartRun::take_pushed_ghosts`] works in on a GPU.
@@ -1219,6 +1238,9 @@ impl<'a> GpuRun<'a> {
             region_exchange: Duration::ZERO,
             region_state: None,
             region_start: None,
+            deferred: None,
+            unwaited: std::cell::Cell::new(None),
+            deferred_fetch: None,
         };
         run.times.upload += uploading.elapsed();
         Ok(run)
@@ -1236,6 +1258,15 @@ impl<'a> GpuRun<'a> {
     /// Waits for the device; a fault is reported against `kernel`, and so is a run that a
     /// watchdog ends while the host waits (`crate::running_kernel`).
     fn wait(&self, kernel: &str) -> Result<()> {
+        // A fault may be a deferred superstep's kernel's, queued before this wait's.
+        let kernel = match self.unwaited.take() {
+            Some(earlier) => std::borrow::Cow::Owned(format!(
+                "{}` (queued without a wait) or `{kernel}",
+                self.module.kernels[earlier.index()].name
+            )),
+            None => std::borrow::Cow::Borrowed(kernel),
+        };
+        let kernel: &str = &kernel;
         let running = crate::running::Running::enter(kernel.into());
         buffer::synchronize().map_err(|e| self.fault(kernel, e))?;
         drop(running);
@@ -2977,6 +3008,234 @@ impl crate::multi::PartRun for GpuRun<'_> {
 
     fn settle(&mut self) -> Result<()> {
         self.wait("the exchange between parts")
+    }
+
+    fn defers(&self, kernel: KernelId) -> bool {
+        let code = &self.program.kernels[kernel.index()];
+        let declared = &self.module.kernels[kernel.index()];
+        // Timed kernels and checked programs read something back after every kernel.
+        !self.time_kernels
+            && !self.program.device.checks()
+            && self.listed.is_none()
+            && !code.uses_worklist
+            && !grail_ir::opt::backoff::retries(declared)
+            && matches!(code.phases.as_slice(), [phase] if matches!(phase.size, PhaseSize::AllNodes | PhaseSize::AllEdges))
+    }
+
+    fn invoke_deferred(
+        &mut self,
+        kernel: KernelId,
+        args: &[Value],
+        diff: &[PropertyId],
+        list: &[u32],
+        sends: &[Vec<crate::multi::Send>],
+    ) -> Result<crate::multi::DeviceCounts> {
+        let program = self.program;
+        let declared = &program.module.kernels[kernel.index()];
+        let code = &program.kernels[kernel.index()];
+        let phase = match code.phases.as_slice() {
+            [phase] if self.defers(kernel) => phase,
+            _ => {
+                return Err(RuntimeError::Unsupported(format!(
+                    "kernel `{}` as a deferred superstep (it reads something back)",
+                    declared.name
+                )));
+            }
+        };
+        let routes = sends.first().map_or(0, Vec::len);
+        let directs: Vec<Vec<(usize, u64)>> = sends.iter().map(|s| self.direct_sends(s)).collect();
+        for (sends, direct) in sends.iter().zip(&directs) {
+            let undirected = sends
+                .iter()
+                .enumerate()
+                .any(|(i, (range, to))| to.is_some() && !range.is_empty() && !direct.iter().any(|&(j, _)| j == i));
+            if undirected {
+                return Err(RuntimeError::Unsupported(
+                    "a deferred superstep sending to a part whose memory this GPU does not reach".into(),
+                ));
+            }
+        }
+        self.columns_to_device()?;
+        let mut arg_values = Vec::with_capacity(args.len());
+        grail_values(args, "kernel arguments", &mut arg_values)?;
+        let args_ptr = self.args_ptr();
+        self.invocation = self.invocation.wrapping_add(1);
+        if self.invocation == 0 {
+            self.clear_claims()?;
+            self.invocation = 1;
+        }
+        self.ctx.invocation = self.invocation;
+        // The counters' first values and the arguments, as `run_kernel_then` sends them.
+        let acc = declared.reduction.map(|(op, ty)| identity(op, ty));
+        let mut words = [0u64; counter::ARGS].to_vec();
+        // SAFETY: a grail_value is 8 bytes of plain data in every member.
+        words[counter::ACC] = acc.map_or(0, |v| unsafe { v.u });
+        // SAFETY: as above.
+        words.extend(arg_values.iter().map(|v| unsafe { v.u }));
+        self.mailbox.send(self.counters.ptr(), &words)?;
+        self.ctx.acc = if acc.is_some() { self.counters.ptr() + 8 * counter::ACC as u64 } else { 0 };
+        self.ctx.items = 0;
+        self.ctx.item_count = 0;
+        self.ctx.retrying = 0;
+        self.set_worklists(1);
+        let size = match phase.size {
+            PhaseSize::AllEdges => self.memory.out.num_edges(),
+            _ => self.ctx.num_nodes,
+        };
+        if size > 0 {
+            let block = self.module.opt.block;
+            let grid = size.div_ceil(u64::from(block)).min(u64::from(phase.max_grid)) as u32;
+            // SAFETY: as in `run_kernel_then`: (grail_ctx, const grail_value *, uint64_t), the
+            // context pointing at this run's live buffers, `args_ptr` at the arguments.
+            unsafe { launch(&phase.run, grid, block, &mut [arg(&self.ctx), arg(&args_ptr), arg(&size)])? };
+            if let Some((drain, drain_grid)) = &phase.hubs {
+                // SAFETY: (grail_ctx, const grail_value *), the phase's context and arguments.
+                unsafe { launch(drain, *drain_grid, block, &mut [arg(&self.ctx), arg(&args_ptr)])? };
+            }
+        }
+        let words_needed = (diff.len() * routes).max(1);
+        if self.deferred.as_ref().is_none_or(|d| d.words < words_needed) {
+            // No merge reads the counts being replaced: a deferred superstep follows only
+            // merges that are done (`Bsp::defers`).
+            let tally = match self.deferred.take() {
+                Some(old) => old.tally,
+                None => {
+                    let tally = DeviceBuffer::new(&self.context, 8, "the changes merged after deferred supersteps")?;
+                    tally.clear()?;
+                    tally
+                }
+            };
+            self.deferred = Some(DeferredSends {
+                counts: DeviceBuffer::new(&self.context, 8 * words_needed, "a deferred superstep's counts")?,
+                words: words_needed,
+                sent: Event::untimed()?,
+                tally,
+            });
+        }
+        let counts = self.deferred.as_ref().expect("made above").counts.ptr();
+        buffer::clear_async(counts, 8 * words_needed)?;
+        for (i, ((&property, sends), direct)) in diff.iter().zip(sends).zip(&directs).enumerate() {
+            if !direct.is_empty() {
+                self.launch_comparisons(property, list, sends, direct, counts + 8 * (i * routes) as u64)?;
+            }
+        }
+        let deferred = self.deferred.as_ref().expect("made above");
+        deferred.sent.record()?;
+        self.unwaited.set(Some(kernel));
+        // The reduction comes back with the wait of `finish_deferred`.
+        self.deferred_fetch = match acc {
+            Some(_) => Some(self.mailbox.fetch(self.counters.ptr(), counter::COUNT)?),
+            None => None,
+        };
+        for (p, written) in code.effects.writes.iter().enumerate() {
+            if *written {
+                self.columns[p].current = Current::Device;
+                self.columns[p].element_reads = 0;
+            }
+        }
+        if code.effects.sets
+            && let Some(sets) = &mut self.sets
+        {
+            sets.current = Current::Device;
+            sets.element_reads = 0;
+        }
+        let stats = &mut self.stats[kernel.index()];
+        stats.invocations += 1;
+        stats.items += size;
+        Ok(crate::multi::DeviceCounts { words: counts, sends: routes, event: deferred.sent.handle() })
+    }
+
+    fn finish_deferred(&mut self, kernel: KernelId) -> Result<Option<Value>> {
+        let declared = &self.module.kernels[kernel.index()];
+        self.unwaited.set(None);
+        self.wait(&declared.name)?;
+        let fetched = self.deferred_fetch.take();
+        match (declared.reduction, fetched) {
+            (Some((_, ty)), Some(ticket)) => {
+                let bits = self.counters_of(&ticket)[counter::ACC];
+                let value = Value::from_grail(accumulator_type(ty), GrailValue { u: bits })
+                    .ok_or_else(|| RuntimeError::Unsupported(format!("a reduction over {ty}")))?;
+                Ok(Some(ops::cast(&value, ty).map_err(RuntimeError::program)?))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    fn wait_for_events(&mut self, events: &[u64]) -> Result<()> {
+        for &event in events {
+            buffer::wait_for_event(event)?;
+        }
+        Ok(())
+    }
+
+    fn merge_counted(
+        &mut self,
+        property: PropertyId,
+        merge: crate::multi::Merge,
+        received: &[crate::multi::Counted],
+        list: &[u32],
+    ) -> Result<()> {
+        if received.is_empty() {
+            return Ok(());
+        }
+        if matches!(merge, crate::multi::Merge::Custom(_)) {
+            return Err(RuntimeError::Unsupported("an update function's merge after a deferred superstep".into()));
+        }
+        self.columns_to_device()?;
+        if self.deferred.is_none() {
+            let tally = DeviceBuffer::new(&self.context, 8, "the changes merged after deferred supersteps")?;
+            tally.clear()?;
+            // Its other buffers come with this part's first deferred superstep.
+            self.deferred = Some(DeferredSends {
+                counts: DeviceBuffer::new(&self.context, 8, "a deferred superstep's counts")?,
+                words: 1,
+                sent: Event::untimed()?,
+                tally,
+            });
+        }
+        let tally = self.deferred.as_ref().expect("made above").tally.ptr();
+        let at_list = self.fixed_list(list)?;
+        let (column, size, kind, op) = self.merge_operands(property, merge);
+        self.columns[property.index()].current = Current::Device;
+        for r in received {
+            let at = at_list + 4 * r.start as u64;
+            let changes = self.inboxes[r.share.inbox].ptr() + r.share.offset as u64;
+            let most = r.most as u64;
+            let grid = most.div_ceil(u64::from(BLOCK)).clamp(1, 4096) as u32;
+            // SAFETY: (void *column, uint32_t size, uint32_t kind, uint32_t op, const uint32_t
+            // *at, const grail_change *changes, const unsigned long long *count, uint64_t most,
+            // unsigned long long *tally): the inbox's share holds up to `most` changes (its
+            // sender's range), positions within that range of the list from `at`; `count` is
+            // the sender's word on its device, complete once this stream's wait for the
+            // sender's event is over (`wait_for_events`, queued before). Not waited for: the
+            // part's next launch follows in order, as `merge_one`.
+            unsafe {
+                launch(
+                    &self.program.merge_changes_counted,
+                    grid,
+                    BLOCK,
+                    &mut [
+                        arg(&column),
+                        arg(&size),
+                        arg(&kind),
+                        arg(&op),
+                        arg(&at),
+                        arg(&changes),
+                        arg(&r.count_at),
+                        arg(&most),
+                        arg(&tally),
+                    ],
+                )?
+            };
+        }
+        Ok(())
+    }
+
+    fn merged_on_device(&mut self) -> Result<u64> {
+        let Some(deferred) = &self.deferred else { return Ok(0) };
+        let mut tally = [0u64];
+        deferred.tally.download(0, &mut tally)?;
+        Ok(tally[0])
     }
 
     fn merge_changes(

@@ -20,7 +20,7 @@ use grail_graph::{Column, Graph, PropertyType};
 use grail_ir::{CollectionId, KernelId, Module, OutlineId, Owner, PropertyId};
 
 use super::asynchronous;
-use super::crew::{Crew, Exchanged, Job, Outcome, Synced};
+use super::crew::{Crew, Deferral, Exchanged, Job, Outcome, Synced};
 use super::exchange::{peer, route_to};
 use super::merge::{Merge, normal, normalize};
 use super::peer;
@@ -240,6 +240,12 @@ pub struct SyncStats {
     /// Union-find joins finished through the host ([`Bsp::join_through_host`]); their time
     /// counts in `sync`.
     pub host_joins: u64,
+    /// Supersteps queued on the GPUs without waiting for them ([`Bsp::defers`]): their changes
+    /// are merged on the devices when the parts next run.
+    pub unwaited: u64,
+    /// Supersteps whose changes were merged on the devices while their kernels ran, each part
+    /// waiting once, for its reduction ([`Bsp::defers`]).
+    pub merged_in_step: u64,
 }
 
 pub(crate) struct Bsp<'a, 's> {
@@ -297,6 +303,9 @@ pub(crate) struct Bsp<'a, 's> {
     /// After how many rounds a join is finished through the host; `None`: when the rounds so
     /// far have cost what going through the host would ([`Bsp::host_join_due`]).
     pub host_join_after: Option<u32>,
+    /// Whether supersteps that need nothing back may be deferred ([`Bsp::defers`]): every part
+    /// is a GPU reaching every other's memory (and `GRAIL_DEFER_STEPS` is not `0`).
+    pub defer_steps: bool,
 }
 
 /// A set's join so far.
@@ -418,10 +427,11 @@ impl Bsp<'_, '_> {
         diff: Vec<PropertyId>,
         split: bool,
         over_slots: bool,
+        deferred: Deferral,
     ) -> Result<Vec<Outcome>> {
         let part_args = self.part_args(kernel, args)?;
         let merge_first = self.pending.take();
-        let job = Job::Step { kernel, args: part_args, diff, split, over_slots, merge_first };
+        let job = Job::Step { kernel, args: part_args, diff, split, over_slots, merge_first, deferred };
         self.crew.run(job).into_iter().collect()
     }
 
@@ -667,6 +677,46 @@ impl Bsp<'_, '_> {
         Ok(results.into_iter().next().and_then(|outcome| outcome.result))
     }
 
+    /// The properties a kernel wrote (`written`), as the exchange treats them.
+    fn synced(&self, written: &[Written]) -> Vec<Synced> {
+        written
+            .iter()
+            .map(|w| Synced {
+                property: w.property,
+                merge: w.merge,
+                remote: w.remote,
+                read: self.remotely_read[w.property.index()],
+            })
+            .collect()
+    }
+
+    /// How `kernel`'s superstep goes without the host ([`PartRun::invoke_deferred`]). It can
+    /// where the run defers steps (every part a GPU reaching every other), nothing is left to
+    /// merge from the last superstep (its inboxes are free), the kernel pushes nothing and runs
+    /// over the nodes, what it writes through other nodes merges by a built-in operator and no
+    /// kernel reads it through ghosts (nothing goes back to the ghosts), and every part can run
+    /// it reading back nothing but its reduction. Then a kernel that reduces nothing is not
+    /// waited for ([`Deferral::Unwaited`]); one that reduces and sends has its changes merged
+    /// on the devices while it runs ([`Deferral::MergedNow`]: PageRank's scatter, whose dangling
+    /// mass the host needs); one that reduces and sends nothing goes as usual.
+    fn defers(&self, kernel: KernelId, merges: &[Written], split: bool, over_slots: bool) -> Deferral {
+        let can = self.defer_steps
+            && self.pending.is_none()
+            && !split
+            && !over_slots
+            && merges.iter().all(|m| !self.remotely_read[m.property.index()] && !matches!(m.merge, Merge::Custom(_)))
+            && self.runs.iter().all(|run| run.defers(kernel));
+        if !can {
+            Deferral::Not
+        } else if self.module.kernels[kernel.index()].reduction.is_none() {
+            Deferral::Unwaited
+        } else if merges.iter().any(|m| m.remote) {
+            Deferral::MergedNow(self.synced(merges))
+        } else {
+            Deferral::Not
+        }
+    }
+
     /// Merges the last superstep's changes that were left for later, before anything looks at
     /// the parts.
     fn flush(&mut self) -> Result<()> {
@@ -686,15 +736,7 @@ impl Bsp<'_, '_> {
     /// stores those in its ghosts ([`super::exchange`]).
     fn synchronize(&mut self, written: &[Written], outcomes: Vec<Outcome>, pushes_made: bool) -> Result<()> {
         let k = self.parts.len();
-        let properties: Vec<Synced> = written
-            .iter()
-            .map(|w| Synced {
-                property: w.property,
-                merge: w.merge,
-                remote: w.remote,
-                read: self.remotely_read[w.property.index()],
-            })
-            .collect();
+        let properties = self.synced(written);
         // What each owner received: counts[o][w][its route to q] = what q sent it.
         let mut counts = vec![vec![vec![0usize; k - 1]; properties.len()]; k];
         let mut received = 0;
@@ -726,11 +768,14 @@ impl Bsp<'_, '_> {
         if read.is_empty() && !pushes_made {
             // Nothing goes back to the ghosts and no worklist waits: the owners merge when the
             // parts next run (or are looked at).
-            self.pending = Some(Exchanged { properties, counts, pushes });
+            self.pending = Some(Exchanged { properties, counts, pushes, on_devices: Vec::new() });
             return Ok(());
         }
-        let merged: Vec<Outcome> =
-            self.crew.run(Job::Merge(Exchanged { properties, counts, pushes })).into_iter().collect::<Result<_>>()?;
+        let merged: Vec<Outcome> = self
+            .crew
+            .run(Job::Merge(Exchanged { properties, counts, pushes, on_devices: Vec::new() }))
+            .into_iter()
+            .collect::<Result<_>>()?;
         if read.is_empty() {
             return Ok(());
         }
@@ -747,11 +792,25 @@ impl Bsp<'_, '_> {
         }
         self.stats.copied += copied;
         if copied > 0 {
-            for outcome in self.crew.run(Job::Refresh(Exchanged { properties: read, counts, pushes: Vec::new() })) {
+            let refresh = Exchanged { properties: read, counts, pushes: Vec::new(), on_devices: Vec::new() };
+            for outcome in self.crew.run(Job::Refresh(refresh)) {
                 outcome?;
             }
         }
         Ok(())
+    }
+
+    /// Adds the changes merged on the devices after deferred supersteps to the figures (read
+    /// once, at the end; after [`Bsp::columns`], which merged the last of them).
+    pub fn count_merged_on_devices(&mut self) -> Result<()> {
+        if self.stats.unwaited == 0 && self.stats.merged_in_step == 0 {
+            return Ok(());
+        }
+        for run in &mut self.runs {
+            run.bind()?;
+            self.stats.merged += run.merged_on_device()?;
+        }
+        self.runs[0].bind()
     }
 
     /// Every property's column in global ids, from the parts; the graph's weights empty where
@@ -949,13 +1008,39 @@ impl Machine for Bsp<'_, '_> {
         let diff: Vec<PropertyId> = merges.iter().filter(|m| m.remote).map(|m| m.property).collect();
         let split = declared.uses_worklist();
         let over_slots = self.module.over_slots.contains(&kernel);
-        let mut outcomes = self.run_parts(kernel, args, diff, split, over_slots)?;
+        let deferred = self.defers(kernel, &merges, split, over_slots);
+        let unwaited = matches!(deferred, Deferral::Unwaited);
+        let merged_now = matches!(deferred, Deferral::MergedNow(_));
+        let mut outcomes = self.run_parts(kernel, args, diff.clone(), split, over_slots, deferred)?;
         let computed = Instant::now();
         self.stats.compute += computed - started;
         self.stats.steps += 1;
+        if merged_now {
+            self.stats.merged_in_step += 1;
+        }
+        if unwaited {
+            // Nothing came back: the owners merge on their devices when the parts next run.
+            if !diff.is_empty() {
+                let k = self.parts.len();
+                self.pending = Some(Exchanged {
+                    properties: self.synced(&merges),
+                    counts: Vec::new(),
+                    pushes: vec![vec![0; k - 1]; k],
+                    on_devices: outcomes.iter().map(|outcome| outcome.deferred.unwrap_or_default()).collect(),
+                });
+            }
+            self.stats.unwaited += 1;
+            if super::trace::on() {
+                super::trace::step(self.stats.steps, &declared.name, computed - started, Duration::ZERO, [0; 3]);
+            }
+            super::trace::host_from_now();
+            return Ok(None);
+        }
         let results: Vec<Option<Value>> = outcomes.iter_mut().map(|outcome| outcome.result.take()).collect();
         let moved_before = [self.stats.merged, self.stats.copied, self.stats.forwarded];
-        self.synchronize(&merges, outcomes, split)?;
+        if !merged_now {
+            self.synchronize(&merges, outcomes, split)?;
+        }
         if super::trace::on() {
             let moved = [self.stats.merged, self.stats.copied, self.stats.forwarded];
             super::trace::step(

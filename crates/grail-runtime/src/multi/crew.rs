@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use grail_ir::KernelId;
 
 use super::PartRun;
-use super::exchange::{GhostMap, Received, Route, Share};
+use super::exchange::{Counted, GhostMap, Received, Route, Share};
 use crate::error::{Result, RuntimeError};
 use crate::host::value::Value;
 
@@ -73,6 +73,11 @@ pub(crate) struct CrewState {
     /// Where the parts of a superstep that merges the last one's changes first wait for each
     /// other before sending this one's (the inboxes they send into are the ones being merged).
     merged: SpinBarrier,
+    /// In a superstep merged on the devices ([`Deferral::MergedNow`]): each part's counts and
+    /// event (part `q`'s written by its driver before the barrier, read by all after it), and
+    /// whether some part failed before it (the others then merge nothing).
+    counts: Vec<UnsafeCell<super::DeviceCounts>>,
+    failed: AtomicBool,
 }
 
 /// A barrier of the parts' drivers, spinning (a superstep is microseconds).
@@ -120,6 +125,9 @@ pub(crate) enum Job {
         /// The last superstep's changes, merged by their owners first (where no ghost needs
         /// its owner's word back: the merge is all that is left of that exchange).
         merge_first: Option<Exchanged>,
+        /// Whether the parts queue the kernel and its comparisons without waiting for them
+        /// ([`super::PartRun::invoke_deferred`]); never with `merge_first` or `split`.
+        deferred: Deferral,
     },
     /// Each owner merges the changes the others sent it, then sends its words to their ghosts.
     Merge(Exchanged),
@@ -163,6 +171,20 @@ impl Job {
     }
 }
 
+/// How a superstep's exchange goes without the host ([`super::PartRun::invoke_deferred`]).
+#[derive(Clone, Default)]
+pub(crate) enum Deferral {
+    /// As usual: each part waits for its kernel and comparisons, and the host learns the counts.
+    #[default]
+    Not,
+    /// Nothing is waited for (a kernel that reduces nothing): the owners merge on their devices
+    /// when the parts next run.
+    Unwaited,
+    /// The owners merge these properties' changes on their devices in the same superstep, queued
+    /// while the kernels run; each part then waits once (for its reduction's value).
+    MergedNow(Vec<Synced>),
+}
+
 /// A node property a superstep wrote, as the exchange treats it.
 #[derive(Clone, Copy)]
 pub(crate) struct Synced {
@@ -181,6 +203,9 @@ pub(crate) struct Exchanged {
     pub counts: Vec<Vec<Vec<usize>>>,
     /// `pushes[q][i]`: how many pushes of part `q`'s nodes the peer of its route `i` sent.
     pub pushes: Vec<Vec<usize>>,
+    /// After a deferred superstep, by sending part: where its counts lie and its event
+    /// (`counts` is then empty); empty otherwise.
+    pub on_devices: Vec<super::DeviceCounts>,
 }
 
 /// What a part's superstep left.
@@ -201,6 +226,8 @@ pub(crate) struct Outcome {
     pub no_room_for_regions: bool,
     /// After `JoinGather`: the words gathered.
     pub words: Vec<u64>,
+    /// After a deferred superstep: where the part's counts lie, and its event.
+    pub deferred: Option<super::DeviceCounts>,
 }
 
 // SAFETY: `job` is written by the calling thread before it bumps `epoch` and read by drivers
@@ -230,6 +257,7 @@ impl CrewState {
                 properties: Vec::new(),
                 counts: Vec::new(),
                 pushes: Vec::new(),
+                on_devices: Vec::new(),
             })),
             published: UnsafeCell::new(None),
             results: runs.iter().map(|_| UnsafeCell::new(None)).collect(),
@@ -243,6 +271,8 @@ impl CrewState {
                 .map(|m| [m.owner_of, m.position, m.at_owner, m.starts].map(|l| (l.as_ptr() as usize, l.len())))
                 .collect(),
             merged: SpinBarrier { parties: runs_len, arrived: AtomicUsize::new(0), generation: AtomicUsize::new(0) },
+            counts: (0..runs_len).map(|_| UnsafeCell::new(super::DeviceCounts::default())).collect(),
+            failed: AtomicBool::new(false),
         }
     }
 
@@ -261,7 +291,7 @@ impl CrewState {
         let mut outcome = Outcome::default();
         let mut phases = super::trace::Phases::start(q, job.name());
         match job {
-            Job::Step { kernel, args, diff, split, over_slots, merge_first } => {
+            Job::Step { kernel, args, diff, split, over_slots, merge_first, deferred } => {
                 // Each owner's ghosts that changed go to the owner's inbox after the kernel,
                 // each property's to its own share.
                 let sends: Vec<Vec<super::Send>> = (0..diff.len())
@@ -270,7 +300,35 @@ impl CrewState {
                         routes.iter().map(|r| (r.ghosts.clone(), share(r))).collect()
                     })
                     .collect();
-                if let Some(exchanged) = merge_first {
+                if let Deferral::MergedNow(properties) = deferred {
+                    // Every part's event must be recorded before any waits for it (a wait
+                    // takes the event's last record): the barrier, reached failed or not.
+                    let queued = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                        run.invoke_deferred(*kernel, &args[q], diff, ghosts, &sends)
+                    }));
+                    match &queued {
+                        // SAFETY: part q's slot is written by its driver alone, before the barrier.
+                        Ok(Ok(counts)) => unsafe { *self.counts[q].get() = *counts },
+                        _ => self.failed.store(true, Ordering::Release),
+                    }
+                    self.merged.wait();
+                    queued.unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+                    phases.end("kernel and changes queued");
+                    if self.failed.load(Ordering::Acquire) {
+                        // Wait for what this part queued; the failed part reports the error.
+                        outcome.result = run.finish_deferred(*kernel)?;
+                        return Ok(outcome);
+                    }
+                    // SAFETY: written before the barrier, not written again in this job.
+                    let on_devices: Vec<super::DeviceCounts> =
+                        self.counts.iter().map(|c| unsafe { *c.get() }).collect();
+                    merge_counted(run, q, routes, mirrors, properties, &on_devices)?;
+                    outcome.result = run.finish_deferred(*kernel)?;
+                    phases.end("merged on the devices");
+                } else if matches!(deferred, Deferral::Unwaited) {
+                    outcome.deferred = Some(run.invoke_deferred(*kernel, &args[q], diff, ghosts, &sends)?);
+                    phases.end("kernel and changes queued");
+                } else if let Some(exchanged) = merge_first {
                     // The merges are queued before the kernel (which waits for them). Every part
                     // reaches the barrier, failed (or panicking) or not, so that no part waits
                     // forever; past it, the others' inboxes are free to be written again.
@@ -400,6 +458,9 @@ fn merge_received(
     mirrors: &[u32],
     exchanged: &Exchanged,
 ) -> Result<()> {
+    if !exchanged.on_devices.is_empty() {
+        return merge_counted(run, q, routes, mirrors, &exchanged.properties, &exchanged.on_devices);
+    }
     for (route, &count) in routes.iter().zip(&exchanged.pushes[q]) {
         if let Some(inbox) = route.from_ghost_pushes.filter(|_| count > 0) {
             run.take_pushes(inbox, count)?;
@@ -420,6 +481,46 @@ fn merge_received(
         if !received.is_empty() {
             run.merge_changes(synced.property, synced.merge, &received, mirrors, synced.read)?;
         }
+    }
+    Ok(())
+}
+
+/// [`merge_received`] after a deferred superstep: the senders' counts of the changes of
+/// `properties` are on their devices (`on_devices`, by part), so the merges wait for the
+/// senders' events there and read them.
+fn merge_counted(
+    run: &mut dyn PartRun,
+    q: usize,
+    routes: &[Route],
+    mirrors: &[u32],
+    properties: &[Synced],
+    on_devices: &[super::DeviceCounts],
+) -> Result<()> {
+    let from = |i: usize| on_devices[super::exchange::peer(q, i)];
+    let events: Vec<u64> =
+        routes.iter().enumerate().filter(|(_, r)| r.from_ghosts.is_some()).map(|(i, _)| from(i).event).collect();
+    if events.is_empty() {
+        return Ok(());
+    }
+    run.wait_for_events(&events)?;
+    for (i, synced) in properties.iter().filter(|s| s.remote).enumerate() {
+        let received: Vec<Counted> = routes
+            .iter()
+            .enumerate()
+            .filter_map(|(r, route)| {
+                let inbox = route.from_ghosts?;
+                let sender = from(r);
+                // The sender's word for property i and its route to this part.
+                let word = i * sender.sends + super::exchange::route_to(super::exchange::peer(q, r), q);
+                Some(Counted {
+                    share: Share::of(inbox, i, route.mirrors.len() * CHANGE),
+                    count_at: sender.words + 8 * word as u64,
+                    most: route.mirrors.len(),
+                    start: route.mirrors.start,
+                })
+            })
+            .collect();
+        run.merge_counted(synced.property, synced.merge, &received, mirrors)?;
     }
     Ok(())
 }
@@ -445,6 +546,7 @@ impl<'s> Crew<'s> {
             *state.job.get() = job;
             *state.published.get() = super::trace::summing().then(Instant::now);
         }
+        state.failed.store(false, Ordering::Relaxed);
         state.pending.store(self.threads.len(), Ordering::Release);
         state.epoch.fetch_add(1, Ordering::Release);
         for thread in &self.threads {

@@ -139,6 +139,16 @@ pub(crate) struct Received {
     pub start: usize,
 }
 
+/// What one sender sent a part in a deferred superstep ([`super::PartRun::invoke_deferred`]):
+/// as [`Received`], but the count is a word on the sender's device (`count_at`), at most `most`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Counted {
+    pub share: Share,
+    pub count_at: u64,
+    pub most: usize,
+    pub start: usize,
+}
+
 /// How many properties one superstep may send at most, so how many shares each inbox holds:
 /// `changes` for the changed ghosts (properties a kernel writes through other nodes), `words` for
 /// the owners' words going back to their ghosts (properties written and read through ghosts).

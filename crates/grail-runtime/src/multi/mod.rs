@@ -44,7 +44,7 @@ use grail_ir::{Module, OutlineId, PropertyId};
 
 pub use asynchronous::Topology;
 pub use bsp::SyncStats;
-pub(crate) use exchange::{GhostMap, Place, Received, Route, Share};
+pub(crate) use exchange::{Counted, GhostMap, Place, Received, Route, Share};
 pub use merge::Merge;
 pub(crate) use merge::{normal, type_code};
 
@@ -192,6 +192,13 @@ pub struct MultiOptions {
     /// the events' calls (a few microseconds, some before the kernel can start). CPU parts
     /// always time theirs (a clock read). `GRAIL_TRACE_STEPS` turns it on.
     pub kernel_times: bool,
+    /// Whether supersteps that need nothing read back (no reduction, no pushes, no ghost read
+    /// through: PageRank's scatter, a union-find round) are queued without waiting for them,
+    /// their changes merged on the receiving devices when the parts next run (`Bsp::defers`).
+    /// `None`: where every part is a GPU reaching every other (`GRAIL_DEFER_STEPS=0` turns it
+    /// off); `Some(true)`: on any parts (CPU parts run the same protocol at once: how tests
+    /// exercise it without GPUs); `Some(false)`: never.
+    pub defer_steps: Option<bool>,
 }
 
 /// Who runs an asynchronous loop of a run whose parts are all GPUs reaching each other's
@@ -317,6 +324,19 @@ pub struct MultiOutput {
 /// and the share of the inbox they go to (`None`: nothing goes there).
 pub(crate) type Send = (std::ops::Range<usize>, Option<exchange::Place>);
 
+/// Where a deferred superstep's counts of changes lie on the sending part's device, and the
+/// event its sends end at ([`PartRun::invoke_deferred`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct DeviceCounts {
+    /// The first count word's device address: a word per property sent and send, the sends of
+    /// the first property first.
+    pub words: u64,
+    /// The sends of each property (the part's routes).
+    pub sends: usize,
+    /// The event (its handle) recorded after the sends.
+    pub event: u64,
+}
+
 /// What the partitioned machine needs of a part's run, beyond what the interpreter needs.
 pub(crate) trait PartRun: Machine {
     /// Makes the part's device current on the calling thread (a GPU's context), before any
@@ -399,6 +419,54 @@ pub(crate) trait PartRun: Machine {
         let sent =
             diff.iter().zip(sends).map(|(&p, sends)| self.send_changes_to(p, list, sends)).collect::<Result<_>>()?;
         Ok((result, sent))
+    }
+    /// Whether `kernel` can run as a deferred superstep on this part ([`PartRun::invoke_deferred`]):
+    /// one launch that pushes and retries nothing, and nothing but its reduction to read back.
+    fn defers(&self, _kernel: grail_ir::KernelId) -> bool {
+        false
+    }
+    /// A deferred superstep: queues `kernel` and, right behind it, the comparisons of
+    /// [`PartRun::invoke_sending`] writing into the inboxes (each of which this part's device
+    /// reaches), counting on the device, then records an event, and returns without waiting
+    /// for any of it. Where the counts lie and the event: the receivers' merges
+    /// ([`PartRun::merge_counted`]) wait for the event on their devices and read the counts
+    /// there, so no host round trip separates this superstep from the next. Only where
+    /// [`PartRun::defers`] said yes and every earlier merge into the inboxes is done.
+    fn invoke_deferred(
+        &mut self,
+        _kernel: grail_ir::KernelId,
+        _args: &[Value],
+        _diff: &[PropertyId],
+        _list: &[u32],
+        _sends: &[Vec<Send>],
+    ) -> Result<DeviceCounts> {
+        Err(RuntimeError::Unsupported("a deferred superstep on a part that runs none".into()))
+    }
+    /// Waits for what [`PartRun::invoke_deferred`] queued of `kernel` (and anything queued
+    /// since); the kernel's reduction, where it has one.
+    fn finish_deferred(&mut self, _kernel: grail_ir::KernelId) -> Result<Option<Value>> {
+        Err(RuntimeError::Unsupported("a deferred superstep on a part that runs none".into()))
+    }
+    /// Makes this part's next work wait, on its device, for the events of deferred supersteps
+    /// (handles from [`DeviceCounts::event`]).
+    fn wait_for_events(&mut self, _events: &[u64]) -> Result<()> {
+        Err(RuntimeError::Unsupported("a deferred superstep on a part that runs none".into()))
+    }
+    /// [`PartRun::merge_changes`] for a deferred superstep's changes, whose counts lie on the
+    /// senders' devices; after [`PartRun::wait_for_events`]. Records nothing (a deferred
+    /// superstep's properties are not read through ghosts).
+    fn merge_counted(
+        &mut self,
+        _property: PropertyId,
+        _merge: Merge,
+        _received: &[exchange::Counted],
+        _list: &[u32],
+    ) -> Result<()> {
+        Err(RuntimeError::Unsupported("a deferred superstep on a part that runs none".into()))
+    }
+    /// How many changes [`PartRun::merge_counted`] merged in all (read from the device).
+    fn merged_on_device(&mut self) -> Result<u64> {
+        Ok(0)
     }
     /// Waits for the work this part queued on its device (a merge is queued, not waited
     /// for: the part's next kernel follows it in order).
@@ -821,11 +889,15 @@ impl MultiProgram {
                     peer_lists: Vec::new(),
                     joins: vec![bsp::JoinProgress::default(); self.module.set_joins.len()],
                     host_join_after: options.host_join_after.or_else(bsp::host_join_after_from_env).map(|n| n.max(1)),
+                    defer_steps: options.defer_steps.unwrap_or_else(|| {
+                        peer_access && std::env::var("GRAIL_DEFER_STEPS").map_or(true, |v| v.trim() != "0")
+                    }),
                 };
                 machine.prepare_exchanges()?;
                 interp::fill_inputs(&self.module, &mut machine, inputs)?;
                 let result = interp::run_main(&self.module, &mut machine)?;
                 let columns = machine.columns()?;
+                machine.count_merged_on_devices()?;
                 trace::print_sums();
                 let stats: Vec<Vec<KernelStats>> = machine.runs.iter().map(|run| run.kernel_stats().to_vec()).collect();
                 Ok((result, columns, machine.stats, stats))
