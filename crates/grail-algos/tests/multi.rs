@@ -238,7 +238,7 @@ fn every_partitionable_variant_agrees_with_the_reference_on_1_to_4_cpu_devices()
 #[test]
 fn supersteps_deferred_on_every_part_give_the_references_results() {
     let methods = methods();
-    let (mut unwaited, mut merged_in_step) = (0, 0);
+    let mut unwaited = 0;
     for seed in 0..8u64 {
         let graph = random_graph(100 + seed);
         let method = methods[seed as usize % methods.len()];
@@ -248,17 +248,13 @@ fn supersteps_deferred_on_every_part_give_the_references_results() {
             }
             let how = MultiParams { defer_steps: Some(true), ..multi(*k, method) };
             let sync = check_with(program, &graph, how, 1, &format!("random graph seed {}, deferred", 100 + seed));
-            match program.variant().program {
-                // Afforest's neighbour rounds and labelling need nothing back.
-                "cc_afforest_set" => unwaited += sync.unwaited,
-                // PageRank's scatter sends, and reduces the dangling nodes' rank.
-                "pr_push" => merged_in_step += sync.merged_in_step,
-                _ => {}
+            // Afforest's neighbour rounds and labelling need nothing back.
+            if program.variant().program == "cc_afforest_set" {
+                unwaited += sync.unwaited;
             }
         }
     }
     assert!(unwaited > 0, "Afforest's rounds were never deferred");
-    assert!(merged_in_step > 0, "PageRank's scatter was never merged on the devices");
     let graph =
         generate(&Generator::graph500(10), &GenOptions { seed: 5, max_weight: Some(100) }, false, &NoProgress).unwrap();
     for (k, program) in programs().iter().filter(|(k, _)| *k >= 2) {

@@ -421,10 +421,10 @@ fn print_multi(report: &MultiReport, total: std::time::Duration) {
             report.sync.host_joins
         );
     }
-    if report.sync.unwaited > 0 || report.sync.merged_in_step > 0 {
+    if report.sync.unwaited > 0 {
         println!(
-            "  devices   {} superstep(s) queued without a wait, {} merged on the devices while they ran",
-            report.sync.unwaited, report.sync.merged_in_step
+            "  queued    {} superstep(s) queued on the devices without a wait, their changes merged there by the next",
+            report.sync.unwaited
         );
     }
     if report.sync.device_regions > 0 {
@@ -467,7 +467,6 @@ fn multi_json(report: &MultiReport) -> serde_json::Value {
         "relayed": report.sync.relayed,
         "host_joins": report.sync.host_joins,
         "unwaited": report.sync.unwaited,
-        "merged_in_step": report.sync.merged_in_step,
         "topology": report.topology.to_string(),
         "worker": report.worker.to_string(),
         "parts": report.parts.iter().map(|p| json!({

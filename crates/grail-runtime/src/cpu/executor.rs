@@ -614,7 +614,7 @@ impl crate::multi::PartRun for Run<'_, '_, '_> {
         list: &[u32],
         sends: &[Vec<crate::multi::Send>],
     ) -> Result<crate::multi::DeviceCounts> {
-        self.deferred_result = self.invoke(kernel, args)?;
+        self.invoke(kernel, args)?;
         let routes = sends.first().map_or(0, Vec::len);
         // Its words are read by the receivers in the next round: the vector is only resized
         // here, when no merge reads it (`Bsp::defers`).
@@ -630,12 +630,8 @@ impl crate::multi::PartRun for Run<'_, '_, '_> {
         Ok(crate::multi::DeviceCounts { words: self.deferred_counts.as_ptr() as u64, sends: routes, event: 0 })
     }
 
-    fn finish_deferred(&mut self, _kernel: KernelId) -> Result<Option<Value>> {
-        Ok(self.deferred_result.take())
-    }
-
     fn wait_for_events(&mut self, _events: &[u64]) -> Result<()> {
-        // The senders' work is done: the crew's rounds (or barrier) order it before this.
+        // The senders' work is done: the crew's rounds order it before this one.
         Ok(())
     }
 
@@ -885,8 +881,6 @@ pub(crate) struct Run<'a, 'r, 'p> {
     /// addresses; and the changes merged from others' deferred supersteps.
     deferred_counts: Vec<u64>,
     merged_counted: u64,
-    /// A deferred superstep's reduction, until `finish_deferred`.
-    deferred_result: Option<Value>,
 }
 
 impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
@@ -975,7 +969,6 @@ impl<'a, 'r, 'p> Run<'a, 'r, 'p> {
             outgoing: Vec::new(),
             deferred_counts: Vec::new(),
             merged_counted: 0,
-            deferred_result: None,
         }
     }
 

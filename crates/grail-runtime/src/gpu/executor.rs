@@ -952,8 +952,6 @@ pub(crate) struct GpuRun<'a> {
     deferred: Option<DeferredSends>,
     /// The kernel a deferred superstep queued, until a wait: a fault that wait finds may be its.
     unwaited: std::cell::Cell<Option<KernelId>>,
-    /// A deferred superstep's counters coming back (its reduction), read by `finish_deferred`.
-    deferred_fetch: Option<buffer::Ticket>,
 }
 
 /// What a part's deferred supersteps count in: a word per property and send (zeroed before the
@@ -1240,7 +1238,6 @@ impl<'a> GpuRun<'a> {
             region_start: None,
             deferred: None,
             unwaited: std::cell::Cell::new(None),
-            deferred_fetch: None,
         };
         run.times.upload += uploading.elapsed();
         Ok(run)
@@ -3017,6 +3014,7 @@ impl crate::multi::PartRun for GpuRun<'_> {
         !self.time_kernels
             && !self.program.device.checks()
             && self.listed.is_none()
+            && declared.reduction.is_none()
             && !code.uses_worklist
             && !grail_ir::opt::backoff::retries(declared)
             && matches!(code.phases.as_slice(), [phase] if matches!(phase.size, PhaseSize::AllNodes | PhaseSize::AllEdges))
@@ -3066,14 +3064,11 @@ impl crate::multi::PartRun for GpuRun<'_> {
         }
         self.ctx.invocation = self.invocation;
         // The counters' first values and the arguments, as `run_kernel_then` sends them.
-        let acc = declared.reduction.map(|(op, ty)| identity(op, ty));
         let mut words = [0u64; counter::ARGS].to_vec();
         // SAFETY: a grail_value is 8 bytes of plain data in every member.
-        words[counter::ACC] = acc.map_or(0, |v| unsafe { v.u });
-        // SAFETY: as above.
         words.extend(arg_values.iter().map(|v| unsafe { v.u }));
         self.mailbox.send(self.counters.ptr(), &words)?;
-        self.ctx.acc = if acc.is_some() { self.counters.ptr() + 8 * counter::ACC as u64 } else { 0 };
+        self.ctx.acc = 0;
         self.ctx.items = 0;
         self.ctx.item_count = 0;
         self.ctx.retrying = 0;
@@ -3122,11 +3117,6 @@ impl crate::multi::PartRun for GpuRun<'_> {
         let deferred = self.deferred.as_ref().expect("made above");
         deferred.sent.record()?;
         self.unwaited.set(Some(kernel));
-        // The reduction comes back with the wait of `finish_deferred`.
-        self.deferred_fetch = match acc {
-            Some(_) => Some(self.mailbox.fetch(self.counters.ptr(), counter::COUNT)?),
-            None => None,
-        };
         for (p, written) in code.effects.writes.iter().enumerate() {
             if *written {
                 self.columns[p].current = Current::Device;
@@ -3143,22 +3133,6 @@ impl crate::multi::PartRun for GpuRun<'_> {
         stats.invocations += 1;
         stats.items += size;
         Ok(crate::multi::DeviceCounts { words: counts, sends: routes, event: deferred.sent.handle() })
-    }
-
-    fn finish_deferred(&mut self, kernel: KernelId) -> Result<Option<Value>> {
-        let declared = &self.module.kernels[kernel.index()];
-        self.unwaited.set(None);
-        self.wait(&declared.name)?;
-        let fetched = self.deferred_fetch.take();
-        match (declared.reduction, fetched) {
-            (Some((_, ty)), Some(ticket)) => {
-                let bits = self.counters_of(&ticket)[counter::ACC];
-                let value = Value::from_grail(accumulator_type(ty), GrailValue { u: bits })
-                    .ok_or_else(|| RuntimeError::Unsupported(format!("a reduction over {ty}")))?;
-                Ok(Some(ops::cast(&value, ty).map_err(RuntimeError::program)?))
-            }
-            _ => Ok(None),
-        }
     }
 
     fn wait_for_events(&mut self, events: &[u64]) -> Result<()> {

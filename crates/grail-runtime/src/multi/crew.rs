@@ -73,11 +73,6 @@ pub(crate) struct CrewState {
     /// Where the parts of a superstep that merges the last one's changes first wait for each
     /// other before sending this one's (the inboxes they send into are the ones being merged).
     merged: SpinBarrier,
-    /// In a superstep merged on the devices ([`Deferral::MergedNow`]): each part's counts and
-    /// event (part `q`'s written by its driver before the barrier, read by all after it), and
-    /// whether some part failed before it (the others then merge nothing).
-    counts: Vec<UnsafeCell<super::DeviceCounts>>,
-    failed: AtomicBool,
 }
 
 /// A barrier of the parts' drivers, spinning (a superstep is microseconds).
@@ -127,7 +122,7 @@ pub(crate) enum Job {
         merge_first: Option<Exchanged>,
         /// Whether the parts queue the kernel and its comparisons without waiting for them
         /// ([`super::PartRun::invoke_deferred`]); never with `merge_first` or `split`.
-        deferred: Deferral,
+        deferred: bool,
     },
     /// Each owner merges the changes the others sent it, then sends its words to their ghosts.
     Merge(Exchanged),
@@ -169,20 +164,6 @@ impl Job {
             Job::JoinPut { .. } => "join put",
         }
     }
-}
-
-/// How a superstep's exchange goes without the host ([`super::PartRun::invoke_deferred`]).
-#[derive(Clone, Default)]
-pub(crate) enum Deferral {
-    /// As usual: each part waits for its kernel and comparisons, and the host learns the counts.
-    #[default]
-    Not,
-    /// Nothing is waited for (a kernel that reduces nothing): the owners merge on their devices
-    /// when the parts next run.
-    Unwaited,
-    /// The owners merge these properties' changes on their devices in the same superstep, queued
-    /// while the kernels run; each part then waits once (for its reduction's value).
-    MergedNow(Vec<Synced>),
 }
 
 /// A node property a superstep wrote, as the exchange treats it.
@@ -271,8 +252,6 @@ impl CrewState {
                 .map(|m| [m.owner_of, m.position, m.at_owner, m.starts].map(|l| (l.as_ptr() as usize, l.len())))
                 .collect(),
             merged: SpinBarrier { parties: runs_len, arrived: AtomicUsize::new(0), generation: AtomicUsize::new(0) },
-            counts: (0..runs_len).map(|_| UnsafeCell::new(super::DeviceCounts::default())).collect(),
-            failed: AtomicBool::new(false),
         }
     }
 
@@ -300,32 +279,7 @@ impl CrewState {
                         routes.iter().map(|r| (r.ghosts.clone(), share(r))).collect()
                     })
                     .collect();
-                if let Deferral::MergedNow(properties) = deferred {
-                    // Every part's event must be recorded before any waits for it (a wait
-                    // takes the event's last record): the barrier, reached failed or not.
-                    let queued = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                        run.invoke_deferred(*kernel, &args[q], diff, ghosts, &sends)
-                    }));
-                    match &queued {
-                        // SAFETY: part q's slot is written by its driver alone, before the barrier.
-                        Ok(Ok(counts)) => unsafe { *self.counts[q].get() = *counts },
-                        _ => self.failed.store(true, Ordering::Release),
-                    }
-                    self.merged.wait();
-                    queued.unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
-                    phases.end("kernel and changes queued");
-                    if self.failed.load(Ordering::Acquire) {
-                        // Wait for what this part queued; the failed part reports the error.
-                        outcome.result = run.finish_deferred(*kernel)?;
-                        return Ok(outcome);
-                    }
-                    // SAFETY: written before the barrier, not written again in this job.
-                    let on_devices: Vec<super::DeviceCounts> =
-                        self.counts.iter().map(|c| unsafe { *c.get() }).collect();
-                    merge_counted(run, q, routes, mirrors, properties, &on_devices)?;
-                    outcome.result = run.finish_deferred(*kernel)?;
-                    phases.end("merged on the devices");
-                } else if matches!(deferred, Deferral::Unwaited) {
+                if *deferred {
                     outcome.deferred = Some(run.invoke_deferred(*kernel, &args[q], diff, ghosts, &sends)?);
                     phases.end("kernel and changes queued");
                 } else if let Some(exchanged) = merge_first {
@@ -546,7 +500,6 @@ impl<'s> Crew<'s> {
             *state.job.get() = job;
             *state.published.get() = super::trace::summing().then(Instant::now);
         }
-        state.failed.store(false, Ordering::Relaxed);
         state.pending.store(self.threads.len(), Ordering::Release);
         state.epoch.fetch_add(1, Ordering::Release);
         for thread in &self.threads {

@@ -193,7 +193,7 @@ pub struct MultiOptions {
     /// always time theirs (a clock read). `GRAIL_TRACE_STEPS` turns it on.
     pub kernel_times: bool,
     /// Whether supersteps that need nothing read back (no reduction, no pushes, no ghost read
-    /// through: PageRank's scatter, a union-find round) are queued without waiting for them,
+    /// through: Afforest's neighbour rounds, a labelling pass) are queued without waiting for them,
     /// their changes merged on the receiving devices when the parts next run (`Bsp::defers`).
     /// `None`: where every part is a GPU reaching every other (`GRAIL_DEFER_STEPS=0` turns it
     /// off); `Some(true)`: on any parts (CPU parts run the same protocol at once: how tests
@@ -421,7 +421,7 @@ pub(crate) trait PartRun: Machine {
         Ok((result, sent))
     }
     /// Whether `kernel` can run as a deferred superstep on this part ([`PartRun::invoke_deferred`]):
-    /// one launch that pushes and retries nothing, and nothing but its reduction to read back.
+    /// one launch that pushes, reduces and retries nothing, and nothing else to read back.
     fn defers(&self, _kernel: grail_ir::KernelId) -> bool {
         false
     }
@@ -440,11 +440,6 @@ pub(crate) trait PartRun: Machine {
         _list: &[u32],
         _sends: &[Vec<Send>],
     ) -> Result<DeviceCounts> {
-        Err(RuntimeError::Unsupported("a deferred superstep on a part that runs none".into()))
-    }
-    /// Waits for what [`PartRun::invoke_deferred`] queued of `kernel` (and anything queued
-    /// since); the kernel's reduction, where it has one.
-    fn finish_deferred(&mut self, _kernel: grail_ir::KernelId) -> Result<Option<Value>> {
         Err(RuntimeError::Unsupported("a deferred superstep on a part that runs none".into()))
     }
     /// Makes this part's next work wait, on its device, for the events of deferred supersteps
