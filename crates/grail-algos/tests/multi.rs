@@ -415,6 +415,82 @@ fn deferred_supersteps_changes_are_merged_when_the_next_starts() {
     assert!(unwaited > 0, "no superstep was deferred");
 }
 
+/// Label propagation by pulling (each node lowers its own label from its neighbours' and pushes
+/// them), plainly and with `atomic_min` on its own label: in the asynchronous mode a node pushed
+/// to another part reads its neighbour's label there through a ghost, which must hold the new
+/// value by then. Every label as on one device, under random delays, on symmetric graphs.
+const PULLS: [&str; 2] = [
+    r#"
+graph { node lab: u32 = self as u32; }
+output lab;
+kernel prop() { forall u in worklist { let mut m = u.lab; for v in u.neighbors() { if v.lab < m { m = v.lab; } }
+    if m < u.lab { u.lab = m; for v in u.neighbors() { push(v); } } } }
+fn main() { iterate prop() initial G.nodes(); }
+"#,
+    r#"
+graph { node lab: u32 = self as u32; }
+output lab;
+kernel prop() { forall u in worklist { let mut m = u.lab; for v in u.neighbors() { if v.lab < m { m = v.lab; } }
+    if m < u.lab { atomic_min(u.lab, m); for v in u.neighbors() { push(v); } } } }
+fn main() { iterate prop() initial G.nodes(); }
+"#,
+];
+
+/// A random symmetric multigraph (every edge both ways).
+fn random_symmetric_graph(seed: u64) -> Graph {
+    let mut rng = Rng(seed);
+    let n = 2 + rng.below(80) as u32;
+    let m = rng.below(u64::from(n) * 2 + 1);
+    let mut edges = EdgeList::new(n, false);
+    for _ in 0..m {
+        let (u, v) = (rng.below(u64::from(n)) as u32, rng.below(u64::from(n)) as u32);
+        edges.push(u, v, 1);
+        edges.push(v, u, 1);
+    }
+    build(edges, &BuildOptions::AS_GIVEN).expect("a valid edge list builds")
+}
+
+#[test]
+fn pulled_values_reach_pushed_nodes_before_they_run_asynchronously() {
+    use grail_runtime::multi::{MultiOptions, MultiProgram};
+    let (compiler, cache) = toolchain("pulls");
+    for (p, source) in PULLS.iter().enumerate() {
+        let module = grail_algos::suite::compile_source("pull", source).unwrap();
+        let module = grail_ir::opt::optimize(module, &OptConfig::all()).unwrap();
+        let one = grail_runtime::cpu::CpuProgram::compile(module.clone(), &compiler, Some(&cache)).unwrap();
+        let programs: Vec<MultiProgram> = (2..=4)
+            .map(|k| MultiProgram::compile(module.clone(), &vec![Device::Cpu; k], &compiler, Some(&cache)).unwrap())
+            .collect();
+        for seed in 0..40u64 {
+            let graph = random_symmetric_graph(300 + seed);
+            let alone =
+                one.run(&graph, &[], &grail_runtime::cpu::RunOptions { threads: 1 }, &mut std::io::sink()).unwrap();
+            for (program, k) in programs.iter().zip(2u32..) {
+                if k > graph.num_nodes() {
+                    continue;
+                }
+                let method = [Method::Random, Method::Ordered][seed as usize % 2];
+                let partitioning = grail_graph::partition::partition(&graph, k, method, seed).unwrap();
+                let options = MultiOptions {
+                    threads: k as usize,
+                    mode: Mode::Async,
+                    jitter: Some(seed * 8 + u64::from(k)),
+                    topology: if seed % 3 == 2 { Topology::Ring } else { Topology::Direct },
+                    ..MultiOptions::default()
+                };
+                let run = program.run(&graph, &partitioning, &[], &options, &mut std::io::sink()).unwrap();
+                assert!(run.sync.async_loops > 0, "program {p}, seed {seed}, {k} parts: no asynchronous loop");
+                assert_eq!(
+                    run.output.properties[0],
+                    alone.properties[0],
+                    "program {p}, seed {seed}, {k} parts, {}: labels",
+                    method.name()
+                );
+            }
+        }
+    }
+}
+
 const UPDATE_FUNCTION: &str = include_str!("../../grail-lang/tests/programs/update_function.grail");
 
 /// `update_function.grail`'s `marked` on a partitioned graph: its own update function adds up the

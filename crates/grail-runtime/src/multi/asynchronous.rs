@@ -57,11 +57,15 @@ pub(crate) struct Routing {
 
 /// How packets travel between parts: what a transport between processes (message passing)
 /// would implement to run the same loop beyond one node. `send` must not block; `take` returns
-/// what arrived for a part since its last call, in any order, and is called by the part's
-/// driver whenever it looks for work (idle or not), so a transport may pass packets on there.
+/// what arrived for a part since its last call, each packet with its sender, and is called by
+/// the part's driver whenever it looks for work (idle or not), so a transport may pass packets
+/// on there. Packets from one part to another arrive in the order they were sent (as messages
+/// between two processes do under MPI's non-overtaking rule); packets from different senders
+/// in any order. The loop relies on it: an owner's new value for a ghost replaces the last, and
+/// goes out before the pushes of the nodes that will read it.
 pub(crate) trait Transport: Send + Sync {
     fn send(&self, from: usize, to: usize, packet: Packet);
-    fn take(&self, part: usize) -> Vec<Packet>;
+    fn take(&self, part: usize) -> Vec<(usize, Packet)>;
     /// Packets passed on by parts they were not for (0 where every packet goes straight).
     fn relayed(&self) -> u64 {
         0
@@ -69,7 +73,7 @@ pub(crate) trait Transport: Send + Sync {
 }
 
 /// The transport within one process: a mailbox per part.
-pub(crate) struct Mailboxes(Vec<Mutex<Vec<Packet>>>);
+pub(crate) struct Mailboxes(Vec<Mutex<Vec<(usize, Packet)>>>);
 
 impl Mailboxes {
     pub fn new(parts: usize) -> Mailboxes {
@@ -78,11 +82,11 @@ impl Mailboxes {
 }
 
 impl Transport for Mailboxes {
-    fn send(&self, _from: usize, to: usize, packet: Packet) {
-        self.0[to].lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(packet);
+    fn send(&self, from: usize, to: usize, packet: Packet) {
+        self.0[to].lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push((from, packet));
     }
 
-    fn take(&self, part: usize) -> Vec<Packet> {
+    fn take(&self, part: usize) -> Vec<(usize, Packet)> {
         std::mem::take(&mut *self.0[part].lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
     }
 }
@@ -93,7 +97,9 @@ impl Transport for Mailboxes {
 /// neighbours are connected); where every pair is connected, sending straight is faster. A
 /// packet in a mailbox on its way still counts as in flight, so termination waits for it.
 pub(crate) struct Ring {
-    boxes: Vec<Mutex<Vec<(usize, Packet)>>>,
+    /// By part: what waits there, each packet with its sender and its destination (passed on
+    /// in the order it came, so each pair's packets keep theirs).
+    boxes: Vec<Mutex<Vec<(usize, usize, Packet)>>>,
     relayed: AtomicU64,
 }
 
@@ -102,26 +108,26 @@ impl Ring {
         Ring { boxes: (0..parts).map(|_| Mutex::new(Vec::new())).collect(), relayed: AtomicU64::new(0) }
     }
 
-    fn post(&self, at: usize, to: usize, packet: Packet) {
-        self.boxes[at].lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push((to, packet));
+    fn post(&self, at: usize, from: usize, to: usize, packet: Packet) {
+        self.boxes[at].lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push((from, to, packet));
     }
 }
 
 impl Transport for Ring {
     fn send(&self, from: usize, to: usize, packet: Packet) {
-        self.post((from + 1) % self.boxes.len(), to, packet);
+        self.post((from + 1) % self.boxes.len(), from, to, packet);
     }
 
-    fn take(&self, part: usize) -> Vec<Packet> {
+    fn take(&self, part: usize) -> Vec<(usize, Packet)> {
         let arrived = std::mem::take(&mut *self.boxes[part].lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
         let next = (part + 1) % self.boxes.len();
         let mut mine = Vec::new();
-        for (to, packet) in arrived {
+        for (from, to, packet) in arrived {
             if to == part {
-                mine.push(packet);
+                mine.push((from, packet));
             } else {
                 self.relayed.fetch_add(1, Ordering::Relaxed);
-                self.post(next, to, packet);
+                self.post(next, from, to, packet);
             }
         }
         mine
@@ -455,13 +461,14 @@ fn drive_inner(q: usize, run: &mut dyn PartRun, ghosts: &[u32], mirrors: &[u32],
         if received > 0 {
             state.idle[q].store(false, Ordering::SeqCst);
         }
-        if let Some(jitter) = &mut jitter
-            && jitter.next() % 2 == 0
-        {
-            packets.reverse();
+        if let Some(jitter) = &mut jitter {
+            // Senders taken in a random order, each sender's packets in theirs (as a transport
+            // may deliver them: see `Transport`).
+            let first = jitter.next() as usize % k;
+            packets.sort_by_key(|(from, _)| (from + k - first) % k);
         }
         let mut owned_changed = false;
-        for packet in packets {
+        for (_, packet) in packets {
             match packet {
                 Packet::Merge { w, from, at, before, after, positions } => {
                     moved.merged_in += at.len() as u64;
@@ -523,6 +530,10 @@ fn drive_inner(q: usize, run: &mut dyn PartRun, ghosts: &[u32], mirrors: &[u32],
         }
         exchanging += exchange_started.elapsed();
         phases.end("packets in");
+        // The ghosts this cycle's kernels pushed, by owner: sent after the boundary values, so
+        // that a pushed node that reads a ghost finds its new value there (the packets between
+        // two parts arrive in the order they were sent).
+        let mut pushes: Vec<Vec<u32>> = vec![Vec::new(); k];
         let exchange_started = if work {
             state.idle[q].store(false, Ordering::SeqCst);
             // The whole loop on the device, until this part's worklist is empty, where it can;
@@ -579,7 +590,6 @@ fn drive_inner(q: usize, run: &mut dyn PartRun, ghosts: &[u32], mirrors: &[u32],
                     }
                 }
             }
-            let mut pushes: Vec<Vec<u32>> = vec![Vec::new(); k];
             let pushed_ghosts = match pushed_ghosts {
                 Some(ghosts) => ghosts,
                 None => run.take_pushed_ghosts()?,
@@ -587,12 +597,6 @@ fn drive_inner(q: usize, run: &mut dyn PartRun, ghosts: &[u32], mirrors: &[u32],
             for x in pushed_ghosts {
                 let position = routing.ghost_position[(x - routing.owned) as usize] as usize;
                 pushes[routing.ghost_owner[position] as usize].push(routing.ghost_at[position]);
-            }
-            for (o, items) in pushes.into_iter().enumerate() {
-                if !items.is_empty() {
-                    moved.pushed_out += items.len() as u64;
-                    state.send(q, o, Packet::Push(items));
-                }
             }
             phases.end("ghosts out");
             exchange_started
@@ -618,6 +622,12 @@ fn drive_inner(q: usize, run: &mut dyn PartRun, ghosts: &[u32], mirrors: &[u32],
                 }
             }
             phases.end("boundary out");
+        }
+        for (o, items) in pushes.into_iter().enumerate() {
+            if !items.is_empty() {
+                moved.pushed_out += items.len() as u64;
+                state.send(q, o, Packet::Push(items));
+            }
         }
         exchanging += exchange_started.elapsed();
         if received > 0 || work {

@@ -1066,10 +1066,19 @@ impl Machine for Bsp<'_, '_> {
         if self.mode != super::Mode::Async {
             return Ok(None);
         }
+        // A node pushed to its owner may run before the new values of the ghosts it reads
+        // arrive there. Where the pushing part wrote those values into its own nodes (a pull:
+        // each node lowers its own label from its neighbours' and pushes them), its boundary
+        // values go out before its pushes (`asynchronous::drive`), so they arrive first.
+        // (Where a kernel reads through ghosts what it writes into them, as BFS's `next <
+        // v.level` before its `atomic_min`, a stale ghost only costs an atomic the owner's
+        // merge undoes.)
+        let pulls = self.merges[kernel.index()].iter().any(|w| !w.remote && self.remotely_read[w.property.index()]);
         let started = Instant::now();
         // The loop's rounds are the most any part made.
         let before = self.invocations(&[kernel]);
-        if let Some(region) = region.filter(|_| self.fused_worker()) {
+        // The fused worker exchanges on the devices in an order of its own: it takes no pulls.
+        if let Some(region) = region.filter(|_| self.fused_worker() && !pulls) {
             // The body runs on the host once per round, so the locals the parts leave go unused.
             let mut scratch = locals.to_vec();
             if self.run_on_devices(region, &mut scratch, true)? {
