@@ -370,6 +370,16 @@ fn programs_that_cannot_be_partitioned_are_refused_with_their_reasons() {
     .expect_err("--devices replaces --target")
     .to_string();
     assert!(message.contains("--devices"), "{message}");
+    // An edge's number in a kernel, or in an edge property's initial value, is its place among
+    // the part's edges.
+    for source in [
+        "graph { node s: u64; } output s; kernel k() { forall u in G.nodes() { for e in u.out_edges() { u.s += e as u64; } } } fn main() { invoke k(); }",
+        "graph { edge id: u64 = self as u64; node s: u64; } output s; kernel k() { forall u in G.nodes() { for e in u.out_edges() { u.s += e.id; } } } fn main() { invoke k(); }",
+    ] {
+        let module = grail_algos::suite::compile_source("edges", source).unwrap();
+        let obstacles = grail_ir::analysis::partition_obstacles(&module);
+        assert!(obstacles.iter().any(|o| o.contains("turns an edge into a number")), "{obstacles:?}");
+    }
 }
 
 /// Supersteps queued without a wait whose changes of two properties (sums of different

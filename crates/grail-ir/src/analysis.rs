@@ -633,12 +633,16 @@ fn part_obstacles(module: &Module, body: &Body, who: &str, obstacles: &mut Vec<S
     }
     let mut params = Vec::new();
     let mut casts = Vec::new();
+    let mut edge_numbers = false;
     walk_block(&body.block, &mut |stmt| {
         stmt_exprs(stmt, &mut |expr| {
             walk_expr(expr, &mut |e| match &e.kind {
                 ExprKind::Param(id) if module.params[id.index()].ty == Type::Node && !params.contains(id) => {
                     params.push(*id)
                 }
+                // A node's number is its global id on every part (`grail_ctx.global_ids`); an
+                // edge's is its position in the part's own edge arrays.
+                ExprKind::Cast(value) if value.ty == Type::Edge && e.ty != Type::Edge => edge_numbers = true,
                 ExprKind::Cast(value)
                     if matches!(e.ty, Type::Node | Type::Edge)
                         && !matches!(value.ty, Type::Node | Type::Edge)
@@ -673,6 +677,12 @@ fn part_obstacles(module: &Module, body: &Body, who: &str, obstacles: &mut Vec<S
     for ty in casts {
         let (what, name) = if ty == Type::Node { ("a node", "Node") } else { ("an edge", "Edge") };
         obstacles.push(format!("{who} turns an integer into {what} (`as {name}`): ids in kernels are local to a part"));
+    }
+    if edge_numbers {
+        obstacles.push(format!(
+            "{who} turns an edge into a number (`as` on an edge): an edge's number on a part is its place among \
+             that part's edges, not in the whole graph"
+        ));
     }
 }
 
