@@ -51,10 +51,14 @@ impl EdgeList {
         }
     }
 
-    /// Edges with real weights from triples. Every weight must be a number (not NaN).
+    /// Edges with real weights from triples. Every weight must be a finite number (not NaN or
+    /// an infinity), as the readers require: a graph built here can be written and read back.
     pub fn from_real_triples(num_nodes: u32, triples: &[(NodeId, NodeId, f32)]) -> Result<EdgeList> {
-        if let Some(e) = triples.iter().position(|t| t.2.is_nan()) {
-            return Err(GraphError::invalid(format!("the weight of edge {e} is NaN")));
+        if let Some(e) = triples.iter().position(|t| !t.2.is_finite()) {
+            let (u, v, w) = triples[e];
+            return Err(GraphError::invalid(format!(
+                "edge {e} ({u} -> {v}) weighs {w}: real weights must be finite numbers"
+            )));
         }
         Ok(EdgeList {
             num_nodes,
@@ -132,7 +136,7 @@ pub fn build(edges: EdgeList, options: &BuildOptions) -> Result<Graph> {
 
 /// Builds the out-edge CSR of an edge list.
 pub fn build_csr(mut edges: EdgeList, options: &BuildOptions) -> Result<Csr> {
-    check_lengths(&edges)?;
+    check_edges(&edges)?;
     if options.symmetrize {
         symmetrize(&mut edges);
     }
@@ -142,7 +146,8 @@ pub fn build_csr(mut edges: EdgeList, options: &BuildOptions) -> Result<Csr> {
     Ok(if options.dedup { dedup_sorted(csr) } else { csr })
 }
 
-fn check_lengths(edges: &EdgeList) -> Result<()> {
+/// Checks that the arrays agree in length and that every real weight is a finite number.
+fn check_edges(edges: &EdgeList) -> Result<()> {
     let m = edges.sources.len();
     if edges.targets.len() != m || edges.weights.as_ref().is_some_and(|w| w.len() != m) {
         return Err(GraphError::invalid(format!(
@@ -150,6 +155,19 @@ fn check_lengths(edges: &EdgeList) -> Result<()> {
             m,
             edges.targets.len(),
             edges.weights.as_ref().map_or(m, Vec::len)
+        )));
+    }
+    // The fields are public, so a list may hold what `from_real_triples` refuses: checked here
+    // too, so that no graph holds a real weight that the readers would refuse on reading it back.
+    if edges.real
+        && let Some(weights) = &edges.weights
+        && let Some(e) = crate::par::first_index(m, |e| !f32::from_bits(weights[e]).is_finite())
+    {
+        return Err(GraphError::invalid(format!(
+            "edge {e} ({} -> {}) weighs {}: real weights must be finite numbers",
+            edges.sources[e],
+            edges.targets[e],
+            f32::from_bits(weights[e])
         )));
     }
     Ok(())

@@ -24,7 +24,7 @@ pub type Weight = u32;
 ///
 /// Real weights are stored as `f32` (about 7 significant digits, as GPU graph codes keep them):
 /// the readers refuse a value that `f32` cannot hold (one that overflows, a non-zero one that
-/// would round to 0, NaN) rather than change it silently. Both kinds share one 32-bit column,
+/// would round to 0, NaN, an infinity) rather than change it silently. Both kinds share one 32-bit column,
 /// so every reordering of edges carries either kind unchanged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum WeightKind {
@@ -88,10 +88,14 @@ impl Csr {
         Ok(csr)
     }
 
-    /// [`Csr::from_parts`] with real weights. Every weight must be a number (not NaN).
+    /// [`Csr::from_parts`] with real weights. Every weight must be a finite number (not NaN or
+    /// an infinity), as the readers require: a CSR made here can be written and read back.
     pub fn from_parts_real(offsets: Vec<u64>, targets: Vec<NodeId>, weights: Vec<f32>) -> Result<Csr> {
-        if let Some(e) = weights.iter().position(|w| w.is_nan()) {
-            return Err(GraphError::invalid(format!("the weight of edge {e} is NaN")));
+        if let Some(e) = weights.iter().position(|w| !w.is_finite()) {
+            return Err(GraphError::invalid(format!(
+                "the weight of edge {e} is {}: real weights must be finite numbers",
+                weights[e]
+            )));
         }
         let bits = weights.into_iter().map(f32::to_bits).collect();
         let csr = Csr { offsets, targets, weights: Some(bits), real: true, room: None };

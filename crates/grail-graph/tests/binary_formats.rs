@@ -443,3 +443,51 @@ fn real_weights_round_trip_through_every_format_that_holds_them() {
     };
     assert_eq!((w(0, 1), w(1, 0), w(1, 2), w(0, 2)), (0.1, 0.1, -2.5, 1e-30));
 }
+
+/// A `.gcsr` file may hold any `f32` bits, but NaN and infinities are refused as every other
+/// reader refuses them (no text format could write them back), naming the edge and its byte.
+#[test]
+fn gcsr_refuses_weights_that_are_not_finite() {
+    use grail_graph::Csr;
+    let triples = [(0, 1, 1.0f32), (0, 2, 2.5), (1, 2, 2.0)];
+    let graph = build(EdgeList::from_real_triples(3, &triples).unwrap(), &BuildOptions::AS_GIVEN).unwrap();
+    let bytes = encode(&graph, Format::Gcsr);
+    let weights_at = 48 + 8 * 4 + 16;
+    assert_eq!(&bytes[weights_at + 4..weights_at + 8], &2.5f32.to_le_bytes());
+    for (value, shown) in [(f32::INFINITY, "inf"), (f32::NEG_INFINITY, "-inf"), (f32::NAN, "NaN")] {
+        let mut bad = bytes.clone();
+        bad[weights_at + 4..weights_at + 8].copy_from_slice(&value.to_le_bytes());
+        reseal(&mut bad);
+        let (location, text) = message(&bad, Format::Gcsr);
+        assert_eq!(location, Location::Byte((weights_at + 4) as u64), "{text}");
+        assert_eq!(text, format!("edge 1 (node 0 -> 2) weighs {shown}: real weights must be finite numbers"));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bad.gcsr");
+        std::fs::write(&path, &bad).unwrap();
+        let err = read_graph(&path, &ReadOptions::default(), &NoProgress).unwrap_err().to_string();
+        let named = format!("bad.gcsr: byte {}: edge 1 (node 0 -> 2) weighs {shown}", weights_at + 4);
+        assert!(err.contains(&named), "{err}");
+    }
+    // The reverse CSR's weights too: node 2's in-edges come from 0 (2.5) and 1 (2.0).
+    let mut with_reverse = graph.clone();
+    with_reverse.build_reverse();
+    let bytes = encode(&with_reverse, Format::Gcsr);
+    // After the out-CSR (offsets, targets, weights), the reverse CSR's offsets and sources.
+    let reverse_weights_at = (weights_at + 16) + 8 * 4 + 16;
+    assert_eq!(&bytes[reverse_weights_at + 8..reverse_weights_at + 12], &2.0f32.to_le_bytes());
+    let mut bad = bytes.clone();
+    bad[reverse_weights_at + 8..reverse_weights_at + 12].copy_from_slice(&f32::INFINITY.to_le_bytes());
+    reseal(&mut bad);
+    let (location, text) = message(&bad, Format::Gcsr);
+    assert_eq!(location, Location::Byte((reverse_weights_at + 8) as u64), "{text}");
+    assert!(text.contains("in-edge 2 (node 2 <- 1) weighs inf"), "{text}");
+    // Nor can such a weight get into a graph any other way, to be written where it cannot be read.
+    let err = EdgeList::from_real_triples(2, &[(0, 1, 1.0), (1, 0, f32::INFINITY)]).unwrap_err().to_string();
+    assert!(err.contains("edge 1 (1 -> 0) weighs inf: real weights must be finite"), "{err}");
+    let err = Csr::from_parts_real(vec![0, 1, 1], vec![1], vec![f32::NEG_INFINITY]).unwrap_err().to_string();
+    assert!(err.contains("the weight of edge 0 is -inf"), "{err}");
+    let mut edges = EdgeList::from_real_triples(2, &[(0, 1, 1.0), (1, 0, 2.0)]).unwrap();
+    edges.weights.as_mut().unwrap()[1] = f32::INFINITY.to_bits();
+    let err = build(edges, &BuildOptions::AS_GIVEN).unwrap_err().to_string();
+    assert!(err.contains("edge 1 (1 -> 0) weighs inf"), "{err}");
+}

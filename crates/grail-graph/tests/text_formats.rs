@@ -254,7 +254,108 @@ fn edge_lists_reject_malformed_input() {
     rejects(wel, "0 1 2\n1 2\n", Location::Line(2), "expected 3 fields (source target weight), found 2");
     rejects(wel, "0 1 5000000000\n", Location::Line(1), "weight 5000000000 does not fit in 32 bits");
     rejects(wel, "0 1 w\n", Location::Line(1), "expected a weight, found 'w'");
-    rejects(wel, "0 1 -2\n", Location::Line(1), "negative");
+    rejects(wel, "0 1 -2\n1 2 x\n", Location::Line(2), "found 'x'");
+}
+
+/// A `.wel` file's errors are those of its kind: a file with a negative or fractional weight
+/// anywhere has real weights, and its first error is the first line the real rules refuse, not
+/// the first real weight (which the integer rules refuse).
+#[test]
+fn weighted_edge_lists_name_the_first_error_of_their_kind() {
+    let wel = Format::WeightedEdgeList;
+    rejects(wel, "0 1 2\n1 2 2\n2 3 1.5\n3 4 zz\n", Location::Line(4), "found 'zz'");
+    rejects(wel, "0 1 1.5\n1 2 x\n", Location::Line(2), "found 'x'");
+    rejects(wel, "0 1 1.5\n1 2 nan\n", Location::Line(2), "value nan cannot be a weight");
+    rejects(wel, "0 1 1.5\n1 2 inf\n", Location::Line(2), "value inf is beyond the range");
+    rejects(wel, "0 1 1.5\n1 2 -inf\n", Location::Line(2), "value -inf is beyond the range");
+    rejects(wel, "0 1 1.5\n1 2 1e-60\n", Location::Line(2), "too small for grail's real weights");
+    rejects(wel, "0 1 1.5\n1 2\n", Location::Line(2), "expected 3 fields (source target weight), found 2");
+    rejects(wel, "0 1 1.5\n1 x 2\n", Location::Line(2), "expected a node id, found 'x'");
+    rejects(wel, "0 1 -1\n1 2 2 3\n", Location::Line(2), "found 4");
+    // The error may come before the weight that makes the file real.
+    rejects(wel, "0 1 2\n1 2 zz\n2 3 1.5\n", Location::Line(2), "found 'zz'");
+    // 2^32 is no integer weight, but is a real one: in a file of reals, the error is further on.
+    rejects(wel, "0 1 5000000000\n1 2 zz\n2 3 0.5\n", Location::Line(2), "found 'zz'");
+    // In a file of integers, the first error is the integer rules' first.
+    rejects(wel, "0 1 5000000000\n1 2 zz\n", Location::Line(1), "weight 5000000000 does not fit in 32 bits");
+    rejects(wel, "0 1 2.0\n1 2 5000000000\n", Location::Line(2), "weight 5000000000 does not fit in 32 bits");
+    rejects(wel, "0 1 2\n1 2 nan\n", Location::Line(2), "found 'nan'");
+    rejects(wel, "0 1 2\n1 2 inf\n", Location::Line(2), "found 'inf'");
+    rejects(wel, "0 1 -0\n", Location::Line(1), "found '-0': negative numbers are not allowed");
+}
+
+/// A negative weight makes a `.wel` file's weights real, as a fractional one does, wherever it
+/// is: the file's kind never depends on the order of its lines. Whole numbers written as floats
+/// are integers.
+#[test]
+fn weighted_edge_lists_read_weights_by_what_they_all_are() {
+    let wel = |text: &str, how| {
+        grail_graph::io::parse_graph_with(
+            text.as_bytes(),
+            Format::WeightedEdgeList,
+            &BuildOptions::AS_GIVEN,
+            how,
+            &NoProgress,
+        )
+    };
+    let keep = |text: &str| wel(text, RealWeights::Keep).unwrap();
+    assert_eq!(keep("0 1 -5\n1 2 3\n").out().real_weights(), Some(&[-5.0, 3.0][..]));
+    assert_eq!(keep("0 1 3\n1 2 -5\n").out().real_weights(), Some(&[3.0, -5.0][..]));
+    assert_eq!(keep("0 1 2\n1 2 1.5\n2 0 -1\n").out().real_weights(), Some(&[2.0, 1.5, -1.0][..]));
+    assert_eq!(keep("0 1 -1\n1 2 1.5\n").out().real_weights(), Some(&[-1.0, 1.5][..]));
+    // A fraction that rounds to a whole f32 still makes the weights real.
+    assert_eq!(keep("0 1 16777217.5\n").out().real_weights(), Some(&[16777218.0][..]));
+    // 2^32 and more are real weights among real ones.
+    assert_eq!(keep("0 1 5000000000\n1 2 0.5\n").out().real_weights(), Some(&[5e9, 0.5][..]));
+    let integers = keep("0 1 2.0\n1 2 1e3\n2 0 7\n3 0 4294967295.0\n");
+    assert!(!integers.out().has_real_weights());
+    assert_eq!(triples(&integers), vec![(0, 1, 2), (1, 2, 1000), (2, 0, 7), (3, 0, u32::MAX)]);
+    // Asked for integers, a negative weight is refused wherever it is.
+    for text in ["0 1 -5\n1 2 3\n", "0 1 2\n1 2 -1\n2 0 1.5\n"] {
+        for how in [RealWeights::Refuse, RealWeights::Round, RealWeights::Scale] {
+            let err = wel(text, how).unwrap_err();
+            assert!(err.message.contains("integer weights are non-negative"), "{how:?}: {}", err.message);
+        }
+    }
+}
+
+/// Whole negative real weights, written as `-2`, read back as the real weights they were.
+#[test]
+fn weighted_edge_lists_round_trip_whole_negative_real_weights() {
+    let edges = EdgeList::from_real_triples(3, &[(0, 1, -2.0), (1, 2, 3.0), (2, 0, -0.5)]).unwrap();
+    let graph = build(edges, &BuildOptions::AS_GIVEN).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("g.wel");
+    write_graph(&graph, &path, None, &NoProgress).unwrap();
+    let back = read_graph(&path, &ReadOptions::default(), &NoProgress).unwrap();
+    assert_eq!(back.out().real_weights(), graph.out().real_weights());
+    let whole = EdgeList::from_real_triples(2, &[(0, 1, -2.0), (1, 0, 3.0)]).unwrap();
+    write_graph(&build(whole, &BuildOptions::AS_GIVEN).unwrap(), &path, None, &NoProgress).unwrap();
+    let back = read_graph(&path, &ReadOptions::default(), &NoProgress).unwrap();
+    assert_eq!(back.out().real_weights(), Some(&[-2.0, 3.0][..]));
+}
+
+/// `--weights scale` refuses a range of weights too wide for 32 bits at the largest weight's line.
+#[test]
+fn scaling_names_the_largest_weights_line() {
+    for format in [Format::MatrixMarket, Format::WeightedEdgeList] {
+        let head = if format == Format::MatrixMarket {
+            "%%MatrixMarket matrix coordinate real general\n3 3 3\n1 2 1e-9\n2 3 1e9\n3 1 1\n"
+        } else {
+            "0 1 1e-9\n1 2 1e9\n2 0 1\n"
+        };
+        let line = if format == Format::MatrixMarket { 4 } else { 2 };
+        let err = grail_graph::io::parse_graph_with(
+            head.as_bytes(),
+            format,
+            &BuildOptions::AS_GIVEN,
+            RealWeights::Scale,
+            &NoProgress,
+        )
+        .unwrap_err();
+        assert_eq!(err.location, Location::Line(line), "{format}: {err}");
+        assert!(err.message.contains("the largest weight is 1.000e18 times the smallest"), "{err}");
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,8 +1,12 @@
 //! SNAP-style edge lists: `.el` (`u v` per line) and weighted `.wel` (`u v w` per line).
 //!
-//! - Node ids are 0-based decimal integers below `u32::MAX`. Weights are decimal integers that
-//!   fit in 32 bits (integer weights), or, when any is not a whole number (`0.25`, `1e-3`),
-//!   real weights, treated as Matrix Market's `real` values are ([`RealWeights`]).
+//! - Node ids are 0-based decimal integers below `u32::MAX`. Weights are integer weights (`u32`)
+//!   when every one is a whole number from 0 to `u32::MAX` (`7`, also `7.0` or `7e0`), or, when
+//!   any is negative or not a whole number (`-2`, `0.25`, `1e-3`), real weights, every one read
+//!   as Matrix Market's `real` values are ([`RealWeights`]: by default `f32`, where NaN, an
+//!   infinity or a value `f32` cannot hold is an error). A file of whole numbers with one above
+//!   `u32::MAX` is an error rather than a file of real weights, which would lose its digits.
+//!   Whichever kind the file has, an error names the first line that breaks that kind's rules.
 //!   Fields are separated by spaces or tabs; `\r\n` line ends are accepted.
 //! - Lines whose first non-blank character is `#` or `%` are comments; blank lines are ignored.
 //! - Every other line must hold exactly 2 (`.el`) or 3 (`.wel`) fields.
@@ -16,6 +20,8 @@
 use std::io::Write;
 use std::ops::Range;
 
+use rayon::prelude::*;
+
 use super::RealWeights;
 use crate::builder::EdgeList;
 use crate::error::ParseError;
@@ -27,21 +33,75 @@ pub(crate) fn parse(bytes: &[u8], weighted: bool, progress: &dyn Progress) -> Re
     parse_with(bytes, weighted, progress, text::MIN_CHUNK)
 }
 
-/// A `.wel` file: integer weights when they all are whole numbers that fit in 32 bits, else
-/// real weights treated as `real` says.
+/// A `.wel` file: integer weights when they all are whole numbers that fit in 32 bits, real
+/// weights (treated as `real` says) when any is negative or not whole.
 pub(crate) fn parse_weighted(bytes: &[u8], real: RealWeights, progress: &dyn Progress) -> Result<EdgeList, ParseError> {
-    let integers = if matches!(real, RealWeights::Keep) { Some(parse(bytes, true, progress)) } else { None };
-    match integers {
-        Some(Ok(edges)) => Ok(edges),
-        Some(Err(integer_error)) => {
-            // Real weights only when some weight is not whole: a whole one that failed did not fit.
-            match parse_reals(bytes, real, progress, text::MIN_CHUNK) {
-                Ok(edges) if edges.weights.iter().flatten().any(|&w| f32::from_bits(w).fract() != 0.0) => Ok(edges),
-                _ => Err(integer_error),
-            }
-        }
-        None => parse_reals(bytes, real, progress, text::MIN_CHUNK),
+    parse_weighted_with(bytes, real, progress, text::MIN_CHUNK)
+}
+
+fn parse_weighted_with(
+    bytes: &[u8],
+    real: RealWeights,
+    progress: &dyn Progress,
+    min_chunk: usize,
+) -> Result<EdgeList, ParseError> {
+    if real != RealWeights::Keep {
+        return parse_reals(bytes, real, progress, min_chunk);
     }
+    // Integers first: the usual case, and the fast one.
+    let integer_error = match parse_edges_with(bytes, Weights::Integer, progress, min_chunk) {
+        Ok(edges) => return Ok(edges),
+        Err(e) => e,
+    };
+    // Which error is the file's depends on its kind, not on which pass stopped first: in a file
+    // of real weights, the integer pass stops at its first real weight, which is no error at all,
+    // and the error is the real pass's; in a file of integers, the real pass accepts what the
+    // integer rules refuse (a weight above 2^32), and the error is the integer pass's.
+    let reals = parse_reals(bytes, real, progress, min_chunk);
+    let surely_real =
+        |edges: &EdgeList| edges.weights.iter().flatten().any(|&w| makes_weights_real(f64::from(f32::from_bits(w))));
+    match reals {
+        Ok(edges) if surely_real(&edges) => Ok(edges),
+        // A value that is not whole may round to a whole `f32` (`16777217.5`): the text decides.
+        reals if has_real_weight(bytes, min_chunk) => reals,
+        _ => Err(integer_error),
+    }
+}
+
+/// Whether a weight read as `value` makes a `.wel` file's weights real: it is negative or not a
+/// whole number. NaN and infinities are errors of either kind, so they decide nothing.
+fn makes_weights_real(value: f64) -> bool {
+    value.is_finite() && (value < 0.0 || value.fract() != 0.0)
+}
+
+/// Whether some line's weight, as written, [makes the file's weights real](makes_weights_real).
+/// Lines are taken as the parser takes them; a malformed one is left to the parser's errors.
+fn has_real_weight(bytes: &[u8], min_chunk: usize) -> bool {
+    text::chunk_ranges(bytes, 0, min_chunk).into_par_iter().any(|range| {
+        let mut s = Scanner::new(bytes, range);
+        while !s.is_done() {
+            s.skip_spaces();
+            if !matches!(s.peek(), None | Some(b'\n' | b'#' | b'%')) {
+                s.word();
+                s.word();
+                let token = s.word();
+                if std::str::from_utf8(token).ok().and_then(|t| t.parse::<f64>().ok()).is_some_and(makes_weights_real) {
+                    return true;
+                }
+            }
+            s.next_line();
+        }
+        false
+    })
+}
+
+/// An integer weight written as a whole number in another way than digits alone (`7.0`, `7e0`,
+/// as tools that hold every weight as a float write them), or `None`.
+#[cold]
+fn whole_weight(token: &[u8]) -> Option<u32> {
+    let value = std::str::from_utf8(token).ok()?.parse::<f64>().ok()?;
+    let whole = value.is_finite() && value.is_sign_positive() && value.fract() == 0.0;
+    (whole && value <= f64::from(u32::MAX)).then_some(value as u32)
 }
 
 /// A `.wel` file whose weights are read as real values (see [`text::real_weight`]).
@@ -145,7 +205,11 @@ fn parse_line(s: &mut Scanner, mode: Weights) -> Result<(u32, u32, u32), TextErr
             s.word();
             1
         }
-        Weights::Integer => s.weight("a weight")?,
+        Weights::Integer => match s.weight("a weight") {
+            Ok(w) => w,
+            // The integer rules' error stands for anything else, a value above 2^32 included.
+            Err(e) => whole_weight(s.token()).ok_or(e)?,
+        },
         Weights::Real { real, scale } => text::real_weight(s, real, scale)?,
     };
     s.end_line(if matches!(mode, Weights::None) { "the target node" } else { "the weight" })?;
@@ -204,5 +268,33 @@ mod tests {
         }
         let err = parse_with(text.as_bytes(), false, &NoProgress, 16).unwrap_err();
         assert_eq!(err.to_string(), "line 101: expected a node id, found 'x'");
+    }
+
+    /// The file's kind, and so its error, is the same however it is cut into chunks: the weight
+    /// that makes it real may be in another chunk than the error, before it or after it.
+    #[test]
+    fn the_kind_and_the_error_do_not_depend_on_chunks() {
+        let lines = |special: &[(usize, &str)]| {
+            (0..400).map(|i| special.iter().find(|s| s.0 == i).map_or("1 2 3\n", |s| s.1)).collect::<String>()
+        };
+        let cases = [
+            (lines(&[(100, "1 2 zz\n"), (300, "1 2 0.5\n")]), Some("line 101: expected a real value, found 'zz'")),
+            (lines(&[(100, "1 2 0.5\n"), (300, "1 2 zz\n")]), Some("line 301: expected a real value, found 'zz'")),
+            (lines(&[(100, "1 2 -4\n"), (300, "1 2 nan\n")]), Some("line 301: value nan cannot be a weight")),
+            (lines(&[(100, "1 2 5000000000\n"), (300, "1 2 -1\n")]), None),
+            (
+                lines(&[(100, "1 2 5000000000\n"), (300, "1 2 x\n")]),
+                Some("line 101: weight 5000000000 does not fit in 32 bits"),
+            ),
+        ];
+        for (text, expected) in cases {
+            for min in [16, 1000, usize::MAX] {
+                let parsed = parse_weighted_with(text.as_bytes(), RealWeights::Keep, &NoProgress, min);
+                match expected {
+                    Some(message) => assert_eq!(parsed.unwrap_err().to_string(), message, "chunks of {min}"),
+                    None => assert!(parsed.unwrap().real, "chunks of {min}"),
+                }
+            }
+        }
     }
 }

@@ -26,7 +26,8 @@
 //! `v -> u` of weight `w`, counting multiplicities); bit 5, the reverse CSR comes with the graph
 //! (its arrays are stored, except when bits 1 and 4 are set too: the reverse CSR of a sorted
 //! symmetric graph is the out-CSR itself); bit 6, in-edge ids are stored (only with bit 5);
-//! bit 7, the weights are real: each word is an `f32` (only with bit 0; NaN is refused).
+//! bit 7, the weights are real: each word is an `f32` (only with bit 0; NaN and infinities are
+//! refused).
 //! Other bits must be 0.
 //!
 //! Checksum: the bytes after the header are cut into 4 MiB blocks, each hashed with XXH3-64
@@ -225,8 +226,19 @@ fn read_csr(
     let weights = if weighted {
         let weights_at = reader.pos() as u64;
         let weights = decode_u32s(reader.take(4 * m, &format!("the {which}weights"))?);
-        if real && let Some(e) = weights.iter().position(|&w| f32::from_bits(w).is_nan()) {
-            return Err(at(weights_at + 4 * e as u64, format!("the {which}weight of edge {e} is NaN")));
+        // Every other reader and constructor refuses NaN and infinities too: a weight that no
+        // text format can write back, and that no shortest path can sum meaningfully.
+        if real && let Some(e) = first_index(weights.len(), |e| !f32::from_bits(weights[e]).is_finite()) {
+            let node = offsets.partition_point(|&o| o <= e as u64) - 1;
+            let (edge, arrow) = if which.is_empty() { ("edge", "->") } else { ("in-edge", "<-") };
+            return Err(at(
+                weights_at + 4 * e as u64,
+                format!(
+                    "{edge} {e} (node {node} {arrow} {}) weighs {}: real weights must be finite numbers",
+                    targets[e],
+                    f32::from_bits(weights[e])
+                ),
+            ));
         }
         reader.align(8, "padding")?;
         Some(weights)

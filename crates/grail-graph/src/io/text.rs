@@ -736,10 +736,11 @@ pub(crate) fn real_weight(s: &mut Scanner, real: RealWeights, scale: f64) -> Res
 /// The factor `--weights scale` multiplies real values by: the one that makes the smallest
 /// positive value 1, so every weight keeps its ratio to the others to within rounding (a
 /// weight 1.5 times the smallest becomes 2). `value_column` is the 0-based field of the value on
-/// each line (after `body`); lines starting with `%` or `#` are comments. An error when the
-/// largest would not fit in 32 bits.
+/// each line (after `body`); lines starting with `%` or `#` are comments. An error at the
+/// largest value's line when it would not fit in 32 bits.
 pub(crate) fn scale_factor(bytes: &[u8], body: usize, value_column: usize) -> Result<f64, TextError> {
     let (mut smallest, mut largest) = (f64::INFINITY, 0.0f64);
+    let mut largest_at = body;
     let mut s = Scanner::new(bytes, body..bytes.len());
     while !s.is_done() {
         s.skip_spaces();
@@ -761,7 +762,10 @@ pub(crate) fn scale_factor(bytes: &[u8], body: usize, value_column: usize) -> Re
             && value > 0.0
         {
             smallest = smallest.min(value);
-            largest = largest.max(value);
+            if value > largest {
+                largest = value;
+                largest_at = s.pos() - token.len();
+            }
         }
         s.next_line();
     }
@@ -770,11 +774,14 @@ pub(crate) fn scale_factor(bytes: &[u8], body: usize, value_column: usize) -> Re
     }
     let factor = 1.0 / smallest;
     if (largest * factor).round() > f64::from(u32::MAX) {
-        return Err(s.error(format!(
-            "--weights scale: the largest weight is {:.3e} times the smallest, more than 32-bit weights hold; \
-             use --weights round",
-            largest / smallest
-        )));
+        return Err(TextError::new(
+            largest_at,
+            format!(
+                "--weights scale: the largest weight is {:.3e} times the smallest, more than 32-bit weights \
+                 hold; use --weights round",
+                largest / smallest
+            ),
+        ));
     }
     Ok(factor)
 }
