@@ -106,6 +106,7 @@ fn collections_sets_and_in_edges_are_obstacles() {
             &["kernel `lightest_edge`", "`find` result as a node"],
             &["kernel `hook`", "`union` result"],
             &["kernel `hook`", "`as Edge`"],
+            &["kernel `lightest_edge`", "turns an edge into a number"],
         ],
     );
     // In-neighbours of a loop's item are on its part; in-edges as edges (ids, properties) are not.
