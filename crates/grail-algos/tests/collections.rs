@@ -279,16 +279,34 @@ fn compaction_moves_elements_down_and_renumbers_handles() {
             assert!(handles.iter().all(|&h| h < groups), "seed {seed}: {handles:?}");
         }
     }
-    // Groups first: members still has removed elements, whose handles would dangle.
+    // Groups first: members' removed elements (and the unused slots its kernel's additions left)
+    // go with the groups' compaction, since nothing holds handles to members.
     let swapped = COMPACTION.replace(
         "let members = G.members.compact();\n    let groups = G.groups.compact();",
         "let groups = G.groups.compact();\n    let members = G.members.compact();",
     );
     assert_ne!(swapped, COMPACTION);
     let program = compile("compaction_swapped", &swapped);
+    for seed in 0..10 {
+        let graph = random_simple_graph(seed);
+        let (removed, alive) = removal_expected(&graph);
+        let groups = (0..graph.num_nodes()).filter(|&u| graph.out().degree(u) > 0).count() as u32 - removed;
+        let out = run(&program, &graph, 2);
+        assert_eq!(out.result, Some(Value::U32(groups * 1_048_576 + alive.len() as u32)), "seed {seed}, swapped");
+    }
+    // Where handles to members are held elsewhere (a third collection), members must go first.
+    let held = swapped
+        .replace("graph {\n", "struct Note { of: members }\ngraph {\n    collection notes: Note;\n")
+        .replace("    invoke orphan();\n", "    invoke orphan();\n    invoke note();\n")
+        .replace("fn main()", "kernel note() { forall m in G.members { G.notes.add(Note { of: m }); } }\n\nfn main()");
+    assert!(held.contains("collection notes") && held.contains("invoke note();"), "{held}");
+    let program = compile("compaction_held", &held);
     let graph = random_simple_graph(3);
     let err = program.run(&graph, &[], &RunOptions { threads: 2 }, &mut std::io::sink()).unwrap_err();
-    assert!(err.to_string().contains("cannot compact `groups`: `members` has removed elements"), "{err}");
+    assert!(
+        err.to_string().contains("cannot compact `groups`: `members` has removed elements and handles to them are held"),
+        "{err}"
+    );
 }
 
 const ARRAYS: &str = include_str!("../../grail-lang/tests/programs/arrays.grail");

@@ -80,9 +80,13 @@ pub(crate) trait Machine {
             }
             let (mut table, removed) =
                 if other == id { (slots.clone(), removed.clone()) } else { self.collection_read(other)? };
-            if other != id && removed.iter().any(|&gone| gone) {
+            // `other`'s removed slots (or the unused ones kernels' additions leave) go with this
+            // compaction where nothing holds handles to `other`: renumbering it then changes no
+            // stored handle. Otherwise `other` must be compacted first.
+            if other != id && removed.iter().any(|&gone| gone) && holds_handles_to(module, other) {
                 return Err(RuntimeError::Input(format!(
-                    "cannot compact `{name}`: `{}` has removed elements, compact it first",
+                    "cannot compact `{name}`: `{}` has removed elements and handles to them are held elsewhere, \
+                     compact it first",
                     module.collections[other.index()].name
                 )));
             }
@@ -287,6 +291,13 @@ pub(crate) fn unfit_input(module: &Module, property: PropertyId) -> RuntimeError
         "input property `{}`: values of another type, or more than the graph's nodes",
         module.properties[property.index()].name
     ))
+}
+
+/// Whether some property or collection element holds handles to the elements of `id`.
+fn holds_handles_to(module: &Module, id: CollectionId) -> bool {
+    module.properties.iter().any(|p| p.ty == Type::Element(id))
+        || (0..module.collections.len())
+            .any(|c| Table::for_collection(module, CollectionId(c as u32)).leaves().contains(&Type::Element(id)))
 }
 
 /// The elements present of every output collection of `module`, in declaration order.
