@@ -2,7 +2,8 @@
 //!
 //! Exit status: 0 on success, 1 on any error (bad input, bad parameters, I/O), 2 on a usage
 //! error (from clap, or an unknown algorithm, variant or parameter), 3 when `--verify` rejects a
-//! result, 70 when generated code faults (on the CPU, the signal handler exits with it), 124 when
+//! result, 70 when generated code faults (on the CPU, the signal handler exits with it) or host
+//! code divides by zero or a type's minimum by -1, 124 when
 //! `grail run --timeout` stopped a run, 128 + N when signal N (SIGINT, SIGTERM) interrupted grail.
 
 mod cli;
@@ -52,12 +53,19 @@ fn main() -> ExitCode {
                 matches!(e.downcast_ref(), Some(grail_graph::GraphError::Verification(_)))
                     || e.downcast_ref::<grail_algos::AlgoError>().is_some_and(|e| e.is_verification_failure())
             });
+            // A kernel's fault, or host code's arithmetic fault (the language's same error); a
+            // runtime error may sit inside a suite run's (transparent, so not in the chain).
+            let runtime_fault = |e: &grail_runtime::RuntimeError| {
+                matches!(
+                    e,
+                    grail_runtime::RuntimeError::Gpu(grail_runtime::GpuError::KernelFault { .. })
+                        | grail_runtime::RuntimeError::HostFault { .. }
+                )
+            };
             let fault = error.chain().any(|e| {
                 matches!(e.downcast_ref(), Some(grail_runtime::GpuError::KernelFault { .. }))
-                    || matches!(
-                        e.downcast_ref(),
-                        Some(grail_runtime::RuntimeError::Gpu(grail_runtime::GpuError::KernelFault { .. }))
-                    )
+                    || e.downcast_ref().is_some_and(runtime_fault)
+                    || matches!(e.downcast_ref(), Some(grail_algos::AlgoError::Runtime(r)) if runtime_fault(r))
             });
             eprintln!("error: {error:#}");
             let unsolved = error.chain().any(|e| e.downcast_ref::<commands::NoAssignment>().is_some());

@@ -60,9 +60,14 @@ pub enum RuntimeError {
 
     #[error("out of memory: {what}")]
     OutOfMemory { what: String },
-    /// The program did something it must not (divided by zero, indexed past the graph, ...).
+    /// The program did something it must not (indexed past the graph, ...).
     #[error("the program failed: {message}")]
     Program { message: String },
+    /// Host code faulted as a kernel would: an integer division or remainder by zero, or of the
+    /// type's minimum by -1. Kept apart from [`RuntimeError::Program`] so that callers can treat
+    /// it as a kernel's fault (the command line's exit status 70).
+    #[error("the program failed: {message}")]
+    HostFault { message: String },
     /// Writing the program's `print` output failed.
     #[error("cannot write the program's output: {0}")]
     Output(std::io::Error),

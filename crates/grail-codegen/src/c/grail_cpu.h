@@ -4,6 +4,7 @@
  * kernels see them through a grail_ctx and keep per-thread state in a grail_thread. Property
  * columns are plain arrays: atomic operations use the compiler's __atomic builtins on them. */
 #include <math.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -386,6 +387,34 @@ static inline uint64_t grail_coll_len(const grail_coll *c) {
     uint64_t n = __atomic_load_n(&c->len, __ATOMIC_ACQUIRE);
     return n < GRAIL_COLL_MAX ? n : GRAIL_COLL_MAX;
 }
+
+/* Integer `a / b` and `a % b` of each type (BAD: the operands the language calls an error, a
+ * divisor of zero or the type's minimum over -1). The operands are tested rather than left to
+ * the hardware's trap because the C compiler may never divide: with operands it knows (a
+ * divisor in a local, a function inlined with a constant) -fwrapv has it fold INT_MIN / -1 to
+ * INT_MIN and INT_MIN % -1 to 0, and a known zero divisor is undefined behaviour it may drop.
+ * A known divisor other than 0 and -1 folds the test away; any other costs a compare. */
+__attribute__((cold, noinline, noreturn)) static void grail_arith_fault(void) {
+    /* The runtime's handler, installed while a kernel runs, reports the kernel and exits with
+     * status 70, as for the hardware's trap. Elsewhere it puts the previous handler back and
+     * returns: raised again, the signal ends the process as the trap would. */
+    raise(SIGFPE);
+    raise(SIGFPE);
+    abort();
+}
+#define GRAIL_DIVISION(T, NAME, BAD)                                                          \
+    static inline T grail_div_##NAME(T a, T b) {                                              \
+        if (__builtin_expect(BAD, 0)) grail_arith_fault();                                   \
+        return (T)(a / b);                                                                     \
+    }                                                                                          \
+    static inline T grail_rem_##NAME(T a, T b) {                                              \
+        if (__builtin_expect(BAD, 0)) grail_arith_fault();                                   \
+        return (T)(a % b);                                                                     \
+    }
+GRAIL_DIVISION(int32_t, i32, b == 0 || (b == -1 && a == INT32_MIN))
+GRAIL_DIVISION(int64_t, i64, b == 0 || (b == -1 && a == INT64_MIN))
+GRAIL_DIVISION(uint32_t, u32, b == 0)
+GRAIL_DIVISION(uint64_t, u64, b == 0)
 
 /* Removal marks an element (its removed word, at `gone` in segment 0): loops over the collection
  * skip it, its slot is not reused (handles held elsewhere never name another element), and its

@@ -309,6 +309,14 @@ impl Target for C {
     fn retry(&self, e: &mut Emitter<'_, Self>, value: &str, depth: usize) {
         e.line(depth, &format!("grail_buf_append(&retries_, {value});"));
     }
+
+    /// Through `grail_cpu.h`'s helpers, which stop the kernel on a zero divisor or the minimum
+    /// over -1 whatever the C compiler folds (a plain `/` relies on the hardware's trap, which a
+    /// division the compiler folded never reaches).
+    fn divide(&self, op: BinaryOp, ty: Type, l: &str, r: &str) -> Result<String, CodegenError> {
+        let name = if op == BinaryOp::Div { "div" } else { "rem" };
+        Ok(format!("grail_{name}_{}({l}, {r})", printer::type_suffix(ty)?))
+    }
 }
 
 /// The iterations `begin..end` (C expressions of CSR positions) of a split site's loop.

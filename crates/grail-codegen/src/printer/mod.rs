@@ -299,7 +299,14 @@ pub(crate) fn has_outlined(module: &Module) -> bool {
 }
 
 /// Small typed helpers every target declares with its own `qualifier`: min, max and abs without
-/// evaluating an argument twice.
+/// evaluating an argument twice, and float-to-integer `as` (`grail_cast_<float>_<int>`).
+///
+/// A float-to-integer conversion is Rust's `as` (the language's): toward zero, saturating at the
+/// type's bounds, NaN to 0. C and CUDA leave an out-of-range conversion undefined (x86 gives the
+/// type's minimum, and a compiler may fold it to anything), so the plain cast runs only where the
+/// value is known to fit: the bounds are powers of two (or zero), exact in either float type, and
+/// a value just outside the lower one (which truncates to the minimum anyway, e.g. -0.5 to a
+/// `u32`) takes the slower path to the same result. An in-range value costs two comparisons.
 pub(crate) fn value_helpers(qualifier: &str) -> String {
     const TEMPLATE: &str = r#"
 #define GRAIL_MINMAX(T, NAME) \
@@ -313,6 +320,17 @@ QUAL uint32_t grail_abs_u32(uint32_t a) { return a; }
 QUAL uint64_t grail_abs_u64(uint64_t a) { return a; }
 QUAL float grail_abs_f32(float a) { return fabsf(a); }
 QUAL double grail_abs_f64(double a) { return fabs(a); }
+#define GRAIL_FLOAT_TO_INT(F, FN, T, TN, LO, HI, MIN, MAX) \
+    QUAL T grail_cast_##FN##_##TN(F x) { \
+        if (x >= (F)(LO) && x < (F)(HI)) return (T)x; \
+        return x != x ? (T)0 : x < (F)0 ? (T)(MIN) : (T)(MAX); \
+    }
+#define GRAIL_FLOAT_TO_INTS(F, FN) \
+    GRAIL_FLOAT_TO_INT(F, FN, int32_t, i32, -2147483648.0, 2147483648.0, INT32_MIN, INT32_MAX) \
+    GRAIL_FLOAT_TO_INT(F, FN, int64_t, i64, -9223372036854775808.0, 9223372036854775808.0, INT64_MIN, INT64_MAX) \
+    GRAIL_FLOAT_TO_INT(F, FN, uint32_t, u32, 0.0, 4294967296.0, 0u, UINT32_MAX) \
+    GRAIL_FLOAT_TO_INT(F, FN, uint64_t, u64, 0.0, 18446744073709551616.0, 0u, UINT64_MAX)
+GRAIL_FLOAT_TO_INTS(float, f32) GRAIL_FLOAT_TO_INTS(double, f64)
 "#;
     TEMPLATE.replace("QUAL", qualifier)
 }
@@ -471,6 +489,10 @@ pub(crate) fn type_suffix(ty: Type) -> Result<&'static str, CodegenError> {
         Type::Scalar(Scalar::F64) => "f64",
         other => return Err(CodegenError::Internal(format!("no runtime helpers for type {other}"))),
     })
+}
+
+fn is_float(ty: Type) -> bool {
+    ty.scalar().is_some_and(Scalar::is_float)
 }
 
 fn bits(ty: Type) -> u32 {
@@ -1329,6 +1351,11 @@ impl<'m, T: Target> Emitter<'m, T> {
             ExprKind::Cast(e) if e.ty == Type::Node && ty != Type::Node => {
                 let (node, ids) = (self.expr(e)?, self.ctx("global_ids"));
                 format!("(({})({ids} ? {ids}[{node}] : {node}))", c_type(ty))
+            }
+            // Float to integer: Rust's saturating `as` (see `value_helpers`), not C's cast, which
+            // is undefined out of range.
+            ExprKind::Cast(e) if is_float(e.ty) && !is_float(ty) && ty != Type::BOOL => {
+                format!("grail_cast_{}_{}({})", type_suffix(e.ty)?, type_suffix(ty)?, self.expr(e)?)
             }
             ExprKind::Cast(e) => format!("(({}){})", c_type(ty), self.expr(e)?),
             ExprKind::Call(id, args) => {

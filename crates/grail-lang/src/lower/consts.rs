@@ -18,6 +18,9 @@ pub(super) enum FoldError {
     /// It reads something only known at run time: a param, the graph, a property.
     NotConstant,
     DivisionByZero,
+    /// A signed type's minimum divided by -1 (or its remainder taken): the quotient does not fit,
+    /// which the language calls an error, as Rust does.
+    Overflow,
 }
 
 /// The value of `expr` as a constant of its type.
@@ -85,6 +88,9 @@ fn eval(expr: &Expr) -> Result<Value, FoldError> {
             if matches!(op, BinaryOp::Div | BinaryOp::Rem) && r == Value::Int(0) {
                 return Err(FoldError::DivisionByZero);
             }
+            if overflows(*op, left.ty, l, r) {
+                return Err(FoldError::Overflow);
+            }
             binary(*op, left.ty, l, r).ok_or(not_constant)
         }
         ExprKind::Cast(value) => cast(value.ty, eval(value)?, ty).ok_or(not_constant),
@@ -93,6 +99,25 @@ fn eval(expr: &Expr) -> Result<Value, FoldError> {
             builtin_value(*builtin, ty, &values).ok_or(not_constant)
         }
         _ => Err(not_constant),
+    }
+}
+
+/// Whether `left op right` (integers of type `ty`) is the minimum of a signed type divided by -1
+/// (or its remainder), whose quotient does not fit. Values are normalised: -1 is all ones.
+fn overflows(op: BinaryOp, ty: Type, left: Value, right: Value) -> bool {
+    let min = match ty {
+        Type::Scalar(Scalar::I32) => i32::MIN as i64 as u64,
+        Type::Scalar(Scalar::I64) => i64::MIN as u64,
+        _ => return false,
+    };
+    matches!(op, BinaryOp::Div | BinaryOp::Rem) && left == Value::Int(min) && right == Value::Int(u64::MAX)
+}
+
+/// Whether `left op right`, both known at compile time, divides a signed type's minimum by -1.
+pub(super) fn folds_to_overflow(op: BinaryOp, left: &Expr, right: &Expr) -> bool {
+    match (eval(left), eval(right)) {
+        (Ok(l), Ok(r)) => overflows(op, left.ty, l, r),
+        _ => false,
     }
 }
 
@@ -240,5 +265,27 @@ mod tests {
         let by_zero = Expr::binary(BinaryOp::Div, int(1, Type::U32), int(0, Type::U32));
         assert_eq!(fold(&by_zero), Err(FoldError::DivisionByZero));
         assert_eq!(fold(&Expr::new(ExprKind::NumNodes, Type::U32)), Err(FoldError::NotConstant));
+    }
+
+    /// A signed type's minimum by -1 is an error, for `/` and `%`, in both widths; its neighbours
+    /// and the unsigned types' all ones divide as usual.
+    #[test]
+    fn minimum_by_minus_one_overflows() {
+        let neg = |v: u64, ty: Type| Expr::new(ExprKind::Unary(UnaryOp::Neg, Box::new(int(v, ty))), ty);
+        for (ty, min) in [(Type::Scalar(Scalar::I32), i32::MIN as i64), (Type::Scalar(Scalar::I64), i64::MIN)] {
+            // min = -(MAX) - 1, as a program writes it.
+            let minimum = || Expr::binary(BinaryOp::Sub, neg(-(min + 1) as u64, ty), int(1, ty));
+            for op in [BinaryOp::Div, BinaryOp::Rem] {
+                assert_eq!(fold(&Expr::binary(op, minimum(), neg(1, ty))), Err(FoldError::Overflow), "{ty} {op:?}");
+                assert!(folds_to_overflow(op, &minimum(), &neg(1, ty)));
+            }
+            let plus_one = Expr::binary(BinaryOp::Add, minimum(), int(1, ty));
+            assert_eq!(fold(&Expr::binary(BinaryOp::Div, plus_one, neg(1, ty))), Ok(Const::Int((-(min + 1)) as u64)));
+            let by_two = Expr::binary(BinaryOp::Div, minimum(), neg(2, ty));
+            assert_eq!(fold(&by_two), Ok(Const::Int(normalize((min / -2) as u64, ty))));
+        }
+        // Unsigned: all ones by all ones is 1.
+        let ones = Expr::binary(BinaryOp::Div, Expr::inf(Type::U32), Expr::inf(Type::U32));
+        assert_eq!(fold(&ones), Ok(Const::Int(1)));
     }
 }

@@ -425,6 +425,14 @@ impl<'a> Lowerer<'a> {
         if matches!(op, A::Div | A::Rem) && self.divides_by_zero(symbol, &r, rhs.span) {
             return None;
         }
+        // Operands known at compile time that overflow are an error here, as a zero divisor is,
+        // rather than a fault when the code runs (a constant's value reports it when folded).
+        if matches!(op, A::Div | A::Rem)
+            && self.body.kind != BodyKind::Const
+            && super::consts::folds_to_overflow(binary_op(op), &l, &r)
+        {
+            return self.error(format!("`{symbol}` overflows: it divides the type's minimum by -1"), span);
+        }
         Some(Expr::binary(binary_op(op), l, r))
     }
 

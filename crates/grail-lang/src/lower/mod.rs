@@ -888,6 +888,8 @@ impl<'a> Lowerer<'a> {
             Err(consts::FoldError::DivisionByZero) => {
                 self.error(format!("the value of {what} divides by zero"), expr.span)
             }
+            Err(consts::FoldError::Overflow) => self
+                .error(format!("the value of {what} overflows: it divides a signed type's minimum by -1"), expr.span),
             Err(consts::FoldError::NotConstant) => {
                 let diagnostic = Diagnostic::error(
                     format!("the value of {what} must be known at compile time"),

@@ -1,8 +1,10 @@
 //! A clear message, instead of a bare "Segmentation fault", when generated code faults.
 //!
 //! Kernels are compiled C without bounds checks: an out-of-range node (`x as Node` with `x` past
-//! the graph), an edge id past the edges, or an integer division by zero or `MIN / -1` makes the
-//! hardware fault; an array index past the end traps (SIGILL). While a kernel runs, a
+//! the graph) or an edge id past the edges makes the hardware fault; an integer division by zero
+//! or `MIN / -1` raises SIGFPE (`grail_cpu.h`'s division helpers test the operands, since the C
+//! compiler may fold a division it can see); an array index past the end traps (SIGILL). While a
+//! kernel runs, a
 //! process-wide handler for SIGSEGV, SIGBUS, SIGFPE and SIGILL
 //! writes which kernel faulted and what that usually means, and exits with status
 //! [`FAULT_EXIT_CODE`]. Outside kernels the handler puts back the previous one (Rust's, which
@@ -116,10 +118,7 @@ extern "C" fn on_fault(signal: libc::c_int, _info: *mut libc::siginfo_t, _contex
               type's minimum by -1\n",
         );
     } else if signal == libc::SIGILL {
-        write_all(
-            b"` stopped on a trap: an array index past the array's end, or an integer division by a \
-              value the C compiler found to be zero\n",
-        );
+        write_all(b"` stopped on a trap: an array index past the array's end\n");
     } else {
         write_all(
             b"` stopped on an invalid memory access: most likely a node, edge or element index \

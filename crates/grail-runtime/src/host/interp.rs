@@ -960,6 +960,9 @@ impl<'a, M: Machine + ?Sized> Interp<'a, '_, M> {
             ExprKind::Binary(op, left, right) => {
                 let left = self.eval(frame, left)?;
                 let right = self.eval(frame, right)?;
+                if let Some(fault) = ops::fault(*op, &left, &right) {
+                    return Err(RuntimeError::HostFault { message: format!("in host code: {fault}") });
+                }
                 ops::binary(*op, &left, &right).map_err(op_error)?
             }
             ExprKind::Cast(value) => {

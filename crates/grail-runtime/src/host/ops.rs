@@ -1,7 +1,8 @@
 //! Arithmetic on host values, exactly as the generated C computes it (`-fwrapv`): integers
-//! wrap, shift counts are masked to the type's width, casts convert as C does for the same
-//! types, `min`/`max`/`abs` follow the C target's helpers. Division by zero is an error here,
-//! not undefined behaviour.
+//! wrap, shift counts are masked to the type's width, casts convert as the language's `as`
+//! (Rust's) does, `min`/`max`/`abs` follow the C target's helpers. An integer division or
+//! remainder by zero, or of the type's minimum by -1, is an error ([`fault`]), as it stops a
+//! kernel.
 
 use grail_ir::{BinaryOp, Builtin, Scalar, Type, UnaryOp};
 
@@ -12,9 +13,11 @@ type OpResult = Result<Value, String>;
 /// Integer operations shared by the four integer types.
 trait Int: Copy + PartialOrd + PartialEq {
     const BITS: u32;
+    const ZERO: Self;
     fn add(self, o: Self) -> Self;
     fn sub(self, o: Self) -> Self;
     fn mul(self, o: Self) -> Self;
+    /// `None` where the language calls the division an error (see [`fault`]).
     fn div(self, o: Self) -> Option<Self>;
     fn rem(self, o: Self) -> Option<Self>;
     fn shl(self, n: u32) -> Self;
@@ -28,6 +31,7 @@ macro_rules! int {
     ($t:ty) => {
         impl Int for $t {
             const BITS: u32 = <$t>::BITS;
+            const ZERO: Self = 0;
             fn add(self, o: Self) -> Self {
                 self.wrapping_add(o)
             }
@@ -38,10 +42,10 @@ macro_rules! int {
                 self.wrapping_mul(o)
             }
             fn div(self, o: Self) -> Option<Self> {
-                (o != 0).then(|| self.wrapping_div(o))
+                self.checked_div(o)
             }
             fn rem(self, o: Self) -> Option<Self> {
-                (o != 0).then(|| self.wrapping_rem(o))
+                self.checked_rem(o)
             }
             fn shl(self, n: u32) -> Self {
                 self.wrapping_shl(n)
@@ -84,7 +88,37 @@ fn compare<T: PartialOrd>(op: BinaryOp, a: T, b: T) -> Option<bool> {
     })
 }
 
-fn int_op<T: Int>(op: BinaryOp, a: T, b: T) -> Result<Out<T>, String> {
+/// Why integer `a op b` (a division or remainder that gave no value) is an error.
+fn fault_message<T: Int + std::fmt::Display>(op: BinaryOp, a: T, b: T) -> String {
+    match (op, b == T::ZERO) {
+        (BinaryOp::Div, true) => "division by zero".into(),
+        (_, true) => "remainder by zero".into(),
+        (BinaryOp::Div, false) => format!("division overflows: {a} / {b} (the type's minimum by -1)"),
+        _ => format!("remainder overflows: {a} % {b} (the type's minimum by -1)"),
+    }
+}
+
+/// Why `a op b` is an arithmetic fault, if it is one: an integer division or remainder by zero,
+/// or of a signed type's minimum by -1 (whose quotient does not fit). The language calls these
+/// errors; a kernel stops on them (on the CPU, exit status 70), and so does host code.
+pub(crate) fn fault(op: BinaryOp, a: &Value, b: &Value) -> Option<String> {
+    fn check<T: Int + std::fmt::Display>(op: BinaryOp, a: T, b: T) -> Option<String> {
+        let value = if op == BinaryOp::Div { a.div(b) } else { a.rem(b) };
+        value.is_none().then(|| fault_message(op, a, b))
+    }
+    if !matches!(op, BinaryOp::Div | BinaryOp::Rem) {
+        return None;
+    }
+    match (a, b) {
+        (&Value::I32(x), &Value::I32(y)) => check(op, x, y),
+        (&Value::I64(x), &Value::I64(y)) => check(op, x, y),
+        (&Value::U32(x), &Value::U32(y)) => check(op, x, y),
+        (&Value::U64(x), &Value::U64(y)) => check(op, x, y),
+        _ => None,
+    }
+}
+
+fn int_op<T: Int + std::fmt::Display>(op: BinaryOp, a: T, b: T) -> Result<Out<T>, String> {
     if let Some(c) = compare(op, a, b) {
         return Ok(Out::Bool(c));
     }
@@ -92,8 +126,10 @@ fn int_op<T: Int>(op: BinaryOp, a: T, b: T) -> Result<Out<T>, String> {
         BinaryOp::Add => a.add(b),
         BinaryOp::Sub => a.sub(b),
         BinaryOp::Mul => a.mul(b),
-        BinaryOp::Div => a.div(b).ok_or("division by zero")?,
-        BinaryOp::Rem => a.rem(b).ok_or("remainder by zero")?,
+        BinaryOp::Div | BinaryOp::Rem => {
+            let value = if op == BinaryOp::Div { a.div(b) } else { a.rem(b) };
+            return value.map(Out::Value).ok_or_else(|| fault_message(op, a, b));
+        }
         BinaryOp::BitAnd => a.and(b),
         BinaryOp::BitOr => a.or(b),
         BinaryOp::BitXor => a.xor(b),
@@ -280,11 +316,53 @@ mod tests {
         assert_eq!(mul, Value::I32(-2));
         assert_eq!(binary(BinaryOp::Shl, &Value::U32(1), &Value::U64(33)).unwrap(), Value::U32(2));
         assert_eq!(binary(BinaryOp::Shr, &Value::I32(-8), &Value::I32(1)).unwrap(), Value::I32(-4));
-        assert_eq!(binary(BinaryOp::Div, &Value::I32(i32::MIN), &Value::I32(-1)).unwrap(), Value::I32(i32::MIN));
         assert_eq!(binary(BinaryOp::Rem, &Value::I32(-7), &Value::I32(2)).unwrap(), Value::I32(-1));
         assert!(binary(BinaryOp::Div, &Value::U64(1), &Value::U64(0)).unwrap_err().contains("division by zero"));
         assert_eq!(binary(BinaryOp::Div, &Value::F64(1.0), &Value::F64(0.0)).unwrap(), Value::F64(f64::INFINITY));
         assert_eq!(unary(UnaryOp::Neg, &Value::U32(1)).unwrap(), Value::U32(u32::MAX));
+    }
+
+    /// Integer division and remainder by zero, and of a signed type's minimum by -1, are faults
+    /// (for `fault` and `binary` alike); their neighbours divide as usual.
+    #[test]
+    fn division_faults() {
+        let faults = [
+            (BinaryOp::Div, Value::I32(i32::MIN), Value::I32(-1), "division overflows: -2147483648 / -1"),
+            (BinaryOp::Rem, Value::I32(i32::MIN), Value::I32(-1), "remainder overflows: -2147483648 % -1"),
+            (BinaryOp::Div, Value::I64(i64::MIN), Value::I64(-1), "division overflows"),
+            (BinaryOp::Rem, Value::I64(i64::MIN), Value::I64(-1), "remainder overflows"),
+            (BinaryOp::Div, Value::I32(5), Value::I32(0), "division by zero"),
+            (BinaryOp::Rem, Value::I64(5), Value::I64(0), "remainder by zero"),
+            (BinaryOp::Div, Value::U32(5), Value::U32(0), "division by zero"),
+            (BinaryOp::Rem, Value::U64(5), Value::U64(0), "remainder by zero"),
+        ];
+        for (op, a, b, message) in faults {
+            assert!(fault(op, &a, &b).is_some_and(|m| m.contains(message)), "{a:?} {op:?} {b:?}");
+            assert!(binary(op, &a, &b).unwrap_err().contains(message), "{a:?} {op:?} {b:?}");
+        }
+        let fine = [
+            (BinaryOp::Div, Value::I32(i32::MIN + 1), Value::I32(-1), Value::I32(i32::MAX)),
+            (BinaryOp::Div, Value::I32(i32::MIN), Value::I32(1), Value::I32(i32::MIN)),
+            (BinaryOp::Rem, Value::I64(i64::MIN), Value::I64(2), Value::I64(0)),
+            (BinaryOp::Div, Value::U32(u32::MAX), Value::U32(u32::MAX), Value::U32(1)),
+            (BinaryOp::Mul, Value::I32(i32::MIN), Value::I32(-1), Value::I32(i32::MIN)),
+        ];
+        for (op, a, b, want) in fine {
+            assert_eq!(fault(op, &a, &b), None, "{a:?} {op:?} {b:?}");
+            assert_eq!(binary(op, &a, &b).unwrap(), want, "{a:?} {op:?} {b:?}");
+        }
+        assert_eq!(fault(BinaryOp::Div, &Value::F64(1.0), &Value::F64(0.0)), None);
+    }
+
+    /// Floats convert to integers as Rust's `as`: toward zero, saturating, NaN to 0.
+    #[test]
+    fn floats_to_integers_saturate() {
+        let i32_ty = Type::Scalar(Scalar::I32);
+        assert_eq!(cast(&Value::F64(-5.5), Type::U32).unwrap(), Value::U32(0));
+        assert_eq!(cast(&Value::F64(f64::NAN), i32_ty).unwrap(), Value::I32(0));
+        assert_eq!(cast(&Value::F64(1e20), Type::Scalar(Scalar::I64)).unwrap(), Value::I64(i64::MAX));
+        assert_eq!(cast(&Value::F32(-1e20), i32_ty).unwrap(), Value::I32(i32::MIN));
+        assert_eq!(cast(&Value::F32(f32::INFINITY), Type::U64).unwrap(), Value::U64(u64::MAX));
     }
 
     #[test]
