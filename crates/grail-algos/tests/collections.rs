@@ -304,7 +304,8 @@ fn compaction_moves_elements_down_and_renumbers_handles() {
     let graph = random_simple_graph(3);
     let err = program.run(&graph, &[], &RunOptions { threads: 2 }, &mut std::io::sink()).unwrap_err();
     assert!(
-        err.to_string().contains("cannot compact `groups`: `members` has removed elements and handles to them are held"),
+        err.to_string()
+            .contains("cannot compact `groups`: `members` has removed elements and handles to them are held"),
         "{err}"
     );
 }

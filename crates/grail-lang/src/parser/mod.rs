@@ -201,6 +201,10 @@ impl Parser {
                 let span = self.span();
                 self.diags.push(
                     Diagnostic::error(format!("nesting is too deep (the limit is {MAX_DEPTH} levels)"), span)
+                        .with_note(
+                            "each operator of a chain such as `a + b + c` is a level too (the later passes walk \
+                             the tree it makes): split a long one with `let`",
+                        )
                         .with_note("the rest of the file is not checked"),
                 );
                 self.too_deep = true;
