@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use grail_graph::{Csr, Graph};
+use grail_graph::{Csr, Graph, GraphError};
 use grail_ir::OptConfig;
 use grail_mesh::{Mesh, NO_NEIGHBOR};
 use grail_runtime::Table;
@@ -54,7 +54,9 @@ pub const MAX_WINDOWS: u32 = 64;
 /// How to refine: the quality bound, the point budget, and where the program runs.
 #[derive(Debug, Clone, Copy)]
 pub struct Options {
-    /// No triangle may keep an angle below this many degrees (0 to 34).
+    /// No triangle may keep an angle below this many degrees (0 to
+    /// [`grail_mesh::refine::MAX_MIN_ANGLE`], 34; from about 33.5° refinement may not end on
+    /// some meshes, and `max_points` stops it).
     pub min_angle: f64,
     /// The most points the refined mesh may have; past it bad triangles are left (a domain with
     /// input angles too small for the bound could otherwise be refined without end).
@@ -104,8 +106,11 @@ impl Default for Options {
 /// has `options.max_points` points).
 pub fn refine(mesh: &Mesh, options: &Options) -> Result<Refined> {
     let Options { min_angle, max_points, target, device, threads, opt, off_centers, spatial_order, windows } = *options;
-    if !(min_angle.is_finite() && (0.0..=34.0).contains(&min_angle)) {
-        return Err(AlgoError::Usage(format!("--min-angle {min_angle}: expected 0 to 34 degrees")));
+    let most = grail_mesh::refine::MAX_MIN_ANGLE;
+    if !(min_angle.is_finite() && (0.0..=most).contains(&min_angle)) {
+        return Err(AlgoError::Usage(format!(
+            "--min-angle {min_angle}: expected 0 to {most} degrees (above, Delaunay refinement need not end)"
+        )));
     }
     let windows = windows.unwrap_or_else(|| default_windows(target));
     if !(1..=MAX_WINDOWS).contains(&windows) {
@@ -151,9 +156,11 @@ pub fn refine(mesh: &Mesh, options: &Options) -> Result<Refined> {
 }
 
 /// The program's inputs for `mesh`: its points, and its triangles with their neighbours, as
-/// the tables of `module`'s input collections `points` and `tris`.
+/// the tables of `module`'s input collections `points` and `tris`. A mesh the program cannot
+/// take is bad input (`GraphError::Invalid`, as a file's contents are), not a usage error: how
+/// grail was called is not at fault.
 fn inputs(module: &grail_ir::Module, mesh: &Mesh) -> Result<Vec<Table>> {
-    let across = mesh.neighbors().map_err(|e| AlgoError::Usage(format!("the mesh cannot be refined: {e}")))?;
+    let across = mesh.neighbors().map_err(|e| GraphError::invalid(format!("the mesh cannot be refined: {e}")))?;
     // The program keeps exactly the sides without a neighbour: a segment inside the domain (with
     // triangles on both sides) would be refined across.
     let mut boundary = std::collections::HashSet::new();
@@ -166,10 +173,11 @@ fn inputs(module: &grail_ir::Module, mesh: &Mesh) -> Result<Vec<Table>> {
         }
     }
     if let Some([u, v]) = mesh.segments.iter().find(|[u, v]| !boundary.contains(&((*u).min(*v), (*u).max(*v)))) {
-        return Err(AlgoError::Usage(format!(
+        return Err(GraphError::invalid(format!(
             "segment {u}-{v} lies inside the domain: the grail refiner keeps only the domain's boundary, \
              not segments with the domain on both sides (not supported yet)"
-        )));
+        ))
+        .into());
     }
     let [points_id, tris_id] = module.collection_inputs[..] else {
         return Err(AlgoError::Internal("dmr's inputs are not points and triangles".into()));

@@ -90,8 +90,16 @@ fn refinement_leaves_a_valid_delaunay_mesh_without_bad_triangles() {
         let mesh = random_points(count, 1.0, seed).unwrap();
         refines(&mesh, bound, 1, &format!("{count} random points"));
     }
+    // A bound past 34° is a usage error; a mesh the program cannot take is bad input (as a
+    // file's contents are), not a usage error.
     let too_sharp = Options { min_angle: 50.0, ..Options::default() };
-    assert!(refine(&random_points(10, 1.0, 1).unwrap(), &too_sharp).is_err());
+    let error = refine(&random_points(10, 1.0, 1).unwrap(), &too_sharp).unwrap_err();
+    assert!(matches!(error, grail_algos::AlgoError::Usage(_)), "{error}");
+    let mut overlapping = random_points(10, 1.0, 1).unwrap();
+    overlapping.triangles.push(overlapping.triangles[0]);
+    let error = refine(&overlapping, &Options::default()).unwrap_err();
+    assert!(matches!(error, grail_algos::AlgoError::Graph(grail_graph::GraphError::Invalid(_))), "{error} ({error:?})");
+    assert!(error.to_string().contains("(overlapping or flipped triangles)"), "{error}");
     // A point budget stops the refinement with bad triangles left, and says so.
     let mesh = random_points(300, 1.0, 9).unwrap();
     let budget = Options { max_points: 320, ..Options::default() };

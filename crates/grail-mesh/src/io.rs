@@ -168,13 +168,7 @@ impl Lines {
     fn index(&self, line: usize, field: &str, base: u32, count: usize) -> Result<u32> {
         let number = self.int(line, field, "point index")?;
         let index = number.checked_sub(u64::from(base)).filter(|&i| i < count as u64).ok_or_else(|| {
-            self.fail(
-                line,
-                format!(
-                    "point {number} does not exist (points are numbered {base}..{})",
-                    count as u64 + u64::from(base)
-                ),
-            )
+            self.fail(line, format!("point {number} does not exist ({})", crate::mesh::point_range(count, base)))
         })?;
         Ok(index as u32)
     }
@@ -303,13 +297,25 @@ pub fn mesh_paths(path: &Path) -> (PathBuf, PathBuf) {
 }
 
 /// Reads a triangulated mesh: a `.node` file and the `.ele` beside it; triangles are made
-/// counter-clockwise. Returns the mesh and the files' numbering base.
+/// counter-clockwise, and a degenerate one is an error naming it as the files number it.
+/// Returns the mesh and the files' numbering base.
 pub fn read_mesh(path: &Path) -> Result<(Mesh, u32)> {
+    let (mut mesh, base) = read_mesh_oriented(path)?;
+    mesh.normalize_numbered(base)?;
+    Ok((mesh, base))
+}
+
+/// Reads a triangulated mesh as [`read_mesh`] does, but keeps degenerate triangles rather than
+/// failing on the first: for a caller that verifies the mesh next
+/// ([`crate::verify::check_numbered`]), which names every problem, so that a mesh with a
+/// degenerate triangle is judged as any other invalid mesh is. Points named by the triangles
+/// exist (the reader checks every index); clockwise triangles are made counter-clockwise.
+pub fn read_mesh_oriented(path: &Path) -> Result<(Mesh, u32)> {
     let (node, ele) = mesh_paths(path);
     let (points, base) = read_node(&node)?;
     let triangles = read_ele(&ele, base, points.len())?;
     let mut mesh = Mesh { points, triangles, ..Mesh::default() };
-    mesh.normalize()?;
+    mesh.orient();
     Ok((mesh, base))
 }
 

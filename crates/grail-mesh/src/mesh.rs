@@ -22,24 +22,33 @@ pub struct Mesh {
 
 impl Mesh {
     /// Checks the indices and turns clockwise triangles counter-clockwise (Triangle's files may
-    /// hold either); a degenerate (zero-area) triangle is an error naming it.
+    /// hold either); a degenerate (zero-area) triangle is an error naming it. Messages number
+    /// points and triangles from 0: [`Mesh::normalize_numbered`] names them as a file does.
     pub fn normalize(&mut self) -> Result<()> {
+        self.normalize_numbered(0)
+    }
+
+    /// [`Mesh::normalize`], its messages numbering points and triangles from `base` (0 or 1), as
+    /// the files the mesh was read from do: a user looks the numbers up there.
+    pub fn normalize_numbered(&mut self, base: u32) -> Result<()> {
         let n = self.points.len();
         let points = &self.points;
+        let name = |v: usize| v as u64 + u64::from(base);
         // On every core; where several triangles are wrong, the first one is named.
         let wrong = self.triangles.par_iter_mut().enumerate().filter_map(|(t, tri)| {
             if let Some(&bad) = tri.iter().find(|&&v| v as usize >= n) {
-                return Some((t, format!("triangle {t} names point {bad}, but there are {n} points")));
+                return Some((
+                    t,
+                    format!("triangle {} names point {}, but {}", name(t), name(bad as usize), point_range(n, base)),
+                ));
             }
             let [a, b, c] = tri.map(|v| points[v as usize]);
             let orientation = orient2d(a, b, c);
             if orientation == 0.0 {
+                let [a, b, c] = tri.map(|v| name(v as usize));
                 return Some((
                     t,
-                    format!(
-                        "triangle {t} ({}, {}, {}) is degenerate: its corners are collinear",
-                        tri[0], tri[1], tri[2]
-                    ),
+                    format!("triangle {} ({a}, {b}, {c}) is degenerate: its corners are collinear", name(t)),
                 ));
             }
             if orientation < 0.0 {
@@ -53,10 +62,32 @@ impl Mesh {
         }
     }
 
+    /// Turns clockwise triangles counter-clockwise and leaves the rest, degenerate ones and those
+    /// naming points that do not exist included: what a caller that goes on to verify the mesh
+    /// wants, so that the verifier names every problem ([`crate::verify::check`]) where
+    /// [`Mesh::normalize`] would stop at the first.
+    pub fn orient(&mut self) {
+        let points = &self.points;
+        self.triangles.par_iter_mut().for_each(|tri| {
+            if tri.iter().all(|&v| (v as usize) < points.len()) {
+                let [a, b, c] = tri.map(|v| points[v as usize]);
+                if orient2d(a, b, c) < 0.0 {
+                    tri.swap(1, 2);
+                }
+            }
+        });
+    }
+
     /// For each triangle and each side `i` (the side opposite corner `i`), the triangle across
     /// it, or [`NO_NEIGHBOR`]. An edge shared by more than two triangles, or twice in the same
-    /// direction, is an error naming it.
+    /// direction, is an error naming it (its points numbered from 0:
+    /// [`Mesh::neighbors_numbered`] names them as a file does).
     pub fn neighbors(&self) -> Result<Vec<[u32; 3]>> {
+        self.neighbors_numbered(0)
+    }
+
+    /// [`Mesh::neighbors`], its errors numbering points from `base`, as the mesh's files do.
+    pub fn neighbors_numbered(&self, base: u32) -> Result<Vec<[u32; 3]>> {
         // Every side as (its points, lower first; the triangle; the side; whether it runs from
         // the higher point), sorted so that the sides of one edge are next to each other: faster
         // than hashing on meshes of millions of triangles.
@@ -76,7 +107,7 @@ impl Mesh {
         sides.par_sort_unstable();
         let mut across = vec![[NO_NEIGHBOR; 3]; self.triangles.len()];
         for run in sides.chunk_by(|x, y| x.0 == y.0) {
-            let (a, b) = ((run[0].0 >> 32) as u32, run[0].0 as u32);
+            let (a, b) = ((run[0].0 >> 32) + u64::from(base), (run[0].0 & u64::from(u32::MAX)) + u64::from(base));
             match run {
                 [_] => {}
                 [(_, t, i, down), (_, u, j, other)] if down != other => {
@@ -85,12 +116,12 @@ impl Mesh {
                 }
                 [_, _] => {
                     return Err(MeshError::Invalid(format!(
-                        "edge {a} - {b} belongs to two triangles in the same direction (overlapping or flipped triangles)"
+                        "edge {a}-{b} belongs to two triangles in the same direction (overlapping or flipped triangles)"
                     )));
                 }
                 _ => {
                     return Err(MeshError::Invalid(format!(
-                        "edge {a} - {b} belongs to {} triangles, some in the same direction (overlapping or flipped triangles)",
+                        "edge {a}-{b} belongs to {} triangles, some in the same direction (overlapping or flipped triangles)",
                         run.len()
                     )));
                 }
@@ -127,7 +158,8 @@ impl Mesh {
         ((s1 + s2 - opposite) / (2.0 * (s1 * s2).sqrt())).clamp(-1.0, 1.0)
     }
 
-    /// The total area of the triangles.
+    /// The total area of the triangles (0, not the -0 that `Iterator::sum` gives for none, so
+    /// that an empty mesh's area prints as 0).
     pub fn area(&self) -> f64 {
         self.triangles
             .iter()
@@ -135,7 +167,16 @@ impl Mesh {
                 let [a, b, c] = tri.map(|v| self.points[v as usize]);
                 ((b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0])).abs() / 2.0
             })
-            .sum()
+            .fold(0.0, |sum, area| sum + area)
+    }
+}
+
+/// How `count` points numbered from `base` are numbered, for messages about a point that is
+/// not one of them: "points are numbered 1 to 4", or "there are no points".
+pub(crate) fn point_range(count: usize, base: u32) -> String {
+    match count {
+        0 => "there are no points".to_string(),
+        _ => format!("points are numbered {base} to {}", count as u64 - 1 + u64::from(base)),
     }
 }
 

@@ -1,11 +1,12 @@
 //! The mesh verifier: independent of whatever made the mesh, exact where it matters.
 //!
-//! A mesh passes when it is a valid triangulation (every index in range, every triangle
-//! counter-clockwise and not degenerate, every edge shared by at most two triangles and then
-//! in opposite directions, every point used by some triangle), every edge not on a boundary
-//! segment is locally Delaunay (the opposite corner across it is not strictly inside the
-//! circumcircle: exact in-circle test), which for a valid triangulation makes the whole mesh
-//! (constrained) Delaunay, and, when an expected area is given, its triangles cover that area.
+//! A mesh passes when its coordinates are ones the exact predicates take (0, or of magnitude
+//! 2^-142 to 2^201, as for the triangulations), it is a valid triangulation (every index in
+//! range, every triangle counter-clockwise and not degenerate, every edge shared by at most two
+//! triangles and then in opposite directions, every point used by some triangle), every edge
+//! not on a boundary segment is locally Delaunay (the opposite corner across it is not strictly
+//! inside the circumcircle: exact in-circle test), which for a valid triangulation makes the
+//! whole mesh (constrained) Delaunay, and, when an expected area is given, its triangles cover that area.
 //! Quality is reported, not failed on: the minimum angle, how many triangles fall below a bound,
 //! and how many of those have every angle below it at a corner of the domain narrower than 60°,
 //! where no refiner can be asked to meet the bound (Ruppert's guarantee needs input angles of 60°
@@ -62,25 +63,42 @@ fn push(problems: &mut Vec<String>, text: String) {
 }
 
 /// Checks `mesh`; `min_angle` is the quality bound in degrees, `expected_area` the domain's
-/// area when known (checked to a relative 1e-9).
+/// area when known (checked to a relative 1e-9). Problems number points and triangles from 0:
+/// [`check_numbered`] names them as a mesh's files do.
 pub fn check(mesh: &Mesh, min_angle: f64, expected_area: Option<f64>) -> Report {
+    check_numbered(mesh, min_angle, expected_area, 0)
+}
+
+/// [`check`], its problems numbering points and triangles from `base` (0 or 1) as the files
+/// the mesh was read from (or is written to) do, so that a user finds what they name there.
+pub fn check_numbered(mesh: &Mesh, min_angle: f64, expected_area: Option<f64>, base: u32) -> Report {
     let n = mesh.points.len();
-    let mut report = unmeasured(mesh);
+    let mut report = unmeasured(mesh, base);
     if !report.problems.is_empty() {
         return report;
     }
+    // Past the range the exact predicates take, their products overflow or underflow and no
+    // verdict below could be trusted.
+    if let Err(e) = crate::refine::check_coordinates(mesh, base) {
+        report.problems.push(e.to_string());
+        return report;
+    }
+    let numbering = base;
+    let base = u64::from(base);
     let mut problems: Vec<String> = Vec::new();
     // The loops over triangles run on all cores (meshes have millions); problems keep their order.
-    let flipped: Vec<usize> = (0..mesh.triangles.len())
+    let flipped: Vec<(usize, f64)> = (0..mesh.triangles.len())
         .into_par_iter()
-        .filter(|&t| {
+        .filter_map(|t| {
             let [a, b, c] = mesh.triangles[t].map(|v| mesh.points[v as usize]);
-            orient2d(a, b, c) <= 0.0
+            let orientation = orient2d(a, b, c);
+            (orientation <= 0.0).then_some((t, orientation))
         })
         .collect();
-    for &t in flipped.iter().take(MAX_PROBLEMS) {
-        let tri = mesh.triangles[t];
-        push(&mut problems, format!("triangle {t} ({}, {}, {}) is clockwise or degenerate", tri[0], tri[1], tri[2]));
+    for &(t, orientation) in flipped.iter().take(MAX_PROBLEMS) {
+        let [a, b, c] = mesh.triangles[t].map(|v| u64::from(v) + base);
+        let what = if orientation == 0.0 { "degenerate: its corners are collinear" } else { "clockwise" };
+        push(&mut problems, format!("triangle {} ({a}, {b}, {c}) is {what}", t as u64 + base));
     }
     let mut used = vec![false; n];
     for tri in &mesh.triangles {
@@ -88,10 +106,16 @@ pub fn check(mesh: &Mesh, min_angle: f64, expected_area: Option<f64>) -> Report 
             used[v as usize] = true;
         }
     }
+    let unused = used.par_iter().filter(|&&u| !u).count();
     if let Some(v) = used.iter().position(|&u| !u) {
-        push(&mut problems, format!("point {v} is in no triangle"));
+        let others = match unused - 1 {
+            0 => String::new(),
+            1 => " (1 other point is in none either)".to_string(),
+            more => format!(" ({more} other points are in none either)"),
+        };
+        push(&mut problems, format!("point {} is in no triangle{others}", v as u64 + base));
     }
-    let neighbors = match mesh.neighbors() {
+    let neighbors = match mesh.neighbors_numbered(numbering) {
         Ok(neighbors) => Some(neighbors),
         Err(e) => {
             push(&mut problems, e.to_string());
@@ -117,8 +141,10 @@ pub fn check(mesh: &Mesh, min_angle: f64, expected_area: Option<f64>) -> Report 
                     let far = mesh.triangles[u as usize].iter().copied().find(|&v| v != a && v != b)?;
                     let [p, q, r] = tri.map(|v| mesh.points[v as usize]);
                     (incircle(p, q, r, mesh.points[far as usize]) > 0.0).then(|| {
+                        let [a, b, far, u] = [a, b, far, u].map(|v| u64::from(v) + base);
                         format!(
-                            "edge {a}-{b} is not Delaunay: point {far} of triangle {u} lies inside the circumcircle of triangle {t}"
+                            "edge {a}-{b} is not Delaunay: point {far} of triangle {u} lies inside the circumcircle of triangle {}",
+                            t as u64 + base
                         )
                     })
                 })
@@ -129,12 +155,12 @@ pub fn check(mesh: &Mesh, min_angle: f64, expected_area: Option<f64>) -> Report 
         }
     }
     if problems.is_empty() {
-        fans(mesh, &mut problems);
+        fans(mesh, &mut problems, base);
     }
     if problems.is_empty()
         && let Some(neighbors) = &neighbors
     {
-        boundary_crossings(mesh, neighbors, &mut problems);
+        boundary_crossings(mesh, neighbors, &mut problems, base);
     }
     measure_quality(mesh, min_angle, &mut report);
     if let Some(expected) = expected_area
@@ -150,7 +176,7 @@ pub fn check(mesh: &Mesh, min_angle: f64, expected_area: Option<f64>) -> Report 
 /// (only that its indices are in range, as a problem): what a caller that does not verify
 /// reports. A linear pass on every core, where [`check`] sorts the edges and walks every fan.
 pub fn quality(mesh: &Mesh, min_angle: f64) -> Report {
-    let mut report = unmeasured(mesh);
+    let mut report = unmeasured(mesh, 0);
     if report.problems.is_empty() {
         measure_quality(mesh, min_angle, &mut report);
     }
@@ -158,13 +184,14 @@ pub fn quality(mesh: &Mesh, min_angle: f64) -> Report {
 }
 
 /// A report of `mesh`'s counts, with a problem for each triangle naming a point that does not
-/// exist (then nothing else can be measured).
-fn unmeasured(mesh: &Mesh) -> Report {
+/// exist (then nothing else can be measured); points and triangles numbered from `base`.
+fn unmeasured(mesh: &Mesh, base: u32) -> Report {
     let n = mesh.points.len();
     let mut problems = Vec::new();
     for (t, tri) in mesh.triangles.iter().enumerate() {
         if let Some(&v) = tri.iter().find(|&&v| v as usize >= n) {
-            push(&mut problems, format!("triangle {t} names point {v}, but there are {n} points"));
+            let (t, v) = (t as u64 + u64::from(base), u64::from(v) + u64::from(base));
+            push(&mut problems, format!("triangle {t} names point {v}, but {}", crate::mesh::point_range(n, base)));
         }
     }
     Report {
@@ -325,8 +352,9 @@ fn between_shells(mesh: &Mesh, bad: &[usize]) -> usize {
 
 /// Around every point its triangles form one fan (one cycle of triangles for an inner point,
 /// one path for a boundary point), turning once around it: an extra triangle laid over the
-/// mesh, or a mesh folded over itself, breaks a fan or makes it turn twice.
-fn fans(mesh: &Mesh, problems: &mut Vec<String>) {
+/// mesh, or a mesh folded over itself, breaks a fan or makes it turn twice. Points are named
+/// from `base`.
+fn fans(mesh: &Mesh, problems: &mut Vec<String>, base: u64) {
     let n = mesh.points.len();
     // For each point, its link: the directed edges (next corner, corner after) of its
     // triangles, point v's in link[start[v]..start[v + 1]] (in no particular order: a fan's
@@ -358,20 +386,21 @@ fn fans(mesh: &Mesh, problems: &mut Vec<String>) {
         })
         .collect();
     let found: Vec<String> =
-        (0..n).into_par_iter().filter_map(|v| fan_problem(mesh, v, &link[start[v]..start[v + 1]])).collect();
+        (0..n).into_par_iter().filter_map(|v| fan_problem(mesh, v, &link[start[v]..start[v + 1]], base)).collect();
     for problem in found {
         push(problems, problem);
     }
 }
 
-/// What is wrong with the fan of point `v`, whose link is `edges`, if anything.
+/// What is wrong with the fan of point `v`, whose link is `edges`, if anything (the point named
+/// from `base`).
 ///
 /// Every triangle is counter-clockwise (checked exactly before the fans), so each link edge
 /// (a, b) turns counter-clockwise about `v` by less than half a turn. How many full turns a
 /// walk along the link makes is then counted exactly, without angles: a step crosses a
 /// direction `d` from `v` once it goes from the side right of `d` to `d` or its left, and no
 /// step can cross the opposite direction that way (that would take more than half a turn).
-fn fan_problem(mesh: &Mesh, v: usize, edges: &[(u32, u32)]) -> Option<String> {
+fn fan_problem(mesh: &Mesh, v: usize, edges: &[(u32, u32)], base: u64) -> Option<String> {
     if edges.is_empty() {
         return None;
     }
@@ -406,15 +435,16 @@ fn fan_problem(mesh: &Mesh, v: usize, edges: &[(u32, u32)]) -> Option<String> {
         at = next.1;
         seen += 1;
     }
+    let name = v as u64 + base;
     if seen != edges.len() {
-        Some(format!("the triangles around point {v} do not form one fan: overlapping or disconnected triangles"))
+        Some(format!("the triangles around point {name} do not form one fan: overlapping or disconnected triangles"))
     } else if is_cycle && turns != 1 {
         Some(format!(
-            "the triangles around point {v} turn {}° around it, not 360°: the mesh folds over itself",
+            "the triangles around point {name} turn {}° around it, not 360°: the mesh folds over itself",
             360 * turns
         ))
     } else if !is_cycle && turns > 0 {
-        Some(format!("the triangles around boundary point {v} cover more than a full turn"))
+        Some(format!("the triangles around boundary point {name} cover more than a full turn"))
     } else {
         None
     }
@@ -430,8 +460,8 @@ fn angle_at(mesh: &Mesh, v: usize, side: (u32, u32)) -> f64 {
 
 /// No two boundary edges (sides of one triangle only) cross: with the fans above, the mesh is
 /// then a proper triangulation of the region its boundary encloses, with no overlaps. Edges are
-/// bucketed on a grid, so this costs about one test per edge.
-fn boundary_crossings(mesh: &Mesh, neighbors: &[[u32; 3]], problems: &mut Vec<String>) {
+/// bucketed on a grid, so this costs about one test per edge. Points are named from `base`.
+fn boundary_crossings(mesh: &Mesh, neighbors: &[[u32; 3]], problems: &mut Vec<String>, base: u64) {
     let mut edges = Vec::new();
     for (t, tri) in mesh.triangles.iter().enumerate() {
         for i in 0..3 {
@@ -480,6 +510,7 @@ fn boundary_crossings(mesh: &Mesh, neighbors: &[[u32; 3]], problems: &mut Vec<St
                 let (o1, o2) = (orient2d(pa, pb, pc), orient2d(pa, pb, pd));
                 let (o3, o4) = (orient2d(pc, pd, pa), orient2d(pc, pd, pb));
                 if o1 * o2 <= 0.0 && o3 * o4 <= 0.0 && !(o1 == 0.0 && o2 == 0.0 && disjoint(pa, pb, pc, pd)) {
+                    let [a, b, c, d] = [a, b, c, d].map(|v| u64::from(v) + base);
                     push(problems, format!("boundary edges {a}-{b} and {c}-{d} cross: the mesh overlaps itself"));
                     return;
                 }
@@ -604,7 +635,7 @@ mod tests {
                 orient2d(a, b, c) > 0.0
             }));
             let mut problems = Vec::new();
-            fans(&mesh, &mut problems);
+            fans(&mesh, &mut problems, 0);
             match expected {
                 None => assert!(problems.is_empty(), "{turns} turns, closed {closed}: {problems:?}"),
                 Some(text) => {

@@ -149,9 +149,13 @@ fn damaged_files_are_errors_not_panics() {
         }
         std::fs::write(&node, &damaged_node).unwrap();
         std::fs::write(&ele, &damaged_ele).unwrap();
-        // Either reads (a harmless change) or names the problem; never panics.
+        // Either reads (a harmless change) or names the problem; never panics. Read for
+        // checking (degenerate triangles kept), the verifier takes whatever comes.
         if let Err(e) = read_mesh(&node) {
             assert!(!e.to_string().is_empty());
+        }
+        if let Ok((mesh, base)) = grail_mesh::io::read_mesh_oriented(&node) {
+            let _ = grail_mesh::verify::check_numbered(&mesh, 30.0, None, base);
         }
     }
     // A header promising 10^15 points or triangles: the file ends first, nothing is reserved.
@@ -160,4 +164,66 @@ fn damaged_files_are_errors_not_panics() {
     std::fs::write(&node, &node_text).unwrap();
     std::fs::write(&ele, "1000000000000000 3 0\n1 1 2 3\n").unwrap();
     assert!(read_mesh(&node).unwrap_err().to_string().contains("the file ends where a triangle"));
+}
+
+/// Messages name points and triangles as the files number them (from 1 or from 0): a point out
+/// of range with the range there is, a degenerate triangle, an edge two triangles run the same
+/// way, a point in no triangle. Read for checking, a degenerate triangle is kept for the
+/// verifier to name with the rest.
+#[test]
+fn problems_are_named_as_the_files_number_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let (node, ele) = (dir.path().join("m.node"), dir.path().join("m.ele"));
+    // Points 1-3 on a line, point 4 above the first.
+    for base in [1u32, 0] {
+        let n = |v: u32| v - 1 + base;
+        let points = (1..=4).zip([[0, 0], [1, 0], [2, 0], [0, 1]]);
+        let node_text: String = std::iter::once("4 2 0 0\n".to_string())
+            .chain(points.map(|(v, [x, y])| format!("{} {x} {y}\n", n(v))))
+            .collect();
+        std::fs::write(&node, node_text).unwrap();
+        let triangles = |rows: &[[u32; 3]]| {
+            let mut text = format!("{} 3 0\n", rows.len());
+            for (t, row) in rows.iter().enumerate() {
+                text.push_str(&format!("{} {} {} {}\n", n(t as u32 + 1), n(row[0]), n(row[1]), n(row[2])));
+            }
+            text
+        };
+        let (last, past) = (n(4), n(5));
+        std::fs::write(&ele, triangles(&[[1, 2, 4], [4, 1, 5]])).unwrap();
+        let error = read_mesh(&node).unwrap_err().to_string();
+        assert!(
+            error.contains(&format!("m.ele:3: point {past} does not exist (points are numbered {base} to {last})"))
+        );
+        // Degenerate: an error for the plain reader, a problem for the verifier.
+        std::fs::write(&ele, triangles(&[[1, 2, 3], [1, 2, 4]])).unwrap();
+        let degenerate =
+            format!("triangle {} ({}, {}, {}) is degenerate: its corners are collinear", n(1), n(1), n(2), n(3));
+        assert!(read_mesh(&node).unwrap_err().to_string().contains(&degenerate));
+        let (mesh, read_base) = grail_mesh::io::read_mesh_oriented(&node).unwrap();
+        assert_eq!(read_base, base);
+        let report = grail_mesh::verify::check_numbered(&mesh, 30.0, None, base);
+        assert!(report.problems.contains(&degenerate), "{:?}", report.problems);
+        // A point in no triangle; an edge two triangles run the same way.
+        std::fs::write(&ele, triangles(&[[1, 2, 4]])).unwrap();
+        let (mesh, _) = read_mesh(&node).unwrap();
+        let report = grail_mesh::verify::check_numbered(&mesh, 30.0, None, base);
+        assert_eq!(report.problems, [format!("point {} is in no triangle", n(3))]);
+        std::fs::write(&ele, triangles(&[[1, 2, 4], [1, 2, 4]])).unwrap();
+        let (mesh, _) = read_mesh(&node).unwrap();
+        let report = grail_mesh::verify::check_numbered(&mesh, 30.0, None, base);
+        let edge = format!("edge {}-{} belongs to two triangles in the same direction", n(1), n(2));
+        assert!(report.problems.iter().any(|p| p.contains(&edge)), "{:?}", report.problems);
+        // Unnumbered, the library's own calls count from 0.
+        assert!(check(&mesh, 30.0, None).problems.iter().any(|p| p.contains("edge 0-1 belongs")));
+    }
+    // No points at all: there is no range to give.
+    std::fs::write(&node, "0 2 0 0\n").unwrap();
+    std::fs::write(&ele, "1 3 0\n1 1 2 3\n").unwrap();
+    assert!(read_mesh(&node).unwrap_err().to_string().contains("point 1 does not exist (there are no points)"));
+    // An empty mesh is valid, and its area is 0, not -0.
+    std::fs::write(&ele, "0 3 0\n").unwrap();
+    let (mesh, _) = read_mesh(&node).unwrap();
+    let report = check(&mesh, 30.0, None);
+    assert!(report.is_valid() && report.area == 0.0 && report.area.is_sign_positive(), "{report:?}");
 }

@@ -3,9 +3,10 @@
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
-use grail_mesh::generate::random_points;
-use grail_mesh::io::{mesh_paths, read_mesh, read_poly, write_mesh};
-use grail_mesh::verify::{check, quality};
+use grail_mesh::generate::{MAX_SIDE, MIN_SIDE, random_points};
+use grail_mesh::io::{mesh_paths, read_mesh, read_mesh_oriented, read_poly, write_mesh};
+use grail_mesh::refine::{MAX_MIN_ANGLE, check_coordinates, default_max_points, domain_for_refinement};
+use grail_mesh::verify::{check_numbered, quality};
 use serde_json::json;
 
 use crate::cli::{MeshCheckArgs, MeshCommand, MeshDrawArgs, MeshGenArgs, MeshRefineArgs, MeshTarget};
@@ -22,6 +23,12 @@ pub fn mesh(command: MeshCommand, threads: usize, progress: &Bars) -> Result<()>
     }
 }
 
+/// `x` for a reader: in decimals where that is short, else with an exponent (a side of 1e300
+/// is not three hundred digits).
+fn number(x: f64) -> String {
+    if x == 0.0 || (1e-5..1e16).contains(&x.abs()) { format!("{x}") } else { format!("{x:e}") }
+}
+
 /// Runs `work` as one phase of the progress display (meshes of millions of triangles take
 /// seconds to read, refine, check and write).
 fn phase<T>(progress: &Bars, name: &str, work: impl FnOnce() -> T) -> T {
@@ -32,26 +39,60 @@ fn phase<T>(progress: &Bars, name: &str, work: impl FnOnce() -> T) -> T {
 }
 
 fn refine(args: MeshRefineArgs, threads: usize, progress: &Bars) -> Result<()> {
+    // A bound out of range is a usage error whichever target refines (the refiners' own checks
+    // are for the library's callers).
+    if !(args.min_angle.is_finite() && (0.0..=MAX_MIN_ANGLE).contains(&args.min_angle)) {
+        bail!(super::UsageError(format!(
+            "--min-angle {}: expected 0 to {MAX_MIN_ANGLE} degrees (above, Delaunay refinement need not end)",
+            args.min_angle
+        )));
+    }
     let is_poly = args.input.extension().is_some_and(|e| e == "poly");
     let (input, base) =
-        phase(progress, "reading", || if is_poly { read_poly(&args.input) } else { read_mesh(&args.input) })?;
-    // The input's quality (its validity is the refiner's to find, as it reads the mesh).
-    let before = phase(progress, "measuring", || quality(&input, args.min_angle));
+        phase(progress, "reading", || if is_poly { read_poly(&args.input) } else { read_mesh_oriented(&args.input) })?;
+    // The input is checked here, the same way whichever target refines it and before anything
+    // is written: a mesh must be what `grail mesh check` accepts (the grail program's cavities
+    // assume a Delaunay triangulation, and a point in no triangle would be carried into the
+    // output), a domain what both refiners can take. Bad input, exit status 1, named as the
+    // files number it.
+    let cannot = || format!("{} cannot be refined", args.input.display());
+    let (before, domain) = if is_poly {
+        let domain = phase(progress, "checking", || domain_for_refinement(&input, base)).with_context(cannot)?;
+        (quality(&input, args.min_angle), Some(domain))
+    } else {
+        check_coordinates(&input, base).with_context(cannot)?;
+        let report = phase(progress, "checking", || check_numbered(&input, args.min_angle, None, base));
+        if let Some(first) = report.problems.first() {
+            let more = if report.problems.len() > 1 { "; `grail mesh check` lists every problem" } else { "" };
+            bail!("{}: it is not a valid Delaunay triangulation: {first}{more}", cannot());
+        }
+        (report, None)
+    };
+    let max_points = args.max_points.unwrap_or_else(|| default_max_points(input.points.len()));
     progress.begin("refining", None);
     let start = Instant::now();
     // The time is the refinement's own: for the grail program, its run (not compiling it, nor
     // triangulating a .poly domain first).
     // `program`: the grail program's run (its mesh moved out into `refined`), for its timings.
-    let (target, refined, time, program, domain_area) = match args.target {
+    let target = match args.target {
+        MeshTarget::Reference => "reference",
+        MeshTarget::Cpu => "cpu",
+        MeshTarget::Gpu => "gpu",
+    };
+    let (refined, time, program, domain_area) = match args.target {
+        // An empty mesh (valid: no points, no triangles) has nothing to refine: every target
+        // gives it back as it is, without starting a refiner.
+        _ if input.points.is_empty() => {
+            (grail_mesh::refine::Refined { mesh: input.clone(), complete: true }, start.elapsed(), None, None)
+        }
         MeshTarget::Reference => {
-            let refined = grail_mesh::refine::reference(&input, args.min_angle, args.max_points)?;
-            ("reference", refined, start.elapsed(), None, None)
+            let refined = grail_mesh::refine::reference(&input, args.min_angle, max_points)?;
+            (refined, start.elapsed(), None, None)
         }
         MeshTarget::Cpu | MeshTarget::Gpu => {
-            let (name, target) =
-                if args.target == MeshTarget::Cpu { ("cpu", Target::Cpu) } else { ("gpu", Target::Gpu) };
-            let mesh = if is_poly { grail_mesh::refine::triangulate_domain(&input)? } else { input.clone() };
-            let added = u32::try_from(args.max_points).unwrap_or(u32::MAX);
+            let target = if args.target == MeshTarget::Cpu { Target::Cpu } else { Target::Gpu };
+            let mesh = domain.unwrap_or_else(|| input.clone());
+            let added = u32::try_from(max_points).unwrap_or(u32::MAX);
             let options = grail_algos::dmr::Options {
                 min_angle: args.min_angle,
                 max_points: u32::try_from(mesh.points.len()).unwrap_or(u32::MAX).saturating_add(added),
@@ -66,7 +107,7 @@ fn refine(args: MeshRefineArgs, threads: usize, progress: &Bars) -> Result<()> {
             let mut program = grail_algos::dmr::refine(&mesh, &options)?;
             let refined =
                 grail_mesh::refine::Refined { mesh: std::mem::take(&mut program.mesh), complete: program.complete };
-            (name, refined, program.time, Some(program), Some(mesh.area()))
+            (refined, program.time, Some(program), Some(mesh.area()))
         }
     };
     progress.finish();
@@ -79,13 +120,16 @@ fn refine(args: MeshRefineArgs, threads: usize, progress: &Bars) -> Result<()> {
     // the verifier sorts every edge and walks every fan: most of the time beside a GPU's
     // refinement of millions of triangles).
     let after = if args.verify {
-        phase(progress, "checking", || check(&refined.mesh, args.min_angle, expected_area))
+        phase(progress, "checking", || check_numbered(&refined.mesh, args.min_angle, expected_area, base))
     } else {
         phase(progress, "measuring", || quality(&refined.mesh, args.min_angle))
     };
+    // The grail program stops at its budget when the mesh has that many points, even where its
+    // last point left nothing to refine: then it is complete all the same.
+    let complete = refined.complete || (target != "reference" && after.meets_bound());
     // The grail refiner, run to completion, owes the bound everywhere but at input angles below
     // 60°; the reference (spade's refiner) is not held to it: it stops short near some boundaries.
-    let quality_owed = target != "reference" && refined.complete;
+    let quality_owed = target != "reference" && complete;
     let meets_bound = !quality_owed || after.meets_bound();
     if args.json {
         let summary = json!({
@@ -98,7 +142,10 @@ fn refine(args: MeshRefineArgs, threads: usize, progress: &Bars) -> Result<()> {
             "bad_out_at_small_angles": after.bad_at_small_angles,
             "min_angle": after.min_angle,
             "bound": args.min_angle,
-            "complete": refined.complete,
+            "complete": complete,
+            // The budget of added points it ran under (--max-points, or the default for the
+            // input's size).
+            "max_points": max_points,
             "time_ms": ms(time),
             // The grail program's runs: the part of time_ms spent renumbering the mesh in
             // spatial order and back (0 without the ordering).
@@ -147,13 +194,34 @@ fn refine(args: MeshRefineArgs, threads: usize, progress: &Bars) -> Result<()> {
             args.min_angle,
             after.min_angle.unwrap_or(0.0),
             time.as_secs_f64() * 1e3,
-            if refined.complete { "" } else { ", stopped at --max-points" }
+            if complete { String::new() } else { format!(", stopped at its budget of {max_points} added points") }
         );
         println!("  written   {} and {}", node.display(), ele.display());
     }
+    // Stopped by the budget: said on standard error whatever the output's form, with what is
+    // left to refine. The exit status stays 0, as for a budget asked for: the mesh written is
+    // valid, only coarser than asked.
+    if !complete {
+        let why = if args.max_points.is_some() {
+            String::new()
+        } else {
+            format!(
+                " (the default budget: {} plus {} per input point). Delaunay refinement is sure to end only for bounds \
+                 up to about 20.7°, and from about 33.5° it does not end on some meshes: lower --min-angle, or give \
+                 --max-points if the mesh needs more points",
+                grail_mesh::refine::DEFAULT_ADDED_POINTS,
+                grail_mesh::refine::DEFAULT_ADDED_PER_POINT
+            )
+        };
+        eprintln!(
+            "warning: the refinement stopped at its budget of {max_points} added points with {} triangles still below \
+             {}°{why}",
+            after.bad, args.min_angle
+        );
+    }
     // The reference is not held to the bound, but its user should know where it fell short.
     let short = after.bad.saturating_sub(after.bad_at_small_angles);
-    if target == "reference" && short > 0 {
+    if target == "reference" && complete && short > 0 {
         eprintln!(
             "note: {short} triangles below {}° are away from any input angle under 60°: the reference refiner \
              stops short there; --target cpu (or gpu) refines them",
@@ -201,8 +269,15 @@ fn generate(args: MeshGenArgs, progress: &Bars) -> Result<()> {
     if args.points < 3 {
         return Err(super::UsageError(format!("--points {}: a triangulation needs at least 3", args.points)).into());
     }
-    if !(args.square.is_finite() && args.square > 0.0) {
-        return Err(super::UsageError(format!("--square {}: expected a positive side", args.square)).into());
+    // Checked before triangulating, in words: the triangulation's own refusal names only
+    // `TooLarge` or `TooSmall`.
+    if !(MIN_SIDE..=MAX_SIDE).contains(&args.square) {
+        return Err(super::UsageError(format!(
+            "--square {}: expected a side from {MIN_SIDE:e} to {MAX_SIDE:e} (the coordinates the triangulation's exact \
+             arithmetic takes)",
+            number(args.square)
+        ))
+        .into());
     }
     let start = Instant::now();
     let mesh = phase(progress, "triangulating", || random_points(args.points, args.square, args.seed))?;
@@ -224,8 +299,10 @@ fn check_mesh(args: MeshCheckArgs, progress: &Bars) -> Result<()> {
     if !(args.min_angle.is_finite() && (0.0..60.0).contains(&args.min_angle)) {
         bail!(super::UsageError(format!("--min-angle {}: expected degrees in [0, 60)", args.min_angle)));
     }
-    let (mesh, base) = phase(progress, "reading", || read_mesh(&args.input))?;
-    let report = phase(progress, "checking", || check(&mesh, args.min_angle, None));
+    // Read without stopping at a degenerate triangle: the verifier names it among the other
+    // problems, and the mesh fails with exit status 3 as any other invalid mesh does.
+    let (mesh, base) = phase(progress, "reading", || read_mesh_oriented(&args.input))?;
+    let report = phase(progress, "checking", || check_numbered(&mesh, args.min_angle, None, base));
     if args.json {
         let summary = json!({
             "mesh": args.input.display().to_string(),
@@ -248,7 +325,7 @@ fn check_mesh(args: MeshCheckArgs, progress: &Bars) -> Result<()> {
             report.points,
             report.triangles
         );
-        println!("  area      {}", report.area);
+        println!("  area      {}", number(report.area));
         match report.min_angle {
             Some(angle) => {
                 println!(
@@ -256,7 +333,9 @@ fn check_mesh(args: MeshCheckArgs, progress: &Bars) -> Result<()> {
                     report.bad, args.min_angle, report.bad_at_small_angles
                 )
             }
-            None => println!("  quality   no triangles"),
+            None if report.triangles == 0 => println!("  quality   no triangles"),
+            // The verifier stopped before measuring (a problem that makes measures meaningless).
+            None => println!("  quality   not measured"),
         }
         println!("  valid     {}", if report.is_valid() { "yes: a Delaunay triangulation" } else { "no" });
         for problem in &report.problems {
