@@ -14,7 +14,7 @@ use grail_graph::io::Format;
     after_help = "Exit status: 0 success; 1 an error (bad input, I/O, a failed build); 2 a usage error; 3 a verifier \
                   rejected a result; 70 generated code faulted (an internal or software error: an index out of range \
                   or a division by zero on the CPU, a kernel fault or, with --checks, a division by zero \
-                  on the GPU); 124 `grail run --timeout` stopped \
+                  on the GPU) or host code divided by zero or a type's minimum by -1; 124 `grail run --timeout` stopped \
                   the run; 128 + N signal N (SIGINT, SIGTERM) interrupted grail."
 )]
 pub struct Cli {
@@ -731,7 +731,7 @@ pub struct ConvertArgs {
     /// Output format, when the extension does not tell.
     #[arg(long, value_name = "FORMAT")]
     pub to: Option<Format>,
-    /// Real edge weights (Matrix Market `real`, fractions in `.wel`): `keep` them as real
+    /// Real edge weights (Matrix Market `real`, fractional or negative weights in `.wel`): `keep` them as real
     /// weights (f32; the default), or make integers of them: `round` to the nearest integer,
     /// `scale` (the smallest positive weight becomes 1, ratios kept to within rounding), or
     /// `refuse` any that is not whole; or `ignore` them (read the graph unweighted).
@@ -797,7 +797,7 @@ pub struct GraphArgs {
     /// Input format, when the extension and contents do not tell.
     #[arg(long, value_name = "FORMAT")]
     pub format: Option<Format>,
-    /// Real edge weights (Matrix Market `real`, fractions in `.wel`): `keep` them as real
+    /// Real edge weights (Matrix Market `real`, fractional or negative weights in `.wel`): `keep` them as real
     /// weights (f32; the default), or make integers of them: `round` to the nearest integer,
     /// `scale` (the smallest positive weight becomes 1, ratios kept to within rounding), or
     /// `refuse` any that is not whole; or `ignore` them (read the graph unweighted).
@@ -816,7 +816,7 @@ pub struct StatsArgs {
     /// Input format, when the extension and contents do not tell.
     #[arg(long, value_name = "FORMAT")]
     pub format: Option<Format>,
-    /// Real edge weights (Matrix Market `real`, fractions in `.wel`): `keep` them as real
+    /// Real edge weights (Matrix Market `real`, fractional or negative weights in `.wel`): `keep` them as real
     /// weights (f32; the default), or make integers of them: `round` to the nearest integer,
     /// `scale` (the smallest positive weight becomes 1, ratios kept to within rounding), or
     /// `refuse` any that is not whole; or `ignore` them (read the graph unweighted).

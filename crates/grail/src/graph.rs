@@ -54,13 +54,13 @@ impl Graph {
         Ok(Graph { inner: grail_graph::Graph::from_csr(Csr::from_parts(offsets, targets, weights)?) })
     }
 
-    /// [`Graph::from_csr`] with real weights (`f32`, one per edge; NaN is refused).
+    /// [`Graph::from_csr`] with real weights (`f32`, one per edge; NaN and infinities are refused).
     pub fn from_csr_real(offsets: Vec<u64>, targets: Vec<NodeId>, weights: Vec<f32>) -> Result<Graph> {
         Ok(Graph { inner: grail_graph::Graph::from_csr(Csr::from_parts_real(offsets, targets, weights)?) })
     }
 
     /// A graph of `num_nodes` nodes from `(source, target, weight)` edges with real weights,
-    /// kept as given (NaN is refused).
+    /// kept as given (NaN and infinities are refused).
     pub fn from_real_weighted_edges(
         num_nodes: u32,
         edges: impl IntoIterator<Item = (NodeId, NodeId, f32)>,
