@@ -79,7 +79,15 @@ impl Value {
             Type::Scalar(Scalar::I64) => Value::I64(signed(i64::MIN, i64::MAX)?),
             Type::Scalar(Scalar::U32) => Value::U32(int(u32::MAX.into())? as u32),
             Type::Scalar(Scalar::U64) => Value::U64(int(u64::MAX)?),
-            Type::Scalar(Scalar::F32) => Value::F32(float()? as f32),
+            Type::Scalar(Scalar::F32) => {
+                // A finite number past f32's range is refused, as such a literal is in a program
+                // (infinity itself may be given).
+                let value = float()?;
+                if value.is_finite() && !(value as f32).is_finite() {
+                    return Err(format!("`{text}` is out of range for f32 (at most {:e} in size)", f32::MAX));
+                }
+                Value::F32(value as f32)
+            }
             Type::Scalar(Scalar::F64) => Value::F64(float()?),
             Type::Node => Value::Node(int(u32::MAX.into())? as u32),
             Type::Edge => Value::Edge(int(u64::MAX)?),
@@ -288,6 +296,9 @@ mod tests {
         assert_eq!(Value::parse(Type::Scalar(Scalar::I32), "-5").unwrap(), Value::I32(-5));
         assert_eq!(Value::parse(Type::Scalar(Scalar::F64), "inf").unwrap(), Value::F64(f64::INFINITY));
         assert_eq!(Value::parse(Type::Scalar(Scalar::F32), "0.5").unwrap(), Value::F32(0.5));
+        assert_eq!(Value::parse(Type::Scalar(Scalar::F32), "inf").unwrap(), Value::F32(f32::INFINITY));
+        assert!(Value::parse(Type::Scalar(Scalar::F32), "1e50").unwrap_err().contains("out of range for f32"));
+        assert!(Value::parse(Type::Scalar(Scalar::F32), "-1e39").unwrap_err().contains("out of range for f32"));
         assert_eq!(Value::parse(Type::BOOL, "true").unwrap(), Value::Bool(true));
         assert!(Value::parse(Type::U32, "4294967296").unwrap_err().contains("larger"));
         assert!(Value::parse(Type::U32, "-1").is_err());
