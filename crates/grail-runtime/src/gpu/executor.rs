@@ -1484,6 +1484,43 @@ impl<'a> GpuRun<'a> {
     }
 
     /// Runs kernel `id` once; its reduction's value.
+    /// Numbers the next invocation (`ctx.invocation`, which claims compare with), setting every
+    /// claim word back to 0 when the numbers wrap around.
+    fn number_invocation(&mut self) -> Result<()> {
+        self.invocation = self.invocation.wrapping_add(1);
+        if self.invocation == 0 {
+            self.clear_claims()?;
+            self.invocation = 1;
+        }
+        self.ctx.invocation = self.invocation;
+        Ok(())
+    }
+
+    /// Queues the drain of the hubs a phase set aside (the hub executor), if it has one.
+    fn drain_hubs(&self, phase: &PhaseCode, args_ptr: u64) -> Result<()> {
+        if let Some((drain, drain_grid)) = &phase.hubs {
+            // SAFETY: (grail_ctx, const grail_value *), the phase's context and arguments.
+            unsafe { launch(drain, *drain_grid, self.module.opt.block, &mut [arg(&self.ctx), arg(&args_ptr)])? };
+        }
+        Ok(())
+    }
+
+    /// After an invocation of `code`: the columns (and sets) it writes are current on the device.
+    fn written_on_device(&mut self, code: &KernelCode) {
+        for (p, written) in code.effects.writes.iter().enumerate() {
+            if *written {
+                self.columns[p].current = Current::Device;
+                self.columns[p].element_reads = 0;
+            }
+        }
+        if code.effects.sets
+            && let Some(sets) = &mut self.sets
+        {
+            sets.current = Current::Device;
+            sets.element_reads = 0;
+        }
+    }
+
     fn run_kernel(&mut self, id: KernelId, args: &[Value]) -> Result<Option<Value>> {
         self.run_kernel_then(id, args, None).map(|(result, _)| result)
     }
@@ -1510,12 +1547,7 @@ impl<'a> GpuRun<'a> {
         let mut arg_values = Vec::with_capacity(args.len());
         grail_values(args, "kernel arguments", &mut arg_values)?;
         let args_ptr = self.args_ptr();
-        self.invocation = self.invocation.wrapping_add(1);
-        if self.invocation == 0 {
-            self.clear_claims()?;
-            self.invocation = 1;
-        }
-        self.ctx.invocation = self.invocation;
+        self.number_invocation()?;
         let acc = kernel.reduction.map(|(op, ty)| identity(op, ty));
         // SAFETY: a grail_value is 8 bytes of plain data in every member.
         let acc_bits = acc.map_or(0, |v| unsafe { v.u });
@@ -1596,10 +1628,7 @@ impl<'a> GpuRun<'a> {
                     laps.lap("before the launch");
                     unsafe { launch(&phase.run, grid, block, &mut [arg(&self.ctx), arg(&args_ptr), arg(&size)])? };
                     laps.lap("the launch");
-                    if let Some((drain, drain_grid)) = &phase.hubs {
-                        // SAFETY: (grail_ctx, const grail_value *), the phase's context and arguments.
-                        unsafe { launch(drain, *drain_grid, block, &mut [arg(&self.ctx), arg(&args_ptr)])? };
-                    }
+                    self.drain_hubs(phase, args_ptr)?;
                 }
                 // Recorded after every launch: the last one recorded is the invocation's end.
                 if let Some((_, end)) = &events {
@@ -1685,18 +1714,7 @@ impl<'a> GpuRun<'a> {
             self.worklists.push(done);
         }
         self.check_collections()?;
-        for (p, written) in code.effects.writes.iter().enumerate() {
-            if *written {
-                self.columns[p].current = Current::Device;
-                self.columns[p].element_reads = 0;
-            }
-        }
-        if code.effects.sets
-            && let Some(sets) = &mut self.sets
-        {
-            sets.current = Current::Device;
-            sets.element_reads = 0;
-        }
+        self.written_on_device(code);
         if let (Some(t), Some(up), Some(launched)) = (traced, columns_up, launched) {
             crate::multi::trace::invocation(
                 &kernel.name,
@@ -3057,12 +3075,7 @@ impl crate::multi::PartRun for GpuRun<'_> {
         let mut arg_values = Vec::with_capacity(args.len());
         grail_values(args, "kernel arguments", &mut arg_values)?;
         let args_ptr = self.args_ptr();
-        self.invocation = self.invocation.wrapping_add(1);
-        if self.invocation == 0 {
-            self.clear_claims()?;
-            self.invocation = 1;
-        }
-        self.ctx.invocation = self.invocation;
+        self.number_invocation()?;
         // The counters' first values and the arguments, as `run_kernel_then` sends them.
         let mut words = [0u64; counter::ARGS].to_vec();
         // SAFETY: a grail_value is 8 bytes of plain data in every member.
@@ -3083,10 +3096,7 @@ impl crate::multi::PartRun for GpuRun<'_> {
             // SAFETY: as in `run_kernel_then`: (grail_ctx, const grail_value *, uint64_t), the
             // context pointing at this run's live buffers, `args_ptr` at the arguments.
             unsafe { launch(&phase.run, grid, block, &mut [arg(&self.ctx), arg(&args_ptr), arg(&size)])? };
-            if let Some((drain, drain_grid)) = &phase.hubs {
-                // SAFETY: (grail_ctx, const grail_value *), the phase's context and arguments.
-                unsafe { launch(drain, *drain_grid, block, &mut [arg(&self.ctx), arg(&args_ptr)])? };
-            }
+            self.drain_hubs(phase, args_ptr)?;
         }
         let words_needed = (diff.len() * routes).max(1);
         if self.deferred.as_ref().is_none_or(|d| d.words < words_needed) {
@@ -3116,23 +3126,13 @@ impl crate::multi::PartRun for GpuRun<'_> {
         }
         let deferred = self.deferred.as_ref().expect("made above");
         deferred.sent.record()?;
+        let event = deferred.sent.handle();
         self.unwaited.set(Some(kernel));
-        for (p, written) in code.effects.writes.iter().enumerate() {
-            if *written {
-                self.columns[p].current = Current::Device;
-                self.columns[p].element_reads = 0;
-            }
-        }
-        if code.effects.sets
-            && let Some(sets) = &mut self.sets
-        {
-            sets.current = Current::Device;
-            sets.element_reads = 0;
-        }
+        self.written_on_device(code);
         let stats = &mut self.stats[kernel.index()];
         stats.invocations += 1;
         stats.items += size;
-        Ok(crate::multi::DeviceCounts { words: counts, sends: routes, event: deferred.sent.handle() })
+        Ok(crate::multi::DeviceCounts { words: counts, sends: routes, event })
     }
 
     fn wait_for_events(&mut self, events: &[u64]) -> Result<()> {
