@@ -255,6 +255,18 @@ fn supersteps_deferred_on_every_part_give_the_references_results() {
         }
     }
     assert!(unwaited > 0, "Afforest's rounds were never deferred");
+    // PageRank on a graph without dangling nodes spreads its ranks by a kernel that reduces
+    // nothing: its additions are merged when `gather` starts.
+    let grid =
+        generate(&Generator::Grid { rows: 20, cols: 15 }, &GenOptions { seed: 2, max_weight: None }, true, &NoProgress)
+            .unwrap();
+    for (k, program) in programs().iter().filter(|(k, p)| *k >= 2 && p.variant().program == "pr_push") {
+        for method in [Method::Ordered, Method::Random] {
+            let how = MultiParams { defer_steps: Some(true), ..multi(*k, method) };
+            let sync = check_with(program, &grid, how, 1, "grid 20 x 15, deferred");
+            assert!(sync.unwaited > 0 && sync.merged > 0, "{k} parts: PageRank's spreading not deferred: {sync:?}");
+        }
+    }
     let graph =
         generate(&Generator::graph500(10), &GenOptions { seed: 5, max_weight: Some(100) }, false, &NoProgress).unwrap();
     for (k, program) in programs().iter().filter(|(k, _)| *k >= 2) {
