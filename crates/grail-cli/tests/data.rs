@@ -111,4 +111,12 @@ fn one_based_edge_lists() {
     let wrong = grail(&["stats", zero.to_str().unwrap(), "--base", "1"]);
     assert_eq!(wrong.status.code(), Some(1));
     assert!(text(&wrong.stderr).contains("node 0 appears in edge 0 -> 1"));
+    // Formats that number their nodes themselves are not shifted again: a usage error.
+    let dimacs = dir.path().join("d.gr");
+    std::fs::write(&dimacs, "p sp 3 1\na 2 3 5\n").unwrap();
+    let out = dir.path().join("x.wel");
+    let refused = grail(&["convert", dimacs.to_str().unwrap(), "--base", "1", "-o", out.to_str().unwrap()]);
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stderr));
+    assert!(text(&refused.stderr).contains("numbers its nodes itself"), "{}", text(&refused.stderr));
+    assert!(!out.exists());
 }

@@ -100,9 +100,44 @@ pub fn note_dropped_weights(graph: &Graph, path: &std::path::Path, format: Optio
     }
 }
 
+/// `--base 1` shifts the ids of a plain edge list; the other formats fix their own numbering
+/// (DIMACS, Matrix Market and METIS count from 1 and are read so; the binary ones from 0), and
+/// shifting them again would silently renumber the graph: refused.
+fn refuse_base_for_numbered_formats(path: &std::path::Path, options: &ReadOptions) -> Result<()> {
+    use grail_graph::io::Format;
+    let format = match options.format {
+        Some(format) => Some(format),
+        None => {
+            // The first bytes tell a binary file from a text one of the same extension.
+            let mut head = Vec::new();
+            if let Ok(file) = std::fs::File::open(path) {
+                use std::io::Read;
+                let _ = file.take(64).read_to_end(&mut head);
+            }
+            grail_graph::io::detect_format(path, &head).ok()
+        }
+    };
+    match format {
+        Some(format @ (Format::Dimacs | Format::MatrixMarket | Format::Metis | Format::Galois | Format::Gcsr)) => {
+            Err(UsageError(format!(
+                "--base 1: {} is a {} file, which numbers its nodes itself ({}); --base is for plain edge \
+                 lists (.el, .wel)",
+                path.display(),
+                format.name(),
+                if matches!(format, Format::Galois | Format::Gcsr) { "from 0" } else { "from 1, and is read so" }
+            ))
+            .into())
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Reads an input graph: numbered from `base`, with a note when a plain edge list looks 1-based
 /// but is read from 0.
 pub fn read_input(path: &std::path::Path, options: &ReadOptions, base: u8, progress: &Bars) -> Result<Graph> {
+    if base == 1 {
+        refuse_base_for_numbered_formats(path, options)?;
+    }
     let graph = read_graph(path, options, progress).context("cannot load the graph")?;
     if base == 1 {
         return grail_graph::io::from_one_based(&graph).context("cannot load the graph");
