@@ -136,7 +136,32 @@ pub fn partition(graph: &Graph, parts: u32, method: Method, seed: u64) -> Result
         Method::Metis => metis(graph, parts, seed, false)?,
         Method::MetisEdges => metis(graph, parts, seed, true)?,
     };
+    let mut owner = owner;
+    fill_empty_parts(&mut owner, parts);
     Ok(Partitioning { parts, owner })
+}
+
+/// Gives every empty part a node of the largest part (METIS may leave parts of a small graph
+/// empty, as may random placement with many parts): each device of a partitioned run holds at
+/// least one node, and a partition file written from the result is one that a run takes back.
+/// At most `parts - 1` nodes move; `parts <= n`.
+fn fill_empty_parts(owner: &mut [u32], parts: u32) {
+    let mut sizes = vec![0u64; parts as usize];
+    for &p in owner.iter() {
+        sizes[p as usize] += 1;
+    }
+    for empty in 0..parts as usize {
+        if sizes[empty] > 0 {
+            continue;
+        }
+        let largest = (0..parts as usize).max_by_key(|&p| (sizes[p], std::cmp::Reverse(p))).expect("parts >= 1");
+        // The largest part's last node (its highest id) moves: a range's end, so ordered parts
+        // stay nearly ranges.
+        let node = owner.iter().rposition(|&p| p as usize == largest).expect("the largest part has nodes");
+        owner[node] = empty as u32;
+        sizes[largest] -= 1;
+        sizes[empty] += 1;
+    }
 }
 
 /// Node `v`'s part when `n` nodes are cut into `parts` ranges by `bounds` (`parts + 1` values
@@ -576,7 +601,7 @@ impl Partitioning {
     }
 
     /// Writes the partition file: line `i` holds node `i`'s part (METIS's partition file
-    /// format; `-` is standard output).
+    /// format; `-` is standard output), gzip-compressed if the name ends in `.gz`.
     pub fn write(&self, path: &Path) -> Result<()> {
         const BLOCK: usize = 1 << 16;
         let pieces: Vec<Vec<u8>> = self
@@ -590,14 +615,26 @@ impl Partitioning {
                 text
             })
             .collect();
-        crate::io::write_atomically(path, |out| pieces.iter().try_for_each(|piece| out.write_all(piece)))
+        crate::io::write_text_file(path, |out| pieces.iter().try_for_each(|piece| out.write_all(piece)))
     }
 
     /// Reads a partition file (one part per line, line `i` for node `i`, as [`Partitioning::write`]
-    /// and METIS write it) for a graph of `nodes` nodes. The part count is `parts` when given
-    /// (every part must be below it), else one more than the largest part named.
+    /// and METIS write it) for a graph of `nodes` nodes, gzip-compressed or not. The part count
+    /// is `parts` when given (every part must be below it), else one more than the largest part
+    /// named.
     pub fn read(path: &Path, nodes: u32, parts: Option<u32>) -> Result<Partitioning> {
-        let bytes = std::fs::read(path).map_err(|e| GraphError::io(path, e))?;
+        let mut bytes = std::fs::read(path).map_err(|e| GraphError::io(path, e))?;
+        if bytes.starts_with(&[0x1f, 0x8b]) {
+            let mut text = Vec::with_capacity(bytes.len() * 4);
+            std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(&bytes[..]), &mut text).map_err(|e| {
+                GraphError::Malformed {
+                    path: path.to_path_buf(),
+                    location: Location::Whole,
+                    message: format!("gzip data is corrupt or truncated: {e}"),
+                }
+            })?;
+            bytes = text;
+        }
         Self::parse(&bytes, nodes, parts).map_err(|e| e.in_file(path))
     }
 
@@ -1035,6 +1072,20 @@ fn local_rows(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn empty_parts_get_a_node_of_the_largest() {
+        let mut owner = vec![1, 1, 1];
+        super::fill_empty_parts(&mut owner, 3);
+        let mut sizes = [0; 3];
+        for &p in &owner {
+            sizes[p as usize] += 1;
+        }
+        assert_eq!(sizes, [1, 1, 1], "{owner:?}");
+        let mut full = vec![0, 1, 2, 0];
+        super::fill_empty_parts(&mut full, 3);
+        assert_eq!(full, vec![0, 1, 2, 0], "nothing moves where no part is empty");
+    }
+
     use super::*;
     use crate::generate::{GenOptions, Generator, generate};
 
