@@ -23,9 +23,22 @@ pub struct Cli {
     /// Draw no progress bars.
     #[arg(long, short, global = true)]
     pub quiet: bool,
-    /// Worker threads for parallel work (default: one per core).
-    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(usize))]
+    /// Worker threads for parallel work (default, or 0: one per core; at most 4096).
+    #[arg(long, global = true, value_name = "N", value_parser = parse_threads)]
     pub threads: Option<usize>,
+}
+
+/// The most worker threads `--threads` accepts: far more than any machine's cores, and few
+/// enough to start in a moment.
+const MAX_THREADS: usize = 4096;
+
+/// `--threads`: a thread count from 0 (one per core) to [`MAX_THREADS`].
+fn parse_threads(text: &str) -> Result<usize, String> {
+    let threads: usize = text.trim().parse().map_err(|e| format!("{e}"))?;
+    if threads > MAX_THREADS {
+        return Err(format!("{threads} threads is too many: at most {MAX_THREADS}"));
+    }
+    Ok(threads)
 }
 
 #[derive(Debug, Subcommand)]

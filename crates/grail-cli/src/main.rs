@@ -12,8 +12,35 @@ mod plot;
 mod progress;
 
 use std::process::ExitCode;
+use std::sync::OnceLock;
 
 use clap::Parser;
+
+/// What the standard library's `print!` family panics with when standard output fails.
+const STDOUT_PANIC: &str = "failed printing to stdout: ";
+
+/// Why standard output failed, when a `println!` panicked on it (see [`quiet_stdout_panics`]).
+static STDOUT_FAILURE: OnceLock<String> = OnceLock::new();
+
+/// Installs a panic hook that stays silent for the standard library's "failed printing to
+/// stdout" panics (recording the reason for `main` to report as an ordinary error), and leaves
+/// every other panic to the default hook.
+fn quiet_stdout_panics() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied());
+        match message.and_then(|m| m.strip_prefix(STDOUT_PANIC)) {
+            Some(reason) => {
+                let _ = STDOUT_FAILURE.set(reason.to_string());
+            }
+            None => default(info),
+        }
+    }));
+}
 
 fn main() -> ExitCode {
     // Output piped into a reader that stops early (`grail run ... --json | head`) ends grail
@@ -37,6 +64,7 @@ fn main() -> ExitCode {
             }
         });
     }
+    quiet_stdout_panics();
     let cli = cli::Cli::parse();
     let progress = progress::Bars::new(cli.quiet);
     if let Some(threads) = cli.threads
@@ -45,7 +73,24 @@ fn main() -> ExitCode {
         eprintln!("error: cannot start {threads} threads: {e}");
         return ExitCode::FAILURE;
     }
-    match commands::dispatch(cli.command, cli.threads.unwrap_or(0), &progress) {
+    let threads = cli.threads.unwrap_or(0);
+    let result =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| commands::dispatch(cli.command, threads, &progress)));
+    let result = match result {
+        Ok(result) => result,
+        Err(payload) => match STDOUT_FAILURE.get() {
+            // Standard output failed inside a `println!` (a full disk, `> /dev/full`): reported
+            // as any other command reports a failed write.
+            Some(reason) => {
+                progress.clear();
+                eprintln!("error: cannot write to standard output: {reason}");
+                return ExitCode::FAILURE;
+            }
+            // Any other panic was reported by the default hook; it ends grail as it would have.
+            None => std::panic::resume_unwind(payload),
+        },
+    };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             progress.clear();
