@@ -202,6 +202,9 @@ def test_a_timeout_stops_a_runaway_program():
         spin.run(g, timeout=0.2)
     with pytest.raises(ValueError, match="positive"):
         g.bfs(0, timeout=-1)
+    # A limit past what a clock holds is no limit.
+    for huge in (1.8e19, 1e300):
+        assert np.array_equal(g.bfs(0, timeout=huge), g.bfs(0))
 
 
 LINKED = """

@@ -55,7 +55,10 @@ struct Options<'a> {
 fn time_limit(timeout: Option<f64>) -> PyResult<Option<std::time::Duration>> {
     match timeout {
         None => Ok(None),
-        Some(seconds) if seconds > 0.0 && seconds.is_finite() => Ok(Some(std::time::Duration::from_secs_f64(seconds))),
+        // Past what a duration holds (about 5.8e11 years) is no limit.
+        Some(seconds) if seconds > 0.0 && seconds.is_finite() => {
+            Ok(std::time::Duration::try_from_secs_f64(seconds).ok())
+        }
         Some(seconds) => {
             Err(PyValueError::new_err(format!("timeout={seconds}: expected a positive number of seconds")))
         }

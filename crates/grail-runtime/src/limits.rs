@@ -20,7 +20,9 @@ thread_local! {
 /// Runs `f` with a time limit on the runs it makes on this thread (none when `limit` is `None`);
 /// the previous limit comes back afterwards.
 pub fn with_time_limit<T>(limit: Option<Duration>, f: impl FnOnce() -> T) -> T {
-    let previous = DEADLINE.with(|d| d.replace(limit.map(|l| (Instant::now() + l, l))));
+    // A limit past what a clock can hold is no limit.
+    let deadline = limit.and_then(|l| Instant::now().checked_add(l).map(|at| (at, l)));
+    let previous = DEADLINE.with(|d| d.replace(deadline));
     let result = f();
     DEADLINE.with(|d| d.set(previous));
     result
