@@ -11,6 +11,10 @@ use rayon::prelude::*;
 
 use crate::{Formula, MAX_VARIABLES, Result, SatError};
 
+/// Generated formulas above this size are refused rather than left to exhaust memory (the
+/// limit of the graph generators' edge lists).
+const MAX_FORMULA_BYTES: u64 = 64 << 30;
+
 /// Clauses per chunk. Changing it changes every generated formula.
 const CHUNK: usize = 1 << 14;
 
@@ -32,9 +36,13 @@ pub fn random_ksat(num_vars: usize, ratio: f64, k: usize, seed: u64) -> Result<F
         return Err(SatError::Invalid(format!("clause-to-variable ratio {ratio}: expected a non-negative number")));
     }
     let clauses = (ratio * num_vars as f64).round();
-    // Literals are 4 bytes; stay far below what an allocation can be.
-    if clauses * k as f64 > (isize::MAX / 16) as f64 {
-        return Err(SatError::Invalid(format!("{clauses} clauses of {k} literals: too many to hold")));
+    // A clause is `k` 4-byte literals and an 8-byte start; refuse up front, as the graph
+    // generators do, rather than abort on a failed allocation.
+    if clauses * (4 * k + 8) as f64 > MAX_FORMULA_BYTES as f64 {
+        return Err(SatError::Invalid(format!(
+            "a formula of {clauses} clauses of {k} literals would need more than the {} GiB a generated formula may take",
+            MAX_FORMULA_BYTES >> 30
+        )));
     }
     let clauses = clauses as usize;
     let mut literals = vec![0i32; clauses * k];
@@ -120,6 +128,8 @@ mod tests {
         assert!(random_ksat(100, f64::INFINITY, 3, 1).is_err());
         assert!(random_ksat(1 << 40, 4.0, 3, 1).is_err());
         assert!(random_ksat(1 << 30, 1e12, 3, 1).is_err());
+        let e = random_ksat(MAX_VARIABLES, 4.2, 3, 1).unwrap_err().to_string();
+        assert!(e.contains("64 GiB"), "{e}");
     }
 
     #[test]

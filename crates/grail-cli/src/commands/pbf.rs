@@ -15,6 +15,19 @@ pub fn pbf(args: PbfArgs, threads: usize, progress: &Bars) -> Result<()> {
     let devices =
         grail_runtime::multi::parse_devices(&args.devices, gpus).map_err(|e| UsageError(format!("--devices: {e}")))?;
     let segment = usize::try_from(args.segment).map_err(|_| UsageError("--segment: too large".into()))?;
+    // The array, the values kept and (with --verify) a plain filter's: refused up front rather
+    // than left to overflow or exhaust memory.
+    const MAX_BYTES: u64 = 64 << 30;
+    const BYTES_PER_VALUE: u64 = 12;
+    if (args.count as u64).checked_mul(BYTES_PER_VALUE).is_none_or(|b| b > MAX_BYTES) {
+        return Err(UsageError(format!(
+            "--count {}: at most {} values (an array of more would need more than {} GiB)",
+            args.count,
+            MAX_BYTES / BYTES_PER_VALUE,
+            MAX_BYTES >> 30
+        ))
+        .into());
+    }
     progress.begin("generating the array", None);
     let values = grail_algos::pbf::random_values(args.count, args.seed);
     progress.finish();

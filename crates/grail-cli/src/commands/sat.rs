@@ -51,6 +51,38 @@ pub fn generate(vars: usize, ratio: f64, k: usize, seed: u64, output: &Path) -> 
     Ok(())
 }
 
+/// Formulas whose solving would need more than this are refused rather than left to exhaust
+/// memory (the limit of the graph generators' edge lists).
+const MAX_SOLVE_BYTES: u64 = 64 << 30;
+
+/// Roughly what survey propagation needs per variable, literal and clause (measured on the
+/// reference and the grail program, with room to spare): the solvers size their arrays by the
+/// header's variable count, used or not.
+const BYTES_PER_VARIABLE: u64 = 48;
+const BYTES_PER_LITERAL: u64 = 80;
+const BYTES_PER_CLAUSE: u64 = 32;
+
+/// Refuses a formula whose header implies more memory than [`MAX_SOLVE_BYTES`], before any
+/// solver allocates for it.
+fn check_size(formula: &grail_sat::Formula, path: &Path) -> Result<()> {
+    let (vars, clauses, literals) =
+        (formula.num_vars() as u64, formula.num_clauses() as u64, formula.num_literals() as u64);
+    let bytes = vars
+        .saturating_mul(BYTES_PER_VARIABLE)
+        .saturating_add(literals.saturating_mul(BYTES_PER_LITERAL))
+        .saturating_add(clauses.saturating_mul(BYTES_PER_CLAUSE));
+    if bytes > MAX_SOLVE_BYTES {
+        anyhow::bail!(
+            "{}: the header `p cnf {vars} {clauses}` would need about {} GiB to solve, \
+             more than the {} GiB a formula may take; the solvers size their arrays by the header's variable count",
+            path.display(),
+            bytes.div_ceil(1 << 30),
+            MAX_SOLVE_BYTES >> 30
+        );
+    }
+    Ok(())
+}
+
 pub fn sp(args: SpArgs, threads: usize, progress: &Bars) -> Result<()> {
     let mut sp_options = SpOptions {
         seed: args.seed,
@@ -88,6 +120,7 @@ pub fn sp(args: SpArgs, threads: usize, progress: &Bars) -> Result<()> {
     progress.begin("reading", None);
     let formula = read_cnf(&args.input)?;
     progress.finish();
+    check_size(&formula, &args.input)?;
     if args.noise.is_none() {
         sp_options.walksat_noise = grail_sat::suggested_noise(&formula);
     }
