@@ -1124,7 +1124,7 @@ pub enum BenchCommand {
         #[arg(long)]
         all_variants: bool,
         /// Timed runs per algorithm and graph (the best is reported).
-        #[arg(long, default_value_t = 3)]
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
         repeat: u32,
         /// Skip checking each result with its verifier.
         #[arg(long)]
@@ -1248,7 +1248,7 @@ pub enum BenchCommand {
         #[arg(long, value_delimiter = ',', default_value = "kron:20,urand:20,road:20")]
         graphs: Vec<String>,
         /// Timed runs per step (the best is reported).
-        #[arg(long, default_value_t = 3)]
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
         repeat: u32,
         /// Print JSON instead of a table.
         #[arg(long)]
@@ -1260,7 +1260,7 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = 20)]
         scale: u32,
         /// Timed runs per generator (the best is reported).
-        #[arg(long, default_value_t = 3)]
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
         repeat: u32,
         /// Print JSON instead of a table.
         #[arg(long)]
@@ -1272,7 +1272,7 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = 20)]
         scale: u32,
         /// Timed loads per format (the best is reported).
-        #[arg(long, default_value_t = 3)]
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
         repeat: u32,
         /// Folder for the generated files (default: a temporary folder, removed afterwards).
         #[arg(long, value_name = "DIR")]
