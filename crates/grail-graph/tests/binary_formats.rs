@@ -491,3 +491,10 @@ fn gcsr_refuses_weights_that_are_not_finite() {
     let err = build(edges, &BuildOptions::AS_GIVEN).unwrap_err().to_string();
     assert!(err.contains("edge 1 (1 -> 0) weighs inf"), "{err}");
 }
+
+#[test]
+fn a_directory_is_named_as_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let error = grail_graph::io::read_graph(dir.path(), &Default::default(), &grail_graph::NoProgress).unwrap_err();
+    assert!(error.to_string().contains("a directory, not a graph file"), "{error}");
+}

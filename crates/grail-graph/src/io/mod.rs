@@ -229,7 +229,13 @@ impl std::ops::Deref for Contents {
 
 fn read_contents(path: &Path, progress: &dyn Progress) -> Result<Contents> {
     let file = File::open(path).map_err(|e| GraphError::io(path, e))?;
-    let len = file.metadata().map_err(|e| GraphError::io(path, e))?.len();
+    let metadata = file.metadata().map_err(|e| GraphError::io(path, e))?;
+    if metadata.is_dir() {
+        // Mapping a directory fails with "No such device", which says nothing of the mistake.
+        let cause = std::io::Error::new(std::io::ErrorKind::IsADirectory, "a directory, not a graph file");
+        return Err(GraphError::io(path, cause));
+    }
+    let len = metadata.len();
     if len == 0 {
         return Ok(Contents::Owned(Vec::new()));
     }
