@@ -950,18 +950,20 @@ pub(crate) struct GpuRun<'a> {
     region_start: Option<(Arc<crate::multi::peer::StartLine>, usize, usize)>,
     /// A deferred superstep's buffers (`PartRun::invoke_deferred`), made on the first.
     deferred: Option<DeferredSends>,
+    /// The changes merged from others' deferred supersteps (a device word, made on the first
+    /// such merge, read when the run ends).
+    merged_tally: Option<DeviceBuffer>,
     /// The kernel a deferred superstep queued, until a wait: a fault that wait finds may be its.
     unwaited: std::cell::Cell<Option<KernelId>>,
 }
 
 /// What a part's deferred supersteps count in: a word per property and send (zeroed before the
-/// comparisons, read by the receivers' merges on their devices), the event recorded after the
-/// sends, and the changes this part merged from others' deferred supersteps (a word).
+/// comparisons, read by the receivers' merges on their devices), and the event recorded after
+/// the sends.
 struct DeferredSends {
     counts: DeviceBuffer,
     words: usize,
     sent: Event,
-    tally: DeviceBuffer,
 }
 
 /// What [`crate::multi::PartRun::take_pushed_ghosts`] works in on a GPU.
@@ -1237,6 +1239,7 @@ impl<'a> GpuRun<'a> {
             region_state: None,
             region_start: None,
             deferred: None,
+            merged_tally: None,
             unwaited: std::cell::Cell::new(None),
         };
         run.times.upload += uploading.elapsed();
@@ -1484,6 +1487,21 @@ impl<'a> GpuRun<'a> {
     }
 
     /// Runs kernel `id` once; its reduction's value.
+    /// Starts an invocation with arguments `args` and the reduction's first value `acc_bits`:
+    /// numbers it, and sends the counters' first values (the route counts' zeros) and the
+    /// arguments by one copy; where the kernel finds its arguments.
+    fn start_invocation(&mut self, args: &[Value], acc_bits: u64) -> Result<u64> {
+        let mut arg_values = Vec::with_capacity(args.len());
+        grail_values(args, "kernel arguments", &mut arg_values)?;
+        self.number_invocation()?;
+        let mut words = [0u64; counter::ARGS].to_vec();
+        words[counter::ACC] = acc_bits;
+        // SAFETY: a grail_value is 8 bytes of plain data in every member.
+        words.extend(arg_values.iter().map(|v| unsafe { v.u }));
+        self.mailbox.send(self.counters.ptr(), &words)?;
+        Ok(self.args_ptr())
+    }
+
     /// Numbers the next invocation (`ctx.invocation`, which claims compare with), setting every
     /// claim word back to 0 when the numbers wrap around.
     fn number_invocation(&mut self) -> Result<()> {
@@ -1544,19 +1562,10 @@ impl<'a> GpuRun<'a> {
         let mut laps = crate::multi::trace::Laps::start("invocation");
         self.columns_to_device()?;
         let columns_up = traced.map(|t| t.elapsed());
-        let mut arg_values = Vec::with_capacity(args.len());
-        grail_values(args, "kernel arguments", &mut arg_values)?;
-        let args_ptr = self.args_ptr();
-        self.number_invocation()?;
         let acc = kernel.reduction.map(|(op, ty)| identity(op, ty));
         // SAFETY: a grail_value is 8 bytes of plain data in every member.
         let acc_bits = acc.map_or(0, |v| unsafe { v.u });
-        // The counters' first values, the route counts' zeros and the arguments: one copy.
-        let mut words = [0u64; counter::ARGS].to_vec();
-        words[counter::ACC] = acc_bits;
-        // SAFETY: as above.
-        words.extend(arg_values.iter().map(|v| unsafe { v.u }));
-        self.mailbox.send(self.counters.ptr(), &words)?;
+        let args_ptr = self.start_invocation(args, acc_bits)?;
         laps.lap("words sent");
         self.ctx.acc = if acc.is_some() { self.counters.ptr() + 8 * counter::ACC as u64 } else { 0 };
         let input = match (listed, code.uses_worklist, self.worklists.last()) {
@@ -2063,6 +2072,15 @@ impl GpuProgram {
         }
         Ok(run)
     }
+}
+
+/// Whether every send of `sends` that carries something goes straight into its inbox (is among
+/// `direct`, [`GpuRun::direct_sends`]).
+fn every_send_direct(sends: &[crate::multi::Send], direct: &[(usize, u64)]) -> bool {
+    sends
+        .iter()
+        .enumerate()
+        .all(|(i, (range, to))| to.is_none() || range.is_empty() || direct.iter().any(|&(j, _)| j == i))
 }
 
 /// The most changes (all senders' together) a part merges by one launch of
@@ -2989,11 +3007,7 @@ impl crate::multi::PartRun for GpuRun<'_> {
         let followed = match (diff, sends) {
             ([property], [sends]) if one_launch => {
                 let direct = self.direct_sends(sends);
-                let every_send_direct = sends
-                    .iter()
-                    .enumerate()
-                    .all(|(i, (range, to))| to.is_none() || range.is_empty() || direct.iter().any(|&(j, _)| j == i));
-                (every_send_direct && !direct.is_empty()).then_some((*property, sends, direct))
+                (every_send_direct(sends, &direct) && !direct.is_empty()).then_some((*property, sends, direct))
             }
             _ => None,
         };
@@ -3060,27 +3074,13 @@ impl crate::multi::PartRun for GpuRun<'_> {
         };
         let routes = sends.first().map_or(0, Vec::len);
         let directs: Vec<Vec<(usize, u64)>> = sends.iter().map(|s| self.direct_sends(s)).collect();
-        for (sends, direct) in sends.iter().zip(&directs) {
-            let undirected = sends
-                .iter()
-                .enumerate()
-                .any(|(i, (range, to))| to.is_some() && !range.is_empty() && !direct.iter().any(|&(j, _)| j == i));
-            if undirected {
-                return Err(RuntimeError::Unsupported(
-                    "a deferred superstep sending to a part whose memory this GPU does not reach".into(),
-                ));
-            }
+        if !sends.iter().zip(&directs).all(|(sends, direct)| every_send_direct(sends, direct)) {
+            return Err(RuntimeError::Unsupported(
+                "a deferred superstep sending to a part whose memory this GPU does not reach".into(),
+            ));
         }
         self.columns_to_device()?;
-        let mut arg_values = Vec::with_capacity(args.len());
-        grail_values(args, "kernel arguments", &mut arg_values)?;
-        let args_ptr = self.args_ptr();
-        self.number_invocation()?;
-        // The counters' first values and the arguments, as `run_kernel_then` sends them.
-        let mut words = [0u64; counter::ARGS].to_vec();
-        // SAFETY: a grail_value is 8 bytes of plain data in every member.
-        words.extend(arg_values.iter().map(|v| unsafe { v.u }));
-        self.mailbox.send(self.counters.ptr(), &words)?;
+        let args_ptr = self.start_invocation(args, 0)?;
         self.ctx.acc = 0;
         self.ctx.items = 0;
         self.ctx.item_count = 0;
@@ -3102,19 +3102,10 @@ impl crate::multi::PartRun for GpuRun<'_> {
         if self.deferred.as_ref().is_none_or(|d| d.words < words_needed) {
             // No merge reads the counts being replaced: a deferred superstep follows only
             // merges that are done (`Bsp::defers`).
-            let tally = match self.deferred.take() {
-                Some(old) => old.tally,
-                None => {
-                    let tally = DeviceBuffer::new(&self.context, 8, "the changes merged after deferred supersteps")?;
-                    tally.clear()?;
-                    tally
-                }
-            };
             self.deferred = Some(DeferredSends {
                 counts: DeviceBuffer::new(&self.context, 8 * words_needed, "a deferred superstep's counts")?,
                 words: words_needed,
                 sent: Event::untimed()?,
-                tally,
             });
         }
         let counts = self.deferred.as_ref().expect("made above").counts.ptr();
@@ -3156,18 +3147,12 @@ impl crate::multi::PartRun for GpuRun<'_> {
             return Err(RuntimeError::Unsupported("an update function's merge after a deferred superstep".into()));
         }
         self.columns_to_device()?;
-        if self.deferred.is_none() {
+        if self.merged_tally.is_none() {
             let tally = DeviceBuffer::new(&self.context, 8, "the changes merged after deferred supersteps")?;
             tally.clear()?;
-            // Its other buffers come with this part's first deferred superstep.
-            self.deferred = Some(DeferredSends {
-                counts: DeviceBuffer::new(&self.context, 8, "a deferred superstep's counts")?,
-                words: 1,
-                sent: Event::untimed()?,
-                tally,
-            });
+            self.merged_tally = Some(tally);
         }
-        let tally = self.deferred.as_ref().expect("made above").tally.ptr();
+        let tally = self.merged_tally.as_ref().expect("made above").ptr();
         let at_list = self.fixed_list(list)?;
         let (column, size, kind, op) = self.merge_operands(property, merge);
         self.columns[property.index()].current = Current::Device;
@@ -3206,9 +3191,9 @@ impl crate::multi::PartRun for GpuRun<'_> {
     }
 
     fn merged_on_device(&mut self) -> Result<u64> {
-        let Some(deferred) = &self.deferred else { return Ok(0) };
+        let Some(merged) = &self.merged_tally else { return Ok(0) };
         let mut tally = [0u64];
-        deferred.tally.download(0, &mut tally)?;
+        merged.download(0, &mut tally)?;
         Ok(tally[0])
     }
 

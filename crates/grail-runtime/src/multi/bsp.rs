@@ -1006,11 +1006,11 @@ impl Machine for Bsp<'_, '_> {
         if deferred {
             // Nothing came back: the owners merge on their devices when the parts next run.
             if !diff.is_empty() {
-                let k = self.parts.len();
+                // No counts or pushes on the host: the merges read the senders' counts.
                 self.pending = Some(Exchanged {
                     properties: self.synced(&merges),
                     counts: Vec::new(),
-                    pushes: vec![vec![0; k - 1]; k],
+                    pushes: Vec::new(),
                     on_devices: outcomes.iter().map(|outcome| outcome.deferred.unwrap_or_default()).collect(),
                 });
             }
