@@ -125,6 +125,13 @@ impl SourceMap {
         self.get(id).map_or("<unknown>", |f| &f.name)
     }
 
+    /// Replaces a file's text (its name and id stay), as a diagnostic's view of a shortened line.
+    pub(crate) fn replace_text(&mut self, id: FileId, text: String) {
+        if let Some(file) = self.files.get_mut(id.0 as usize) {
+            *file = SourceFile::new(std::mem::take(&mut file.name), text);
+        }
+    }
+
     pub fn text(&self, id: FileId) -> &str {
         self.get(id).map_or("", |f| &f.text)
     }
