@@ -96,6 +96,25 @@ fn generated_meshes_check_and_broken_ones_exit_3() {
     let broken = grail(&["mesh", "check", &node]);
     assert_eq!(broken.status.code(), Some(3), "{}", String::from_utf8_lossy(&broken.stdout));
     assert!(String::from_utf8_lossy(&broken.stderr).contains("not a valid Delaunay triangulation"));
+    // A mesh that is not valid is still drawn: seeing it is how its problems are found.
+    let drawn = grail(&["mesh", "draw", &node, "-o", svg.to_str().unwrap(), "--size", "300"]);
+    assert!(drawn.status.success(), "{}", String::from_utf8_lossy(&drawn.stderr));
+    // One degenerate triangle (collinear corners, points all in one place) is drawn and counted.
+    let flat = dir.path().join("flat");
+    std::fs::write(flat.with_extension("node"), "3 2 0 0\n1 0.5 0.5\n2 0.5 0.5\n3 0.5 0.5\n").unwrap();
+    std::fs::write(flat.with_extension("ele"), "1 3 0\n1 1 2 3\n").unwrap();
+    let png = dir.path().join("flat.png");
+    let drawn = grail(&["mesh", "draw", flat.with_extension("node").to_str().unwrap(), "-o", png.to_str().unwrap()]);
+    assert!(drawn.status.success(), "{}", String::from_utf8_lossy(&drawn.stderr));
+    let said = String::from_utf8_lossy(&drawn.stdout);
+    assert!(said.starts_with("drew 1 triangle (1 with an angle below 30°, filled; 1 degenerate)"), "{said}");
+    let checked = grail(&["mesh", "check", flat.with_extension("node").to_str().unwrap()]);
+    assert_eq!(checked.status.code(), Some(3));
+    let said = String::from_utf8_lossy(&checked.stdout);
+    assert!(
+        said.contains("3 points, 1 triangle,") && said.contains("min angle 0.000°, 1 triangle below 30°"),
+        "{said}"
+    );
     // Bad requests.
     assert_eq!(grail(&["mesh", "gen", "--points", "2", "-o", out]).status.code(), Some(2));
     let missing = grail(&["mesh", "check", "/nonexistent/mesh.node"]);

@@ -46,14 +46,18 @@ pub fn draw(mesh: &Mesh, path: &Path, style: Style) -> Result<usize> {
             hi[k] = hi[k].max(p[k]);
         }
     }
-    let span = [(hi[0] - lo[0]).max(f64::MIN_POSITIVE), (hi[1] - lo[1]).max(f64::MIN_POSITIVE)];
+    // Distances are taken at half scale, so that points near both ends of f64's range do not
+    // overflow them.
+    let half = |p: [f64; 2], k: usize| p[k] * 0.5 - lo[k] * 0.5;
+    let span = [half(hi, 0), half(hi, 1)];
     let inner = f64::from(style.size.max(64)) - 2.0 * MARGIN;
-    let scale = inner / span[0].max(span[1]);
+    // Points all in one place (an invalid mesh is drawn too) make a picture of one unit's side.
+    let extent = span[0].max(span[1]);
+    let scale = inner / if extent > 0.0 && extent.is_finite() { extent } else { 1.0 };
     let (width, height) = ((span[0] * scale + 2.0 * MARGIN) as u32, (span[1] * scale + 2.0 * MARGIN) as u32);
     // Mesh coordinates to pixels, y up.
-    let pixel = |p: [f64; 2]| {
-        ((MARGIN + (p[0] - lo[0]) * scale) as i32, (f64::from(height) - MARGIN - (p[1] - lo[1]) * scale) as i32)
-    };
+    let pixel =
+        |p: [f64; 2]| ((MARGIN + half(p, 0) * scale) as i32, (f64::from(height) - MARGIN - half(p, 1) * scale) as i32);
     let cos_bound = style.min_angle.to_radians().cos();
     let bad: Vec<bool> = (0..mesh.triangles.len()).map(|t| mesh.is_sharper(t, style.min_angle, cos_bound)).collect();
     let stroke = if mesh.triangles.len() > 200_000 { 0 } else { 1 };

@@ -62,6 +62,19 @@ impl Mesh {
         }
     }
 
+    /// How many triangles have collinear corners (zero area, exactly), or name a point that does
+    /// not exist.
+    pub fn degenerate_triangles(&self) -> usize {
+        let points = &self.points;
+        self.triangles
+            .par_iter()
+            .filter(|tri| {
+                !tri.iter().all(|&v| (v as usize) < points.len())
+                    || orient2d(points[tri[0] as usize], points[tri[1] as usize], points[tri[2] as usize]) == 0.0
+            })
+            .count()
+    }
+
     /// Turns clockwise triangles counter-clockwise and leaves the rest, degenerate ones and those
     /// naming points that do not exist included: what a caller that goes on to verify the mesh
     /// wants, so that the verifier names every problem ([`crate::verify::check`]) where
@@ -155,7 +168,12 @@ impl Mesh {
         } else {
             (ca, ab, bc)
         };
-        ((s1 + s2 - opposite) / (2.0 * (s1 * s2).sqrt())).clamp(-1.0, 1.0)
+        let product = (s1 * s2).sqrt();
+        // Corners that coincide make no angle: counted as 0°, the sharpest there is.
+        if product == 0.0 {
+            return 1.0;
+        }
+        ((s1 + s2 - opposite) / (2.0 * product)).clamp(-1.0, 1.0)
     }
 
     /// The total area of the triangles (0, not the -0 that `Iterator::sum` gives for none, so

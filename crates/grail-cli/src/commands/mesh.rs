@@ -4,7 +4,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use grail_mesh::generate::{MAX_SIDE, MIN_SIDE, random_points};
-use grail_mesh::io::{mesh_paths, read_mesh, read_mesh_oriented, read_poly, write_mesh};
+use grail_mesh::io::{mesh_paths, read_mesh_oriented, read_poly, write_mesh};
 use grail_mesh::refine::{MAX_MIN_ANGLE, check_coordinates, default_max_points, domain_for_refinement};
 use grail_mesh::verify::{check_numbered, quality};
 use serde_json::json;
@@ -172,24 +172,24 @@ fn refine(args: MeshRefineArgs, threads: usize, progress: &Bars) -> Result<()> {
         let (node, ele) = mesh_paths(&args.output);
         if is_poly {
             println!(
-                "{}: a domain of {} points, {} segments, {} holes",
+                "{}: a domain of {}, {}, {}",
                 args.input.display(),
-                input.points.len(),
-                input.segments.len(),
-                input.holes.len()
+                count(input.points.len() as u64, "point"),
+                count(input.segments.len() as u64, "segment"),
+                count(input.holes.len() as u64, "hole")
             );
         } else {
             println!(
-                "{}: {} triangles, {} below {}°",
+                "{}: {}, {} below {}°",
                 args.input.display(),
-                before.triangles,
+                count(before.triangles as u64, "triangle"),
                 before.bad,
                 args.min_angle
             );
         }
         println!(
-            "  refined   {} triangles, {} below {}°, min angle {:.2}° in {:.1} ms (target {target}){}",
-            after.triangles,
+            "  refined   {}, {} below {}°, min angle {:.2}° in {:.1} ms (target {target}){}",
+            count(after.triangles as u64, "triangle"),
             after.bad,
             args.min_angle,
             after.min_angle.unwrap_or(0.0),
@@ -214,18 +214,21 @@ fn refine(args: MeshRefineArgs, threads: usize, progress: &Bars) -> Result<()> {
             )
         };
         eprintln!(
-            "warning: the refinement stopped at its budget of {max_points} added points with {} triangles still below \
-             {}°{why}",
-            after.bad, args.min_angle
+            "warning: the refinement stopped at its budget of {max_points} added points with {} still below {}°{why}",
+            count(after.bad as u64, "triangle"),
+            args.min_angle
         );
     }
     // The reference is not held to the bound, but its user should know where it fell short.
     let short = after.bad.saturating_sub(after.bad_at_small_angles);
     if target == "reference" && complete && short > 0 {
         eprintln!(
-            "note: {short} triangles below {}° are away from any input angle under 60°: the reference refiner \
-             stops short there; --target cpu (or gpu) refines them",
-            args.min_angle
+            "note: {} below {}° {} away from any input angle under 60°: the reference refiner stops short there; \
+             --target cpu (or gpu) refines {}",
+            count(short as u64, "triangle"),
+            args.min_angle,
+            if short == 1 { "is" } else { "are" },
+            if short == 1 { "it" } else { "them" }
         );
     }
     if args.verify && !after.is_valid() {
@@ -237,13 +240,19 @@ fn refine(args: MeshRefineArgs, threads: usize, progress: &Bars) -> Result<()> {
     }
     if args.verify && !meets_bound {
         return Err(grail_graph::GraphError::Verification(format!(
-            "{} triangles are left below {}° away from any input angle under 60° (the refinement is incomplete)",
-            after.bad - after.bad_at_small_angles,
+            "{} left below {}° away from any input angle under 60° (the refinement is incomplete)",
+            count((after.bad - after.bad_at_small_angles) as u64, "triangle"),
             args.min_angle
         ))
         .into());
     }
     Ok(())
+}
+
+/// `n` things, in the singular for one: "1 triangle", "3 triangles".
+fn count(n: impl Into<u64>, noun: &str) -> String {
+    let n = n.into();
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
 }
 
 fn draw(args: MeshDrawArgs, progress: &Bars) -> Result<()> {
@@ -253,13 +262,17 @@ fn draw(args: MeshDrawArgs, progress: &Bars) -> Result<()> {
     if !(64..=20_000).contains(&args.size) {
         bail!(super::UsageError(format!("--size {}: expected 64 to 20000 pixels", args.size)));
     }
-    let (mesh, _) = phase(progress, "reading", || read_mesh(&args.input))?;
+    // A mesh that is not valid is drawn too (seeing it is how its problems are found): degenerate
+    // triangles are kept, and filled as their angle of 0° makes them.
+    let (mesh, _) = phase(progress, "reading", || read_mesh_oriented(&args.input))?;
     let style = grail_mesh::draw::Style { size: args.size, min_angle: args.min_angle };
     let bad = phase(progress, "drawing", || grail_mesh::draw::draw(&mesh, &args.output, style))?;
+    let degenerate = mesh.degenerate_triangles();
     println!(
-        "drew {} triangles ({bad} with an angle below {}°, filled) to {}",
-        mesh.triangles.len(),
+        "drew {} ({bad} with an angle below {}°, filled{}) to {}",
+        count(mesh.triangles.len() as u64, "triangle"),
         args.min_angle,
+        if degenerate == 0 { String::new() } else { format!("; {} degenerate", degenerate) },
         args.output.display()
     );
     Ok(())
@@ -285,11 +298,11 @@ fn generate(args: MeshGenArgs, progress: &Bars) -> Result<()> {
     phase(progress, "writing", || write_mesh(&mesh, &args.output, args.base)).context("cannot write the mesh")?;
     let (node, ele) = mesh_paths(&args.output);
     println!(
-        "wrote {} ({} points) and {} ({} triangles), Delaunay triangulation in {:.1} ms",
+        "wrote {} ({}) and {} ({}), Delaunay triangulation in {:.1} ms",
         node.display(),
-        mesh.points.len(),
+        count(mesh.points.len() as u64, "point"),
         ele.display(),
-        mesh.triangles.len(),
+        count(mesh.triangles.len() as u64, "triangle"),
         took.as_secs_f64() * 1e3
     );
     Ok(())
@@ -320,17 +333,19 @@ fn check_mesh(args: MeshCheckArgs, progress: &Bars) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
         println!(
-            "{}: {} points, {} triangles, numbered from {base}",
+            "{}: {}, {}, numbered from {base}",
             args.input.display(),
-            report.points,
-            report.triangles
+            count(report.points as u64, "point"),
+            count(report.triangles as u64, "triangle")
         );
         println!("  area      {}", number(report.area));
         match report.min_angle {
             Some(angle) => {
                 println!(
-                    "  quality   min angle {angle:.3}°, {} triangles below {}° ({} of them at input angles under 60°)",
-                    report.bad, args.min_angle, report.bad_at_small_angles
+                    "  quality   min angle {angle:.3}°, {} below {}° ({} of them at input angles under 60°)",
+                    count(report.bad as u64, "triangle"),
+                    args.min_angle,
+                    report.bad_at_small_angles
                 )
             }
             None if report.triangles == 0 => println!("  quality   no triangles"),
