@@ -31,11 +31,37 @@ impl Section {
             None => (what, None),
         };
         let algorithm = algorithm.parse::<Algorithm>().map_err(|e| format!("`{text}`: {e}"))?;
-        let one = || format!("`{text}`: the device is one of `cpu`, `gpu` or `gpu:N`");
-        let devices = grail_runtime::multi::parse_devices(device, || Err(one()))
-            .map_err(|e| format!("`{text}`: the device: {e}"))?;
-        let [device] = devices[..] else { return Err(one()) };
+        let device = parse_one_device(device).map_err(|e| format!("`{text}`: {e}"))?;
         Ok(Section { algorithm, variant, device })
+    }
+}
+
+/// The one device after a section's `@`: `cpu`, `gpu` or `gpu:N`.
+fn parse_one_device(text: &str) -> std::result::Result<Device, String> {
+    const EXPECTED: &str = "expected cpu, gpu or gpu:N";
+    let word = text.trim();
+    if word.is_empty() {
+        return Err(format!("no device after `@` ({EXPECTED})"));
+    }
+    let several = |count: String| {
+        format!(
+            "`{word}` names {count}, and a section runs on one device ({EXPECTED}); one algorithm over several \
+             devices is `grail run ALGO --devices {word}`"
+        )
+    };
+    if word == "all" {
+        return Err(several("every GPU".into()));
+    }
+    let known = |w: &str| {
+        matches!(w.trim(), "cpu" | "gpu" | "all") || w.trim().starts_with("gpu:") || w.trim().starts_with("cpu*")
+    };
+    if let Some(unknown) = word.split(',').find(|w| !w.trim().is_empty() && !known(w)) {
+        return Err(format!("unknown device `{}` ({EXPECTED})", unknown.trim()));
+    }
+    let devices = grail_runtime::multi::parse_devices(word, || Err("`all` is not a section's device".into()))?;
+    match devices[..] {
+        [device] => Ok(device),
+        _ => Err(several(format!("{} devices", devices.len()))),
     }
 }
 

@@ -34,7 +34,16 @@ fn section_specs_are_parsed_or_refused_with_the_reason() {
         Section { algorithm: Algorithm::Pr, variant: Some("push".into()), device: Device::Gpu(1) }
     );
     assert_eq!(Section::parse("bfs@gpu").unwrap().device, Device::Gpu(0));
-    for (bad, says) in [("bfs", "ALGO[/VARIANT]@DEVICE"), ("bfs@tpu", "the device"), ("walk@cpu", "walk")] {
+    for (bad, says) in [
+        ("bfs", "ALGO[/VARIANT]@DEVICE"),
+        ("bfs@tpu", "unknown device `tpu` (expected cpu, gpu or gpu:N)"),
+        ("walk@cpu", "walk"),
+        ("bfs@", "no device after `@`"),
+        ("bfs@gpu:0,gpu:1", "names 2 devices, and a section runs on one device"),
+        ("bfs@cpu*2", "grail run ALGO --devices cpu*2"),
+        ("bfs@all", "names every GPU"),
+        ("bfs@gpu:x", "expected `gpu:N`"),
+    ] {
         let error = Section::parse(bad).unwrap_err();
         assert!(error.contains(says), "{bad}: {error}");
     }
