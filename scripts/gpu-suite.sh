@@ -150,6 +150,11 @@ if want variants; then
     for config in "${opts[@]}"; do
         run_suite small "kron:12,urand:12,grid:12,road:12" "$config"
     done
+    # Worklist loops as one queue (what `grail run --target gpu --mode async` asks for): the
+    # variants whose loops allow it run without rounds, the others as usual.
+    for config in "all,queue=on,grid=1" "all,queue=on,np=serial,coop=none" "all,queue=on,np=tb,coop=block"; do
+        run_suite queue "kron:12,grid:12,road:16" "$config"
+    done
     if [[ $quick -eq 0 ]]; then
         for config in none all; do
             run_suite medium "kron:16,urand:16,grid:16,road:16" "$config"

@@ -43,6 +43,9 @@ pub struct RunParams {
     /// Run on several devices, the graph partitioned among them (`--devices`), instead of the
     /// target's one device; the target must then be the CPU (the default).
     pub multi: Option<crate::suite::MultiParams>,
+    /// On one GPU, worklist loops that allow it run as one queue, without rounds (`grail run
+    /// --target gpu --mode async`; [`grail_ir::opt::queue`]).
+    pub queue: bool,
 }
 
 impl RunParams {
@@ -158,9 +161,19 @@ pub fn run(algorithm: Algorithm, graph: &Graph, target: Target, params: &RunPara
                 Some(multi) => {
                     partitionable_variant(algorithm, params.variant.as_deref(), graph, multi.mode.unwrap_or_default())?
                 }
-                None => Variant::find(algorithm, params.variant.as_deref())
-                    .and_then(|v| v.for_weights(graph.out().weight_kind()))
-                    .map_err(AlgoError::Usage)?,
+                None => {
+                    // Queues on one GPU: bfs takes its label-correcting variant, as the
+                    // asynchronous mode of several devices does, on graphs not of low diameter.
+                    let queued = params.queue
+                        && target == Target::Gpu
+                        && crate::tuning::class::diameter_level(graph) != crate::tuning::class::Level::Low;
+                    let name = params.variant.as_deref().or_else(|| {
+                        ASYNC_DEFAULTS.iter().find(|(a, _)| queued && *a == algorithm).map(|(_, name)| *name)
+                    });
+                    Variant::find(algorithm, name)
+                        .and_then(|v| v.for_weights(graph.out().weight_kind()))
+                        .map_err(AlgoError::Usage)?
+                }
             };
             let cache = ModuleCache::default_location();
             let program_id = tuning::ProgramId::of_variant(variant)?;
@@ -169,6 +182,7 @@ pub fn run(algorithm: Algorithm, graph: &Graph, target: Target, params: &RunPara
                 if params.loops_on_host {
                     resolution.config.outline = grail_ir::opt::Outline::None;
                 }
+                resolution.config.queue |= params.queue;
                 resolution
             };
             let resolve = |key: &TargetKey| loops_placed(tuning::resolve(params.opt, key, &program_id, Some(graph)));

@@ -910,7 +910,10 @@ pub struct RunArgs {
     /// low diameter (road networks, meshes), and its supersteps on the others, where they are
     /// far faster. Default for the suite's algorithms: `async` for bfs and sssp on graphs not
     /// of low diameter when every device is a GPU, `bsp` otherwise; for program files, `bsp`.
-    #[arg(long, value_name = "bsp|async", requires = "devices")]
+    /// With --target gpu (one GPU), `async` runs worklist loops with an empty body whose kernel
+    /// only lowers (or only raises) properties by atomics as one queue, without rounds: an item
+    /// is taken as soon as it is pushed (`--opt queue=on`); other loops keep their rounds.
+    #[arg(long, value_name = "bsp|async")]
     pub mode: Option<grail_runtime::multi::Mode>,
     /// Soft priorities for `--mode async` (Groute's): nodes one device pushes to another wait
     /// there, in buckets of this width of the value the loop lowers with `atomic_min` (sssp's

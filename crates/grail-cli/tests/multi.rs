@@ -148,6 +148,16 @@ fn the_asynchronous_mode_runs_worklist_loops_without_supersteps() {
         "async",
     ]);
     assert_eq!(summary["multi"]["async_loops"], 0, "{summary}");
+    // Without --devices, `--mode async` is one GPU's queues: refused on the CPU, with the reason.
+    let refused = grail(&["run", "bfs", "--graph", &road, "--mode", "async"]);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("--mode async on one device runs on a GPU (--target gpu)"),
+        "{}",
+        stderr(&refused)
+    );
+    let bsp = grail(&["run", "bfs", "--graph", &road, "--mode", "bsp", "--verify"]);
+    assert!(bsp.status.success(), "{}", stderr(&bsp));
 }
 
 /// A program whose kernel writes six properties through its neighbours (and another reads two
@@ -243,7 +253,7 @@ fn mistakes_get_clear_errors() {
         (&["run", "bfs", "--graph", &graph, "--devices", "tpu:0"], "unknown device `tpu:0`"),
         (&["run", "bfs", "--graph", &graph, "--devices", "cpu*0"], "cpu*K"),
         (&["run", "bfs", "--graph", &graph, "--devices", "cpu", "--target", "gpu"], "cannot be used with"),
-        (&["run", "bfs", "--graph", &graph, "--mode", "bsp"], "--devices"),
+        (&["run", "bfs", "--graph", &graph, "--mode", "async"], "--target gpu"),
         (
             &["run", "cc", "--graph", &graph, "--devices", "cpu*2", "--variant", "afforest"],
             "turns an integer into a node",

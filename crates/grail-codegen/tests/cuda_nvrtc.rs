@@ -53,6 +53,7 @@ fn configurations() -> Vec<OptConfig> {
             converge: i % 4 != 1,
             marks: i % 4 == 2,
             adapt: i % 4 == 0,
+            queue: i % 4 == 2,
         })
         .collect()
 }
@@ -63,6 +64,22 @@ fn every_suite_variant_compiles_under_every_scheduler_combination() {
         return;
     }
     for config in configurations() {
+        for variant in VARIANTS.iter().chain(REAL_WEIGHT_VARIANTS) {
+            let source = grail_algos::program_source(variant.program).expect("an embedded program");
+            compiles_cleanly_with(variant.program, source, &config);
+        }
+    }
+}
+
+/// Worklist loops run as one queue (`queue=on`), with and without the schedulers and with every
+/// aggregation level of their pushes.
+#[test]
+fn every_suite_variant_compiles_with_worklist_queues() {
+    if !gpu::nvrtc_or_skip("every_suite_variant_compiles_with_worklist_queues") {
+        return;
+    }
+    for text in ["all,queue=on", "all,queue=on,np=serial,coop=none", "all,queue=on,np=tb,coop=block"] {
+        let config = OptConfig::parse(text).unwrap();
         for variant in VARIANTS.iter().chain(REAL_WEIGHT_VARIANTS) {
             let source = grail_algos::program_source(variant.program).expect("an embedded program");
             compiles_cleanly_with(variant.program, source, &config);

@@ -312,3 +312,54 @@ fn marks_decide_an_exclusive_of_the_item_itself_in_an_outlined_region() {
     let module = optimized(&claiming("if n > 1 { {} }", outlined), "all");
     assert!(module.opt_notes.iter().all(|n| !n.contains("marks")), "{:?}", module.opt_notes);
 }
+
+/// Worklist loops as one queue (`queue=on`): a label-correcting loop whose kernel only lowers by
+/// `atomic_min` is queued; one that also writes plainly, adds, or has host code between its
+/// invocations keeps its rounds, and the note says why.
+#[test]
+fn worklist_queues_take_only_loops_whose_order_does_not_matter() {
+    use grail_ir::opt::queue;
+    const LOWER: &str = "
+graph { node level: u32 = INF; node seen: u32; }
+param source: Node;
+kernel lower() {
+    forall u in worklist {
+        for v in u.neighbors() {
+            if atomic_min(v.level, u.level + 1) { WRITE push(v); }
+        }
+    }
+}
+fn main() { source.level = 0; iterate lower() initial [source] BODY }
+";
+    let program = |write: &str, body: &str| LOWER.replace("WRITE", write).replace("BODY", body);
+    let iterate_of = |module: &Module| {
+        let mut found = None;
+        walk_block(&module.main.block, &mut |stmt| {
+            if let Stmt::Iterate(iterate) = stmt {
+                found = Some((**iterate).clone());
+            }
+        });
+        found.expect("the program has an iterate")
+    };
+    let queued = optimized(&program("", ""), "all,queue=on");
+    assert!(queue::queued(&queued, &iterate_of(&queued)).is_some(), "{:?}", queued.opt_notes);
+    // Off unless asked for.
+    let rounds = optimized(&program("", ""), "all");
+    assert!(queue::queued(&rounds, &iterate_of(&rounds)).is_none());
+    for (write, body, why) in [
+        ("v.seen = 1;", "", "otherwise than only by atomic_min"),
+        ("atomic_add(v.seen, 1);", "", "otherwise than only by atomic_min"),
+        ("atomic_max(v.level, 0);", "", "otherwise than only by atomic_min"),
+    ] {
+        let module = optimized(&program(write, body), "all,queue=on");
+        assert!(queue::queued(&module, &iterate_of(&module)).is_none(), "{write}");
+        assert!(module.opt_notes.iter().any(|n| n.contains(why)), "{write}: {:?}", module.opt_notes);
+    }
+    // Host code between invocations: the loop's rounds are visible, so it keeps them.
+    let counted = LOWER
+        .replace("WRITE", "")
+        .replace("fn main() {", "fn main() { let mut rounds: u32 = 0;")
+        .replace("BODY", "{ rounds += 1; }");
+    let module = optimized(&counted, "all,queue=on");
+    assert!(queue::queued(&module, &iterate_of(&module)).is_none());
+}

@@ -64,6 +64,7 @@ fn run_suite(algorithm: Algorithm, args: RunArgs, threads: usize, progress: &Bar
         return Err(UsageError("--device chooses the GPU of --target gpu".into()).into());
     }
     params.multi = multi_params(&args)?;
+    params.queue = one_gpu_queue(&args, target)?;
     if let Some(tolerance) = args.pr_tolerance {
         anyhow::ensure!(tolerance > 0.0 && tolerance.is_finite(), "--pr-tolerance must be a positive number");
         params.pagerank.tolerance = tolerance;
@@ -320,6 +321,23 @@ enum Compiled {
     Parts(Box<MultiProgram>, MultiParams),
 }
 
+/// Whether `--mode async` asks one GPU to run its worklist loops as queues
+/// ([`grail_ir::opt::queue`]); `--mode` without `--devices` means one GPU.
+fn one_gpu_queue(args: &RunArgs, target: Target) -> Result<bool> {
+    use grail_runtime::multi::Mode;
+    match (args.mode, &args.devices) {
+        (None, _) | (Some(_), Some(_)) => Ok(false),
+        (Some(Mode::Bsp), None) => Ok(false),
+        (Some(Mode::Async), None) if target == Target::Gpu => Ok(true),
+        (Some(Mode::Async), None) => Err(UsageError(
+            "--mode async on one device runs on a GPU (--target gpu), where worklist loops run as queues; over \
+             several devices it needs --devices"
+                .into(),
+        )
+        .into()),
+    }
+}
+
 /// The partitioned run `--devices`, `--mode` and `--partition` ask for, if any.
 fn multi_params(args: &RunArgs) -> Result<Option<MultiParams>> {
     let Some(list) = &args.devices else { return Ok(None) };
@@ -530,7 +548,8 @@ fn run_program(args: RunArgs, threads: usize, progress: &Bars) -> Result<()> {
         None => builder.resolve(args.opt, &program_id, Some(&graph)),
     };
     warn(&resolution.warnings);
-    let opt = resolution.config;
+    let mut opt = resolution.config;
+    opt.queue |= one_gpu_queue(&args, target)?;
     let mut stdout = std::io::stdout();
     // One device, or parts of the graph on several.
     let program = match multi {

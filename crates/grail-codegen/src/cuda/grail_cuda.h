@@ -542,6 +542,38 @@ GRAIL_DEVICE void grail_push_block(const grail_wl *wl, bool valid, uint32_t item
     __syncthreads();
 }
 
+/* The pushes of a kernel run as one queue (grail_queue): the item is stored with release
+ * semantics, so that whatever the thread wrote before (the atomic that lowered the node) is seen
+ * by the block that takes the item (grail_queue_item reads it with an acquire load). */
+GRAIL_DEVICE void grail_store_release(uint32_t *p, uint32_t v);
+GRAIL_DEVICE bool grail_push_slot_release(const grail_wl *wl, uint64_t slot, uint32_t item) {
+    if (slot < wl->cap) {
+        grail_store_release(&wl->items[slot], item);
+        return true;
+    }
+    /* Past the capacity nobody waits for the slot: the item is the next invocation's. */
+    return grail_push_slot(wl, slot, item);
+}
+GRAIL_DEVICE bool grail_push_release(const grail_wl *wl, uint32_t item) {
+    return grail_push_slot_release(wl, atomicAdd(wl->len, (uint64_t)1), item);
+}
+GRAIL_DEVICE bool grail_push_warp_release(const grail_wl *wl, uint32_t item) {
+    const unsigned mask = __activemask();
+    const unsigned lane = threadIdx.x & 31u;
+    const int leader = __ffs(mask) - 1;
+    const unsigned rank = __popc(mask & ((1u << lane) - 1u));
+    uint64_t base = 0;
+    if ((int)lane == leader) base = atomicAdd(wl->len, (uint64_t)__popc(mask));
+    base = __shfl_sync(mask, base, leader);
+    return grail_push_slot_release(wl, base + rank, item);
+}
+GRAIL_DEVICE void grail_push_block_release(const grail_wl *wl, bool valid, uint32_t item) {
+    /* The block's pushes are recorded by the threads that made them; a fence orders each
+     * thread's writes before its item, which grail_push_block stores plainly. */
+    __threadfence();
+    grail_push_block(wl, valid, item);
+}
+
 /* Item i of a worklist whose first `cap` items are in `items` and the rest in the spill segments
  * of `spill` (a list an outlined region pushed past its capacity). */
 GRAIL_DEVICE uint32_t grail_item(const uint32_t *items, uint64_t cap, void *const *spill, uint64_t i) {
@@ -1463,6 +1495,11 @@ typedef struct grail_region {
     /* Out, GRAIL_PEER_LISTS=check: the changes the exchanges' lists missed and the full
      * comparisons after them found (grail_peer_exchange); the host fails the run if any. */
     uint64_t peer_missed;
+    /* A worklist loop run as one queue (grail_queue): the slots handed out, the slots pushes
+     * reserved (the pushes' length), the slots whose items are done. Zeroed by the host. */
+    uint64_t queue_head;
+    uint64_t queue_tail;
+    uint64_t queue_done;
 } grail_region;
 
 /* A thread's view of its region: the same in every thread. What only changes between launches
@@ -1604,6 +1641,108 @@ GRAIL_DEVICE void grail_grid_sync_with(grail_state *S, AtBarrier at_barrier) {
 }
 
 GRAIL_DEVICE void grail_grid_sync(grail_state *S) { grail_grid_sync_with(S, grail_nothing{}); }
+
+/* ---- Worklist loops as one queue (grail_ir::opt::queue) ----
+ *
+ * The loop's current worklist is the queue: its items, then every push appended after them
+ * (the pushes' length is the tail). Slots past the items start empty (GRAIL_QUEUE_EMPTY) and a
+ * push fills its slot some time after reserving it. A block takes the next slots up to the tail
+ * (grail_queue_take), waits for each to be filled (grail_queue_item), runs the items, and counts
+ * them done after every thread's pushes (grail_queue_done). The loop has ended when every slot
+ * handed out is done and none is left to hand out: with done read before head and head before
+ * tail, done == head == tail means that at the time done was read no block held an item, so no
+ * push can come. Pushes past the list's capacity spill as usual and are not handed out: they
+ * are the next invocation's items. */
+#define GRAIL_QUEUE_EMPTY 0xffffffffu
+/* An idle block looks whether the loop has ended every GRAIL_QUEUE_POLL spins, and naps between
+ * spins once it has been idle for GRAIL_QUEUE_NAP of them (compile-time constants, which
+ * GRAIL_NVRTC_FLAGS=-D... can change for a measurement). */
+#ifndef GRAIL_QUEUE_POLL
+#define GRAIL_QUEUE_POLL 8u
+#endif
+#ifndef GRAIL_QUEUE_NAP
+#define GRAIL_QUEUE_NAP 64u
+#endif
+
+typedef struct grail_queue {
+    uint64_t *head;
+    uint64_t *tail;
+    uint64_t *done;
+    /* Slots that can be handed out: the list's capacity. */
+    uint64_t cap;
+    const uint32_t *items;
+} grail_queue;
+
+GRAIL_DEVICE uint64_t grail_load_acquire_u64(const uint64_t *p) {
+#if __CUDA_ARCH__ >= 700
+    uint64_t v;
+    asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+#else
+    uint64_t v = *(const volatile uint64_t *)p;
+    __threadfence();
+    return v;
+#endif
+}
+
+/* Block-wide: the block's next batch of slots [*begin, *end), at most a slot per thread, once
+ * there are any; an empty batch once the loop has ended. */
+GRAIL_DEVICE void grail_queue_take(const grail_queue *q, uint64_t *begin, uint64_t *end) {
+    __shared__ uint64_t qb_, qe_;
+    if (threadIdx.x == 0) {
+        uint64_t b = 0, e = 0;
+        for (unsigned idle = 0;; idle++) {
+            const uint64_t h = *(volatile uint64_t *)q->head;
+            uint64_t t = *(volatile uint64_t *)q->tail;
+            if (t > q->cap) t = q->cap;
+            if (h < t) {
+                const uint64_t want = t - h < (uint64_t)blockDim.x ? t : h + blockDim.x;
+                if (atomicCAS((unsigned long long *)q->head, (unsigned long long)h, (unsigned long long)want) == h) {
+                    b = h;
+                    e = want;
+                    break;
+                }
+                idle = 0;
+                continue;
+            }
+            if (idle % GRAIL_QUEUE_POLL == 0u) {
+                const uint64_t d = grail_load_acquire_u64(q->done);
+                const uint64_t h2 = *(volatile uint64_t *)q->head;
+                uint64_t t2 = *(volatile uint64_t *)q->tail;
+                if (t2 > q->cap) t2 = q->cap;
+                if (d == h2 && h2 == t2) break;
+            }
+#if __CUDA_ARCH__ >= 700
+            if (idle > GRAIL_QUEUE_NAP) __nanosleep(idle > 16u * GRAIL_QUEUE_NAP ? 256u : 32u);
+#endif
+        }
+        qb_ = b;
+        qe_ = e;
+    }
+    __syncthreads();
+    *begin = qb_;
+    *end = qe_;
+    /* Every thread has read the batch before thread 0 takes the next. */
+    __syncthreads();
+}
+
+/* The item in slot i, once its push has filled it (an acquire: what the pusher wrote before
+ * is seen after). */
+GRAIL_DEVICE uint32_t grail_queue_item(const grail_queue *q, uint64_t i) {
+    uint32_t v;
+    while ((v = grail_load_acquire(&q->items[i])) == GRAIL_QUEUE_EMPTY) {
+    }
+    return v;
+}
+
+/* Block-wide: the batch's n items are done, their pushes reserved. */
+GRAIL_DEVICE void grail_queue_done(const grail_queue *q, uint64_t n) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        atomicAdd((unsigned long long *)q->done, (unsigned long long)n);
+    }
+}
 
 /* ---- Marks: 3-phase conflict resolution (the morph paper's §7.3; grail_ir::opt::marks) ----
  *

@@ -56,6 +56,7 @@ pub fn emit_cuda(module: &Module) -> Result<String, CodegenError> {
         converge: module.opt.converge,
         lockcache: module.opt.lockcache,
         block_round: Cell::new(false),
+        queue: Cell::new(false),
     };
     printer::emit(module, &target)
 }
@@ -120,6 +121,9 @@ pub(crate) struct Cuda {
     /// (thread block, fine-grained): a block-level push records its item for the round's
     /// `grail_push_block` ([`schedule`]) instead of pushing.
     block_round: Cell<bool>,
+    /// Emitting a phase's `_run_queue` function ([`grail_ir::opt::queue`]): its pushes fence
+    /// first, so that a block taking the item sees what was written before it was pushed.
+    queue: Cell<bool>,
 }
 
 impl Target for Cuda {
@@ -397,6 +401,8 @@ impl Target for Cuda {
                 "extern \"C\" __global__ void {name}(const grail_ctx ctx, const grail_value *args, uint64_t size) {{ {name}_run(&ctx, args, size{hub_arg}); }}"
             ),
         );
+        let queue = self.queue_run(&mut e, kernel, phase, forall, &item)?;
+        e.out.push_str(&queue);
         let (module, body, kernel_ir) = (e.module, e.body, e.kernel);
         let mut out = e.out;
         if let (Some(site), Some(kernel_ir)) = (hub_site, kernel_ir) {
@@ -429,7 +435,8 @@ impl Target for Cuda {
             // rounds: there a block-level site pushes by warp.
             Aggregation::Warp | Aggregation::Block => "grail_push_warp",
         };
-        e.line(depth, &format!("{push}(&ctx->pushes, {checked});"));
+        let release = if self.queue.get() { "_release" } else { "" };
+        e.line(depth, &format!("{push}{release}(&ctx->pushes, {checked});"));
     }
 
     fn divide(&self, op: BinaryOp, ty: Type, l: &str, r: &str) -> Result<String, CodegenError> {
@@ -471,6 +478,61 @@ impl Cuda {
             schedule::Mapping { limit: "size".into(), index: first.into() }
         };
         Ok((item, mapping, backoff))
+    }
+
+    /// Phase `phase` of kernel `kernel`'s `_run_queue` function, when its kernel runs as one
+    /// queue ([`grail_ir::opt::queue`]): the item loop takes batches from the queue
+    /// (`grail_queue_take`) instead of striding over a list, each item waited for and read as
+    /// it lands (`grail_queue_item`), and every batch counted done once its pushes are made.
+    /// The schedulers' hubs stay with the block that meets them: there is no grid barrier for
+    /// the hub executor's drain.
+    fn queue_run(
+        &self,
+        e: &mut Emitter<'_, Self>,
+        kernel: usize,
+        phase: usize,
+        forall: &ForAll,
+        item: &str,
+    ) -> Result<String, CodegenError> {
+        let Some(kernel_ir) = e.kernel else { return Ok(String::new()) };
+        if !e.module.opt.queue
+            || phase != 0
+            || grail_ir::opt::queue::eligible(e.module, KernelId(kernel as u32)).is_err()
+        {
+            return Ok(String::new());
+        }
+        let mut q = Emitter::new(self, e.module, e.body, Some(kernel_ir));
+        let outer = self.queue.replace(true);
+        let items = q.capture(|q| match grail_ir::opt::nested::site(forall) {
+            Some(_) => {
+                let mapping = schedule::Mapping { limit: "qe_".into(), index: "j".into() };
+                schedule::scheduled_items(q, kernel_ir, forall, "qi_", &mapping, None)
+            }
+            None => {
+                schedule::queue_batch_open(q);
+                q.line(2, "do {");
+                q.line(3, "if (j >= qe_) break;");
+                q.line(3, "const uint64_t i = j;");
+                q.line(3, "(void)i;");
+                q.item_chain(forall, "qi_", 3)?;
+                q.line(2, "} while (0);");
+                schedule::queue_batch_close(q);
+                Ok(())
+            }
+        });
+        self.queue.set(outer);
+        let items = items?;
+        let _ = item;
+        let name = format!("grail_k{kernel}_{phase}");
+        q.line(0, &format!("/* kernel `{}`, phase {phase}: its items taken from one queue */", kernel_ir.name));
+        run_function(
+            &mut q,
+            &format!(
+                "GRAIL_PHASE void {name}_run_queue(const grail_ctx *ctx, const grail_value *args, const grail_queue *q)"
+            ),
+            &format!("    const uint64_t size = ~(uint64_t)0;\n    (void)size;\n{items}"),
+        )?;
+        Ok(q.out)
     }
 
     /// The hub executor's drain of phase `name` (see `schedule::hub_declarations`): the device

@@ -30,6 +30,20 @@ pub(super) fn regions(target: &Cuda, out: &mut String, module: &Module) -> Resul
             invoke_function(target, out, module, KernelId(k as u32))?;
         }
     }
+    let mut queued = Vec::new();
+    for region in &regions {
+        walk_block(&vec![(*region).clone()], &mut |stmt| {
+            if let Stmt::Iterate(iterate) = stmt
+                && let Some(k) = grail_ir::opt::queue::queued(module, iterate)
+                && !queued.contains(&k)
+            {
+                queued.push(k);
+            }
+        });
+    }
+    for k in queued {
+        queue_invoke_function(out, module, k);
+    }
     for region in regions {
         control_kernel(target, out, module, region)?;
     }
@@ -242,6 +256,102 @@ fn invoke_function(target: &Cuda, out: &mut String, module: &Module, k: KernelId
     Ok(())
 }
 
+/// `grail_k<k>_invoke_queue`: kernel `k`'s worklist loop run as one queue
+/// ([`grail_ir::opt::queue`]) in an outlined region, until no item is left (or the pushes past
+/// the current list's capacity, which become the next invocation's items). The list's slots past
+/// its items are emptied first; after the queue, what spilled is moved to the other list. On a
+/// part of a partitioned graph, whose loops exchange with the other parts between rounds, the
+/// invocation goes in rounds as usual.
+fn queue_invoke_function(out: &mut String, module: &Module, k: KernelId) {
+    let kernel = &module.kernels[k.index()];
+    let k = k.index();
+    let mut f = String::new();
+    let mut line = |depth: usize, text: &str| {
+        for _ in 0..depth {
+            f.push_str("    ");
+        }
+        f.push_str(text);
+        f.push('\n');
+    };
+    line(0, &format!("/* kernel `{}`'s loop run as one queue in an outlined region */", kernel.name));
+    line(
+        0,
+        &format!(
+            "__device__ __forceinline__ grail_value grail_k{k}_invoke_queue(grail_ctx *c, grail_state *S, const grail_value *args) {{"
+        ),
+    );
+    line(1, &format!("if (S->R->peers != NULL) return grail_k{k}_invoke(c, S, args);"));
+    line(1, "grail_region *const R = S->R;");
+    line(1, "grail_value result_;");
+    line(1, "result_.u = 0;");
+    line(1, "const uint64_t inv_ = S->inv;");
+    line(1, "const uint64_t step_ = S->step;");
+    line(1, "const grail_list q_ = S->lists[S->cur];");
+    line(1, "const uint64_t len_ = S->len;");
+    line(1, "uint32_t *const over_ = &R->step_overflow[step_ % GRAIL_RING];");
+    line(
+        1,
+        "for (uint64_t x_ = len_ + grail_thread_index(); x_ < q_.cap; x_ += grail_thread_count()) q_.items[x_] = GRAIL_QUEUE_EMPTY;",
+    );
+    line(1, "if (grail_thread_index() == 0) {");
+    line(2, "R->queue_head = 0u;");
+    line(2, "R->queue_tail = len_;");
+    line(2, "R->queue_done = 0u;");
+    line(1, "}");
+    line(1, "grail_grid_sync(S);");
+    line(1, "c->retrying = 0u;");
+    line(1, "c->items = q_.items;");
+    line(1, "c->items_cap = q_.cap;");
+    line(1, "c->items_spill = q_.spill;");
+    line(1, "c->item_count = len_;");
+    line(1, "c->pushes = grail_list_wl(&q_, &R->queue_tail, over_);");
+    line(1, "grail_queue q;");
+    line(1, "q.head = &R->queue_head;");
+    line(1, "q.tail = &R->queue_tail;");
+    line(1, "q.done = &R->queue_done;");
+    line(1, "q.cap = q_.cap;");
+    line(1, "q.items = q_.items;");
+    line(1, &format!("grail_k{k}_0_run_queue(c, args, &q);"));
+    line(1, "grail_grid_sync(S);");
+    line(1, "if (grail_checks_failed(c)) {");
+    line(2, &format!("if (grail_thread_index() == 0) c->checks[2] = {}ull;", k + 1));
+    line(2, "S->failed = true;");
+    line(2, "return result_;");
+    line(1, "}");
+    line(1, "const uint64_t total_ = grail_read_u64(&R->queue_tail);");
+    line(1, "const uint64_t taken_ = total_ < q_.cap ? total_ : q_.cap;");
+    line(1, "const uint64_t left_ = total_ - taken_;");
+    line(1, "if (left_ != 0u && *(volatile uint32_t *)over_ < 2u) {");
+    line(2, "const grail_list o_ = S->lists[S->cur ^ 1u];");
+    line(2, "const grail_wl to_ = grail_list_wl(&o_, &R->queue_head, over_);");
+    line(2, "for (uint64_t x_ = grail_thread_index(); x_ < left_; x_ += grail_thread_count())");
+    line(3, "grail_push_slot(&to_, x_, grail_item(q_.items, q_.cap, q_.spill, q_.cap + x_));");
+    line(2, "grail_grid_sync(S);");
+    line(2, "S->cur ^= 1u;");
+    line(1, "}");
+    line(1, "const uint32_t overflow_ = *(volatile uint32_t *)over_;");
+    line(1, "if (overflow_ > S->overflow) S->overflow = overflow_;");
+    line(1, &format!("S->stats[{}] += 1;", 4 * k));
+    line(1, &format!("S->stats[{}] += taken_;", 4 * k + 1));
+    line(1, &format!("S->stats[{}] += total_ - len_;", 4 * k + 2));
+    line(1, "if (grail_thread_index() == 0) {");
+    line(2, "R->retry_len[(step_ + 2) % GRAIL_RING] = 0;");
+    line(2, "R->step_overflow[(step_ + 2) % GRAIL_RING] = 0u;");
+    line(2, "R->push_len[(inv_ + 2) % GRAIL_RING] = 0;");
+    line(1, "}");
+    line(1, "S->step = step_ + 1;");
+    line(1, "S->inv = inv_ + 1;");
+    line(1, "if (overflow_ >= 2u) {");
+    line(2, "S->failed = true;");
+    line(2, "return result_;");
+    line(1, "}");
+    line(1, "S->len = left_;");
+    line(1, "S->all_len = left_;");
+    line(1, "return result_;");
+    line(0, "}");
+    out.push_str(&f);
+}
+
 /// Whether a multi-device run could take the program (`grail_ir::analysis::partition_obstacles`):
 /// only then can an outlined region run on a part whose exchanges are made on the devices.
 fn partitionable(module: &Module) -> bool {
@@ -367,14 +477,15 @@ pub(super) fn orchestration(e: &mut Emitter<'_, Cuda>, stmt: &Stmt, depth: usize
         return Err(CodegenError::Internal("host orchestration in device code".into()));
     }
     match stmt {
-        Stmt::Invoke { kernel, args, result } => invoke(e, *kernel, args, *result, depth),
+        Stmt::Invoke { kernel, args, result } => invoke(e, *kernel, args, *result, false, depth),
         Stmt::Iterate(iterate) => {
             // A worklist loop also leaves after the region's budget of invocations, if it has one.
             e.line(depth, "{");
             e.line(depth + 1, "const uint64_t inv0_ = S->inv;");
             e.line(depth + 1, "do {");
             if let Until::Empty { kernel, args, .. } = &iterate.until {
-                invoke(e, *kernel, args, None, depth + 2)?;
+                let queued = grail_ir::opt::queue::queued(e.module, iterate).is_some();
+                invoke(e, *kernel, args, None, queued, depth + 2)?;
             }
             e.looped(&iterate.body, depth + 2)?;
             let until = match &iterate.until {
@@ -413,12 +524,14 @@ pub(super) fn orchestration(e: &mut Emitter<'_, Cuda>, stmt: &Stmt, depth: usize
     }
 }
 
-/// `invoke kernel(args)` in a control kernel.
+/// `invoke kernel(args)` in a control kernel; `queued`: the invocation of a worklist loop run as
+/// one queue (`grail_k<k>_invoke_queue`).
 fn invoke(
     e: &mut Emitter<'_, Cuda>,
     kernel: KernelId,
     args: &[Expr],
     result: Option<LocalId>,
+    queued: bool,
     depth: usize,
 ) -> Result<(), CodegenError> {
     e.line(depth, "{");
@@ -431,7 +544,8 @@ fn invoke(
         let value = e.expr(arg)?;
         e.line(depth + 1, &format!("a_[{i}].{member} = ({})({value});", member_type(member)));
     }
-    e.line(depth + 1, &format!("const grail_value r_ = grail_k{}_invoke(&c_, S, a_);", kernel.0));
+    let suffix = if queued { "_queue" } else { "" };
+    e.line(depth + 1, &format!("const grail_value r_ = grail_k{}_invoke{suffix}(&c_, S, a_);", kernel.0));
     e.line(depth + 1, "if (S->failed) goto grail_done_;");
     match result {
         Some(local) => {

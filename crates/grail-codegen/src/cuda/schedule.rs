@@ -124,7 +124,8 @@ fn open_block_pushes(e: &mut Emitter<'_, Cuda>, inner: &Loop<'_>, depth: usize) 
 fn close_block_pushes(e: &mut Emitter<'_, Cuda>, inner: &Loop<'_>, depth: usize) {
     for &site in &inner.block_pushes {
         let (valid, item) = block_push_slots(site);
-        e.line(depth, &format!("grail_push_block(&ctx->pushes, {valid}, {item});"));
+        let release = if e.target.queue.get() { "_release" } else { "" };
+        e.line(depth, &format!("grail_push_block{release}(&ctx->pushes, {valid}, {item});"));
     }
 }
 
@@ -188,14 +189,19 @@ pub(super) fn scheduled_items(
     let inner = Loop::of(e, kernel, site)?;
     let closure = closure_of(e, kernel, site);
     let np = inner.schedule;
-    e.line(
-        1,
-        &format!(
-            "for (uint64_t b_ = (uint64_t)blockIdx.x * blockDim.x; b_ < {}; b_ += grail_thread_count()) {{",
-            mapping.limit
-        ),
-    );
-    e.line(2, "const uint64_t j = b_ + threadIdx.x;");
+    let queue = e.target.queue.get();
+    if queue {
+        queue_batch_open(e);
+    } else {
+        e.line(
+            1,
+            &format!(
+                "for (uint64_t b_ = (uint64_t)blockIdx.x * blockDim.x; b_ < {}; b_ += grail_thread_count()) {{",
+                mapping.limit
+            ),
+        );
+        e.line(2, "const uint64_t j = b_ + threadIdx.x;");
+    }
     e.line(2, &format!("const uint64_t i = {};", mapping.index));
     e.line(2, "uint64_t np_b_ = 0, np_e_ = 0;");
     let after = &forall.body[top + 1..];
@@ -234,8 +240,31 @@ pub(super) fn scheduled_items(
         e.item_part(forall, None, after, 3)?;
         e.line(2, "} while (0);");
     }
-    e.line(1, "}");
+    if queue {
+        queue_batch_close(e);
+    } else {
+        e.line(1, "}");
+    }
     Ok(())
+}
+
+/// Opens a queue's item loop ([`grail_ir::opt::queue`]): the block takes its next batch of slots
+/// `[qb_, qe_)`, leaving the loop once the queue has ended; thread `threadIdx.x` has slot `j`,
+/// and its item `qi_` once it has landed.
+pub(super) fn queue_batch_open(e: &mut Emitter<'_, Cuda>) {
+    e.line(1, "for (;;) {");
+    e.line(2, "uint64_t qb_, qe_;");
+    e.line(2, "grail_queue_take(q, &qb_, &qe_);");
+    e.line(2, "if (qb_ == qe_) break;");
+    e.line(2, "const uint64_t j = qb_ + threadIdx.x;");
+    e.line(2, "const uint32_t qi_ = j < qe_ ? grail_queue_item(q, j) : 0u;");
+}
+
+/// Closes a queue's item loop: the batch is done once every thread of the block has made its
+/// pushes.
+pub(super) fn queue_batch_close(e: &mut Emitter<'_, Cuda>) {
+    e.line(2, "grail_queue_done(q, qe_ - qb_);");
+    e.line(1, "}");
 }
 
 /// The scheduled loop's closure: each local's C name and type (the names marked used: the

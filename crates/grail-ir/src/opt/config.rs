@@ -123,6 +123,12 @@ pub struct OptConfig {
     /// dmr's 10 M triangles the first invocations, with most of the items, take twice as long
     /// (docs/benchmarks.md).
     pub adapt: bool,
+    /// GPU: an outlined `iterate` with an empty body whose kernel only lowers (or only raises)
+    /// properties by atomics runs as one queue, without rounds: a block takes the next items as
+    /// soon as they are pushed ([`crate::opt::queue`]). The least fixed point it computes is the
+    /// rounds' where each value offered grows with the values read (BFS, SSSP, label
+    /// propagation). Off in `all`: `grail run --mode async` asks for it on one GPU.
+    pub queue: bool,
 }
 
 impl Default for OptConfig {
@@ -158,6 +164,7 @@ impl OptConfig {
         converge: false,
         marks: false,
         adapt: false,
+        queue: false,
     };
 
     /// Every optimization on, with its default parameters.
@@ -180,6 +187,7 @@ impl OptConfig {
             converge: true,
             marks: false,
             adapt: false,
+            queue: false,
         }
     }
 
@@ -269,6 +277,7 @@ impl OptConfig {
             "converge" => self.converge = on_off(value)?,
             "marks" => self.marks = on_off(value)?,
             "adapt" => self.adapt = on_off(value)?,
+            "queue" => self.queue = on_off(value)?,
             "layout" => {
                 self.layout = match value {
                     "columns" | "soa" => Layout::Columns,
@@ -323,6 +332,7 @@ const KEYS: &[&str] = &[
     "converge",
     "marks",
     "adapt",
+    "queue",
 ];
 
 impl FromStr for OptConfig {
@@ -364,7 +374,7 @@ impl fmt::Display for OptConfig {
         };
         write!(
             f,
-            "outline={outline},np={},coop={coop},backoff={},ldg={},block={},grid={},unroll={},scatter={},lockcache={},local={},layout={layout},converge={},marks={},adapt={}",
+            "outline={outline},np={},coop={coop},backoff={},ldg={},block={},grid={},unroll={},scatter={},lockcache={},local={},layout={layout},converge={},marks={},adapt={},queue={}",
             self.np,
             on_off(self.backoff),
             on_off(self.ldg),
@@ -376,7 +386,8 @@ impl fmt::Display for OptConfig {
             on_off(self.local),
             on_off(self.converge),
             on_off(self.marks),
-            on_off(self.adapt)
+            on_off(self.adapt),
+            on_off(self.queue)
         )
     }
 }
@@ -392,7 +403,7 @@ mod tests {
         let text = OptConfig::all().to_string();
         assert_eq!(
             text,
-            "outline=all,np=tb+wp+fg,coop=warp,backoff=on,ldg=on,block=256,grid=0,unroll=2,scatter=on,lockcache=on,local=off,layout=rows,converge=on,marks=off,adapt=off"
+            "outline=all,np=tb+wp+fg,coop=warp,backoff=on,ldg=on,block=256,grid=0,unroll=2,scatter=on,lockcache=on,local=off,layout=rows,converge=on,marks=off,adapt=off,queue=off"
         );
         assert_eq!(OptConfig::parse(&text).unwrap(), OptConfig::all());
         for np in Schedulers::combinations() {

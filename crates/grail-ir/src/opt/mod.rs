@@ -19,6 +19,7 @@ pub mod local;
 pub mod marks;
 pub mod nested;
 pub mod outline;
+pub mod queue;
 pub mod unroll;
 
 pub use config::{ConfigError, Layout, OptConfig, Outline, Schedulers};
@@ -40,6 +41,7 @@ const PASSES: &[(&str, Pass)] = &[
     ("read-only loads", ldg::run),
     ("local worklists", local::run),
     ("conflict marks", marks::run),
+    ("worklist queues", queue::run),
 ];
 
 /// Runs the passes `config` selects over `module` (each pass decides from the configuration

@@ -150,6 +150,10 @@ pub struct GpuRegion {
     pub peer_mark: u64,
     /// Out, `GRAIL_PEER_LISTS=check`: the changes the exchanges' lists missed.
     pub peer_missed: u64,
+    /// A worklist loop run as one queue: the slots handed out, reserved by pushes, and done.
+    pub queue_head: u64,
+    pub queue_tail: u64,
+    pub queue_done: u64,
 }
 
 /// `GRAIL_MAX_PARTS`: the most parts a region exchanging on the devices has.
