@@ -43,9 +43,13 @@ pub struct RunParams {
     /// Run on several devices, the graph partitioned among them (`--devices`), instead of the
     /// target's one device; the target must then be the CPU (the default).
     pub multi: Option<crate::suite::MultiParams>,
-    /// On one GPU, worklist loops that allow it run as one queue, without rounds (`grail run
-    /// --target gpu --mode async`; [`grail_ir::opt::queue`]).
-    pub queue: bool,
+    /// On one GPU, whether worklist loops that allow it run as one queue, without rounds
+    /// ([`grail_ir::opt::queue`]): `Some(true)` for `grail run --target gpu --mode async`,
+    /// `Some(false)` for `--mode bsp`; `None` lets the run decide: bfs, its variant not named,
+    /// on a graph not of low diameter, takes its label-correcting variant, and as one queue
+    /// unless `--opt` was given; its levels are the rounds' (each offered level grows with the
+    /// level read).
+    pub queue: Option<bool>,
 }
 
 impl RunParams {
@@ -162,14 +166,7 @@ pub fn run(algorithm: Algorithm, graph: &Graph, target: Target, params: &RunPara
                     partitionable_variant(algorithm, params.variant.as_deref(), graph, multi.mode.unwrap_or_default())?
                 }
                 None => {
-                    // Queues on one GPU: bfs takes its label-correcting variant, as the
-                    // asynchronous mode of several devices does, on graphs not of low diameter.
-                    let queued = params.queue
-                        && target == Target::Gpu
-                        && crate::tuning::class::diameter_level(graph) != crate::tuning::class::Level::Low;
-                    let name = params.variant.as_deref().or_else(|| {
-                        ASYNC_DEFAULTS.iter().find(|(a, _)| queued && *a == algorithm).map(|(_, name)| *name)
-                    });
+                    let name = params.variant.as_deref().or_else(|| queued_variant(algorithm, target, graph, params));
                     Variant::find(algorithm, name)
                         .and_then(|v| v.for_weights(graph.out().weight_kind()))
                         .map_err(AlgoError::Usage)?
@@ -182,7 +179,21 @@ pub fn run(algorithm: Algorithm, graph: &Graph, target: Target, params: &RunPara
                 if params.loops_on_host {
                     resolution.config.outline = grail_ir::opt::Outline::None;
                 }
-                resolution.config.queue |= params.queue;
+                // One GPU's queues: asked for, or bfs's own choice (`queued_variant`), which
+                // also takes blocks of 512 threads by default (road24: 45.6 ms against 54.0 with
+                // 256, docs/benchmarks.md).
+                let auto = params.queue.is_none()
+                    && !matches!(resolution.source, tuning::OptSource::Given)
+                    && queued_variant(algorithm, target, graph, params).is_some();
+                if params.queue == Some(true) || auto {
+                    resolution.config.queue = true;
+                }
+                if let (true, tuning::OptSource::Default { why }) = (auto, &mut resolution.source) {
+                    resolution.config.block = QUEUE_BLOCK;
+                    why.push_str(&format!(
+                        "; its worklist loop as one queue (as --mode async), blocks of {QUEUE_BLOCK} threads"
+                    ));
+                }
                 resolution
             };
             let resolve = |key: &TargetKey| loops_placed(tuning::resolve(params.opt, key, &program_id, Some(graph)));
@@ -257,6 +268,22 @@ const BSP_DEFAULTS: &[(Algorithm, &str)] = &[(Algorithm::Sssp, "ds")];
 /// other parts (kron23 over two H100s: 382.8 ms asynchronously against 3.05 ms in supersteps;
 /// on a road network of 2^24 nodes 215.9 against 232.8 ms).
 const ASYNC_DEFAULTS: &[(Algorithm, &str)] = &[(Algorithm::Bfs, "async")];
+
+/// Threads per block of a loop bfs runs as one queue by its own choice ([`queued_variant`]).
+const QUEUE_BLOCK: u32 = 512;
+
+/// The variant a run on one GPU takes as one queue of its own accord (`RunParams::queue` not
+/// given, no variant named): bfs's label-correcting one on a graph not of low diameter, where
+/// rounds of a few thousand nodes each are mostly grid barriers.
+fn queued_variant(algorithm: Algorithm, target: Target, graph: &Graph, params: &RunParams) -> Option<&'static str> {
+    let wanted = params.queue.unwrap_or(true)
+        && params.variant.is_none()
+        && params.multi.is_none()
+        && !params.loops_on_host
+        && target == Target::Gpu
+        && crate::tuning::class::diameter_level(graph) != crate::tuning::class::Level::Low;
+    ASYNC_DEFAULTS.iter().find(|(a, _)| wanted && *a == algorithm).map(|(_, name)| *name)
+}
 
 /// The variant a partitioned run uses: the one named, or the algorithm's default for the mode
 /// ([`ASYNC_DEFAULTS`], [`BSP_DEFAULTS`], [`PARTITIONED_DEFAULTS`]), or its first variant whose program can run
@@ -344,4 +371,31 @@ pub fn verify(algorithm: Algorithm, graph: &Graph, params: &RunParams, output: &
         _ => Err(mismatch()),
     }
     .map_err(AlgoError::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use grail_graph::NoProgress;
+    use grail_graph::generate::{GenOptions, Generator, generate};
+
+    /// bfs takes its label-correcting variant as one queue on one GPU, on a road network, when
+    /// nothing else was asked; not on a graph of low diameter, not on the CPU, not with a
+    /// variant named or `--mode bsp`.
+    #[test]
+    fn bfs_queues_its_own_loop_only_where_rounds_are_mostly_barriers() {
+        let road = generate(&Generator::Road { nodes: 40_000 }, &GenOptions::default(), false, &NoProgress).unwrap();
+        let kron = generate(&Generator::graph500(12), &GenOptions::default(), false, &NoProgress).unwrap();
+        let plain = RunParams::default();
+        assert_eq!(queued_variant(Algorithm::Bfs, Target::Gpu, &road, &plain), Some("async"));
+        assert_eq!(queued_variant(Algorithm::Bfs, Target::Gpu, &kron, &plain), None);
+        assert_eq!(queued_variant(Algorithm::Bfs, Target::Cpu, &road, &plain), None);
+        assert_eq!(queued_variant(Algorithm::Sssp, Target::Gpu, &road, &plain), None);
+        let named = RunParams { variant: Some("wl".into()), ..RunParams::default() };
+        assert_eq!(queued_variant(Algorithm::Bfs, Target::Gpu, &road, &named), None);
+        let rounds = RunParams { queue: Some(false), ..RunParams::default() };
+        assert_eq!(queued_variant(Algorithm::Bfs, Target::Gpu, &road, &rounds), None);
+        let asked = RunParams { queue: Some(true), ..RunParams::default() };
+        assert_eq!(queued_variant(Algorithm::Bfs, Target::Gpu, &road, &asked), Some("async"));
+    }
 }

@@ -321,14 +321,15 @@ enum Compiled {
     Parts(Box<MultiProgram>, MultiParams),
 }
 
-/// Whether `--mode async` asks one GPU to run its worklist loops as queues
-/// ([`grail_ir::opt::queue`]); `--mode` without `--devices` means one GPU.
-fn one_gpu_queue(args: &RunArgs, target: Target) -> Result<bool> {
+/// Whether `--mode` asks one GPU to run its worklist loops as queues
+/// ([`grail_ir::opt::queue`]: `async`) or in rounds (`bsp`); `--mode` without `--devices` means
+/// one device. `None`: not said.
+fn one_gpu_queue(args: &RunArgs, target: Target) -> Result<Option<bool>> {
     use grail_runtime::multi::Mode;
     match (args.mode, &args.devices) {
-        (None, _) | (Some(_), Some(_)) => Ok(false),
-        (Some(Mode::Bsp), None) => Ok(false),
-        (Some(Mode::Async), None) if target == Target::Gpu => Ok(true),
+        (None, _) | (Some(_), Some(_)) => Ok(None),
+        (Some(Mode::Bsp), None) => Ok(Some(false)),
+        (Some(Mode::Async), None) if target == Target::Gpu => Ok(Some(true)),
         (Some(Mode::Async), None) => Err(UsageError(
             "--mode async on one device runs on a GPU (--target gpu), where worklist loops run as queues; over \
              several devices it needs --devices"
@@ -549,7 +550,7 @@ fn run_program(args: RunArgs, threads: usize, progress: &Bars) -> Result<()> {
     };
     warn(&resolution.warnings);
     let mut opt = resolution.config;
-    opt.queue |= one_gpu_queue(&args, target)?;
+    opt.queue |= one_gpu_queue(&args, target)? == Some(true);
     let mut stdout = std::io::stdout();
     // One device, or parts of the graph on several.
     let program = match multi {
