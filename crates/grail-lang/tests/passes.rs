@@ -362,4 +362,5 @@ fn main() { source.level = 0; iterate lower() initial [source] BODY }
         .replace("BODY", "{ rounds += 1; }");
     let module = optimized(&counted, "all,queue=on");
     assert!(queue::queued(&module, &iterate_of(&module)).is_none());
+    assert!(module.opt_notes.iter().any(|n| n.contains("host code runs between its rounds")), "{:?}", module.opt_notes);
 }

@@ -29,13 +29,14 @@ pub(crate) fn run(module: &mut Module, config: &OptConfig, notes: &mut Vec<Strin
     walk_block(&module.main.block, &mut |stmt| {
         if let Stmt::Iterate(iterate) = stmt
             && let Until::Empty { kernel, .. } = &iterate.until
-            && !seen.contains(kernel)
+            && !seen.contains(&(*kernel, iterate.body.is_empty()))
         {
-            seen.push(*kernel);
+            seen.push((*kernel, iterate.body.is_empty()));
         }
     });
-    for kernel in seen {
-        if let Err(why) = eligible(module, kernel) {
+    for (kernel, empty) in seen {
+        let why = if empty { eligible(module, kernel).err() } else { Some("host code runs between its rounds".into()) };
+        if let Some(why) = why {
             notes.push(format!("kernel `{}`: its loop keeps its rounds: {why}", module.kernels[kernel.index()].name));
         }
     }
