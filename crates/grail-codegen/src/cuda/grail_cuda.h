@@ -505,7 +505,7 @@ GRAIL_DEVICE bool grail_push(const grail_wl *wl, uint32_t item) {
 /* Cooperative conversion at warp level (IrGL §4.2.1): the threads of a warp that push together
  * reserve their slots with one atomic by the lowest of them, each taking the slot of its rank
  * among them. Correct whichever threads arrive together: every thread in the mask runs this. */
-GRAIL_DEVICE bool grail_push_warp(const grail_wl *wl, uint32_t item) {
+GRAIL_DEVICE uint64_t grail_warp_slot(const grail_wl *wl) {
     const unsigned mask = __activemask();
     const unsigned lane = threadIdx.x & 31u;
     const int leader = __ffs(mask) - 1;
@@ -513,7 +513,10 @@ GRAIL_DEVICE bool grail_push_warp(const grail_wl *wl, uint32_t item) {
     uint64_t base = 0;
     if ((int)lane == leader) base = atomicAdd(wl->len, (uint64_t)__popc(mask));
     base = __shfl_sync(mask, base, leader);
-    return grail_push_slot(wl, base + rank, item);
+    return base + rank;
+}
+GRAIL_DEVICE bool grail_push_warp(const grail_wl *wl, uint32_t item) {
+    return grail_push_slot(wl, grail_warp_slot(wl), item);
 }
 
 /* Cooperative conversion at block level (IrGL §4.2, Listing 9): called by every thread of the
@@ -558,14 +561,7 @@ GRAIL_DEVICE bool grail_push_release(const grail_wl *wl, uint32_t item) {
     return grail_push_slot_release(wl, atomicAdd(wl->len, (uint64_t)1), item);
 }
 GRAIL_DEVICE bool grail_push_warp_release(const grail_wl *wl, uint32_t item) {
-    const unsigned mask = __activemask();
-    const unsigned lane = threadIdx.x & 31u;
-    const int leader = __ffs(mask) - 1;
-    const unsigned rank = __popc(mask & ((1u << lane) - 1u));
-    uint64_t base = 0;
-    if ((int)lane == leader) base = atomicAdd(wl->len, (uint64_t)__popc(mask));
-    base = __shfl_sync(mask, base, leader);
-    return grail_push_slot_release(wl, base + rank, item);
+    return grail_push_slot_release(wl, grail_warp_slot(wl), item);
 }
 GRAIL_DEVICE void grail_push_block_release(const grail_wl *wl, bool valid, uint32_t item) {
     /* The block's pushes are recorded by the threads that made them; a fence orders each

@@ -73,13 +73,7 @@ fn invoke_function(target: &Cuda, out: &mut String, module: &Module, k: KernelId
         None => None,
     };
     let mut f = String::new();
-    let mut line = |depth: usize, text: &str| {
-        for _ in 0..depth {
-            f.push_str("    ");
-        }
-        f.push_str(text);
-        f.push('\n');
-    };
+    let mut line = lines_into(&mut f);
     line(0, &format!("/* kernel `{}` invoked in an outlined region */", kernel.name));
     line(
         0,
@@ -252,6 +246,7 @@ fn invoke_function(target: &Cuda, out: &mut String, module: &Module, k: KernelId
     }
     line(1, "return result_;");
     line(0, "}");
+    drop(line);
     out.push_str(&f);
     Ok(())
 }
@@ -266,13 +261,7 @@ fn queue_invoke_function(out: &mut String, module: &Module, k: KernelId) {
     let kernel = &module.kernels[k.index()];
     let k = k.index();
     let mut f = String::new();
-    let mut line = |depth: usize, text: &str| {
-        for _ in 0..depth {
-            f.push_str("    ");
-        }
-        f.push_str(text);
-        f.push('\n');
-    };
+    let mut line = lines_into(&mut f);
     line(0, &format!("/* kernel `{}`'s loop run as one queue in an outlined region */", kernel.name));
     line(
         0,
@@ -349,7 +338,19 @@ fn queue_invoke_function(out: &mut String, module: &Module, k: KernelId) {
     line(1, "S->all_len = left_;");
     line(1, "return result_;");
     line(0, "}");
+    drop(line);
     out.push_str(&f);
+}
+
+/// A writer of indented lines (four spaces a level) into `out`.
+fn lines_into(out: &mut String) -> impl FnMut(usize, &str) + '_ {
+    move |depth: usize, text: &str| {
+        for _ in 0..depth {
+            out.push_str("    ");
+        }
+        out.push_str(text);
+        out.push('\n');
+    }
 }
 
 /// Whether a multi-device run could take the program (`grail_ir::analysis::partition_obstacles`):
