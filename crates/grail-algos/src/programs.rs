@@ -26,6 +26,7 @@ pub const PROGRAMS: &[(&str, &str)] = &[
     ("sssp_nf_real", include_str!("../programs/sssp_nf_real.grail")),
     ("sssp_wl_real", include_str!("../programs/sssp_wl_real.grail")),
     ("sssp_nf", include_str!("../programs/sssp_nf.grail")),
+    ("sssp_nfq", include_str!("../programs/sssp_nfq.grail")),
     ("sssp_wl", include_str!("../programs/sssp_wl.grail")),
     ("traverse", include_str!("../programs/traverse.grail")),
     ("tri", include_str!("../programs/tri.grail")),

@@ -46,9 +46,10 @@ pub struct RunParams {
     /// On one GPU, whether worklist loops that allow it run as one queue, without rounds
     /// ([`grail_ir::opt::queue`]): `Some(true)` for `grail run --target gpu --mode async`,
     /// `Some(false)` for `--mode bsp`; `None` lets the run decide: bfs, its variant not named,
-    /// on a graph not of low diameter, takes its label-correcting variant, and as one queue
-    /// unless `--opt` was given; its levels are the rounds' (each offered level grows with the
-    /// level read).
+    /// on a graph not of low diameter, takes its label-correcting variant, and sssp on one of
+    /// high diameter its `nfq`, as one queue unless `--opt` was given; their results are the
+    /// rounds' (each offered value grows with the value read). A variant written for the queue
+    /// (`QUEUE_VARIANTS`: sssp's `nfq`), named, runs as one too.
     pub queue: Option<bool>,
 }
 
@@ -184,7 +185,9 @@ pub fn run(algorithm: Algorithm, graph: &Graph, target: Target, params: &RunPara
                 // 256, docs/benchmarks.md).
                 let auto = params.queue.is_none()
                     && !matches!(resolution.source, tuning::OptSource::Given)
-                    && queued_variant(algorithm, target, graph, params).is_some();
+                    && target == Target::Gpu
+                    && (queued_variant(algorithm, target, graph, params).is_some()
+                        || QUEUE_VARIANTS.contains(&(algorithm, variant.name)));
                 if params.queue == Some(true) || auto {
                     resolution.config.queue = true;
                 }
@@ -269,20 +272,38 @@ const BSP_DEFAULTS: &[(Algorithm, &str)] = &[(Algorithm::Sssp, "ds")];
 /// on a road network of 2^24 nodes 215.9 against 232.8 ms).
 const ASYNC_DEFAULTS: &[(Algorithm, &str)] = &[(Algorithm::Bfs, "async")];
 
+/// Variants written for one GPU's queues ([`grail_ir::opt::queue`]): named, they run so on a GPU
+/// unless `--mode bsp` or `--opt` says otherwise (their results are the rounds' own).
+const QUEUE_VARIANTS: &[(Algorithm, &str)] = &[(Algorithm::Sssp, "nfq")];
+
 /// Threads per block of a loop bfs runs as one queue by its own choice ([`queued_variant`]).
 const QUEUE_BLOCK: u32 = 512;
 
 /// The variant a run on one GPU takes as one queue of its own accord (`RunParams::queue` not
-/// given, no variant named): bfs's label-correcting one on a graph not of low diameter, where
-/// rounds of a few thousand nodes each are mostly grid barriers.
+/// given, no variant named), where rounds of a few thousand nodes each are mostly grid
+/// barriers: bfs's label-correcting one on a graph not of low diameter, sssp's `nfq` on one of
+/// high diameter with integer weights (one H200: road networks of 2^21 and 2^24 nodes and grids
+/// of 2^20 and 2^22, 1.5-2.3x nf's time; on R-MAT 2^22 nf's supersteps are 1.7x faster).
 fn queued_variant(algorithm: Algorithm, target: Target, graph: &Graph, params: &RunParams) -> Option<&'static str> {
-    let wanted = params.queue.unwrap_or(true)
+    use crate::tuning::class::{Level, diameter_level};
+    if !(params.queue.unwrap_or(true)
         && params.variant.is_none()
         && params.multi.is_none()
         && !params.loops_on_host
-        && target == Target::Gpu
-        && crate::tuning::class::diameter_level(graph) != crate::tuning::class::Level::Low;
-    ASYNC_DEFAULTS.iter().find(|(a, _)| wanted && *a == algorithm).map(|(_, name)| *name)
+        && target == Target::Gpu)
+    {
+        return None;
+    }
+    match algorithm {
+        Algorithm::Bfs if diameter_level(graph) != Level::Low => Some("async"),
+        Algorithm::Sssp
+            if diameter_level(graph) == Level::High
+                && graph.out().weight_kind() != Some(grail_graph::WeightKind::Real) =>
+        {
+            Some("nfq")
+        }
+        _ => None,
+    }
 }
 
 /// The variant a partitioned run uses: the one named, or the algorithm's default for the mode
@@ -390,7 +411,9 @@ mod tests {
         assert_eq!(queued_variant(Algorithm::Bfs, Target::Gpu, &road, &plain), Some("async"));
         assert_eq!(queued_variant(Algorithm::Bfs, Target::Gpu, &kron, &plain), None);
         assert_eq!(queued_variant(Algorithm::Bfs, Target::Cpu, &road, &plain), None);
-        assert_eq!(queued_variant(Algorithm::Sssp, Target::Gpu, &road, &plain), None);
+        assert_eq!(queued_variant(Algorithm::Sssp, Target::Gpu, &road, &plain), Some("nfq"));
+        assert_eq!(queued_variant(Algorithm::Sssp, Target::Gpu, &kron, &plain), None);
+        assert_eq!(queued_variant(Algorithm::Pr, Target::Gpu, &road, &plain), None);
         let named = RunParams { variant: Some("wl".into()), ..RunParams::default() };
         assert_eq!(queued_variant(Algorithm::Bfs, Target::Gpu, &road, &named), None);
         let rounds = RunParams { queue: Some(false), ..RunParams::default() };

@@ -496,7 +496,9 @@ impl SuiteProgram {
                 "source" if param.ty == Type::Node => Some(Value::Node(params.source_in(graph)?)),
                 "tolerance" if pull_pagerank => Some(Value::F64(params.pagerank.tolerance)),
                 "max_iterations" if pull_pagerank => Some(Value::U32(params.pagerank.max_iterations)),
-                "spread" if param.ty == Type::U32 && window_by_class(graph, params) => Some(Value::U32(WIDE_SPREAD)),
+                "spread" if param.ty == Type::U32 && window_by_class(graph, params) => {
+                    Some(Value::U32(if self.variant.program == "sssp_nfq" { WIDE_QUEUE_SPREAD } else { WIDE_SPREAD }))
+                }
                 _ => None,
             };
         }
@@ -511,6 +513,11 @@ impl SuiteProgram {
 /// 88 ms, a 2048 x 2048 grid 118 -> 68 ms; on R-MAT 2^23 the 4 stays: 38 ms against 72 at 64;
 /// docs/benchmarks.md, "SSSP's window by the graph's diameter").
 pub(crate) const WIDE_SPREAD: u32 = 64;
+
+/// The same for `sssp_nfq`, whose windows each cost a pass over the nodes and a queue's start:
+/// fewer, wider windows (one H200, a road network of 2^24 nodes: 110.7-111.2 ms at 64, 80.9 at
+/// 128, 67.2 at 256; docs/benchmarks.md, "Worklist loops as one queue on a GPU").
+pub(crate) const WIDE_QUEUE_SPREAD: u32 = 256;
 
 /// Whether the suite chooses an SSSP window by the graph's class: no width given (`delta`,
 /// `spread`), and a high diameter ([`crate::tuning::class::diameter_level`]: sweeps bounded to

@@ -43,6 +43,12 @@ pub const VARIANTS: &[Variant] = &[
     Variant { algorithm: Algorithm::Sssp, name: "wl", program: "sssp_wl", summary: "data-driven worklist relaxation" },
     Variant {
         algorithm: Algorithm::Sssp,
+        name: "nfq",
+        program: "sssp_nfq",
+        summary: "near-far whose windows run as one queue on a GPU (--mode async), in rounds elsewhere",
+    },
+    Variant {
+        algorithm: Algorithm::Sssp,
         name: "ds",
         program: "sssp_ds",
         summary: "delta-stepping windows over one worklist, near heads pushed, not retried (runs partitioned)",
