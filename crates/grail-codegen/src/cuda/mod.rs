@@ -121,8 +121,9 @@ pub(crate) struct Cuda {
     /// (thread block, fine-grained): a block-level push records its item for the round's
     /// `grail_push_block` ([`schedule`]) instead of pushing.
     block_round: Cell<bool>,
-    /// Emitting a phase's `_run_queue` function ([`grail_ir::opt::queue`]): its pushes fence
-    /// first, so that a block taking the item sees what was written before it was pushed.
+    /// Emitting a phase's `_run_queue` function ([`grail_ir::opt::queue`]): its pushes store
+    /// their items with release semantics, so that a block taking an item sees what was written
+    /// before it was pushed.
     queue: Cell<bool>,
 }
 
@@ -401,7 +402,7 @@ impl Target for Cuda {
                 "extern \"C\" __global__ void {name}(const grail_ctx ctx, const grail_value *args, uint64_t size) {{ {name}_run(&ctx, args, size{hub_arg}); }}"
             ),
         );
-        let queue = self.queue_run(&mut e, kernel, phase, forall, &item)?;
+        let queue = self.queue_run(&mut e, kernel, phase, forall)?;
         e.out.push_str(&queue);
         let (module, body, kernel_ir) = (e.module, e.body, e.kernel);
         let mut out = e.out;
@@ -492,7 +493,6 @@ impl Cuda {
         kernel: usize,
         phase: usize,
         forall: &ForAll,
-        item: &str,
     ) -> Result<String, CodegenError> {
         let Some(kernel_ir) = e.kernel else { return Ok(String::new()) };
         if !e.module.opt.queue
@@ -522,7 +522,6 @@ impl Cuda {
         });
         self.queue.set(outer);
         let items = items?;
-        let _ = item;
         let name = format!("grail_k{kernel}_{phase}");
         q.line(0, &format!("/* kernel `{}`, phase {phase}: its items taken from one queue */", kernel_ir.name));
         run_function(
