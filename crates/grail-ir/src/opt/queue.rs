@@ -52,7 +52,7 @@ pub fn queued(module: &Module, iterate: &Iterate) -> Option<KernelId> {
 
 /// Whether kernel `id`'s items may run in any order, each as soon as it is pushed: one phase
 /// over its worklist that pushes, with no reduction, retry, lock, set or collection, and whose
-/// every property write is an `atomic_min` (or every one an `atomic_max`).
+/// writes each property only by `atomic_min` or only by `atomic_max`.
 pub fn eligible(module: &Module, id: KernelId) -> Result<(), String> {
     let kernel = &module.kernels[id.index()];
     if kernel.reduction.is_some() {
