@@ -366,3 +366,32 @@ fn the_hub_executor_posts_and_drains_where_the_loop_ends_its_item() {
     let pull = grail_ir::optimize(compile_grail("pr_pull32", pull), &OptConfig::all()).unwrap();
     assert!(!emit_cuda(&pull).unwrap().contains("_hubs("));
 }
+
+/// Worklist queues (`queue=on`): the loops they take call their kernel's `_invoke_queue`, whose
+/// phase takes batches from the queue and pushes with release stores; a loop they leave (bfs's
+/// level-by-level `wl`, whose kernel writes plainly) and programs without the key keep their
+/// rounds and get no queue code.
+#[test]
+fn queued_loops_take_their_items_from_one_queue() {
+    let queued = OptConfig::parse("all,queue=on").unwrap();
+    for (name, expected) in
+        [("bfs_async", true), ("sssp_wl", true), ("sssp_nfq", true), ("cc_lp", true), ("bfs", false)]
+    {
+        let source = grail_algos::program_source(name).expect("a suite program");
+        let module = grail_ir::optimize(compile_grail(name, source), &queued).unwrap();
+        let cuda = emit_cuda(&module).unwrap();
+        assert_eq!(cuda.contains("_invoke_queue(&c_, S, a_);"), expected, "{name}");
+        if expected {
+            let run = definition(&cuda, "GRAIL_PHASE void grail_k");
+            let run_queue = &cuda[cuda.find("_run_queue(const grail_ctx").expect("a queue's run function")..];
+            let run_queue = &run_queue[..run_queue.find("\n}\n").unwrap()];
+            assert!(run_queue.contains("grail_queue_take(q, &qb_, &qe_);"), "{name}");
+            assert!(run_queue.contains("grail_queue_item(q, j)"), "{name}");
+            assert!(run_queue.contains("grail_queue_done(q, qe_ - qb_);"), "{name}");
+            assert!(run_queue.contains("_release(&ctx->pushes,"), "{name}: pushes without release");
+            assert!(!run.contains("_release("), "{name}: the rounds' pushes need no release");
+        }
+        let rounds = grail_ir::optimize(compile_grail(name, source), &OptConfig::all()).unwrap();
+        assert!(!emit_cuda(&rounds).unwrap().contains("_run_queue("), "{name}");
+    }
+}
