@@ -545,11 +545,18 @@ GRAIL_DEVICE void grail_push_block(const grail_wl *wl, bool valid, uint32_t item
     __syncthreads();
 }
 
+/* What an empty slot of a queue holds (grail_queue). */
+#define GRAIL_QUEUE_EMPTY 0xffffffffu
+
 /* The pushes of a kernel run as one queue (grail_queue): the item is stored with release
  * semantics, so that whatever the thread wrote before (the atomic that lowered the node) is seen
  * by the block that takes the item (grail_queue_item reads it with an acquire load). */
 GRAIL_DEVICE void grail_store_release(uint32_t *p, uint32_t v);
 GRAIL_DEVICE bool grail_push_slot_release(const grail_wl *wl, uint64_t slot, uint32_t item) {
+    /* No node has the empty slot's number; a program that pushes it anyway (a bug the rounds
+     * would fault on) gets another number past every node, and faults on it as well, rather
+     * than leaving the block that takes the slot waiting for it forever. */
+    if (item == GRAIL_QUEUE_EMPTY) item = GRAIL_QUEUE_EMPTY - 1u;
     if (slot < wl->cap) {
         grail_store_release(&wl->items[slot], item);
         return true;
@@ -1649,7 +1656,6 @@ GRAIL_DEVICE void grail_grid_sync(grail_state *S) { grail_grid_sync_with(S, grai
  * tail, done == head == tail means that at the time done was read no block held an item, so no
  * push can come. Pushes past the list's capacity spill as usual and are not handed out: they
  * are the next invocation's items. */
-#define GRAIL_QUEUE_EMPTY 0xffffffffu
 /* An idle block looks whether the loop has ended every GRAIL_QUEUE_POLL spins, and naps between
  * spins once it has been idle for GRAIL_QUEUE_NAP of them (compile-time constants, which
  * GRAIL_NVRTC_FLAGS=-D... can change for a measurement). */
