@@ -212,8 +212,7 @@ fn window_around(text: &str, line: Range<usize>, seen: Range<usize>) -> Range<us
     let (first, last) = (at(seen.start), at(seen.end));
     let margin = LONG_LINE.saturating_sub(last - first) / 2;
     let start = first.saturating_sub(margin.max(LONG_LINE / 8));
-    let end = (start + LONG_LINE).max(last).min(chars.len() - 1);
-    let end = if end - start > LONG_LINE { start + LONG_LINE } else { end };
+    let end = (start + LONG_LINE).min(chars.len() - 1);
     chars[start]..chars[end]
 }
 

@@ -495,10 +495,7 @@ impl Cuda {
         forall: &ForAll,
     ) -> Result<String, CodegenError> {
         let Some(kernel_ir) = e.kernel else { return Ok(String::new()) };
-        if !e.module.opt.queue
-            || phase != 0
-            || grail_ir::opt::queue::eligible(e.module, KernelId(kernel as u32)).is_err()
-        {
+        if phase != 0 || !grail_ir::opt::queue::queued_kernels(e.module).contains(&KernelId(kernel as u32)) {
             return Ok(String::new());
         }
         let mut q = Emitter::new(self, e.module, e.body, Some(kernel_ir));

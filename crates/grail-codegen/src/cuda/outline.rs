@@ -30,18 +30,7 @@ pub(super) fn regions(target: &Cuda, out: &mut String, module: &Module) -> Resul
             invoke_function(target, out, module, KernelId(k as u32))?;
         }
     }
-    let mut queued = Vec::new();
-    for region in &regions {
-        walk_block(&vec![(*region).clone()], &mut |stmt| {
-            if let Stmt::Iterate(iterate) = stmt
-                && let Some(k) = grail_ir::opt::queue::queued(module, iterate)
-                && !queued.contains(&k)
-            {
-                queued.push(k);
-            }
-        });
-    }
-    for k in queued {
+    for k in grail_ir::opt::queue::queued_kernels(module) {
         queue_invoke_function(out, module, k);
     }
     for region in regions {
@@ -312,6 +301,7 @@ fn queue_invoke_function(out: &mut String, module: &Module, k: KernelId) {
     line(1, "const uint64_t left_ = total_ - taken_;");
     line(1, "if (left_ != 0u && *(volatile uint32_t *)over_ < 2u) {");
     line(2, "const grail_list o_ = S->lists[S->cur ^ 1u];");
+    // `grail_push_slot` writes a reserved slot and never reads the length: any counter will do.
     line(2, "const grail_wl to_ = grail_list_wl(&o_, &R->queue_head, over_);");
     line(2, "for (uint64_t x_ = grail_thread_index(); x_ < left_; x_ += grail_thread_count())");
     line(3, "grail_push_slot(&to_, x_, grail_item(q_.items, q_.cap, q_.spill, q_.cap + x_));");

@@ -50,6 +50,23 @@ pub fn queued(module: &Module, iterate: &Iterate) -> Option<KernelId> {
     (module.opt.queue && iterate.body.is_empty() && eligible(module, *kernel).is_ok()).then_some(*kernel)
 }
 
+/// The kernels some outlined region's `iterate` runs as one queue ([`queued`]), each once: the
+/// CUDA emitter gives exactly these their queue functions.
+pub fn queued_kernels(module: &Module) -> Vec<KernelId> {
+    let mut kernels = Vec::new();
+    for region in crate::opt::outline::outlined_regions(&module.main.block) {
+        walk_block(&vec![region.clone()], &mut |stmt| {
+            if let Stmt::Iterate(iterate) = stmt
+                && let Some(k) = queued(module, iterate)
+                && !kernels.contains(&k)
+            {
+                kernels.push(k);
+            }
+        });
+    }
+    kernels
+}
+
 /// Whether kernel `id`'s items may run in any order, each as soon as it is pushed: one phase
 /// over its worklist that pushes, with no reduction, retry, lock, set or collection, and whose
 /// writes each property only by `atomic_min` or only by `atomic_max`.
