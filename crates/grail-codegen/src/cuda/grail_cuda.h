@@ -1546,6 +1546,10 @@ typedef struct grail_state {
     /* Bit k: kernel k has made an exchange in this launch, which compared every ghost and
      * mirror; its later ones may look only at its worklist (grail_peer_entry.listed). */
     uint64_t peer_scanned;
+    /* Per list, a bound on the slots written since a queue last emptied it: slots [dirty[l],
+     * cap) read as empty (GRAIL_QUEUE_EMPTY). Only a program with a queued loop keeps it
+     * (grail_list_written); a launch starts with every slot taken as written. */
+    uint64_t dirty[2];
 } grail_state;
 
 GRAIL_DEVICE grail_state grail_state_begin(grail_region *R, uint32_t *kinv, uint64_t *stats) {
@@ -1575,7 +1579,16 @@ GRAIL_DEVICE grail_state grail_state_begin(grail_region *R, uint32_t *kinv, uint
     S.async_began = 0;
     S.async_round = 0;
     S.peer_scanned = 0;
+    S.dirty[0] = R->lists[0].cap;
+    S.dirty[1] = R->lists[1].cap;
     return S;
+}
+
+/* List `l`'s first `len` items were written (the rest, past its capacity, went to its spill):
+ * the slots a queue must empty before it runs on the list reach at least that far. */
+GRAIL_DEVICE void grail_list_written(grail_state *S, uint32_t l, uint64_t len) {
+    const uint64_t in_items = len < S->lists[l].cap ? len : S->lists[l].cap;
+    if (in_items > S->dirty[l]) S->dirty[l] = in_items;
 }
 
 /* Release stores and acquire loads at device scope (sm_70 on), which order memory without a

@@ -216,10 +216,16 @@ fn invoke_function(target: &Cuda, out: &mut String, module: &Module, k: KernelId
     }
     line(1, "}");
     line(1, "S->inv = inv_ + 1;");
+    // Only a program with a queued loop tracks what its lists hold (the queue empties only
+    // the slots written since it last ran); the others keep their registers.
+    let tracks_lists = !grail_ir::opt::queue::queued_kernels(module).is_empty();
     if worklist {
         line(1, "S->cur ^= 1u;");
         line(1, "S->len = pushes_;");
         line(1, "S->all_len = pushes_;");
+        if tracks_lists {
+            line(1, "grail_list_written(S, S->cur, pushes_);");
+        }
     }
     if reduction.is_some() {
         line(1, &format!("result_ = grail_read_value(&R->acc[{k} * GRAIL_RING + kinv_ % GRAIL_RING]);"));
@@ -243,7 +249,8 @@ fn invoke_function(target: &Cuda, out: &mut String, module: &Module, k: KernelId
 /// `grail_k<k>_invoke_queue`: kernel `k`'s worklist loop run as one queue
 /// ([`grail_ir::opt::queue`]) in an outlined region, until no item is left (or the pushes past
 /// the current list's capacity, which become the next invocation's items). The list's slots past
-/// its items are emptied first; after the queue, what spilled is moved to the other list. On a
+/// its items that anything wrote since the queue last ran on it are emptied first
+/// (`grail_state.dirty`); after the queue, what spilled is moved to the other list. On a
 /// part of a partitioned graph, whose loops exchange with the other parts between rounds, the
 /// invocation goes in rounds as usual.
 fn queue_invoke_function(out: &mut String, module: &Module, k: KernelId) {
@@ -267,9 +274,12 @@ fn queue_invoke_function(out: &mut String, module: &Module, k: KernelId) {
     line(1, "const grail_list q_ = S->lists[S->cur];");
     line(1, "const uint64_t len_ = S->len;");
     line(1, "uint32_t *const over_ = &R->step_overflow[step_ % GRAIL_RING];");
+    // Only the slots written since the queue last emptied this list (`grail_list_written`):
+    // on `sssp_nfq`'s windows that is the last window's pushes, not the list's capacity.
+    line(1, "const uint64_t dirty_ = S->dirty[S->cur];");
     line(
         1,
-        "for (uint64_t x_ = len_ + grail_thread_index(); x_ < q_.cap; x_ += grail_thread_count()) q_.items[x_] = GRAIL_QUEUE_EMPTY;",
+        "for (uint64_t x_ = len_ + grail_thread_index(); x_ < dirty_; x_ += grail_thread_count()) q_.items[x_] = GRAIL_QUEUE_EMPTY;",
     );
     line(1, "if (grail_thread_index() == 0) {");
     line(2, "R->queue_head = 0u;");
@@ -299,8 +309,11 @@ fn queue_invoke_function(out: &mut String, module: &Module, k: KernelId) {
     line(1, "const uint64_t total_ = grail_read_u64(&R->queue_tail);");
     line(1, "const uint64_t taken_ = total_ < q_.cap ? total_ : q_.cap;");
     line(1, "const uint64_t left_ = total_ - taken_;");
+    // Slots [len_, taken_) hold pushes now; every slot past them is still empty.
+    line(1, "S->dirty[S->cur] = taken_;");
     line(1, "if (left_ != 0u && *(volatile uint32_t *)over_ < 2u) {");
     line(2, "const grail_list o_ = S->lists[S->cur ^ 1u];");
+    line(2, "grail_list_written(S, S->cur ^ 1u, left_);");
     // `grail_push_slot` writes a reserved slot and never reads the length: any counter will do.
     line(2, "const grail_wl to_ = grail_list_wl(&o_, &R->queue_head, over_);");
     line(2, "for (uint64_t x_ = grail_thread_index(); x_ < left_; x_ += grail_thread_count())");
@@ -360,6 +373,7 @@ fn peer_step(line: &mut impl FnMut(usize, &str), k: usize, worklist: bool, reduc
         line(3, &format!("if (!grail_peer_async_step(c, S, {k}u, &len_, &S->lists[S->cur])) return result_;"));
         line(3, "S->len = len_;");
         line(3, "S->all_len = len_;");
+        line(3, "grail_list_written(S, S->cur, len_);");
         line(3, "return result_;");
         line(2, "}");
     }
@@ -374,6 +388,7 @@ fn peer_step(line: &mut impl FnMut(usize, &str), k: usize, worklist: bool, reduc
     if worklist {
         line(2, "S->len = len_;");
         line(2, "S->all_len = grail_peer_len(S);");
+        line(2, "grail_list_written(S, S->cur, len_);");
     }
     if let Some(r) = &reduction {
         let (ty, member) = (&r.ty, r.member);
