@@ -132,7 +132,7 @@ fi
 if [[ ${#opts[@]} -eq 0 ]]; then
     opts=(none all "outline=all" "np=tb" "np=wp" "np=fg" "np=tb+wp" "np=tb+fg" "np=wp+fg" "np=tb+wp+fg"
         "coop=warp" "np=tb+fg,coop=block" "all,coop=block" "backoff=on" "ldg=on" "all,block=128" "all,block=1024"
-        "all,converge=off" "all,layout=columns" "all,adapt=on")
+        "all,converge=off" "all,stages=off" "all,layout=columns" "all,adapt=on")
 fi
 
 run_suite() { # name graphs config

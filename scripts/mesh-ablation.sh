@@ -58,6 +58,7 @@ configs=(
     "first passes in worklist order (no scattering)|--opt all,scatter=off"
     "volatile loads in lock sections|--opt all,lockcache=off"
     "a warp's lanes not kept together (plain grid-stride item loop)|--opt all,converge=off"
+    "an item's lanes not meeting after each stage (warp-uniform trips only)|--opt all,stages=off"
     "collections in columns (an array per field), no spatial order|--opt all,layout=columns --spatial-order off"
     "spatial order on (Hilbert renumbering before refining)|--opt all --spatial-order on"
     "one atomic per push (no warp-aggregated pushes)|--opt all,coop=none"

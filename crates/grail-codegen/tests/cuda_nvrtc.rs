@@ -31,7 +31,7 @@ fn compiles_cleanly_with(name: &str, source: &str, config: &OptConfig) {
 
 /// Eight configurations, one per scheduler combination, that also alternate outlining, the
 /// aggregation level, backoff, read-only loads, the block size, the collections' layout,
-/// warp-uniform item loops, conflict marks and adaptive parallelism.
+/// warp-uniform item loops and their stages, conflict marks and adaptive parallelism.
 fn configurations() -> Vec<OptConfig> {
     let coops = [Aggregation::None, Aggregation::Warp, Aggregation::Block];
     let blocks = [256, 128, 512, 1024];
@@ -51,6 +51,7 @@ fn configurations() -> Vec<OptConfig> {
             local: i % 2 == 0,
             layout: if i % 3 == 0 { Layout::Columns } else { Layout::Rows },
             converge: i % 4 != 1,
+            stages: i % 3 != 2,
             marks: i % 4 == 2,
             adapt: i % 4 == 0,
             queue: i % 4 == 2,

@@ -395,3 +395,31 @@ fn queued_loops_take_their_items_from_one_queue() {
         assert!(!emit_cuda(&rounds).unwrap().contains("_run_queue("), "{name}");
     }
 }
+
+/// Items in stages (`stages=on`, with `converge`): in dmr's refinement every lane passes every
+/// stage, each behind a warp meeting, and the item's `continue` clears the lane's `live_` and
+/// jumps past its stage instead of leaving the trip; a phase without loops or locks (bfs) and
+/// `stages=off` keep the plain warp-uniform loop.
+#[test]
+fn long_items_run_in_stages_whose_lanes_meet() {
+    let source = grail_algos::program_source("dmr").expect("a suite program");
+    let staged = emit_cuda(&grail_ir::optimize(compile_grail("dmr", source), &OptConfig::all()).unwrap()).unwrap();
+    let refine = definition(&staged, "GRAIL_PHASE void grail_k1_0_run(");
+    assert!(refine.contains("bool live_ = j < size;"), "{refine}");
+    assert!(!refine.contains("if (j >= size) continue;"), "a lane past the items leaves the trip");
+    let meetings = refine.matches("__syncwarp();").count();
+    assert!(meetings >= 4, "{meetings} meetings");
+    assert!(refine.contains("{ live_ = false; goto grail_stage"), "the item's continue");
+    // Every label jumped to is there, after the `if (live_)` of its stage.
+    for (at, _) in refine.match_indices("goto grail_stage") {
+        let label = &refine[at + 5..];
+        let label = &label[..label.find(';').unwrap()];
+        assert!(refine.contains(&format!("{label}:;")), "{label}");
+    }
+    let plain_config = OptConfig::parse("all,stages=off").unwrap();
+    let plain = emit_cuda(&grail_ir::optimize(compile_grail("dmr", source), &plain_config).unwrap()).unwrap();
+    assert!(!plain.contains("live_"));
+    let bfs = grail_algos::program_source("bfs").expect("a suite program");
+    let bfs = emit_cuda(&grail_ir::optimize(compile_grail("bfs", bfs), &OptConfig::all()).unwrap()).unwrap();
+    assert!(!bfs.contains("live_"));
+}

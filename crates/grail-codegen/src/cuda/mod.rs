@@ -54,11 +54,39 @@ pub fn emit_cuda(module: &Module) -> Result<String, CodegenError> {
         backoff: module.opt.backoff,
         scatter: module.opt.scatter,
         converge: module.opt.converge,
+        stages: module.opt.stages,
         lockcache: module.opt.lockcache,
         block_round: Cell::new(false),
         queue: Cell::new(false),
     };
     printer::emit(module, &target)
+}
+
+/// Whether a phase's items run in stages ([`grail_ir::OptConfig::stages`],
+/// `Emitter::item_staged`): long items, whose lanes part again and again: a phase that holds a
+/// lock, or two or more of whose item's statements loop. A short item (one loop, as Afforest's
+/// `link`) gains nothing measurable from the meetings (docs/benchmarks.md).
+fn staged_items(forall: &ForAll) -> bool {
+    let holds = |stmt: &Stmt, lock: bool| {
+        let mut found = false;
+        let mut visit = |s: &Stmt| {
+            found |= match s {
+                Stmt::Lock { .. } => true,
+                Stmt::While { .. } | Stmt::For { .. } => !lock,
+                _ => false,
+            };
+        };
+        visit(stmt);
+        for block in stmt.blocks() {
+            walk_block(block, &mut visit);
+        }
+        found
+    };
+    // A lane that left the item's loop altogether would miss the meetings after it.
+    let mut returns = false;
+    walk_block(&forall.body, &mut |s| returns |= matches!(s, Stmt::Return(_)));
+    !returns
+        && (forall.body.iter().any(|s| holds(s, true)) || forall.body.iter().filter(|s| holds(s, false)).count() >= 2)
 }
 
 /// The atomic folds of a warp's partial reduction into the kernel's `grail_value` result:
@@ -115,6 +143,8 @@ pub(crate) struct Cuda {
     scatter: bool,
     /// Warp-uniform item loops ([`grail_ir::OptConfig::converge`]).
     converge: bool,
+    /// Items in stages whose lanes meet after each ([`grail_ir::OptConfig::stages`]).
+    stages: bool,
     /// Plain loads of element fields in lock sections ([`grail_ir::OptConfig::lockcache`]).
     lockcache: bool,
     /// Emitting a position of an executor round that every thread of a block makes together
@@ -364,6 +394,23 @@ impl Target for Cuda {
                 let start = |first: &str| {
                     if adaptive { format!("({first} < threads_ ? {first} : ~(uint64_t)0)") } else { first.to_string() }
                 };
+                let staged = self.converge && self.stages && !e.local && staged_items(forall);
+                if staged {
+                    // Warp-uniform trips whose lanes also meet after each of the item's
+                    // statements (`Emitter::item_staged`).
+                    e.line(1, "const uint64_t lane_ = grail_thread_index() & 31u;");
+                    let first = start("grail_thread_index() - lane_");
+                    e.line(1, &format!("for (uint64_t j0_ = {first}; j0_ < {limit}; j0_ += {stride}) {{"));
+                    e.line(2, "__syncwarp();");
+                    e.line(2, "const uint64_t j = j0_ + lane_;");
+                    let mut prologue = vec![format!("const uint64_t i = {};", mapping.index)];
+                    if backoff {
+                        prologue.push("if (i >= size) continue;".to_string());
+                    }
+                    e.item_staged(forall, &item, &format!("j < {limit}"), &prologue, 2)?;
+                    e.line(1, "}");
+                    return Ok(());
+                }
                 if self.converge {
                     // Warp-uniform: every lane makes the same trips (its warp's first item index
                     // steps through the range), so the lanes meet at the top of each trip.

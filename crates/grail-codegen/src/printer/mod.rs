@@ -614,6 +614,10 @@ pub(crate) struct Emitter<'m, T: Target> {
     /// The locals of a kernel's loops over all nodes or its worklist (none elsewhere): nodes a
     /// part owns, whose out-degree its CSR holds (see [`grail_ir::analysis::loop_items`]).
     items: Vec<LocalId>,
+    /// Emitting a staged item ([`Emitter::item_staged`]): the loop depth of the item's own
+    /// statements and the label after the statement being emitted, to which the item's
+    /// `continue` goes (clearing `live_`) instead of leaving the trip.
+    skip: Option<(usize, String)>,
 }
 
 impl<'m, T: Target> Emitter<'m, T> {
@@ -633,6 +637,7 @@ impl<'m, T: Target> Emitter<'m, T> {
             region: false,
             local: false,
             locked_body: false,
+            skip: None,
             items: if kernel.is_some() { grail_ir::analysis::loop_items(body) } else { Vec::new() },
             counted: if target.per_thread_slots() {
                 grail_ir::analysis::collections_counted_in_kernels(module)
@@ -860,6 +865,98 @@ impl<'m, T: Target> Emitter<'m, T> {
         Ok(())
     }
 
+    /// A phase's item in stages, for a warp-uniform item loop: every lane of the warp passes
+    /// every stage (the item's filter, then each of its top-level statements), running it only
+    /// while its item is live (`live_`, which the item's `continue` clears), and the lanes meet
+    /// after each stage (`__syncwarp`). Without the meetings, lanes that part at a branch of a
+    /// long item body run the rest of it in groups, one group after another. `live` is the
+    /// lane's condition for having an item at all; `prologue` lines run for live lanes first.
+    pub fn item_staged(
+        &mut self,
+        forall: &ForAll,
+        item: &str,
+        live: &str,
+        prologue: &[String],
+        depth: usize,
+    ) -> Result<(), CodegenError> {
+        self.line(depth, &format!("bool live_ = {live};"));
+        self.line(depth, "if (live_) {");
+        let before = self.out.len();
+        for line in prologue {
+            self.line(depth + 1, line);
+        }
+        let outer = self.skip.replace((self.loops.len() + 1, "grail_stage0_".to_string()));
+        let result = self.item_part(forall, Some(item), &[], depth + 1);
+        // The filter's and the prologue's `continue`s end the item for this lane.
+        let tail = self.out.split_off(before).replace("continue;", "{ live_ = false; goto grail_stage0_; }");
+        let jumped = tail.contains("goto grail_stage0_;");
+        self.out.push_str(&tail);
+        self.line(depth, "}");
+        if jumped {
+            self.line(depth, "grail_stage0_:;");
+        }
+        result?;
+        // A stage: a statement that loops, locks or ends the item, or a run of the others
+        // (whose branches, if any, meet again where they end).
+        let parts = |stmt: &Stmt| {
+            let mut found = false;
+            let mut visit = |s: &Stmt| {
+                found |= matches!(
+                    s,
+                    Stmt::While { .. }
+                        | Stmt::For { .. }
+                        | Stmt::ForEach { .. }
+                        | Stmt::ForAll(_)
+                        | Stmt::Lock { .. }
+                        | Stmt::Continue
+                        | Stmt::Break
+                        | Stmt::Return(_)
+                );
+            };
+            visit(stmt);
+            for block in stmt.blocks() {
+                walk_block(block, &mut visit);
+            }
+            found
+        };
+        let mut stages: Vec<&[Stmt]> = Vec::new();
+        let body = &forall.body[..];
+        let mut start = 0;
+        for (k, stmt) in body.iter().enumerate() {
+            if parts(stmt) {
+                if start < k {
+                    stages.push(&body[start..k]);
+                }
+                stages.push(&body[k..k + 1]);
+                start = k + 1;
+            }
+        }
+        if start < body.len() {
+            stages.push(&body[start..]);
+        }
+        self.loops.push(self.held.len());
+        let mut result = Ok(());
+        for (k, stage) in stages.into_iter().enumerate() {
+            let label = format!("grail_stage{}_", k + 1);
+            self.skip = Some((self.loops.len(), label.clone()));
+            self.line(depth, "__syncwarp();");
+            self.line(depth, "if (live_) {");
+            let begin = self.out.len();
+            result = stage.iter().try_for_each(|stmt| self.stmt(stmt, depth + 1));
+            let jumped = self.out[begin..].contains(&format!("goto {label};"));
+            self.line(depth, "}");
+            if jumped {
+                self.line(depth, &format!("{label}:;"));
+            }
+            if result.is_err() {
+                break;
+            }
+        }
+        self.loops.pop();
+        self.skip = outer;
+        result
+    }
+
     /// Part of a phase's item: with `item`, the loop variable set to it and the filter first,
     /// then `stmts` (a slice of the item's body), where `continue` goes to the next item.
     pub fn item_part(
@@ -991,7 +1088,13 @@ impl<'m, T: Target> Emitter<'m, T> {
                 // Leaving a lock's body: release what was taken inside the loop being left.
                 let taken = self.loops.last().copied().unwrap_or(0);
                 self.release(taken, depth);
-                self.line(depth, if matches!(stmt, Stmt::Break) { "break;" } else { "continue;" });
+                match &self.skip {
+                    Some((level, label)) if matches!(stmt, Stmt::Continue) && *level == self.loops.len() => {
+                        let line = format!("{{ live_ = false; goto {label}; }}");
+                        self.line(depth, &line);
+                    }
+                    _ => self.line(depth, if matches!(stmt, Stmt::Break) { "break;" } else { "continue;" }),
+                }
             }
             Stmt::Return(value) => {
                 let value = value.as_ref().map(|v| self.expr(v)).transpose()?;

@@ -106,6 +106,14 @@ pub struct OptConfig {
     /// others are still in theirs, and the lanes drift apart for good: on `dmr` a warp ran with
     /// two of its 32 lanes active on average.
     pub converge: bool,
+    /// GPU, with `converge`: in a phase of long items (one that holds a lock, or whose item
+    /// loops in two or more of its statements), the lanes also meet after each stage of the item
+    /// (each top-level statement of its body that loops, locks or ends the item, and each run of
+    /// the others between them), every lane passing every stage and running it only while its
+    /// item is live. Without it, lanes that part at a branch of a long item body run the rest of
+    /// it in groups, one group after another: on `dmr` 3.6 of 32 lanes were active on average,
+    /// and the stages made its refinement 15% faster.
+    pub stages: bool,
     /// GPU: an `exclusive` that is a statement of its kernel's item itself (not inside a loop or
     /// an `if`), in a kernel an outlined region invokes, resolves its conflicts by the morph
     /// paper's 3-phase marking (§7.3; [`crate::opt::marks`]) instead of locks: the grid's items
@@ -162,6 +170,7 @@ impl OptConfig {
         local: false,
         layout: Layout::Columns,
         converge: false,
+        stages: false,
         marks: false,
         adapt: false,
         queue: false,
@@ -185,6 +194,7 @@ impl OptConfig {
             local: false,
             layout: Layout::Rows,
             converge: true,
+            stages: true,
             marks: false,
             adapt: false,
             queue: false,
@@ -275,6 +285,7 @@ impl OptConfig {
             "lockcache" => self.lockcache = on_off(value)?,
             "local" => self.local = on_off(value)?,
             "converge" => self.converge = on_off(value)?,
+            "stages" => self.stages = on_off(value)?,
             "marks" => self.marks = on_off(value)?,
             "adapt" => self.adapt = on_off(value)?,
             "queue" => self.queue = on_off(value)?,
@@ -330,6 +341,7 @@ const KEYS: &[&str] = &[
     "local",
     "layout",
     "converge",
+    "stages",
     "marks",
     "adapt",
     "queue",
@@ -374,7 +386,7 @@ impl fmt::Display for OptConfig {
         };
         write!(
             f,
-            "outline={outline},np={},coop={coop},backoff={},ldg={},block={},grid={},unroll={},scatter={},lockcache={},local={},layout={layout},converge={},marks={},adapt={},queue={}",
+            "outline={outline},np={},coop={coop},backoff={},ldg={},block={},grid={},unroll={},scatter={},lockcache={},local={},layout={layout},converge={},stages={},marks={},adapt={},queue={}",
             self.np,
             on_off(self.backoff),
             on_off(self.ldg),
@@ -385,6 +397,7 @@ impl fmt::Display for OptConfig {
             on_off(self.lockcache),
             on_off(self.local),
             on_off(self.converge),
+            on_off(self.stages),
             on_off(self.marks),
             on_off(self.adapt),
             on_off(self.queue)
@@ -403,7 +416,7 @@ mod tests {
         let text = OptConfig::all().to_string();
         assert_eq!(
             text,
-            "outline=all,np=tb+wp+fg,coop=warp,backoff=on,ldg=on,block=256,grid=0,unroll=2,scatter=on,lockcache=on,local=off,layout=rows,converge=on,marks=off,adapt=off,queue=off"
+            "outline=all,np=tb+wp+fg,coop=warp,backoff=on,ldg=on,block=256,grid=0,unroll=2,scatter=on,lockcache=on,local=off,layout=rows,converge=on,stages=on,marks=off,adapt=off,queue=off"
         );
         assert_eq!(OptConfig::parse(&text).unwrap(), OptConfig::all());
         for np in Schedulers::combinations() {
