@@ -63,30 +63,19 @@ pub fn emit_cuda(module: &Module) -> Result<String, CodegenError> {
 }
 
 /// Whether a phase's items run in stages ([`grail_ir::OptConfig::stages`],
-/// `Emitter::item_staged`): long items, whose lanes part again and again: a phase that holds a
-/// lock, or two or more of whose item's statements loop. A short item (one loop, as Afforest's
-/// `link`) gains nothing measurable from the meetings (docs/benchmarks.md).
+/// `Emitter::item_staged`): a phase that claims a neighbourhood (`exclusive`), whose items (a
+/// morph operator's: find, claim, check, change) part again and again. Others did not gain:
+/// `pta`'s merges, loops over sorted lists, were 20% slower with meetings, and residual
+/// PageRank (`single`) and Afforest the same (docs/benchmarks.md).
 fn staged_items(forall: &ForAll) -> bool {
-    let holds = |stmt: &Stmt, lock: bool| {
-        let mut found = false;
-        let mut visit = |s: &Stmt| {
-            found |= match s {
-                Stmt::Lock { .. } => true,
-                Stmt::While { .. } | Stmt::For { .. } => !lock,
-                _ => false,
-            };
-        };
-        visit(stmt);
-        for block in stmt.blocks() {
-            walk_block(block, &mut visit);
-        }
-        found
-    };
-    // A lane that left the item's loop altogether would miss the meetings after it.
+    let mut locks = false;
     let mut returns = false;
-    walk_block(&forall.body, &mut |s| returns |= matches!(s, Stmt::Return(_)));
-    !returns
-        && (forall.body.iter().any(|s| holds(s, true)) || forall.body.iter().filter(|s| holds(s, false)).count() >= 2)
+    walk_block(&forall.body, &mut |s| {
+        locks |= matches!(s, Stmt::Lock { kind: LockKind::Exclusive, .. });
+        // A lane that left the item's loop altogether would miss the meetings after it.
+        returns |= matches!(s, Stmt::Return(_));
+    });
+    locks && !returns
 }
 
 /// The atomic folds of a warp's partial reduction into the kernel's `grail_value` result:

@@ -106,13 +106,13 @@ pub struct OptConfig {
     /// others are still in theirs, and the lanes drift apart for good: on `dmr` a warp ran with
     /// two of its 32 lanes active on average.
     pub converge: bool,
-    /// GPU, with `converge`: in a phase of long items (one that holds a lock, or whose item
-    /// loops in two or more of its statements), the lanes also meet after each stage of the item
-    /// (each top-level statement of its body that loops, locks or ends the item, and each run of
-    /// the others between them), every lane passing every stage and running it only while its
-    /// item is live. Without it, lanes that part at a branch of a long item body run the rest of
-    /// it in groups, one group after another: on `dmr` 3.6 of 32 lanes were active on average,
-    /// and the stages made its refinement 15% faster.
+    /// GPU, with `converge`: in a phase that claims a neighbourhood (`exclusive`: a morph
+    /// operator's long items, find, claim, check, change), the lanes also meet after each stage
+    /// of the item (each top-level statement of its body that loops, locks or ends the item, and
+    /// each run of the others between them), every lane passing every stage and running it only
+    /// while its item is live. Without it, lanes that part at a branch of a long item body run
+    /// the rest of it in groups, one group after another: on `dmr` 3.6 of 32 lanes were active on
+    /// average, and the stages made its refinement 15% faster.
     pub stages: bool,
     /// GPU: an `exclusive` that is a statement of its kernel's item itself (not inside a loop or
     /// an `if`), in a kernel an outlined region invokes, resolves its conflicts by the morph
