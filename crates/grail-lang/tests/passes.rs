@@ -364,3 +364,37 @@ fn main() { source.level = 0; iterate lower() initial [source] BODY }
     assert!(queue::queued(&module, &iterate_of(&module)).is_none());
     assert!(module.opt_notes.iter().any(|n| n.contains("host code runs between its rounds")), "{:?}", module.opt_notes);
 }
+
+/// Items in stages (`stages=on`, in `all`): a phase that claims with `exclusive` runs its items
+/// in stages with warp-uniform trips; without `converge`, or where no `exclusive` claims, it
+/// does not, and a claiming phase's note says why.
+#[test]
+fn items_run_in_stages_where_a_phase_claims_with_exclusive() {
+    use grail_ir::KernelId;
+    use grail_ir::opt::stages;
+    let outlined = "iterate claim() initial G.nodes();";
+    let phase_of = |module: &Module| match &module.kernels[0].body.block[0] {
+        Stmt::ForAll(phase) => phase.clone(),
+        _ => panic!("a phase"),
+    };
+    let module = optimized(&claiming("{}", outlined), "all");
+    assert!(stages::staged(&module, KernelId(0), &phase_of(&module)));
+    assert!(module.opt_notes.iter().all(|n| !n.contains("stages")), "{:?}", module.opt_notes);
+    let off = optimized(&claiming("{}", outlined), "all,stages=off");
+    assert!(!stages::staged(&off, KernelId(0), &phase_of(&off)));
+    let module = optimized(&claiming("{}", outlined), "all,converge=off");
+    assert!(!stages::staged(&module, KernelId(0), &phase_of(&module)));
+    assert!(
+        module.opt_notes.iter().any(|n| n.contains("do not run in stages") && n.contains("converge=on")),
+        "{:?}",
+        module.opt_notes
+    );
+    // No claim: a short item, left as it is, without a note.
+    let plain = "graph { node hits: u32; }
+output hits;
+kernel count() { forall u in G.nodes() { for v in u.neighbors() { atomic_add(v.hits, 1); } } }
+fn main() { invoke count(); }";
+    let module = optimized(plain, "all");
+    assert!(!stages::staged(&module, KernelId(0), &phase_of(&module)));
+    assert!(module.opt_notes.iter().all(|n| !n.contains("stages")), "{:?}", module.opt_notes);
+}

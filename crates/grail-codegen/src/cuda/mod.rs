@@ -54,28 +54,11 @@ pub fn emit_cuda(module: &Module) -> Result<String, CodegenError> {
         backoff: module.opt.backoff,
         scatter: module.opt.scatter,
         converge: module.opt.converge,
-        stages: module.opt.stages,
         lockcache: module.opt.lockcache,
         block_round: Cell::new(false),
         queue: Cell::new(false),
     };
     printer::emit(module, &target)
-}
-
-/// Whether a phase's items run in stages ([`grail_ir::OptConfig::stages`],
-/// `Emitter::item_staged`): a phase that claims a neighbourhood (`exclusive`), whose items (a
-/// morph operator's: find, claim, check, change) part again and again. Others did not gain:
-/// `pta`'s merges, loops over sorted lists, were 20% slower with meetings, and residual
-/// PageRank (`single`) and Afforest the same (docs/benchmarks.md).
-fn staged_items(forall: &ForAll) -> bool {
-    let mut locks = false;
-    let mut returns = false;
-    walk_block(&forall.body, &mut |s| {
-        locks |= matches!(s, Stmt::Lock { kind: LockKind::Exclusive, .. });
-        // A lane that left the item's loop altogether would miss the meetings after it.
-        returns |= matches!(s, Stmt::Return(_));
-    });
-    locks && !returns
 }
 
 /// The atomic folds of a warp's partial reduction into the kernel's `grail_value` result:
@@ -132,8 +115,6 @@ pub(crate) struct Cuda {
     scatter: bool,
     /// Warp-uniform item loops ([`grail_ir::OptConfig::converge`]).
     converge: bool,
-    /// Items in stages whose lanes meet after each ([`grail_ir::OptConfig::stages`]).
-    stages: bool,
     /// Plain loads of element fields in lock sections ([`grail_ir::OptConfig::lockcache`]).
     lockcache: bool,
     /// Emitting a position of an executor round that every thread of a block makes together
@@ -383,7 +364,7 @@ impl Target for Cuda {
                 let start = |first: &str| {
                     if adaptive { format!("({first} < threads_ ? {first} : ~(uint64_t)0)") } else { first.to_string() }
                 };
-                let staged = self.converge && self.stages && !e.local && staged_items(forall);
+                let staged = grail_ir::opt::stages::staged(e.module, KernelId(kernel as u32), forall);
                 if staged {
                     // Warp-uniform trips whose lanes also meet after each of the item's
                     // statements (`Emitter::item_staged`).

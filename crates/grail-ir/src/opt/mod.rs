@@ -4,8 +4,9 @@
 //! its own file: [`nested`] (nested-parallelism schedules, IrGL §4.3), [`coop`] (cooperative
 //! conversion with focal-point analysis, §4.2), [`outline`] (iteration outlining, §4.1),
 //! [`backoff`] (retry backoff, §4.4), [`unroll`] (pipe unrolling, §4.4), [`ldg`] (read-only
-//! loads) [`local`] (local worklists, the morph paper's §7.5) and [`marks`] (3-phase conflict
-//! resolution, §7.3). [`optimize`] runs the
+//! loads) [`local`] (local worklists, the morph paper's §7.5), [`marks`] (3-phase conflict
+//! resolution, §7.3), [`queue`] (worklist loops as one queue) and [`stages`] (long items whose
+//! lanes meet after each stage). [`optimize`] runs the
 //! passes an [`OptConfig`] selects, in that order (cooperative conversion looks at the
 //! schedules the nested-parallelism pass chose), validates the module after each, records the
 //! configuration in [`Module::opt`], and collects what kept a pass from applying somewhere in
@@ -20,6 +21,7 @@ pub mod marks;
 pub mod nested;
 pub mod outline;
 pub mod queue;
+pub mod stages;
 pub mod unroll;
 
 pub use config::{ConfigError, Layout, OptConfig, Outline, Schedulers};
@@ -42,6 +44,7 @@ const PASSES: &[(&str, Pass)] = &[
     ("local worklists", local::run),
     ("conflict marks", marks::run),
     ("worklist queues", queue::run),
+    ("items in stages", stages::run),
 ];
 
 /// Runs the passes `config` selects over `module` (each pass decides from the configuration
