@@ -14,7 +14,8 @@
 //!    the program has collections; `scatter`, `lockcache` and `adapt` when a kernel is a morph
 //!    kernel (it retries or locks collection elements; `adapt` only in an outlined region);
 //!    `local` when a kernel can keep its pushes; `marks` when marks can decide an `exclusive`;
-//!    `converge` for every GPU program (every phase has an item loop).
+//!    `converge` for every GPU program (every phase has an item loop); `stages` when a phase
+//!    claims with `exclusive` (its items run in stages with `converge` on).
 //! 3. **It changes the program**: two configurations are the same program on a target when the
 //!    target's generated source (C or CUDA) is the same and so are the values of the keys the
 //!    target's executor applies itself, without the generated code ([`EXECUTOR_KEYS`]:
@@ -51,12 +52,13 @@ pub enum Key {
     Local,
     Layout,
     Converge,
+    Stages,
     Marks,
     Adapt,
 }
 
 impl Key {
-    pub const ALL: [Key; 15] = [
+    pub const ALL: [Key; 16] = [
         Key::Outline,
         Key::Np,
         Key::Coop,
@@ -70,6 +72,7 @@ impl Key {
         Key::Local,
         Key::Layout,
         Key::Converge,
+        Key::Stages,
         Key::Marks,
         Key::Adapt,
     ];
@@ -89,6 +92,7 @@ impl Key {
             Key::Local => "local",
             Key::Layout => "layout",
             Key::Converge => "converge",
+            Key::Stages => "stages",
             Key::Marks => "marks",
             Key::Adapt => "adapt",
         }
@@ -154,6 +158,7 @@ pub enum Setting {
     Local(bool),
     Layout(Layout),
     Converge(bool),
+    Stages(bool),
     Marks(bool),
     Adapt(bool),
 }
@@ -175,6 +180,7 @@ impl Setting {
             Key::Local => Setting::Local(config.local),
             Key::Layout => Setting::Layout(config.layout),
             Key::Converge => Setting::Converge(config.converge),
+            Key::Stages => Setting::Stages(config.stages),
             Key::Marks => Setting::Marks(config.marks),
             Key::Adapt => Setting::Adapt(config.adapt),
         }
@@ -197,6 +203,7 @@ impl Setting {
             Setting::Local(v) => config.local = v,
             Setting::Layout(v) => config.layout = v,
             Setting::Converge(v) => config.converge = v,
+            Setting::Stages(v) => config.stages = v,
             Setting::Marks(v) => config.marks = v,
             Setting::Adapt(v) => config.adapt = v,
         }
@@ -219,6 +226,7 @@ impl Setting {
             Setting::Local(_) => Key::Local,
             Setting::Layout(_) => Key::Layout,
             Setting::Converge(_) => Key::Converge,
+            Setting::Stages(_) => Key::Stages,
             Setting::Marks(_) => Key::Marks,
             Setting::Adapt(_) => Key::Adapt,
         }
@@ -267,7 +275,7 @@ impl Space {
                     Key::Block => "thread blocks are GPU hardware",
                     Key::Grid => "control kernels' grids are GPU hardware",
                     Key::Unroll => "only control kernels (GPU) run pipe loops on the device",
-                    Key::Scatter | Key::Converge | Key::Adapt => "it shapes GPU item loops",
+                    Key::Scatter | Key::Converge | Key::Stages | Key::Adapt => "it shapes GPU item loops",
                     Key::Lockcache => "it chooses GPU loads",
                     Key::Marks => "it is a GPU lowering of `exclusive`",
                     _ => "the target does not implement it",
@@ -525,6 +533,27 @@ fn relevance(module: &Module, key: Key, target: Target) -> Result<std::result::R
                 Ok((vec![Setting::Local(false), Setting::Local(true)], format!("{} keep pushes", names.join(", "))))
             }
         }
+        Key::Stages => {
+            debug_assert_eq!(target, Target::Gpu);
+            let m = optimized(module, &OptConfig { converge: true, stages: true, ..OptConfig::NONE })?;
+            let mut kernels = Vec::new();
+            for (k, kernel) in m.kernels.iter().enumerate() {
+                let staged = kernel.body.block.iter().any(|stmt| {
+                    matches!(stmt, Stmt::ForAll(phase) if grail_ir::opt::stages::staged(&m, KernelId(k as u32), phase))
+                });
+                if staged {
+                    kernels.push(format!("`{}`", kernel.name));
+                }
+            }
+            if kernels.is_empty() {
+                Err("no phase claims with `exclusive`".into())
+            } else {
+                Ok((
+                    vec![Setting::Stages(false), Setting::Stages(true)],
+                    format!("{} run their items in stages (with converge)", kernels.join(", ")),
+                ))
+            }
+        }
         Key::Marks => {
             debug_assert_eq!(target, Target::Gpu);
             let m = optimized(module, &OptConfig { outline: Outline::All, marks: true, ..OptConfig::NONE })?;
@@ -637,7 +666,12 @@ mod tests {
         assert!(tri.skipped.iter().any(|s| s.key == Key::Coop && s.why == "no kernel pushes"), "{tri:?}");
         // bfs has no collections and no morph kernel; converge shapes every GPU program.
         assert!(keys.contains(&Key::Converge), "{space:?}");
-        for (key, why) in [(Key::Layout, "no collections"), (Key::Scatter, "no morph kernel"), (Key::Marks, "")] {
+        for (key, why) in [
+            (Key::Layout, "no collections"),
+            (Key::Scatter, "no morph kernel"),
+            (Key::Stages, "no phase claims with `exclusive`"),
+            (Key::Marks, ""),
+        ] {
             assert!(skipped.iter().any(|(k, w)| *k == key && w.contains(why)), "{key}: {skipped:?}");
         }
     }
@@ -649,7 +683,7 @@ mod tests {
         let dmr = module("dmr");
         let gpu = Space::of(&dmr, Target::Gpu).unwrap();
         let keys: Vec<Key> = gpu.dimensions.iter().map(|d| d.key).collect();
-        for key in [Key::Layout, Key::Scatter, Key::Lockcache, Key::Converge, Key::Marks, Key::Adapt] {
+        for key in [Key::Layout, Key::Scatter, Key::Lockcache, Key::Converge, Key::Stages, Key::Marks, Key::Adapt] {
             assert!(keys.contains(&key), "{key}: {gpu:?}");
         }
         // The CPU has the layout, not the GPU's keys.
