@@ -885,7 +885,7 @@ impl<'m, T: Target> Emitter<'m, T> {
         for line in prologue {
             self.line(depth + 1, line);
         }
-        let outer = self.skip.replace((self.loops.len() + 1, "grail_stage0_".to_string()));
+        let outer = self.skip.take();
         let result = self.item_part(forall, Some(item), &[], depth + 1);
         // The filter's and the prologue's `continue`s end the item for this lane.
         let tail = self.out.split_off(before).replace("continue;", "{ live_ = false; goto grail_stage0_; }");
@@ -896,44 +896,7 @@ impl<'m, T: Target> Emitter<'m, T> {
             self.line(depth, "grail_stage0_:;");
         }
         result?;
-        // A stage: a statement that loops, locks or ends the item, or a run of the others
-        // (whose branches, if any, meet again where they end).
-        let parts = |stmt: &Stmt| {
-            let mut found = false;
-            let mut visit = |s: &Stmt| {
-                found |= matches!(
-                    s,
-                    Stmt::While { .. }
-                        | Stmt::For { .. }
-                        | Stmt::ForEach { .. }
-                        | Stmt::ForAll(_)
-                        | Stmt::Lock { .. }
-                        | Stmt::Continue
-                        | Stmt::Break
-                        | Stmt::Return(_)
-                );
-            };
-            visit(stmt);
-            for block in stmt.blocks() {
-                walk_block(block, &mut visit);
-            }
-            found
-        };
-        let mut stages: Vec<&[Stmt]> = Vec::new();
-        let body = &forall.body[..];
-        let mut start = 0;
-        for (k, stmt) in body.iter().enumerate() {
-            if parts(stmt) {
-                if start < k {
-                    stages.push(&body[start..k]);
-                }
-                stages.push(&body[k..k + 1]);
-                start = k + 1;
-            }
-        }
-        if start < body.len() {
-            stages.push(&body[start..]);
-        }
+        let stages = item_stages(&forall.body);
         self.loops.push(self.held.len());
         let mut result = Ok(());
         for (k, stage) in stages.into_iter().enumerate() {
@@ -1585,4 +1548,46 @@ pub(crate) fn constant(c: Const, ty: Type) -> String {
             _ => "UINT64_MAX".into(),
         },
     }
+}
+
+/// An item's stages (`Emitter::item_staged`): each top-level statement that loops, locks or
+/// ends the item alone, and each run of the others between them (whose branches, if any, meet
+/// again where they end).
+fn item_stages(body: &[Stmt]) -> Vec<&[Stmt]> {
+    let parts = |stmt: &Stmt| {
+        let mut found = false;
+        let mut visit = |s: &Stmt| {
+            found |= matches!(
+                s,
+                Stmt::While { .. }
+                    | Stmt::For { .. }
+                    | Stmt::ForEach { .. }
+                    | Stmt::ForAll(_)
+                    | Stmt::Lock { .. }
+                    | Stmt::Continue
+                    | Stmt::Break
+                    | Stmt::Return(_)
+            );
+        };
+        visit(stmt);
+        for block in stmt.blocks() {
+            walk_block(block, &mut visit);
+        }
+        found
+    };
+    let mut stages = Vec::new();
+    let mut start = 0;
+    for (k, stmt) in body.iter().enumerate() {
+        if parts(stmt) {
+            if start < k {
+                stages.push(&body[start..k]);
+            }
+            stages.push(&body[k..k + 1]);
+            start = k + 1;
+        }
+    }
+    if start < body.len() {
+        stages.push(&body[start..]);
+    }
+    stages
 }
