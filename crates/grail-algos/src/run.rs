@@ -162,12 +162,14 @@ pub fn run(algorithm: Algorithm, graph: &Graph, target: Target, params: &RunPara
             })
         }
         Target::Cpu | Target::Gpu => {
+            // The graph's diameter is estimated once, here, for the variant and the config.
+            let own_queue = queued_variant(algorithm, target, graph, params);
             let variant = match &params.multi {
                 Some(multi) => {
                     partitionable_variant(algorithm, params.variant.as_deref(), graph, multi.mode.unwrap_or_default())?
                 }
                 None => {
-                    let name = params.variant.as_deref().or_else(|| queued_variant(algorithm, target, graph, params));
+                    let name = params.variant.as_deref().or(own_queue);
                     Variant::find(algorithm, name)
                         .and_then(|v| v.for_weights(graph.out().weight_kind()))
                         .map_err(AlgoError::Usage)?
@@ -186,8 +188,7 @@ pub fn run(algorithm: Algorithm, graph: &Graph, target: Target, params: &RunPara
                 let auto = params.queue.is_none()
                     && !matches!(resolution.source, tuning::OptSource::Given)
                     && target == Target::Gpu
-                    && (queued_variant(algorithm, target, graph, params).is_some()
-                        || QUEUE_VARIANTS.contains(&(algorithm, variant.name)));
+                    && (own_queue.is_some() || QUEUE_VARIANTS.contains(&(algorithm, variant.name)));
                 if params.queue == Some(true) || auto {
                     resolution.config.queue = true;
                 }

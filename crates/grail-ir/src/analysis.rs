@@ -1101,7 +1101,7 @@ pub fn partitioned_region_obstacle(region: &Stmt) -> Option<String> {
         Stmt::Pipe(pipe) => pipe.initial = None,
         _ => {}
     }
-    walk_block(&vec![region], &mut |stmt| {
+    walk_block(&[region], &mut |stmt| {
         match stmt {
             Stmt::Print(_) => note("it prints"),
             Stmt::Assign { place, .. } if stored_property(place).is_some() => note("it stores to a property"),

@@ -433,7 +433,7 @@ impl Kernel {
 }
 
 /// Visits every statement of a block, depth first, parents before children.
-pub fn walk_block(block: &Block, visit: &mut impl FnMut(&Stmt)) {
+pub fn walk_block(block: &[Stmt], visit: &mut impl FnMut(&Stmt)) {
     for stmt in block {
         visit(stmt);
         for child in stmt.blocks() {

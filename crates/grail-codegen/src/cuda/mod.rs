@@ -364,23 +364,6 @@ impl Target for Cuda {
                 let start = |first: &str| {
                     if adaptive { format!("({first} < threads_ ? {first} : ~(uint64_t)0)") } else { first.to_string() }
                 };
-                let staged = grail_ir::opt::stages::staged(e.module, KernelId(kernel as u32), forall);
-                if staged {
-                    // Warp-uniform trips whose lanes also meet after each of the item's
-                    // statements (`Emitter::item_staged`).
-                    e.line(1, "const uint64_t lane_ = grail_thread_index() & 31u;");
-                    let first = start("grail_thread_index() - lane_");
-                    e.line(1, &format!("for (uint64_t j0_ = {first}; j0_ < {limit}; j0_ += {stride}) {{"));
-                    e.line(2, "__syncwarp();");
-                    e.line(2, "const uint64_t j = j0_ + lane_;");
-                    let mut prologue = vec![format!("const uint64_t i = {};", mapping.index)];
-                    if backoff {
-                        prologue.push("if (i >= size) continue;".to_string());
-                    }
-                    e.item_staged(forall, &item, &format!("j < {limit}"), &prologue, 2)?;
-                    e.line(1, "}");
-                    return Ok(());
-                }
                 if self.converge {
                     // Warp-uniform: every lane makes the same trips (its warp's first item index
                     // steps through the range), so the lanes meet at the top of each trip.
@@ -389,6 +372,17 @@ impl Target for Cuda {
                     e.line(1, &format!("for (uint64_t j0_ = {first}; j0_ < {limit}; j0_ += {stride}) {{"));
                     e.line(2, "__syncwarp();");
                     e.line(2, "const uint64_t j = j0_ + lane_;");
+                    if grail_ir::opt::stages::staged(e.module, KernelId(kernel as u32), forall) {
+                        // The lanes also meet after each stage of the item (`Emitter::item_staged`):
+                        // every lane passes every stage, a lane past the items too.
+                        let mut prologue = vec![format!("const uint64_t i = {};", mapping.index)];
+                        if backoff {
+                            prologue.push("if (i >= size) continue;".to_string());
+                        }
+                        e.item_staged(forall, &item, &format!("j < {limit}"), &prologue, 2)?;
+                        e.line(1, "}");
+                        return Ok(());
+                    }
                     e.line(2, &format!("if (j >= {limit}) continue;"));
                 } else {
                     let first = start("grail_thread_index()");

@@ -1556,7 +1556,7 @@ pub(crate) fn constant(c: Const, ty: Type) -> String {
 fn item_stages(body: &[Stmt]) -> Vec<&[Stmt]> {
     let parts = |stmt: &Stmt| {
         let mut found = false;
-        let mut visit = |s: &Stmt| {
+        walk_block(std::slice::from_ref(stmt), &mut |s| {
             found |= matches!(
                 s,
                 Stmt::While { .. }
@@ -1568,11 +1568,7 @@ fn item_stages(body: &[Stmt]) -> Vec<&[Stmt]> {
                     | Stmt::Break
                     | Stmt::Return(_)
             );
-        };
-        visit(stmt);
-        for block in stmt.blocks() {
-            walk_block(block, &mut visit);
-        }
+        });
         found
     };
     let mut stages = Vec::new();

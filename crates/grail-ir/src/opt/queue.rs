@@ -55,7 +55,7 @@ pub fn queued(module: &Module, iterate: &Iterate) -> Option<KernelId> {
 pub fn queued_kernels(module: &Module) -> Vec<KernelId> {
     let mut kernels = Vec::new();
     for region in crate::opt::outline::outlined_regions(&module.main.block) {
-        walk_block(&vec![region.clone()], &mut |stmt| {
+        walk_block(std::slice::from_ref(region), &mut |stmt| {
             if let Stmt::Iterate(iterate) = stmt
                 && let Some(k) = queued(module, iterate)
                 && !kernels.contains(&k)

@@ -65,7 +65,7 @@ fn collect(block: &[Stmt], module: &Module, found: &mut Vec<(OutlineId, String, 
             continue;
         };
         let mut writes = vec![false; module.properties.len()];
-        walk_block(&vec![stmt.clone()], &mut |s| {
+        walk_block(std::slice::from_ref(stmt), &mut |s| {
             if let Stmt::Assign { place, .. } = s
                 && let Some(p) = grail_ir::analysis::stored_property(place)
             {
