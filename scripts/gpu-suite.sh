@@ -466,6 +466,27 @@ if want multi; then
         done
     done
 
+    # The asynchronous mode's loops as one queue in turns on each GPU part (`--opt all,queue=on`),
+    # with the default turn and with turns of 2 us, which end nearly every turn with items left.
+    for graph in "${multi_graphs[@]}"; do
+        for devices in "${device_lists[@]}"; do
+            for algo in bfs sssp; do
+                for turn in default 2000; do
+                    flags=""
+                    [[ $turn == default ]] || flags="-DGRAIL_ASYNC_QUEUE_NS=$turn"
+                    log="$out/multi.turns.$graph.$algo.${devices//[^a-z0-9]/_}.$turn.txt"
+                    if GRAIL_NVRTC_FLAGS="$flags" timeout 300 "$grail" -q run "$algo" -g "$out/multi.$graph.gcsr" \
+                        --devices "$devices" --partition random --mode async --opt all,queue=on --verify >"$log" 2>&1; then
+                        pass "$algo on $graph over $devices as queues in turns ($turn ns): $(grep -o 'time .*ms' "$log" | head -1)"
+                    else
+                        tail -5 "$log"
+                        fail "$algo on $graph over $devices as queues in turns ($turn ns), log $log"
+                    fi
+                done
+            done
+        done
+    done
+
     if [[ $gpus -ge 2 ]]; then
         # The asynchronous mode's loops in the fused worker kernel (one control kernel per GPU,
         # rings between the GPUs) and driven from the host, both verified; the fused runs must

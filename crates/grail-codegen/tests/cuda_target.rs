@@ -390,6 +390,21 @@ fn queued_loops_take_their_items_from_one_queue() {
             assert!(run_queue.contains("grail_queue_done(q, qe_ - qb_);"), "{name}");
             assert!(run_queue.contains("_release(&ctx->pushes,"), "{name}: pushes without release");
             assert!(!run.contains("_release("), "{name}: the rounds' pushes need no release");
+            // On a part in the asynchronous mode the queue runs in turns: a deadline, what was
+            // not handed out moved on from the queue's head, an exchange after every turn; a
+            // part in supersteps or exchanging through the host keeps its rounds.
+            let at = cuda.find("_invoke_queue(grail_ctx *c").expect("a queue's invoke function");
+            let invoke = &cuda[cuda[..at].rfind("__device__").unwrap()..];
+            let invoke = &invoke[..invoke.find("\n}\n").unwrap()];
+            assert!(invoke.contains("grail_item(q_.items, q_.cap, q_.spill, head_ + x_)"), "{invoke}");
+            if grail_ir::analysis::partition_obstacles(&module).is_empty() {
+                assert!(invoke.contains("S->R->peers->mode == 0u : c->ghost_flags != NULL) return grail_k"), "{name}");
+                assert!(invoke.contains("q.deadline = R->peers != NULL ? grail_clock_ns() + GRAIL_ASYNC_QUEUE_NS"));
+                let exchange = invoke.find("grail_peer_async_step(c, S, ").expect("the turn's exchange");
+                assert!(invoke[..exchange].contains("S->async_gap = 1u;"), "{name}");
+            } else {
+                assert!(invoke.contains("q.deadline = 0u;") && !invoke.contains("grail_peer_async_step"), "{name}");
+            }
         }
         let rounds = grail_ir::optimize(compile_grail(name, source), &OptConfig::all()).unwrap();
         assert!(!emit_cuda(&rounds).unwrap().contains("_run_queue("), "{name}");

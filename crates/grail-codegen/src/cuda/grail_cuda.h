@@ -1678,6 +1678,12 @@ GRAIL_DEVICE void grail_grid_sync(grail_state *S) { grail_grid_sync_with(S, grai
 #ifndef GRAIL_QUEUE_NAP
 #define GRAIL_QUEUE_NAP 64u
 #endif
+/* On a part of a partitioned graph in the asynchronous mode, a queue's turn: its blocks stop
+ * taking items after this many nanoseconds, and the part exchanges with the others
+ * (grail_peer_async_step) before its next turn. */
+#ifndef GRAIL_ASYNC_QUEUE_NS
+#define GRAIL_ASYNC_QUEUE_NS 100000u
+#endif
 
 typedef struct grail_queue {
     uint64_t *head;
@@ -1686,7 +1692,19 @@ typedef struct grail_queue {
     /* Slots that can be handed out: the list's capacity. */
     uint64_t cap;
     const uint32_t *items;
+    /* 0, or the clock (grail_clock_ns) after which no block takes more: the slots not handed
+     * out by then are left for the caller (a part of a partitioned graph, which exchanges with
+     * the others between its queue's turns). */
+    uint64_t deadline;
 } grail_queue;
+
+/* The device's nanosecond clock. */
+GRAIL_DEVICE uint64_t grail_clock_ns(void) {
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
 
 GRAIL_DEVICE uint64_t grail_load_acquire_u64(const uint64_t *p) {
 #if __CUDA_ARCH__ >= 700
@@ -1701,12 +1719,13 @@ GRAIL_DEVICE uint64_t grail_load_acquire_u64(const uint64_t *p) {
 }
 
 /* Block-wide: the block's next batch of slots [*begin, *end), at most a slot per thread, once
- * there are any; an empty batch once the loop has ended. */
+ * there are any; an empty batch once the loop has ended or its deadline has passed. */
 GRAIL_DEVICE void grail_queue_take(const grail_queue *q, uint64_t *begin, uint64_t *end) {
     __shared__ uint64_t qb_, qe_;
     if (threadIdx.x == 0) {
         uint64_t b = 0, e = 0;
         for (unsigned idle = 0;; idle++) {
+            if (q->deadline != 0u && grail_clock_ns() >= q->deadline) break;
             const uint64_t h = *(volatile uint64_t *)q->head;
             uint64_t t = *(volatile uint64_t *)q->tail;
             if (t > q->cap) t = q->cap;
@@ -2007,13 +2026,6 @@ typedef struct grail_peers {
 #ifndef GRAIL_PEER_PATIENCE_NS
 #define GRAIL_PEER_PATIENCE_NS 120000000000ull
 #endif
-
-/* The device's nanosecond clock. */
-GRAIL_DEVICE uint64_t grail_clock_ns(void) {
-    uint64_t t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
 
 GRAIL_DEVICE uint32_t grail_load_acquire_sys(const uint32_t *p) {
     uint32_t v;

@@ -250,9 +250,15 @@ fn invoke_function(target: &Cuda, out: &mut String, module: &Module, k: KernelId
 /// ([`grail_ir::opt::queue`]) in an outlined region, until no item is left (or the pushes past
 /// the current list's capacity, which become the next invocation's items). The list's slots past
 /// its items that anything wrote since the queue last ran on it are emptied first
-/// (`grail_state.dirty`); after the queue, what spilled is moved to the other list. On a
-/// part of a partitioned graph, whose loops exchange with the other parts between rounds, the
-/// invocation goes in rounds as usual.
+/// (`grail_state.dirty`); after the queue, what it did not hand out (and what spilled) is moved
+/// to the other list.
+///
+/// On a part of a partitioned graph in the asynchronous mode (the fused worker, `grail_peers`
+/// in mode 1), the queue runs in turns: its blocks stop taking items `GRAIL_ASYNC_QUEUE_NS`
+/// after the turn began, and the part exchanges with the others (`grail_peer_async_step`:
+/// what its items changed in ghosts and the ghosts they met go out, what came in is merged
+/// and appended) before the loop's next invocation starts the next turn. A part whose loops
+/// exchange in supersteps, or with the host, goes in rounds as usual.
 fn queue_invoke_function(out: &mut String, module: &Module, k: KernelId) {
     let kernel = &module.kernels[k.index()];
     let k = k.index();
@@ -265,7 +271,17 @@ fn queue_invoke_function(out: &mut String, module: &Module, k: KernelId) {
             "__device__ __forceinline__ grail_value grail_k{k}_invoke_queue(grail_ctx *c, grail_state *S, const grail_value *args) {{"
         ),
     );
-    line(1, &format!("if (S->R->peers != NULL) return grail_k{k}_invoke(c, S, args);"));
+    let partitioned = partitionable(module);
+    if partitioned {
+        line(
+            1,
+            &format!(
+                "if (S->R->peers != NULL ? S->R->peers->mode == 0u : c->ghost_flags != NULL) return grail_k{k}_invoke(c, S, args);"
+            ),
+        );
+    } else {
+        line(1, &format!("if (S->R->peers != NULL) return grail_k{k}_invoke(c, S, args);"));
+    }
     line(1, "grail_region *const R = S->R;");
     line(1, "grail_value result_;");
     line(1, "result_.u = 0;");
@@ -299,6 +315,11 @@ fn queue_invoke_function(out: &mut String, module: &Module, k: KernelId) {
     line(1, "q.done = &R->queue_done;");
     line(1, "q.cap = q_.cap;");
     line(1, "q.items = q_.items;");
+    if partitioned {
+        line(1, "q.deadline = R->peers != NULL ? grail_clock_ns() + GRAIL_ASYNC_QUEUE_NS : 0u;");
+    } else {
+        line(1, "q.deadline = 0u;");
+    }
     line(1, &format!("grail_k{k}_0_run_queue(c, args, &q);"));
     line(1, "grail_grid_sync(S);");
     line(1, "if (grail_checks_failed(c)) {");
@@ -308,23 +329,27 @@ fn queue_invoke_function(out: &mut String, module: &Module, k: KernelId) {
     line(1, "}");
     line(1, "const uint64_t total_ = grail_read_u64(&R->queue_tail);");
     line(1, "const uint64_t taken_ = total_ < q_.cap ? total_ : q_.cap;");
-    line(1, "const uint64_t left_ = total_ - taken_;");
+    // The slots handed out: all of the list's but on a part whose turn ended first. What is
+    // left, [head_, total_), is contiguous in the list and its spill: where anything spilled,
+    // the list was handed out to its capacity or is the rest's first part.
+    line(1, "const uint64_t head_ = grail_read_u64(&R->queue_head);");
+    line(1, "const uint64_t left_ = total_ - head_;");
     // Slots [len_, taken_) hold pushes now; every slot past them is still empty.
     line(1, "S->dirty[S->cur] = taken_;");
     line(1, "if (left_ != 0u && *(volatile uint32_t *)over_ < 2u) {");
     line(2, "const grail_list o_ = S->lists[S->cur ^ 1u];");
     line(2, "grail_list_written(S, S->cur ^ 1u, left_);");
     // `grail_push_slot` writes a reserved slot and never reads the length: any counter will do.
-    line(2, "const grail_wl to_ = grail_list_wl(&o_, &R->queue_head, over_);");
+    line(2, "const grail_wl to_ = grail_list_wl(&o_, &R->queue_done, over_);");
     line(2, "for (uint64_t x_ = grail_thread_index(); x_ < left_; x_ += grail_thread_count())");
-    line(3, "grail_push_slot(&to_, x_, grail_item(q_.items, q_.cap, q_.spill, q_.cap + x_));");
+    line(3, "grail_push_slot(&to_, x_, grail_item(q_.items, q_.cap, q_.spill, head_ + x_));");
     line(2, "grail_grid_sync(S);");
     line(2, "S->cur ^= 1u;");
     line(1, "}");
     line(1, "const uint32_t overflow_ = *(volatile uint32_t *)over_;");
     line(1, "if (overflow_ > S->overflow) S->overflow = overflow_;");
     line(1, &format!("S->stats[{}] += 1;", 4 * k));
-    line(1, &format!("S->stats[{}] += taken_;", 4 * k + 1));
+    line(1, &format!("S->stats[{}] += head_;", 4 * k + 1));
     line(1, &format!("S->stats[{}] += total_ - len_;", 4 * k + 2));
     line(1, "if (grail_thread_index() == 0) {");
     line(2, "R->retry_len[(step_ + 2) % GRAIL_RING] = 0;");
@@ -339,6 +364,20 @@ fn queue_invoke_function(out: &mut String, module: &Module, k: KernelId) {
     line(1, "}");
     line(1, "S->len = left_;");
     line(1, "S->all_len = left_;");
+    if partitioned {
+        // The turn's exchange, as after an invocation in rounds (`peer_step`'s asynchronous
+        // branch); what comes in is appended to the list the leftovers are in.
+        line(1, "if (R->peers != NULL) {");
+        line(2, "c->pushes = grail_list_wl(&S->lists[S->cur], &R->queue_done, over_);");
+        line(2, "uint64_t len_ = left_;");
+        // After every turn: the turn's length, not a count of invocations, spaces the exchanges.
+        line(2, "S->async_gap = 1u;");
+        line(2, &format!("if (!grail_peer_async_step(c, S, {k}u, &len_, &S->lists[S->cur])) return result_;"));
+        line(2, "S->len = len_;");
+        line(2, "S->all_len = len_;");
+        line(2, "grail_list_written(S, S->cur, len_);");
+        line(1, "}");
+    }
     line(1, "return result_;");
     line(0, "}");
     drop(line);

@@ -135,7 +135,10 @@ pub struct OptConfig {
     /// properties by atomics runs as one queue, without rounds: a block takes the next items as
     /// soon as they are pushed ([`crate::opt::queue`]). The least fixed point it computes is the
     /// rounds' where each value offered grows with the values read (BFS, SSSP, label
-    /// propagation). Off in `all`: `grail run --mode async` asks for it on one GPU.
+    /// propagation). Off in `all`: `grail run --mode async` asks for it on one GPU. On the GPU
+    /// parts of a partitioned run in the asynchronous mode it runs in turns, the part
+    /// exchanging with the others between them; asked for only by `--opt ...,queue=on` there,
+    /// since so far it is slower than the rounds (docs/benchmarks.md).
     pub queue: bool,
 }
 
