@@ -468,8 +468,10 @@ if want multi; then
 
     # The asynchronous mode's loops as one queue in turns on each GPU part (`--opt all,queue=on`),
     # with the default turn and with turns of 2 us, which end nearly every turn with items left.
+    # Lists with the CPU are left out: their GPU part keeps its rounds.
     for graph in "${multi_graphs[@]}"; do
         for devices in "${device_lists[@]}"; do
+            [[ $devices == *cpu* ]] && continue
             for algo in bfs sssp; do
                 for turn in default 2000; do
                     flags=""
