@@ -397,6 +397,11 @@ fn queued_loops_take_their_items_from_one_queue() {
             let invoke = &cuda[cuda[..at].rfind("__device__").unwrap()..];
             let invoke = &invoke[..invoke.find("\n}\n").unwrap()];
             assert!(invoke.contains("grail_item(q_.items, q_.cap, q_.spill, head_ + x_)"), "{invoke}");
+            // The counters start again inside the first barrier, when no thread still reads
+            // the last queue's.
+            let reset = invoke.find("R->queue_tail = len_;").expect("the counters' reset");
+            let barrier = invoke.find("grail_grid_sync_with(S, [&] {").expect("the first barrier");
+            assert!(barrier < reset && !invoke[barrier..reset].contains("});"), "{invoke}");
             if grail_ir::analysis::partition_obstacles(&module).is_empty() {
                 assert!(invoke.contains("S->R->peers->mode == 0u : c->ghost_flags != NULL) return grail_k"), "{name}");
                 assert!(invoke.contains("q.deadline = R->peers != NULL ? grail_clock_ns() + GRAIL_ASYNC_QUEUE_NS"));

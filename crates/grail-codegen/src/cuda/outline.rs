@@ -297,12 +297,16 @@ fn queue_invoke_function(out: &mut String, module: &Module, k: KernelId) {
         1,
         "for (uint64_t x_ = len_ + grail_thread_index(); x_ < dirty_; x_ += grail_thread_count()) q_.items[x_] = GRAIL_QUEUE_EMPTY;",
     );
-    line(1, "if (grail_thread_index() == 0) {");
-    line(2, "R->queue_head = 0u;");
-    line(2, "R->queue_tail = len_;");
-    line(2, "R->queue_done = 0u;");
-    line(1, "}");
-    line(1, "grail_grid_sync(S);");
+    // The counters start again inside the barrier, once every thread has arrived: a thread
+    // may still be reading the last queue's counters until it arrives (the last queue ends
+    // with a barrier, but a thread that has read them may come here before the others do).
+    line(1, "grail_grid_sync_with(S, [&] {");
+    line(2, "if (threadIdx.x == 0) {");
+    line(3, "R->queue_head = 0u;");
+    line(3, "R->queue_tail = len_;");
+    line(3, "R->queue_done = 0u;");
+    line(2, "}");
+    line(1, "});");
     line(1, "c->retrying = 0u;");
     line(1, "c->items = q_.items;");
     line(1, "c->items_cap = q_.cap;");
