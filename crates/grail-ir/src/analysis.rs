@@ -930,11 +930,7 @@ fn bodies(module: &Module) -> impl Iterator<Item = &Body> {
 }
 
 fn any_stmt(module: &Module, mut test: impl FnMut(&Stmt) -> bool) -> bool {
-    let mut found = false;
-    for body in bodies(module) {
-        walk_block(&body.block, &mut |stmt| found |= test(stmt));
-    }
-    found
+    bodies(module).any(|body| block_has(&body.block, &mut test))
 }
 
 /// Why the program cannot run on a graph whose rows may have room after them

@@ -442,6 +442,13 @@ pub fn walk_block(block: &[Stmt], visit: &mut impl FnMut(&Stmt)) {
     }
 }
 
+/// Whether some statement of `block`, at any depth, passes `test`.
+pub fn block_has(block: &[Stmt], mut test: impl FnMut(&Stmt) -> bool) -> bool {
+    let mut found = false;
+    walk_block(block, &mut |stmt| found |= test(stmt));
+    found
+}
+
 /// A literal value.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Const {

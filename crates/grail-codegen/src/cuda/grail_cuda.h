@@ -1705,7 +1705,6 @@ GRAIL_DEVICE uint64_t grail_clock_ns(void) {
     return t;
 }
 
-
 GRAIL_DEVICE uint64_t grail_load_acquire_u64(const uint64_t *p) {
 #if __CUDA_ARCH__ >= 700
     uint64_t v;

@@ -376,10 +376,7 @@ fn queue_invoke_function(out: &mut String, module: &Module, k: KernelId) {
         line(2, "uint64_t len_ = left_;");
         // After every turn: the turn's length, not a count of invocations, spaces the exchanges.
         line(2, "S->async_gap = 1u;");
-        line(2, &format!("if (!grail_peer_async_step(c, S, {k}u, &len_, &S->lists[S->cur])) return result_;"));
-        line(2, "S->len = len_;");
-        line(2, "S->all_len = len_;");
-        line(2, "grail_list_written(S, S->cur, len_);");
+        async_exchange(&mut line, k, 2);
         line(1, "}");
     }
     line(1, "return result_;");
@@ -413,10 +410,7 @@ fn peer_step(line: &mut impl FnMut(usize, &str), k: usize, worklist: bool, reduc
         // The asynchronous mode: the part goes on with its own worklist, exchanging as it goes;
         // the list is empty only once every part's is and nothing is in flight.
         line(2, "if (R->peers->mode != 0u) {");
-        line(3, &format!("if (!grail_peer_async_step(c, S, {k}u, &len_, &S->lists[S->cur])) return result_;"));
-        line(3, "S->len = len_;");
-        line(3, "S->all_len = len_;");
-        line(3, "grail_list_written(S, S->cur, len_);");
+        async_exchange(line, k, 3);
         line(3, "return result_;");
         line(2, "}");
     }
@@ -443,6 +437,15 @@ fn peer_step(line: &mut impl FnMut(usize, &str), k: usize, worklist: bool, reduc
         line(2, &format!("result_.{member} = ({})all_;", member_type(member)));
     }
     line(1, "}");
+}
+
+/// The asynchronous exchange after kernel `k`'s invocation or queue turn on a part
+/// (`grail_peer_async_step`), with the part's worklist length in `len_`, which becomes the list's.
+fn async_exchange(line: &mut impl FnMut(usize, &str), k: usize, depth: usize) {
+    line(depth, &format!("if (!grail_peer_async_step(c, S, {k}u, &len_, &S->lists[S->cur])) return result_;"));
+    line(depth, "S->len = len_;");
+    line(depth, "S->all_len = len_;");
+    line(depth, "grail_list_written(S, S->cur, len_);");
 }
 
 /// Whether a kernel claims nodes (`single`), which needs a fresh invocation number.

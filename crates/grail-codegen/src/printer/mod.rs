@@ -1555,9 +1555,8 @@ pub(crate) fn constant(c: Const, ty: Type) -> String {
 /// again where they end).
 fn item_stages(body: &[Stmt]) -> Vec<&[Stmt]> {
     let parts = |stmt: &Stmt| {
-        let mut found = false;
-        walk_block(std::slice::from_ref(stmt), &mut |s| {
-            found |= matches!(
+        block_has(std::slice::from_ref(stmt), |s| {
+            matches!(
                 s,
                 Stmt::While { .. }
                     | Stmt::For { .. }
@@ -1567,9 +1566,8 @@ fn item_stages(body: &[Stmt]) -> Vec<&[Stmt]> {
                     | Stmt::Continue
                     | Stmt::Break
                     | Stmt::Return(_)
-            );
-        });
-        found
+            )
+        })
     };
     let mut stages = Vec::new();
     let mut start = 0;

@@ -59,13 +59,9 @@ fn keeps_items(module: &Module, config: &OptConfig, k: KernelId) -> bool {
 }
 
 fn claims(forall: &ForAll) -> bool {
-    let mut found = false;
-    walk_block(&forall.body, &mut |s| found |= matches!(s, Stmt::Lock { kind: LockKind::Exclusive, .. }));
-    found
+    block_has(&forall.body, |s| matches!(s, Stmt::Lock { kind: LockKind::Exclusive, .. }))
 }
 
 fn returns(forall: &ForAll) -> bool {
-    let mut found = false;
-    walk_block(&forall.body, &mut |s| found |= matches!(s, Stmt::Return(_)));
-    found
+    block_has(&forall.body, |s| matches!(s, Stmt::Return(_)))
 }
