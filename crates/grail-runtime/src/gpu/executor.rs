@@ -2972,6 +2972,7 @@ impl crate::multi::PartRun for GpuRun<'_> {
         list: &[u32],
         sends: &[crate::multi::Send],
     ) -> Result<Vec<usize>> {
+        let started = std::time::Instant::now();
         let direct = self.direct_sends(sends);
         let mut sent = vec![0usize; sends.len()];
         if !direct.is_empty() {
@@ -2986,6 +2987,11 @@ impl crate::multi::PartRun for GpuRun<'_> {
             if let Some(to) = to.as_ref().filter(|_| !direct.iter().any(|&(j, _)| j == i)) {
                 sent[i] = self.send_changes(property, list, range.clone(), to)?;
             }
+        }
+        if crate::multi::trace::on() {
+            let copied = sends.iter().filter(|(_, to)| to.is_some()).count() - direct.len();
+            let name = &self.module.properties[property.index()].name;
+            crate::multi::trace::changes_sent(name, direct.len(), copied, sent.iter().sum(), started.elapsed());
         }
         Ok(sent)
     }

@@ -225,3 +225,16 @@ pub(crate) fn invocation(
         f64::from(gpu_ms) * 1e3
     );
 }
+
+/// A GPU part's comparisons of one property's ghosts or mirrors: how many sends went straight
+/// into inboxes on devices it reaches and how many through copies, what they found, and the time.
+pub(crate) fn changes_sent(property: &str, direct: usize, copied: usize, found: usize, took: Duration) {
+    if summing() {
+        add(format!("gpu changes of `{property}` sent"), took);
+        return;
+    }
+    eprintln!(
+        "trace     gpu changes of `{property}`: {direct} sends into inboxes, {copied} through copies, {found} found, {}",
+        micros(took)
+    );
+}
