@@ -2918,6 +2918,20 @@ impl crate::multi::PartRun for GpuRun<'_> {
         self.run_kernel(kernel, args)
     }
 
+    fn invoke_over_list_sending(
+        &mut self,
+        kernel: KernelId,
+        args: &[Value],
+        over: &[u32],
+        diff: &[PropertyId],
+        list: &[u32],
+        sends: &[Vec<crate::multi::Send>],
+    ) -> Result<(Option<Value>, Vec<Vec<usize>>)> {
+        let items = if over.is_empty() { 0 } else { self.fixed_list(over)? };
+        self.listed = Some((items, over.len() as u64));
+        crate::multi::PartRun::invoke_sending(self, kernel, args, diff, list, sends)
+    }
+
     fn record_current(&mut self, property: PropertyId, list: &[u32]) -> Result<()> {
         if list.is_empty() {
             return Ok(());

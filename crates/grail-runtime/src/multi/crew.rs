@@ -303,12 +303,9 @@ impl CrewState {
                     }
                     phases.end("changes sent");
                 } else if *over_slots {
-                    outcome.result = run.invoke_over_list(*kernel, &args[q], shared)?;
-                    phases.end("kernel over the shared slots");
-                    for (&property, sends) in diff.iter().zip(&sends) {
-                        outcome.sent.push(run.send_changes_to(property, ghosts, sends)?);
-                    }
-                    phases.end("changes sent");
+                    (outcome.result, outcome.sent) =
+                        run.invoke_over_list_sending(*kernel, &args[q], shared, diff, ghosts, &sends)?;
+                    phases.end("kernel over the shared slots and changes sent");
                 } else {
                     (outcome.result, outcome.sent) = run.invoke_sending(*kernel, &args[q], diff, ghosts, &sends)?;
                     phases.end("kernel and changes sent");

@@ -483,6 +483,23 @@ pub(crate) trait PartRun: Machine {
     /// alone (a part's shared slots, for [`grail_ir::Module::over_slots`]), as a retry pass
     /// runs over its items.
     fn invoke_over_list(&mut self, kernel: grail_ir::KernelId, args: &[Value], list: &[u32]) -> Result<Option<Value>>;
+    /// [`PartRun::invoke_over_list`] over `over`, then the sends of [`PartRun::invoke_sending`]
+    /// (the changes of `diff`'s properties at the fixed list `list`). A GPU queues the
+    /// comparisons right behind the kernel and waits once where it can.
+    fn invoke_over_list_sending(
+        &mut self,
+        kernel: grail_ir::KernelId,
+        args: &[Value],
+        over: &[u32],
+        diff: &[PropertyId],
+        list: &[u32],
+        sends: &[Vec<Send>],
+    ) -> Result<(Option<Value>, Vec<Vec<usize>>)> {
+        let result = self.invoke_over_list(kernel, args, over)?;
+        let sent =
+            diff.iter().zip(sends).map(|(&p, sends)| self.send_changes_to(p, list, sends)).collect::<Result<_>>()?;
+        Ok((result, sent))
+    }
     /// Records property `property`'s current words at the fixed list `list` as the words last
     /// exchanged there (after [`PartRun::invoke_over_slots`], every ghost holds its owner's).
     fn record_current(&mut self, property: PropertyId, list: &[u32]) -> Result<()>;
