@@ -126,6 +126,7 @@ impl DeviceBuffer {
         if let Some(ptr) = take_kept(context, bytes) {
             return Ok(DeviceBuffer { ptr, bytes, context: context.clone(), owned: true });
         }
+        let started = crate::multi::trace::on().then(std::time::Instant::now);
         // SAFETY: the context is current on this thread (bound by the executor).
         let ptr = unsafe { result::malloc_sync(bytes) }
             .or_else(|e| {
@@ -141,6 +142,9 @@ impl DeviceBuffer {
                 let _ = account(context.ordinal(), bytes, true, what);
                 allocation_error(context, e, bytes, what)
             })?;
+        if let Some(started) = started {
+            crate::multi::trace::device_memory(context.ordinal(), "allocated", what, bytes, started.elapsed());
+        }
         Ok(DeviceBuffer { ptr, bytes, context: context.clone(), owned: true })
     }
 
@@ -322,6 +326,18 @@ impl Drop for DeviceBuffer {
         // Errors are ignored: after a kernel fault the context is gone and so is the memory.
         let _ = self.context.bind_to_thread();
         let _ = account(self.context.ordinal(), self.bytes, true, "");
+        let started = crate::multi::trace::on().then(std::time::Instant::now);
+        let traced = |how: &'static str| {
+            if let Some(started) = started {
+                crate::multi::trace::device_memory(
+                    self.context.ordinal(),
+                    how,
+                    "a buffer",
+                    self.bytes,
+                    started.elapsed(),
+                );
+            }
+        };
         // Kept only once the device is done with it (as cuMemFree would wait), and only from a
         // context that is still sound: the next owner may write it from another stream.
         if keeping() && synchronize().is_ok() {
@@ -330,11 +346,14 @@ impl Drop for DeviceBuffer {
             let held: usize = kept.iter().filter(|k| k.context.ordinal() == ordinal).map(|k| k.bytes).sum();
             if held + self.bytes <= KEEP_MAX {
                 kept.push(Kept { ptr: self.ptr, bytes: self.bytes, context: self.context.clone() });
+                drop(kept);
+                traced("kept (after waiting for the device)");
                 return;
             }
         }
         // SAFETY: allocated by cuMemAlloc and freed once.
         let _ = unsafe { result::free_sync(self.ptr) };
+        traced("freed");
     }
 }
 

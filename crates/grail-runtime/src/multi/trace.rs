@@ -238,3 +238,14 @@ pub(crate) fn changes_sent(property: &str, direct: usize, copied: usize, found: 
         micros(took)
     );
 }
+
+/// A GPU buffer made with `cuMemAlloc`, or dropped (kept for reuse or freed), and the host time
+/// it took: either may wait for the device's work, so one made or dropped inside a superstep
+/// shows in its time.
+pub(crate) fn device_memory(ordinal: usize, how: &str, what: &str, bytes: usize, took: Duration) {
+    if summing() {
+        add(format!("gpu memory {how}"), took);
+        return;
+    }
+    eprintln!("trace     device {ordinal}: {what} of {bytes} bytes {how}, {}", micros(took));
+}
