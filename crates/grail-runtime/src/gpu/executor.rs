@@ -2076,6 +2076,13 @@ impl GpuProgram {
 
 /// Whether every send of `sends` that carries something goes straight into its inbox (is among
 /// `direct`, [`GpuRun::direct_sends`]).
+/// Whether a partitioned run's defaults superstep is queued on a GPU without waits
+/// (`GRAIL_DEFER_DEFAULTS=1`; off by default until it has been timed and verified on GPUs).
+fn defer_defaults() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("GRAIL_DEFER_DEFAULTS").is_ok_and(|v| v.trim() == "1"))
+}
+
 fn every_send_direct(sends: &[crate::multi::Send], direct: &[(usize, u64)]) -> bool {
     sends
         .iter()
@@ -2916,6 +2923,66 @@ impl crate::multi::PartRun for GpuRun<'_> {
         let items = if list.is_empty() { 0 } else { self.fixed_list(list)? };
         self.listed = Some((items, list.len() as u64));
         self.run_kernel(kernel, args)
+    }
+
+    fn invoke_defaults(
+        &mut self,
+        kernel: KernelId,
+        args: &[Value],
+        properties: &[PropertyId],
+        ghosts: &[u32],
+        mirrors: &[u32],
+    ) -> Result<Option<Value>> {
+        let code = &self.program.kernels[kernel.index()];
+        let queued = match code.phases.as_slice() {
+            [phase] if defer_defaults() && crate::multi::PartRun::defers(self, kernel) => phase,
+            _ => {
+                let result = self.invoke_over_slots(kernel, args)?;
+                for &property in properties {
+                    self.record_current(property, ghosts)?;
+                    self.record_current(property, mirrors)?;
+                }
+                return Ok(result);
+            }
+        };
+        // The kernel over every slot, then the records' gathers, queued in order on the
+        // stream without a wait: the next superstep's launches follow them, and its wait
+        // reports a fault of theirs (`unwaited`).
+        self.columns_to_device()?;
+        let args_ptr = self.start_invocation(args, 0)?;
+        self.ctx.acc = 0;
+        self.ctx.items = 0;
+        self.ctx.item_count = 0;
+        self.ctx.retrying = 0;
+        self.set_worklists(1);
+        let size = match queued.size {
+            PhaseSize::AllEdges => self.memory.out.num_edges(),
+            _ => self.ctx.node_slots,
+        };
+        if size > 0 {
+            let owned = self.ctx.num_nodes;
+            self.ctx.num_nodes = self.ctx.node_slots;
+            let block = self.module.opt.block;
+            let grid = size.div_ceil(u64::from(block)).min(u64::from(queued.max_grid)) as u32;
+            // SAFETY: as in `invoke_deferred`, over every node slot as `invoke_over_slots` runs.
+            let launched =
+                unsafe { launch(&queued.run, grid, block, &mut [arg(&self.ctx), arg(&args_ptr), arg(&size)]) };
+            self.ctx.num_nodes = owned;
+            launched?;
+            self.drain_hubs(queued, args_ptr)?;
+        }
+        self.unwaited.set(Some(kernel));
+        self.written_on_device(code);
+        for &property in properties {
+            for list in [ghosts, mirrors].into_iter().filter(|l| !l.is_empty()) {
+                let (at, record) = (self.fixed_list(list)?, self.record(list, property)?);
+                self.launch_gather(property.index(), at, list.len() as u64, record)?;
+            }
+        }
+        let stats = &mut self.stats[kernel.index()];
+        stats.invocations += 1;
+        stats.items += size;
+        Ok(None)
     }
 
     fn invoke_over_list_sending(

@@ -363,13 +363,8 @@ impl CrewState {
                 phases.end("ghosts stored");
             }
             Job::Defaults { kernel, args, properties } => {
-                outcome.result = run.invoke_over_slots(*kernel, &args[q])?;
-                phases.end("kernel over every slot");
-                for &property in properties {
-                    run.record_current(property, ghosts)?;
-                    run.record_current(property, mirrors)?;
-                }
-                phases.end("words recorded");
+                outcome.result = run.invoke_defaults(*kernel, &args[q], properties, ghosts, mirrors)?;
+                phases.end("kernel over every slot and words recorded");
             }
             Job::Prepare { properties, peer_lists, rings } => {
                 let map = self.maps[q].map(list);
