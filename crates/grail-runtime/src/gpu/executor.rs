@@ -98,6 +98,8 @@ pub struct GpuProgram {
     clear_ghost_flags: CudaFunction,
     /// Union-find parents made the identity on the device (`grail_sets_identity`).
     sets_identity: CudaFunction,
+    /// Every page of a peer's inbox written once before the supersteps (`grail_reach_peer`).
+    reach_peer: CudaFunction,
     /// The edges' sources made on the device (`grail_edge_sources`).
     edge_sources: CudaFunction,
     diff_words: CudaFunction,
@@ -344,6 +346,7 @@ impl GpuProgram {
             split_pushes: loaded.function("grail_split_pushes")?,
             clear_ghost_flags: loaded.function("grail_clear_ghost_flags")?,
             sets_identity: loaded.function("grail_sets_identity")?,
+            reach_peer: loaded.function("grail_reach_peer")?,
             edge_sources: loaded.function("grail_edge_sources")?,
             diff_words: loaded.function("grail_diff_words")?,
             put_words: loaded.function("grail_put_words")?,
@@ -2983,6 +2986,26 @@ impl crate::multi::PartRun for GpuRun<'_> {
         stats.invocations += 1;
         stats.items += size;
         Ok(None)
+    }
+
+    fn reach_peers(&mut self, places: &[&crate::multi::Place]) -> Result<()> {
+        if std::env::var("GRAIL_REACH_PEERS").map_or(true, |v| v.trim() != "1") {
+            return Ok(());
+        }
+        let mut reached = false;
+        for place in places {
+            let crate::multi::Place::Device { ptr, bytes, context } = place else { continue };
+            if context.ordinal() == self.context.ordinal() || !buffer::reaches(&self.context, context) {
+                continue;
+            }
+            let bytes = *bytes as u64;
+            let grid = bytes.div_ceil(65536 * u64::from(BLOCK)).clamp(1, 1024) as u32;
+            // SAFETY: (uint32_t *words, uint64_t bytes): an inbox of `bytes` bytes on a device
+            // this one reaches; the atomics add 0, so whatever it holds stays.
+            unsafe { launch(&self.program.reach_peer, grid, BLOCK, &mut [arg(ptr), arg(&bytes)])? };
+            reached = true;
+        }
+        if reached { self.wait("the first writes into another GPU's memory") } else { Ok(()) }
     }
 
     fn invoke_over_list_sending(

@@ -372,6 +372,9 @@ impl CrewState {
                 let records: Vec<(&[u32], grail_ir::PropertyId)> =
                     properties.iter().flat_map(|&p| [(ghosts, p), (mirrors, p)]).collect();
                 run.prepare_exchange(self.runs.len(), &lists, &records)?;
+                let places: Vec<&super::exchange::Place> =
+                    routes.iter().flat_map(|r| [&r.to_owner, &r.to_ghosts, &r.to_owner_pushes]).flatten().collect();
+                run.reach_peers(&places)?;
                 phases.end("lists and records");
                 if let Some(lists) = peer_lists.get(q) {
                     match run.prepare_peer_lists(lists, self.runs.len(), properties.len(), *rings) {
