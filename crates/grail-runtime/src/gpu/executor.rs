@@ -1518,6 +1518,37 @@ impl<'a> GpuRun<'a> {
     }
 
     /// Queues the drain of the hubs a phase set aside (the hub executor), if it has one.
+    /// Launches `phase`, a kernel's one phase over all nodes (or edges), over the first
+    /// `nodes` node slots, without waiting (a deferred superstep's kernel, a queued defaults
+    /// step); returns its size.
+    fn launch_unwaited(&mut self, phase: &PhaseCode, args: &[Value], nodes: u64) -> Result<u64> {
+        self.columns_to_device()?;
+        let args_ptr = self.start_invocation(args, 0)?;
+        self.ctx.acc = 0;
+        self.ctx.items = 0;
+        self.ctx.item_count = 0;
+        self.ctx.retrying = 0;
+        self.set_worklists(1);
+        let size = match phase.size {
+            PhaseSize::AllEdges => self.memory.out.num_edges(),
+            _ => nodes,
+        };
+        if size > 0 {
+            let owned = self.ctx.num_nodes;
+            self.ctx.num_nodes = nodes;
+            let block = self.module.opt.block;
+            let grid = size.div_ceil(u64::from(block)).min(u64::from(phase.max_grid)) as u32;
+            // SAFETY: as in `run_kernel_then`: (grail_ctx, const grail_value *, uint64_t), the
+            // context pointing at this run's live buffers, `args_ptr` at the arguments.
+            let launched =
+                unsafe { launch(&phase.run, grid, block, &mut [arg(&self.ctx), arg(&args_ptr), arg(&size)]) };
+            self.ctx.num_nodes = owned;
+            launched?;
+            self.drain_hubs(phase, args_ptr)?;
+        }
+        Ok(size)
+    }
+
     fn drain_hubs(&self, phase: &PhaseCode, args_ptr: u64) -> Result<()> {
         if let Some((drain, drain_grid)) = &phase.hubs {
             // SAFETY: (grail_ctx, const grail_value *), the phase's context and arguments.
@@ -2951,29 +2982,7 @@ impl crate::multi::PartRun for GpuRun<'_> {
         // The kernel over every slot, then the records' gathers, queued in order on the
         // stream without a wait: the next superstep's launches follow them, and its wait
         // reports a fault of theirs (`unwaited`).
-        self.columns_to_device()?;
-        let args_ptr = self.start_invocation(args, 0)?;
-        self.ctx.acc = 0;
-        self.ctx.items = 0;
-        self.ctx.item_count = 0;
-        self.ctx.retrying = 0;
-        self.set_worklists(1);
-        let size = match queued.size {
-            PhaseSize::AllEdges => self.memory.out.num_edges(),
-            _ => self.ctx.node_slots,
-        };
-        if size > 0 {
-            let owned = self.ctx.num_nodes;
-            self.ctx.num_nodes = self.ctx.node_slots;
-            let block = self.module.opt.block;
-            let grid = size.div_ceil(u64::from(block)).min(u64::from(queued.max_grid)) as u32;
-            // SAFETY: as in `invoke_deferred`, over every node slot as `invoke_over_slots` runs.
-            let launched =
-                unsafe { launch(&queued.run, grid, block, &mut [arg(&self.ctx), arg(&args_ptr), arg(&size)]) };
-            self.ctx.num_nodes = owned;
-            launched?;
-            self.drain_hubs(queued, args_ptr)?;
-        }
+        let size = self.launch_unwaited(queued, args, self.ctx.node_slots)?;
         self.unwaited.set(Some(kernel));
         self.written_on_device(code);
         for &property in properties {
@@ -3189,25 +3198,7 @@ impl crate::multi::PartRun for GpuRun<'_> {
                 "a deferred superstep sending to a part whose memory this GPU does not reach".into(),
             ));
         }
-        self.columns_to_device()?;
-        let args_ptr = self.start_invocation(args, 0)?;
-        self.ctx.acc = 0;
-        self.ctx.items = 0;
-        self.ctx.item_count = 0;
-        self.ctx.retrying = 0;
-        self.set_worklists(1);
-        let size = match phase.size {
-            PhaseSize::AllEdges => self.memory.out.num_edges(),
-            _ => self.ctx.num_nodes,
-        };
-        if size > 0 {
-            let block = self.module.opt.block;
-            let grid = size.div_ceil(u64::from(block)).min(u64::from(phase.max_grid)) as u32;
-            // SAFETY: as in `run_kernel_then`: (grail_ctx, const grail_value *, uint64_t), the
-            // context pointing at this run's live buffers, `args_ptr` at the arguments.
-            unsafe { launch(&phase.run, grid, block, &mut [arg(&self.ctx), arg(&args_ptr), arg(&size)])? };
-            self.drain_hubs(phase, args_ptr)?;
-        }
+        let size = self.launch_unwaited(phase, args, self.ctx.num_nodes)?;
         let words_needed = (diff.len() * routes).max(1);
         if self.deferred.as_ref().is_none_or(|d| d.words < words_needed) {
             // No merge reads the counts being replaced: a deferred superstep follows only
