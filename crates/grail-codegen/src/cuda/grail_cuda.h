@@ -1288,14 +1288,6 @@ extern "C" __global__ void grail_sets_identity(uint32_t *sets, uint64_t slots, u
     for (uint64_t i = grail_thread_index(); i < n; i += grail_thread_count()) sets[i] = (uint32_t)(i % slots);
 }
 
-/* An atomic that changes nothing on one word of every 64 KiB of `bytes` at `words`, another
- * GPU's memory, before the supersteps (GRAIL_REACH_PEERS=1, an experiment): does a GPU's first
- * write into a page of a peer's memory cost what a set join's first round loses? */
-extern "C" __global__ void grail_reach_peer(uint32_t *words, uint64_t bytes) {
-    for (uint64_t at = grail_thread_index() * 65536u; at + 4u <= bytes; at += grail_thread_count() * 65536u)
-        atomicAdd(&words[at / 4u], 0u);
-}
-
 /* ---- Locks: try-lock words; nothing ever waits for a lock, so warps cannot deadlock ---- */
 
 /* A lock word per node (ctx->locks) and per collection element (in its segment). A lock

@@ -98,8 +98,6 @@ pub struct GpuProgram {
     clear_ghost_flags: CudaFunction,
     /// Union-find parents made the identity on the device (`grail_sets_identity`).
     sets_identity: CudaFunction,
-    /// Every page of a peer's inbox written once before the supersteps (`grail_reach_peer`).
-    reach_peer: CudaFunction,
     /// The edges' sources made on the device (`grail_edge_sources`).
     edge_sources: CudaFunction,
     diff_words: CudaFunction,
@@ -346,7 +344,6 @@ impl GpuProgram {
             split_pushes: loaded.function("grail_split_pushes")?,
             clear_ghost_flags: loaded.function("grail_clear_ghost_flags")?,
             sets_identity: loaded.function("grail_sets_identity")?,
-            reach_peer: loaded.function("grail_reach_peer")?,
             edge_sources: loaded.function("grail_edge_sources")?,
             diff_words: loaded.function("grail_diff_words")?,
             put_words: loaded.function("grail_put_words")?,
@@ -1518,37 +1515,6 @@ impl<'a> GpuRun<'a> {
     }
 
     /// Queues the drain of the hubs a phase set aside (the hub executor), if it has one.
-    /// Launches `phase`, a kernel's one phase over all nodes (or edges), over the first
-    /// `nodes` node slots, without waiting (a deferred superstep's kernel, a queued defaults
-    /// step); returns its size.
-    fn launch_unwaited(&mut self, phase: &PhaseCode, args: &[Value], nodes: u64) -> Result<u64> {
-        self.columns_to_device()?;
-        let args_ptr = self.start_invocation(args, 0)?;
-        self.ctx.acc = 0;
-        self.ctx.items = 0;
-        self.ctx.item_count = 0;
-        self.ctx.retrying = 0;
-        self.set_worklists(1);
-        let size = match phase.size {
-            PhaseSize::AllEdges => self.memory.out.num_edges(),
-            _ => nodes,
-        };
-        if size > 0 {
-            let owned = self.ctx.num_nodes;
-            self.ctx.num_nodes = nodes;
-            let block = self.module.opt.block;
-            let grid = size.div_ceil(u64::from(block)).min(u64::from(phase.max_grid)) as u32;
-            // SAFETY: as in `run_kernel_then`: (grail_ctx, const grail_value *, uint64_t), the
-            // context pointing at this run's live buffers, `args_ptr` at the arguments.
-            let launched =
-                unsafe { launch(&phase.run, grid, block, &mut [arg(&self.ctx), arg(&args_ptr), arg(&size)]) };
-            self.ctx.num_nodes = owned;
-            launched?;
-            self.drain_hubs(phase, args_ptr)?;
-        }
-        Ok(size)
-    }
-
     fn drain_hubs(&self, phase: &PhaseCode, args_ptr: u64) -> Result<()> {
         if let Some((drain, drain_grid)) = &phase.hubs {
             // SAFETY: (grail_ctx, const grail_value *), the phase's context and arguments.
@@ -2110,13 +2076,6 @@ impl GpuProgram {
 
 /// Whether every send of `sends` that carries something goes straight into its inbox (is among
 /// `direct`, [`GpuRun::direct_sends`]).
-/// Whether a partitioned run's defaults superstep is queued on a GPU without waits
-/// (`GRAIL_DEFER_DEFAULTS=1`; off by default until it has been timed and verified on GPUs).
-fn defer_defaults() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("GRAIL_DEFER_DEFAULTS").is_ok_and(|v| v.trim() == "1"))
-}
-
 fn every_send_direct(sends: &[crate::multi::Send], direct: &[(usize, u64)]) -> bool {
     sends
         .iter()
@@ -2959,64 +2918,6 @@ impl crate::multi::PartRun for GpuRun<'_> {
         self.run_kernel(kernel, args)
     }
 
-    fn invoke_defaults(
-        &mut self,
-        kernel: KernelId,
-        args: &[Value],
-        properties: &[PropertyId],
-        ghosts: &[u32],
-        mirrors: &[u32],
-    ) -> Result<Option<Value>> {
-        let code = &self.program.kernels[kernel.index()];
-        let queued = match code.phases.as_slice() {
-            [phase] if defer_defaults() && crate::multi::PartRun::defers(self, kernel) => phase,
-            _ => {
-                let result = self.invoke_over_slots(kernel, args)?;
-                for &property in properties {
-                    self.record_current(property, ghosts)?;
-                    self.record_current(property, mirrors)?;
-                }
-                return Ok(result);
-            }
-        };
-        // The kernel over every slot, then the records' gathers, queued in order on the
-        // stream without a wait: the next superstep's launches follow them, and its wait
-        // reports a fault of theirs (`unwaited`).
-        let size = self.launch_unwaited(queued, args, self.ctx.node_slots)?;
-        self.unwaited.set(Some(kernel));
-        self.written_on_device(code);
-        for &property in properties {
-            for list in [ghosts, mirrors].into_iter().filter(|l| !l.is_empty()) {
-                let (at, record) = (self.fixed_list(list)?, self.record(list, property)?);
-                self.launch_gather(property.index(), at, list.len() as u64, record)?;
-            }
-        }
-        let stats = &mut self.stats[kernel.index()];
-        stats.invocations += 1;
-        stats.items += size;
-        Ok(None)
-    }
-
-    fn reach_peers(&mut self, places: &[&crate::multi::Place]) -> Result<()> {
-        if std::env::var("GRAIL_REACH_PEERS").map_or(true, |v| v.trim() != "1") {
-            return Ok(());
-        }
-        let mut reached = false;
-        for place in places {
-            let crate::multi::Place::Device { ptr, bytes, context } = place else { continue };
-            if context.ordinal() == self.context.ordinal() || !buffer::reaches(&self.context, context) {
-                continue;
-            }
-            let bytes = *bytes as u64;
-            let grid = bytes.div_ceil(65536 * u64::from(BLOCK)).clamp(1, 1024) as u32;
-            // SAFETY: (uint32_t *words, uint64_t bytes): an inbox of `bytes` bytes on a device
-            // this one reaches; the atomics add 0, so whatever it holds stays.
-            unsafe { launch(&self.program.reach_peer, grid, BLOCK, &mut [arg(ptr), arg(&bytes)])? };
-            reached = true;
-        }
-        if reached { self.wait("the first writes into another GPU's memory") } else { Ok(()) }
-    }
-
     fn invoke_over_list_sending(
         &mut self,
         kernel: KernelId,
@@ -3198,7 +3099,25 @@ impl crate::multi::PartRun for GpuRun<'_> {
                 "a deferred superstep sending to a part whose memory this GPU does not reach".into(),
             ));
         }
-        let size = self.launch_unwaited(phase, args, self.ctx.num_nodes)?;
+        self.columns_to_device()?;
+        let args_ptr = self.start_invocation(args, 0)?;
+        self.ctx.acc = 0;
+        self.ctx.items = 0;
+        self.ctx.item_count = 0;
+        self.ctx.retrying = 0;
+        self.set_worklists(1);
+        let size = match phase.size {
+            PhaseSize::AllEdges => self.memory.out.num_edges(),
+            _ => self.ctx.num_nodes,
+        };
+        if size > 0 {
+            let block = self.module.opt.block;
+            let grid = size.div_ceil(u64::from(block)).min(u64::from(phase.max_grid)) as u32;
+            // SAFETY: as in `run_kernel_then`: (grail_ctx, const grail_value *, uint64_t), the
+            // context pointing at this run's live buffers, `args_ptr` at the arguments.
+            unsafe { launch(&phase.run, grid, block, &mut [arg(&self.ctx), arg(&args_ptr), arg(&size)])? };
+            self.drain_hubs(phase, args_ptr)?;
+        }
         let words_needed = (diff.len() * routes).max(1);
         if self.deferred.as_ref().is_none_or(|d| d.words < words_needed) {
             // No merge reads the counts being replaced: a deferred superstep follows only

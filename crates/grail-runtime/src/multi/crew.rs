@@ -363,8 +363,13 @@ impl CrewState {
                 phases.end("ghosts stored");
             }
             Job::Defaults { kernel, args, properties } => {
-                outcome.result = run.invoke_defaults(*kernel, &args[q], properties, ghosts, mirrors)?;
-                phases.end("kernel over every slot and words recorded");
+                outcome.result = run.invoke_over_slots(*kernel, &args[q])?;
+                phases.end("kernel over every slot");
+                for &property in properties {
+                    run.record_current(property, ghosts)?;
+                    run.record_current(property, mirrors)?;
+                }
+                phases.end("words recorded");
             }
             Job::Prepare { properties, peer_lists, rings } => {
                 let map = self.maps[q].map(list);
@@ -372,9 +377,6 @@ impl CrewState {
                 let records: Vec<(&[u32], grail_ir::PropertyId)> =
                     properties.iter().flat_map(|&p| [(ghosts, p), (mirrors, p)]).collect();
                 run.prepare_exchange(self.runs.len(), &lists, &records)?;
-                let places: Vec<&super::exchange::Place> =
-                    routes.iter().flat_map(|r| [&r.to_owner, &r.to_ghosts, &r.to_owner_pushes]).flatten().collect();
-                run.reach_peers(&places)?;
                 phases.end("lists and records");
                 if let Some(lists) = peer_lists.get(q) {
                     match run.prepare_peer_lists(lists, self.runs.len(), properties.len(), *rings) {

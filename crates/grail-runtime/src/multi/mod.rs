@@ -503,30 +503,6 @@ pub(crate) trait PartRun: Machine {
     /// Records property `property`'s current words at the fixed list `list` as the words last
     /// exchanged there (after [`PartRun::invoke_over_slots`], every ghost holds its owner's).
     fn record_current(&mut self, property: PropertyId, list: &[u32]) -> Result<()>;
-    /// Writes once into every page of the other GPUs' inboxes at `places` (an atomic that
-    /// changes nothing), before the supersteps, when `GRAIL_REACH_PEERS=1`: an experiment on
-    /// whether the first write into a peer's page is what a set join's first round loses.
-    fn reach_peers(&mut self, _places: &[&exchange::Place]) -> Result<()> {
-        Ok(())
-    }
-    /// The defaults superstep: [`PartRun::invoke_over_slots`], then the words of `properties`
-    /// recorded at the part's ghosts and mirrors ([`PartRun::record_current`]). A GPU may queue
-    /// it all without waiting (`GRAIL_DEFER_DEFAULTS=1`), its next wait then covering it.
-    fn invoke_defaults(
-        &mut self,
-        kernel: grail_ir::KernelId,
-        args: &[Value],
-        properties: &[PropertyId],
-        ghosts: &[u32],
-        mirrors: &[u32],
-    ) -> Result<Option<Value>> {
-        let result = self.invoke_over_slots(kernel, args)?;
-        for &property in properties {
-            self.record_current(property, ghosts)?;
-            self.record_current(property, mirrors)?;
-        }
-        Ok(result)
-    }
     /// Merges what each sender of `received` sent (the first `count` changes of its share of
     /// an inbox, each a ghost's word before and after the superstep) into this part's nodes
     /// `list[start + position]` with `merge`; with `record`, records each change's new word

@@ -381,12 +381,10 @@ pub(crate) enum End {
 
 /// Whether region `region` loops over a worklist (an `iterate` until empty, or a `pipe`).
 pub(crate) fn has_worklist_loop(region: &Stmt) -> bool {
-    let mut found = false;
-    grail_ir::walk_block(std::slice::from_ref(region), &mut |stmt| {
-        found |= matches!(stmt, Stmt::Pipe(_))
-            || matches!(stmt, Stmt::Iterate(iterate) if matches!(iterate.until, grail_ir::Until::Empty { .. }));
-    });
-    found
+    grail_ir::block_has(std::slice::from_ref(region), |stmt| {
+        matches!(stmt, Stmt::Pipe(_))
+            || matches!(stmt, Stmt::Iterate(iterate) if matches!(iterate.until, grail_ir::Until::Empty { .. }))
+    })
 }
 
 /// Why region `region` cannot exchange on the devices with these merges; `None` when it can.
